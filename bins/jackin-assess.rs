@@ -1,0 +1,71 @@
+//! jackin-assess: what would a purge of this session destroy that exists nowhere else?
+
+use anyhow::Result;
+use jackin::assess::{assess_instance, AssessOptions};
+use jackin::cli::AssessArgs;
+use jackin::driver::{self, Ctx};
+use jackin::exit::Exit;
+use jackin::select::{self, Catalog};
+use jackin::parallel;
+
+fn main() {
+    driver::main::<AssessArgs>("jackin-assess", run)
+}
+
+fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
+    let read_stdin = args.instances.iter().any(|a| a == "-");
+    let named: Vec<&String> = args.instances.iter().filter(|a| *a != "-").collect();
+    if !args.all && args.instances.is_empty() {
+        return Err(Exit::Usage.err(
+            "no instance selected\n  hint: name one (jackin-assess jk-…), use --all, or `-` to assess the \
+             instances named by the records on stdin",
+        ));
+    }
+    for arg in &named {
+        select::check_arg(arg).map_err(|e| Exit::Usage.wrap(e))?;
+    }
+    let records = if read_stdin {
+        ctx.read_stdin_records("pipe records into it: jackin-reconcile | jackin-assess -")?
+    } else {
+        Vec::new()
+    };
+
+    let store = ctx.store()?;
+    let catalog = Catalog::load(&store)?;
+    for bad in &catalog.invalid_rows {
+        ctx.warn(format_args!("the index has a row with an invalid name {bad:?}; skipped"));
+    }
+    let targets = if args.all {
+        catalog.all()
+    } else {
+        let (from_records, pass_through) = select::named_by_records(&records);
+        for record in pass_through {
+            ctx.pass_through(record)?;
+        }
+        let mut wanted: Vec<String> = named.into_iter().cloned().collect();
+        wanted.extend(from_records.into_iter().filter(|n| !wanted.contains(n)).collect::<Vec<_>>());
+        let mut targets = Vec::new();
+        for arg in wanted {
+            match catalog.resolve(&arg) {
+                Ok(target) if targets.iter().any(|t: &select::Target| t.name == target.name) => {}
+                Ok(target) => targets.push(target),
+                Err(why) => ctx.fail(Some(&arg), why.code, &why.into())?,
+            }
+        }
+        targets
+    };
+
+    let options = AssessOptions { with_diff: args.diff };
+    let results = parallel::map(&targets, |t| assess_instance(&store, &t.name, t.row.as_ref(), options));
+    let mut findings = false;
+    for (target, result) in targets.iter().zip(results) {
+        match result {
+            Ok(assessment) => {
+                findings |= assessment.verdict.at_risk();
+                ctx.emit(&assessment)?;
+            }
+            Err(e) => ctx.fail(Some(target.name.as_str()), "assess_failed", &e)?,
+        }
+    }
+    Ok(if args.exit_code && findings { Exit::Findings } else { Exit::Ok })
+}

@@ -1,0 +1,103 @@
+//! The command lines of the five tools (protocol.md, "The command lines"). They live in the
+//! library so that the man pages and shell completions are rendered from the same definitions.
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, Parser, ValueEnum};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    done (also: nothing to do)
+  1    findings, only with --exit-code
+  2    usage: bad flags or arguments, or records expected on stdin but stdin is a terminal
+  3    bad input: a line that is not JSON, a record without the envelope, a too-new schema_version
+  4    unavailable: the Docker engine, a git repository or the state directory cannot be reached,
+       or a state file is corrupt; nothing was changed
+  5    busy: a lock is held or the session is live; safe to retry later
+  6    partial: the run finished, but some instances failed or were refused (see the error records)
+  7    internal error (a bug)
+  130  interrupted";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Text when stdout is a terminal, JSON Lines otherwise.
+    Auto,
+    /// JSON Lines records, one per line.
+    Json,
+    /// One readable line or block per instance.
+    Text,
+}
+
+/// The flags every tool takes.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// The jackin home [default: ~/.jackin]
+    #[arg(long, value_name = "DIR", env = "JACKIN_HOME_DIR", hide_env_values = true)]
+    pub home: Option<PathBuf>,
+
+    /// jackin's config directory [default: ~/.config/jackin]
+    #[arg(long, value_name = "DIR", env = "JACKIN_CONFIG_DIR", hide_env_values = true)]
+    pub config_dir: Option<PathBuf>,
+
+    /// Output format
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Auto)]
+    pub format: Format,
+
+    /// Print no warnings or progress on stderr (errors are still printed)
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Say more on stderr about what is being done
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Every tool's arguments expose the common flags to the driver.
+pub trait ToolArgs: Parser {
+    fn common(&self) -> &CommonArgs;
+}
+
+/// What would a purge of these sessions destroy that exists nowhere else?
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "jackin-assess",
+    version,
+    about = "What would a purge of this session destroy that exists nowhere else?",
+    long_about = "Assesses jackin agent sessions, offline, with git: per isolated mount (worktree \
+or clone) it lists the dirty files, the commits that no surviving ref reaches, and the stashes that \
+live only in a clone, and gives a verdict: clean, dirty, unpushed or unknown (cannot verify; treated \
+as at risk). It never writes anything. Its assessment records feed jackin-keep and jackin-purge.",
+    after_help = EXIT_CODES,
+)]
+pub struct AssessArgs {
+    /// Instances to assess: container name, instance id or a unique id prefix of 4+ characters;
+    /// `-` reads the instances named by the records on stdin
+    #[arg(value_name = "INSTANCE")]
+    pub instances: Vec<String>,
+
+    /// Assess every instance on the host
+    #[arg(long, conflicts_with = "instances")]
+    pub all: bool,
+
+    /// Add each changed file's unified diff to the mount (the inspect view)
+    #[arg(long)]
+    pub diff: bool,
+
+    /// Exit 1 when any verdict is not clean
+    #[arg(long)]
+    pub exit_code: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl ToolArgs for AssessArgs {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
+/// Every tool's command, for the man pages and completions.
+pub fn commands() -> Vec<clap::Command> {
+    vec![AssessArgs::command()]
+}

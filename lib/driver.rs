@@ -1,0 +1,154 @@
+//! The one driver every bin calls: parse, run, print the error once, exit with protocol.md's code.
+
+use std::io::{IsTerminal, Write};
+use std::panic::{self, AssertUnwindSafe};
+
+use anyhow::Result;
+
+use crate::cli::{CommonArgs, Format, ToolArgs};
+use crate::exit::{is_broken_pipe, Exit};
+use crate::records::{self, ErrorRecord, InputRecord, Record};
+use crate::store::{Roots, Store};
+
+/// Parses the tool's arguments, runs it and exits. `run` returns the exit code for a finished
+/// run; per-instance failures reported through [`Ctx::fail`] turn it into 6 (partial).
+pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit>) -> ! {
+    let args = match A::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { Exit::Usage.code() } else { 0 })
+        }
+    };
+    let mut ctx = Ctx::new(tool, args.common());
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run(args, &mut ctx)));
+    let exit = match outcome {
+        Ok(Ok(exit)) => ctx.final_exit(exit),
+        Ok(Err(e)) if is_broken_pipe(&e) => Exit::Ok,
+        Ok(Err(e)) => {
+            eprintln!("{tool}: error: {e:#}");
+            Exit::of(&e)
+        }
+        // The panic hook has printed the message; a panic is a bug by definition.
+        Err(_) => Exit::Internal,
+    };
+    let _ = std::io::stdout().flush();
+    std::process::exit(exit.code())
+}
+
+/// What a tool's run can use: its output, its diagnostics, its roots.
+pub struct Ctx {
+    pub tool: &'static str,
+    pub format: OutputFormat,
+    pub quiet: bool,
+    pub verbose: u8,
+    common: CommonArgs,
+    failures: usize,
+}
+
+/// The format after `auto` was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Json,
+    Text,
+}
+
+impl Ctx {
+    pub fn new(tool: &'static str, common: &CommonArgs) -> Self {
+        let format = match common.format {
+            Format::Json => OutputFormat::Json,
+            Format::Text => OutputFormat::Text,
+            Format::Auto if std::io::stdout().is_terminal() => OutputFormat::Text,
+            Format::Auto => OutputFormat::Json,
+        };
+        Ctx {
+            tool,
+            format,
+            quiet: common.quiet,
+            verbose: common.verbose,
+            common: common.clone(),
+            failures: 0,
+        }
+    }
+
+    pub fn roots(&self) -> Result<Roots> {
+        Roots::resolve(self.common.home.clone(), self.common.config_dir.clone())
+    }
+
+    /// The jackin home, which must exist.
+    pub fn store(&self) -> Result<Store> {
+        Store::open(self.roots()?)
+    }
+
+    pub fn emit<R: Record>(&mut self, record: &R) -> Result<()> {
+        let line = match self.format {
+            OutputFormat::Json => records::to_line(record)?,
+            OutputFormat::Text => record.text(),
+        };
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}")?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// A record this tool does not handle goes on exactly as it came.
+    pub fn pass_through(&mut self, record: &InputRecord) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", record.line)?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// One instance failed: say so on stderr and as an `error` record, and carry on; the run
+    /// will exit 6.
+    pub fn fail(&mut self, container_base: Option<&str>, code: &str, error: &anyhow::Error) -> Result<()> {
+        self.failures += 1;
+        match container_base {
+            Some(c) => eprintln!("{}: error: {c}: {error:#}", self.tool),
+            None => eprintln!("{}: error: {error:#}", self.tool),
+        }
+        self.emit(&ErrorRecord {
+            tool: self.tool.to_owned(),
+            container_base: container_base.map(str::to_owned),
+            code: code.to_owned(),
+            message: format!("{error:#}"),
+        })
+    }
+
+    pub fn failures(&self) -> usize {
+        self.failures
+    }
+
+    pub fn warn(&self, message: impl std::fmt::Display) {
+        if !self.quiet {
+            eprintln!("{}: warning: {message}", self.tool);
+        }
+    }
+
+    pub fn info(&self, message: impl std::fmt::Display) {
+        if self.verbose > 0 {
+            eprintln!("{}: {message}", self.tool);
+        }
+    }
+
+    /// Every record on stdin, checked before the caller acts on any. A terminal on stdin means
+    /// the operator forgot the pipe: usage, with a hint.
+    pub fn read_stdin_records(&self, hint: &str) -> Result<Vec<InputRecord>> {
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            return Err(Exit::Usage.err(format_args!(
+                "records expected on stdin, but stdin is a terminal\n  hint: {hint}"
+            )));
+        }
+        records::read_all(stdin.lock())
+            .map_err(|e| if Exit::of(&e) == Exit::BadInput { e } else { Exit::BadInput.wrap(e) })
+    }
+
+    fn final_exit(&self, exit: Exit) -> Exit {
+        if self.failures > 0 && exit < Exit::Partial {
+            Exit::Partial
+        } else {
+            exit
+        }
+    }
+}

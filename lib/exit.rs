@@ -1,0 +1,114 @@
+//! Exit codes of protocol.md, and errors that carry the one they should end the process with.
+
+use std::fmt;
+
+/// The process exit codes every tool shares (protocol.md, "Exit codes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    Ok = 0,
+    Findings = 1,
+    Usage = 2,
+    BadInput = 3,
+    Unavailable = 4,
+    Busy = 5,
+    Partial = 6,
+    Internal = 7,
+    Interrupted = 130,
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// An error that ends the run with this exit code.
+    pub fn err(self, message: impl fmt::Display) -> anyhow::Error {
+        anyhow::Error::new(Coded { exit: self, error: anyhow::anyhow!("{message}") })
+    }
+
+    /// Wraps an existing error so that it ends the run with this exit code; its text is unchanged.
+    pub fn wrap(self, error: impl Into<anyhow::Error>) -> anyhow::Error {
+        anyhow::Error::new(Coded { exit: self, error: error.into() })
+    }
+
+    /// The exit code an error should end the process with. The innermost explicit code wins over
+    /// the kind of the underlying error, so a caller's classification is never overridden.
+    pub fn of(error: &anyhow::Error) -> Exit {
+        for cause in error.chain() {
+            if let Some(coded) = cause.downcast_ref::<Coded>() {
+                return coded.exit;
+            }
+        }
+        if is_broken_pipe(error) {
+            return Exit::Ok;
+        }
+        for cause in error.chain() {
+            if cause.downcast_ref::<std::io::Error>().is_some()
+                || cause.downcast_ref::<git2::Error>().is_some()
+            {
+                return Exit::Unavailable;
+            }
+        }
+        Exit::Internal
+    }
+}
+
+/// The reader of our stdout went away (`jackin-assess --all | head`): not an error.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// An error with the exit code it must produce. Displays exactly as the wrapped error so the
+/// message an operator reads does not change with the classification.
+#[derive(Debug)]
+pub struct Coded {
+    pub exit: Exit,
+    pub error: anyhow::Error,
+}
+
+impl fmt::Display for Coded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#}", self.error)
+    }
+}
+
+impl std::error::Error for Coded {}
+
+/// `.or_exit(Exit::Unavailable)` on any fallible call.
+pub trait OrExit<T> {
+    fn or_exit(self, exit: Exit) -> anyhow::Result<T>;
+}
+
+impl<T, E: Into<anyhow::Error>> OrExit<T> for Result<T, E> {
+    fn or_exit(self, exit: Exit) -> anyhow::Result<T> {
+        self.map_err(|e| exit.wrap(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn explicit_code_survives_added_context() {
+        let err = Err::<(), _>(Exit::Busy.err("lock held"))
+            .context("updating the index")
+            .unwrap_err();
+        assert_eq!(Exit::of(&err), Exit::Busy);
+        assert_eq!(format!("{err:#}"), "updating the index: lock held");
+    }
+
+    #[test]
+    fn broken_pipe_is_success_and_io_is_unavailable() {
+        let pipe = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert_eq!(Exit::of(&pipe), Exit::Ok);
+        let missing = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert_eq!(Exit::of(&missing), Exit::Unavailable);
+        assert_eq!(Exit::of(&anyhow::anyhow!("logic")), Exit::Internal);
+    }
+}

@@ -1,0 +1,347 @@
+//! What git knows about an isolated mount, read with git2 and no network: the changed files, and
+//! the commits that only the refs a purge deletes can reach (lifecycle.md, "What at risk means").
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository, Status, StatusOptions};
+use serde::{Deserialize, Serialize};
+
+/// One changed file, with the two status letters of `git status --short` (index, work tree).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    pub status: String,
+    pub path: String,
+    /// The old path of a rename.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The unified diff against HEAD (only with `--diff`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+/// A ref whose commits a purge would destroy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnpushedRef {
+    /// The full ref name (`refs/heads/…`, `refs/tags/…`) or `HEAD` for a detached HEAD.
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// Commits reachable from this ref and from nothing that survives the purge.
+    pub commits: usize,
+    /// The branch's upstream (`origin/feature-x`), when it has one.
+    pub upstream: Option<String>,
+}
+
+impl UnpushedRef {
+    /// `feature/x`, `tag v1`, `detached HEAD`: the words the exit dialog shows.
+    pub fn display_name(&self) -> String {
+        if let Some(branch) = self.name.strip_prefix("refs/heads/") {
+            branch.to_owned()
+        } else if let Some(tag) = self.name.strip_prefix("refs/tags/") {
+            format!("tag {tag}")
+        } else if self.name == "HEAD" {
+            "detached HEAD".to_owned()
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// The work tree of a repository: changed files at risk, ignored entries only counted.
+#[derive(Debug, Clone, Default)]
+pub struct WorkState {
+    pub files: Vec<FileChange>,
+    /// Ignored entries (an ignored directory counts once): not at risk, only reported.
+    pub ignored: usize,
+}
+
+pub fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2::Error> {
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(true)
+        .recurse_ignored_dirs(false)
+        .renames_head_to_index(true);
+    let statuses = repo.statuses(Some(&mut options))?;
+    let mut state = WorkState::default();
+    for entry in statuses.iter() {
+        let status = entry.status();
+        if status.is_ignored() {
+            state.ignored += 1;
+            continue;
+        }
+        let rename = entry.head_to_index().filter(|_| status.is_index_renamed()).and_then(|delta| {
+            Some((path_text(delta.old_file().path()?), path_text(delta.new_file().path()?)))
+        });
+        let (path, from) = match rename {
+            Some((old, new)) => (new, Some(old)),
+            None => (String::from_utf8_lossy(entry.path_bytes()).into_owned(), None),
+        };
+        state.files.push(FileChange { status: status_letters(status), path, from, diff: None });
+    }
+    if with_diff {
+        attach_diffs(repo, &mut state.files)?;
+    }
+    Ok(state)
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// `git status --short`'s XY letters.
+fn status_letters(s: Status) -> String {
+    if s.is_conflicted() {
+        return "UU".into();
+    }
+    if s.is_wt_new() && !s.intersects(INDEX_ANY) {
+        return "??".into();
+    }
+    let x = if s.is_index_new() {
+        'A'
+    } else if s.is_index_modified() {
+        'M'
+    } else if s.is_index_deleted() {
+        'D'
+    } else if s.is_index_renamed() {
+        'R'
+    } else if s.is_index_typechange() {
+        'T'
+    } else {
+        ' '
+    };
+    let y = if s.is_wt_modified() {
+        'M'
+    } else if s.is_wt_deleted() {
+        'D'
+    } else if s.is_wt_renamed() {
+        'R'
+    } else if s.is_wt_typechange() {
+        'T'
+    } else {
+        ' '
+    };
+    format!("{x}{y}")
+}
+
+const INDEX_ANY: Status = Status::INDEX_NEW
+    .union(Status::INDEX_MODIFIED)
+    .union(Status::INDEX_DELETED)
+    .union(Status::INDEX_RENAMED)
+    .union(Status::INDEX_TYPECHANGE);
+
+fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2::Error> {
+    let head_tree = match repo.head() {
+        Ok(head) => Some(head.peel_to_tree()?),
+        Err(e) if e.code() == git2::ErrorCode::UnbornBranch => None,
+        Err(e) => return Err(e),
+    };
+    let mut options = git2::DiffOptions::new();
+    options.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
+    let diff = repo.diff_tree_to_workdir_with_index(head_tree.as_ref(), Some(&mut options))?;
+    let mut by_path = HashMap::new();
+    for i in 0..diff.deltas().len() {
+        let Some(mut patch) = git2::Patch::from_diff(&diff, i)? else { continue };
+        let delta = patch.delta();
+        let Some(path) = delta.new_file().path().or(delta.old_file().path()).map(path_text) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&patch.to_buf()?).into_owned();
+        by_path.insert(path, text);
+    }
+    for file in files {
+        let mut text = by_path.remove(&file.path).unwrap_or_default();
+        if let Some(from) = &file.from {
+            text.push_str(&by_path.remove(from).unwrap_or_default());
+        }
+        file.diff = Some(text);
+    }
+    Ok(())
+}
+
+/// A worktree shares its refs with its host repository. A purge deletes the worktree, its
+/// registration and its scratch branch, so what is at risk is what the worktree's HEAD or the
+/// scratch branch reaches and no surviving ref does: every other ref of the host repo, the host's
+/// own HEAD and the HEADs of its other worktrees.
+pub fn worktree_unpushed(
+    worktree: &Repository,
+    host: &Repository,
+    scratch_branch: &str,
+) -> Result<Vec<UnpushedRef>, git2::Error> {
+    let scratch_ref = format!("refs/heads/{scratch_branch}");
+    let mut at_risk_tips = Vec::new();
+    if let Some(tip) = ref_commit(host, &scratch_ref) {
+        let upstream = upstream_of(host, &scratch_ref);
+        at_risk_tips.push((scratch_ref.clone(), tip, upstream));
+    }
+    if worktree.head_detached()? {
+        if let Some(tip) = worktree.head()?.target() {
+            at_risk_tips.push(("HEAD".to_owned(), tip, None));
+        }
+    }
+    if at_risk_tips.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    let mut surviving = HashSet::new();
+    for reference in host.references()? {
+        let reference = reference?;
+        if reference.name_bytes() == scratch_ref.as_bytes() {
+            continue;
+        }
+        if let Ok(commit) = reference.peel_to_commit() {
+            surviving.insert(commit.id());
+        }
+    }
+    if host.head_detached().unwrap_or(false) {
+        if let Some(id) = host.head().ok().and_then(|h| h.target()) {
+            surviving.insert(id);
+        }
+    }
+    surviving.extend(other_worktree_detached_heads(host, worktree.path()));
+
+    let surviving: Vec<Oid> = surviving.into_iter().collect();
+    let mut unpushed = Vec::new();
+    for (name, tip, upstream) in at_risk_tips {
+        let commits = only_reachable_from(host, tip, &surviving)?.len();
+        if commits > 0 {
+            unpushed.push(UnpushedRef { name, commits, upstream });
+        }
+    }
+    Ok(unpushed)
+}
+
+/// A detached HEAD of another worktree survives the purge of this one. Read straight from each
+/// registration's HEAD file: opening every sibling worktree would cost a repository open each.
+fn other_worktree_detached_heads(host: &Repository, own_gitdir: &Path) -> Vec<Oid> {
+    let own = canonical(own_gitdir);
+    let Ok(entries) = std::fs::read_dir(host.path().join("worktrees")) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|entry| canonical(&entry.path()) != own)
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("HEAD")).ok())
+        .filter_map(|head| Oid::from_str(head.trim()).ok().filter(|_| head.trim().len() == 40))
+        .filter(|id| host.find_commit(*id).is_ok())
+        .collect()
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A clone's refs are its own; a purge deletes the whole directory. At risk: what a local branch,
+/// a tag or a detached HEAD reaches that neither a remote-tracking ref of the clone nor any ref of
+/// the host repository reaches; and every stash entry.
+pub fn clone_unpushed(
+    clone: &Repository,
+    host: Option<&Repository>,
+) -> Result<(Vec<UnpushedRef>, usize), git2::Error> {
+    let mut tips = Vec::new();
+    let mut surviving = HashSet::new();
+    for reference in clone.references()? {
+        let reference = reference?;
+        let Ok(name) = reference.name().map(str::to_owned) else { continue };
+        let Ok(commit) = reference.peel_to_commit() else { continue };
+        if name.starts_with("refs/heads/") || name.starts_with("refs/tags/") {
+            let upstream = upstream_of(clone, &name);
+            tips.push((name, commit.id(), upstream));
+        } else if name.starts_with("refs/remotes/") {
+            surviving.insert(commit.id());
+        }
+    }
+    if clone.head_detached().unwrap_or(false) {
+        if let Some(id) = clone.head().ok().and_then(|h| h.target()) {
+            tips.push(("HEAD".to_owned(), id, None));
+        }
+    }
+
+    let host_tips = match host {
+        Some(host) => all_ref_tips(host)?,
+        None => Vec::new(),
+    };
+    let clone_odb = clone.odb()?;
+    surviving.extend(host_tips.iter().copied().filter(|id| clone_odb.exists(*id)));
+    let surviving: Vec<Oid> = surviving.into_iter().collect();
+
+    // A host commit the clone does not know can still descend from a clone commit (the host
+    // fetched it from elsewhere); such clone commits exist in the host and are not at risk.
+    let mut in_host: HashMap<Oid, bool> = HashMap::new();
+    let mut unpushed = Vec::new();
+    for (name, tip, upstream) in tips {
+        let mut commits = 0;
+        for id in only_reachable_from(clone, tip, &surviving)? {
+            let kept_by_host = match host {
+                Some(host) => *in_host.entry(id).or_insert_with(|| reachable_in(host, id, &host_tips)),
+                None => false,
+            };
+            if !kept_by_host {
+                commits += 1;
+            }
+        }
+        if commits > 0 {
+            unpushed.push(UnpushedRef { name, commits, upstream });
+        }
+    }
+    Ok((unpushed, stash_count(clone)))
+}
+
+fn all_ref_tips(repo: &Repository) -> Result<Vec<Oid>, git2::Error> {
+    let mut tips = HashSet::new();
+    for reference in repo.references()? {
+        if let Ok(commit) = reference?.peel_to_commit() {
+            tips.insert(commit.id());
+        }
+    }
+    if let Some(id) = repo.head().ok().and_then(|h| h.target()) {
+        tips.insert(id);
+    }
+    Ok(tips.into_iter().collect())
+}
+
+fn reachable_in(repo: &Repository, id: Oid, tips: &[Oid]) -> bool {
+    if !repo.odb().is_ok_and(|odb| odb.exists(id)) {
+        return false;
+    }
+    tips.iter().any(|tip| *tip == id || repo.graph_descendant_of(*tip, id).unwrap_or(false))
+}
+
+fn stash_count(repo: &Repository) -> usize {
+    if repo.find_reference("refs/stash").is_err() {
+        return 0;
+    }
+    repo.reflog("refs/stash").map(|log| log.len().max(1)).unwrap_or(1)
+}
+
+/// The commits `tip` reaches that none of `hidden` reaches.
+fn only_reachable_from(repo: &Repository, tip: Oid, hidden: &[Oid]) -> Result<Vec<Oid>, git2::Error> {
+    if hidden.contains(&tip) {
+        return Ok(Vec::new());
+    }
+    let mut walk = repo.revwalk()?;
+    walk.push(tip)?;
+    for id in hidden {
+        walk.hide(*id)?;
+    }
+    walk.collect()
+}
+
+fn ref_commit(repo: &Repository, name: &str) -> Option<Oid> {
+    repo.find_reference(name).ok()?.peel_to_commit().ok().map(|c| c.id())
+}
+
+/// `origin/feature-x` for a branch with an upstream; `None` otherwise.
+fn upstream_of(repo: &Repository, refname: &str) -> Option<String> {
+    if !refname.starts_with("refs/heads/") {
+        return None;
+    }
+    let upstream = repo.branch_upstream_name(refname).ok()?;
+    let upstream = upstream.as_str().ok()?;
+    Some(
+        upstream
+            .strip_prefix("refs/remotes/")
+            .or_else(|| upstream.strip_prefix("refs/heads/"))
+            .unwrap_or(upstream)
+            .to_owned(),
+    )
+}

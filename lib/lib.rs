@@ -1,0 +1,15 @@
+//! The shared core of the jackin keep & resume tools: jackin's on-disk state, the record
+//! protocol, the git assessment and the driver every tool runs under.
+
+pub mod assess;
+pub mod cli;
+pub mod driver;
+pub mod exit;
+pub mod git;
+pub mod model;
+pub mod names;
+pub mod parallel;
+pub mod records;
+pub mod select;
+pub mod store;
+pub mod time;

@@ -1,0 +1,346 @@
+//! jackin's file formats (state.md). Field order here is the order on disk; `extra` keeps every
+//! key jackin may add later, so a rewrite by these tools never loses one.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The ten status strings jackin can read. Nothing else is ever written into jackin's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    Active,
+    Running,
+    CleanExited,
+    Crashed,
+    PreservedDirty,
+    PreservedUnpushed,
+    RestoreAvailable,
+    Superseded,
+    Purged,
+    FailedSetup,
+}
+
+impl Status {
+    pub const ALL: [Status; 10] = [
+        Status::Active,
+        Status::Running,
+        Status::CleanExited,
+        Status::Crashed,
+        Status::PreservedDirty,
+        Status::PreservedUnpushed,
+        Status::RestoreAvailable,
+        Status::Superseded,
+        Status::Purged,
+        Status::FailedSetup,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Running => "running",
+            Status::CleanExited => "clean_exited",
+            Status::Crashed => "crashed",
+            Status::PreservedDirty => "preserved_dirty",
+            Status::PreservedUnpushed => "preserved_unpushed",
+            Status::RestoreAvailable => "restore_available",
+            Status::Superseded => "superseded",
+            Status::Purged => "purged",
+            Status::FailedSetup => "failed_setup",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Purgeable without asking (lifecycle.md); `failed_setup` only once its work is verified clean.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Status::CleanExited | Status::Superseded | Status::Purged)
+    }
+
+    /// Kept by an operator or a policy to be resumed.
+    pub fn is_kept(self) -> bool {
+        matches!(self, Status::RestoreAvailable | Status::PreservedDirty | Status::PreservedUnpushed)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `data/instances.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Index {
+    pub version: u64,
+    #[serde(default)]
+    pub instances: Vec<IndexRow>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Default for Index {
+    fn default() -> Self {
+        Index { version: 1, instances: Vec::new(), extra: Map::new() }
+    }
+}
+
+impl Index {
+    pub fn row(&self, container_base: &str) -> Option<&IndexRow> {
+        self.instances.iter().find(|r| r.container_base == container_base)
+    }
+
+    /// Drop every row with this key, append the new one, keep the rows sorted (state.md). Keys
+    /// jackin does not know survive from the row being replaced.
+    pub fn upsert(&mut self, mut row: IndexRow) {
+        if let Some(old) = self.row(&row.container_base) {
+            for (key, value) in &old.extra {
+                row.extra.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
+        self.instances.retain(|r| r.container_base != row.container_base);
+        self.instances.push(row);
+        self.sort();
+    }
+
+    /// Returns whether a row was removed.
+    pub fn remove(&mut self, container_base: &str) -> bool {
+        let before = self.instances.len();
+        self.instances.retain(|r| r.container_base != container_base);
+        self.sort();
+        before != self.instances.len()
+    }
+
+    /// `updated_at` descending, plain string order, stable.
+    pub fn sort(&mut self) {
+        self.instances.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    }
+}
+
+/// One row of the index: a projection of the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexRow {
+    pub instance_id: String,
+    pub container_base: String,
+    pub workspace_name: Option<String>,
+    pub workspace_label: String,
+    pub workdir: String,
+    pub role_key: String,
+    pub agent_runtime: String,
+    pub status: String,
+    pub updated_at: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl IndexRow {
+    pub fn from_manifest(m: &Manifest) -> Self {
+        IndexRow {
+            instance_id: m.instance_id.clone(),
+            container_base: m.container_base.clone(),
+            workspace_name: m.workspace_name.clone(),
+            workspace_label: m.workspace_label.clone(),
+            workdir: m.workdir.clone(),
+            role_key: m.role_key.clone(),
+            agent_runtime: m.agent_runtime.clone(),
+            status: m.status.clone(),
+            updated_at: m.updated_at.clone(),
+            extra: Map::new(),
+        }
+    }
+}
+
+/// `data/<container>/.jackin/instance.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub version: u64,
+    pub instance_id: String,
+    pub container_base: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub workspace_name: Option<String>,
+    pub workspace_label: String,
+    pub workdir: String,
+    pub host_workdir_fingerprint: String,
+    pub role_key: String,
+    pub role_display_name: String,
+    pub agent_runtime: String,
+    pub role_source_git: String,
+    pub role_source_ref: Option<String>,
+    pub image_tag: String,
+    pub status: String,
+    pub last_attach_outcome: Option<String>,
+    pub docker: DockerNames,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<Value>,
+    #[serde(default)]
+    pub sessions: Vec<Value>,
+    pub role_git_sha: Option<String>,
+    pub base_image_ref: Option<String>,
+    pub base_image_digest: Option<String>,
+    #[serde(default)]
+    pub supported_agents: Vec<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The Docker resources of an instance, as the launch recorded them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DockerNames {
+    pub role_container: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dind_container: Option<String>,
+    pub network: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certs_volume: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl DockerNames {
+    /// The names jackin would have given; used only when the manifest cannot be read.
+    pub fn derived(container: &str) -> Self {
+        DockerNames {
+            role_container: container.to_owned(),
+            dind_container: Some(format!("{container}-dind")),
+            network: format!("{container}-net"),
+            certs_volume: Some(format!("{container}-dind-certs")),
+            extra: Map::new(),
+        }
+    }
+}
+
+/// `data/<container>/.jackin/isolation.json`. Records stay raw JSON so that one malformed record
+/// makes only its own mount unknown, and a rewrite keeps it as it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Isolation {
+    pub version: u64,
+    #[serde(default)]
+    pub records: Vec<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Default for Isolation {
+    fn default() -> Self {
+        Isolation { version: 1, records: Vec::new(), extra: Map::new() }
+    }
+}
+
+impl Isolation {
+    /// Each record, parsed on its own; a malformed one is an error text for that mount alone.
+    pub fn mounts(&self) -> Vec<Result<IsolationRecord, MalformedRecord>> {
+        self.records.iter().map(IsolationRecord::from_value).collect()
+    }
+
+    /// Sets `cleanup_status` on every record that is an object, leaving every other key as is.
+    pub fn set_cleanup_status(&mut self, status: &str) {
+        for record in &mut self.records {
+            if let Some(obj) = record.as_object_mut() {
+                obj.insert("cleanup_status".into(), Value::String(status.to_owned()));
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IsolationKind {
+    Worktree,
+    Clone,
+}
+
+impl IsolationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IsolationKind::Worktree => "worktree",
+            IsolationKind::Clone => "clone",
+        }
+    }
+}
+
+/// One isolated mount: a worktree of a host repository, or a local clone of one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IsolationRecord {
+    pub workspace: String,
+    pub mount_dst: String,
+    pub original_src: String,
+    pub isolation: IsolationKind,
+    pub worktree_path: String,
+    pub scratch_branch: String,
+    pub base_commit: String,
+    pub selector_key: String,
+    pub container_name: String,
+    pub cleanup_status: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A record that could not be read: what little of it can be shown, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MalformedRecord {
+    pub mount_dst: Option<String>,
+    pub isolation: Option<String>,
+    pub path: Option<String>,
+    pub reason: String,
+}
+
+impl IsolationRecord {
+    fn from_value(value: &Value) -> Result<Self, MalformedRecord> {
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        let malformed = |reason: String| MalformedRecord {
+            mount_dst: text("mount_dst"),
+            isolation: text("isolation"),
+            path: text("worktree_path"),
+            reason,
+        };
+        let record: IsolationRecord = serde_json::from_value(value.clone())
+            .map_err(|e| malformed(format!("malformed isolation record: {e}")))?;
+        if record.isolation == IsolationKind::Worktree && record.scratch_branch.is_empty() {
+            return Err(malformed("malformed isolation record: worktree without scratch_branch".into()));
+        }
+        if record.worktree_path.is_empty() || record.original_src.is_empty() {
+            return Err(malformed("malformed isolation record: empty path".into()));
+        }
+        Ok(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_strings_round_trip() {
+        for s in Status::ALL {
+            assert_eq!(Status::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(Status::parse("killed_by_host"), None);
+    }
+
+    #[test]
+    fn upsert_keeps_one_row_sorted_and_unknown_keys() {
+        let row = |id: &str, at: &str| IndexRow {
+            instance_id: id.into(),
+            container_base: format!("jk-{id}-r"),
+            workspace_name: None,
+            workspace_label: "w".into(),
+            workdir: "/w".into(),
+            role_key: "r".into(),
+            agent_runtime: "claude".into(),
+            status: "active".into(),
+            updated_at: at.into(),
+            extra: Map::new(),
+        };
+        let mut index = Index::default();
+        let mut first = row("aaaa", "2026-01-01T00:00:00Z");
+        first.extra.insert("pinned".into(), Value::Bool(true));
+        index.instances.push(first.clone());
+        index.instances.push(first);
+        index.upsert(row("bbbb", "2026-01-02T00:00:00Z"));
+        index.upsert(row("aaaa", "2026-01-03T00:00:00Z"));
+        let ids: Vec<_> = index.instances.iter().map(|r| r.instance_id.as_str()).collect();
+        assert_eq!(ids, ["aaaa", "bbbb"]);
+        assert_eq!(index.instances[0].extra["pinned"], Value::Bool(true));
+    }
+}

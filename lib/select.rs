@@ -1,0 +1,160 @@
+//! Which instances a command line or a record stream names.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use anyhow::{Context, Result};
+
+use crate::model::{Index, IndexRow};
+use crate::names::{is_id_prefix, is_valid_name, InstanceName, MIN_ID_PREFIX};
+use crate::store::Store;
+
+/// An instance to act on, with its index row when it has one.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: InstanceName,
+    pub row: Option<IndexRow>,
+}
+
+/// Why an argument names no instance. `code` is the `error` record's code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Unresolved {}
+
+/// Every instance the host knows: index rows and per-instance data directories.
+#[derive(Debug)]
+pub struct Catalog {
+    pub index: Index,
+    known: BTreeMap<InstanceName, Option<IndexRow>>,
+    /// Index rows whose `container_base` is not a valid name: never used as a path.
+    pub invalid_rows: Vec<String>,
+}
+
+impl Catalog {
+    pub fn load(store: &Store) -> Result<Self> {
+        let index = store.read_index()?;
+        let mut known = BTreeMap::new();
+        let mut invalid_rows = Vec::new();
+        for row in &index.instances {
+            match InstanceName::parse(&row.container_base) {
+                Ok(name) => {
+                    known.entry(name).or_insert_with(|| Some(row.clone()));
+                }
+                Err(_) => invalid_rows.push(row.container_base.clone()),
+            }
+        }
+        let data = store.data_dir();
+        match std::fs::read_dir(&data) {
+            Ok(entries) => {
+                for entry in entries {
+                    let entry = entry.with_context(|| format!("listing {}", data.display()))?;
+                    let Some(text) = entry.file_name().to_str().map(str::to_owned) else { continue };
+                    if !is_valid_name(&text) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        continue;
+                    }
+                    let name = InstanceName::parse(&text)?;
+                    if store.manifest_path(&name).exists() {
+                        known.entry(name).or_insert(None);
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("listing {}", data.display())),
+        }
+        Ok(Catalog { index, known, invalid_rows })
+    }
+
+    /// Every instance: index rows in index order (newest first), then data directories that have
+    /// a manifest but no row.
+    pub fn all(&self) -> Vec<Target> {
+        let mut targets: Vec<Target> = Vec::new();
+        for row in &self.index.instances {
+            if let Ok(name) = InstanceName::parse(&row.container_base) {
+                if !targets.iter().any(|t| t.name == name) {
+                    targets.push(Target { name, row: Some(row.clone()) });
+                }
+            }
+        }
+        for (name, row) in &self.known {
+            if row.is_none() {
+                targets.push(Target { name: name.clone(), row: None });
+            }
+        }
+        targets
+    }
+
+    /// A container name, an instance id, or a unique id prefix of 4+ characters.
+    pub fn resolve(&self, arg: &str) -> Result<Target, Unresolved> {
+        check_arg(arg)?;
+        if arg.starts_with("jk-") {
+            let name = InstanceName::parse(arg)
+                .map_err(|e| Unresolved { code: "bad_name", message: format!("{e:#}") })?;
+            return match self.known.get(&name) {
+                Some(row) => Ok(Target { name, row: row.clone() }),
+                None => Err(Unresolved { code: "unknown_instance", message: format!("no instance named {arg}") }),
+            };
+        }
+        let matches: Vec<(&InstanceName, &Option<IndexRow>)> =
+            self.known.iter().filter(|(name, _)| name.instance_id().starts_with(arg)).collect();
+        match matches.as_slice() {
+            [] => Err(Unresolved { code: "unknown_instance", message: format!("no instance with id {arg}") }),
+            [(name, row)] => Ok(Target { name: (*name).clone(), row: (*row).clone() }),
+            many => Err(Unresolved {
+                code: "ambiguous",
+                message: format!(
+                    "{arg} names {} instances: {}",
+                    many.len(),
+                    many.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }),
+        }
+    }
+}
+
+/// Whether an argument could name an instance at all; checked before anything is looked up, so
+/// a path-like argument is refused without touching the disk.
+pub fn check_arg(arg: &str) -> Result<(), Unresolved> {
+    if arg.starts_with("jk-") {
+        return InstanceName::parse(arg)
+            .map(|_| ())
+            .map_err(|e| Unresolved { code: "bad_name", message: format!("{e:#}") });
+    }
+    if is_id_prefix(arg) {
+        return Ok(());
+    }
+    Err(Unresolved {
+        code: "bad_name",
+        message: format!(
+            "not an instance name or id: {arg:?} (a container name jk-…, or {MIN_ID_PREFIX}+ \
+             lowercase letters and digits of an instance id)"
+        ),
+    })
+}
+
+/// The instances named by records read from stdin, in order, each once. `error` records and
+/// records that name no instance are returned as pass-throughs.
+pub fn named_by_records(records: &[crate::records::InputRecord]) -> (Vec<String>, Vec<&crate::records::InputRecord>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut pass = Vec::new();
+    for record in records {
+        match record.container_base() {
+            Some(name) if record.kind != "error" => {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_owned());
+                }
+            }
+            _ => pass.push(record),
+        }
+    }
+    (names, pass)
+}

@@ -1,0 +1,343 @@
+//! The host state on disk: where it lives, how it is read, and how it is written so that jackin
+//! and these tools never see a half-written file or lose each other's updates (state.md).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::exit::{Exit, OrExit};
+use crate::model::{Index, IndexRow, Isolation, Manifest, Status};
+use crate::names::InstanceName;
+
+/// The two roots every tool works from (state.md, "Roots").
+#[derive(Debug, Clone)]
+pub struct Roots {
+    pub home: PathBuf,
+    pub config_dir: PathBuf,
+}
+
+impl Roots {
+    /// Flags win; clap has already folded `JACKIN_HOME_DIR`/`JACKIN_CONFIG_DIR` into them.
+    pub fn resolve(home: Option<PathBuf>, config_dir: Option<PathBuf>) -> Result<Self> {
+        let user_home = || {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .ok_or_else(|| Exit::Usage.err("HOME is not set: pass --home and --config-dir"))
+        };
+        let home = match home {
+            Some(dir) => dir,
+            None => user_home()?.join(".jackin"),
+        };
+        let config_dir = match config_dir {
+            Some(dir) => dir,
+            None => user_home()?.join(".config/jackin"),
+        };
+        Ok(Roots { home, config_dir })
+    }
+}
+
+/// How long an index update waits for another writer before giving up with "busy".
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub roots: Roots,
+}
+
+impl Store {
+    /// A store over an existing jackin home; a missing home is "unavailable", never created.
+    pub fn open(roots: Roots) -> Result<Self> {
+        match fs::metadata(&roots.home) {
+            Ok(meta) if meta.is_dir() => Ok(Store { roots }),
+            Ok(_) => Err(Exit::Unavailable.err(format_args!(
+                "jackin home {} is not a directory",
+                roots.home.display()
+            ))),
+            Err(e) => Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!(
+                "cannot reach the jackin home {} (set --home or JACKIN_HOME_DIR)",
+                roots.home.display()
+            )))),
+        }
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.roots.home
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.roots.home.join("data")
+    }
+
+    pub fn sockets_dir(&self) -> PathBuf {
+        self.roots.home.join("sockets")
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.data_dir().join("instances.json")
+    }
+
+    pub fn index_lock_path(&self) -> PathBuf {
+        self.data_dir().join("instances.json.lock")
+    }
+
+    pub fn instance_dir(&self, name: &InstanceName) -> PathBuf {
+        self.data_dir().join(name)
+    }
+
+    /// `data/<container>/.jackin/`: jackin's per-instance files and the tools' own.
+    pub fn meta_dir(&self, name: &InstanceName) -> PathBuf {
+        self.instance_dir(name).join(".jackin")
+    }
+
+    pub fn manifest_path(&self, name: &InstanceName) -> PathBuf {
+        self.meta_dir(name).join("instance.json")
+    }
+
+    pub fn isolation_path(&self, name: &InstanceName) -> PathBuf {
+        self.meta_dir(name).join("isolation.json")
+    }
+
+    pub fn name_lock_path(&self, name: &InstanceName) -> PathBuf {
+        self.data_dir().join(format!("{name}.lock"))
+    }
+
+    pub fn socket_dir(&self, name: &InstanceName) -> PathBuf {
+        self.sockets_dir().join(name)
+    }
+
+    /// The index; a missing file is an empty index (jackin creates it on first launch).
+    pub fn read_index(&self) -> Result<Index> {
+        let path = self.index_path();
+        let Some(index) = read_json::<Index>(&path)? else { return Ok(Index::default()) };
+        check_index_version(&index, &path)?;
+        Ok(index)
+    }
+
+    /// One read-modify-write of the index under its lock. `change` returns whether it changed
+    /// anything; an unchanged index is not rewritten.
+    pub fn update_index<T>(&self, change: impl FnOnce(&mut Index) -> Result<(T, bool)>) -> Result<T> {
+        let _lock = IndexLock::acquire(&self.index_lock_path(), LOCK_WAIT)?;
+        let mut index = self.read_index()?;
+        let (value, changed) = change(&mut index)?;
+        if changed {
+            write_json_atomic(&self.index_path(), &index).context("writing the index")?;
+        }
+        Ok(value)
+    }
+
+    pub fn read_manifest(&self, name: &InstanceName) -> Result<Option<Manifest>> {
+        read_json(&self.manifest_path(name))
+    }
+
+    pub fn write_manifest(&self, name: &InstanceName, manifest: &Manifest) -> Result<()> {
+        write_json_atomic(&self.manifest_path(name), manifest)
+    }
+
+    /// The isolation records; a missing file means none (an in-place session).
+    pub fn read_isolation(&self, name: &InstanceName) -> Result<Isolation> {
+        let path = self.isolation_path(name);
+        let isolation = read_json::<Isolation>(&path)?.unwrap_or_default();
+        if isolation.version != 1 {
+            return Err(Exit::Unavailable.err(format_args!(
+                "{}: unsupported isolation version {} (expected 1)",
+                path.display(),
+                isolation.version
+            )));
+        }
+        Ok(isolation)
+    }
+
+    pub fn write_isolation(&self, name: &InstanceName, isolation: &Isolation) -> Result<()> {
+        write_json_atomic(&self.isolation_path(name), isolation)
+    }
+
+    /// A status change: the manifest first, then its index row (state.md), so a crash between the
+    /// two leaves the authoritative file right and the row repairable.
+    pub fn set_status(&self, name: &InstanceName, status: Status, now: &str) -> Result<Manifest> {
+        let mut manifest = self
+            .read_manifest(name)?
+            .ok_or_else(|| Exit::Unavailable.err(format_args!("{name}: no manifest")))?;
+        manifest.status = status.as_str().to_owned();
+        manifest.updated_at = now.to_owned();
+        self.write_manifest(name, &manifest)?;
+        self.update_index(|index| {
+            index.upsert(IndexRow::from_manifest(&manifest));
+            Ok(((), true))
+        })?;
+        Ok(manifest)
+    }
+}
+
+fn check_index_version(index: &Index, path: &Path) -> Result<()> {
+    if index.version == 1 {
+        return Ok(());
+    }
+    Err(Exit::Unavailable.err(format_args!(
+        "{}: unsupported index version {} (expected 1); not touching it",
+        path.display(),
+        index.version
+    )))
+}
+
+/// Reads a JSON file; `None` when it does not exist. A file that does not parse is an error that
+/// names it: it is never silently replaced.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .with_context(|| format!("{} is corrupt", path.display()))
+        .or_exit(Exit::Unavailable)
+}
+
+/// jackin's file encoding: two-space pretty JSON, UTF-8, no trailing newline.
+pub fn to_jackin_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    Ok(serde_json::to_vec_pretty(value)?)
+}
+
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    write_atomic(path, &to_jackin_json(value)?)
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Temp file `<name>.tmp.<pid>.<n>` beside the target (created exclusively, mode 0600), fsync,
+/// rename over the target, fsync the directory: readers see the old file or the new one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?
+        .to_string_lossy()
+        .into_owned();
+    let (temp_path, mut temp) = loop {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let candidate = dir.join(format!("{file_name}.tmp.{}.{n}", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&candidate) {
+            Ok(file) => break (candidate, file),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot create {}", candidate.display()))
+            }
+        }
+    };
+    let result = (|| -> Result<()> {
+        temp.write_all(bytes)?;
+        temp.sync_all()?;
+        fs::rename(&temp_path, path)?;
+        File::open(dir)?.sync_all()?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp_path);
+    }
+    result.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The exclusive `flock(2)` on `data/instances.json.lock` that every index read-modify-write
+/// holds. Released on drop.
+#[derive(Debug)]
+pub struct IndexLock {
+    _file: File,
+}
+
+impl IndexLock {
+    /// Waits up to `wait` for the lock; then "busy" (exit 5). After locking, the path must still
+    /// name the inode we locked: another program may have unlinked or replaced the file while we
+    /// waited, and a lock on an unlinked inode excludes nobody.
+    pub fn acquire(path: &Path, wait: Duration) -> Result<Self> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(path)
+                .with_context(|| format!("cannot open the index lock {}", path.display()))?;
+            loop {
+                match fs2::FileExt::try_lock_exclusive(&file) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        if Instant::now() >= deadline {
+                            return Err(Exit::Busy.err(format_args!(
+                                "the index lock {} is held by another process",
+                                path.display()
+                            )));
+                        }
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(e) => {
+                        return Err(e)
+                            .with_context(|| format!("cannot lock {}", path.display()))
+                    }
+                }
+            }
+            let locked = file.metadata()?;
+            match fs::metadata(path) {
+                Ok(now) if now.dev() == locked.dev() && now.ino() == locked.ino() => {
+                    return Ok(IndexLock { _file: file })
+                }
+                _ => continue,
+            }
+        }
+    }
+}
+
+/// Whether another process holds `data/<container>.lock` (the launcher's name claim). Taking
+/// the lock for a moment is the only way to ask; it is released at once.
+pub fn name_lock_held(path: &Path) -> Result<bool> {
+    let file = match OpenOptions::new().read(true).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+    };
+    match fs2::FileExt::try_lock_exclusive(&file) {
+        Ok(()) => {
+            let _ = fs2::FileExt::unlock(&file);
+            Ok(false)
+        }
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(true),
+        Err(e) => Err(e).with_context(|| format!("cannot test {}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_is_exact_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        write_atomic(&path, b"{\n  \"a\": 1\n}").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"{\n  \"a\": 1\n}");
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn lock_is_exclusive_and_survives_an_unlinked_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("instances.json.lock");
+        let held = IndexLock::acquire(&path, Duration::ZERO).unwrap();
+        let err = IndexLock::acquire(&path, Duration::from_millis(20)).unwrap_err();
+        assert_eq!(Exit::of(&err), Exit::Busy);
+        // Another program unlinks the file: the next locker must lock the new inode, not wait
+        // on the old one forever.
+        fs::remove_file(&path).unwrap();
+        let _again = IndexLock::acquire(&path, Duration::from_millis(100)).unwrap();
+        drop(held);
+    }
+}
