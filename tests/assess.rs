@@ -1,0 +1,426 @@
+//! jackin-assess against real git repositories: one test per repository state, each asserting
+//! the verdict and the detail an operator would be shown.
+
+mod common;
+
+use std::fs;
+
+use common::{commit_file, git, records, Home, Instance};
+use serde_json::{json, Value};
+
+/// A home with one host repository and one instance whose mounts `mounts` makes.
+fn setup(mounts: impl FnOnce(&Home, &str, &std::path::Path) -> Vec<Value>) -> (Home, Instance, std::path::PathBuf) {
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let host_for_mounts = host.clone();
+    let instance = home.instance("k7p9m2xq", |h, c| mounts(h, c, &host_for_mounts));
+    (home, instance, host)
+}
+
+fn worktree_setup() -> (Home, Instance, std::path::PathBuf) {
+    setup(|h, c, host| vec![h.worktree_record(c, host, "/workspace/my-app")])
+}
+
+fn clone_setup() -> (Home, Instance, std::path::PathBuf) {
+    setup(|h, c, host| vec![h.clone_record(c, host, "/workspace/my-app")])
+}
+
+/// Runs jackin-assess on the instance and returns its one assessment's data.
+fn assess(home: &Home, instance: &Instance) -> Value {
+    let out = home.cmd("jackin-assess").arg(&instance.container).arg("--format=json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = records(&out.stdout);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(recs[0]["type"], "assessment");
+    recs[0]["data"].clone()
+}
+
+fn files(mount: &Value) -> Vec<(String, String)> {
+    mount["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["status"].as_str().unwrap().to_owned(), f["path"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+fn pair(status: &str, path: &str) -> (String, String) {
+    (status.to_owned(), path.to_owned())
+}
+
+#[test]
+fn clean_worktree() {
+    let (home, inst, _) = worktree_setup();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "clean");
+    assert_eq!(a["summary"], "clean");
+    assert_eq!(a["in_place"], false);
+    assert_eq!(a["container_base"], inst.container.as_str());
+    assert_eq!(a["instance_id"], "k7p9m2xq");
+    assert_eq!(a["workspace_name"], "my-app");
+    assert_eq!(a["role_key"], "agent-smith");
+    assert_eq!(a["agent_runtime"], "claude");
+    let m = &a["mounts"][0];
+    assert_eq!(m["verdict"], "clean");
+    assert_eq!(m["isolation"], "worktree");
+    assert_eq!(m["mount_dst"], "/workspace/my-app");
+    assert_eq!(m["files"], json!([]));
+    assert_eq!(m["unpushed"], json!([]));
+    assert!(a["assessed_at"].as_str().unwrap().ends_with('Z'));
+}
+
+#[test]
+fn modified_file_is_dirty() {
+    let (home, inst, _) = worktree_setup();
+    fs::write(inst.mount_path(0).join("README.md"), "changed\n").unwrap();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "dirty");
+    assert_eq!(files(&a["mounts"][0]), [pair(" M", "README.md")]);
+    assert_eq!(a["summary"], "1 file dirty");
+}
+
+#[test]
+fn untracked_file_is_dirty() {
+    let (home, inst, _) = worktree_setup();
+    fs::create_dir_all(inst.mount_path(0).join("notes")).unwrap();
+    fs::write(inst.mount_path(0).join("notes/plan.md"), "plan\n").unwrap();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "dirty");
+    assert_eq!(files(&a["mounts"][0]), [pair("??", "notes/plan.md")]);
+}
+
+#[test]
+fn staged_new_file_is_dirty() {
+    let (home, inst, _) = worktree_setup();
+    fs::write(inst.mount_path(0).join("new.rs"), "x\n").unwrap();
+    git(&inst.mount_path(0), &["add", "new.rs"]);
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "dirty");
+    assert_eq!(files(&a["mounts"][0]), [pair("A ", "new.rs")]);
+}
+
+#[test]
+fn deleted_file_is_dirty() {
+    let (home, inst, _) = worktree_setup();
+    fs::remove_file(inst.mount_path(0).join("src/main.rs")).unwrap();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "dirty");
+    assert_eq!(files(&a["mounts"][0]), [pair(" D", "src/main.rs")]);
+}
+
+#[test]
+fn renamed_file_is_dirty_with_its_old_name() {
+    let (home, inst, _) = worktree_setup();
+    git(&inst.mount_path(0), &["mv", "README.md", "GUIDE.md"]);
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "dirty");
+    let m = &a["mounts"][0];
+    assert_eq!(files(m), [pair("R ", "GUIDE.md")]);
+    assert_eq!(m["files"][0]["from"], "README.md");
+}
+
+#[test]
+fn commit_on_the_scratch_branch_is_unpushed() {
+    let (home, inst, _) = worktree_setup();
+    let wt = inst.mount_path(0);
+    commit_file(&wt, "feature.rs", "a\n", "one");
+    commit_file(&wt, "feature.rs", "b\n", "two");
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unpushed");
+    let unpushed = &a["mounts"][0]["unpushed"];
+    assert_eq!(
+        *unpushed,
+        json!([{"ref": format!("refs/heads/jackin/scratch/{}", inst.container), "commits": 2, "upstream": null}])
+    );
+    assert_eq!(a["summary"], "1 branch unpushed");
+}
+
+#[test]
+fn the_same_commit_pushed_to_a_remote_branch_is_clean() {
+    let (home, inst, _) = worktree_setup();
+    let wt = inst.mount_path(0);
+    commit_file(&wt, "feature.rs", "a\n", "one");
+    git(&wt, &["push", "-q", "origin", "HEAD:refs/heads/feature"]);
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "clean", "{a}");
+}
+
+#[test]
+fn a_commit_on_a_detached_head_is_unpushed() {
+    let (home, inst, _) = worktree_setup();
+    let wt = inst.mount_path(0);
+    git(&wt, &["checkout", "-q", "--detach"]);
+    commit_file(&wt, "probe.rs", "a\n", "detached work");
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unpushed");
+    assert_eq!(a["mounts"][0]["unpushed"], json!([{"ref": "HEAD", "commits": 1, "upstream": null}]));
+    assert_eq!(a["summary"], "detached HEAD unpushed");
+}
+
+#[test]
+fn an_unrelated_unpushed_host_branch_is_not_at_risk() {
+    let (home, inst, host) = worktree_setup();
+    git(&host, &["checkout", "-q", "-b", "operator-private"]);
+    commit_file(&host, "private.txt", "mine\n", "operator's own work");
+    git(&host, &["checkout", "-q", "main"]);
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "clean", "{a}");
+}
+
+#[test]
+fn a_scratch_commit_that_another_host_branch_holds_is_not_at_risk() {
+    let (home, inst, host) = worktree_setup();
+    commit_file(&inst.mount_path(0), "feature.rs", "a\n", "one");
+    git(&host, &["branch", "keep-this", &format!("jackin/scratch/{}", inst.container)]);
+    assert_eq!(assess(&home, &inst)["verdict"], "clean");
+}
+
+#[test]
+fn a_local_commit_in_a_clone_is_unpushed_with_its_upstream() {
+    let (home, inst, _) = clone_setup();
+    commit_file(&inst.mount_path(0), "feature.rs", "a\n", "clone work");
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unpushed");
+    assert_eq!(
+        a["mounts"][0]["unpushed"],
+        json!([{"ref": "refs/heads/main", "commits": 1, "upstream": "origin/main"}])
+    );
+    assert_eq!(a["mounts"][0]["stashes"], 0);
+}
+
+#[test]
+fn a_clone_commit_the_host_repo_also_has_is_clean() {
+    let (home, inst, host) = clone_setup();
+    let clone = inst.mount_path(0);
+    commit_file(&clone, "feature.rs", "a\n", "clone work");
+    git(&host, &["fetch", "-q", clone.to_str().unwrap(), "main:refs/heads/from-clone"]);
+    assert_eq!(assess(&home, &inst)["verdict"], "clean");
+}
+
+#[test]
+fn a_clone_commit_that_only_a_descendant_in_the_host_holds_is_clean() {
+    // The host has the clone's commit only under a later commit the clone never saw.
+    let (home, inst, host) = clone_setup();
+    let clone = inst.mount_path(0);
+    commit_file(&clone, "feature.rs", "a\n", "clone work");
+    git(&host, &["fetch", "-q", clone.to_str().unwrap(), "main:refs/heads/from-clone"]);
+    git(&host, &["checkout", "-q", "from-clone"]);
+    commit_file(&host, "later.rs", "b\n", "host builds on it");
+    git(&host, &["checkout", "-q", "main"]);
+    git(&host, &["branch", "-q", "-f", "from-clone", "main"]);
+    git(&host, &["branch", "-q", "later", "HEAD@{1}"]);
+    assert_eq!(assess(&home, &inst)["verdict"], "clean");
+}
+
+#[test]
+fn a_stash_in_a_clone_is_at_risk() {
+    let (home, inst, _) = clone_setup();
+    let clone = inst.mount_path(0);
+    fs::write(clone.join("README.md"), "stashed change\n").unwrap();
+    git(&clone, &["stash", "-q"]);
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unpushed");
+    let m = &a["mounts"][0];
+    assert_eq!(m["stashes"], 1);
+    assert_eq!(m["files"], json!([]));
+    assert_eq!(m["unpushed"], json!([]));
+    assert_eq!(a["summary"], "1 stash");
+}
+
+#[test]
+fn a_clone_commit_only_a_local_tag_reaches_is_unpushed() {
+    let (home, inst, _) = clone_setup();
+    let clone = inst.mount_path(0);
+    commit_file(&clone, "feature.rs", "a\n", "tagged work");
+    git(&clone, &["tag", "v1-experiment"]);
+    git(&clone, &["reset", "-q", "--hard", "origin/main"]);
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unpushed");
+    assert_eq!(
+        a["mounts"][0]["unpushed"],
+        json!([{"ref": "refs/tags/v1-experiment", "commits": 1, "upstream": null}])
+    );
+    assert_eq!(a["summary"], "1 tag unpushed");
+}
+
+#[test]
+fn a_clone_whose_host_repo_is_gone_is_still_assessed() {
+    let (home, inst, host) = clone_setup();
+    commit_file(&inst.mount_path(0), "feature.rs", "a\n", "clone work");
+    fs::remove_dir_all(&host).unwrap();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unpushed");
+    assert_eq!(a["mounts"][0]["unpushed"][0]["commits"], 1);
+}
+
+#[test]
+fn a_missing_worktree_path_is_unknown() {
+    let (home, inst, _) = worktree_setup();
+    fs::remove_dir_all(inst.mount_path(0)).unwrap();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unknown");
+    let error = a["mounts"][0]["error"].as_str().unwrap();
+    assert!(error.contains("is gone"), "{error}");
+    assert!(a["summary"].as_str().unwrap().starts_with("cannot verify: "), "{a}");
+}
+
+#[test]
+fn a_deleted_host_repo_under_a_worktree_is_unknown() {
+    let (home, inst, host) = worktree_setup();
+    fs::remove_dir_all(&host).unwrap();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unknown");
+    assert!(a["mounts"][0]["error"].as_str().unwrap().contains("cannot be read")
+        || a["mounts"][0]["error"].as_str().unwrap().contains("is gone"));
+}
+
+#[test]
+fn a_corrupt_git_dir_is_unknown() {
+    let (home, inst, _) = worktree_setup();
+    fs::write(inst.mount_path(0).join(".git"), "this is not a gitdir line\n").unwrap();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unknown");
+    assert!(a["mounts"][0]["error"].as_str().unwrap().contains("cannot be read"), "{a}");
+}
+
+#[test]
+fn a_corrupt_clone_is_unknown() {
+    let (home, inst, _) = clone_setup();
+    fs::write(inst.mount_path(0).join(".git/HEAD"), "garbage").unwrap();
+    assert_eq!(assess(&home, &inst)["verdict"], "unknown");
+}
+
+#[test]
+fn ignored_files_are_counted_not_at_risk() {
+    let (home, inst, _) = worktree_setup();
+    let wt = inst.mount_path(0);
+    fs::create_dir_all(wt.join("target/debug")).unwrap();
+    fs::write(wt.join("target/debug/app"), "bin").unwrap();
+    fs::write(wt.join("build.log"), "log").unwrap();
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "clean");
+    assert_eq!(a["mounts"][0]["ignored"], 2);
+    assert_eq!(a["mounts"][0]["files"], json!([]));
+}
+
+#[test]
+fn a_two_mount_instance_takes_the_worst_verdict() {
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let lib = home.host_repo("lib");
+    let inst = home.instance("m2x7q9ab", |h, c| {
+        vec![h.worktree_record(c, &app, "/workspace/app"), h.clone_record(c, &lib, "/workspace/lib")]
+    });
+    fs::write(inst.mount_path(1).join("README.md"), "dirty in the clone\n").unwrap();
+    commit_file(&inst.mount_path(0), "a.rs", "a\n", "worktree work");
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "dirty");
+    assert_eq!(a["mounts"][0]["verdict"], "unpushed");
+    assert_eq!(a["mounts"][1]["verdict"], "dirty");
+    assert_eq!(a["summary"], "1 file dirty · 1 branch unpushed");
+}
+
+#[test]
+fn an_in_place_instance_is_clean_and_says_so() {
+    let mut home = Home::new();
+    let inst = home.instance("p1ace0ab", |_, _| Vec::new());
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "clean");
+    assert_eq!(a["in_place"], true);
+    assert_eq!(a["mounts"], json!([]));
+}
+
+#[test]
+fn a_malformed_isolation_record_is_unknown_for_its_mount_only() {
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance("ma1f0rmd", |h, c| {
+        vec![h.worktree_record(c, &app, "/workspace/app"), json!({"mount_dst": "/workspace/x", "isolation": "worktree"})]
+    });
+    let a = assess(&home, &inst);
+    assert_eq!(a["verdict"], "unknown");
+    assert_eq!(a["mounts"][0]["verdict"], "clean");
+    assert_eq!(a["mounts"][1]["verdict"], "unknown");
+    assert_eq!(a["mounts"][1]["mount_dst"], "/workspace/x");
+    assert!(a["mounts"][1]["error"].as_str().unwrap().contains("malformed"));
+}
+
+#[test]
+fn diff_adds_each_changed_files_patch() {
+    let (home, inst, _) = worktree_setup();
+    fs::write(inst.mount_path(0).join("README.md"), "hello\nmore\n").unwrap();
+    fs::write(inst.mount_path(0).join("new.txt"), "brand new\n").unwrap();
+    let out = home.cmd("jackin-assess").arg(&inst.container).arg("--diff").arg("--format=json").output().unwrap();
+    let a = &records(&out.stdout)[0]["data"];
+    let files = a["mounts"][0]["files"].as_array().unwrap();
+    let readme = files.iter().find(|f| f["path"] == "README.md").unwrap();
+    assert!(readme["diff"].as_str().unwrap().contains("+more"), "{readme}");
+    let new = files.iter().find(|f| f["path"] == "new.txt").unwrap();
+    assert!(new["diff"].as_str().unwrap().contains("+brand new"), "{new}");
+}
+
+#[test]
+fn exit_code_reports_findings() {
+    let (home, inst, _) = worktree_setup();
+    home.cmd("jackin-assess").arg(&inst.container).arg("--exit-code").assert().code(0);
+    fs::write(inst.mount_path(0).join("x"), "x").unwrap();
+    home.cmd("jackin-assess").arg(&inst.container).arg("--exit-code").assert().code(1);
+    home.cmd("jackin-assess").arg(&inst.container).assert().code(0);
+}
+
+#[test]
+fn text_format_is_one_block_per_instance() {
+    let (home, inst, _) = worktree_setup();
+    commit_file(&inst.mount_path(0), "f.rs", "a\n", "one");
+    fs::write(inst.mount_path(0).join("README.md"), "x\n").unwrap();
+    let out = home.cmd("jackin-assess").arg(&inst.container).arg("--format=text").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with(&format!("{} · 1 file dirty · 1 branch unpushed\n", inst.container)), "{text}");
+    assert!(text.contains("\n     M README.md\n"), "{text}");
+    assert!(text.contains(&format!("jackin/scratch/{} · 1 commit · no upstream", inst.container)), "{text}");
+}
+
+#[test]
+fn all_and_id_prefixes_and_stdin_select_instances() {
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let a = home.instance("aaaa1111", |h, c| vec![h.worktree_record(c, &app, "/workspace/a")]);
+    let b = home.instance("aaaa2222", |_, _| Vec::new());
+    let names = |out: &std::process::Output| -> Vec<String> {
+        records(&out.stdout).iter().map(|r| r["data"]["container_base"].as_str().unwrap().to_owned()).collect()
+    };
+    let all = home.cmd("jackin-assess").arg("--all").output().unwrap();
+    assert_eq!(names(&all).len(), 2);
+
+    let by_id = home.cmd("jackin-assess").arg("aaaa1111").output().unwrap();
+    assert_eq!(names(&by_id), [a.container.clone()]);
+    let by_prefix = home.cmd("jackin-assess").arg("aaaa2").output().unwrap();
+    assert_eq!(names(&by_prefix), [b.container.clone()]);
+
+    let ambiguous = home.cmd("jackin-assess").arg("aaaa").output().unwrap();
+    assert_eq!(ambiguous.status.code(), Some(6));
+    assert!(String::from_utf8_lossy(&ambiguous.stderr).contains("names 2 instances"));
+
+    let input = format!(
+        "{}\n{}\n",
+        json!({"schema_version":1,"type":"change","data":{"container_base": b.container}}),
+        json!({"schema_version":1,"type":"orphan","data":{"kind":"network","name":"x","reason":"r"}})
+    );
+    let piped = home.cmd("jackin-assess").arg("-").write_stdin(input).output().unwrap();
+    assert!(piped.status.success());
+    let recs = records(&piped.stdout);
+    assert_eq!(recs[0]["type"], "orphan", "records that name no instance pass through");
+    assert_eq!(recs[1]["data"]["container_base"], b.container.as_str());
+    assert_eq!(recs.len(), 2);
+}
+
+#[test]
+fn assess_writes_nothing() {
+    let (home, inst, host) = worktree_setup();
+    fs::write(inst.mount_path(0).join("README.md"), "x\n").unwrap();
+    let worktree_index = host.join(".git/worktrees").join(&inst.container).join("index");
+    let before = (home.snapshot(), fs::read(&worktree_index).unwrap(), fs::read(host.join(".git/index")).unwrap());
+    home.cmd("jackin-assess").arg("--all").arg("--diff").assert().success();
+    let after = (home.snapshot(), fs::read(&worktree_index).unwrap(), fs::read(host.join(".git/index")).unwrap());
+    assert!(before == after, "assess changed a file");
+}

@@ -1,0 +1,234 @@
+//! Test fixtures: a throwaway jackin home with real git repositories and jackin's files composed
+//! by hand from state.md (not by the library under test, so the tests check that it reads them).
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+pub struct Home {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub config: PathBuf,
+    rows: Vec<Value>,
+}
+
+/// Runs the git CLI in test setup; fails the test with git's own words.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+pub fn commit_file(repo: &Path, file: &str, content: &str, message: &str) -> String {
+    let path = repo.join(file);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, content).unwrap();
+    git(repo, &["add", file]);
+    git(repo, &["commit", "-q", "-m", message]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+/// One instance's identity and where its mounts are.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    pub id: String,
+    pub container: String,
+    pub dir: PathBuf,
+    pub records: Vec<Value>,
+}
+
+impl Instance {
+    pub fn mount_path(&self, i: usize) -> PathBuf {
+        PathBuf::from(self.records[i]["worktree_path"].as_str().unwrap())
+    }
+}
+
+impl Home {
+    pub fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("jackin");
+        let config = tmp.path().join("config");
+        fs::create_dir_all(home.join("data")).unwrap();
+        fs::create_dir_all(home.join("sockets")).unwrap();
+        fs::create_dir_all(&config).unwrap();
+        Home { tmp, home, config, rows: Vec::new() }
+    }
+
+    /// A host repository with one commit on `main` and an `origin` remote whose `main` is
+    /// pushed, like an operator's checkout.
+    pub fn host_repo(&self, name: &str) -> PathBuf {
+        let origin = self.tmp.path().join(format!("{name}-origin.git"));
+        let repo = self.tmp.path().join("src").join(name);
+        fs::create_dir_all(&repo).unwrap();
+        git(self.tmp.path(), &["init", "-q", "--bare", origin.to_str().unwrap()]);
+        git(&repo, &["init", "-q", "-b", "main"]);
+        git(&repo, &["config", "user.email", "op@example.invalid"]);
+        git(&repo, &["config", "user.name", "Operator"]);
+        fs::write(repo.join(".gitignore"), "target/\n*.log\n").unwrap();
+        git(&repo, &["add", ".gitignore"]);
+        commit_file(&repo, "README.md", "hello\n", "initial");
+        commit_file(&repo, "src/main.rs", "fn main() {}\n", "code");
+        git(&repo, &["remote", "add", "origin", origin.to_str().unwrap()]);
+        git(&repo, &["push", "-q", "-u", "origin", "main"]);
+        repo
+    }
+
+    pub fn data(&self, container: &str) -> PathBuf {
+        self.home.join("data").join(container)
+    }
+
+    /// A worktree mount of `host`, made the way jackin makes it.
+    pub fn worktree_record(&self, container: &str, host: &Path, mount_dst: &str) -> Value {
+        let dst = mount_dst.trim_start_matches('/');
+        let path = self.data(container).join("git/worktree/repo").join(dst).join(container);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let branch = format!("jackin/scratch/{container}");
+        git(host, &["worktree", "add", "-q", "-b", &branch, path.to_str().unwrap()]);
+        let base = git(host, &["rev-parse", "HEAD"]);
+        json!({
+            "workspace": "my-app", "mount_dst": mount_dst, "original_src": host.to_str().unwrap(),
+            "isolation": "worktree", "worktree_path": path.to_str().unwrap(),
+            "scratch_branch": branch, "base_commit": base, "selector_key": "agent-smith",
+            "container_name": container, "cleanup_status": "active"
+        })
+    }
+
+    /// A clone mount of `host`: `git clone --local`, then origin set to the host's origin URL.
+    pub fn clone_record(&self, container: &str, host: &Path, mount_dst: &str) -> Value {
+        let dst = mount_dst.trim_start_matches('/');
+        let path = self.data(container).join("git/clone/repo").join(dst).join(container);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        git(self.tmp.path(), &["clone", "-q", "--local", host.to_str().unwrap(), path.to_str().unwrap()]);
+        let origin_url = git(host, &["remote", "get-url", "origin"]);
+        git(&path, &["remote", "set-url", "origin", &origin_url]);
+        git(&path, &["fetch", "-q", "origin"]);
+        git(&path, &["branch", "-q", "--set-upstream-to=origin/main", "main"]);
+        git(&path, &["config", "user.email", "agent@example.invalid"]);
+        git(&path, &["config", "user.name", "Agent"]);
+        let base = git(host, &["rev-parse", "HEAD"]);
+        json!({
+            "workspace": "my-app", "mount_dst": mount_dst, "original_src": host.to_str().unwrap(),
+            "isolation": "clone", "worktree_path": path.to_str().unwrap(),
+            "scratch_branch": "", "base_commit": base, "selector_key": "agent-smith",
+            "container_name": container, "cleanup_status": "active"
+        })
+    }
+
+    pub fn container_name(id: &str) -> String {
+        format!("jk-{id}-myapp-agentsmith")
+    }
+
+    /// Writes the manifest, the isolation records and the index row of a new `active` instance.
+    /// `mounts` makes the mounts once the data directory exists.
+    pub fn instance(&mut self, id: &str, mounts: impl FnOnce(&Home, &str) -> Vec<Value>) -> Instance {
+        let container = Self::container_name(id);
+        let dir = self.data(&container);
+        fs::create_dir_all(dir.join(".jackin")).unwrap();
+        fs::create_dir_all(dir.join("home")).unwrap();
+        fs::create_dir_all(dir.join("state")).unwrap();
+        let records = mounts(self, &container);
+        let updated = format!("2026-08-20T09:{:02}:03Z", self.rows.len() % 60);
+        fs::write(dir.join(".jackin/instance.json"), manifest_text(id, &container, "active", &updated)).unwrap();
+        if !records.is_empty() {
+            let isolation = json!({"version": 1, "records": records});
+            fs::write(dir.join(".jackin/isolation.json"), serde_json::to_string_pretty(&isolation).unwrap())
+                .unwrap();
+        }
+        self.rows.push(json!({
+            "instance_id": id, "container_base": container, "workspace_name": "my-app",
+            "workspace_label": "my-app", "workdir": "/workspace/my-app", "role_key": "agent-smith",
+            "agent_runtime": "claude", "status": "active", "updated_at": updated
+        }));
+        self.write_index();
+        Instance { id: id.to_owned(), container, dir, records }
+    }
+
+    pub fn write_index(&self) {
+        let mut rows = self.rows.clone();
+        rows.sort_by(|a, b| b["updated_at"].as_str().cmp(&a["updated_at"].as_str()));
+        let index = json!({"version": 1, "instances": rows});
+        fs::write(self.home.join("data/instances.json"), serde_json::to_string_pretty(&index).unwrap()).unwrap();
+    }
+
+    pub fn cmd(&self, tool: &str) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::cargo_bin(tool).unwrap();
+        cmd.arg("--home").arg(&self.home).arg("--config-dir").arg(&self.config);
+        cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+        cmd
+    }
+
+    /// Every file under the home with its bytes: "nothing changed" is this map unchanged.
+    pub fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut files: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(&self.home)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| (e.path().to_path_buf(), fs::read(e.path()).unwrap_or_default()))
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+/// A manifest exactly as jackin 0.6 writes it (state.md key order, nulls, two-space JSON, no
+/// trailing newline).
+pub fn manifest_text(id: &str, container: &str, status: &str, updated: &str) -> String {
+    format!(
+        r#"{{
+  "version": 2,
+  "instance_id": "{id}",
+  "container_base": "{container}",
+  "created_at": "2026-08-20T09:00:00Z",
+  "updated_at": "{updated}",
+  "workspace_name": "my-app",
+  "workspace_label": "my-app",
+  "workdir": "/workspace/my-app",
+  "host_workdir_fingerprint": "sha256:0f1e2d",
+  "role_key": "agent-smith",
+  "role_display_name": "Agent Smith",
+  "agent_runtime": "claude",
+  "role_source_git": "https://github.com/example/agent-smith.git",
+  "role_source_ref": null,
+  "image_tag": "jackin-agent-smith:latest",
+  "status": "{status}",
+  "last_attach_outcome": null,
+  "docker": {{
+    "role_container": "{container}",
+    "network": "{container}-net"
+  }},
+  "sessions": [],
+  "role_git_sha": "8d3c1f0a9b7e6d5c4b3a29180716f5e4d3c2b1a0",
+  "base_image_ref": null,
+  "base_image_digest": null,
+  "supported_agents": [
+    "claude"
+  ]
+}}"#
+    )
+}
+
+/// Parses stdout into the `data` of each record, asserting the envelope on every line.
+pub fn records(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            assert_eq!(v["schema_version"], 1, "{line}");
+            v
+        })
+        .collect()
+}
