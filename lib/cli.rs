@@ -31,11 +31,11 @@ pub enum Format {
 /// The flags every tool takes.
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
-    /// The jackin home [default: ~/.jackin]
+    /// The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]
     #[arg(long, value_name = "DIR", env = "JACKIN_HOME_DIR", hide_env_values = true)]
     pub home: Option<PathBuf>,
 
-    /// jackin's config directory [default: ~/.config/jackin]
+    /// jackin's config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]
     #[arg(long, value_name = "DIR", env = "JACKIN_CONFIG_DIR", hide_env_values = true)]
     pub config_dir: Option<PathBuf>,
 
