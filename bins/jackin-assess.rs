@@ -1,7 +1,7 @@
 //! jackin-assess: what would a purge of this session destroy that exists nowhere else?
 
 use anyhow::Result;
-use jackin::assess::{assess_instance, AssessOptions};
+use jackin::assess::{AssessOptions, Assessor};
 use jackin::cli::AssessArgs;
 use jackin::driver::{self, Ctx};
 use jackin::exit::Exit;
@@ -55,8 +55,8 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
         targets
     };
 
-    let options = AssessOptions { with_diff: args.diff };
-    let results = parallel::map(&targets, |t| assess_instance(&store, &t.name, t.row.as_ref(), options));
+    let assessor = Assessor::new(AssessOptions { with_diff: args.diff });
+    let results = parallel::map(&targets, |t| assessor.instance(&store, &t.name, t.row.as_ref()));
     let mut findings = false;
     for (target, result) in targets.iter().zip(results) {
         match result {

@@ -193,126 +193,136 @@ pub struct AssessOptions {
     pub with_diff: bool,
 }
 
-/// Assesses one instance. Errors are about the instance as a whole (no manifest and no row, a
-/// corrupt manifest); everything unobservable about a mount becomes an `unknown` mount instead.
-pub fn assess_instance(
-    store: &Store,
-    name: &InstanceName,
-    row: Option<&IndexRow>,
-    options: AssessOptions,
-) -> Result<Assessment> {
-    let manifest = store.read_manifest(name)?;
-    let (identity, status) = match (&manifest, row) {
-        (Some(m), _) => (Identity::from_manifest(m), Some(m.status.clone())),
-        (None, Some(r)) => (Identity::from_row(r), Some(r.status.clone())),
-        (None, None) => anyhow::bail!("no manifest and no index row"),
-    };
-    let (in_place, mounts) = match store.read_isolation(name) {
-        Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
-        Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| assess_mount(m, options)).collect()),
-        Err(e) => {
-            let path = store.isolation_path(name).to_string_lossy().into_owned();
-            let why = format!("isolation records unreadable: {e:#}");
-            (false, vec![MountAssessment::unknown(String::new(), "unknown".into(), path, why)])
-        }
-    };
-    let verdict = mounts.iter().map(|m| m.verdict).max().unwrap_or(Verdict::Clean);
-    Ok(Assessment {
-        identity,
-        verdict,
-        in_place,
-        summary: summary(&mounts),
-        mounts,
-        assessed_at: crate::time::now_rfc3339(),
-        status,
-    })
+/// Assesses instances; shares what one run learns about host repositories between them.
+#[derive(Debug, Default)]
+pub struct Assessor {
+    pub options: AssessOptions,
+    hosts: git::HostCache,
 }
 
-pub fn assess_mount(record: Result<IsolationRecord, MalformedRecord>, options: AssessOptions) -> MountAssessment {
-    let record = match record {
-        Ok(record) => record,
-        Err(bad) => {
-            return MountAssessment::unknown(
-                bad.mount_dst.unwrap_or_default(),
-                bad.isolation.unwrap_or_else(|| "unknown".into()),
-                bad.path.unwrap_or_default(),
-                bad.reason,
-            )
-        }
-    };
-    let mut mount = MountAssessment::unknown(
-        record.mount_dst.clone(),
-        record.isolation.as_str().to_owned(),
-        record.worktree_path.clone(),
-        String::new(),
-    );
-    mount.original_src = Some(record.original_src.clone());
-    match observe(&record, options, &mut mount) {
-        Ok(()) => {
-            mount.error = None;
-            mount.verdict = if !mount.files.is_empty() {
-                Verdict::Dirty
-            } else if !mount.unpushed.is_empty() || mount.stashes > 0 {
-                Verdict::Unpushed
-            } else {
-                Verdict::Clean
-            };
-        }
-        Err(why) => {
-            mount.files.clear();
-            mount.unpushed.clear();
-            mount.stashes = 0;
-            mount.verdict = Verdict::Unknown;
-            mount.error = Some(why);
-        }
+impl Assessor {
+    pub fn new(options: AssessOptions) -> Self {
+        // Re-hashing every object read, as libgit2 does by default, is a corruption check git
+        // itself leaves to `git fsck`; it costs a tenth of a status over a large tree.
+        git2::opts::strict_hash_verification(false);
+        Assessor { options, hosts: git::HostCache::default() }
     }
-    mount
-}
 
-fn observe(record: &IsolationRecord, options: AssessOptions, mount: &mut MountAssessment) -> Result<(), String> {
-    let path = Path::new(&record.worktree_path);
-    if !path.exists() {
-        return Err(format!("{} is gone", describe(record.isolation, path)));
-    }
-    let repo = Repository::open(path).map_err(|e| format!("{} cannot be read: {}", describe(record.isolation, path), e.message()))?;
-    if repo.is_bare() {
-        return Err(format!("{} is not a work tree", path.display()));
-    }
-    let host_path = Path::new(&record.original_src);
-    let git_error = |e: git2::Error| format!("git: {}", e.message());
-    match record.isolation {
-        IsolationKind::Worktree => {
-            if !host_path.exists() {
-                return Err(format!("host repository {} is gone", host_path.display()));
+    /// Assesses one instance. Errors are about the instance as a whole (no manifest and no row,
+    /// a corrupt manifest); everything unobservable about a mount makes that mount `unknown`.
+    pub fn instance(&self, store: &Store, name: &InstanceName, row: Option<&IndexRow>) -> Result<Assessment> {
+        let manifest = store.read_manifest(name)?;
+        let (identity, status) = match (&manifest, row) {
+            (Some(m), _) => (Identity::from_manifest(m), Some(m.status.clone())),
+            (None, Some(r)) => (Identity::from_row(r), Some(r.status.clone())),
+            (None, None) => anyhow::bail!("no manifest and no index row"),
+        };
+        let (in_place, mounts) = match store.read_isolation(name) {
+            Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
+            Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| self.mount(m)).collect()),
+            Err(e) => {
+                let path = store.isolation_path(name).to_string_lossy().into_owned();
+                let why = format!("isolation records unreadable: {e:#}");
+                (false, vec![MountAssessment::unknown(String::new(), "unknown".into(), path, why)])
             }
-            let host = Repository::open(host_path)
-                .map_err(|e| format!("host repository {} cannot be read: {}", host_path.display(), e.message()))?;
-            let registered_in = std::fs::canonicalize(repo.commondir()).ok();
-            if registered_in.is_none() || registered_in != std::fs::canonicalize(host.path()).ok() {
-                return Err(format!(
-                    "{} is not a worktree of {}",
-                    path.display(),
-                    host_path.display()
-                ));
-            }
-            let state = git::work_state(&repo, options.with_diff).map_err(git_error)?;
-            mount.unpushed = git::worktree_unpushed(&repo, &host, &record.scratch_branch).map_err(git_error)?;
-            mount.files = state.files;
-            mount.ignored = state.ignored;
-        }
-        IsolationKind::Clone => {
-            // A vanished host only removes a place the commits might also be: more is at risk,
-            // nothing becomes unobservable.
-            let host = Repository::open(host_path).ok();
-            let state = git::work_state(&repo, options.with_diff).map_err(git_error)?;
-            let (unpushed, stashes) = git::clone_unpushed(&repo, host.as_ref()).map_err(git_error)?;
-            mount.files = state.files;
-            mount.ignored = state.ignored;
-            mount.unpushed = unpushed;
-            mount.stashes = stashes;
-        }
+        };
+        let verdict = mounts.iter().map(|m| m.verdict).max().unwrap_or(Verdict::Clean);
+        Ok(Assessment {
+            identity,
+            verdict,
+            in_place,
+            summary: summary(&mounts),
+            mounts,
+            assessed_at: crate::time::now_rfc3339(),
+            status,
+        })
     }
-    Ok(())
+
+    pub fn mount(&self, record: Result<IsolationRecord, MalformedRecord>) -> MountAssessment {
+        let record = match record {
+            Ok(record) => record,
+            Err(bad) => {
+                return MountAssessment::unknown(
+                    bad.mount_dst.unwrap_or_default(),
+                    bad.isolation.unwrap_or_else(|| "unknown".into()),
+                    bad.path.unwrap_or_default(),
+                    bad.reason,
+                )
+            }
+        };
+        let mut mount = MountAssessment::unknown(
+            record.mount_dst.clone(),
+            record.isolation.as_str().to_owned(),
+            record.worktree_path.clone(),
+            String::new(),
+        );
+        mount.original_src = Some(record.original_src.clone());
+        match self.observe(&record, &mut mount) {
+            Ok(()) => {
+                mount.error = None;
+                mount.verdict = if !mount.files.is_empty() {
+                    Verdict::Dirty
+                } else if !mount.unpushed.is_empty() || mount.stashes > 0 {
+                    Verdict::Unpushed
+                } else {
+                    Verdict::Clean
+                };
+            }
+            Err(why) => {
+                mount.files.clear();
+                mount.unpushed.clear();
+                mount.stashes = 0;
+                mount.verdict = Verdict::Unknown;
+                mount.error = Some(why);
+            }
+        }
+        mount
+    }
+
+    fn observe(&self, record: &IsolationRecord, mount: &mut MountAssessment) -> Result<(), String> {
+        let path = Path::new(&record.worktree_path);
+        if !path.exists() {
+            return Err(format!("{} is gone", describe(record.isolation, path)));
+        }
+        let repo = Repository::open(path)
+            .map_err(|e| format!("{} cannot be read: {}", describe(record.isolation, path), e.message()))?;
+        if repo.is_bare() {
+            return Err(format!("{} is not a work tree", path.display()));
+        }
+        let host_path = Path::new(&record.original_src);
+        let git_error = |e: git2::Error| format!("git: {}", e.message());
+        match record.isolation {
+            IsolationKind::Worktree => {
+                if !host_path.exists() {
+                    return Err(format!("host repository {} is gone", host_path.display()));
+                }
+                let host = self.hosts.get(host_path);
+                let host = host.as_ref().as_ref().map_err(|e| {
+                    format!("host repository {} cannot be read: {e}", host_path.display())
+                })?;
+                if !git::belongs_to(&repo, host) {
+                    return Err(format!("{} is not a worktree of {}", path.display(), host_path.display()));
+                }
+                let state = git::work_state(&repo, self.options.with_diff).map_err(git_error)?;
+                mount.unpushed = git::worktree_unpushed(&repo, host, &record.scratch_branch).map_err(git_error)?;
+                mount.files = state.files;
+                mount.ignored = state.ignored;
+            }
+            IsolationKind::Clone => {
+                // A vanished host only removes a place the commits might also be: more is at
+                // risk, nothing becomes unobservable.
+                let host = self.hosts.get(host_path);
+                let host = host.as_ref().as_ref().ok().map(|refs| (host_path, refs));
+                let state = git::work_state(&repo, self.options.with_diff).map_err(git_error)?;
+                let (unpushed, stashes) = git::clone_unpushed(&repo, host).map_err(git_error)?;
+                mount.files = state.files;
+                mount.ignored = state.ignored;
+                mount.unpushed = unpushed;
+                mount.stashes = stashes;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn describe(kind: IsolationKind, path: &Path) -> String {

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use git2::{Oid, Repository, Status, StatusOptions};
 use serde::{Deserialize, Serialize};
@@ -160,20 +161,100 @@ fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2:
     Ok(())
 }
 
-/// A worktree shares its refs with its host repository. A purge deletes the worktree, its
-/// registration and its scratch branch, so what is at risk is what the worktree's HEAD or the
-/// scratch branch reaches and no surviving ref does: every other ref of the host repo, the host's
-/// own HEAD and the HEADs of its other worktrees.
+/// What a host repository's refs say, read once per run and shared by every mount made from it:
+/// a hundred worktrees of one repository need its refs read once, not a hundred times.
+#[derive(Debug, Clone)]
+pub struct HostRefs {
+    /// The host's git directory, canonical, to check that a worktree belongs to it.
+    pub gitdir: PathBuf,
+    /// Every ref that peels to a commit, by full name.
+    pub tips: Vec<(String, Oid)>,
+    /// The host's own HEAD when detached.
+    pub detached_head: Option<Oid>,
+    /// Detached HEADs of the host's worktrees, by registration directory name.
+    pub worktree_heads: Vec<(std::ffi::OsString, Oid)>,
+}
+
+impl HostRefs {
+    pub fn read(path: &Path) -> Result<HostRefs, git2::Error> {
+        let host = Repository::open(path)?;
+        let mut tips = Vec::new();
+        for reference in host.references()? {
+            let reference = reference?;
+            let Ok(name) = reference.name().map(str::to_owned) else { continue };
+            if let Ok(commit) = reference.peel_to_commit() {
+                tips.push((name, commit.id()));
+            }
+        }
+        let detached_head =
+            if host.head_detached().unwrap_or(false) { host.head().ok().and_then(|h| h.target()) } else { None };
+        Ok(HostRefs {
+            gitdir: canonical(host.path()),
+            tips,
+            detached_head,
+            worktree_heads: worktree_detached_heads(&host),
+        })
+    }
+
+    fn all_tips(&self) -> impl Iterator<Item = Oid> + '_ {
+        self.tips
+            .iter()
+            .map(|(_, id)| *id)
+            .chain(self.detached_head)
+            .chain(self.worktree_heads.iter().map(|(_, id)| *id))
+    }
+}
+
+/// Host refs per host path, for one run.
+#[derive(Debug, Default)]
+pub struct HostCache {
+    hosts: Mutex<HashMap<PathBuf, Arc<Result<HostRefs, String>>>>,
+}
+
+impl HostCache {
+    pub fn get(&self, path: &Path) -> Arc<Result<HostRefs, String>> {
+        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        hosts
+            .entry(path.to_path_buf())
+            .or_insert_with(|| Arc::new(HostRefs::read(path).map_err(|e| e.message().to_owned())))
+            .clone()
+    }
+}
+
+/// A detached HEAD of a worktree survives the purge of another one. Read straight from each
+/// registration's HEAD file: opening every sibling worktree would cost a repository open each.
+fn worktree_detached_heads(host: &Repository) -> Vec<(std::ffi::OsString, Oid)> {
+    let Ok(entries) = std::fs::read_dir(host.path().join("worktrees")) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let head = std::fs::read_to_string(entry.path().join("HEAD")).ok()?;
+            let head = head.trim();
+            let id = Oid::from_str(head).ok().filter(|_| head.len() == 40)?;
+            Some((entry.file_name(), id))
+        })
+        .filter(|(_, id)| host.find_commit(*id).is_ok())
+        .collect()
+}
+
+/// Whether `worktree` is a registered worktree of the host repository `host` describes.
+pub fn belongs_to(worktree: &Repository, host: &HostRefs) -> bool {
+    canonical(worktree.commondir()) == host.gitdir
+}
+
+/// A worktree shares its refs and objects with its host repository. A purge deletes the
+/// worktree, its registration and its scratch branch, so what is at risk is what the worktree's
+/// HEAD or the scratch branch reaches and no surviving ref does: every other ref of the host
+/// repo, the host's own HEAD and the HEADs of its other worktrees.
 pub fn worktree_unpushed(
     worktree: &Repository,
-    host: &Repository,
+    host: &HostRefs,
     scratch_branch: &str,
 ) -> Result<Vec<UnpushedRef>, git2::Error> {
     let scratch_ref = format!("refs/heads/{scratch_branch}");
     let mut at_risk_tips = Vec::new();
-    if let Some(tip) = ref_commit(host, &scratch_ref) {
-        let upstream = upstream_of(host, &scratch_ref);
-        at_risk_tips.push((scratch_ref.clone(), tip, upstream));
+    if let Some((_, tip)) = host.tips.iter().find(|(name, _)| *name == scratch_ref) {
+        at_risk_tips.push((scratch_ref.clone(), *tip, upstream_of(worktree, &scratch_ref)));
     }
     if worktree.head_detached()? {
         if let Some(tip) = worktree.head()?.target() {
@@ -183,47 +264,29 @@ pub fn worktree_unpushed(
     if at_risk_tips.is_empty() {
         return Ok(Vec::new());
     }
-
-    let mut surviving = HashSet::new();
-    for reference in host.references()? {
-        let reference = reference?;
-        if reference.name_bytes() == scratch_ref.as_bytes() {
-            continue;
-        }
-        if let Ok(commit) = reference.peel_to_commit() {
-            surviving.insert(commit.id());
-        }
-    }
-    if host.head_detached().unwrap_or(false) {
-        if let Some(id) = host.head().ok().and_then(|h| h.target()) {
-            surviving.insert(id);
-        }
-    }
-    surviving.extend(other_worktree_detached_heads(host, worktree.path()));
-
+    let own_registration = worktree.path().file_name().map(|n| n.to_os_string());
+    let surviving: HashSet<Oid> = host
+        .tips
+        .iter()
+        .filter(|(name, _)| *name != scratch_ref)
+        .map(|(_, id)| *id)
+        .chain(host.detached_head)
+        .chain(
+            host.worktree_heads
+                .iter()
+                .filter(|(dir, _)| Some(dir) != own_registration.as_ref())
+                .map(|(_, id)| *id),
+        )
+        .collect();
     let surviving: Vec<Oid> = surviving.into_iter().collect();
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in at_risk_tips {
-        let commits = only_reachable_from(host, tip, &surviving)?.len();
+        let commits = only_reachable_from(worktree, tip, &surviving)?.len();
         if commits > 0 {
             unpushed.push(UnpushedRef { name, commits, upstream });
         }
     }
     Ok(unpushed)
-}
-
-/// A detached HEAD of another worktree survives the purge of this one. Read straight from each
-/// registration's HEAD file: opening every sibling worktree would cost a repository open each.
-fn other_worktree_detached_heads(host: &Repository, own_gitdir: &Path) -> Vec<Oid> {
-    let own = canonical(own_gitdir);
-    let Ok(entries) = std::fs::read_dir(host.path().join("worktrees")) else { return Vec::new() };
-    entries
-        .flatten()
-        .filter(|entry| canonical(&entry.path()) != own)
-        .filter_map(|entry| std::fs::read_to_string(entry.path().join("HEAD")).ok())
-        .filter_map(|head| Oid::from_str(head.trim()).ok().filter(|_| head.trim().len() == 40))
-        .filter(|id| host.find_commit(*id).is_ok())
-        .collect()
 }
 
 fn canonical(path: &Path) -> PathBuf {
@@ -235,7 +298,7 @@ fn canonical(path: &Path) -> PathBuf {
 /// the host repository reaches; and every stash entry.
 pub fn clone_unpushed(
     clone: &Repository,
-    host: Option<&Repository>,
+    host: Option<(&Path, &HostRefs)>,
 ) -> Result<(Vec<UnpushedRef>, usize), git2::Error> {
     let mut tips = Vec::new();
     let mut surviving = HashSet::new();
@@ -255,24 +318,25 @@ pub fn clone_unpushed(
             tips.push(("HEAD".to_owned(), id, None));
         }
     }
-
-    let host_tips = match host {
-        Some(host) => all_ref_tips(host)?,
-        None => Vec::new(),
-    };
     let clone_odb = clone.odb()?;
-    surviving.extend(host_tips.iter().copied().filter(|id| clone_odb.exists(*id)));
+    if let Some((_, refs)) = host {
+        surviving.extend(refs.all_tips().filter(|id| clone_odb.exists(*id)));
+    }
     let surviving: Vec<Oid> = surviving.into_iter().collect();
 
     // A host commit the clone does not know can still descend from a clone commit (the host
     // fetched it from elsewhere); such clone commits exist in the host and are not at risk.
+    // Opened only when a candidate commit is also in the host's object store.
+    let host_tips: Vec<Oid> = host.map(|(_, refs)| refs.all_tips().collect()).unwrap_or_default();
+    let mut host_repo: Option<Option<Repository>> = None;
     let mut in_host: HashMap<Oid, bool> = HashMap::new();
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in tips {
         let mut commits = 0;
         for id in only_reachable_from(clone, tip, &surviving)? {
-            let kept_by_host = match host {
-                Some(host) => *in_host.entry(id).or_insert_with(|| reachable_in(host, id, &host_tips)),
+            let repo = host_repo.get_or_insert_with(|| host.and_then(|(path, _)| Repository::open(path).ok()));
+            let kept_by_host = match repo {
+                Some(repo) => *in_host.entry(id).or_insert_with(|| reachable_in(repo, id, &host_tips)),
                 None => false,
             };
             if !kept_by_host {
@@ -284,19 +348,6 @@ pub fn clone_unpushed(
         }
     }
     Ok((unpushed, stash_count(clone)))
-}
-
-fn all_ref_tips(repo: &Repository) -> Result<Vec<Oid>, git2::Error> {
-    let mut tips = HashSet::new();
-    for reference in repo.references()? {
-        if let Ok(commit) = reference?.peel_to_commit() {
-            tips.insert(commit.id());
-        }
-    }
-    if let Some(id) = repo.head().ok().and_then(|h| h.target()) {
-        tips.insert(id);
-    }
-    Ok(tips.into_iter().collect())
 }
 
 fn reachable_in(repo: &Repository, id: Oid, tips: &[Oid]) -> bool {
@@ -324,10 +375,6 @@ fn only_reachable_from(repo: &Repository, tip: Oid, hidden: &[Oid]) -> Result<Ve
         walk.hide(*id)?;
     }
     walk.collect()
-}
-
-fn ref_commit(repo: &Repository, name: &str) -> Option<Oid> {
-    repo.find_reference(name).ok()?.peel_to_commit().ok().map(|c| c.id())
 }
 
 /// `origin/feature-x` for a branch with an upstream; `None` otherwise.
