@@ -1,5 +1,5 @@
-complete -c jackin-assess -l home -d 'The jackin home [default: ~/.jackin]' -r -F
-complete -c jackin-assess -l config-dir -d 'jackin\'s config directory [default: ~/.config/jackin]' -r -F
+complete -c jackin-assess -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
+complete -c jackin-assess -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
 complete -c jackin-assess -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
