@@ -3,6 +3,7 @@
 
 pub mod assess;
 pub mod cli;
+pub mod docker;
 pub mod driver;
 pub mod exit;
 pub mod git;

@@ -1,0 +1,514 @@
+//! The Docker engine, behind blocking calls. This is the only module that knows bollard or
+//! tokio; everything else sees the plain types below.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use bollard::errors::Error as BollardError;
+use bollard::models::{
+    ContainerCreateBody, EndpointSettings, HealthConfig, HostConfig, Mount, MountType, NetworkCreateRequest,
+    NetworkingConfig, VolumeCreateRequest,
+};
+use bollard::query_parameters::{
+    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, EventsOptionsBuilder, InspectContainerOptions,
+    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder, StartContainerOptions, StopContainerOptionsBuilder,
+    TagImageOptionsBuilder,
+};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+
+use crate::exit::Exit;
+
+/// How long to wait for the engine to answer the first call before calling it unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Every later call.
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A connection to the engine named by `DOCKER_HOST` (unix, tcp or ssh), or the default socket.
+pub struct Engine {
+    runtime: tokio::runtime::Runtime,
+    api: bollard::Docker,
+    calls: AtomicU64,
+}
+
+/// A container as the list call shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerBrief {
+    pub id: String,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    /// `created`, `running`, `paused`, `restarting`, `exited`, `removing` or `dead`.
+    pub state: String,
+}
+
+/// What `docker inspect` says of a container: its state, and the shape that recreates it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContainerDetails {
+    pub id: String,
+    pub name: String,
+    pub state: RunState,
+    pub spec: ContainerSpec,
+    /// The environment as `NAME=value`. Held in memory only: callers keep the names.
+    #[serde(skip)]
+    pub env: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunState {
+    pub status: String,
+    pub running: bool,
+    pub exit_code: Option<i64>,
+    pub oom_killed: bool,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+/// Everything needed to create the container again, except the environment's values.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContainerSpec {
+    pub name: String,
+    /// The image reference the container was created from (usually a tag).
+    pub image: String,
+    /// The image ID it ran, to use when the tag has moved.
+    pub image_id: String,
+    pub entrypoint: Option<Vec<String>>,
+    pub cmd: Option<Vec<String>>,
+    pub working_dir: Option<String>,
+    pub user: Option<String>,
+    pub hostname: Option<String>,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub mounts: Vec<MountSpec>,
+    /// The network the container is attached to, with its aliases there.
+    pub network: Option<String>,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    #[serde(default)]
+    pub privileged: bool,
+    pub memory: Option<i64>,
+    pub nano_cpus: Option<i64>,
+    pub pids_limit: Option<i64>,
+    #[serde(default)]
+    pub tty: bool,
+    #[serde(default)]
+    pub open_stdin: bool,
+    /// The container's own Docker healthcheck command, when it has one.
+    pub healthcheck: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MountSpec {
+    /// `bind` or `volume`.
+    pub kind: String,
+    /// The host path of a bind, or the volume name.
+    pub source: String,
+    pub destination: String,
+    pub read_only: bool,
+}
+
+/// An engine event about a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerEvent {
+    pub action: String,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+fn is_not_found(e: &BollardError) -> bool {
+    matches!(e, BollardError::DockerResponseServerError { status_code: 404, .. })
+}
+
+fn is_not_modified(e: &BollardError) -> bool {
+    matches!(e, BollardError::DockerResponseServerError { status_code: 304, .. })
+}
+
+fn labels(map: Option<HashMap<String, String>>) -> BTreeMap<String, String> {
+    map.unwrap_or_default().into_iter().collect()
+}
+
+fn filters(pairs: &[(&str, &str)]) -> HashMap<String, Vec<String>> {
+    let mut map: HashMap<String, Vec<String>> = HashMap::new();
+    for (key, value) in pairs {
+        map.entry((*key).to_owned()).or_default().push((*value).to_owned());
+    }
+    map
+}
+
+impl Engine {
+    /// Connects and agrees on an API version; an engine that does not answer is "unavailable"
+    /// (exit 4) with one clear line.
+    pub fn connect() -> Result<Engine> {
+        let host = std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".to_owned());
+        let unavailable = |e: &dyn std::fmt::Display| {
+            Exit::Unavailable.err(format_args!("the Docker engine at {host} cannot be reached: {e}"))
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("starting the Docker client runtime")?;
+        let api = bollard::Docker::connect_with_defaults().map_err(|e| unavailable(&e))?;
+        let api = runtime
+            .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, api.negotiate_version()).await })
+            .map_err(|_| unavailable(&"no answer within 10 seconds"))?
+            .map_err(|e| unavailable(&e))?
+            .with_timeout(CALL_TIMEOUT);
+        Ok(Engine { runtime, api, calls: AtomicU64::new(1) })
+    }
+
+    /// API requests made so far, the version negotiation included.
+    pub fn api_calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    fn call<T>(&self, what: &str, future: impl std::future::Future<Output = Result<T, BollardError>>) -> Result<T, BollardError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let _ = what;
+        self.runtime.block_on(future)
+    }
+
+    /// Every container jackin manages (label `jackin.managed=true`), in any state: one call.
+    pub fn list_managed(&self) -> Result<Vec<ContainerBrief>> {
+        let options =
+            ListContainersOptionsBuilder::new().all(true).filters(&filters(&[("label", "jackin.managed=true")])).build();
+        let list = self
+            .call("list", self.api.list_containers(Some(options)))
+            .map_err(|e| Exit::Unavailable.wrap(anyhow::Error::new(e).context("listing jackin's containers")))?;
+        Ok(list
+            .into_iter()
+            .map(|c| ContainerBrief {
+                id: c.id.unwrap_or_default(),
+                name: c
+                    .names
+                    .unwrap_or_default()
+                    .first()
+                    .map(|n| n.trim_start_matches('/').to_owned())
+                    .unwrap_or_default(),
+                labels: labels(c.labels),
+                state: c.state.map(|s| s.to_string()).unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// `None` when there is no such container.
+    pub fn inspect(&self, name: &str) -> Result<Option<ContainerDetails>> {
+        let response = match self.call("inspect", self.api.inspect_container(name, None::<InspectContainerOptions>)) {
+            Ok(r) => r,
+            Err(e) if is_not_found(&e) => return Ok(None),
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("inspecting container {name}"))),
+        };
+        let state = response.state.unwrap_or_default();
+        let config = response.config.unwrap_or_default();
+        let host = response.host_config.unwrap_or_default();
+        let mut mounts: Vec<MountSpec> = response
+            .mounts
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| {
+                let kind = m.typ.map(|t| t.to_string()).unwrap_or_else(|| "bind".into());
+                let source = if kind == "volume" { m.name.unwrap_or_default() } else { m.source.unwrap_or_default() };
+                MountSpec { kind, source, destination: m.destination.unwrap_or_default(), read_only: !m.rw.unwrap_or(true) }
+            })
+            .collect();
+        mounts.sort_by(|a, b| a.destination.cmp(&b.destination));
+        let networks = response.network_settings.and_then(|n| n.networks).unwrap_or_default();
+        let container_name = response.name.unwrap_or_default().trim_start_matches('/').to_owned();
+        let (network, aliases) = match networks.into_iter().next() {
+            Some((network, endpoint)) => {
+                let aliases = endpoint.aliases.unwrap_or_default().into_iter().filter(|a| !is_short_id(a, &response.id)).collect();
+                (Some(network), aliases)
+            }
+            None => (None, Vec::new()),
+        };
+        let spec = ContainerSpec {
+            name: container_name.clone(),
+            image: config.image.unwrap_or_default(),
+            image_id: response.image.unwrap_or_default(),
+            entrypoint: config.entrypoint,
+            cmd: config.cmd,
+            working_dir: config.working_dir.filter(|w| !w.is_empty()),
+            user: config.user.filter(|u| !u.is_empty()),
+            hostname: config.hostname.filter(|h| !h.is_empty()),
+            labels: labels(config.labels),
+            mounts,
+            network,
+            aliases,
+            privileged: host.privileged.unwrap_or(false),
+            memory: host.memory.filter(|m| *m > 0),
+            nano_cpus: host.nano_cpus.filter(|n| *n > 0),
+            pids_limit: host.pids_limit.filter(|n| *n > 0),
+            tty: config.tty.unwrap_or(false),
+            open_stdin: config.open_stdin.unwrap_or(false),
+            healthcheck: config.healthcheck.and_then(|h| h.test).filter(|t| t.first().is_some_and(|k| k != "NONE")),
+        };
+        Ok(Some(ContainerDetails {
+            id: response.id.unwrap_or_default(),
+            name: container_name,
+            state: RunState {
+                status: state.status.map(|s| s.to_string()).unwrap_or_default(),
+                running: state.running.unwrap_or(false),
+                exit_code: state.exit_code,
+                oom_killed: state.oom_killed.unwrap_or(false),
+                started_at: state.started_at.filter(|t| !t.starts_with("0001-")),
+                finished_at: state.finished_at.filter(|t| !t.starts_with("0001-")),
+            },
+            spec,
+            env: config.env.unwrap_or_default(),
+        }))
+    }
+
+    /// Stops a container; a missing or already stopped one is fine. Returns whether it existed.
+    pub fn stop(&self, name: &str, grace: Duration) -> Result<bool> {
+        let options = StopContainerOptionsBuilder::new().t(grace.as_secs() as i32).build();
+        match self.call("stop", self.api.stop_container(name, Some(options))) {
+            Ok(()) => Ok(true),
+            Err(e) if is_not_modified(&e) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("stopping container {name}"))),
+        }
+    }
+
+    pub fn kill(&self, name: &str, signal: &str) -> Result<()> {
+        let options = KillContainerOptionsBuilder::new().signal(signal).build();
+        self.call("kill", self.api.kill_container(name, Some(options)))
+            .with_context(|| format!("killing container {name}"))
+    }
+
+    /// Removes a container, running or not; a missing one counts as removed (returns false).
+    pub fn remove_container(&self, name: &str) -> Result<bool> {
+        let options = RemoveContainerOptionsBuilder::new().force(true).build();
+        match self.call("remove", self.api.remove_container(name, Some(options))) {
+            Ok(()) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("removing container {name}"))),
+        }
+    }
+
+    pub fn remove_network(&self, name: &str) -> Result<bool> {
+        match self.call("remove network", self.api.remove_network(name)) {
+            Ok(()) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("removing network {name}"))),
+        }
+    }
+
+    pub fn remove_volume(&self, name: &str) -> Result<bool> {
+        let options = RemoveVolumeOptionsBuilder::new().force(true).build();
+        match self.call("remove volume", self.api.remove_volume(name, Some(options))) {
+            Ok(()) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("removing volume {name}"))),
+        }
+    }
+
+    /// Networks labelled `jackin.managed=true`: name and labels.
+    pub fn list_managed_networks(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
+        let options = ListNetworksOptionsBuilder::new().filters(&filters(&[("label", "jackin.managed=true")])).build();
+        let list = self.call("networks", self.api.list_networks(Some(options))).context("listing networks")?;
+        Ok(list.into_iter().map(|n| (n.name.unwrap_or_default(), labels(n.labels))).collect())
+    }
+
+    /// Every volume's name and labels (jackin's certs volumes carry no label; their name tells).
+    pub fn list_volumes(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
+        let options = ListVolumesOptionsBuilder::new().build();
+        let list = self.call("volumes", self.api.list_volumes(Some(options))).context("listing volumes")?;
+        Ok(list.volumes.unwrap_or_default().into_iter().map(|v| (v.name, labels(Some(v.labels)))).collect())
+    }
+
+    pub fn network_exists(&self, name: &str) -> Result<bool> {
+        match self.call("inspect network", self.api.inspect_network(name, None)) {
+            Ok(_) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting network {name}"))),
+        }
+    }
+
+    pub fn create_network(&self, name: &str, labels: &BTreeMap<String, String>) -> Result<()> {
+        let request = NetworkCreateRequest {
+            name: name.to_owned(),
+            labels: Some(labels.clone().into_iter().collect()),
+            ..Default::default()
+        };
+        self.call("create network", self.api.create_network(request))
+            .map(|_| ())
+            .with_context(|| format!("creating network {name}"))
+    }
+
+    pub fn create_volume(&self, name: &str) -> Result<()> {
+        let request = VolumeCreateRequest { name: Some(name.to_owned()), ..Default::default() };
+        self.call("create volume", self.api.create_volume(request))
+            .map(|_| ())
+            .with_context(|| format!("creating volume {name}"))
+    }
+
+    /// The ID of an image by reference or ID; `None` when the engine does not have it.
+    pub fn image_id(&self, reference: &str) -> Result<Option<String>> {
+        match self.call("inspect image", self.api.inspect_image(reference)) {
+            Ok(image) => Ok(image.id),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting image {reference}"))),
+        }
+    }
+
+    /// Creates a container from `spec` with the environment `env` (`NAME=value`, resolved by
+    /// the caller just now, never stored), using `image` (a tag or an image ID).
+    pub fn create_container(&self, spec: &ContainerSpec, image: &str, env: Vec<String>) -> Result<String> {
+        let mounts = spec
+            .mounts
+            .iter()
+            .map(|m| Mount {
+                typ: Some(if m.kind == "volume" { MountType::VOLUME } else { MountType::BIND }),
+                source: Some(m.source.clone()),
+                target: Some(m.destination.clone()),
+                read_only: Some(m.read_only),
+                ..Default::default()
+            })
+            .collect();
+        let host_config = HostConfig {
+            mounts: Some(mounts),
+            privileged: Some(spec.privileged),
+            memory: spec.memory,
+            nano_cpus: spec.nano_cpus,
+            pids_limit: spec.pids_limit,
+            network_mode: spec.network.clone(),
+            ..Default::default()
+        };
+        let networking_config = spec.network.as_ref().map(|network| NetworkingConfig {
+            endpoints_config: Some(HashMap::from([(
+                network.clone(),
+                EndpointSettings { aliases: Some(spec.aliases.clone()), ..Default::default() },
+            )])),
+        });
+        let body = ContainerCreateBody {
+            image: Some(image.to_owned()),
+            entrypoint: spec.entrypoint.clone(),
+            cmd: spec.cmd.clone(),
+            working_dir: spec.working_dir.clone(),
+            user: spec.user.clone(),
+            hostname: spec.hostname.clone(),
+            labels: Some(spec.labels.clone().into_iter().collect()),
+            env: Some(env),
+            tty: Some(spec.tty),
+            open_stdin: Some(spec.open_stdin),
+            healthcheck: spec.healthcheck.clone().map(|test| HealthConfig { test: Some(test), ..Default::default() }),
+            host_config: Some(host_config),
+            networking_config,
+            ..Default::default()
+        };
+        let options = CreateContainerOptionsBuilder::new().name(&spec.name).build();
+        let created = self
+            .call("create", self.api.create_container(Some(options), body))
+            .with_context(|| format!("creating container {}", spec.name))?;
+        Ok(created.id)
+    }
+
+    pub fn start(&self, name: &str) -> Result<()> {
+        match self.call("start", self.api.start_container(name, None::<StartContainerOptions>)) {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_modified(&e) => Ok(()),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("starting container {name}"))),
+        }
+    }
+
+    /// Runs `cmd` inside a running container and returns its exit code.
+    pub fn exec_status(&self, container: &str, cmd: &[String]) -> Result<i64> {
+        let config = bollard::exec::CreateExecOptions::<String> {
+            cmd: Some(cmd.to_vec()),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            ..Default::default()
+        };
+        let exec = self
+            .call("exec", self.api.create_exec(container, config))
+            .with_context(|| format!("running {cmd:?} in {container}"))?;
+        let started = self.call("exec start", self.api.start_exec(&exec.id, None))?;
+        if let bollard::exec::StartExecResults::Attached { mut output, .. } = started {
+            self.runtime.block_on(async { while output.next().await.is_some() {} });
+        }
+        let inspect = self.call("exec inspect", self.api.inspect_exec(&exec.id))?;
+        Ok(inspect.exit_code.unwrap_or(-1))
+    }
+
+    /// Builds an image from a tar build context, tags it `tag` and labels it.
+    pub fn build_image(&self, context_tar: Vec<u8>, tag: &str, image_labels: &BTreeMap<String, String>) -> Result<()> {
+        let options = BuildImageOptionsBuilder::new()
+            .t(tag)
+            .rm(true)
+            .labels(&image_labels.clone().into_iter().collect::<HashMap<_, _>>())
+            .build();
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let body = bollard::body_full(context_tar.into());
+        let mut log = String::new();
+        let result: Result<()> = self.runtime.block_on(async {
+            let mut stream = self.api.build_image(options, None, Some(body));
+            while let Some(item) = stream.next().await {
+                let info = item.context("building the image")?;
+                if let Some(error) = info.error_detail.and_then(|d| d.message) {
+                    anyhow::bail!("the image build failed: {error}");
+                }
+                if let Some(line) = info.stream {
+                    log.push_str(&line);
+                }
+            }
+            Ok(())
+        });
+        result.with_context(|| format!("building image {tag}"))
+    }
+
+    pub fn tag_image(&self, image: &str, repo: &str, tag: &str) -> Result<()> {
+        let options = TagImageOptionsBuilder::new().repo(repo).tag(tag).build();
+        self.call("tag", self.api.tag_image(image, Some(options)))
+            .with_context(|| format!("tagging {image} as {repo}:{tag}"))
+    }
+
+    /// The engine's clock and boot facts for evidence: (`SystemTime` as the engine reports it,
+    /// the engine's ID).
+    pub fn engine_facts(&self) -> Result<BTreeMap<String, String>> {
+        let info = self.call("info", self.api.info()).context("asking the engine for its info")?;
+        let mut facts = BTreeMap::new();
+        if let Some(t) = info.system_time {
+            facts.insert("engine_time".to_owned(), t);
+        }
+        if let Some(id) = info.id {
+            facts.insert("engine_id".to_owned(), id);
+        }
+        if let Some(v) = info.server_version {
+            facts.insert("engine_version".to_owned(), v);
+        }
+        Ok(facts)
+    }
+
+    /// Follows the engine's container events with label `jackin.managed=true` until `on_event`
+    /// returns false or the stream ends (the engine went away: an error).
+    pub fn follow_events(&self, actions: &[&str], mut on_event: impl FnMut(ContainerEvent) -> bool) -> Result<()> {
+        let mut pairs = vec![("type", "container"), ("label", "jackin.managed=true")];
+        pairs.extend(actions.iter().map(|a| ("event", *a)));
+        let options = EventsOptionsBuilder::new().filters(&filters(&pairs)).build();
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.runtime.block_on(async {
+            let mut stream = self.api.events(Some(options));
+            while let Some(item) = stream.next().await {
+                let event = item.context("reading the engine's events")?;
+                let actor = event.actor.unwrap_or_default();
+                let attributes = actor.attributes.unwrap_or_default();
+                let event = ContainerEvent {
+                    action: event.action.unwrap_or_default(),
+                    name: attributes.get("name").cloned().unwrap_or_default(),
+                    labels: attributes.into_iter().collect(),
+                };
+                if !on_event(event) {
+                    return Ok(());
+                }
+            }
+            Err(anyhow::anyhow!("the engine closed its event stream"))
+        })
+    }
+}
+
+/// Docker adds the container's short ID as an alias; it changes with every container.
+fn is_short_id(alias: &str, id: &Option<String>) -> bool {
+    id.as_deref().is_some_and(|id| id.starts_with(alias) && alias.len() >= 12)
+}
