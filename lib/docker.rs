@@ -296,7 +296,7 @@ impl Engine {
     }
 
     pub fn remove_volume(&self, name: &str) -> Result<bool> {
-        let options = RemoveVolumeOptionsBuilder::new().force(true).build();
+        let options = RemoveVolumeOptionsBuilder::new().build();
         match self.call("remove volume", self.api.remove_volume(name, Some(options))) {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),

@@ -2,6 +2,8 @@
 //! by hand from state.md (not by the library under test, so the tests check that it reads them).
 #![allow(dead_code)]
 
+pub mod docker;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;

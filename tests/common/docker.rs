@@ -1,0 +1,168 @@
+//! A real Docker engine for tests: the locally built busybox test image and sessions made the way
+//! jackin makes them (role container, DinD sidecar, network, certs volume, jackin's labels).
+//! Setup uses the docker CLI; the code under test talks to the engine through its own client.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub const TEST_IMAGE: &str = "jackin-test-busybox:latest";
+
+/// Whether a Docker engine answers. Without one a test skips with a printed reason; with
+/// `CI=true` a missing engine fails the test instead.
+pub fn engine_available(test: &str) -> bool {
+    static AVAILABLE: OnceLock<Result<(), String>> = OnceLock::new();
+    let available = AVAILABLE.get_or_init(|| {
+        let out = Command::new("docker").args(["version", "--format", "{{.Server.Version}}"]).output();
+        match out {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(String::from_utf8_lossy(&out.stderr).trim().to_owned()),
+            Err(e) => Err(format!("the docker CLI cannot run: {e}")),
+        }
+    });
+    match available {
+        Ok(()) => {
+            build_test_image();
+            true
+        }
+        Err(why) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{test}: CI=true and no Docker engine answers: {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED {test}: no Docker engine answers ({why})");
+            false
+        }
+    }
+}
+
+/// `docker …` that must succeed; returns trimmed stdout.
+pub fn docker(args: &[&str]) -> String {
+    let out = Command::new("docker").args(args).output().expect("docker runs");
+    assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// `docker …` whose failure is fine (cleanup, probing).
+pub fn docker_quiet(args: &[&str]) -> Option<String> {
+    let out = Command::new("docker").args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The test image: busybox-static in a `FROM scratch` image, built locally (no registry here).
+pub fn build_test_image() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        if docker_quiet(&["image", "inspect", TEST_IMAGE]).is_some() {
+            return;
+        }
+        let busybox = ["/bin/busybox", "/usr/bin/busybox"]
+            .into_iter()
+            .map(Path::new)
+            .find(|p| p.exists())
+            .expect("busybox-static is installed (apt-get install busybox-static)");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(busybox, dir.path().join("busybox")).unwrap();
+        std::fs::write(
+            dir.path().join("Dockerfile"),
+            "FROM scratch\nCOPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n\
+             ENV PATH=/bin\nCMD [\"/bin/sh\"]\n",
+        )
+        .unwrap();
+        docker(&["build", "-q", "-t", TEST_IMAGE, dir.path().to_str().unwrap()]);
+    });
+}
+
+/// The Docker side of one session, removed on drop.
+pub struct Session {
+    pub container: String,
+    pub sidecar: Option<String>,
+    pub network: String,
+    pub volume: Option<String>,
+}
+
+pub struct SessionOptions<'a> {
+    pub dind: bool,
+    pub env: Vec<(&'a str, &'a str)>,
+    /// Host directories bind-mounted into the role container: (source, destination).
+    pub binds: Vec<(PathBuf, &'a str)>,
+    pub running: bool,
+}
+
+impl Default for SessionOptions<'_> {
+    fn default() -> Self {
+        SessionOptions { dind: true, env: Vec::new(), binds: Vec::new(), running: true }
+    }
+}
+
+impl Session {
+    /// Creates the network, the certs volume and the sidecar (when `dind`), and the role
+    /// container, with jackin's names and labels; starts them when `running`.
+    pub fn launch(container: &str, options: SessionOptions) -> Session {
+        let network = format!("{container}-net");
+        let role_label = format!("jackin.role={container}");
+        docker(&["network", "create", "--label", "jackin.managed=true", "--label", &role_label, &network]);
+        let (sidecar, volume) = if options.dind {
+            let sidecar = format!("{container}-dind");
+            let volume = format!("{container}-dind-certs");
+            docker(&["volume", "create", &volume]);
+            let mount = format!("{volume}:/certs");
+            let args = vec![
+                "create", "--name", &sidecar, "--network", &network, "--network-alias", "dind",
+                "--label", "jackin.managed=true", "--label", "jackin.kind=dind", "--label", &role_label,
+                "-v", &mount, "--health-cmd", "test -e /tmp/healthy", "--health-interval", "1s",
+                TEST_IMAGE, "sh", "-c", "touch /tmp/healthy; exec sleep 3600",
+            ];
+            docker(&args);
+            (Some(sidecar), Some(volume))
+        } else {
+            (None, None)
+        };
+        let envs: Vec<String> = options.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let binds: Vec<String> =
+            options.binds.iter().map(|(src, dst)| format!("{}:{dst}", src.display())).collect();
+        let mut args: Vec<&str> = vec![
+            "create", "--name", container, "--network", &network, "--hostname", "agent",
+            "--label", "jackin.managed=true", "--label", "jackin.kind=role", "--label", "jackin.class=agent-smith",
+            "--label", "jackin.display.name=Agent Smith", "--label", "jackin.image=jackin-test-busybox",
+            "-w", "/workspace", "--memory", "64m",
+        ];
+        for env in &envs {
+            args.extend(["-e", env]);
+        }
+        for bind in &binds {
+            args.extend(["-v", bind]);
+        }
+        args.extend([TEST_IMAGE, "sleep", "3600"]);
+        docker(&args);
+        let session = Session { container: container.to_owned(), sidecar, network, volume };
+        if options.running {
+            if let Some(sidecar) = &session.sidecar {
+                docker(&["start", sidecar]);
+            }
+            docker(&["start", container]);
+        }
+        session
+    }
+
+    pub fn state(&self, name: &str) -> Option<String> {
+        docker_quiet(&["inspect", "-f", "{{.State.Status}}", name])
+    }
+
+    pub fn exists(kind: &str, name: &str) -> bool {
+        docker_quiet(&[kind, "inspect", name]).is_some()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = docker_quiet(&["rm", "-f", &self.container]);
+        if let Some(sidecar) = &self.sidecar {
+            let _ = docker_quiet(&["rm", "-f", sidecar]);
+        }
+        let _ = docker_quiet(&["network", "rm", &self.network]);
+        if let Some(volume) = &self.volume {
+            let _ = docker_quiet(&["volume", "rm", "-f", volume]);
+        }
+    }
+}

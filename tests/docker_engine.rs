@@ -1,0 +1,82 @@
+//! The Docker module against a real engine.
+
+mod common;
+
+use std::time::Duration;
+
+use common::docker::{engine_available, Session, SessionOptions};
+use jackin::docker::Engine;
+use jackin::exit::Exit;
+
+#[test]
+fn lists_inspects_and_removes_a_real_session() {
+    if !engine_available("lists_inspects_and_removes_a_real_session") {
+        return;
+    }
+    let name = "jk-dk1test0-engine";
+    let session = Session::launch(
+        name,
+        SessionOptions { env: vec![("SECRET_TOKEN", "s3cr3t-value"), ("TERM", "xterm")], ..Default::default() },
+    );
+    let engine = Engine::connect().unwrap();
+    let listed = engine.list_managed().unwrap();
+    let role = listed.iter().find(|c| c.name == name).expect("the role container is listed");
+    assert_eq!(role.state, "running");
+    assert_eq!(role.labels.get("jackin.kind").map(String::as_str), Some("role"));
+    assert!(listed.iter().any(|c| c.name == format!("{name}-dind")));
+
+    let details = engine.inspect(name).unwrap().expect("inspectable");
+    assert!(details.state.running);
+    assert_eq!(details.spec.image, common::docker::TEST_IMAGE);
+    assert!(details.spec.image_id.starts_with("sha256:"));
+    assert_eq!(details.spec.network.as_deref(), Some(format!("{name}-net").as_str()));
+    assert_eq!(details.spec.memory, Some(64 * 1024 * 1024));
+    assert_eq!(details.spec.working_dir.as_deref(), Some("/workspace"));
+    assert!(details.env.iter().any(|e| e == "SECRET_TOKEN=s3cr3t-value"));
+    let sidecar = engine.inspect(&format!("{name}-dind")).unwrap().unwrap();
+    assert_eq!(sidecar.spec.healthcheck.as_ref().unwrap()[1], "test -e /tmp/healthy");
+    assert_eq!(sidecar.spec.aliases, ["dind"]);
+    assert_eq!(sidecar.spec.mounts[0].kind, "volume");
+    assert_eq!(sidecar.spec.mounts[0].source, format!("{name}-dind-certs"));
+    assert_eq!(engine.exec_status(&format!("{name}-dind"), &["true".into()]).unwrap(), 0);
+    assert_eq!(engine.exec_status(&format!("{name}-dind"), &["false".into()]).unwrap(), 1);
+
+    assert!(engine.stop(name, Duration::from_secs(1)).unwrap());
+    assert!(!engine.inspect(name).unwrap().unwrap().state.running);
+    assert!(engine.remove_container(name).unwrap());
+    assert!(!engine.remove_container(name).unwrap(), "a missing container counts as removed");
+    assert!(engine.inspect(name).unwrap().is_none());
+    assert!(engine.remove_container(&format!("{name}-dind")).unwrap());
+    assert!(engine.remove_network(&format!("{name}-net")).unwrap());
+    assert!(!engine.remove_network(&format!("{name}-net")).unwrap());
+    assert!(engine.remove_volume(&format!("{name}-dind-certs")).unwrap());
+    assert!(!engine.remove_volume(&format!("{name}-dind-certs")).unwrap());
+    drop(session);
+}
+
+#[test]
+fn a_dead_socket_is_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = format!("unix://{}/docker.sock", dir.path().display());
+    // The library reads DOCKER_HOST; a child process keeps this test's environment clean.
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "connect_from_env_probe", "--nocapture"])
+        .env("DOCKER_HOST", &socket)
+        .env("JACKIN_PROBE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("probe: exit=4"), "{stdout}");
+    assert!(stdout.contains("cannot be reached"), "{stdout}");
+}
+
+#[test]
+fn connect_from_env_probe() {
+    if std::env::var_os("JACKIN_PROBE").is_none() {
+        return;
+    }
+    match Engine::connect() {
+        Ok(_) => println!("probe: connected"),
+        Err(e) => println!("probe: exit={} {e:#}", Exit::of(&e).code()),
+    }
+}
