@@ -3,6 +3,8 @@
 
 pub mod assess;
 pub mod cli;
+pub mod config;
+pub mod continuity;
 pub mod docker;
 pub mod driver;
 pub mod exit;
@@ -10,6 +12,7 @@ pub mod git;
 pub mod model;
 pub mod names;
 pub mod parallel;
+pub mod recipe;
 pub mod records;
 pub mod select;
 pub mod store;

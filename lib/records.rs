@@ -160,6 +160,186 @@ impl Record for ErrorRecord {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `decision`: what jackin-keep decided for one assessed instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    #[serde(flatten)]
+    pub identity: Identity,
+    /// `keep`, `clean` or `return`.
+    pub outcome: String,
+    /// The policy that applied: `ask`, `keep` or `clean`.
+    pub policy: String,
+    /// Why, in a word or two: `clean session`, `dirty`, `operator keep`, `policy keep`, …
+    pub reason: String,
+    /// The assessment's verdict the decision was taken on.
+    pub verdict: String,
+    /// A clean outcome chosen over work at risk: purge quarantines that work before deleting.
+    #[serde(default)]
+    pub discard_unfinished: bool,
+    /// The status written (keep, clean), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+}
+
+impl Record for Decision {
+    const TYPE: &'static str = "decision";
+    fn text(&self) -> String {
+        let dry = if self.dry_run { " (dry run)" } else { "" };
+        format!("{} · {} · {} ({} policy){dry}", self.identity.container_base, self.outcome, self.reason, self.policy)
+    }
+}
+
+/// One resource a purge removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Removed {
+    /// `container`, `network`, `volume`, `worktree`, `branch`, `directory`, `name_lock`,
+    /// `index_row`, `temp_file`, `quarantine`.
+    pub kind: String,
+    pub name: String,
+}
+
+/// `purged`: one instance (or orphan) deleted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Purged {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub removed: Vec<Removed>,
+    pub freed_bytes: u64,
+    /// Where at-risk work was saved before deletion, if any was.
+    pub quarantine: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+}
+
+impl Record for Purged {
+    const TYPE: &'static str = "purged";
+    fn text(&self) -> String {
+        let mut line = format!(
+            "{} · purged · {} removed · {} freed",
+            self.identity.container_base,
+            self.removed.len(),
+            human_bytes(self.freed_bytes)
+        );
+        if let Some(q) = &self.quarantine {
+            line.push_str(&format!(" · unfinished work saved in {q}"));
+        }
+        if self.dry_run {
+            line.push_str(" (dry run)");
+        }
+        line
+    }
+}
+
+/// `change`: reconcile changed an instance's status to match what Docker says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub from: String,
+    pub to: String,
+    /// The finer truth: `killed_by_host`, `container_exited`, `container_removed`,
+    /// `container_running`, `row_restored`, `row_dropped`, …
+    pub cause: String,
+    pub evidence: Value,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+}
+
+impl Record for Change {
+    const TYPE: &'static str = "change";
+    fn text(&self) -> String {
+        let dry = if self.dry_run { " (dry run)" } else { "" };
+        format!("{} · {} → {} · {}{dry}", self.identity.container_base, self.from, self.to, self.cause.replace('_', " "))
+    }
+}
+
+/// `orphan`: something of jackin's whose instance no longer exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Orphan {
+    /// `container`, `network`, `volume`, `name_lock` or `temp_file`.
+    pub kind: String,
+    pub name: String,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+}
+
+impl Record for Orphan {
+    const TYPE: &'static str = "orphan";
+    fn text(&self) -> String {
+        format!("orphan {} {} · {}", self.kind, self.name, self.reason)
+    }
+}
+
+/// `candidate`: a session that can be resumed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub status: String,
+    pub cause: Option<String>,
+    pub updated_at: String,
+    pub verdict: Option<String>,
+    pub summary: String,
+    /// 0–3, or `None` when it cannot be restored.
+    pub tier: Option<u8>,
+    pub ready: bool,
+    pub missing: Vec<String>,
+    /// The human line: `Resume jk-… · 2h ago · clean · ready`.
+    pub label: String,
+}
+
+impl Record for Candidate {
+    const TYPE: &'static str = "candidate";
+    fn text(&self) -> String {
+        self.label.clone()
+    }
+}
+
+/// `restored`: a session resumed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Restored {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub tier: u8,
+    pub actions: Vec<String>,
+    /// The argv that reconnects to the session.
+    pub attach: Vec<String>,
+    pub drift: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+}
+
+impl Record for Restored {
+    const TYPE: &'static str = "restored";
+    fn text(&self) -> String {
+        let dry = if self.dry_run { "would resume" } else { "resumed" };
+        format!("{} · {dry} (tier {}) · attach: {}", self.identity.container_base, self.tier, self.attach.join(" "))
+    }
+}
+
+/// `1.2 GiB`, for people.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -80,3 +80,39 @@ fn connect_from_env_probe() {
         Err(e) => println!("probe: exit={} {e:#}", Exit::of(&e).code()),
     }
 }
+
+#[test]
+fn a_captured_recipe_holds_the_shape_and_no_secret_value() {
+    if !engine_available("a_captured_recipe_holds_the_shape_and_no_secret_value") {
+        return;
+    }
+    let mut home = common::Home::new();
+    let inst = home.instance("rc1pe0ab", |_, _| Vec::new());
+    let sockets = home.home.join("sockets").join(&inst.container);
+    std::fs::create_dir_all(&sockets).unwrap();
+    std::fs::write(sockets.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace\"\n").unwrap();
+    let _session = Session::launch(
+        &inst.container,
+        SessionOptions {
+            env: vec![("SECRET_TOKEN", "s3cr3t-value-42"), ("TERM", "xterm")],
+            binds: vec![(inst.dir.join("home"), "/home/agent")],
+            ..Default::default()
+        },
+    );
+    let store = jackin::store::Store::open(jackin::store::Roots { home: home.home.clone(), config_dir: home.config.clone() }).unwrap();
+    let name = jackin::names::InstanceName::parse(&inst.container).unwrap();
+    let engine = Engine::connect().unwrap();
+    let names = jackin::model::DockerNames::derived(&inst.container);
+    let recipe = jackin::recipe::capture(&engine, &store, &name, &names, "test").unwrap().unwrap();
+    let text = serde_json::to_string(&recipe).unwrap();
+    assert!(!text.contains("s3cr3t-value-42"), "{text}");
+    assert!(recipe.role.env.iter().any(|e| e.name == "SECRET_TOKEN" && e.source == "env:SECRET_TOKEN" && e.value.is_none()));
+    assert!(recipe.role.env.iter().any(|e| e.name == "TERM" && e.value.as_deref() == Some("xterm")));
+    assert_eq!(recipe.role.spec.cmd.as_deref(), Some(&["sleep".to_owned(), "3600".to_owned()][..]));
+    assert_eq!(recipe.role.spec.mounts[0].destination, "/home/agent");
+    assert_eq!(recipe.role.spec.labels["jackin.kind"], "role");
+    let sidecar = recipe.sidecar.unwrap();
+    assert_eq!(sidecar.health.unwrap(), ["sh", "-c", "test -e /tmp/healthy"]);
+    assert_eq!(recipe.network.unwrap().name, format!("{}-net", inst.container));
+    assert!(recipe.agent_toml.unwrap().contains("agent-smith"));
+}

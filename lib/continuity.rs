@@ -1,0 +1,112 @@
+//! The tools' own per-instance file, `data/<container>/.jackin/continuity.json`: the finer truth
+//! behind jackin's ten statuses (why it was kept, what killed it, with the evidence), and the
+//! captured launch recipe. jackin never reads it; its files never carry these keys.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::names::InstanceName;
+use crate::recipe::LaunchRecipe;
+use crate::store::{read_json, write_json_atomic, Store};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Continuity {
+    pub version: u64,
+    #[serde(default)]
+    pub recipe: Option<LaunchRecipe>,
+    #[serde(default)]
+    pub kept: Option<Kept>,
+    /// The cause behind the current status: `kept`, `killed_by_host`, `container_exited`, …
+    #[serde(default)]
+    pub cause: Option<String>,
+    /// What was seen when `cause` was decided.
+    #[serde(default)]
+    pub evidence: Option<Value>,
+    /// Every status change these tools made, oldest first.
+    #[serde(default)]
+    pub history: Vec<HistoryEntry>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Default for Continuity {
+    fn default() -> Self {
+        Continuity {
+            version: 1,
+            recipe: None,
+            kept: None,
+            cause: None,
+            evidence: None,
+            history: Vec::new(),
+            extra: Map::new(),
+        }
+    }
+}
+
+/// Who kept a session, when and why, and the assessment they saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Kept {
+    pub at: String,
+    /// `user@host` of the process that kept it.
+    pub by: String,
+    pub reason: String,
+    pub policy: String,
+    pub verdict: String,
+    pub assessment: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub at: String,
+    pub tool: String,
+    pub from: String,
+    pub to: String,
+    pub cause: String,
+    #[serde(default)]
+    pub evidence: Value,
+}
+
+pub fn path(store: &Store, name: &InstanceName) -> PathBuf {
+    store.meta_dir(name).join("continuity.json")
+}
+
+/// The file, or an empty one when there is none yet.
+pub fn read(store: &Store, name: &InstanceName) -> Result<Continuity> {
+    Ok(read_json(&path(store, name))?.unwrap_or_default())
+}
+
+/// One read-modify-write under the file's own lock (keep, reconcile and restore may all touch
+/// it). `change` returns whether it changed anything.
+pub fn update<T>(store: &Store, name: &InstanceName, change: impl FnOnce(&mut Continuity) -> Result<(T, bool)>) -> Result<T> {
+    let meta = store.meta_dir(name);
+    let lock_path = meta.join("continuity.lock");
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&lock_path)
+        .with_context(|| format!("opening {}", lock_path.display()))?;
+    fs2::FileExt::lock_exclusive(&lock).with_context(|| format!("locking {}", lock_path.display()))?;
+    let mut continuity = read(store, name)?;
+    let (value, changed) = change(&mut continuity)?;
+    if changed {
+        write_json_atomic(&path(store, name), &continuity)?;
+    }
+    Ok(value)
+}
+
+/// `user@host`, for "who kept it".
+pub fn operator() -> String {
+    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "unknown".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "localhost".into());
+    format!("{user}@{host}")
+}

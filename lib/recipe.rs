@@ -1,0 +1,240 @@
+//! The launch recipe (lifecycle.md, "The launch recipe"): what recreates a session's containers,
+//! captured from `docker inspect` and the socket dir before anything tears them down. The
+//! environment is kept as names and sources only: no secret value is ever written to disk.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::docker::{ContainerDetails, ContainerSpec, Engine};
+use crate::model::DockerNames;
+use crate::names::InstanceName;
+use crate::store::Store;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchRecipe {
+    pub captured_at: String,
+    /// Which tool captured it: `jackin-keep` or `jackin-reconcile`.
+    pub captured_by: String,
+    pub role: ContainerRecipe,
+    pub sidecar: Option<ContainerRecipe>,
+    pub network: Option<NetworkRecipe>,
+    pub certs_volume: Option<String>,
+    /// `sockets/<c>/agent.toml` as it was (it holds sources of secrets, never their values).
+    pub agent_toml: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContainerRecipe {
+    #[serde(flatten)]
+    pub spec: ContainerSpec,
+    pub env: Vec<EnvBinding>,
+    /// The command that says the container is ready (`docker exec` argv): the container's own
+    /// healthcheck when it has one, else `docker info` for a sidecar.
+    pub health: Option<Vec<String>>,
+}
+
+/// One environment variable of a container: its name and where its value comes from at restore.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvBinding {
+    pub name: String,
+    /// `env:NAME` (the restoring process's environment), `op://vault/item/field` (`op read`), or
+    /// `literal` (a value known not to be secret, stored in `value`).
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkRecipe {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// Variables whose values are configuration, not secrets: kept as literals.
+pub fn is_known_non_secret(name: &str) -> bool {
+    const NAMES: [&str; 16] = [
+        "PATH", "TERM", "LANG", "LANGUAGE", "HOME", "USER", "SHELL", "HOSTNAME", "TZ", "PWD", "COLORTERM",
+        "DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_TLS_CERTDIR", "NO_COLOR",
+    ];
+    NAMES.contains(&name) || name.starts_with("JACKIN_") || name.starts_with("LC_")
+}
+
+/// `exec_bindings` of an `agent.toml`: variable name → recipe source.
+pub fn exec_binding_sources(agent_toml: &str) -> BTreeMap<String, String> {
+    #[derive(Deserialize)]
+    struct AgentToml {
+        #[serde(default)]
+        exec_bindings: Vec<Binding>,
+    }
+    #[derive(Deserialize)]
+    struct Binding {
+        name: String,
+        kind: String,
+        source: String,
+    }
+    let Ok(parsed) = toml::from_str::<AgentToml>(agent_toml) else { return BTreeMap::new() };
+    parsed
+        .exec_bindings
+        .into_iter()
+        .filter_map(|b| match b.kind.as_str() {
+            "op" if b.source.starts_with("op://") => Some((b.name, b.source)),
+            "env" => Some((b.name, format!("env:{}", b.source))),
+            // A literal typed into jackin's config may still be a secret: ask the environment.
+            "literal" => Some((b.name.clone(), format!("env:{}", b.name))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Names and sources of a container's environment; values only for known non-secrets.
+pub fn env_bindings(env: &[String], sources: &BTreeMap<String, String>) -> Vec<EnvBinding> {
+    env.iter()
+        .map(|entry| {
+            let (name, value) = entry.split_once('=').unwrap_or((entry.as_str(), ""));
+            if let Some(source) = sources.get(name) {
+                EnvBinding { name: name.to_owned(), source: source.clone(), value: None }
+            } else if is_known_non_secret(name) {
+                EnvBinding { name: name.to_owned(), source: "literal".into(), value: Some(value.to_owned()) }
+            } else {
+                EnvBinding { name: name.to_owned(), source: format!("env:{name}"), value: None }
+            }
+        })
+        .collect()
+}
+
+/// A `docker exec` argv from a Docker healthcheck test (`["CMD-SHELL", "…"]`, `["CMD", …]`).
+pub fn health_argv(test: &[String]) -> Option<Vec<String>> {
+    match test.split_first() {
+        Some((kind, rest)) if kind == "CMD-SHELL" => Some(vec!["sh".into(), "-c".into(), rest.join(" ")]),
+        Some((kind, rest)) if kind == "CMD" && !rest.is_empty() => Some(rest.to_vec()),
+        Some((kind, _)) if kind == "NONE" => None,
+        Some(_) => Some(test.to_vec()),
+        None => None,
+    }
+}
+
+fn container_recipe(details: ContainerDetails, sources: &BTreeMap<String, String>, default_health: Option<Vec<String>>) -> ContainerRecipe {
+    let health = details.spec.healthcheck.as_deref().and_then(health_argv).or(default_health);
+    ContainerRecipe { env: env_bindings(&details.env, sources), spec: details.spec, health }
+}
+
+/// Captures the recipe of a session whose role container exists; `None` when it does not.
+pub fn capture(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    docker: &DockerNames,
+    captured_by: &str,
+) -> Result<Option<LaunchRecipe>> {
+    let Some(role) = engine.inspect(&docker.role_container)? else { return Ok(None) };
+    let agent_toml_path = store.socket_dir(name).join("agent.toml");
+    let agent_toml = match std::fs::read_to_string(&agent_toml_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", agent_toml_path.display())),
+    };
+    let sources = agent_toml.as_deref().map(exec_binding_sources).unwrap_or_default();
+    let sidecar = match &docker.dind_container {
+        Some(sidecar) => engine.inspect(sidecar)?,
+        None => None,
+    };
+    let network = match &role.spec.network {
+        Some(network) => Some(NetworkRecipe {
+            name: network.clone(),
+            labels: BTreeMap::from([
+                ("jackin.managed".to_owned(), "true".to_owned()),
+                ("jackin.role".to_owned(), name.to_string()),
+            ]),
+        }),
+        None => None,
+    };
+    let docker_info = Some(vec!["docker".to_owned(), "info".to_owned()]);
+    Ok(Some(LaunchRecipe {
+        captured_at: crate::time::now_rfc3339(),
+        captured_by: captured_by.to_owned(),
+        role: container_recipe(role, &sources, None),
+        sidecar: sidecar.map(|s| container_recipe(s, &sources, docker_info)),
+        network,
+        certs_volume: docker.certs_volume.clone(),
+        agent_toml,
+    }))
+}
+
+/// The values of a recipe's environment, resolved now. `Err` names every variable that cannot be
+/// resolved. The values live in memory only, for the create call.
+pub fn resolve_env(
+    bindings: &[EnvBinding],
+    lookup: impl Fn(&str) -> Option<String>,
+    op_read: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<String>, Vec<String>> {
+    let mut values = Vec::new();
+    let mut missing = Vec::new();
+    for binding in bindings {
+        let value = if binding.source == "literal" {
+            binding.value.clone()
+        } else if let Some(var) = binding.source.strip_prefix("env:") {
+            lookup(var)
+        } else if binding.source.starts_with("op://") {
+            op_read(&binding.source)
+        } else {
+            None
+        };
+        match value {
+            Some(value) => values.push(format!("{}={value}", binding.name)),
+            None => missing.push(binding.name.clone()),
+        }
+    }
+    if missing.is_empty() {
+        Ok(values)
+    } else {
+        Err(missing)
+    }
+}
+
+/// `op read <reference>` from 1Password's CLI, when it is on PATH.
+pub fn op_read(reference: &str) -> Option<String> {
+    let out = std::process::Command::new("op").args(["read", "--no-newline", reference]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim_end_matches('\n').to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_keep_only_their_names() {
+        let sources = exec_binding_sources(
+            "role = \"r\"\n[[exec_bindings]]\nname = \"GH_TOKEN\"\nkind = \"op\"\nsource = \"op://dev/gh/token\"\n\
+             [[exec_bindings]]\nname = \"API\"\nkind = \"env\"\nsource = \"MY_API\"\n",
+        );
+        let env = ["PATH=/bin".to_owned(), "SECRET_TOKEN=hunter2".into(), "GH_TOKEN=ghp_x".into(), "API=k".into(), "JACKIN_ROLE=r".into()];
+        let bindings = env_bindings(&env, &sources);
+        let text = serde_json::to_string(&bindings).unwrap();
+        for secret in ["hunter2", "ghp_x", "\"k\""] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        assert_eq!(bindings[0], EnvBinding { name: "PATH".into(), source: "literal".into(), value: Some("/bin".into()) });
+        assert_eq!(bindings[1].source, "env:SECRET_TOKEN");
+        assert_eq!(bindings[2].source, "op://dev/gh/token");
+        assert_eq!(bindings[3].source, "env:MY_API");
+        assert_eq!(bindings[4].value.as_deref(), Some("r"));
+    }
+
+    #[test]
+    fn resolution_names_every_missing_variable() {
+        let bindings = env_bindings(&["A=1".into(), "B=2".into(), "PATH=/bin".into()], &BTreeMap::new());
+        let missing = resolve_env(&bindings, |_| None, |_| None).unwrap_err();
+        assert_eq!(missing, ["A", "B"]);
+        let values = resolve_env(&bindings, |n| Some(format!("v{n}")), |_| None).unwrap();
+        assert_eq!(values, ["A=vA", "B=vB", "PATH=/bin"]);
+    }
+
+    #[test]
+    fn healthchecks_become_exec_argv() {
+        assert_eq!(health_argv(&["CMD-SHELL".into(), "docker info".into()]).unwrap(), ["sh", "-c", "docker info"]);
+        assert_eq!(health_argv(&["CMD".into(), "true".into()]).unwrap(), ["true"]);
+        assert_eq!(health_argv(&["NONE".into()]), None);
+    }
+}
