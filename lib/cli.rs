@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
 
 const EXIT_CODES: &str = "\
@@ -97,7 +98,115 @@ impl ToolArgs for AssessArgs {
     }
 }
 
+/// The answer to the ask dialog when no terminal can ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AnswerArg {
+    /// Return to the agent: change nothing
+    Return,
+    /// Exit and keep the session to resume later
+    Keep,
+    /// Exit and clean up (the unfinished work is quarantined, then deleted by jackin-purge)
+    Clean,
+}
+
+const EXIT_POLICY: &str = "\
+The exit policy (--policy, else the workspace's dirty_exit_policy in jackin's config, else the
+global one, else ask; discard means clean):
+
+  policy  clean session           unfinished work (dirty,        work that cannot be read
+                                  unpushed)                      (unknown)
+  ask     clean, no question;     on a terminal: show the work,  like unfinished work, but
+          --keep keeps it         wait for Enter, then ask:      clean-up needs
+                                  1 return (default), 2 keep,    --discard-unfinished
+                                  3 clean up. No terminal:
+                                  --answer, else the choice made
+                                  in the container this session,
+                                  else keep
+  keep    keep                    keep                           keep
+  clean   clean                   clean (the work is saved to a  keep, with a warning
+                                  quarantine first)
+
+--keep keeps whatever the policy and the verdict.
+
+What each outcome does:
+  keep    records how the session was launched (variable names, never secret values), removes
+          its role container, Docker-in-Docker sidecar, network and certs volume, and keeps its
+          data, home, worktrees and clones. Status: restore_available (clean),
+          preserved_dirty (dirty, or cannot be read) or preserved_unpushed. jackin-restore
+          resumes it.
+  clean   marks the session clean_exited and deletes nothing; jackin-purge, next in the pipe,
+          deletes it (saving unfinished work to a quarantine first).
+  return  changes nothing: reconnect to the agent.
+
+A session whose role container is still running is live: nothing is changed for it (exit 5)
+unless --stop is given. Ctrl-C in the dialog changes nothing (exit 130).
+
+Exit codes:
+  0    done (also: nothing to do)
+  2    usage: bad flags, or stdin is a terminal (pipe assessment records into it)
+  3    bad input: a line that is not a record; nothing was changed
+  4    unavailable: the Docker engine or the jackin home cannot be reached, or a config file
+       does not parse; nothing was changed
+  5    busy: a session is live (its role container runs); it was not touched
+  6    partial: some sessions failed (see the error records)
+  7    internal error (a bug)
+  130  interrupted: nothing was changed";
+
+/// Applies the exit policy to assessed sessions: keep them to resume later, or mark them for
+/// clean-up.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "jackin-keep",
+    version,
+    about = "Apply the exit policy: keep a session to resume later, or mark it for clean-up",
+    long_about = "Reads assessment records (from jackin-assess) on stdin and applies the exit policy \
+to each session: keep it (free Docker, keep everything resuming needs), mark it clean_exited for \
+jackin-purge, or return to the agent. Writes one decision record per session; other records pass \
+through unchanged. The ask dialog runs on the terminal (/dev/tty), never on stdin.",
+    after_help = "Typical use: jackin-assess \"$C\" | jackin-keep | jackin-purge\n\nThe policy table and the exit codes: --help.",
+    after_long_help = EXIT_POLICY,
+)]
+pub struct KeepArgs {
+    /// Override the configured exit policy (discard means clean)
+    #[arg(
+        long,
+        value_name = "POLICY",
+        value_parser = clap::builder::PossibleValuesParser::new(["ask", "keep", "clean", "discard"])
+            .map(|s: String| crate::config::Policy::parse(&s).expect("a listed policy")),
+    )]
+    pub policy: Option<crate::config::Policy>,
+
+    /// Keep the session whatever the policy and the verdict: "keep this for tomorrow"
+    #[arg(long)]
+    pub keep: bool,
+
+    /// The answer to the ask dialog when no terminal can ask
+    #[arg(long, value_enum, value_name = "ANSWER")]
+    pub answer: Option<AnswerArg>,
+
+    /// Allow cleaning up a session whose work cannot be read (it cannot be saved first)
+    #[arg(long)]
+    pub discard_unfinished: bool,
+
+    /// Stop a still-running session's role container first (else it is live: exit 5)
+    #[arg(long)]
+    pub stop: bool,
+
+    /// Decide and emit the decisions with "dry_run": true; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl ToolArgs for KeepArgs {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
 /// Every tool's command, for the man pages and completions.
 pub fn commands() -> Vec<clap::Command> {
-    vec![AssessArgs::command()]
+    vec![AssessArgs::command(), KeepArgs::command()]
 }

@@ -1,0 +1,132 @@
+//! jackin-keep: apply the exit policy to assessed sessions (lifecycle.md, "The exit policy").
+//! Everything is read, checked and decided (the dialog included) before anything is changed, so
+//! bad input, an unreachable Docker engine or a Ctrl-C leaves every session as it was.
+
+use anyhow::Result;
+use jackin::assess::{AssessOptions, Assessment, Assessor};
+use jackin::cli::{AnswerArg, KeepArgs};
+use jackin::config::configured_policy;
+use jackin::dialog::{self, Tty};
+use jackin::docker::Engine;
+use jackin::driver::{self, Ctx};
+use jackin::exit::Exit;
+use jackin::keep::{self, AnswerSource, Asked, ExitAction, Flags, Outcome, Ruling, Session};
+use jackin::records::{ErrorRecord, InputRecord};
+use jackin::store::Store;
+
+fn main() {
+    driver::main::<KeepArgs>(keep::TOOL, run)
+}
+
+enum Step<'a> {
+    Pass(&'a InputRecord),
+    Fail(String, &'static str, anyhow::Error),
+    Live(Session),
+    Act(Session, Ruling),
+}
+
+fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
+    let input = ctx.read_stdin_records("pipe assessments into it: jackin-assess \"$C\" | jackin-keep")?;
+    let mut assessments = Vec::new();
+    for record in input.iter().filter(|r| r.kind == "assessment") {
+        assessments.push(record.parse::<Assessment>()?);
+    }
+    let mut assessments = assessments.into_iter();
+    let store = ctx.store()?;
+    let engine = if assessments.len() > 0 { Some(Engine::connect()?) } else { None };
+    let flags = Flags { keep: args.keep, discard_unfinished: args.discard_unfinished };
+    let mut tty: Option<Option<Tty>> = None;
+
+    let mut steps = Vec::new();
+    for record in &input {
+        let (Some(engine), "assessment") = (&engine, record.kind.as_str()) else {
+            steps.push(Step::Pass(record));
+            continue;
+        };
+        let assessment = assessments.next().expect("one parsed assessment per assessment record");
+        let policy = match args.policy {
+            Some(policy) => policy,
+            None => configured_policy(&store.roots.config_dir, assessment.identity.workspace_name.as_deref())?.0,
+        };
+        let container = assessment.identity.container_base.clone();
+        match keep::observe(&store, engine, assessment, policy)? {
+            Err(e) if Exit::of(&e) == Exit::Usage => steps.push(Step::Fail(container, "bad_name", e)),
+            Err(e) => steps.push(Step::Fail(container, "keep_failed", e)),
+            Ok(session) if session.live() && !args.stop => steps.push(Step::Live(session)),
+            Ok(session) => {
+                let asked = ask(ctx, &args, flags, &store, &session, &mut tty)?;
+                let ruling = keep::decide(policy, session.assessment.verdict, flags, asked);
+                steps.push(Step::Act(session, ruling));
+            }
+        }
+    }
+
+    let mut live = 0;
+    for step in steps {
+        match step {
+            Step::Pass(record) => ctx.pass_through(record)?,
+            Step::Fail(container, code, e) => ctx.fail(Some(&container), code, &e)?,
+            Step::Live(session) => {
+                live += 1;
+                let message = format!(
+                    "the session is live (its role container {} is running): nothing was changed; --stop stops it first",
+                    session.manifest.docker.role_container
+                );
+                eprintln!("{}: error: {}: {message}", keep::TOOL, session.name);
+                ctx.emit(&ErrorRecord {
+                    tool: keep::TOOL.into(),
+                    container_base: Some(session.name.to_string()),
+                    code: "live".into(),
+                    message,
+                })?;
+            }
+            Step::Act(session, ruling) => {
+                if let Some(warning) = &ruling.warning {
+                    ctx.warn(format_args!("{}: {warning}", session.name));
+                }
+                if !args.dry_run {
+                    let engine = engine.as_ref().expect("connected when there are assessments");
+                    match keep::apply(&store, engine, &session, &ruling) {
+                        Ok(warnings) => warnings.iter().for_each(|w| ctx.warn(format_args!("{}: {w}", session.name))),
+                        Err(e) => {
+                            let code = if ruling.outcome == Outcome::Keep { "keep_failed" } else { "clean_failed" };
+                            ctx.fail(Some(session.name.as_str()), code, &e)?;
+                            continue;
+                        }
+                    }
+                }
+                ctx.emit(&keep::decision(&session, &ruling, args.dry_run))?;
+            }
+        }
+    }
+    Ok(if live > 0 { Exit::Busy } else { Exit::Ok })
+}
+
+/// The answer to the table's question, when it asks one: the operator on the terminal; with no
+/// terminal, `--answer`, else a fresh exit-action file, else nobody (which keeps).
+fn ask(ctx: &Ctx, args: &KeepArgs, flags: Flags, store: &Store, session: &Session, tty: &mut Option<Option<Tty>>) -> Result<Asked> {
+    if !keep::needs_answer(session.policy, session.assessment.verdict, flags) {
+        return Ok(Asked::Nobody);
+    }
+    if let Some(tty) = tty.get_or_insert_with(Tty::open) {
+        let clean_allowed = session.assessment.verdict != jackin::assess::Verdict::Unknown || flags.discard_unfinished;
+        let with_diffs = || Assessor::new(AssessOptions { with_diff: true }).instance(store, &session.name, None);
+        let outcome = dialog::ask(tty, &session.assessment, clean_allowed, &with_diffs)?;
+        return Ok(Asked::Answered(outcome, AnswerSource::Dialog));
+    }
+    if let Some(answer) = args.answer {
+        let outcome = match answer {
+            AnswerArg::Return => Outcome::Return,
+            AnswerArg::Keep => Outcome::Keep,
+            AnswerArg::Clean => Outcome::Clean,
+        };
+        return Ok(Asked::Answered(outcome, AnswerSource::Flag));
+    }
+    match &session.exit_action {
+        ExitAction::Fresh(outcome) => return Ok(Asked::Answered(*outcome, AnswerSource::ExitAction)),
+        ExitAction::Stale => ctx.info(format_args!("{}: exit-action.json is from an earlier session; ignored", session.name)),
+        ExitAction::Unreadable(why) => ctx.warn(format_args!("{}: exit-action.json ignored: {why}", session.name)),
+        ExitAction::Absent => {}
+    }
+    Ok(Asked::Nobody)
+}

@@ -1,0 +1,497 @@
+//! The exit policy (lifecycle.md, "The exit policy"): what happens to a session when it ends, and
+//! the two outcomes that change anything — keep (free Docker, keep everything resuming needs) and
+//! clean (stamp `clean_exited` for jackin-purge). The table itself is [`decide`], a pure function.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+
+use crate::assess::{Assessment, Verdict};
+use crate::config::Policy;
+use crate::continuity::{self, HistoryEntry, Kept};
+use crate::docker::{Engine, RunState};
+use crate::exit::Exit;
+use crate::model::{DockerNames, Manifest, Status};
+use crate::names::InstanceName;
+use crate::recipe;
+use crate::records::Decision;
+use crate::store::Store;
+
+pub const TOOL: &str = "jackin-keep";
+
+/// How long a running role container gets to stop when `--stop` is given.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Keep,
+    Clean,
+    Return,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Keep => "keep",
+            Outcome::Clean => "clean",
+            Outcome::Return => "return",
+        }
+    }
+}
+
+/// Who answered the ask dialog's question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerSource {
+    /// The operator, on the terminal.
+    Dialog,
+    /// `--answer`.
+    Flag,
+    /// The in-container exit modal, through a fresh `exit-action.json`.
+    ExitAction,
+}
+
+impl AnswerSource {
+    fn word(self) -> &'static str {
+        match self {
+            AnswerSource::Dialog => "operator",
+            AnswerSource::Flag => "answer",
+            AnswerSource::ExitAction => "exit-action",
+        }
+    }
+}
+
+/// The answer to the ask dialog's question, when one was needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// No terminal, no `--answer`, no fresh exit-action file.
+    Nobody,
+    Answered(Outcome, AnswerSource),
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `--keep`: keep whatever the verdict.
+    pub keep: bool,
+    /// `--discard-unfinished`: a session whose work cannot be read may be cleaned.
+    pub discard_unfinished: bool,
+}
+
+/// What the policy table decided, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ruling {
+    pub outcome: Outcome,
+    pub reason: String,
+    /// A clean outcome over work at risk: purge quarantines it first.
+    pub discard_unfinished: bool,
+    /// Said on stderr: the decision is not what was asked for, or keeps what cannot be saved.
+    pub warning: Option<String>,
+}
+
+fn ruling(outcome: Outcome, reason: impl Into<String>) -> Ruling {
+    Ruling { outcome, reason: reason.into(), discard_unfinished: false, warning: None }
+}
+
+fn discard(reason: impl Into<String>) -> Ruling {
+    Ruling { discard_unfinished: true, ..ruling(Outcome::Clean, reason) }
+}
+
+const UNREADABLE: &str = "what cannot be read cannot be saved before it is deleted";
+
+/// Whether the table asks a question for this session (the dialog, `--answer`, exit-action).
+pub fn needs_answer(policy: Policy, verdict: Verdict, flags: Flags) -> bool {
+    policy == Policy::Ask && verdict.at_risk() && !flags.keep
+}
+
+/// The exit-policy table: policy × verdict × flags × the answer, if one was needed.
+pub fn decide(policy: Policy, verdict: Verdict, flags: Flags, asked: Asked) -> Ruling {
+    if flags.keep {
+        return ruling(Outcome::Keep, "operator keep");
+    }
+    match (policy, verdict) {
+        (Policy::Keep, _) => ruling(Outcome::Keep, "policy keep"),
+        (_, Verdict::Clean) => ruling(Outcome::Clean, "clean session"),
+        (Policy::Clean, Verdict::Unknown) if !flags.discard_unfinished => Ruling {
+            warning: Some(format!("kept, not cleaned: its work cannot be verified, and {UNREADABLE} (--discard-unfinished allows it)")),
+            ..ruling(Outcome::Keep, "unknown")
+        },
+        (Policy::Clean, _) => discard("policy clean"),
+        (Policy::Ask, _) => match asked {
+            Asked::Nobody => ruling(Outcome::Keep, format!("{}, no answer", verdict.as_str())),
+            Asked::Answered(Outcome::Clean, source) if verdict == Verdict::Unknown && !flags.discard_unfinished => Ruling {
+                warning: Some(format!(
+                    "kept, not cleaned up as the {} asked: its work cannot be verified, and {UNREADABLE} (--discard-unfinished allows it)",
+                    source.word()
+                )),
+                ..ruling(Outcome::Keep, "unknown")
+            },
+            Asked::Answered(Outcome::Clean, source) => discard(format!("{} clean", source.word())),
+            Asked::Answered(outcome, source) => ruling(outcome, format!("{} {}", source.word(), outcome.as_str())),
+        },
+    }
+}
+
+/// jackin's status for a kept session. An unreadable one is `preserved_dirty`: jackin has no
+/// word for "cannot verify", and "dirty" is the one that keeps it from being taken as clean.
+pub fn kept_status(verdict: Verdict) -> Status {
+    match verdict {
+        Verdict::Clean => Status::RestoreAvailable,
+        Verdict::Unpushed => Status::PreservedUnpushed,
+        Verdict::Dirty | Verdict::Unknown => Status::PreservedDirty,
+    }
+}
+
+/// The isolation records' `cleanup_status` for a kept session; `None` leaves them as they are.
+/// `cleanup_status` says whether a mount holds work to preserve, and a clean mount holds none:
+/// a kept clean session's records stay `active` (its status, `restore_available`, says it is kept).
+pub fn kept_cleanup_status(verdict: Verdict) -> Option<Status> {
+    match verdict {
+        Verdict::Clean => None,
+        other => Some(kept_status(other)),
+    }
+}
+
+/// What the in-container exit modal wrote: `"keep"` or `"discard"`.
+pub fn parse_exit_action(bytes: &[u8]) -> Option<Outcome> {
+    match serde_json::from_slice::<Value>(bytes).ok()?.as_str()? {
+        "keep" => Some(Outcome::Keep),
+        "discard" => Some(Outcome::Clean),
+        _ => None,
+    }
+}
+
+/// When this session started: the role container's last start when Docker still has it, else
+/// the manifest's `updated_at` (a launch or resume writes it), else its `created_at`.
+pub fn session_start(role_started_at: Option<&str>, manifest: &Manifest) -> Option<SystemTime> {
+    let parse = crate::time::parse_rfc3339;
+    role_started_at
+        .and_then(parse)
+        .or_else(|| parse(&manifest.updated_at))
+        .or_else(|| parse(&manifest.created_at))
+}
+
+/// An exit-action file decides only when it was written during this session.
+pub fn is_fresh(written: SystemTime, session_start: Option<SystemTime>) -> bool {
+    session_start.is_some_and(|start| written >= start)
+}
+
+/// The exit-action file as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitAction {
+    Absent,
+    Fresh(Outcome),
+    /// Written before this session started: it must not decide.
+    Stale,
+    /// Present but not `"keep"` or `"discard"`.
+    Unreadable(String),
+}
+
+pub fn exit_action_path(store: &Store, name: &InstanceName) -> PathBuf {
+    store.instance_dir(name).join("state").join("exit-action.json")
+}
+
+pub fn read_exit_action(path: &Path, session_start: Option<SystemTime>) -> ExitAction {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => meta,
+        Ok(_) => return ExitAction::Unreadable("not a file".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return ExitAction::Absent,
+        Err(e) => return ExitAction::Unreadable(e.to_string()),
+    };
+    if meta.len() > 4096 {
+        return ExitAction::Unreadable("larger than any choice".into());
+    }
+    let Ok(written) = meta.modified() else { return ExitAction::Unreadable("no modification time".into()) };
+    if !is_fresh(written, session_start) {
+        return ExitAction::Stale;
+    }
+    match std::fs::read(path).map(|bytes| parse_exit_action(&bytes)) {
+        Ok(Some(outcome)) => ExitAction::Fresh(outcome),
+        Ok(None) => ExitAction::Unreadable("neither \"keep\" nor \"discard\"".into()),
+        Err(e) => ExitAction::Unreadable(e.to_string()),
+    }
+}
+
+/// One assessed session, with what keep needs to decide and act on it.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub assessment: Assessment,
+    pub name: InstanceName,
+    pub manifest: Manifest,
+    pub policy: Policy,
+    /// The role container's state; `None` when Docker no longer has it.
+    pub role: Option<RunState>,
+    pub exit_action: ExitAction,
+}
+
+impl Session {
+    pub fn live(&self) -> bool {
+        self.role.as_ref().is_some_and(|r| r.running)
+    }
+}
+
+/// Looks at one assessed session: its manifest, its role container, its exit-action file. The
+/// outer error ends the run (Docker cannot answer); the inner one fails this session alone.
+pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: Policy) -> Result<Result<Session>> {
+    let name = match InstanceName::parse(&assessment.identity.container_base) {
+        Ok(name) => name,
+        Err(e) => return Ok(Err(e)),
+    };
+    let manifest = match store.read_manifest(&name) {
+        Ok(Some(manifest)) => manifest,
+        Ok(None) => return Ok(Err(anyhow::anyhow!("no manifest: the session cannot be kept or stamped"))),
+        Err(e) => return Ok(Err(e)),
+    };
+    let role = engine
+        .inspect(&manifest.docker.role_container)
+        .map_err(|e| Exit::Unavailable.wrap(e))?
+        .map(|details| details.state);
+    let start = session_start(role.as_ref().and_then(|r| r.started_at.as_deref()), &manifest);
+    let exit_action = read_exit_action(&exit_action_path(store, &name), start);
+    Ok(Ok(Session { assessment, name, manifest, policy, role, exit_action }))
+}
+
+/// The decision record for a ruling; `status` is what keep or clean writes (or would write).
+pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
+    let status = match ruling.outcome {
+        Outcome::Keep => Some(kept_status(session.assessment.verdict).as_str().to_owned()),
+        Outcome::Clean => Some(Status::CleanExited.as_str().to_owned()),
+        Outcome::Return => None,
+    };
+    Decision {
+        identity: session.assessment.identity.clone(),
+        outcome: ruling.outcome.as_str().to_owned(),
+        policy: session.policy.as_str().to_owned(),
+        reason: ruling.reason.clone(),
+        verdict: session.assessment.verdict.as_str().to_owned(),
+        discard_unfinished: ruling.discard_unfinished,
+        status,
+        dry_run,
+    }
+}
+
+/// Carries out a ruling. Returns warnings worth saying on stderr.
+pub fn apply(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> Result<Vec<String>> {
+    match ruling.outcome {
+        Outcome::Return => Ok(Vec::new()),
+        Outcome::Keep => keep(store, engine, session, ruling),
+        Outcome::Clean => {
+            stop_if_live(engine, session)?;
+            store.set_status(&session.name, Status::CleanExited, &crate::time::now_rfc3339())?;
+            clear_exit_action(store, &session.name)?;
+            Ok(Vec::new())
+        }
+    }
+}
+
+fn stop_if_live(engine: &Engine, session: &Session) -> Result<()> {
+    if session.live() {
+        engine.stop(&session.manifest.docker.role_container, STOP_GRACE)?;
+    }
+    Ok(())
+}
+
+/// Keep: the launch recipe first (nothing is torn down before it is safe on disk), then Docker
+/// is freed, then the status, then the isolation records.
+fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    let name = &session.name;
+    let verdict = session.assessment.verdict;
+    let status = kept_status(verdict);
+    stop_if_live(engine, session)?;
+    let recipe = recipe::capture(engine, store, name, &session.manifest.docker, TOOL)
+        .context("capturing the launch recipe")?;
+    if recipe.is_none() {
+        warnings.push("the role container is gone: no launch recipe captured now (restore uses one captured earlier, if any)".into());
+    }
+    let now = crate::time::now_rfc3339();
+    let evidence = json!({"reason": ruling.reason, "policy": session.policy.as_str(), "verdict": verdict.as_str()});
+    continuity::update(store, name, |c| {
+        if recipe.is_some() {
+            c.recipe = recipe;
+        }
+        c.kept = Some(Kept {
+            at: now.clone(),
+            by: continuity::operator(),
+            reason: ruling.reason.clone(),
+            policy: session.policy.as_str().to_owned(),
+            verdict: verdict.as_str().to_owned(),
+            assessment: assessment_without_diffs(&session.assessment)?,
+        });
+        c.cause = Some("kept".into());
+        c.evidence = Some(evidence.clone());
+        c.history.push(HistoryEntry {
+            at: now.clone(),
+            tool: TOOL.into(),
+            from: session.manifest.status.clone(),
+            to: status.as_str().into(),
+            cause: "kept".into(),
+            evidence: evidence.clone(),
+        });
+        Ok(((), true))
+    })
+    .context("recording the keep")?;
+    tear_down(engine, &session.manifest.docker)?;
+    store.set_status(name, status, &now)?;
+    if verdict == Verdict::Unknown {
+        warnings.push("its work cannot be verified: kept as preserved_dirty".into());
+    }
+    if let Some(cleanup) = kept_cleanup_status(verdict) {
+        match store.read_isolation(name) {
+            Ok(mut isolation) if !isolation.records.is_empty() => {
+                isolation.set_cleanup_status(cleanup.as_str());
+                store.write_isolation(name, &isolation)?;
+            }
+            Ok(_) => {}
+            Err(e) => warnings.push(format!("isolation records left as they are: {e:#}")),
+        }
+    }
+    clear_exit_action(store, name)?;
+    Ok(warnings)
+}
+
+/// The role container, the sidecar, the network and the certs volume, in the order Docker lets
+/// them go. One that is already gone is fine.
+pub fn tear_down(engine: &Engine, docker: &DockerNames) -> Result<()> {
+    engine.remove_container(&docker.role_container)?;
+    if let Some(sidecar) = &docker.dind_container {
+        engine.remove_container(sidecar)?;
+    }
+    engine.remove_network(&docker.network)?;
+    if let Some(volume) = &docker.certs_volume {
+        engine.remove_volume(volume)?;
+    }
+    Ok(())
+}
+
+/// The session is over: its exit choice, used or not, must not decide a later one.
+fn clear_exit_action(store: &Store, name: &InstanceName) -> Result<()> {
+    let path = exit_action_path(store, name);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The assessment as kept: diffs are the work tree's own content and stay there.
+fn assessment_without_diffs(assessment: &Assessment) -> Result<Value> {
+    let mut a = assessment.clone();
+    for mount in &mut a.mounts {
+        for file in &mut mount.files {
+            file.diff = None;
+        }
+    }
+    Ok(serde_json::to_value(a)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Outcome as O;
+    use Verdict as V;
+
+    const NONE: Flags = Flags { keep: false, discard_unfinished: false };
+    const KEEP: Flags = Flags { keep: true, discard_unfinished: false };
+    const DISCARD: Flags = Flags { keep: false, discard_unfinished: true };
+
+    fn cell(policy: Policy, verdict: Verdict, flags: Flags, asked: Asked) -> (Outcome, String, bool) {
+        let r = decide(policy, verdict, flags, asked);
+        (r.outcome, r.reason, r.discard_unfinished)
+    }
+
+    fn is(outcome: Outcome, reason: &str, discard: bool) -> (Outcome, String, bool) {
+        (outcome, reason.to_owned(), discard)
+    }
+
+    fn answered(o: Outcome, s: AnswerSource) -> Asked {
+        Asked::Answered(o, s)
+    }
+
+    #[test]
+    fn ask_cleans_a_clean_session_without_a_question_unless_keep() {
+        assert!(!needs_answer(Policy::Ask, V::Clean, NONE));
+        assert_eq!(cell(Policy::Ask, V::Clean, NONE, Asked::Nobody), is(O::Clean, "clean session", false));
+        assert_eq!(cell(Policy::Ask, V::Clean, KEEP, Asked::Nobody), is(O::Keep, "operator keep", false));
+        assert_eq!(cell(Policy::Ask, V::Clean, DISCARD, Asked::Nobody), is(O::Clean, "clean session", false));
+    }
+
+    #[test]
+    fn ask_asks_about_unfinished_work() {
+        for verdict in [V::Dirty, V::Unpushed, V::Unknown] {
+            assert!(needs_answer(Policy::Ask, verdict, NONE));
+            assert!(!needs_answer(Policy::Ask, verdict, KEEP), "--keep needs no question");
+            assert_eq!(cell(Policy::Ask, verdict, KEEP, Asked::Nobody), is(O::Keep, "operator keep", false));
+            let nobody = format!("{}, no answer", verdict.as_str());
+            assert_eq!(cell(Policy::Ask, verdict, NONE, Asked::Nobody), is(O::Keep, &nobody, false));
+            for (source, word) in
+                [(AnswerSource::Dialog, "operator"), (AnswerSource::Flag, "answer"), (AnswerSource::ExitAction, "exit-action")]
+            {
+                assert_eq!(cell(Policy::Ask, verdict, NONE, answered(O::Return, source)), is(O::Return, &format!("{word} return"), false));
+                assert_eq!(cell(Policy::Ask, verdict, NONE, answered(O::Keep, source)), is(O::Keep, &format!("{word} keep"), false));
+                let clean = cell(Policy::Ask, verdict, NONE, answered(O::Clean, source));
+                if verdict == V::Unknown {
+                    assert_eq!(clean, is(O::Keep, "unknown", false), "clean-up of unreadable work needs the flag");
+                    assert!(decide(Policy::Ask, verdict, NONE, answered(O::Clean, source)).warning.is_some());
+                } else {
+                    assert_eq!(clean, is(O::Clean, &format!("{word} clean"), true));
+                }
+                assert_eq!(cell(Policy::Ask, verdict, DISCARD, answered(O::Clean, source)), is(O::Clean, &format!("{word} clean"), true));
+            }
+        }
+    }
+
+    #[test]
+    fn keep_policy_keeps_everything() {
+        for verdict in [V::Clean, V::Dirty, V::Unpushed, V::Unknown] {
+            for flags in [NONE, DISCARD] {
+                assert!(!needs_answer(Policy::Keep, verdict, flags));
+                assert_eq!(cell(Policy::Keep, verdict, flags, Asked::Nobody), is(O::Keep, "policy keep", false));
+                assert_eq!(cell(Policy::Keep, verdict, flags, answered(O::Clean, AnswerSource::Flag)), is(O::Keep, "policy keep", false));
+            }
+            assert_eq!(cell(Policy::Keep, verdict, KEEP, Asked::Nobody), is(O::Keep, "operator keep", false));
+        }
+    }
+
+    #[test]
+    fn clean_policy_cleans_at_risk_work_but_keeps_what_it_cannot_read() {
+        assert_eq!(cell(Policy::Clean, V::Clean, NONE, Asked::Nobody), is(O::Clean, "clean session", false));
+        for verdict in [V::Dirty, V::Unpushed] {
+            assert!(!needs_answer(Policy::Clean, verdict, NONE));
+            assert_eq!(cell(Policy::Clean, verdict, NONE, Asked::Nobody), is(O::Clean, "policy clean", true));
+            assert_eq!(cell(Policy::Clean, verdict, NONE, answered(O::Return, AnswerSource::Flag)), is(O::Clean, "policy clean", true));
+        }
+        let unknown = decide(Policy::Clean, V::Unknown, NONE, Asked::Nobody);
+        assert_eq!((unknown.outcome, unknown.reason.as_str()), (O::Keep, "unknown"));
+        assert!(unknown.warning.unwrap().contains("cannot be saved"));
+        assert_eq!(cell(Policy::Clean, V::Unknown, DISCARD, Asked::Nobody), is(O::Clean, "policy clean", true));
+        for verdict in [V::Clean, V::Dirty, V::Unpushed, V::Unknown] {
+            assert_eq!(cell(Policy::Clean, verdict, KEEP, Asked::Nobody), is(O::Keep, "operator keep", false));
+        }
+    }
+
+    #[test]
+    fn kept_statuses_follow_the_verdict() {
+        assert_eq!(kept_status(V::Clean), Status::RestoreAvailable);
+        assert_eq!(kept_status(V::Dirty), Status::PreservedDirty);
+        assert_eq!(kept_status(V::Unpushed), Status::PreservedUnpushed);
+        assert_eq!(kept_status(V::Unknown), Status::PreservedDirty);
+        assert_eq!(kept_cleanup_status(V::Clean), None);
+        assert_eq!(kept_cleanup_status(V::Unknown), Some(Status::PreservedDirty));
+        assert_eq!(kept_cleanup_status(V::Unpushed), Some(Status::PreservedUnpushed));
+    }
+
+    #[test]
+    fn exit_actions_decide_only_when_written_this_session() {
+        assert_eq!(parse_exit_action(b"\"keep\""), Some(O::Keep));
+        assert_eq!(parse_exit_action(b" \"discard\"\n"), Some(O::Clean));
+        assert_eq!(parse_exit_action(b"\"maybe\""), None);
+        assert_eq!(parse_exit_action(b"keep"), None);
+        let start = crate::time::parse_rfc3339("2026-08-20T09:00:00Z").unwrap();
+        assert!(is_fresh(start + Duration::from_secs(1), Some(start)));
+        assert!(is_fresh(start, Some(start)));
+        assert!(!is_fresh(start - Duration::from_secs(1), Some(start)));
+        assert!(!is_fresh(start, None), "a session of unknown start cannot prove a file fresh");
+    }
+}
