@@ -1,0 +1,672 @@
+//! jackin-keep against real git repositories and a real Docker engine. The assessments are made
+//! by the real jackin-assess binary and piped into jackin-keep. Runs "without a terminal" start
+//! jackin-keep in a session of its own (setsid), so `/dev/tty` cannot be opened whatever terminal
+//! runs the tests; the dialog tests give it a real pseudo-terminal as its controlling terminal.
+
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use common::docker::{docker, engine_available, Session, SessionOptions};
+use common::{commit_file, records, Home, Instance};
+use rexpect::process::WaitStatus;
+use rexpect::session::PtySession;
+use serde_json::Value;
+
+/// The jackin-assess output for these instances, as a hook would pipe it.
+fn assess(home: &Home, containers: &[&str]) -> String {
+    let out = home.cmd("jackin-assess").args(containers).arg("--format=json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn keep_command(home: &Home, args: &[&str]) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("jackin-keep"));
+    cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).arg("--format=json").args(args);
+    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+    cmd
+}
+
+/// jackin-keep with no controlling terminal, `input` on stdin.
+fn keep(home: &Home, args: &[&str], input: &str) -> Output {
+    let mut cmd = keep_command(home, args);
+    // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn ok(out: &Output) -> Vec<Value> {
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    records(&out.stdout)
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+/// (manifest status, index row status).
+fn statuses(home: &Home, container: &str) -> (String, String) {
+    let manifest = read_json(&home.data(container).join(".jackin/instance.json"));
+    let index = read_json(&home.home.join("data/instances.json"));
+    let row = index["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == container).unwrap();
+    (manifest["status"].as_str().unwrap().to_owned(), row["status"].as_str().unwrap().to_owned())
+}
+
+fn cleanup_statuses(home: &Home, container: &str) -> Vec<String> {
+    let isolation = read_json(&home.data(container).join(".jackin/isolation.json"));
+    isolation["records"].as_array().unwrap().iter().map(|r| r["cleanup_status"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Four sessions of one host repository: clean, dirty, unpushed, unknown.
+struct Four {
+    home: Home,
+    clean: Instance,
+    dirty: Instance,
+    unpushed: Instance,
+    unknown: Instance,
+}
+
+fn four(prefix: &str) -> Four {
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let mut make = |suffix: &str| {
+        let host = host.clone();
+        home.instance(&format!("{prefix}{suffix}"), move |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")])
+    };
+    let (clean, dirty, unpushed, unknown) = (make("cln00"), make("drt00"), make("unp00"), make("unk00"));
+    fs::write(dirty.mount_path(0).join("README.md"), "changed by the agent\n").unwrap();
+    commit_file(&unpushed.mount_path(0), "feature.rs", "fn f() {}\n", "agent work");
+    fs::remove_dir_all(unknown.mount_path(0)).unwrap();
+    Four { home, clean, dirty, unpushed, unknown }
+}
+
+impl Four {
+    fn all(&self) -> [&Instance; 4] {
+        [&self.clean, &self.dirty, &self.unpushed, &self.unknown]
+    }
+
+    fn input(&self) -> String {
+        let names: Vec<&str> = self.all().iter().map(|i| i.container.as_str()).collect();
+        assess(&self.home, &names)
+    }
+}
+
+/// Runs keep over the four sessions and checks each decision: (outcome, reason, discard, status
+/// in the manifest and the index afterwards).
+fn check_cells(f: &Four, args: &[&str], input: &str, expected: [(&str, &str, bool, &str); 4]) {
+    let out = keep(&f.home, args, input);
+    let recs = ok(&out);
+    assert_eq!(recs.len(), 4, "{recs:?}");
+    for ((rec, inst), (outcome, reason, discard, status)) in recs.iter().zip(f.all()).zip(expected) {
+        let d = &rec["data"];
+        assert_eq!(rec["type"], "decision", "{args:?}");
+        assert_eq!(d["container_base"], inst.container.as_str());
+        assert_eq!((d["outcome"].as_str().unwrap(), d["reason"].as_str().unwrap()), (outcome, reason), "{args:?} {d}");
+        assert_eq!(d["discard_unfinished"], discard, "{args:?} {d}");
+        assert_eq!(statuses(&f.home, &inst.container), (status.to_owned(), status.to_owned()), "{args:?} {d}");
+        if outcome != "return" {
+            assert_eq!(d["status"], status, "{d}");
+        }
+    }
+}
+
+#[test]
+fn every_cell_of_the_policy_table_without_a_terminal() {
+    if !engine_available("every_cell_of_the_policy_table_without_a_terminal") {
+        return;
+    }
+    let f = four("kpt");
+    let input = f.input();
+    let verdicts: Vec<String> = records(input.as_bytes()).iter().map(|r| r["data"]["verdict"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(verdicts, ["clean", "dirty", "unpushed", "unknown"]);
+
+    check_cells(&f, &["--policy=ask"], &input, [
+        ("clean", "clean session", false, "clean_exited"),
+        ("keep", "dirty, no answer", false, "preserved_dirty"),
+        ("keep", "unpushed, no answer", false, "preserved_unpushed"),
+        ("keep", "unknown, no answer", false, "preserved_dirty"),
+    ]);
+    check_cells(&f, &["--policy=ask", "--keep"], &input, [
+        ("keep", "operator keep", false, "restore_available"),
+        ("keep", "operator keep", false, "preserved_dirty"),
+        ("keep", "operator keep", false, "preserved_unpushed"),
+        ("keep", "operator keep", false, "preserved_dirty"),
+    ]);
+    check_cells(&f, &["--policy=ask", "--answer=clean"], &input, [
+        ("clean", "clean session", false, "clean_exited"),
+        ("clean", "answer clean", true, "clean_exited"),
+        ("clean", "answer clean", true, "clean_exited"),
+        ("keep", "unknown", false, "preserved_dirty"),
+    ]);
+    check_cells(&f, &["--policy=ask", "--answer=clean", "--discard-unfinished"], &input, [
+        ("clean", "clean session", false, "clean_exited"),
+        ("clean", "answer clean", true, "clean_exited"),
+        ("clean", "answer clean", true, "clean_exited"),
+        ("clean", "answer clean", true, "clean_exited"),
+    ]);
+    check_cells(&f, &["--policy=ask", "--answer=keep"], &input, [
+        ("clean", "clean session", false, "clean_exited"),
+        ("keep", "answer keep", false, "preserved_dirty"),
+        ("keep", "answer keep", false, "preserved_unpushed"),
+        ("keep", "answer keep", false, "preserved_dirty"),
+    ]);
+    check_cells(&f, &["--policy=keep"], &input, [
+        ("keep", "policy keep", false, "restore_available"),
+        ("keep", "policy keep", false, "preserved_dirty"),
+        ("keep", "policy keep", false, "preserved_unpushed"),
+        ("keep", "policy keep", false, "preserved_dirty"),
+    ]);
+    check_cells(&f, &["--policy=clean"], &input, [
+        ("clean", "clean session", false, "clean_exited"),
+        ("clean", "policy clean", true, "clean_exited"),
+        ("clean", "policy clean", true, "clean_exited"),
+        ("keep", "unknown", false, "preserved_dirty"),
+    ]);
+    let out = keep(&f.home, &["--policy=discard"], &input);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("what cannot be read cannot be saved"));
+    assert_eq!(records(&out.stdout)[1]["data"]["policy"], "clean", "discard means clean");
+
+    // --answer return changes nothing at all.
+    let before = f.home.snapshot();
+    let out = keep(&f.home, &["--policy=ask", "--answer=return"], &input);
+    let outcomes: Vec<Value> = ok(&out).iter().map(|r| r["data"]["outcome"].clone()).collect();
+    assert_eq!(outcomes, ["clean", "return", "return", "return"]);
+    let changed: Vec<_> = f.home.snapshot().into_iter().filter(|e| !before.contains(e)).map(|e| e.0).collect();
+    let clean_dir = f.home.data(&f.clean.container);
+    assert!(changed.iter().all(|p| p.starts_with(&clean_dir) || p.ends_with("instances.json")), "{changed:?}");
+}
+
+#[test]
+fn keep_marks_the_isolation_records_and_leaves_a_clean_session_active() {
+    if !engine_available("keep_marks_the_isolation_records_and_leaves_a_clean_session_active") {
+        return;
+    }
+    let f = four("kpi");
+    ok(&keep(&f.home, &["--policy=keep"], &f.input()));
+    assert_eq!(cleanup_statuses(&f.home, &f.clean.container), ["active"]);
+    assert_eq!(cleanup_statuses(&f.home, &f.dirty.container), ["preserved_dirty"]);
+    assert_eq!(cleanup_statuses(&f.home, &f.unpushed.container), ["preserved_unpushed"]);
+    assert_eq!(cleanup_statuses(&f.home, &f.unknown.container), ["preserved_dirty"]);
+    let kept = read_json(&f.home.data(&f.dirty.container).join(".jackin/continuity.json"));
+    assert_eq!(kept["cause"], "kept");
+    assert_eq!(kept["kept"]["reason"], "policy keep");
+    assert_eq!(kept["kept"]["policy"], "keep");
+    assert_eq!(kept["kept"]["verdict"], "dirty");
+    assert_eq!(kept["kept"]["assessment"]["mounts"][0]["files"][0]["path"], "README.md");
+    assert_eq!(kept["history"][0]["from"], "active");
+    assert_eq!(kept["history"][0]["to"], "preserved_dirty");
+    assert_eq!(kept["history"][0]["tool"], "jackin-keep");
+}
+
+#[test]
+fn the_configured_policy_applies_and_a_broken_config_changes_nothing() {
+    if !engine_available("the_configured_policy_applies_and_a_broken_config_changes_nothing") {
+        return;
+    }
+    let f = four("kpc");
+    let input = f.input();
+    fs::write(f.home.config.join("config.toml"), "dirty_exit_policy = \"keep\"\n").unwrap();
+    fs::create_dir_all(f.home.config.join("workspaces")).unwrap();
+    fs::write(f.home.config.join("workspaces/my-app.toml"), "dirty_exit_policy = \"discard\"\n").unwrap();
+    let recs = ok(&keep(&f.home, &[], &input));
+    assert_eq!(recs[1]["data"]["policy"], "clean", "the workspace's policy wins over the global one");
+    assert_eq!(recs[1]["data"]["outcome"], "clean");
+
+    fs::write(f.home.config.join("workspaces/my-app.toml"), "dirty_exit_policy = [\n").unwrap();
+    let before = f.home.snapshot();
+    let out = keep(&f.home, &[], &input);
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("my-app.toml does not parse"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(f.home.snapshot(), before);
+    // --policy does not read the config at all.
+    ok(&keep(&f.home, &["--policy=ask", "--dry-run"], &input));
+}
+
+#[test]
+fn exit_action_files_decide_only_when_fresh() {
+    if !engine_available("exit_action_files_decide_only_when_fresh") {
+        return;
+    }
+    let f = four("kpe");
+    let input = assess(&f.home, &[&f.dirty.container]);
+    let action = f.dirty.dir.join("state/exit-action.json");
+
+    fs::write(&action, "\"discard\"").unwrap();
+    let recs = ok(&keep(&f.home, &["--policy=ask"], &input));
+    assert_eq!(recs[0]["data"]["outcome"], "clean");
+    assert_eq!(recs[0]["data"]["reason"], "exit-action clean");
+    assert_eq!(recs[0]["data"]["discard_unfinished"], true);
+    assert!(!action.exists(), "a consumed exit-action file is cleared");
+
+    fs::write(&action, "\"keep\"").unwrap();
+    let recs = ok(&keep(&f.home, &["--policy=ask"], &input));
+    assert_eq!(recs[0]["data"]["reason"], "exit-action keep");
+    assert!(!action.exists());
+
+    // --answer wins over the file.
+    fs::write(&action, "\"discard\"").unwrap();
+    let recs = ok(&keep(&f.home, &["--policy=ask", "--answer=return"], &input));
+    assert_eq!(recs[0]["data"]["outcome"], "return");
+    assert!(action.exists(), "return changes nothing");
+
+    // Written before the session started (the manifest's updated_at, as no container exists).
+    let file = fs::File::options().write(true).open(&action).unwrap();
+    file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)).unwrap();
+    let recs = ok(&keep(&f.home, &["--policy=ask"], &input));
+    assert_eq!(recs[0]["data"]["outcome"], "keep");
+    assert_eq!(recs[0]["data"]["reason"], "dirty, no answer", "a stale choice must not decide");
+
+    fs::write(&action, "\"whatever\"").unwrap();
+    let out = keep(&f.home, &["--policy=ask"], &input);
+    assert_eq!(records(&out.stdout)[0]["data"]["reason"], "dirty, no answer");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exit-action.json ignored"));
+}
+
+#[test]
+fn an_exit_action_older_than_the_containers_start_is_stale() {
+    if !engine_available("an_exit_action_older_than_the_containers_start_is_stale") {
+        return;
+    }
+    let f = four("kps");
+    let c = &f.dirty.container;
+    let _session = Session::launch(c, SessionOptions { dind: false, ..Default::default() });
+    docker(&["stop", "-t", "0", c]);
+    let input = assess(&f.home, &[c]);
+    let action = f.dirty.dir.join("state/exit-action.json");
+    fs::write(&action, "\"discard\"").unwrap();
+    // After the manifest's updated_at (2026-08-20), but before the container last started (now).
+    let started = docker(&["inspect", "-f", "{{.State.StartedAt}}", c]);
+    let started = humantime::parse_rfc3339_weak(&started).unwrap();
+    let file = fs::File::options().write(true).open(&action).unwrap();
+    file.set_modified(started - Duration::from_secs(60)).unwrap();
+    let recs = ok(&keep(&f.home, &["--policy=ask", "--dry-run"], &input));
+    assert_eq!(recs[0]["data"]["reason"], "dirty, no answer");
+    file.set_modified(started + Duration::from_secs(1)).unwrap();
+    let recs = ok(&keep(&f.home, &["--policy=ask", "--dry-run"], &input));
+    assert_eq!(recs[0]["data"]["reason"], "exit-action clean");
+    assert_eq!(recs[0]["data"]["dry_run"], true);
+}
+
+/// A jackin session with a sidecar, a network and a certs volume, its manifest naming them, and
+/// its agent.toml in the socket dir.
+fn docker_session(f: &Four, inst: &Instance, env: Vec<(&'static str, &'static str)>, running: bool) -> Session {
+    let c = &inst.container;
+    let manifest_path = inst.dir.join(".jackin/instance.json");
+    let mut manifest = read_json(&manifest_path);
+    manifest["docker"]["dind_container"] = format!("{c}-dind").into();
+    manifest["docker"]["certs_volume"] = format!("{c}-dind-certs").into();
+    fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let sockets = f.home.home.join("sockets").join(c);
+    fs::create_dir_all(&sockets).unwrap();
+    fs::write(sockets.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace/my-app\"\nagents = [\"claude\"]\n").unwrap();
+    let session = Session::launch(
+        c,
+        SessionOptions {
+            dind: true,
+            env,
+            binds: vec![(inst.dir.join("home"), "/home/agent"), (inst.mount_path(0), "/workspace/my-app")],
+            running: true,
+        },
+    );
+    if !running {
+        docker(&["stop", "-t", "0", c]);
+    }
+    session
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir).into_iter().filter_map(Result::ok).filter(|e| e.file_type().is_file()).map(|e| e.into_path()).collect()
+}
+
+#[test]
+fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
+    if !engine_available("keep_frees_docker_keeps_the_work_and_no_secret_value") {
+        return;
+    }
+    let f = four("kpk");
+    let inst = &f.dirty;
+    let c = inst.container.as_str();
+    let secret = "s3cr3t-kpk-9f8e7d6c";
+    let session = docker_session(&f, inst, vec![("SECRET_TOKEN", secret), ("TERM", "xterm")], false);
+    fs::write(inst.dir.join("home/conversation.jsonl"), "{\"turn\":1}\n").unwrap();
+    let input = assess(&f.home, &[c]);
+
+    let recs = ok(&keep(&f.home, &["--policy=keep"], &input));
+    assert_eq!(recs[0]["data"]["outcome"], "keep");
+    assert_eq!(recs[0]["data"]["status"], "preserved_dirty");
+    for (kind, name) in [("container", c.to_owned()), ("container", format!("{c}-dind")), ("network", format!("{c}-net")), ("volume", format!("{c}-dind-certs"))] {
+        assert!(!Session::exists(kind, &name), "{kind} {name} is still there");
+    }
+    assert_eq!(statuses(&f.home, c), ("preserved_dirty".into(), "preserved_dirty".into()));
+    assert_eq!(fs::read_to_string(inst.mount_path(0).join("README.md")).unwrap(), "changed by the agent\n");
+    assert_eq!(fs::read_to_string(inst.dir.join("home/conversation.jsonl")).unwrap(), "{\"turn\":1}\n");
+    assert!(f.home.home.join("sockets").join(c).join("agent.toml").exists());
+    let worktrees = common::git(&f.clean.records[0]["original_src"].as_str().map(PathBuf::from).unwrap(), &["worktree", "list"]);
+    assert!(worktrees.contains(c), "the worktree is still registered: {worktrees}");
+
+    let continuity = read_json(&inst.dir.join(".jackin/continuity.json"));
+    let recipe = &continuity["recipe"];
+    assert_eq!(recipe["captured_by"], "jackin-keep");
+    assert_eq!(recipe["role"]["name"], c);
+    assert_eq!(recipe["role"]["image"], common::docker::TEST_IMAGE);
+    assert_eq!(recipe["sidecar"]["name"], format!("{c}-dind"));
+    assert_eq!(recipe["network"]["name"], format!("{c}-net"));
+    assert_eq!(recipe["certs_volume"], format!("{c}-dind-certs"));
+    assert!(recipe["agent_toml"].as_str().unwrap().contains("agent-smith"));
+    let env = recipe["role"]["env"].as_array().unwrap();
+    assert!(env.iter().any(|e| e["name"] == "SECRET_TOKEN" && e["source"] == "env:SECRET_TOKEN" && e.get("value").is_none()));
+    assert_eq!(continuity["kept"]["by"].as_str().map(|b| b.contains('@')), Some(true));
+
+    for path in files_under(&f.home.home) {
+        let bytes = fs::read(&path).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains(secret), "{} holds the secret value", path.display());
+    }
+    drop(session);
+}
+
+#[test]
+fn a_live_session_is_not_touched_without_stop() {
+    if !engine_available("a_live_session_is_not_touched_without_stop") {
+        return;
+    }
+    let f = four("kpl");
+    let inst = &f.unpushed;
+    let c = inst.container.as_str();
+    let _session = docker_session(&f, inst, Vec::new(), true);
+    let input = format!("{}{}", assess(&f.home, &[c]), assess(&f.home, &[&f.clean.container]));
+    let before = f.home.snapshot();
+    let out = keep(&f.home, &["--policy=keep", "--dry-run"], &input);
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = keep(&f.home, &["--policy=keep"], &input);
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = records(&out.stdout);
+    assert_eq!(recs[0]["type"], "error");
+    assert_eq!(recs[0]["data"]["code"], "live");
+    assert_eq!(recs[0]["data"]["container_base"], c);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is live"));
+    assert_eq!(recs[1]["data"]["outcome"], "keep", "the other session is kept");
+    let changed: Vec<_> = f.home.snapshot().into_iter().filter(|e| !before.contains(e)).map(|e| e.0).collect();
+    assert!(changed.iter().all(|p| !p.starts_with(&inst.dir)), "{changed:?}");
+    assert_eq!(_session.state(c).as_deref(), Some("running"));
+    assert_eq!(statuses(&f.home, c).0, "active");
+
+    let recs = ok(&keep(&f.home, &["--policy=keep", "--stop"], &assess(&f.home, &[c])));
+    assert_eq!(recs[0]["data"]["status"], "preserved_unpushed");
+    assert!(!Session::exists("container", c));
+    let continuity = read_json(&inst.dir.join(".jackin/continuity.json"));
+    assert_eq!(continuity["recipe"]["role"]["name"], c, "the recipe was captured before the teardown");
+}
+
+#[test]
+fn an_unreachable_engine_changes_nothing() {
+    let f = four("kpu");
+    let input = f.input();
+    let before = f.home.snapshot();
+    let mut cmd = keep_command(&f.home, &["--policy=clean"]);
+    cmd.env("DOCKER_HOST", format!("unix://{}/no-docker.sock", f.home.tmp.path().display()));
+    let out = assert_cmd::Command::from_std(cmd).write_stdin(input).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be reached"));
+    assert!(out.stdout.is_empty());
+    assert_eq!(f.home.snapshot(), before);
+}
+
+#[test]
+fn bad_input_changes_nothing_and_other_records_pass_through() {
+    let f = four("kpb");
+    let input = f.input();
+    let before = f.home.snapshot();
+    for (bad, needle) in [
+        ("not json\n", "line 5: not JSON"),
+        ("{\"schema_version\":9,\"type\":\"x\",\"data\":{}}\n", "newer than this tool"),
+        ("{\"schema_version\":1,\"type\":\"assessment\",\"data\":{\"verdict\":\"fine\"}}\n", "bad assessment record"),
+    ] {
+        let out = keep(&f.home, &["--policy=clean"], &format!("{input}{bad}"));
+        assert_eq!(out.status.code(), Some(3), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout.is_empty());
+        assert_eq!(f.home.snapshot(), before, "{bad}");
+    }
+    // No assessment: no Docker needed, every record passes through byte for byte.
+    let other = "{\"schema_version\":1,\"type\":\"orphan\" ,\"data\":{\"kind\":\"volume\",\"name\":\"v\",\"reason\":\"r\"}}\n";
+    let out = keep(&f.home, &[], other);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), other);
+}
+
+#[test]
+fn dry_run_decides_and_changes_nothing() {
+    if !engine_available("dry_run_decides_and_changes_nothing") {
+        return;
+    }
+    let f = four("kpd");
+    let orphan = "{\"schema_version\":1,\"type\":\"orphan\",\"data\":{\"kind\":\"volume\",\"name\":\"v\",\"reason\":\"r\"}}\n";
+    let input = format!("{orphan}{}", f.input());
+    fs::write(f.dirty.dir.join("state/exit-action.json"), "\"discard\"").unwrap();
+    let before = f.home.snapshot();
+    let out = keep(&f.home, &["--policy=clean", "--dry-run"], &input);
+    let recs = ok(&out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().next().unwrap(), orphan.trim_end(), "in order, byte for byte");
+    let decisions: Vec<(Value, Value, Value)> =
+        recs[1..].iter().map(|r| (r["data"]["outcome"].clone(), r["data"]["status"].clone(), r["data"]["dry_run"].clone())).collect();
+    assert_eq!(decisions, [
+        ("clean".into(), "clean_exited".into(), true.into()),
+        ("clean".into(), "clean_exited".into(), true.into()),
+        ("clean".into(), "clean_exited".into(), true.into()),
+        ("keep".into(), "preserved_dirty".into(), true.into()),
+    ]);
+    assert_eq!(f.home.snapshot(), before);
+}
+
+// ---- with a terminal -------------------------------------------------------------------------
+
+static RUN: AtomicUsize = AtomicUsize::new(0);
+
+/// jackin-keep with a pseudo-terminal as its controlling terminal (and stderr); stdin is the
+/// record file, stdout a file whose path is returned.
+fn keep_on_pty(home: &Home, args: &[&str], input: &str) -> (PtySession, PathBuf) {
+    let n = RUN.fetch_add(1, Ordering::SeqCst);
+    let input_path = home.tmp.path().join(format!("keep-in-{n}.jsonl"));
+    let output_path = home.tmp.path().join(format!("keep-out-{n}.jsonl"));
+    fs::write(&input_path, input).unwrap();
+    let mut cmd = keep_command(home, args);
+    cmd.stdin(fs::File::open(&input_path).unwrap()).stdout(fs::File::create(&output_path).unwrap());
+    (rexpect::session::spawn_command(cmd, Some(30_000)).unwrap(), output_path)
+}
+
+fn finish(mut pty: PtySession) -> (i32, String) {
+    let rest = pty.exp_eof().unwrap();
+    match pty.process.wait().unwrap() {
+        WaitStatus::Exited(_, code) => (code, rest),
+        other => panic!("jackin-keep ended with {other:?}"),
+    }
+}
+
+fn decisions(output: &Path) -> Vec<Value> {
+    records(&fs::read(output).unwrap()).into_iter().map(|r| r["data"].clone()).collect()
+}
+
+#[test]
+fn the_dialog_shows_the_work_and_needs_an_acknowledgement_before_the_choice() {
+    if !engine_available("the_dialog_shows_the_work_and_needs_an_acknowledgement_before_the_choice") {
+        return;
+    }
+    let f = four("kpa");
+    fs::write(f.unpushed.mount_path(0).join("notes.txt"), "untracked\n").unwrap();
+    let input = assess(&f.home, &[&f.unpushed.container]);
+    let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
+    pty.exp_string("has unfinished work").unwrap();
+    pty.exp_string("?? notes.txt").unwrap();
+    // rexpect reads bytes as Latin-1, so the "·" between the words is matched around.
+    pty.exp_string(&format!("jackin/scratch/{} ", f.unpushed.container)).unwrap();
+    pty.exp_string(" 1 commit ").unwrap();
+    pty.exp_string(" no upstream").unwrap();
+    pty.exp_string("Press Enter once you have read this").unwrap();
+    pty.send_line("2").unwrap();
+    pty.exp_string("then press Enter").unwrap();
+    assert!(fs::read(&output).unwrap().is_empty(), "nothing is decided before the acknowledgement");
+    assert_eq!(statuses(&f.home, &f.unpushed.container).0, "active");
+    pty.send_line("").unwrap();
+    pty.exp_string("1) Return to agent (default)").unwrap();
+    pty.exp_string("2) Exit and keep").unwrap();
+    pty.exp_string("3) Exit and clean up").unwrap();
+    pty.exp_string("d) View the full diffs").unwrap();
+    pty.exp_string("Choose [1]").unwrap();
+    pty.send_line("2").unwrap();
+    let (code, _) = finish(pty);
+    assert_eq!(code, 0);
+    let d = decisions(&output);
+    assert_eq!((d[0]["outcome"].as_str(), d[0]["reason"].as_str()), (Some("keep"), Some("operator keep")));
+    assert_eq!(statuses(&f.home, &f.unpushed.container).0, "preserved_dirty");
+}
+
+#[test]
+fn the_dialog_return_default_changes_nothing() {
+    if !engine_available("the_dialog_return_default_changes_nothing") {
+        return;
+    }
+    let f = four("kpr");
+    let input = assess(&f.home, &[&f.dirty.container]);
+    let before = f.home.snapshot();
+    let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask", "--answer=keep"], &input);
+    pty.exp_string(" M README.md").unwrap();
+    pty.send_line("").unwrap();
+    pty.exp_string("Choose [1]").unwrap();
+    pty.send_line("").unwrap();
+    assert_eq!(finish(pty).0, 0);
+    let d = decisions(&output);
+    assert_eq!((d[0]["outcome"].as_str(), d[0]["reason"].as_str()), (Some("return"), Some("operator return")));
+    let after: Vec<_> = f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
+    assert_eq!(after, before, "the terminal is asked; --answer is only for no terminal");
+}
+
+#[test]
+fn the_dialog_clean_up_shows_diffs_on_request_and_marks_the_session() {
+    if !engine_available("the_dialog_clean_up_shows_diffs_on_request_and_marks_the_session") {
+        return;
+    }
+    let f = four("kpx");
+    let input = assess(&f.home, &[&f.dirty.container]);
+    let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
+    pty.exp_string("Press Enter").unwrap();
+    pty.send_line("").unwrap();
+    pty.exp_string("Choose [1]").unwrap();
+    pty.send_line("d").unwrap();
+    pty.exp_string("+changed by the agent").unwrap();
+    pty.exp_string("Choose [1]").unwrap();
+    pty.send_line("3").unwrap();
+    assert_eq!(finish(pty).0, 0);
+    let d = decisions(&output);
+    assert_eq!((d[0]["outcome"].as_str(), d[0]["discard_unfinished"].as_bool()), (Some("clean"), Some(true)));
+    assert_eq!(statuses(&f.home, &f.dirty.container), ("clean_exited".into(), "clean_exited".into()));
+    assert_eq!(fs::read_to_string(f.dirty.mount_path(0).join("README.md")).unwrap(), "changed by the agent\n", "keep deletes nothing");
+}
+
+#[test]
+fn the_dialog_refuses_to_clean_unreadable_work_without_the_flag() {
+    if !engine_available("the_dialog_refuses_to_clean_unreadable_work_without_the_flag") {
+        return;
+    }
+    let f = four("kpn");
+    let input = assess(&f.home, &[&f.unknown.container]);
+    let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
+    pty.exp_string("is gone").unwrap();
+    pty.send_line("").unwrap();
+    pty.exp_string("3) Exit and clean up: unavailable").unwrap();
+    pty.send_line("3").unwrap();
+    pty.exp_string("not possible").unwrap();
+    pty.exp_string("Choose [1]").unwrap();
+    pty.send_line("2").unwrap();
+    assert_eq!(finish(pty).0, 0);
+    assert_eq!(decisions(&output)[0]["status"], "preserved_dirty");
+
+    let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask", "--discard-unfinished"], &input);
+    pty.exp_string("Press Enter").unwrap();
+    pty.send_line("").unwrap();
+    pty.exp_string("Choose [1]").unwrap();
+    pty.send_line("3").unwrap();
+    assert_eq!(finish(pty).0, 0);
+    assert_eq!(decisions(&output)[0]["outcome"], "clean");
+}
+
+#[test]
+fn ctrl_c_in_the_dialog_changes_nothing() {
+    if !engine_available("ctrl_c_in_the_dialog_changes_nothing") {
+        return;
+    }
+    let f = four("kpq");
+    // Two sessions: the first is decided (clean session), the second is interrupted.
+    let input = format!("{}{}", assess(&f.home, &[&f.clean.container]), assess(&f.home, &[&f.dirty.container]));
+    let before = f.home.snapshot();
+    for screen in [1, 2] {
+        let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
+        pty.exp_string("Press Enter").unwrap();
+        if screen == 2 {
+            pty.send_line("").unwrap();
+            pty.exp_string("Choose [1]").unwrap();
+        }
+        pty.send_control('c').unwrap();
+        let (code, rest) = finish(pty);
+        assert_eq!(code, 130, "{rest}");
+        assert!(rest.contains("interrupted: nothing was changed"), "{rest}");
+        assert!(fs::read(&output).unwrap().is_empty(), "nothing written on stdout");
+        let after: Vec<_> = f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
+        assert_eq!(after, before);
+    }
+}
+
+#[test]
+fn with_a_terminal_only_unfinished_work_under_ask_is_asked_about() {
+    if !engine_available("with_a_terminal_only_unfinished_work_under_ask_is_asked_about") {
+        return;
+    }
+    let f = four("kpw");
+    let clean = assess(&f.home, &[&f.clean.container]);
+    let dirty = assess(&f.home, &[&f.dirty.container]);
+    let unknown = assess(&f.home, &[&f.unknown.container]);
+    for (args, input, outcome, reason) in [
+        (&["--policy=ask"][..], &clean, "clean", "clean session"),
+        (&["--policy=ask", "--keep"][..], &clean, "keep", "operator keep"),
+        (&["--policy=ask", "--keep"][..], &dirty, "keep", "operator keep"),
+        (&["--policy=keep"][..], &dirty, "keep", "policy keep"),
+        (&["--policy=keep"][..], &clean, "keep", "policy keep"),
+        (&["--policy=clean"][..], &dirty, "clean", "policy clean"),
+        (&["--policy=clean"][..], &unknown, "keep", "unknown"),
+        (&["--policy=clean"][..], &clean, "clean", "clean session"),
+    ] {
+        let (pty, output) = keep_on_pty(&f.home, args, input);
+        let (code, shown) = finish(pty);
+        assert_eq!(code, 0, "{args:?}: {shown}");
+        assert!(!shown.contains("unfinished work"), "{args:?} asked: {shown}");
+        let d = decisions(&output);
+        assert_eq!((d[0]["outcome"].as_str().unwrap(), d[0]["reason"].as_str().unwrap()), (outcome, reason), "{args:?}");
+    }
+}
+
+#[test]
+fn records_on_a_terminal_stdin_are_a_usage_error() {
+    let f = four("kpy");
+    let mut cmd = keep_command(&f.home, &[]);
+    cmd.stdout(Stdio::null());
+    let before = f.home.snapshot();
+    let pty = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    let (code, shown) = finish(pty);
+    assert_eq!(code, 2, "{shown}");
+    assert!(shown.contains("stdin is a terminal") && shown.contains("hint: pipe assessments into it"), "{shown}");
+    assert_eq!(f.home.snapshot(), before);
+}
