@@ -110,44 +110,53 @@ pub enum AnswerArg {
 }
 
 const EXIT_POLICY: &str = "\
-The exit policy (--policy, else the workspace's dirty_exit_policy in jackin's config, else the
-global one, else ask; discard means clean):
+The exit policy is --policy, else the workspace's dirty_exit_policy in
+jackin's config, else the global one, else ask (discard means clean).
+What it does to each session:
 
-  policy  clean session           unfinished work (dirty,        work that cannot be read
-                                  unpushed)                      (unknown)
-  ask     clean, no question;     on a terminal: show the work,  like unfinished work, but
-          --keep keeps it         wait for Enter, then ask:      clean-up needs
-                                  1 return (default), 2 keep,    --discard-unfinished
-                                  3 clean up. No terminal:
-                                  --answer, else the choice made
-                                  in the container this session,
-                                  else keep
-  keep    keep                    keep                           keep
-  clean   clean                   clean (the work is saved to a  keep, with a warning
-                                  quarantine first)
-
---keep keeps whatever the policy and the verdict.
+  ask, clean session: clean it, without a question (--keep: keep it)
+  ask, unfinished work (dirty files, unpushed commits, stashes): on a
+    terminal, show the work, wait for Enter, then ask: 1) return to
+    agent (the default), 2) exit and keep, 3) exit and clean up, d)
+    view the full diffs. With no terminal: --answer, else the choice
+    made in the container's exit screen during this session, else keep
+    it
+  ask, work that cannot be read: as unfinished work, but cleaning up
+    needs --discard-unfinished
+  keep, any session: keep it
+  clean, clean session: clean it
+  clean, unfinished work: clean it (the work is saved to a quarantine
+    first)
+  clean, work that cannot be read: keep it, with a warning
+    (--discard-unfinished: clean it)
+  --keep, any policy, any session: keep it
 
 What each outcome does:
-  keep    records how the session was launched (variable names, never secret values), removes
-          its role container, Docker-in-Docker sidecar, network and certs volume, and keeps its
-          data, home, worktrees and clones. Status: restore_available (clean),
-          preserved_dirty (dirty, or cannot be read) or preserved_unpushed. jackin-restore
-          resumes it.
-  clean   marks the session clean_exited and deletes nothing; jackin-purge, next in the pipe,
-          deletes it (saving unfinished work to a quarantine first).
-  return  changes nothing: reconnect to the agent.
 
-A session whose role container is still running is live: nothing is changed for it (exit 5)
-unless --stop is given. Ctrl-C in the dialog changes nothing (exit 130).
+  keep: records how the session was launched (environment variable
+    names, never their values), removes its role container,
+    Docker-in-Docker sidecar, network and certs volume, and keeps its data,
+    agent home, worktrees and clones. Status: restore_available
+    (clean), preserved_unpushed, or preserved_dirty (also when its
+    work cannot be read). jackin-restore resumes it.
+  clean: marks the session clean_exited and deletes nothing;
+    jackin-purge, next in the pipe, deletes it (saving unfinished work
+    to a quarantine first).
+  return: changes nothing; reconnect to the agent.
+
+A session whose role container still runs is live: nothing is changed
+for it (exit 5) unless --stop is given. Ctrl-C in the dialog changes
+nothing (exit 130).
 
 Exit codes:
   0    done (also: nothing to do)
-  2    usage: bad flags, or stdin is a terminal (pipe assessment records into it)
+  2    usage: bad flags, or stdin is a terminal (pipe assessment
+       records into it)
   3    bad input: a line that is not a record; nothing was changed
-  4    unavailable: the Docker engine or the jackin home cannot be reached, or a config file
-       does not parse; nothing was changed
-  5    busy: a session is live (its role container runs); it was not touched
+  4    unavailable: the Docker engine or the jackin home cannot be
+       reached, or a config file does not parse; nothing was changed
+  5    busy: a session is live (its role container runs); it was not
+       touched
   6    partial: some sessions failed (see the error records)
   7    internal error (a bug)
   130  interrupted: nothing was changed";
