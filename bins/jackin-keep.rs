@@ -26,6 +26,9 @@ enum Step<'a> {
 }
 
 fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
+    // In the exit hook, jackin-assess is still reading git while this waits for its records:
+    // talking to Docker meanwhile takes the engine's round trips off the hook's critical path.
+    let connecting = std::thread::spawn(Engine::connect);
     let input = ctx.read_stdin_records("pipe assessments into it: jackin-assess \"$C\" | jackin-keep")?;
     let mut assessments = Vec::new();
     for record in input.iter().filter(|r| r.kind == "assessment") {
@@ -33,7 +36,10 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
     }
     let mut assessments = assessments.into_iter();
     let store = ctx.store()?;
-    let engine = if assessments.len() > 0 { Some(Engine::connect()?) } else { None };
+    let engine = match assessments.len() {
+        0 => None,
+        _ => Some(connecting.join().unwrap_or_else(|_| Err(anyhow::anyhow!("connecting to Docker panicked")))?),
+    };
     let flags = Flags { keep: args.keep, discard_unfinished: args.discard_unfinished };
     let mut tty: Option<Option<Tty>> = None;
 
