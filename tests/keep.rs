@@ -670,3 +670,51 @@ fn records_on_a_terminal_stdin_are_a_usage_error() {
     assert!(shown.contains("stdin is a terminal") && shown.contains("hint: pipe assessments into it"), "{shown}");
     assert_eq!(f.home.snapshot(), before);
 }
+
+#[test]
+fn the_dialog_names_the_upstream_and_the_stashes_of_a_clone() {
+    if !engine_available("the_dialog_names_the_upstream_and_the_stashes_of_a_clone") {
+        return;
+    }
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let inst = home.instance("kpg00000", |h, c| vec![h.clone_record(c, &host, "/workspace/my-app")]);
+    let clone = inst.mount_path(0);
+    fs::write(clone.join("README.md"), "stashed work\n").unwrap();
+    common::git(&clone, &["stash", "-q"]);
+    commit_file(&clone, "a.rs", "a\n", "one");
+    commit_file(&clone, "b.rs", "b\n", "two");
+    let input = assess(&home, &[&inst.container]);
+    let (mut pty, output) = keep_on_pty(&home, &["--policy=ask"], &input);
+    pty.exp_string("main ").unwrap();
+    pty.exp_string(" 2 commits ahead of origin/main").unwrap();
+    pty.exp_string("1 stash ").unwrap();
+    pty.exp_string("Press Enter").unwrap();
+    pty.send_line("").unwrap();
+    pty.exp_string("Choose [1]").unwrap();
+    pty.send_line("2").unwrap();
+    assert_eq!(finish(pty).0, 0);
+    assert_eq!(decisions(&output)[0]["status"], "preserved_unpushed");
+    assert_eq!(cleanup_statuses(&home, &inst.container), ["preserved_unpushed"]);
+}
+
+#[test]
+fn an_in_place_session_is_kept_the_same_way() {
+    if !engine_available("an_in_place_session_is_kept_the_same_way") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("kpp00000", |_, _| Vec::new());
+    let c = inst.container.as_str();
+    let _session = Session::launch(c, SessionOptions { dind: false, binds: vec![(inst.dir.join("home"), "/home/agent")], ..Default::default() });
+    docker(&["stop", "-t", "0", c]);
+    let input = assess(&home, &[c]);
+    assert_eq!(records(input.as_bytes())[0]["data"]["in_place"], true);
+    let recs = ok(&keep(&home, &["--policy=ask", "--keep"], &input));
+    assert_eq!((recs[0]["data"]["outcome"].as_str(), recs[0]["data"]["reason"].as_str()), (Some("keep"), Some("operator keep")));
+    assert_eq!(statuses(&home, c), ("restore_available".into(), "restore_available".into()));
+    assert!(!Session::exists("container", c) && !Session::exists("network", &format!("{c}-net")));
+    assert!(inst.dir.join("home").is_dir());
+    assert!(!inst.dir.join(".jackin/isolation.json").exists(), "no isolation records are invented");
+    assert_eq!(read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"]["role"]["mounts"][0]["destination"], "/home/agent");
+}
