@@ -82,7 +82,8 @@ fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &jackin::store::Store, opti
         &stop,
         |report| emit(ctx, report).map(|_| ()),
         |notice| {
-            if verbose || (!quiet && !notice.starts_with("watching")) {
+            let routine = notice.starts_with("watching") || notice.starts_with("event: ");
+            if verbose || (!quiet && !routine) {
                 eprintln!("{TOOL}: {notice}");
             }
         },

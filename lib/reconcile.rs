@@ -773,6 +773,7 @@ pub fn watch(
     mut say: impl FnMut(String),
 ) -> Result<()> {
     const POLL: Duration = Duration::from_millis(250);
+    const SETTLE: Duration = Duration::from_millis(500);
     const MAX_BACKOFF: Duration = Duration::from_secs(30);
     let mut backoff = Duration::from_secs(1);
     let mut connected_once = false;
@@ -812,18 +813,34 @@ pub fn watch(
         }
         backoff = Duration::from_secs(1);
         say("watching the engine's events".to_owned());
-        while !stop.load(Ordering::Relaxed) {
-            let event = match engine.next_event(&mut events, POLL) {
-                Ok(Some(event)) => event,
-                Ok(None) => continue,
-                Err(e) => {
-                    say(format!("{e:#}; reconnecting"));
-                    break;
+        'events: while !stop.load(Ordering::Relaxed) {
+            let mut affected: Vec<InstanceName> = Vec::new();
+            let mut wait = POLL;
+            // The engine sends `die` before its container list shows the exit, so the events of
+            // a moment are gathered (which also coalesces a burst) before one reconciliation.
+            loop {
+                match engine.next_event(&mut events, wait) {
+                    Ok(Some(event)) => {
+                        say(format!("event: {} {}", event.action, event.name));
+                        let dind = event.labels.get("jackin.kind").is_some_and(|k| k == "dind");
+                        if let Some(instance) = instance_of(&event.name, &event.labels, if dind { "-dind" } else { "" }) {
+                            if !affected.contains(&instance) {
+                                affected.push(instance);
+                            }
+                        }
+                        wait = SETTLE;
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        say(format!("{e:#}; reconnecting"));
+                        break 'events;
+                    }
                 }
-            };
-            let suffix = if event.labels.get("jackin.kind").is_some_and(|k| k == "dind") { "-dind" } else { "" };
-            let Some(instance) = instance_of(&event.name, &event.labels, suffix) else { continue };
-            match reconcile(&engine, store, &Selection::Instances(vec![instance]), options) {
+            }
+            if affected.is_empty() {
+                continue;
+            }
+            match reconcile(&engine, store, &Selection::Instances(affected), options) {
                 Ok(report) => sink(report)?,
                 Err(e) => {
                     say(format!("{e:#}; reconnecting"));
