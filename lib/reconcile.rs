@@ -800,6 +800,7 @@ pub fn watch(
         if let Err(e) = engine.next_event(&mut events, Duration::from_millis(200)) {
             say(format!("{e:#}; reconnecting"));
             pause(backoff);
+            backoff = (backoff * 2).min(MAX_BACKOFF);
             continue;
         }
         match reconcile(&engine, store, &Selection::All, options) {
@@ -816,6 +817,7 @@ pub fn watch(
         'events: while !stop.load(Ordering::Relaxed) {
             let mut affected: Vec<InstanceName> = Vec::new();
             let mut wait = POLL;
+            let gathering = std::time::Instant::now();
             // The engine sends `die` before its container list shows the exit, so the events of
             // a moment are gathered (which also coalesces a burst) before one reconciliation.
             loop {
@@ -829,6 +831,10 @@ pub fn watch(
                             }
                         }
                         wait = SETTLE;
+                        // A burst that never pauses is still reconciled every few seconds.
+                        if gathering.elapsed() >= Duration::from_secs(5) {
+                            break;
+                        }
                     }
                     Ok(None) => break,
                     Err(e) => {
