@@ -209,7 +209,52 @@ pub struct KeepArgs {
     pub common: CommonArgs,
 }
 
+/// Make the index tell the truth about Docker.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "jackin-reconcile",
+    version,
+    about = "Make the jackin index tell the truth about Docker; label host-level kills honestly",
+    long_about = "Compares every jackin instance (or the ones named) with what the Docker engine \
+says, from one list call: a live session whose container is gone or exited becomes crashed, with \
+the cause (killed_by_host, container_exited, container_removed) and its evidence kept in the tools' \
+own file; a kept or crashed session whose container runs again becomes running. It also mends the \
+index (rows restored from manifests, rows of vanished instances dropped, an unparsable index moved \
+aside and rebuilt), reports orphans for jackin-purge, and captures the launch recipe of every \
+running session that has none yet. Only jackin's own ten status strings are ever written. With \
+the Docker engine unreachable it changes nothing and exits 4.",
+    after_help = EXIT_CODES,
+)]
+pub struct ReconcileArgs {
+    /// Instances to reconcile: container name, instance id or a unique id prefix of 4+
+    /// characters [default: every instance, and the orphan scan]
+    #[arg(value_name = "INSTANCE")]
+    pub instances: Vec<String>,
+
+    /// Keep running: reconcile again on the engine's die, destroy, start and oom events, until
+    /// SIGTERM or SIGINT; reconnect with backoff when the engine restarts
+    #[arg(long)]
+    pub watch: bool,
+
+    /// Exit 1 when anything changed (or would have, with --dry-run)
+    #[arg(long)]
+    pub exit_code: bool,
+
+    /// Change nothing; emit the records a real run would emit, each with "dry_run": true
+    #[arg(long)]
+    pub dry_run: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
 impl ToolArgs for KeepArgs {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
+impl ToolArgs for ReconcileArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
     }
@@ -217,5 +262,5 @@ impl ToolArgs for KeepArgs {
 
 /// Every tool's command, for the man pages and completions.
 pub fn commands() -> Vec<clap::Command> {
-    vec![AssessArgs::command(), KeepArgs::command()]
+    vec![AssessArgs::command(), KeepArgs::command(), ReconcileArgs::command()]
 }

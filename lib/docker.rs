@@ -512,3 +512,56 @@ impl Engine {
 fn is_short_id(alias: &str, id: &Option<String>) -> bool {
     id.as_deref().is_some_and(|id| id.starts_with(alias) && alias.len() >= 12)
 }
+
+/// A subscription to the engine's container events, read one event at a time with a deadline so
+/// that the caller can make other engine calls and check for signals between events.
+pub struct EventSubscription<'a> {
+    stream: std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bollard::models::EventMessage, BollardError>> + 'a>>,
+}
+
+impl Engine {
+    /// Subscribes to container events of jackin's containers with these actions. The request is
+    /// sent on the first [`Engine::next_event`].
+    pub fn subscribe_events(&self, actions: &[&str]) -> EventSubscription<'_> {
+        let mut pairs = vec![("type", "container"), ("label", "jackin.managed=true")];
+        pairs.extend(actions.iter().map(|a| ("event", *a)));
+        let options = EventsOptionsBuilder::new().filters(&filters(&pairs)).build();
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        EventSubscription { stream: Box::pin(self.api.events(Some(options))) }
+    }
+
+    /// The next event, waiting at most `wait`: `Ok(None)` when none came in time, an error when
+    /// the stream broke or ended (the engine went away).
+    pub fn next_event(&self, subscription: &mut EventSubscription<'_>, wait: Duration) -> Result<Option<ContainerEvent>> {
+        let next = self.runtime.block_on(async { tokio::time::timeout(wait, subscription.stream.next()).await });
+        match next {
+            Err(_) => Ok(None),
+            Ok(None) => Err(anyhow::anyhow!("the engine closed its event stream")),
+            Ok(Some(Err(e))) => Err(anyhow::Error::new(e).context("reading the engine's events")),
+            Ok(Some(Ok(event))) => {
+                let attributes = event.actor.unwrap_or_default().attributes.unwrap_or_default();
+                Ok(Some(ContainerEvent {
+                    action: event.action.unwrap_or_default(),
+                    name: attributes.get("name").cloned().unwrap_or_default(),
+                    labels: attributes.into_iter().collect(),
+                }))
+            }
+        }
+    }
+}
+
+/// The engine's unix socket on this host (`DOCKER_HOST=unix://…`, or the default socket when
+/// `DOCKER_HOST` is unset); `None` for a tcp or ssh engine, whose host is another machine.
+pub fn local_socket() -> Option<std::path::PathBuf> {
+    match std::env::var("DOCKER_HOST") {
+        Ok(host) if host.is_empty() => Some("/var/run/docker.sock".into()),
+        Ok(host) => host.strip_prefix("unix://").map(std::path::PathBuf::from),
+        Err(_) => Some("/var/run/docker.sock".into()),
+    }
+}
+
+/// When the local engine started: dockerd creates its socket anew at every start, so the
+/// socket's modification time is the engine's start. `None` for a remote engine.
+pub fn local_engine_started_at() -> Option<std::time::SystemTime> {
+    std::fs::metadata(local_socket()?).ok()?.modified().ok()
+}

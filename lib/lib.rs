@@ -15,6 +15,7 @@ pub mod model;
 pub mod names;
 pub mod parallel;
 pub mod recipe;
+pub mod reconcile;
 pub mod records;
 pub mod select;
 pub mod store;

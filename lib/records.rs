@@ -384,3 +384,29 @@ mod tests {
         );
     }
 }
+
+/// `repair`: reconcile mended the index: a row restored from its manifest, a row brought back in
+/// line with its manifest, a row dropped (data dir and container both gone), or an index that
+/// did not parse moved aside and rebuilt. It carries no `container_base`, so a tool that acts on
+/// the instances named by its input (`jackin-assess -`) does not go looking for a dropped one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repair {
+    /// `row_restored`, `row_refreshed`, `row_dropped` or `index_rebuilt`.
+    pub kind: String,
+    /// The instance (container name), or the index file for `index_rebuilt`.
+    pub name: String,
+    pub reason: String,
+    /// Where the unparsable index was moved (`index_rebuilt` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+}
+
+impl Record for Repair {
+    const TYPE: &'static str = "repair";
+    fn text(&self) -> String {
+        let dry = if self.dry_run { " (dry run)" } else { "" };
+        format!("{} · {} · {}{dry}", self.name, self.kind.replace('_', " "), self.reason)
+    }
+}

@@ -1,0 +1,92 @@
+//! jackin-reconcile: make the index tell the truth about Docker; label host-level kills honestly.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::Result;
+use jackin::cli::ReconcileArgs;
+use jackin::docker::Engine;
+use jackin::driver::{self, Ctx, OutputFormat};
+use jackin::exit::Exit;
+use jackin::reconcile::{self, Options, Report, Selection};
+use jackin::select;
+
+const TOOL: &str = "jackin-reconcile";
+
+fn main() {
+    driver::main::<ReconcileArgs>(TOOL, run)
+}
+
+fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
+    for arg in &args.instances {
+        select::check_arg(arg).map_err(|e| Exit::Usage.wrap(e))?;
+    }
+    let store = ctx.store()?;
+    let options = Options { dry_run: args.dry_run, tool: TOOL };
+    if args.watch {
+        return watch(&args, ctx, &store, &options);
+    }
+    let engine = Engine::connect()?;
+    let selection =
+        if args.instances.is_empty() { Selection::All } else { Selection::Args(args.instances.clone()) };
+    let report = reconcile::reconcile(&engine, &store, &selection, &options)?;
+    let changed = emit(ctx, report)?;
+    ctx.info(format_args!("{} engine API calls", engine.api_calls()));
+    Ok(if args.exit_code && changed { Exit::Findings } else { Exit::Ok })
+}
+
+/// Prints a report's records; returns whether anything changed. Orphans are not news: with
+/// `--quiet` the text format leaves them out, so cron mails only changes.
+fn emit(ctx: &mut Ctx, report: Report) -> Result<bool> {
+    let changed = report.changed();
+    for repair in &report.repairs {
+        if repair.kind == "index_rebuilt" {
+            // Said even with --quiet: the operator's index was replaced.
+            eprintln!("{TOOL}: warning: {}: {}", repair.name, repair.reason);
+        }
+        ctx.emit(repair)?;
+    }
+    for change in &report.changes {
+        ctx.emit(change)?;
+    }
+    if !(ctx.quiet && ctx.format == OutputFormat::Text) {
+        for orphan in &report.orphans {
+            ctx.emit(orphan)?;
+        }
+    }
+    for name in &report.recipes_captured {
+        ctx.info(format_args!("{name}: launch recipe captured"));
+    }
+    for failure in report.failures {
+        ctx.fail(failure.container_base.as_deref(), failure.code, &failure.error)?;
+    }
+    Ok(changed)
+}
+
+/// `--watch`: until SIGTERM (exit 0) or SIGINT (exit 130). Signals only set a flag; the watcher
+/// checks it between events, so a reconciliation in progress always finishes its writes.
+fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &jackin::store::Store, options: &Options) -> Result<Exit> {
+    if !args.instances.is_empty() {
+        return Err(Exit::Usage.err("--watch reconciles every instance; name none"));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))?;
+    }
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))?;
+    let (quiet, verbose) = (ctx.quiet, ctx.verbose > 0);
+    reconcile::watch(
+        store,
+        options,
+        &stop,
+        |report| emit(ctx, report).map(|_| ()),
+        |notice| {
+            let routine = notice.starts_with("watching") || notice.starts_with("event: ");
+            if verbose || (!quiet && !routine) {
+                eprintln!("{TOOL}: {notice}");
+            }
+        },
+    )?;
+    Ok(if interrupted.load(Ordering::Relaxed) { Exit::Interrupted } else { Exit::Ok })
+}

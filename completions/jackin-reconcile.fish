@@ -1,0 +1,12 @@
+complete -c jackin-reconcile -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
+complete -c jackin-reconcile -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
+complete -c jackin-reconcile -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
+json\t'JSON Lines records, one per line'
+text\t'One readable line or block per instance'"
+complete -c jackin-reconcile -l watch -d 'Keep running: reconcile again on the engine\'s die, destroy, start and oom events, until SIGTERM or SIGINT; reconnect with backoff when the engine restarts'
+complete -c jackin-reconcile -l exit-code -d 'Exit 1 when anything changed (or would have, with --dry-run)'
+complete -c jackin-reconcile -l dry-run -d 'Change nothing; emit the records a real run would emit, each with "dry_run": true'
+complete -c jackin-reconcile -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
+complete -c jackin-reconcile -s v -l verbose -d 'Say more on stderr about what is being done'
+complete -c jackin-reconcile -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c jackin-reconcile -s V -l version -d 'Print version'

@@ -1,0 +1,760 @@
+//! jackin-reconcile against a real Docker engine: the rules table with real containers, a real
+//! host-level kill of an engine of the test's own, index repair, orphans, recipes without secret
+//! values, --watch, and concurrent writers.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::Home;
+use serde_json::{json, Value};
+
+/// Docker resources made by the docker CLI in a test, removed on drop. `host` is the engine's
+/// `-H` argument when it is not the system engine.
+struct Made {
+    host: Option<String>,
+    items: Vec<(&'static str, String)>,
+}
+
+impl Made {
+    fn new() -> Self {
+        Made { host: None, items: Vec::new() }
+    }
+
+    fn args<'a>(&'a self, args: &[&'a str]) -> Vec<&'a str> {
+        let mut all = Vec::new();
+        if let Some(host) = &self.host {
+            all.extend(["-H", host.as_str()]);
+        }
+        all.extend(args);
+        all
+    }
+
+    fn docker(&self, args: &[&str]) -> String {
+        docker(&self.args(args))
+    }
+
+    /// A container with jackin's labels for a role (`sidecar_of` None) or a sidecar.
+    fn container(&mut self, name: &str, sidecar_of: Option<&str>, extra: &[&str], cmd: &[&str]) {
+        let role_label = format!("jackin.role={}", sidecar_of.unwrap_or(name));
+        let kind = if sidecar_of.is_some() { "jackin.kind=dind" } else { "jackin.kind=role" };
+        let mut args = vec!["create", "--name", name, "--label", "jackin.managed=true", "--label", kind];
+        if sidecar_of.is_some() {
+            args.extend(["--label", &role_label]);
+        }
+        args.extend(extra);
+        args.push(TEST_IMAGE);
+        args.extend(cmd);
+        self.docker(&args);
+        self.items.push(("container", name.to_owned()));
+    }
+
+    fn network(&mut self, name: &str, role: &str) {
+        let label = format!("jackin.role={role}");
+        self.docker(&["network", "create", "--label", "jackin.managed=true", "--label", &label, name]);
+        self.items.push(("network", name.to_owned()));
+    }
+
+    fn volume(&mut self, name: &str) {
+        self.docker(&["volume", "create", name]);
+        self.items.push(("volume", name.to_owned()));
+    }
+
+    fn run_to_exit(&mut self, name: &str, extra: &[&str], cmd: &[&str]) {
+        self.container(name, None, extra, cmd);
+        self.docker(&["start", name]);
+        self.docker(&["wait", name]);
+    }
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        for (kind, name) in self.items.iter().rev() {
+            let args: Vec<&str> = match *kind {
+                "container" => vec!["rm", "-f", name],
+                "network" => vec!["network", "rm", name],
+                _ => vec!["volume", "rm", "-f", name],
+            };
+            let _ = docker_quiet(&self.args(&args));
+        }
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+fn manifest_path(home: &Home, container: &str) -> PathBuf {
+    home.data(container).join(".jackin/instance.json")
+}
+
+fn index(home: &Home) -> Value {
+    read_json(&home.home.join("data/instances.json"))
+}
+
+fn row(home: &Home, container: &str) -> Option<Value> {
+    index(home)["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == container).cloned()
+}
+
+fn continuity(home: &Home, container: &str) -> Value {
+    read_json(&home.data(container).join(".jackin/continuity.json"))
+}
+
+/// Sets the status in the manifest and the index row, as jackin would have written it.
+fn set_status(home: &Home, container: &str, status: &str) {
+    let path = manifest_path(home, container);
+    let mut manifest = read_json(&path);
+    manifest["status"] = json!(status);
+    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let mut idx = index(home);
+    for r in idx["instances"].as_array_mut().unwrap() {
+        if r["container_base"] == container {
+            r["status"] = json!(status);
+        }
+    }
+    fs::write(home.home.join("data/instances.json"), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
+}
+
+/// Records the DinD sidecar in the manifest's `docker` object, in jackin's key order.
+fn with_sidecar(home: &Home, container: &str) {
+    let path = manifest_path(home, container);
+    let mut manifest = read_json(&path);
+    manifest["docker"] = json!({
+        "role_container": container, "dind_container": format!("{container}-dind"),
+        "network": format!("{container}-net"), "certs_volume": format!("{container}-dind-certs"),
+    });
+    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+}
+
+fn of_type<'a>(records: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    records.iter().filter(|r| r["type"] == kind).map(|r| &r["data"]).collect()
+}
+
+fn change_of<'a>(records: &'a [Value], container: &str) -> Option<&'a Value> {
+    of_type(records, "change").into_iter().find(|c| c["container_base"] == container)
+}
+
+fn status_of(home: &Home, container: &str) -> String {
+    read_json(&manifest_path(home, container))["status"].as_str().unwrap().to_owned()
+}
+
+/// Holds `data/<container>.lock` the way the launcher does, until dropped.
+fn hold_name_lock(home: &Home, container: &str) -> fs::File {
+    let file = fs::File::create(home.home.join("data").join(format!("{container}.lock"))).unwrap();
+    fs2::FileExt::lock_exclusive(&file).unwrap();
+    file
+}
+
+#[test]
+fn the_rules_table_with_real_containers() {
+    if !engine_available("the_rules_table_with_real_containers") {
+        return;
+    }
+    let mut home = Home::new();
+    let removed = home.instance("rt7aaaaa", |_, _| Vec::new());
+    let exited = home.instance("rt7bbbbb", |_, _| Vec::new());
+    let oom = home.instance("rt7ccccc", |_, _| Vec::new());
+    let kept = home.instance("rt7ddddd", |_, _| Vec::new());
+    let live = home.instance("rt7eeeee", |_, _| Vec::new());
+    let failed = home.instance("rt7fffff", |_, _| Vec::new());
+    let locked = home.instance("rt7ggggg", |_, _| Vec::new());
+    set_status(&home, &kept.container, "restore_available");
+    set_status(&home, &failed.container, "failed_setup");
+
+    let mut made = Made::new();
+    made.run_to_exit(&exited.container, &[], &["sh", "-c", "exit 3"]);
+    made.run_to_exit(&oom.container, &["--memory", "8m", "--memory-swap", "8m"], &["sh", "-c", "x=$(head -c 60000000 /dev/zero | tr '\\0' a)"]);
+    made.run_to_exit(&failed.container, &[], &["sh", "-c", "exit 1"]);
+    made.run_to_exit(&locked.container, &[], &["sh", "-c", "exit 2"]);
+    let _kept_session = Session::launch(&kept.container, SessionOptions { dind: false, ..Default::default() });
+    let _live_session = Session::launch(
+        &live.container,
+        SessionOptions { dind: false, env: vec![("SECRET_TOKEN", "tok-9f8e7d6c5b4a"), ("TERM", "xterm")], ..Default::default() },
+    );
+    let _launcher = hold_name_lock(&home, &locked.container);
+
+    // A dry run says what would change, with --exit-code 1, and changes nothing.
+    let before = home.snapshot();
+    let out = home.cmd("jackin-reconcile").args(["--dry-run", "--exit-code", "--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let records = common::records(&out.stdout);
+    let dry = change_of(&records, &removed.container).expect("a dry-run change");
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(home.snapshot(), before, "a dry run changes nothing");
+
+    let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("engine API calls"), "{stderr}");
+    let records = common::records(&out.stdout);
+
+    let c = change_of(&records, &removed.container).expect("removed container");
+    assert_eq!((c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()), (Some("active"), Some("crashed"), Some("container_removed")));
+    let c = change_of(&records, &exited.container).expect("exited container");
+    assert_eq!((c["to"].as_str(), c["cause"].as_str()), (Some("crashed"), Some("container_exited")));
+    assert_eq!(c["evidence"]["role"]["exit_code"], 3);
+    assert_eq!(c["evidence"]["role"]["oom_killed"], false);
+    assert!(c["evidence"]["role"]["finished_at"].is_string());
+    let c = change_of(&records, &oom.container).expect("OOM-killed container");
+    assert_eq!((c["to"].as_str(), c["cause"].as_str()), (Some("crashed"), Some("container_exited")));
+    assert_eq!(c["evidence"]["role"]["oom_killed"], true);
+    assert_eq!(c["evidence"]["role"]["exit_code"], 137);
+    let c = change_of(&records, &kept.container).expect("running under a kept row");
+    assert_eq!((c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()), (Some("restore_available"), Some("running"), Some("container_running")));
+    assert!(change_of(&records, &live.container).is_none());
+    assert!(change_of(&records, &failed.container).is_none(), "an ordinary failed setup stays failed_setup");
+    assert!(change_of(&records, &locked.container).is_none(), "a held name lock means the launcher is still at work");
+
+    // Both of jackin's files carry the status; the cause and evidence are in the tools' own file.
+    for (inst, status) in [(&removed, "crashed"), (&exited, "crashed"), (&oom, "crashed"), (&kept, "running"), (&live, "active"), (&failed, "failed_setup"), (&locked, "active")] {
+        assert_eq!(status_of(&home, &inst.container), status, "{}", inst.container);
+        assert_eq!(row(&home, &inst.container).unwrap()["status"], status, "{}", inst.container);
+    }
+    let cont = continuity(&home, &oom.container);
+    assert_eq!(cont["cause"], "container_exited");
+    assert_eq!(cont["evidence"]["role"]["oom_killed"], true);
+    let history = cont["history"].as_array().unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!((history[0]["from"].as_str(), history[0]["to"].as_str(), history[0]["tool"].as_str()), (Some("active"), Some("crashed"), Some("jackin-reconcile")));
+    assert_eq!(continuity(&home, &kept.container)["cause"], "container_running");
+
+    // Recipe on first sight, names only: the secret's value is in no file under the home.
+    let recipe = &continuity(&home, &live.container)["recipe"];
+    assert_eq!(recipe["captured_by"], "jackin-reconcile");
+    let env = recipe["role"]["env"].as_array().unwrap();
+    assert!(env.iter().any(|e| e["name"] == "SECRET_TOKEN" && e["source"] == "env:SECRET_TOKEN"));
+    for (path, bytes) in home.snapshot() {
+        assert!(!String::from_utf8_lossy(&bytes).contains("tok-9f8e7d6c5b4a"), "secret value in {}", path.display());
+    }
+    for (_, bytes) in home.snapshot() {
+        let text = String::from_utf8_lossy(&bytes);
+        if let Ok(v) = serde_json::from_str::<Value>(&text) {
+            if let Some(s) = v.get("status").and_then(Value::as_str) {
+                assert!(["active", "running", "clean_exited", "crashed", "preserved_dirty", "preserved_unpushed", "restore_available", "superseded", "purged", "failed_setup"].contains(&s));
+            }
+        }
+    }
+
+    // Nothing new: text format prints nothing at all (cron mails only news), exit 0.
+    let out = home.cmd("jackin-reconcile").args(["--format", "text", "--quiet", "--exit-code"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+
+    // Named instances are reconciled alone.
+    set_status(&home, &exited.container, "active");
+    let out = home.cmd("jackin-reconcile").args(["--format", "text", "rt7bbbbb"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("{} · active → crashed · container exited", exited.container)), "{text}");
+}
+
+/// A Docker engine of the test's own: its socket, data root, exec root and pid file under a
+/// temporary directory. Stopped, with its containerd and shims, on drop.
+struct OwnEngine {
+    dir: tempfile::TempDir,
+    dockerd: Option<Child>,
+}
+
+impl OwnEngine {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn host(&self) -> String {
+        format!("unix://{}", self.path("docker.sock").display())
+    }
+
+    fn start(dir: tempfile::TempDir) -> OwnEngine {
+        let mut engine = OwnEngine { dir, dockerd: None };
+        engine.launch();
+        engine
+    }
+
+    fn launch(&mut self) {
+        let log = fs::OpenOptions::new().create(true).append(true).open(self.path("dockerd.log")).unwrap();
+        let child = Command::new("dockerd")
+            .args(["--bridge=none", "--iptables=false", "--host", &self.host()])
+            .arg("--data-root").arg(self.path("data"))
+            .arg("--exec-root").arg(self.path("exec"))
+            .arg("--pidfile").arg(self.path("docker.pid"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("dockerd starts");
+        self.dockerd = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let up = Command::new("docker").args(["-H", &self.host(), "version"]).output().is_ok_and(|o| o.status.success());
+            if up {
+                return;
+            }
+            if let Some(status) = self.dockerd.as_mut().unwrap().try_wait().unwrap() {
+                panic!("dockerd exited with {status}: {}", fs::read_to_string(self.path("dockerd.log")).unwrap_or_default());
+            }
+            assert!(Instant::now() < deadline, "dockerd did not answer within 90 s: {}", fs::read_to_string(self.path("dockerd.log")).unwrap_or_default());
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    /// Every process of this engine: dockerd, its containerd, the shims (they name the
+    /// containerd socket under our exec root) and the containers' own processes.
+    fn processes(&self, container_pids: &[i32]) -> Vec<i32> {
+        let exec_root = self.path("exec").display().to_string();
+        let mut pids: Vec<i32> = Vec::new();
+        if let Some(child) = &self.dockerd {
+            pids.push(child.id() as i32);
+        }
+        for entry in fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else { continue };
+            let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains(&exec_root) && !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        pids.extend(container_pids.iter().copied().filter(|p| *p > 0));
+        pids
+    }
+
+    /// Everything at once with SIGKILL, as when the host or its VM goes away.
+    fn kill_all(&mut self, container_pids: &[i32]) {
+        let pids = self.processes(container_pids);
+        assert!(pids.len() >= 4, "dockerd, containerd, shims and containers: {pids:?}");
+        for pid in &pids {
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        self.dockerd.take().unwrap().wait().unwrap();
+        // The orphans are reaped by init; dockerd refuses to start while its old pids live.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline && pids.iter().any(|p| Path::new(&format!("/proc/{p}")).exists()) {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for OwnEngine {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.dockerd.take() {
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for pid in self.processes(&[]) {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let root = self.dir.path().display().to_string();
+        let mounts = fs::read_to_string("/proc/mounts").unwrap_or_default();
+        let mut points: Vec<&str> = mounts.lines().filter_map(|l| l.split(' ').nth(1)).filter(|p| p.starts_with(&root)).collect();
+        points.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        for point in points {
+            let _ = Command::new("umount").arg("-l").arg(point).status();
+        }
+    }
+}
+
+#[test]
+fn a_real_host_kill_is_labelled_killed_by_host() {
+    if !engine_available("a_real_host_kill_is_labelled_killed_by_host") {
+        return;
+    }
+    if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
+        eprintln!("SKIPPED a_real_host_kill_is_labelled_killed_by_host: no dockerd binary");
+        return;
+    }
+    let mut engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-hostkill-").tempdir().unwrap());
+    let host = engine.host();
+    let load = Command::new("sh")
+        .arg("-c")
+        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+
+    let mut home = Home::new();
+    let live = home.instance("hk7aaaaa", |_, _| Vec::new());
+    let mislabelled = home.instance("hk7bbbbb", |_, _| Vec::new());
+    let own_exit = home.instance("hk7ccccc", |_, _| Vec::new());
+    for inst in [&live, &mislabelled] {
+        with_sidecar(&home, &inst.container);
+    }
+    let mut made = Made { host: Some(host.clone()), items: Vec::new() };
+    let mut container_pids = Vec::new();
+    for inst in [&live, &mislabelled] {
+        let net = format!("{}-net", inst.container);
+        made.network(&net, &inst.container);
+        let sidecar = format!("{}-dind", inst.container);
+        made.container(&sidecar, Some(&inst.container), &["--network", &net], &["sleep", "3600"]);
+        made.container(&inst.container, None, &["--network", &net], &["sleep", "3600"]);
+        made.docker(&["start", &sidecar]);
+        made.docker(&["start", &inst.container]);
+        for name in [&sidecar, &inst.container] {
+            container_pids.push(made.docker(&["inspect", "-f", "{{.State.Pid}}", name]).parse::<i32>().unwrap());
+        }
+    }
+    // An ordinary exit before the kill stays an ordinary exit.
+    made.run_to_exit(&own_exit.container, &["--network", "none"], &["sh", "-c", "exit 4"]);
+    // jackin saw the engine vanish during this one's start and called it a failed setup.
+    set_status(&home, &mislabelled.container, "failed_setup");
+
+    engine.kill_all(&container_pids);
+    engine.launch();
+
+    let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).env("DOCKER_HOST", &host).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let records = common::records(&out.stdout);
+    for (inst, from) in [(&live, "active"), (&mislabelled, "failed_setup")] {
+        let c = change_of(&records, &inst.container).unwrap_or_else(|| panic!("{} changed: {records:?}", inst.container));
+        assert_eq!((c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()), (Some(from), Some("crashed"), Some("killed_by_host")), "{c}");
+        let evidence = &c["evidence"];
+        assert_eq!(evidence["role"]["exit_code"], 255, "{evidence}");
+        assert_eq!(evidence["role"]["oom_killed"], false, "{evidence}");
+        assert_eq!(evidence["sidecar"]["exit_code"], 255, "{evidence}");
+        assert!(evidence["sign"].is_string(), "{evidence}");
+        assert!(evidence["engine_started_at"].is_string(), "{evidence}");
+        assert!(evidence["host_boot_time"].is_string(), "{evidence}");
+        assert_eq!(status_of(&home, &inst.container), "crashed");
+        assert_eq!(row(&home, &inst.container).unwrap()["status"], "crashed");
+        let cont = continuity(&home, &inst.container);
+        assert_eq!(cont["cause"], "killed_by_host");
+        assert_eq!(cont["evidence"]["sidecar"]["exit_code"], 255);
+    }
+    let c = change_of(&records, &own_exit.container).expect("the ordinary exit");
+    assert_eq!(c["cause"], "container_exited");
+    assert_eq!(c["evidence"]["role"]["exit_code"], 4);
+    drop(made);
+    drop(engine);
+}
+
+#[test]
+fn an_unreachable_engine_changes_nothing() {
+    let mut home = Home::new();
+    let inst = home.instance("ur7aaaaa", |_, _| Vec::new());
+    let orphan_dir = home.data("jk-ur7bbbbb-norow");
+    fs::create_dir_all(orphan_dir.join(".jackin")).unwrap();
+    fs::write(orphan_dir.join(".jackin/instance.json"), common::manifest_text("ur7bbbbb", "jk-ur7bbbbb-norow", "active", "2026-08-20T10:00:00Z")).unwrap();
+    let dead = tempfile::tempdir().unwrap();
+    let before = home.snapshot();
+    for args in [vec!["--format", "json"], vec!["--watch"], vec![inst.container.as_str()]] {
+        let out = home
+            .cmd("jackin-reconcile")
+            .args(&args)
+            .env("DOCKER_HOST", format!("unix://{}/docker.sock", dead.path().display()))
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one clear line: {stderr}");
+        assert!(stderr.starts_with("jackin-reconcile: error: the Docker engine at unix://"), "{stderr}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(home.snapshot(), before, "{args:?}: nothing changed");
+    }
+}
+
+#[test]
+fn bad_arguments_change_nothing() {
+    let mut home = Home::new();
+    home.instance("ba7aaaaa", |_, _| Vec::new());
+    let before = home.snapshot();
+    for arg in ["../etc", "jk-BAD", "ab"] {
+        let out = home.cmd("jackin-reconcile").arg(arg).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{arg}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("jackin-reconcile: error:"));
+    }
+    let out = home.cmd("jackin-reconcile").args(["--watch", "ba7aaaaa"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(home.snapshot(), before);
+}
+
+#[test]
+fn the_index_is_repaired() {
+    if !engine_available("the_index_is_repaired") {
+        return;
+    }
+    let mut home = Home::new();
+    let kept = home.instance("ir7aaaaa", |_, _| Vec::new());
+    set_status(&home, &kept.container, "restore_available");
+    let vanished = home.instance("ir7bbbbb", |_, _| Vec::new());
+    set_status(&home, &vanished.container, "crashed");
+    fs::remove_dir_all(&vanished.dir).unwrap();
+    let unrowed = "jk-ir7ccccc-myapp-agentsmith";
+    fs::create_dir_all(home.data(unrowed).join(".jackin")).unwrap();
+    fs::write(manifest_path(&home, unrowed), common::manifest_text("ir7ccccc", unrowed, "preserved_dirty", "2026-08-21T00:00:00Z")).unwrap();
+    let mut idx = index(&home);
+    idx["instances"].as_array_mut().unwrap()[0]["pinned"] = json!(true);
+    fs::write(home.home.join("data/instances.json"), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
+
+    let out = home.cmd("jackin-reconcile").args(["--format", "json", "--exit-code"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let repairs: Vec<Value> = of_type(&common::records(&out.stdout), "repair").into_iter().cloned().collect();
+    let kinds: Vec<(&str, &str)> = repairs.iter().map(|r| (r["kind"].as_str().unwrap(), r["name"].as_str().unwrap())).collect();
+    assert!(kinds.contains(&("row_restored", unrowed)), "{kinds:?}");
+    assert!(kinds.contains(&("row_dropped", vanished.container.as_str())), "{kinds:?}");
+    assert_eq!(row(&home, unrowed).unwrap()["status"], "preserved_dirty");
+    assert!(row(&home, &vanished.container).is_none());
+    let kept_row = row(&home, &kept.container).unwrap();
+    assert_eq!(kept_row["status"], "restore_available");
+
+    // An index that does not parse: moved aside, said so, rebuilt from the manifests.
+    fs::write(home.home.join("data/instances.json"), "{\"version\": 1, \"instances\": [").unwrap();
+    let out = home.cmd("jackin-reconcile").args(["--format", "json", "--quiet"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("moved aside and rebuilt"), "{stderr}");
+    let records = common::records(&out.stdout);
+    let rebuilt = of_type(&records, "repair").into_iter().find(|r| r["kind"] == "index_rebuilt").expect("a repair record");
+    let moved_to = PathBuf::from(rebuilt["moved_to"].as_str().unwrap());
+    assert!(moved_to.file_name().unwrap().to_str().unwrap().starts_with("instances.json.corrupt-"));
+    assert_eq!(fs::read_to_string(&moved_to).unwrap(), "{\"version\": 1, \"instances\": [");
+    let rows = index(&home)["instances"].as_array().unwrap().clone();
+    let names: Vec<&str> = rows.iter().map(|r| r["container_base"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.contains(&unrowed) && names.contains(&kept.container.as_str()));
+
+    // An index of another version is never rewritten.
+    let future = "{\n  \"version\": 2,\n  \"instances\": []\n}";
+    fs::write(home.home.join("data/instances.json"), future).unwrap();
+    let before = home.snapshot();
+    let out = home.cmd("jackin-reconcile").output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported index version 2"));
+    assert_eq!(home.snapshot(), before);
+}
+
+#[test]
+fn orphans_are_reported_and_jackins_other_locks_are_not() {
+    if !engine_available("orphans_are_reported_and_jackins_other_locks_are_not") {
+        return;
+    }
+    let mut home = Home::new();
+    let alive = home.instance("or7aaaaa", |_, _| Vec::new());
+    let gone = "jk-or7zzzzz-myapp-agentsmith";
+    let mut made = Made::new();
+    made.network(&format!("{gone}-net"), gone);
+    made.volume(&format!("{gone}-dind-certs"));
+    made.container(gone, None, &["--network", "none"], &["true"]);
+    made.container(&format!("{gone}-dind"), Some(gone), &["--network", "none"], &["true"]);
+    made.network(&format!("{}-net", alive.container), &alive.container);
+    made.container(&alive.container, None, &["--network", "none"], &["true"]);
+    let data = home.home.join("data");
+    fs::write(data.join(format!("{gone}.lock")), "").unwrap();
+    let held_gone = "jk-or7yyyyy-myapp-agentsmith";
+    let _held = hold_name_lock(&home, held_gone);
+    fs::write(data.join(format!("{}.lock", alive.container)), "").unwrap();
+    for other in ["instances.json.lock", "my-app.repo.lock", "caffeinate.lock", "prewarm-dind-adoption.lock"] {
+        fs::write(data.join(other), "").unwrap();
+    }
+    fs::create_dir_all(data.join("my-app.locks")).unwrap();
+    let mut finished = Command::new("true").spawn().unwrap();
+    let dead_pid = finished.id();
+    finished.wait().unwrap();
+    let stale = format!("instances.json.tmp.{dead_pid}.0");
+    fs::write(data.join(&stale), "{").unwrap();
+    let stale_manifest = format!("instance.json.tmp.{dead_pid}.3");
+    fs::write(alive.dir.join(".jackin").join(&stale_manifest), "{").unwrap();
+    let in_flight = format!("instances.json.tmp.{}.1", std::process::id());
+    fs::write(data.join(&in_flight), "{").unwrap();
+
+    let before = home.snapshot();
+    let out = home.cmd("jackin-reconcile").args(["--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(home.snapshot(), before, "orphans are reported, never removed");
+    let records = common::records(&out.stdout);
+    let orphans: Vec<(String, String)> = of_type(&records, "orphan")
+        .into_iter()
+        .map(|o| (o["kind"].as_str().unwrap().to_owned(), o["name"].as_str().unwrap().to_owned()))
+        .filter(|(_, name)| name.contains("or7") || name.contains("tmp"))
+        .collect();
+    let mut expected = vec![
+        ("container".to_owned(), gone.to_owned()),
+        ("container".to_owned(), format!("{gone}-dind")),
+        ("network".to_owned(), format!("{gone}-net")),
+        ("volume".to_owned(), format!("{gone}-dind-certs")),
+        ("name_lock".to_owned(), gone.to_owned()),
+        ("temp_file".to_owned(), stale.clone()),
+        ("temp_file".to_owned(), format!("{}/.jackin/{stale_manifest}", alive.container)),
+    ];
+    let mut found = orphans.clone();
+    found.sort();
+    expected.sort();
+    assert_eq!(found, expected);
+    drop(made);
+}
+
+#[test]
+fn watch_reacts_to_a_stopped_container_and_exits_on_sigterm() {
+    if !engine_available("watch_reacts_to_a_stopped_container_and_exits_on_sigterm") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("wa7aaaaa", |_, _| Vec::new());
+    let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_jackin-reconcile"))
+        .args(["--watch", "-v", "--format", "json", "--home"])
+        .arg(&home.home)
+        .arg("--config-dir")
+        .arg(&home.config)
+        .env_remove("JACKIN_HOME_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let tx2 = tx.clone();
+    std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).for_each(|l| drop(tx.send((true, l)))));
+    std::thread::spawn(move || BufReader::new(stderr).lines().map_while(Result::ok).for_each(|l| drop(tx2.send((false, l)))));
+    let wait_for = |what: &dyn Fn(bool, &str) -> bool, log: &mut Vec<String>| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while let Ok((out, line)) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            log.push(line.clone());
+            if what(out, &line) {
+                return true;
+            }
+        }
+        false
+    };
+    let mut log = Vec::new();
+    let stop_guard = KillOnDrop(child.id());
+    assert!(wait_for(&|out, l| !out && l.contains("watching the engine's events"), &mut log), "{log:?}");
+    docker(&["stop", "-t", "1", &inst.container]);
+    let container = inst.container.clone();
+    assert!(
+        wait_for(&|out, l| out && l.contains("\"type\":\"change\"") && l.contains(&container) && l.contains("container_exited"), &mut log),
+        "{log:?}"
+    );
+    assert_eq!(status_of(&home, &inst.container), "crashed");
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the watcher did not exit on SIGTERM");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::mem::forget(stop_guard);
+    assert_eq!(status.code(), Some(0), "{log:?}");
+}
+
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0 as i32, libc::SIGKILL) };
+    }
+}
+
+/// Writes statuses through the library when run as a child of the concurrency test.
+#[test]
+fn status_writer_probe() {
+    let Ok(spec) = std::env::var("JACKIN_STATUS_WRITER") else { return };
+    let (home, names) = spec.split_once('|').unwrap();
+    let store = jackin::store::Store::open(jackin::store::Roots { home: home.into(), config_dir: home.into() }).unwrap();
+    for name in names.split(',') {
+        let name = jackin::names::InstanceName::parse(name).unwrap();
+        store.set_status(&name, jackin::model::Status::RestoreAvailable, &jackin::time::now_rfc3339()).unwrap();
+    }
+    println!("probe: wrote");
+}
+
+#[test]
+fn sixteen_processes_at_once_lose_no_row() {
+    if !engine_available("sixteen_processes_at_once_lose_no_row") {
+        return;
+    }
+    let home = Home::new();
+    let data = home.home.join("data");
+    let mut rows = Vec::new();
+    let mut names = Vec::new();
+    for i in 0..520 {
+        let id = format!("cc7{i:05}");
+        let container = format!("jk-{id}-conc");
+        let status = if i % 10 == 0 { "active" } else { "crashed" };
+        let updated = format!("2026-08-20T{:02}:{:02}:00Z", i / 60, i % 60);
+        fs::create_dir_all(data.join(&container).join(".jackin")).unwrap();
+        fs::write(data.join(&container).join(".jackin/instance.json"), common::manifest_text(&id, &container, status, &updated)).unwrap();
+        if i < 500 {
+            rows.push(json!({
+                "instance_id": id, "container_base": container, "workspace_name": "my-app",
+                "workspace_label": "my-app", "workdir": "/workspace/my-app", "role_key": "agent-smith",
+                "agent_runtime": "claude", "status": status, "updated_at": updated
+            }));
+        }
+        names.push(container);
+    }
+    rows.reverse();
+    fs::write(data.join("instances.json"), serde_json::to_string_pretty(&json!({"version": 1, "instances": rows})).unwrap()).unwrap();
+
+    let done = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let reader = {
+        let (done, reads, path) = (Arc::clone(&done), Arc::clone(&reads), data.join("instances.json"));
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                let bytes = fs::read(&path).unwrap();
+                let index: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("the index is not valid JSON mid-run: {e}"));
+                assert!(index["instances"].as_array().unwrap().len() >= 500);
+                reads.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let mut children = Vec::new();
+    for k in 0..16 {
+        let child = if k % 2 == 0 {
+            Command::new(env!("CARGO_BIN_EXE_jackin-reconcile"))
+                .args(["--format", "json", "--quiet", "--home"])
+                .arg(&home.home)
+                .arg("--config-dir")
+                .arg(&home.config)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        } else {
+            let mine: Vec<&str> = names.iter().enumerate().filter(|(i, _)| i % 8 == k / 2 && i % 10 != 0).map(|(_, n)| n.as_str()).take(25).collect();
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "status_writer_probe", "--nocapture"])
+                .env("JACKIN_STATUS_WRITER", format!("{}|{}", home.home.display(), mine.join(",")))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        children.push(child);
+    }
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    }
+    done.store(true, Ordering::Relaxed);
+    reader.join().unwrap();
+    assert!(reads.load(Ordering::Relaxed) > 0);
+
+    let rows = index(&home)["instances"].as_array().unwrap().clone();
+    let mut seen: Vec<&str> = rows.iter().map(|r| r["container_base"].as_str().unwrap()).collect();
+    seen.sort();
+    let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();
+    expected.sort();
+    assert_eq!(seen, expected, "every row once, the 20 restored ones included");
+    for (i, name) in names.iter().enumerate() {
+        let status = status_of(&home, name);
+        if i % 10 == 0 {
+            assert_eq!(status, "crashed", "{name}: its container does not exist");
+        } else if i % 8 < 8 && names.iter().enumerate().filter(|(j, _)| j % 8 == i % 8 && j % 10 != 0).take(25).any(|(_, n)| n == name) {
+            assert_eq!(status, "restore_available", "{name}");
+        }
+    }
+}
