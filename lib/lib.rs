@@ -14,6 +14,7 @@ pub mod names;
 pub mod parallel;
 pub mod recipe;
 pub mod records;
+pub mod restore;
 pub mod select;
 pub mod store;
 pub mod time;
