@@ -260,7 +260,84 @@ impl ToolArgs for ReconcileArgs {
     }
 }
 
+/// List resumable sessions; resume one by the cheapest faithful tier.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "jackin-restore",
+    version,
+    about = "List resumable sessions; resume one by the cheapest faithful tier",
+    long_about = "Without an instance, lists the sessions that can be resumed (kept, preserved with \
+unfinished work, crashed, failed setup), newest first, each with its age, its work summary, the tier a \
+resume would take and whether it is ready. With an instance, resumes it: the same container name, data \
+directory and worktrees. Tier 0: the container is running, nothing to start. Tier 1: it is stopped; \
+start the sidecar, wait until it is healthy, start it. Tier 2: it is gone but its image is present; \
+recreate network, volume, sidecar and container from the launch recipe captured when it was kept. \
+Tier 3: the image is gone too; rebuild it from the role's source at exactly the recorded commit, then \
+tier 2. Secrets are resolved from this process's environment or 1Password at resume time and never \
+written to disk. A failed resume never deletes anything.",
+    after_help = EXIT_CODES,
+)]
+pub struct RestoreArgs {
+    /// The session to resume: container name, instance id or a unique id prefix of 4+ characters
+    #[arg(value_name = "INSTANCE")]
+    pub instance: Option<String>,
+
+    /// List resumable sessions, newest first (the default without INSTANCE)
+    #[arg(long, conflicts_with = "instance")]
+    pub list: bool,
+
+    /// Only sessions of this workspace
+    #[arg(long, value_name = "NAME")]
+    pub workspace: Option<String>,
+
+    /// Only sessions of this role
+    #[arg(long, value_name = "KEY")]
+    pub role: Option<String>,
+
+    /// Only sessions of this agent runtime
+    #[arg(long, value_name = "SLUG")]
+    pub agent: Option<String>,
+
+    /// Only sessions with this working directory
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<String>,
+
+    /// Say which tier and steps a resume would take; change nothing (same as --dry-run)
+    #[arg(long)]
+    pub plan: bool,
+
+    /// Change nothing; print the records that would be written
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Acknowledge the preserved-work summary without a terminal
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
+    /// Replace this process with the attach command once the session runs
+    #[arg(long)]
+    pub exec: bool,
+
+    /// Seconds to wait for the sidecar's health command to succeed
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub health_timeout: u64,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl ToolArgs for RestoreArgs {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
 /// Every tool's command, for the man pages and completions.
 pub fn commands() -> Vec<clap::Command> {
-    vec![AssessArgs::command(), KeepArgs::command(), ReconcileArgs::command()]
+    vec![
+        AssessArgs::command(),
+        KeepArgs::command(),
+        ReconcileArgs::command(),
+        RestoreArgs::command(),
+    ]
 }

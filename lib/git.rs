@@ -392,3 +392,105 @@ fn upstream_of(repo: &Repository, refname: &str) -> Option<String> {
             .to_owned(),
     )
 }
+
+/// Why a worktree mount can no longer be resumed as it was left, if so: it must still be
+/// registered in its host repository, and its scratch branch must still point where its HEAD does.
+pub fn worktree_divergence(worktree_path: &Path, host_path: &Path, scratch_branch: &str) -> Option<String> {
+    if !worktree_path.exists() {
+        return Some(format!("worktree {} is gone", worktree_path.display()));
+    }
+    let host = match Repository::open(host_path) {
+        Ok(host) => host,
+        Err(e) => return Some(format!("host repository {} cannot be read: {}", host_path.display(), e.message())),
+    };
+    let wanted = canonical(worktree_path);
+    let registered = host.worktrees().ok().is_some_and(|names| {
+        names.iter().flatten().flatten().any(|n| host.find_worktree(n).is_ok_and(|w| canonical(w.path()) == wanted))
+    });
+    if !registered {
+        return Some(format!("worktree {} is no longer registered in {}", worktree_path.display(), host_path.display()));
+    }
+    let branch_tip = match host.find_reference(&format!("refs/heads/{scratch_branch}")) {
+        Ok(r) => r.peel_to_commit().ok().map(|c| c.id()),
+        Err(_) => return Some(format!("scratch branch {scratch_branch} is gone from {}", host_path.display())),
+    };
+    let head = Repository::open(worktree_path).ok().and_then(|wt| wt.head().ok()?.peel_to_commit().ok().map(|c| c.id()));
+    if branch_tip != head {
+        let short = |id: Option<Oid>| id.map(|i| i.to_string()[..10].to_owned()).unwrap_or_else(|| "nothing".into());
+        return Some(format!(
+            "scratch branch {scratch_branch} points at {}, the worktree's HEAD at {}",
+            short(branch_tip),
+            short(head)
+        ));
+    }
+    None
+}
+
+/// Why a clone mount can no longer be resumed, if so.
+pub fn clone_divergence(path: &Path) -> Option<String> {
+    if !path.exists() {
+        return Some(format!("clone {} is gone", path.display()));
+    }
+    Repository::open(path).err().map(|e| format!("clone {} cannot be read: {}", path.display(), e.message()))
+}
+
+/// Fetches `url` into the bare cache repository `cache` and returns the tree of exactly `sha` as
+/// a tar archive (a build context). Branches that moved on since do not matter: only `sha` is
+/// read.
+pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>> {
+    use anyhow::Context;
+    let repo = match Repository::open_bare(cache) {
+        Ok(repo) => repo,
+        Err(_) => {
+            std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
+            Repository::init_bare(cache).with_context(|| format!("creating the source cache {}", cache.display()))?
+        }
+    };
+    let id = Oid::from_str(sha).with_context(|| format!("{sha:?} is not a commit id"))?;
+    if repo.find_commit(id).is_err() {
+        let mut remote = repo.remote_anonymous(url)?;
+        remote
+            .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], None, None)
+            .with_context(|| format!("fetching {url}"))?;
+    }
+    let commit = repo.find_commit(id).with_context(|| format!("commit {sha} is not in {url}"))?;
+    let tree = commit.tree()?;
+    let mut archive = tar::Builder::new(Vec::new());
+    let mut failure = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+        let Ok(name) = entry.name() else { return git2::TreeWalkResult::Skip };
+        let path = format!("{root}{name}");
+        let mode = entry.filemode();
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return git2::TreeWalkResult::Ok;
+        }
+        let blob = match repo.find_blob(entry.id()) {
+            Ok(blob) => blob,
+            Err(e) => {
+                failure = Some(e);
+                return git2::TreeWalkResult::Abort;
+            }
+        };
+        let mut header = tar::Header::new_gnu();
+        header.set_mtime(commit.time().seconds().max(0) as u64);
+        let result = if mode == 0o120000 {
+            header.set_entry_type(tar::EntryType::Symlink);
+            header.set_size(0);
+            header.set_mode(0o777);
+            let target = String::from_utf8_lossy(blob.content()).into_owned();
+            archive.append_link(&mut header, &path, target)
+        } else {
+            header.set_size(blob.content().len() as u64);
+            header.set_mode(if mode == 0o100755 { 0o755 } else { 0o644 });
+            archive.append_data(&mut header, &path, blob.content())
+        };
+        match result {
+            Ok(()) => git2::TreeWalkResult::Ok,
+            Err(_) => git2::TreeWalkResult::Abort,
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    Ok(archive.into_inner()?)
+}

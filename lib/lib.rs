@@ -17,6 +17,7 @@ pub mod parallel;
 pub mod recipe;
 pub mod reconcile;
 pub mod records;
+pub mod restore;
 pub mod select;
 pub mod store;
 pub mod time;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-pub const TEST_IMAGE: &str = "jackin-test-busybox:latest";
+pub const TEST_IMAGE: &str = "jackin-test-busybox:2";
 
 /// Whether a Docker engine answers. Without one a test skips with a printed reason; with
 /// `CI=true` a missing engine fails the test instead.
@@ -66,7 +66,7 @@ pub fn build_test_image() {
         std::fs::write(
             dir.path().join("Dockerfile"),
             "FROM scratch\nCOPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n\
-             ENV PATH=/bin\nCMD [\"/bin/sh\"]\n",
+             RUN [\"/bin/mkdir\", \"-p\", \"/tmp\", \"/workspace\"]\nENV PATH=/bin\nCMD [\"/bin/sh\"]\n",
         )
         .unwrap();
         docker(&["build", "-q", "-t", TEST_IMAGE, dir.path().to_str().unwrap()]);
@@ -87,11 +87,15 @@ pub struct SessionOptions<'a> {
     /// Host directories bind-mounted into the role container: (source, destination).
     pub binds: Vec<(PathBuf, &'a str)>,
     pub running: bool,
+    /// The role container's image (default: the test image).
+    pub image: Option<&'a str>,
+    /// Seconds the sidecar's health command keeps failing after each start.
+    pub sidecar_ready_after: u32,
 }
 
 impl Default for SessionOptions<'_> {
     fn default() -> Self {
-        SessionOptions { dind: true, env: Vec::new(), binds: Vec::new(), running: true }
+        SessionOptions { dind: true, env: Vec::new(), binds: Vec::new(), running: true, image: None, sidecar_ready_after: 0 }
     }
 }
 
@@ -107,11 +111,15 @@ impl Session {
             let volume = format!("{container}-dind-certs");
             docker(&["volume", "create", &volume]);
             let mount = format!("{volume}:/certs");
+            let sidecar_cmd = format!(
+                "rm -f /tmp/healthy; sleep {}; touch /tmp/healthy; exec sleep 3600",
+                options.sidecar_ready_after
+            );
             let args = vec![
                 "create", "--name", &sidecar, "--network", &network, "--network-alias", "dind",
                 "--label", "jackin.managed=true", "--label", "jackin.kind=dind", "--label", &role_label,
                 "-v", &mount, "--health-cmd", "test -e /tmp/healthy", "--health-interval", "1s",
-                TEST_IMAGE, "sh", "-c", "touch /tmp/healthy; exec sleep 3600",
+                TEST_IMAGE, "sh", "-c", &sidecar_cmd,
             ];
             docker(&args);
             (Some(sidecar), Some(volume))
@@ -133,7 +141,7 @@ impl Session {
         for bind in &binds {
             args.extend(["-v", bind]);
         }
-        args.extend([TEST_IMAGE, "sleep", "3600"]);
+        args.extend([options.image.unwrap_or(TEST_IMAGE), "sleep", "3600"]);
         docker(&args);
         let session = Session { container: container.to_owned(), sidecar, network, volume };
         if options.running {

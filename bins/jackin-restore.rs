@@ -1,0 +1,143 @@
+//! jackin-restore: list resumable sessions; resume one by the cheapest faithful tier.
+
+use std::io::{BufRead, BufReader, Write};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Result;
+use jackin::assess::{AssessOptions, Assessor};
+use jackin::cli::RestoreArgs;
+use jackin::docker::Engine;
+use jackin::driver::{self, Ctx};
+use jackin::exit::Exit;
+use jackin::model::Status;
+use jackin::names::InstanceName;
+use jackin::records::{Identity, Record, Restored};
+use jackin::restore::{self, Filters, Waits};
+use jackin::select::{self, Catalog};
+use jackin::{continuity, reconcile};
+
+fn main() {
+    driver::main::<RestoreArgs>("jackin-restore", run)
+}
+
+fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
+    if let Some(arg) = &args.instance {
+        select::check_arg(arg).map_err(|e| Exit::Usage.wrap(e))?;
+    }
+    let store = ctx.store()?;
+    let engine = Engine::connect()?;
+    let dry_run = args.plan || args.dry_run;
+    let catalog = Catalog::load(&store)?;
+    let assessor = Assessor::new(AssessOptions::default());
+    let Some(arg) = &args.instance else {
+        let names = catalog.all().into_iter().map(|t| t.name).collect();
+        reconcile_first(ctx, &engine, &store, names, dry_run)?;
+        let catalog = Catalog::load(&store)?;
+        let filters = Filters { workspace: args.workspace, role: args.role, agent: args.agent, workdir: args.workdir };
+        let mut candidates = Vec::new();
+        for target in catalog.all() {
+            let Ok(Some(manifest)) = store.read_manifest(&target.name) else { continue };
+            if !filters.admit(&manifest) {
+                continue;
+            }
+            let status = Status::parse(&manifest.status);
+            if !restore::resumable(status, true) {
+                continue;
+            }
+            let kept = continuity::read(&store, &target.name).unwrap_or_default();
+            let plan = restore::plan(&engine, &store, &target.name, &manifest, kept.recipe.as_ref())?;
+            if !restore::resumable(status, plan.role.is_some()) {
+                continue;
+            }
+            let assessment = assessor.instance(&store, &target.name, target.row.as_ref()).ok();
+            candidates.push(restore::candidate(&manifest, &kept, assessment.as_ref(), &plan, SystemTime::now()));
+        }
+        candidates.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        for candidate in &candidates {
+            ctx.emit(candidate)?;
+        }
+        return Ok(Exit::Ok);
+    };
+
+    let target = catalog.resolve(arg).map_err(|why| Exit::Partial.wrap(why))?;
+    let name = target.name;
+    reconcile_first(ctx, &engine, &store, vec![name.clone()], dry_run)?;
+    let manifest = store.read_manifest(&name)?.ok_or_else(|| Exit::Partial.err(format_args!("{name}: no manifest")))?;
+    let kept = continuity::read(&store, &name)?;
+    let plan = restore::plan(&engine, &store, &name, &manifest, kept.recipe.as_ref())?;
+    if !restore::resumable(Status::parse(&manifest.status), plan.role.is_some()) {
+        return refuse(ctx, &name, "not_resumable", format!("status {} is not resumable", manifest.status));
+    }
+    let identity = Identity::from_manifest(&manifest);
+    if args.plan || args.dry_run {
+        ctx.emit(&Restored {
+            identity,
+            tier: plan.tier.unwrap_or(u8::MAX),
+            actions: plan.steps.clone(),
+            attach: restore::attach_argv(&manifest.docker.role_container),
+            drift: plan.drift.clone(),
+            dry_run: true,
+        })?;
+        return Ok(if plan.ready() { Exit::Ok } else { refuse(ctx, &name, "not_ready", plan.missing.join("; "))? });
+    }
+    let assessment = assessor.instance(&store, &name, target.row.as_ref())?;
+    acknowledge(&assessment, args.yes)?;
+    if !plan.ready() {
+        return refuse(ctx, &name, "not_ready", format!("cannot resume, nothing was changed: {}", plan.missing.join("; ")));
+    }
+    let waits = Waits { health: Duration::from_secs(args.health_timeout) };
+    let tier = plan.tier.unwrap_or_default();
+    let actions = match restore::execute(&engine, &store, &name, &manifest, kept.recipe.as_ref(), &plan, waits) {
+        Ok(actions) => actions,
+        Err(e) => {
+            ctx.fail(Some(name.as_str()), "restore_failed", &e)?;
+            return Ok(Exit::Partial);
+        }
+    };
+    restore::mark_resumed(&store, &name, &manifest, tier)?;
+    let attach = restore::attach_argv(&manifest.docker.role_container);
+    ctx.emit(&Restored { identity, tier, actions, attach: attach.clone(), drift: plan.drift.clone(), dry_run: false })?;
+    if args.exec {
+        use std::os::unix::process::CommandExt;
+        let error = std::process::Command::new(&attach[0]).args(&attach[1..]).exec();
+        return Err(anyhow::Error::new(error).context(format!("running {}", attach.join(" "))));
+    }
+    Ok(Exit::Ok)
+}
+
+/// Launch-time reconciliation: the statuses restore decides on are what Docker says now.
+fn reconcile_first(ctx: &Ctx, engine: &Engine, store: &jackin::store::Store, names: Vec<InstanceName>, dry_run: bool) -> Result<()> {
+    let options = reconcile::Options { dry_run, tool: "jackin-restore" };
+    let report = reconcile::reconcile(engine, store, &reconcile::Selection::Instances(names), &options)?;
+    for change in &report.changes {
+        ctx.info(format_args!("{}", change.text()));
+    }
+    for failure in &report.failures {
+        ctx.warn(format_args!("reconciling {}: {:#}", failure.container_base.as_deref().unwrap_or("?"), failure.error));
+    }
+    Ok(())
+}
+
+fn refuse(ctx: &mut Ctx, name: &InstanceName, code: &str, why: String) -> Result<Exit> {
+    ctx.fail(Some(name.as_str()), code, &anyhow::anyhow!(why))?;
+    Ok(Exit::Partial)
+}
+
+/// The preserved work is shown and acknowledged on the terminal before anything starts.
+fn acknowledge(assessment: &jackin::assess::Assessment, yes: bool) -> Result<()> {
+    if yes {
+        return Ok(());
+    }
+    let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+        return Err(Exit::Usage.err("no terminal to show the preserved work on\n  hint: pass --yes to acknowledge it"));
+    };
+    let mut out = &tty;
+    writeln!(out, "Preserved work of this session:\n{}\n", assessment.text())?;
+    write!(out, "Press Enter to resume it, or Ctrl-C to stop: ")?;
+    out.flush()?;
+    let mut line = String::new();
+    if BufReader::new(&tty).read_line(&mut line)? == 0 {
+        return Err(Exit::Interrupted.err("not acknowledged; nothing was changed"));
+    }
+    Ok(())
+}

@@ -1,0 +1,19 @@
+complete -c jackin-restore -l workspace -d 'Only sessions of this workspace' -r
+complete -c jackin-restore -l role -d 'Only sessions of this role' -r
+complete -c jackin-restore -l agent -d 'Only sessions of this agent runtime' -r
+complete -c jackin-restore -l workdir -d 'Only sessions with this working directory' -r
+complete -c jackin-restore -l health-timeout -d 'Seconds to wait for the sidecar\'s health command to succeed' -r
+complete -c jackin-restore -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
+complete -c jackin-restore -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
+complete -c jackin-restore -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
+json\t'JSON Lines records, one per line'
+text\t'One readable line or block per instance'"
+complete -c jackin-restore -l list -d 'List resumable sessions, newest first (the default without INSTANCE)'
+complete -c jackin-restore -l plan -d 'Say which tier and steps a resume would take; change nothing (same as --dry-run)'
+complete -c jackin-restore -l dry-run -d 'Change nothing; print the records that would be written'
+complete -c jackin-restore -s y -l yes -d 'Acknowledge the preserved-work summary without a terminal'
+complete -c jackin-restore -l exec -d 'Replace this process with the attach command once the session runs'
+complete -c jackin-restore -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
+complete -c jackin-restore -s v -l verbose -d 'Say more on stderr about what is being done'
+complete -c jackin-restore -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c jackin-restore -s V -l version -d 'Print version'

@@ -1,0 +1,418 @@
+//! Resuming a session (lifecycle.md, "Restore"): the same instance, container name, data dir and
+//! worktrees, by the cheapest faithful tier. A failed restore never deletes anything.
+
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, Result};
+
+use crate::assess::Assessment;
+use crate::continuity::{self, Continuity, HistoryEntry};
+use crate::docker::{ContainerDetails, Engine};
+use crate::exit::Exit;
+use crate::model::{IsolationKind, Manifest, Status};
+use crate::names::InstanceName;
+use crate::recipe::{self, ContainerRecipe, LaunchRecipe};
+use crate::records::{Candidate, Identity};
+use crate::store::Store;
+
+/// `--workspace`, `--role`, `--agent`, `--workdir`.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub workspace: Option<String>,
+    pub role: Option<String>,
+    pub agent: Option<String>,
+    pub workdir: Option<String>,
+}
+
+impl Filters {
+    pub fn admit(&self, m: &Manifest) -> bool {
+        let matches = |want: &Option<String>, have: Option<&str>| want.as_deref().is_none_or(|w| have == Some(w));
+        matches(&self.workspace, m.workspace_name.as_deref().or(Some(&m.workspace_label)))
+            && matches(&self.role, Some(&m.role_key))
+            && matches(&self.agent, Some(&m.agent_runtime))
+            && matches(&self.workdir, Some(&m.workdir))
+    }
+}
+
+/// Whether a status can be resumed at all; `active`/`running` only with a container to go to.
+pub fn resumable(status: Option<Status>, has_container: bool) -> bool {
+    match status {
+        Some(Status::RestoreAvailable | Status::PreservedDirty | Status::PreservedUnpushed) => true,
+        Some(Status::Crashed | Status::FailedSetup) => true,
+        Some(Status::Active | Status::Running) => has_container,
+        _ => false,
+    }
+}
+
+/// Which tier a resume takes and the steps it will run; what stops it, if anything.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub tier: Option<u8>,
+    pub steps: Vec<String>,
+    /// What prevents the resume: unresolvable variables (by name), a diverged mount, an image
+    /// that is gone with no source to rebuild it from.
+    pub missing: Vec<String>,
+    /// Variable names that cannot be resolved now (also in `missing`).
+    pub missing_env: Vec<String>,
+    pub drift: Vec<String>,
+    /// The image the role container is created from (tiers 2 and 3).
+    pub role_image: Option<String>,
+    pub role: Option<ContainerDetails>,
+    pub sidecar: Option<ContainerDetails>,
+}
+
+impl Plan {
+    pub fn ready(&self) -> bool {
+        self.tier.is_some() && self.missing.is_empty()
+    }
+}
+
+/// Every reason the preserved state no longer matches what was kept.
+pub fn divergences(store: &Store, name: &InstanceName) -> Vec<String> {
+    let isolation = match store.read_isolation(name) {
+        Ok(isolation) => isolation,
+        Err(e) => return vec![format!("isolation records unreadable: {e:#}")],
+    };
+    isolation
+        .mounts()
+        .into_iter()
+        .filter_map(|mount| match mount {
+            Err(bad) => Some(bad.reason),
+            Ok(r) if r.isolation == IsolationKind::Worktree => crate::git::worktree_divergence(
+                Path::new(&r.worktree_path),
+                Path::new(&r.original_src),
+                &r.scratch_branch,
+            ),
+            Ok(r) => crate::git::clone_divergence(Path::new(&r.worktree_path)),
+        })
+        .collect()
+}
+
+/// Works out the tier from what Docker says now and what was captured.
+pub fn plan(engine: &Engine, store: &Store, name: &InstanceName, manifest: &Manifest, recipe: Option<&LaunchRecipe>) -> Result<Plan> {
+    let mut plan = Plan { missing: divergences(store, name), ..Plan::default() };
+    let role = engine.inspect(&manifest.docker.role_container)?;
+    let sidecar = match &manifest.docker.dind_container {
+        Some(sidecar) => engine.inspect(sidecar)?,
+        None => None,
+    };
+    match &role {
+        Some(role) if role.state.running => {
+            plan.tier = Some(0);
+            plan.steps.push(format!("{} is running: nothing to start", role.name));
+        }
+        Some(role) => {
+            plan.tier = Some(1);
+            let agent_toml = store.socket_dir(name).join("agent.toml");
+            match recipe.and_then(|r| r.agent_toml.as_ref()) {
+                Some(_) => plan.steps.push("rewrite agent.toml from the launch recipe".into()),
+                None if agent_toml.exists() => {}
+                None => plan.missing.push("agent.toml is gone and no launch recipe holds it".into()),
+            }
+            if let Some(sidecar) = &sidecar {
+                plan.steps.push(format!("start {} and wait until it is healthy", sidecar.name));
+            }
+            plan.steps.push(format!("start {}", role.name));
+        }
+        None => match recipe {
+            None => plan.missing.push("no launch recipe: the session was lost before one was captured".into()),
+            Some(recipe) => plan_recreate(engine, manifest, recipe, &mut plan)?,
+        },
+    }
+    plan.role = role;
+    plan.sidecar = sidecar;
+    Ok(plan)
+}
+
+fn plan_recreate(engine: &Engine, manifest: &Manifest, recipe: &LaunchRecipe, plan: &mut Plan) -> Result<()> {
+    let mut bindings = recipe.role.env.clone();
+    if let Some(sidecar) = &recipe.sidecar {
+        bindings.extend(sidecar.env.iter().cloned());
+    }
+    if let Err(names) = recipe::resolve_env(&bindings, |n| std::env::var(n).ok(), recipe::op_read) {
+        plan.missing.extend(names.iter().map(|n| format!("needs {n}")));
+        plan.missing_env = names;
+    }
+    let spec = &recipe.role.spec;
+    let tag_id = engine.image_id(&spec.image)?;
+    let recorded = if spec.image_id.is_empty() { None } else { engine.image_id(&spec.image_id)? };
+    if tag_id.is_some() && tag_id.as_deref() == Some(spec.image_id.as_str()) {
+        plan.tier = Some(2);
+        plan.role_image = Some(spec.image.clone());
+    } else if let Some(id) = recorded {
+        plan.tier = Some(2);
+        if let Some(moved_to) = tag_id {
+            plan.drift.push(format!("image tag {} moved to {moved_to}; using the recorded image {id}", spec.image));
+        }
+        plan.role_image = Some(id);
+    } else if !manifest.role_source_git.is_empty() && manifest.role_git_sha.is_some() {
+        plan.tier = Some(3);
+        let sha = manifest.role_git_sha.as_deref().unwrap_or_default();
+        plan.steps.push(format!(
+            "build {} from {} at {sha}",
+            manifest.image_tag, manifest.role_source_git
+        ));
+        plan.role_image = Some(manifest.image_tag.clone());
+    } else {
+        plan.missing.push(format!("image {} is gone and there is no source to rebuild it from", spec.image));
+    }
+    if let Some(network) = &recipe.network {
+        plan.steps.push(format!("create network {}", network.name));
+    }
+    if let Some(volume) = &recipe.certs_volume {
+        plan.steps.push(format!("create volume {volume}"));
+    }
+    if let Some(sidecar) = &recipe.sidecar {
+        if engine.image_id(&sidecar.spec.image_id)?.is_none() && engine.image_id(&sidecar.spec.image)?.is_none() {
+            plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image));
+        }
+        plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
+    }
+    if recipe.agent_toml.is_some() {
+        plan.steps.push("rewrite agent.toml from the launch recipe".into());
+    }
+    plan.steps.push(format!("create and start {}", spec.name));
+    Ok(())
+}
+
+/// How long a sidecar may take to answer its health command.
+#[derive(Debug, Clone, Copy)]
+pub struct Waits {
+    pub health: Duration,
+}
+
+/// Runs the plan. Returns the actions taken. Never deletes anything.
+pub fn execute(engine: &Engine, store: &Store, name: &InstanceName, manifest: &Manifest, recipe: Option<&LaunchRecipe>, plan: &Plan, waits: Waits) -> Result<Vec<String>> {
+    let mut actions = Vec::new();
+    match plan.tier {
+        Some(0) => actions.push("nothing to start: the session is running".to_owned()),
+        Some(1) => {
+            if let Some(text) = recipe.and_then(|r| r.agent_toml.as_ref()) {
+                write_agent_toml(store, name, text)?;
+                actions.push("rewrote agent.toml".to_owned());
+            }
+            if let Some(sidecar) = &plan.sidecar {
+                engine.start(&sidecar.name)?;
+                let health = sidecar
+                    .spec
+                    .healthcheck
+                    .as_deref()
+                    .and_then(recipe::health_argv)
+                    .or_else(|| recipe.and_then(|r| r.sidecar.as_ref()?.health.clone()))
+                    .unwrap_or_else(|| vec!["docker".into(), "info".into()]);
+                wait_healthy(engine, &sidecar.name, &health, waits.health)?;
+                actions.push(format!("started {} (healthy)", sidecar.name));
+            }
+            engine.start(&manifest.docker.role_container)?;
+            actions.push(format!("started {}", manifest.docker.role_container));
+        }
+        Some(tier @ (2 | 3)) => {
+            let recipe = recipe.context("no launch recipe")?;
+            let image = plan.role_image.clone().context("no image to create the role container from")?;
+            if tier == 3 {
+                build_role_image(engine, store, manifest)?;
+                actions.push(format!(
+                    "built {} from {} at {}",
+                    manifest.image_tag,
+                    manifest.role_source_git,
+                    manifest.role_git_sha.as_deref().unwrap_or_default()
+                ));
+            }
+            recreate(engine, store, name, recipe, &image, waits, &mut actions)?;
+        }
+        _ => anyhow::bail!("this session cannot be resumed: {}", plan.missing.join("; ")),
+    }
+    Ok(actions)
+}
+
+fn resolved_env(container: &ContainerRecipe) -> Result<Vec<String>> {
+    recipe::resolve_env(&container.env, |n| std::env::var(n).ok(), recipe::op_read).map_err(|missing| {
+        Exit::Partial.err(format_args!("cannot resolve {}: nothing was started", missing.join(", ")))
+    })
+}
+
+fn recreate(engine: &Engine, store: &Store, name: &InstanceName, recipe: &LaunchRecipe, image: &str, waits: Waits, actions: &mut Vec<String>) -> Result<()> {
+    // Every value first: a missing one must stop the restore before anything exists.
+    let role_env = resolved_env(&recipe.role)?;
+    let sidecar_env = recipe.sidecar.as_ref().map(resolved_env).transpose()?;
+    if let Some(network) = &recipe.network {
+        if !engine.network_exists(&network.name)? {
+            engine.create_network(&network.name, &network.labels)?;
+            actions.push(format!("created network {}", network.name));
+        }
+    }
+    if let Some(volume) = &recipe.certs_volume {
+        engine.create_volume(volume)?;
+        actions.push(format!("created volume {volume}"));
+    }
+    if let (Some(sidecar), Some(env)) = (&recipe.sidecar, sidecar_env) {
+        let sidecar_image =
+            if engine.image_id(&sidecar.spec.image_id)?.is_some() { &sidecar.spec.image_id } else { &sidecar.spec.image };
+        if engine.inspect(&sidecar.spec.name)?.is_none() {
+            engine.create_container(&sidecar.spec, sidecar_image, env)?;
+        }
+        engine.start(&sidecar.spec.name)?;
+        let health = sidecar.health.clone().unwrap_or_else(|| vec!["docker".into(), "info".into()]);
+        wait_healthy(engine, &sidecar.spec.name, &health, waits.health)?;
+        actions.push(format!("recreated {} (healthy)", sidecar.spec.name));
+    }
+    if let Some(text) = &recipe.agent_toml {
+        write_agent_toml(store, name, text)?;
+        actions.push("rewrote agent.toml".to_owned());
+    }
+    engine.create_container(&recipe.role.spec, image, role_env)?;
+    engine.start(&recipe.role.spec.name)?;
+    actions.push(format!("recreated {} from {image}", recipe.role.spec.name));
+    Ok(())
+}
+
+/// `sockets/<c>/agent.toml`, in a directory only the operator can enter (state.md).
+fn write_agent_toml(store: &Store, name: &InstanceName, text: &str) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let dir = store.socket_dir(name);
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    crate::store::write_atomic(&dir.join("agent.toml"), text.as_bytes())
+}
+
+/// Runs the health command until it succeeds, backing off, up to `timeout`.
+pub fn wait_healthy(engine: &Engine, container: &str, argv: &[String], timeout: Duration) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    let mut delay = Duration::from_millis(100);
+    loop {
+        let code = engine.exec_status(container, argv)?;
+        if code == 0 {
+            return Ok(());
+        }
+        if Instant::now() + delay > deadline {
+            anyhow::bail!(
+                "{container} did not become healthy within {}s: `{}` last exited {code}",
+                timeout.as_secs(),
+                argv.join(" ")
+            );
+        }
+        std::thread::sleep(delay);
+        delay = (delay * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// Tier 3: the role's source at exactly the recorded commit, built by the engine.
+fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Result<()> {
+    let sha = manifest.role_git_sha.as_deref().context("no role_git_sha recorded")?;
+    let cache_key: String = manifest
+        .role_source_git
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { b as char } else { '_' })
+        .collect();
+    let cache = store.home().join("cache").join("role-sources").join(cache_key);
+    let context = crate::git::source_tar(&cache, &manifest.role_source_git, sha)?;
+    let labels = std::collections::BTreeMap::from([("jackin.role_git_sha".to_owned(), sha.to_owned())]);
+    engine.build_image(context, &manifest.image_tag, &labels)
+}
+
+/// After a successful start: `active` (manifest, then index), the isolation records back to
+/// `active`, and the history.
+pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tier: u8) -> Result<()> {
+    let now = crate::time::now_rfc3339();
+    store.set_status(name, Status::Active, &now)?;
+    let mut isolation = store.read_isolation(name)?;
+    if !isolation.records.is_empty() {
+        isolation.set_cleanup_status("active");
+        store.write_isolation(name, &isolation)?;
+    }
+    continuity::update(store, name, |c| {
+        c.history.push(HistoryEntry {
+            at: now.clone(),
+            tool: "jackin-restore".into(),
+            from: manifest.status.clone(),
+            to: Status::Active.as_str().into(),
+            cause: "resumed".into(),
+            evidence: serde_json::json!({ "tier": tier }),
+        });
+        c.cause = None;
+        c.evidence = None;
+        Ok(((), true))
+    })
+}
+
+/// The argv that reconnects an operator to the session.
+pub fn attach_argv(container: &str) -> Vec<String> {
+    vec!["docker".into(), "attach".into(), container.into()]
+}
+
+/// `2h ago`, `3d ago`.
+pub fn age(since: &str, now: SystemTime) -> String {
+    let Some(then) = crate::time::parse_rfc3339(since) else { return "some time ago".into() };
+    let secs = now.duration_since(then).map(|d| d.as_secs()).unwrap_or(0);
+    match secs {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+fn cause_words(cause: Option<&str>) -> Option<&'static str> {
+    match cause? {
+        "killed_by_host" => Some("interrupted by host"),
+        "container_exited" => Some("exited"),
+        "container_removed" => Some("container removed"),
+        _ => None,
+    }
+}
+
+/// The `candidate` record of one resumable session.
+pub fn candidate(manifest: &Manifest, continuity: &Continuity, assessment: Option<&Assessment>, plan: &Plan, now: SystemTime) -> Candidate {
+    let short = format!("jk-{}", manifest.instance_id);
+    let age = age(&manifest.updated_at, now);
+    let when = match cause_words(continuity.cause.as_deref()) {
+        Some(words) => format!("{words} {age}"),
+        None => age,
+    };
+    let summary = assessment.map(|a| a.summary.clone()).unwrap_or_else(|| "not assessed".into());
+    let label = if plan.ready() {
+        format!("Resume {short} · {when} · {summary} · ready")
+    } else if !plan.missing_env.is_empty() && plan.missing.len() == plan.missing_env.len() {
+        format!("{short} · {when} · {summary} · needs {}", plan.missing_env.join(", "))
+    } else {
+        format!("{short} · {when} · {summary} · cannot resume: {}", plan.missing.join("; "))
+    };
+    Candidate {
+        identity: Identity::from_manifest(manifest),
+        status: manifest.status.clone(),
+        cause: continuity.cause.clone(),
+        updated_at: manifest.updated_at.clone(),
+        verdict: assessment.map(|a| a.verdict.as_str().to_owned()),
+        summary,
+        tier: plan.tier,
+        ready: plan.ready(),
+        missing: plan.missing.clone(),
+        label,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_like_people_talk() {
+        let now = crate::time::parse_rfc3339("2026-11-29T12:00:00Z").unwrap();
+        assert_eq!(age("2026-11-29T10:00:00Z", now), "2h ago");
+        assert_eq!(age("2026-11-29T11:40:00Z", now), "20m ago");
+        assert_eq!(age("2026-11-26T12:00:00Z", now), "3d ago");
+        assert_eq!(age("nonsense", now), "some time ago");
+    }
+
+    #[test]
+    fn only_kept_crashed_and_live_sessions_resume() {
+        assert!(resumable(Some(Status::RestoreAvailable), false));
+        assert!(resumable(Some(Status::Crashed), false));
+        assert!(resumable(Some(Status::FailedSetup), false));
+        assert!(!resumable(Some(Status::Active), false));
+        assert!(resumable(Some(Status::Running), true));
+        assert!(!resumable(Some(Status::CleanExited), true));
+        assert!(!resumable(None, true));
+    }
+}

@@ -1,0 +1,361 @@
+//! jackin-restore against a real Docker engine and real git: each tier, secrets, divergence.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::{git, records, Home, Instance};
+use jackin::model::Status;
+use jackin::names::InstanceName;
+use jackin::store::{Roots, Store};
+use serde_json::Value;
+
+fn store(home: &Home) -> Store {
+    Store::open(Roots { home: home.home.clone(), config_dir: home.config.clone() }).unwrap()
+}
+
+/// A per-test image tag, so parallel tests never move each other's tags.
+fn role_image(id: &str) -> String {
+    let tag = format!("jackin-test-role-{id}:latest");
+    docker(&["tag", TEST_IMAGE, &tag]);
+    tag
+}
+
+fn set_manifest(home: &Home, inst: &Instance, edit: impl FnOnce(&mut Value)) {
+    let path = inst.dir.join(".jackin/instance.json");
+    let mut manifest: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    edit(&mut manifest);
+    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let _ = home;
+}
+
+/// What jackin-keep does before it tears a session down: capture the recipe into the tools' own
+/// file; then the status. (Done through the library here: these tests are about restore.)
+fn capture_and_keep(home: &Home, inst: &Instance, sidecar: bool) {
+    set_manifest(home, inst, |m| {
+        if sidecar {
+            m["docker"]["dind_container"] = Value::from(format!("{}-dind", inst.container));
+            m["docker"]["certs_volume"] = Value::from(format!("{}-dind-certs", inst.container));
+        }
+    });
+    let store = store(home);
+    let name = InstanceName::parse(&inst.container).unwrap();
+    let manifest = store.read_manifest(&name).unwrap().unwrap();
+    let engine = jackin::docker::Engine::connect().unwrap();
+    let recipe = jackin::recipe::capture(&engine, &store, &name, &manifest.docker, "test").unwrap().unwrap();
+    jackin::continuity::update(&store, &name, |c| {
+        c.recipe = Some(recipe);
+        c.cause = Some("kept".into());
+        Ok(((), true))
+    })
+    .unwrap();
+    store.set_status(&name, Status::RestoreAvailable, "2026-11-29T10:00:00Z").unwrap();
+}
+
+fn remove_docker_side(inst: &Instance) {
+    let c = &inst.container;
+    docker(&["rm", "-f", c, &format!("{c}-dind")]);
+    docker(&["network", "rm", &format!("{c}-net")]);
+    docker(&["volume", "rm", &format!("{c}-dind-certs")]);
+}
+
+fn with_agent_toml(home: &Home, inst: &Instance) -> std::path::PathBuf {
+    let dir = home.home.join("sockets").join(&inst.container);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace\"\nagents = [\"claude\"]\n").unwrap();
+    dir.join("agent.toml")
+}
+
+fn restore(home: &Home, args: &[&str]) -> std::process::Output {
+    home.cmd("jackin-restore").args(args).arg("--format=json").output().unwrap()
+}
+
+fn status_of(home: &Home, inst: &Instance) -> (String, String) {
+    let m: Value = serde_json::from_slice(&fs::read(inst.dir.join(".jackin/instance.json")).unwrap()).unwrap();
+    let index: Value = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
+    let row = index["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == inst.container.as_str()).unwrap();
+    (m["status"].as_str().unwrap().to_owned(), row["status"].as_str().unwrap().to_owned())
+}
+
+fn no_file_holds(home: &Home, secret: &str) {
+    for entry in walkdir::WalkDir::new(&home.home).into_iter().flatten().filter(|e| e.file_type().is_file()) {
+        let bytes = fs::read(entry.path()).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} holds the secret value",
+            entry.path().display()
+        );
+    }
+}
+
+#[test]
+fn tier_1_starts_the_sidecar_when_healthy_then_the_container_and_rewrites_agent_toml() {
+    if !engine_available("tier_1") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance("t1aaaaaa", |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let agent_toml = with_agent_toml(&home, &inst);
+    let _session = Session::launch(&inst.container, SessionOptions { sidecar_ready_after: 3, ..Default::default() });
+    capture_and_keep(&home, &inst, true);
+    docker(&["stop", "-t", "0", &inst.container, &format!("{}-dind", inst.container)]);
+    fs::remove_file(&agent_toml).unwrap();
+
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rec = &records(&out.stdout)[0];
+    assert_eq!(rec["type"], "restored");
+    assert_eq!(rec["data"]["tier"], 1);
+    assert_eq!(rec["data"]["attach"], serde_json::json!(["docker", "attach", inst.container]));
+    let actions = rec["data"]["actions"].to_string();
+    assert!(actions.contains("(healthy)"), "{actions}");
+    assert!(fs::read_to_string(&agent_toml).unwrap().contains("agent-smith"), "agent.toml came back");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(fs::metadata(agent_toml.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
+    assert_eq!(docker(&["exec", &format!("{}-dind", inst.container), "test", "-e", "/tmp/healthy"]), "");
+    assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
+    let iso: Value = serde_json::from_slice(&fs::read(inst.dir.join(".jackin/isolation.json")).unwrap()).unwrap();
+    assert_eq!(iso["records"][0]["cleanup_status"], "active");
+}
+
+#[test]
+fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op() {
+    if !engine_available("tier_2") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("t2aaaaaa", |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let sockets = home.home.join("sockets").join(&inst.container);
+    fs::write(
+        sockets.join("agent.toml"),
+        "role = \"agent-smith\"\n[[exec_bindings]]\nname = \"GH_TOKEN\"\nkind = \"op\"\nsource = \"op://dev/github/token\"\n",
+    )
+    .unwrap();
+    let image = role_image("t2aaaaaa");
+    let _session = Session::launch(
+        &inst.container,
+        SessionOptions {
+            image: Some(&image),
+            env: vec![("SECRET_TOKEN", "env-secret-1234"), ("GH_TOKEN", "op-secret-5678"), ("TERM", "xterm")],
+            ..Default::default()
+        },
+    );
+    capture_and_keep(&home, &inst, true);
+    remove_docker_side(&inst);
+
+    // A fake 1Password CLI on PATH.
+    let bin = home.tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::write(bin.join("op"), "#!/bin/sh\n[ \"$1 $3\" = \"read op://dev/github/token\" ] && printf op-secret-5678 && exit 0\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(bin.join("op"), fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+
+    // Missing SECRET_TOKEN: the restore names it and starts nothing.
+    let before = home.snapshot();
+    let out = home.cmd("jackin-restore").args([&inst.container, "--yes"]).env("PATH", &path).env_remove("SECRET_TOKEN").output().unwrap();
+    assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SECRET_TOKEN"));
+    assert!(docker_quiet(&["inspect", &inst.container]).is_none(), "nothing was started");
+    assert!(docker_quiet(&["network", "inspect", &format!("{}-net", inst.container)]).is_none());
+    assert_eq!(home.snapshot(), before, "nothing changed");
+
+    let out = home
+        .cmd("jackin-restore")
+        .args([&inst.container, "--yes", "--format=json"])
+        .env("PATH", &path)
+        .env("SECRET_TOKEN", "env-secret-1234")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rec = &records(&out.stdout)[0]["data"];
+    assert_eq!(rec["tier"], 2);
+    assert_eq!(rec["drift"], serde_json::json!([]));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
+    assert_eq!(docker(&["exec", &inst.container, "sh", "-c", "echo $SECRET_TOKEN $GH_TOKEN"]), "env-secret-1234 op-secret-5678");
+    assert_eq!(docker(&["inspect", "-f", "{{.Config.Labels}}", &inst.container]).contains("jackin.kind:role"), true);
+    assert!(docker_quiet(&["volume", "inspect", &format!("{}-dind-certs", inst.container)]).is_some());
+    assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
+    no_file_holds(&home, "env-secret-1234");
+    no_file_holds(&home, "op-secret-5678");
+}
+
+#[test]
+fn tier_2_uses_the_recorded_image_when_the_tag_has_moved() {
+    if !engine_available("tier_2_moved_tag") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("t2mvtaga", |_, _| Vec::new());
+    let image = role_image("t2mvtaga");
+    let recorded = docker(&["image", "inspect", "-f", "{{.Id}}", &image]);
+    let _session = Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
+    capture_and_keep(&home, &inst, false);
+    docker(&["rm", "-f", &inst.container]);
+    // The tag moves on to a different image.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("Dockerfile"), format!("FROM {TEST_IMAGE}\nRUN echo moved > /moved\n")).unwrap();
+    docker(&["build", "-q", "-t", &image, dir.path().to_str().unwrap()]);
+
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rec = &records(&out.stdout)[0]["data"];
+    assert_eq!(rec["tier"], 2);
+    assert!(rec["drift"][0].as_str().unwrap().contains("moved"), "{rec}");
+    assert_eq!(docker(&["inspect", "-f", "{{.Image}}", &inst.container]), recorded);
+    assert!(docker_quiet(&["exec", &inst.container, "test", "-e", "/moved"]).is_none(), "the old image runs");
+    docker(&["rmi", "-f", &image]);
+}
+
+#[test]
+fn tier_3_rebuilds_the_image_from_the_recorded_commit_not_the_moved_branch() {
+    if !engine_available("tier_3") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("t3aaaaaa", |_, _| Vec::new());
+    // The role's source: a local repository whose branch moves on after the launch.
+    let source = home.tmp.path().join("role-src");
+    fs::create_dir_all(&source).unwrap();
+    git(&source, &["init", "-q", "-b", "main"]);
+    git(&source, &["config", "user.email", "r@example.invalid"]);
+    git(&source, &["config", "user.name", "Role"]);
+    fs::write(source.join("Dockerfile"), format!("FROM {TEST_IMAGE}\nCOPY marker /marker\n")).unwrap();
+    fs::write(source.join("marker"), "launched\n").unwrap();
+    git(&source, &["add", "-A"]);
+    git(&source, &["commit", "-q", "-m", "role at launch"]);
+    let sha = git(&source, &["rev-parse", "HEAD"]);
+    let bare = home.tmp.path().join("role-src.git");
+    git(home.tmp.path(), &["clone", "-q", "--bare", source.to_str().unwrap(), bare.to_str().unwrap()]);
+    let image = format!("jackin-test-role-t3aaaaaa:latest");
+    docker(&["build", "-q", "-t", &image, source.to_str().unwrap()]);
+    fs::write(source.join("marker"), "moved on\n").unwrap();
+    git(&source, &["commit", "-q", "-am", "later work"]);
+    git(&source, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    set_manifest(&home, &inst, |m| {
+        m["role_source_git"] = Value::from(bare.to_str().unwrap());
+        m["role_git_sha"] = Value::from(sha.clone());
+        m["image_tag"] = Value::from(image.clone());
+    });
+    let _session = Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
+    capture_and_keep(&home, &inst, false);
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", &image]);
+
+    let plan = restore(&home, &[&inst.container, "--plan"]);
+    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+    assert_eq!(records(&plan.stdout)[0]["data"]["tier"], 3);
+    assert_eq!(records(&plan.stdout)[0]["data"]["dry_run"], true);
+    assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "--plan builds nothing");
+
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(records(&out.stdout)[0]["data"]["tier"], 3);
+    assert_eq!(docker(&["exec", &inst.container, "cat", "/marker"]), "launched");
+    assert_eq!(docker(&["image", "inspect", "-f", "{{index .Config.Labels \"jackin.role_git_sha\"}}", &image]), sha);
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", &image]);
+}
+
+#[test]
+fn a_diverged_worktree_stops_the_restore_and_changes_nothing() {
+    if !engine_available("diverged") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance("dvrgaaaa", |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    with_agent_toml(&home, &inst);
+    let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
+    capture_and_keep(&home, &inst, false);
+    docker(&["stop", "-t", "0", &inst.container]);
+
+    // The worktree's HEAD left its scratch branch.
+    git(&inst.mount_path(0), &["checkout", "-q", "--detach", "HEAD~1"]);
+    let before = home.snapshot();
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert_eq!(out.status.code(), Some(6));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("scratch branch jackin/scratch/{} points at", inst.container)), "{stderr}");
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "false");
+    assert_eq!(home.snapshot(), before);
+
+    // The worktree is no longer registered in its host repository.
+    git(&inst.mount_path(0), &["checkout", "-q", &format!("jackin/scratch/{}", inst.container)]);
+    fs::remove_dir_all(app.join(".git/worktrees").join(&inst.container)).unwrap();
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert_eq!(out.status.code(), Some(6));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is no longer registered"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "false");
+}
+
+#[test]
+fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
+    if !engine_available("list") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let kept = home.instance("l1staaaa", |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let finished = home.instance("l1stbbbb", |_, _| Vec::new());
+    let needs = home.instance("l1stcccc", |_, _| Vec::new());
+    let _a = Session::launch(&kept.container, SessionOptions { dind: false, ..Default::default() });
+    let _b = Session::launch(&needs.container, SessionOptions { dind: false, env: vec![("LIST_SECRET", "x")], ..Default::default() });
+    capture_and_keep(&home, &kept, false);
+    capture_and_keep(&home, &needs, false);
+    docker(&["rm", "-f", &kept.container, &needs.container]);
+    fs::write(kept.mount_path(0).join("notes.md"), "wip\n").unwrap();
+    let store = store(&home);
+    store.set_status(&InstanceName::parse(&finished.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z").unwrap();
+    store.set_status(&InstanceName::parse(&needs.container).unwrap(), Status::Crashed, "2026-11-29T09:00:00Z").unwrap();
+    jackin::continuity::update(&store, &InstanceName::parse(&needs.container).unwrap(), |c| {
+        c.cause = Some("killed_by_host".into());
+        Ok(((), true))
+    })
+    .unwrap();
+
+    let out = home.cmd("jackin-restore").arg("--format=json").env_remove("LIST_SECRET").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = records(&out.stdout);
+    let names: Vec<&str> = recs.iter().map(|r| r["data"]["container_base"].as_str().unwrap()).collect();
+    assert_eq!(names, [kept.container.as_str(), needs.container.as_str()], "clean_exited is not listed; newest first");
+    let first = &recs[0]["data"];
+    assert_eq!(first["tier"], 2);
+    assert_eq!(first["ready"], true);
+    assert!(first["label"].as_str().unwrap().starts_with("Resume jk-l1staaaa · "), "{first}");
+    assert!(first["label"].as_str().unwrap().ends_with(" · 1 file dirty · ready"), "{first}");
+    let second = &recs[1]["data"];
+    assert_eq!(second["ready"], false);
+    assert_eq!(second["cause"], "killed_by_host");
+    assert!(second["label"].as_str().unwrap().contains("interrupted by host"), "{second}");
+    assert!(second["label"].as_str().unwrap().ends_with("needs LIST_SECRET"), "{second}");
+
+    let filtered = home.cmd("jackin-restore").args(["--format=json", "--role", "nobody"]).output().unwrap();
+    assert!(records(&filtered.stdout).is_empty());
+    let text = home.cmd("jackin-restore").args(["--format=text"]).env("LIST_SECRET", "x").output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).lines().all(|l| l.starts_with("Resume jk-")), "{}", String::from_utf8_lossy(&text.stdout));
+}
+
+#[test]
+fn a_running_session_is_tier_0_and_a_finished_one_is_refused() {
+    if !engine_available("tier_0") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("t0aaaaaa", |_, _| Vec::new());
+    let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(records(&out.stdout)[0]["data"]["tier"], 0);
+    let store = store(&home);
+    store.set_status(&InstanceName::parse(&inst.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z").unwrap();
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert_eq!(out.status.code(), Some(6));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not resumable"));
+    let _ = Path::new("");
+}
