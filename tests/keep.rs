@@ -321,6 +321,7 @@ fn docker_session(f: &Four, inst: &Instance, env: Vec<(&'static str, &'static st
             env,
             binds: vec![(inst.dir.join("home"), "/home/agent"), (inst.mount_path(0), "/workspace/my-app")],
             running: true,
+            ..Default::default()
         },
     );
     if !running {
