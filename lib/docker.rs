@@ -512,3 +512,14 @@ impl Engine {
 fn is_short_id(alias: &str, id: &Option<String>) -> bool {
     id.as_deref().is_some_and(|id| id.starts_with(alias) && alias.len() >= 12)
 }
+
+impl Engine {
+    /// Whether a volume by this name exists.
+    pub fn volume_exists(&self, name: &str) -> Result<bool> {
+        match self.call("inspect volume", self.api.inspect_volume(name)) {
+            Ok(_) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting volume {name}"))),
+        }
+    }
+}

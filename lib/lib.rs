@@ -12,6 +12,7 @@ pub mod git;
 pub mod model;
 pub mod names;
 pub mod parallel;
+pub mod purge;
 pub mod recipe;
 pub mod records;
 pub mod select;
