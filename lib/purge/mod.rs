@@ -168,10 +168,14 @@ pub struct Selection {
 
 pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'static>> {
     let now = std::time::SystemTime::now();
-    let targets = catalog.all();
+    let mut targets = catalog.all();
+    // Newest first, whatever order the index file is in, so retention ranks each group right.
+    targets.sort_by(|a, b| {
+        let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();
+        at(b).cmp(&at(a))
+    });
     let mut picked: Vec<Request> = Vec::new();
     let mut groups: std::collections::BTreeMap<(Option<String>, String, String), usize> = Default::default();
-    // `catalog.all()` lists index rows newest first, so the group counter sees the newest first.
     for target in targets {
         let Some(row) = &target.row else { continue };
         let Some(status) = Status::parse(&row.status) else { continue };
