@@ -332,11 +332,78 @@ impl ToolArgs for RestoreArgs {
     }
 }
 
+/// The one program that deletes a finished session, in a crash-safe order.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "jackin-purge",
+    version,
+    about = "Delete finished jackin sessions, crash-safe, never deleting work at risk by default",
+    long_about = "The only program that deletes. Per instance: refuses a live session, re-assesses \
+its work (anything at risk stops it unless --discard-unfinished, and is then saved to a quarantine \
+first), stamps a terminal status, removes the Docker resources, the worktree registrations and \
+scratch branches, the data and socket directories, the name lock and the index row. A rerun after a \
+crash at any step finishes the job. Without INSTANCE or a selection flag it reads records on stdin: \
+each decision with outcome clean and each orphan is acted on, every other record passes through.",
+    after_help = EXIT_CODES,
+)]
+pub struct PurgeArgs {
+    /// Instances to purge: container name, instance id or a unique id prefix of 4+ characters
+    #[arg(value_name = "INSTANCE")]
+    pub instances: Vec<String>,
+
+    /// Purge every instance whose status is terminal (clean_exited, superseded, purged; failed_setup
+    /// only when its work is verified clean)
+    #[arg(long, conflicts_with = "instances")]
+    pub terminal: bool,
+
+    /// Retention: purge kept instances last updated longer ago than DUR (e.g. 30d, 12h)
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, conflicts_with = "instances")]
+    pub older_than: Option<std::time::Duration>,
+
+    /// Retention: keep the N newest kept instances per (workspace, role, agent), purge the rest
+    #[arg(long, value_name = "N", conflicts_with = "instances")]
+    pub keep_last: Option<usize>,
+
+    /// Allow deleting work at risk; it is saved to the quarantine first
+    #[arg(long)]
+    pub discard_unfinished: bool,
+
+    /// Do not save work at risk before deleting it (only with --discard-unfinished)
+    #[arg(long, requires = "discard_unfinished")]
+    pub no_quarantine: bool,
+
+    /// Days a quarantine is kept before --expire-quarantine deletes it
+    #[arg(long, value_name = "DAYS", default_value_t = 14)]
+    pub quarantine_days: u64,
+
+    /// Delete expired quarantines (alone: only that; reads no stdin)
+    #[arg(long)]
+    pub expire_quarantine: bool,
+
+    /// Stop a still-running session's containers first (else it is live: exit 5)
+    #[arg(long)]
+    pub stop: bool,
+
+    /// Change nothing; emit the purged records that would be written, with "dry_run": true
+    #[arg(long)]
+    pub dry_run: bool,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+impl ToolArgs for PurgeArgs {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
 /// Every tool's command, for the man pages and completions.
 pub fn commands() -> Vec<clap::Command> {
     vec![
         AssessArgs::command(),
         KeepArgs::command(),
+        PurgeArgs::command(),
         ReconcileArgs::command(),
         RestoreArgs::command(),
     ]

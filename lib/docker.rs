@@ -565,3 +565,13 @@ pub fn local_socket() -> Option<std::path::PathBuf> {
 pub fn local_engine_started_at() -> Option<std::time::SystemTime> {
     std::fs::metadata(local_socket()?).ok()?.modified().ok()
 }
+impl Engine {
+    /// Whether a volume by this name exists.
+    pub fn volume_exists(&self, name: &str) -> Result<bool> {
+        match self.call("inspect volume", self.api.inspect_volume(name)) {
+            Ok(_) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting volume {name}"))),
+        }
+    }
+}

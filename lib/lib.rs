@@ -14,6 +14,7 @@ pub mod keep;
 pub mod model;
 pub mod names;
 pub mod parallel;
+pub mod purge;
 pub mod recipe;
 pub mod reconcile;
 pub mod records;

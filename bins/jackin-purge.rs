@@ -1,0 +1,134 @@
+//! jackin-purge: the one program that deletes a finished session, in a crash-safe order.
+
+use anyhow::Result;
+use jackin::cli::PurgeArgs;
+use jackin::docker::Engine;
+use jackin::driver::{self, Ctx};
+use jackin::exit::Exit;
+use jackin::parallel;
+use jackin::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, Purger, PurgedReport, Selection};
+use jackin::records::{ErrorRecord, Identity, Purged, Removed};
+use jackin::select::{self, Catalog};
+
+fn main() {
+    driver::main::<PurgeArgs>("jackin-purge", run)
+}
+
+fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
+    for arg in &args.instances {
+        select::check_arg(arg).map_err(|e| Exit::Usage.wrap(e))?;
+    }
+    let selection = Selection { terminal: args.terminal, older_than: args.older_than, keep_last: args.keep_last };
+    let from_catalog = selection.terminal || selection.older_than.is_some() || selection.keep_last.is_some();
+    let from_stdin = args.instances.is_empty() && !from_catalog && !args.expire_quarantine;
+    let records = if from_stdin {
+        ctx.read_stdin_records("pipe decisions into it (jackin-assess \"$C\" | jackin-keep | jackin-purge), or name instances, or use --terminal")?
+    } else {
+        Vec::new()
+    };
+
+    let store = ctx.store()?;
+    let catalog = Catalog::load(&store)?;
+    for bad in &catalog.invalid_rows {
+        ctx.warn(format_args!("the index has a row with an invalid name {bad:?}; skipped"));
+    }
+    let items = if from_stdin {
+        purge::plan_from_records(&records, &catalog)?
+    } else if !args.instances.is_empty() {
+        purge::plan_from_args(&args.instances, &catalog, &store)
+    } else {
+        purge::plan_from_catalog(&catalog, selection)
+    };
+
+    if !args.dry_run {
+        // Finish what an earlier run moved into the trash and did not get to delete.
+        if let Err(e) = purge::remove::empty_trash(&store) {
+            ctx.warn(format_args!("emptying the trash: {e:#}"));
+        }
+    }
+    let work = items.iter().filter(|i| i.is_work()).count();
+    let engine = if work > 0 { Some(Engine::connect()?) } else { None };
+    let options = PurgeOptions {
+        stop: args.stop,
+        dry_run: args.dry_run,
+        discard_unfinished: args.discard_unfinished,
+        no_quarantine: args.no_quarantine,
+        quarantine_days: args.quarantine_days,
+    };
+    let progress = Progress::new(work, ctx.quiet);
+    let outcomes: Vec<Option<Outcome>> = match &engine {
+        Some(engine) => {
+            let purger = Purger::new(&store, engine, &catalog, options);
+            parallel::map(&items, |item| {
+                let outcome = purger.item(item);
+                if outcome.is_some() {
+                    progress.tick(item_name(item));
+                }
+                outcome
+            })
+        }
+        None => items.iter().map(|_| None).collect(),
+    };
+    progress.finish();
+
+    let (mut purged, mut freed, mut busy) = (0usize, 0u64, 0usize);
+    for (item, outcome) in items.iter().zip(outcomes) {
+        match (item, outcome) {
+            (Item::PassThrough(record), _) => ctx.pass_through(record)?,
+            (Item::Unresolved { arg, code, message }, _) => ctx.fail(Some(arg), code, &anyhow::anyhow!("{message}"))?,
+            (_, Some(Outcome::Purged(record))) => {
+                purged += 1;
+                freed += record.freed_bytes;
+                ctx.emit(&PurgedReport(&record))?;
+            }
+            (_, Some(Outcome::Skipped(why))) => ctx.warn(why),
+            (_, Some(Outcome::Refused { code, error, busy: true })) => {
+                busy += 1;
+                eprintln!("jackin-purge: error: {}: {error:#}", item_name(item));
+                ctx.emit(&ErrorRecord {
+                    tool: ctx.tool.to_owned(),
+                    container_base: Some(item_name(item).to_owned()),
+                    code: code.to_owned(),
+                    message: format!("{error:#}"),
+                })?;
+            }
+            (_, Some(Outcome::Refused { code, error, .. })) => ctx.fail(Some(item_name(item)), code, &error)?,
+            (_, None) => {}
+        }
+    }
+
+    if args.expire_quarantine {
+        for expired in quarantine::expire(&store, args.quarantine_days, args.dry_run)? {
+            let name = expired.dir.to_string_lossy().into_owned();
+            let identity = expired.identity.unwrap_or_else(|| Identity {
+                container_base: name.clone(),
+                instance_id: String::new(),
+                workspace_name: None,
+                workspace_label: String::new(),
+                role_key: String::new(),
+                agent_runtime: String::new(),
+            });
+            freed += expired.bytes;
+            ctx.emit(&PurgedReport(&Purged {
+                identity,
+                removed: vec![Removed { kind: "quarantine".into(), name }],
+                freed_bytes: expired.bytes,
+                quarantine: None,
+                dry_run: args.dry_run,
+            }))?;
+        }
+    }
+    if ctx.format == driver::OutputFormat::Text && !ctx.quiet && (purged > 0 || args.expire_quarantine) {
+        println!("{}", purge::total_line(purged, freed, args.dry_run));
+    }
+    Ok(if busy > 0 { Exit::Busy } else { Exit::Ok })
+}
+
+fn item_name<'a>(item: &'a Item<'_>) -> &'a str {
+    match item {
+        Item::Instance(request) => request.target.name.as_str(),
+        Item::Orphan(orphan) => &orphan.name,
+        Item::Unresolved { arg, .. } => arg,
+        Item::PassThrough(record) => record.container_base().unwrap_or(""),
+    }
+}

@@ -1,0 +1,18 @@
+complete -c jackin-purge -l older-than -d 'Retention: purge kept instances last updated longer ago than DUR (e.g. 30d, 12h)' -r
+complete -c jackin-purge -l keep-last -d 'Retention: keep the N newest kept instances per (workspace, role, agent), purge the rest' -r
+complete -c jackin-purge -l quarantine-days -d 'Days a quarantine is kept before --expire-quarantine deletes it' -r
+complete -c jackin-purge -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
+complete -c jackin-purge -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
+complete -c jackin-purge -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
+json\t'JSON Lines records, one per line'
+text\t'One readable line or block per instance'"
+complete -c jackin-purge -l terminal -d 'Purge every instance whose status is terminal (clean_exited, superseded, purged; failed_setup only when its work is verified clean)'
+complete -c jackin-purge -l discard-unfinished -d 'Allow deleting work at risk; it is saved to the quarantine first'
+complete -c jackin-purge -l no-quarantine -d 'Do not save work at risk before deleting it (only with --discard-unfinished)'
+complete -c jackin-purge -l expire-quarantine -d 'Delete expired quarantines (alone: only that; reads no stdin)'
+complete -c jackin-purge -l stop -d 'Stop a still-running session\'s containers first (else it is live: exit 5)'
+complete -c jackin-purge -l dry-run -d 'Change nothing; emit the purged records that would be written, with "dry_run": true'
+complete -c jackin-purge -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
+complete -c jackin-purge -s v -l verbose -d 'Say more on stderr about what is being done'
+complete -c jackin-purge -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c jackin-purge -s V -l version -d 'Print version'

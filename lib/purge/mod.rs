@@ -1,0 +1,685 @@
+//! jackin-purge: the only code that deletes. Per instance, in lifecycle.md's order: live check,
+//! re-assessment (at-risk work stops the instance, or is quarantined on an explicit discard),
+//! terminal status stamped, Docker resources, worktree registrations and scratch branches, the
+//! directories, the name lock, the index row. Each step is safe to repeat, so a rerun after a
+//! crash at any point finishes the job.
+
+pub mod bundle;
+pub mod orphans;
+pub mod quarantine;
+pub mod remove;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use git2::{BranchType, Repository, WorktreePruneOptions};
+use serde::{Deserialize, Serialize};
+
+use crate::assess::{AssessOptions, Assessor};
+use crate::docker::Engine;
+use crate::exit::Exit;
+use crate::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
+use crate::names::InstanceName;
+use crate::records::{human_bytes, Decision, Identity, InputRecord, Orphan, Purged, Record, Removed};
+use crate::select::{Catalog, Target};
+use crate::store::{name_lock_held, read_json, write_json_atomic, Store};
+
+/// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
+/// after that step, as a SIGKILL would stop it. Release builds compile it away.
+pub fn crash_point(step: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("JACKIN_PURGE_CRASH_AT").is_ok_and(|at| at == step) {
+        eprintln!("jackin-purge: test crash after step {step}");
+        std::process::abort();
+    }
+    let _ = step;
+}
+
+/// The crash points, in order (for the tests and the docs).
+pub const CRASH_POINTS: [&str; 8] = ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"];
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PurgeOptions {
+    pub stop: bool,
+    pub dry_run: bool,
+    pub discard_unfinished: bool,
+    pub no_quarantine: bool,
+    pub quarantine_days: u64,
+}
+
+/// One instance to purge and why.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub target: Target,
+    /// Its decision record allowed discarding work at risk.
+    pub discard: bool,
+    /// `failed_setup` under `--terminal`: purged only when verified clean, else left alone.
+    pub only_if_clean: bool,
+}
+
+/// What happened to one instance or orphan.
+#[derive(Debug)]
+pub enum Outcome {
+    Purged(Purged),
+    /// Not purged; nothing of it changed after the refusal. `busy` ones are live sessions.
+    Refused { code: &'static str, error: anyhow::Error, busy: bool },
+    /// Not selected after all (a `failed_setup` whose work is not clean); said on stderr.
+    Skipped(String),
+}
+
+fn refused(code: &'static str, error: anyhow::Error) -> Outcome {
+    Outcome::Refused { code, error, busy: false }
+}
+
+/// What a run does, in input order.
+#[derive(Debug)]
+pub enum Item<'a> {
+    PassThrough(&'a InputRecord),
+    Instance(Request),
+    Orphan(Orphan),
+    Unresolved { arg: String, code: &'static str, message: String },
+}
+
+impl Item<'_> {
+    pub fn is_work(&self) -> bool {
+        matches!(self, Item::Instance(_) | Item::Orphan(_))
+    }
+}
+
+/// The work named by records on stdin. Checked whole before anything acts: a `decision` or
+/// `orphan` that does not parse, or names something that is not a jackin name, is bad input.
+pub fn plan_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> Result<Vec<Item<'a>>> {
+    let mut items = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for record in records {
+        match record.kind.as_str() {
+            Decision::TYPE => {
+                let decision: Decision = record.parse()?;
+                InstanceName::parse(&decision.identity.container_base).map_err(|e| {
+                    Exit::BadInput.err(format_args!("line {}: bad decision record: {e:#}", record.line_no))
+                })?;
+                if decision.outcome != "clean" || decision.dry_run {
+                    items.push(Item::PassThrough(record));
+                    continue;
+                }
+                let name = decision.identity.container_base.clone();
+                if seen.contains(&name) {
+                    continue;
+                }
+                seen.push(name.clone());
+                items.push(match catalog.resolve(&name) {
+                    Ok(target) => Item::Instance(Request { target, discard: decision.discard_unfinished, only_if_clean: false }),
+                    // Nothing of it is left: a rerun after a finished purge.
+                    Err(_) => Item::Instance(Request {
+                        target: Target { name: InstanceName::parse(&name)?, row: None },
+                        discard: decision.discard_unfinished,
+                        only_if_clean: false,
+                    }),
+                });
+            }
+            Orphan::TYPE => {
+                let orphan: Orphan = record.parse()?;
+                orphans::check_name(&orphan)
+                    .map_err(|e| Exit::BadInput.err(format_args!("line {}: bad orphan record: {e:#}", record.line_no)))?;
+                if orphan.dry_run {
+                    items.push(Item::PassThrough(record));
+                } else {
+                    items.push(Item::Orphan(orphan));
+                }
+            }
+            _ => items.push(Item::PassThrough(record)),
+        }
+    }
+    Ok(items)
+}
+
+/// The instances named on the command line.
+pub fn plan_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec<Item<'static>> {
+    let mut items: Vec<Item> = Vec::new();
+    for arg in args {
+        let item = match catalog.resolve(arg) {
+            Ok(target) => Item::Instance(Request { target, discard: false, only_if_clean: false }),
+            // A full name with leftovers (a lock, a socket dir) but no row or data dir: finish it.
+            Err(why) => match InstanceName::parse(arg) {
+                Ok(name) if store.name_lock_path(&name).exists() || store.socket_dir(&name).exists() => {
+                    Item::Instance(Request { target: Target { name, row: None }, discard: false, only_if_clean: false })
+                }
+                _ => Item::Unresolved { arg: arg.clone(), code: why.code, message: why.message },
+            },
+        };
+        let duplicate = matches!(&item, Item::Instance(r) if items.iter().any(|i| matches!(i, Item::Instance(o) if o.target.name == r.target.name)));
+        if !duplicate {
+            items.push(item);
+        }
+    }
+    items
+}
+
+/// Retention of kept instances per (workspace, role, agent): beyond the newest `keep_last`, and
+/// older than `older_than`; when both are given, both must hold.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection {
+    pub terminal: bool,
+    pub older_than: Option<Duration>,
+    pub keep_last: Option<usize>,
+}
+
+pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'static>> {
+    let now = std::time::SystemTime::now();
+    let mut targets = catalog.all();
+    // Newest first, whatever order the index file is in, so retention ranks each group right.
+    targets.sort_by(|a, b| {
+        let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();
+        at(b).cmp(&at(a))
+    });
+    let mut picked: Vec<Request> = Vec::new();
+    let mut groups: std::collections::BTreeMap<(Option<String>, String, String), usize> = Default::default();
+    for target in targets {
+        let Some(row) = &target.row else { continue };
+        let Some(status) = Status::parse(&row.status) else { continue };
+        if selection.terminal && (status.is_terminal() || status == Status::FailedSetup) {
+            picked.push(Request { only_if_clean: status == Status::FailedSetup, target, discard: false });
+            continue;
+        }
+        if !status.is_kept() || (selection.older_than.is_none() && selection.keep_last.is_none()) {
+            continue;
+        }
+        let rank = groups.entry((row.workspace_name.clone(), row.role_key.clone(), row.agent_runtime.clone())).or_default();
+        *rank += 1;
+        let beyond_last = selection.keep_last.map_or(true, |n| *rank > n);
+        let old = selection.older_than.map_or(true, |age| {
+            crate::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now)
+        });
+        if beyond_last && old {
+            picked.push(Request { target, discard: false, only_if_clean: false });
+        }
+    }
+    picked.into_iter().map(Item::Instance).collect()
+}
+
+/// The tools' own mark that a purge of this instance passed its at-risk check and started
+/// deleting: `data/<c>/.jackin/purge.json`. A rerun after a crash finds it and finishes the job
+/// without asking again about work the first run already saved or found clean.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PurgeMark {
+    pub started_at: String,
+    pub verdict: String,
+    pub quarantine: Option<String>,
+}
+
+fn mark_path(store: &Store, name: &InstanceName) -> PathBuf {
+    store.meta_dir(name).join("purge.json")
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal and the run has lasted a
+/// moment: short runs and pipes see nothing.
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    started: Instant,
+    shown: std::sync::atomic::AtomicBool,
+    enabled: bool,
+}
+
+impl Progress {
+    pub fn new(total: usize, quiet: bool) -> Self {
+        let bar = indicatif::ProgressBar::with_draw_target(Some(total as u64), indicatif::ProgressDrawTarget::hidden());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} purging {pos}/{len} [{bar:30}] {msg}") {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        let enabled = !quiet && total > 1 && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        Progress { bar, started: Instant::now(), shown: false.into(), enabled }
+    }
+
+    pub fn tick(&self, what: &str) {
+        use std::sync::atomic::Ordering;
+        if self.enabled && !self.shown.load(Ordering::Relaxed) && self.started.elapsed() > Duration::from_millis(500) {
+            self.shown.store(true, Ordering::Relaxed);
+            self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        self.bar.set_message(what.to_owned());
+        self.bar.inc(1);
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// The deleting side of a run.
+pub struct Purger<'a> {
+    pub store: &'a Store,
+    pub engine: &'a Engine,
+    pub options: PurgeOptions,
+    /// Changes to host repositories one at a time: two worktrees of one repository share its
+    /// ref lock files.
+    git: Mutex<()>,
+    pub catalog: &'a Catalog,
+}
+
+impl<'a> Purger<'a> {
+    pub fn new(store: &'a Store, engine: &'a Engine, catalog: &'a Catalog, options: PurgeOptions) -> Self {
+        Purger { store, engine, options, git: Mutex::new(()), catalog }
+    }
+
+    pub fn item(&self, item: &Item<'_>) -> Option<Outcome> {
+        match item {
+            Item::Instance(request) => Some(self.instance(request)),
+            Item::Orphan(orphan) => Some(self.orphan(orphan)),
+            _ => None,
+        }
+    }
+
+    /// Purges one instance, in lifecycle.md's order.
+    pub fn instance(&self, request: &Request) -> Outcome {
+        let name = &request.target.name;
+        let store = self.store;
+        let dry = self.options.dry_run;
+
+        // 1. Live: the launcher's name claim held by another process, or the role container running.
+        let claim = match NameClaim::take(&store.name_lock_path(name), dry) {
+            Ok(claim) => claim,
+            Err(e) => return Outcome::Refused { code: "busy", error: e, busy: true },
+        };
+        let manifest = match store.read_manifest(name) {
+            Ok(m) => m,
+            Err(e) => return refused("manifest_unreadable", e),
+        };
+        let docker = manifest.as_ref().map(|m| m.docker.clone()).unwrap_or_else(|| DockerNames::derived(name.as_str()));
+        match self.engine.inspect(&docker.role_container) {
+            Ok(Some(role)) if role.state.running => {
+                if !self.options.stop {
+                    let e = Exit::Busy.err(format_args!(
+                        "the session is live: its container {} is running (--stop stops it first)",
+                        docker.role_container
+                    ));
+                    return Outcome::Refused { code: "live", error: e, busy: true };
+                }
+                if !dry {
+                    if let Err(e) = self.stop_session(&docker) {
+                        return refused("stop_failed", e);
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(e) => return refused("docker_failed", e),
+        }
+
+        // 2. Re-assess, unless an earlier run already passed this point.
+        let mark: Option<PurgeMark> = read_json(&mark_path(store, name)).ok().flatten();
+        let identity;
+        let mut quarantine = None;
+        if let Some(mark) = &mark {
+            quarantine = mark.quarantine.clone();
+            identity = identity_of(manifest.as_ref(), request.target.row.as_ref(), name);
+        } else {
+            let assessment = match Assessor::new(AssessOptions::default()).instance(store, name, request.target.row.as_ref()) {
+                Ok(a) => a,
+                // Nothing left to read: a rerun after the directories were removed.
+                Err(_) if manifest.is_none() && !store.instance_dir(name).exists() => {
+                    crate::assess::Assessment {
+                        identity: identity_of(None, request.target.row.as_ref(), name),
+                        verdict: crate::assess::Verdict::Clean,
+                        in_place: true,
+                        mounts: Vec::new(),
+                        summary: "clean".into(),
+                        assessed_at: crate::time::now_rfc3339(),
+                        status: None,
+                    }
+                }
+                Err(e) => return refused("assess_failed", e),
+            };
+            identity = assessment.identity.clone();
+            if assessment.verdict.at_risk() {
+                if request.only_if_clean {
+                    return Outcome::Skipped(format!("{name}: failed_setup with work at risk ({}); left alone", assessment.summary));
+                }
+                if !(request.discard || self.options.discard_unfinished) {
+                    let e = anyhow::anyhow!(
+                        "work at risk: {}; nothing deleted (--discard-unfinished saves it to the quarantine and deletes)",
+                        assessment.summary
+                    );
+                    return refused("at_risk", e);
+                }
+                if !dry && !self.options.no_quarantine {
+                    let records = store.read_isolation(name).map(|i| i.mounts()).unwrap_or_default();
+                    match quarantine::save(store, &assessment, &records, self.options.quarantine_days) {
+                        Ok(dir) => quarantine = Some(dir.to_string_lossy().into_owned()),
+                        Err(e) => return refused("quarantine_failed", e.context("saving the work at risk")),
+                    }
+                }
+            }
+            crash_point("quarantined");
+        }
+
+        if dry {
+            return Outcome::Purged(self.dry_run_report(name, identity, &docker, claim.exists));
+        }
+        match self.delete(name, manifest.is_some(), mark.is_none(), &docker, quarantine.as_deref()) {
+            Ok((removed, freed_bytes)) => {
+                drop(claim);
+                Outcome::Purged(Purged { identity, removed, freed_bytes, quarantine, dry_run: false })
+            }
+            Err(e) => refused("purge_failed", e),
+        }
+    }
+
+    fn stop_session(&self, docker: &DockerNames) -> Result<()> {
+        self.engine.stop(&docker.role_container, Duration::from_secs(10))?;
+        if let Some(sidecar) = &docker.dind_container {
+            self.engine.stop(sidecar, Duration::from_secs(10))?;
+        }
+        Ok(())
+    }
+
+    /// Steps 3 to 8.
+    fn delete(&self, name: &InstanceName, has_manifest: bool, new_mark: bool, docker: &DockerNames, quarantine: Option<&str>) -> Result<(Vec<Removed>, u64)> {
+        let store = self.store;
+        let now = crate::time::now_rfc3339();
+        // 3. The terminal status, manifest first, then the index row.
+        if has_manifest {
+            if new_mark {
+                let verdict = if quarantine.is_some() { "at_risk_quarantined" } else { "checked" };
+                let mark = PurgeMark { started_at: now.clone(), verdict: verdict.into(), quarantine: quarantine.map(str::to_owned) };
+                write_json_atomic(&mark_path(store, name), &mark).context("writing the purge mark")?;
+            }
+            let current = store.read_manifest(name)?.and_then(|m| Status::parse(&m.status));
+            let status = current.filter(|s| s.is_terminal()).unwrap_or(Status::Purged);
+            store.set_status(name, status, &now).context("stamping the terminal status")?;
+        } else {
+            store.update_index(|index| {
+                let Some(row) = index.instances.iter_mut().find(|r| r.container_base == name.as_str()) else {
+                    return Ok(((), false));
+                };
+                if Status::parse(&row.status).is_some_and(|s| s.is_terminal()) {
+                    return Ok(((), false));
+                }
+                row.status = Status::Purged.as_str().to_owned();
+                row.updated_at = now.clone();
+                index.sort();
+                Ok(((), true))
+            })?;
+        }
+        crash_point("stamped");
+
+        // 4. Docker.
+        let mut removed = self.remove_docker(docker)?;
+        crash_point("docker");
+
+        // 5. Worktree registrations and scratch branches.
+        let isolation = store.read_isolation(name).unwrap_or_default();
+        for record in isolation.mounts().into_iter().flatten() {
+            if record.isolation == IsolationKind::Worktree {
+                let _serial = self.git.lock().unwrap_or_else(|e| e.into_inner());
+                removed.extend(remove_worktree(&record, name)?);
+            }
+        }
+        crash_point("worktrees");
+
+        // 6. The directories: into the trash (atomic), then emptied there.
+        let mut trashed = Vec::new();
+        for (kind, dir) in [("directory", store.instance_dir(name)), ("directory", store.socket_dir(name))] {
+            let label = format!("{name}.{}", if dir.starts_with(store.data_dir()) { "data" } else { "sockets" });
+            let existed = fs_exists_after(&dir);
+            if let Some(in_trash) = remove::move_to_trash(store, &dir, &label)? {
+                trashed.push(in_trash);
+            }
+            if fs_exists_after(&dir) {
+                anyhow::bail!("{} is still there", dir.display());
+            }
+            if existed {
+                removed.push(Removed { kind: kind.into(), name: dir.to_string_lossy().into_owned() });
+            }
+        }
+        crash_point("trash");
+        let mut freed = 0;
+        for dir in &trashed {
+            freed += remove::remove_tree(dir)?.bytes;
+        }
+        crash_point("dirs");
+
+        // 7. The name lock, unless another process holds it (we hold it ourselves right now).
+        let lock = store.name_lock_path(name);
+        match std::fs::remove_file(&lock) {
+            Ok(()) => removed.push(Removed { kind: "name_lock".into(), name: lock.to_string_lossy().into_owned() }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", lock.display())),
+        }
+        crash_point("lock");
+
+        // 8. The index row.
+        let row_removed = store.update_index(|index| {
+            let removed = index.remove(name.as_str());
+            Ok((removed, removed))
+        })?;
+        if row_removed {
+            removed.push(Removed { kind: "index_row".into(), name: name.to_string() });
+        }
+        crash_point("row");
+        Ok((removed, freed))
+    }
+
+    fn remove_docker(&self, docker: &DockerNames) -> Result<Vec<Removed>> {
+        let mut removed = Vec::new();
+        let containers = std::iter::once(&docker.role_container).chain(docker.dind_container.as_ref());
+        for container in containers {
+            if self.engine.remove_container(container)? {
+                removed.push(Removed { kind: "container".into(), name: container.clone() });
+            }
+        }
+        if self.engine.remove_network(&docker.network)? {
+            removed.push(Removed { kind: "network".into(), name: docker.network.clone() });
+        }
+        if let Some(volume) = &docker.certs_volume {
+            if self.engine.remove_volume(volume)? {
+                removed.push(Removed { kind: "volume".into(), name: volume.clone() });
+            }
+        }
+        Ok(removed)
+    }
+
+    /// What a purge would remove, changing nothing.
+    fn dry_run_report(&self, name: &InstanceName, identity: Identity, docker: &DockerNames, lock_exists: bool) -> Purged {
+        let store = self.store;
+        let mut removed = Vec::new();
+        for container in std::iter::once(&docker.role_container).chain(docker.dind_container.as_ref()) {
+            if self.engine.inspect(container).ok().flatten().is_some() {
+                removed.push(Removed { kind: "container".into(), name: container.clone() });
+            }
+        }
+        if self.engine.network_exists(&docker.network).unwrap_or(false) {
+            removed.push(Removed { kind: "network".into(), name: docker.network.clone() });
+        }
+        if let Some(volume) = &docker.certs_volume {
+            if self.engine.volume_exists(volume).unwrap_or(false) {
+                removed.push(Removed { kind: "volume".into(), name: volume.clone() });
+            }
+        }
+        let isolation = store.read_isolation(name).unwrap_or_default();
+        for record in isolation.mounts().into_iter().flatten() {
+            if record.isolation != IsolationKind::Worktree {
+                continue;
+            }
+            if let Ok(host) = Repository::open(&record.original_src) {
+                if registration(&host, &record, name).is_some() {
+                    removed.push(Removed { kind: "worktree".into(), name: record.worktree_path.clone() });
+                }
+                if record.scratch_branch == scratch_branch(name) && host.find_branch(&record.scratch_branch, BranchType::Local).is_ok() {
+                    removed.push(Removed { kind: "branch".into(), name: record.scratch_branch.clone() });
+                }
+            }
+        }
+        let mut freed = 0;
+        for dir in [store.instance_dir(name), store.socket_dir(name)] {
+            if std::fs::symlink_metadata(&dir).is_ok() {
+                freed += remove::tree_bytes(&dir);
+                removed.push(Removed { kind: "directory".into(), name: dir.to_string_lossy().into_owned() });
+            }
+        }
+        if lock_exists {
+            removed.push(Removed { kind: "name_lock".into(), name: store.name_lock_path(name).to_string_lossy().into_owned() });
+        }
+        if self.catalog.index.row(name.as_str()).is_some() {
+            removed.push(Removed { kind: "index_row".into(), name: name.to_string() });
+        }
+        Purged { identity, removed, freed_bytes: freed, quarantine: None, dry_run: true }
+    }
+}
+
+fn fs_exists_after(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+fn identity_of(manifest: Option<&crate::model::Manifest>, row: Option<&IndexRow>, name: &InstanceName) -> Identity {
+    match (manifest, row) {
+        (Some(m), _) => Identity::from_manifest(m),
+        (None, Some(r)) => Identity::from_row(r),
+        (None, None) => Identity {
+            container_base: name.to_string(),
+            instance_id: name.instance_id().to_owned(),
+            workspace_name: None,
+            workspace_label: String::new(),
+            role_key: String::new(),
+            agent_runtime: String::new(),
+        },
+    }
+}
+
+/// The only branch a purge deletes: jackin's scratch branch of this very instance.
+pub fn scratch_branch(name: &InstanceName) -> String {
+    format!("jackin/scratch/{name}")
+}
+
+/// The host's registration of this worktree: the one whose path is the record's, or, when the
+/// directory is already gone, the one named after the container.
+fn registration(host: &Repository, record: &IsolationRecord, name: &InstanceName) -> Option<String> {
+    let wanted = normalize(Path::new(&record.worktree_path));
+    let names = host.worktrees().ok()?;
+    let names: Vec<String> = names.iter().flatten().flatten().map(str::to_owned).collect();
+    names
+        .iter()
+        .find(|n| host.find_worktree(n).is_ok_and(|wt| normalize(wt.path()) == wanted))
+        .or_else(|| names.iter().find(|n| *n == name.as_str()))
+        .cloned()
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    let path = path.strip_suffix_slash();
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(file)) => std::fs::canonicalize(parent).map(|p| p.join(file)).unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    }
+}
+
+trait StripSlash {
+    fn strip_suffix_slash(&self) -> PathBuf;
+}
+
+impl StripSlash for Path {
+    fn strip_suffix_slash(&self) -> PathBuf {
+        self.components().collect()
+    }
+}
+
+/// Step 5 for one worktree mount: prune its registration in the host repository and delete its
+/// scratch branch, then check that both are gone. No other branch is touched, whatever the
+/// record says.
+fn remove_worktree(record: &IsolationRecord, name: &InstanceName) -> Result<Vec<Removed>> {
+    let host_path = Path::new(&record.original_src);
+    let host = match Repository::open(host_path) {
+        Ok(host) => host,
+        // The host repository is gone, and its registrations and branches with it.
+        Err(_) if !host_path.exists() => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("opening the host repository {}", host_path.display())),
+    };
+    let mut removed = Vec::new();
+    if let Some(reg) = registration(&host, record, name) {
+        let worktree = host.find_worktree(&reg)?;
+        worktree
+            .prune(Some(WorktreePruneOptions::new().valid(true).locked(true).working_tree(false)))
+            .with_context(|| format!("pruning worktree {reg} of {}", host_path.display()))?;
+        if host.find_worktree(&reg).is_ok() {
+            anyhow::bail!("worktree {reg} is still registered in {}", host_path.display());
+        }
+        removed.push(Removed { kind: "worktree".into(), name: record.worktree_path.clone() });
+    }
+    let branch = scratch_branch(name);
+    if record.scratch_branch != branch {
+        anyhow::bail!(
+            "the isolation record names branch {:?}, not this instance's scratch branch {branch}; not deleting it",
+            record.scratch_branch
+        );
+    }
+    if let Ok(mut found) = host.find_branch(&branch, BranchType::Local) {
+        found.delete().with_context(|| format!("deleting branch {branch} in {}", host_path.display()))?;
+        if host.find_branch(&branch, BranchType::Local).is_ok() {
+            anyhow::bail!("branch {branch} is still in {}", host_path.display());
+        }
+        removed.push(Removed { kind: "branch".into(), name: branch });
+    }
+    Ok(removed)
+}
+
+/// The launcher's name claim `data/<c>.lock`, held by this run while it purges the instance so
+/// that no launch or other purge can take the name meanwhile. Another holder means the session
+/// is live: busy.
+struct NameClaim {
+    _file: Option<std::fs::File>,
+    exists: bool,
+}
+
+impl NameClaim {
+    fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
+        if dry_run {
+            let exists = path.exists();
+            if name_lock_held(path)? {
+                return Err(Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display())));
+            }
+            return Ok(NameClaim { _file: None, exists });
+        }
+        let file = match std::fs::OpenOptions::new().read(true).open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(NameClaim { _file: None, exists: false }),
+            Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+        };
+        match fs2::FileExt::try_lock_exclusive(&file) {
+            Ok(()) => Ok(NameClaim { _file: Some(file), exists: true }),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                Err(Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display())))
+            }
+            Err(e) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+        }
+    }
+}
+
+/// `purged` with the text format listing what went and how much space came back.
+pub struct PurgedReport<'a>(pub &'a Purged);
+
+impl Serialize for PurgedReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl Record for PurgedReport<'_> {
+    const TYPE: &'static str = Purged::TYPE;
+    fn text(&self) -> String {
+        let p = self.0;
+        let verb = if p.dry_run { "would remove" } else { "removed" };
+        let mut out = p.text();
+        for r in &p.removed {
+            out.push_str(&format!("\n  {verb} {} {}", r.kind.replace('_', " "), r.name));
+        }
+        if p.removed.is_empty() {
+            out.push_str("\n  nothing left to remove");
+        }
+        out
+    }
+}
+
+/// The closing line of the text format.
+pub fn total_line(purged: usize, bytes: u64, dry_run: bool) -> String {
+    let verb = if dry_run { "would purge" } else { "purged" };
+    format!("{verb} {purged} · {} freed", human_bytes(bytes))
+}

@@ -1,0 +1,219 @@
+//! Orphans reported by jackin-reconcile: jackin's Docker resources, name locks and temp files
+//! whose instance no longer exists. Each is checked again before it goes; jackin's other files
+//! (`instances.json.lock`, `*.repo.lock`, `<slug>.locks/`, `caffeinate.*`, `prewarm-*`) can never
+//! match the names accepted here.
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::Result;
+
+use super::{refused, Outcome, Purger};
+use crate::exit::Exit;
+use crate::names::{is_valid_name, InstanceName};
+use crate::records::{Identity, Orphan, Purged, Removed};
+use crate::store::{name_lock_held, Store};
+
+/// A Docker name jackin gives: `jk-` then lowercase letters, digits and dashes (the derived
+/// names of an instance are longer than the 58 characters of its container name).
+fn is_docker_name(name: &str) -> bool {
+    name.strip_prefix("jk-").is_some_and(|rest| {
+        !rest.is_empty() && name.len() <= 128 && rest.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase() || b == b'-')
+    })
+}
+
+/// `<file>.tmp.<pid>.<n>`: the temp files of jackin's atomic writes.
+pub fn is_temp_name(file: &str) -> bool {
+    let mut parts = file.rsplitn(4, '.');
+    let (Some(n), Some(pid), Some(tmp), Some(base)) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    tmp == "tmp" && digits(pid) && digits(n) && !base.is_empty() && !base.contains('/')
+}
+
+/// The instance a name lock orphan names: `jk-…`, `jk-….lock`, or that file's absolute path.
+fn lock_instance(name: &str) -> Option<InstanceName> {
+    let file = if name.starts_with('/') { Path::new(name).file_name()?.to_str()? } else { name };
+    let base = file.strip_suffix(".lock").unwrap_or(file);
+    InstanceName::parse(base).ok()
+}
+
+/// A temp file orphan's path relative to `data/`: a file there, or in `<c>/.jackin/`.
+fn temp_relative(name: &str, data: Option<&Path>) -> Option<PathBuf> {
+    let path = Path::new(name);
+    let rel = if path.is_absolute() { path.strip_prefix(data?).ok()? } else { path };
+    let parts: Vec<&str> = rel.components().map(|c| match c {
+        Component::Normal(p) => p.to_str(),
+        _ => None,
+    }).collect::<Option<_>>()?;
+    let ok = match parts.as_slice() {
+        [file] => is_temp_name(file),
+        [instance, ".jackin", file] => is_valid_name(instance) && is_temp_name(file),
+        _ => false,
+    };
+    ok.then(|| rel.to_path_buf())
+}
+
+/// Checked with the rest of the input, before anything acts: a name that could not be one of
+/// jackin's is bad input. An unknown kind is not: it is refused on its own when its turn comes.
+pub fn check_name(orphan: &Orphan) -> Result<()> {
+    let ok = match orphan.kind.as_str() {
+        "container" | "network" | "volume" => is_docker_name(&orphan.name),
+        "name_lock" => lock_instance(&orphan.name).is_some(),
+        "temp_file" => Path::new(&orphan.name).is_absolute() || temp_relative(&orphan.name, None).is_some(),
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!("{:?} is not a name jackin gives a {}", orphan.name, orphan.kind))
+    }
+}
+
+fn identity(name: &str) -> Identity {
+    let id = name.strip_prefix("jk-").and_then(|r| r.split(['-', '.']).next()).unwrap_or_default();
+    Identity {
+        container_base: name.to_owned(),
+        instance_id: id.to_owned(),
+        workspace_name: None,
+        workspace_label: String::new(),
+        role_key: String::new(),
+        agent_runtime: String::new(),
+    }
+}
+
+impl Purger<'_> {
+    pub fn orphan(&self, orphan: &Orphan) -> Outcome {
+        match self.orphan_inner(orphan) {
+            Ok(Ok(removed)) => Outcome::Purged(Purged {
+                identity: identity(&orphan.name),
+                removed,
+                freed_bytes: 0,
+                quarantine: None,
+                dry_run: self.options.dry_run,
+            }),
+            Ok(Err(outcome)) => outcome,
+            Err(e) => refused("purge_failed", e),
+        }
+    }
+
+    /// The instance id the name belongs to still has an index row or a data dir: not an orphan.
+    fn owner_exists(&self, name: &str) -> bool {
+        let Some(id) = name.strip_prefix("jk-").and_then(|r| r.split(['-', '.']).next()) else { return false };
+        let prefix = format!("jk-{id}-");
+        let exact = format!("jk-{id}");
+        let row = self.catalog.index.instances.iter().any(|r| r.container_base == exact || r.container_base.starts_with(&prefix));
+        let dir = std::fs::read_dir(self.store.data_dir()).map_or(false, |entries| {
+            entries.flatten().any(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                (n == exact || n.starts_with(&prefix)) && !n.ends_with(".lock") && e.file_type().is_ok_and(|t| t.is_dir())
+            })
+        });
+        row || dir
+    }
+
+    fn orphan_inner(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
+        let dry = self.options.dry_run;
+        let removed = |kind: &str, name: &str| vec![Removed { kind: kind.into(), name: name.into() }];
+        if matches!(orphan.kind.as_str(), "container" | "network" | "volume") && self.owner_exists(&orphan.name) {
+            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} {}: its instance still exists; left alone", orphan.kind, orphan.name))));
+        }
+        match orphan.kind.as_str() {
+            "container" => {
+                let Some(details) = self.engine.inspect(&orphan.name)? else { return Ok(Ok(Vec::new())) };
+                if details.spec.labels.get("jackin.managed").map(String::as_str) != Some("true") {
+                    return Ok(Err(refused("not_jackin", anyhow::anyhow!("container {} is not labelled as jackin's; left alone", orphan.name))));
+                }
+                if details.state.running && !self.options.stop {
+                    let e = Exit::Busy.err(format_args!("container {} is running (--stop stops it first)", orphan.name));
+                    return Ok(Err(Outcome::Refused { code: "live", error: e, busy: true }));
+                }
+                if dry || self.engine.remove_container(&orphan.name)? {
+                    return Ok(Ok(removed("container", &orphan.name)));
+                }
+                Ok(Ok(Vec::new()))
+            }
+            "network" => {
+                let gone = if dry { self.engine.network_exists(&orphan.name)? } else { self.engine.remove_network(&orphan.name)? };
+                Ok(Ok(if gone { removed("network", &orphan.name) } else { Vec::new() }))
+            }
+            "volume" => {
+                let gone = if dry { self.engine.volume_exists(&orphan.name)? } else { self.engine.remove_volume(&orphan.name)? };
+                Ok(Ok(if gone { removed("volume", &orphan.name) } else { Vec::new() }))
+            }
+            "name_lock" => self.orphan_lock(orphan),
+            "temp_file" => self.orphan_temp(orphan),
+            other => Ok(Err(refused("unknown_orphan_kind", anyhow::anyhow!("orphan kind {other:?} is not one this purge knows; left alone")))),
+        }
+    }
+
+    fn orphan_lock(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
+        let store: &Store = self.store;
+        let Some(name) = lock_instance(&orphan.name) else { anyhow::bail!("not a name lock: {:?}", orphan.name) };
+        let path = store.name_lock_path(&name);
+        if Path::new(&orphan.name).is_absolute() && Path::new(&orphan.name) != path {
+            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} is not a name lock of this jackin home", orphan.name))));
+        }
+        if std::fs::symlink_metadata(store.instance_dir(&name)).is_ok() || self.catalog.index.row(name.as_str()).is_some() {
+            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{name} still has a data dir or an index row; its lock stays"))));
+        }
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(_) => return Ok(Ok(Vec::new())),
+        };
+        if meta.is_dir() {
+            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} is a directory; left alone", path.display()))));
+        }
+        if name_lock_held(&path)? {
+            let e = Exit::Busy.err(format_args!("{} is held by another process", path.display()));
+            return Ok(Err(Outcome::Refused { code: "busy", error: e, busy: true }));
+        }
+        if !self.options.dry_run {
+            std::fs::remove_file(&path)?;
+        }
+        Ok(Ok(vec![Removed { kind: "name_lock".into(), name: path.to_string_lossy().into_owned() }]))
+    }
+
+    fn orphan_temp(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
+        let data = self.store.data_dir();
+        let Some(rel) = temp_relative(&orphan.name, Some(&data)) else {
+            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} is not a temp file under {}", orphan.name, data.display()))));
+        };
+        let path = data.join(&rel);
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(_) => return Ok(Ok(Vec::new())),
+        };
+        if !meta.is_file() {
+            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} is not a regular file; left alone", path.display()))));
+        }
+        let file = rel.file_name().and_then(|f| f.to_str()).unwrap_or_default();
+        let pid = file.rsplitn(3, '.').nth(1).unwrap_or_default();
+        if Path::new("/proc").join(pid).exists() {
+            let e = Exit::Busy.err(format_args!("{}: its writer (pid {pid}) is still running", path.display()));
+            return Ok(Err(Outcome::Refused { code: "busy", error: e, busy: true }));
+        }
+        if !self.options.dry_run {
+            std::fs::remove_file(&path)?;
+        }
+        Ok(Ok(vec![Removed { kind: "temp_file".into(), name: path.to_string_lossy().into_owned() }]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names() {
+        assert!(is_temp_name("instances.json.tmp.123.0"));
+        assert!(!is_temp_name("instances.json.lock"));
+        assert!(!is_temp_name(".tmp.1.2"));
+        assert!(temp_relative("jk-a/.jackin/instance.json.tmp.1.2", None).is_some());
+        assert!(temp_relative("../x.tmp.1.2", None).is_none());
+        assert!(temp_relative("jk-a/home/x.tmp.1.2", None).is_none());
+        assert!(lock_instance("instances.json").is_none());
+        assert!(lock_instance("jk-abc.repo.lock").is_none());
+        assert_eq!(lock_instance("jk-abcd-x.lock").unwrap().as_str(), "jk-abcd-x");
+    }
+}

@@ -1,0 +1,363 @@
+//! The quarantine: before at-risk work is deleted on an explicit discard, it is saved under
+//! `<home>/quarantine/<container>-<time>/` with a receipt that says what was saved, from where,
+//! and how to bring it back. It expires after `--quarantine-days`.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use git2::{Oid, Repository};
+use serde::{Deserialize, Serialize};
+
+use super::bundle::{self, BundleContents};
+use super::remove;
+use crate::assess::{Assessment, MountAssessment};
+use crate::git::HostRefs;
+use crate::model::{IsolationKind, IsolationRecord, MalformedRecord};
+use crate::records::Identity;
+use crate::store::{write_json_atomic, Store};
+
+pub fn quarantine_root(store: &Store) -> PathBuf {
+    store.home().join("quarantine")
+}
+
+/// `receipt.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Receipt {
+    pub version: u64,
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub saved_at: String,
+    pub expires_at: String,
+    /// The verdict and summary of the assessment that found the work at risk.
+    pub verdict: String,
+    pub summary: String,
+    pub mounts: Vec<SavedMount>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedMount {
+    pub mount_dst: String,
+    pub isolation: String,
+    /// Where the work was: the worktree or clone directory.
+    pub path: String,
+    /// The host repository it was made from.
+    pub original_src: Option<String>,
+    pub verdict: String,
+    /// The bundle, relative to the quarantine directory.
+    pub bundle: Option<String>,
+    pub bundle_contents: Option<BundleContents>,
+    /// Dirty and untracked files as they were, relative to the quarantine directory.
+    pub files_dir: Option<String>,
+    pub files: Vec<SavedFile>,
+    /// An unreadable mount is moved here whole: what cannot be read cannot be picked apart.
+    pub tree: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedFile {
+    pub status: String,
+    pub path: String,
+    /// False for a deletion: there is no file to save.
+    pub saved: bool,
+}
+
+/// Saves the at-risk work of `assessment` and returns the quarantine directory.
+pub fn save(store: &Store, assessment: &Assessment, records: &[Result<IsolationRecord, MalformedRecord>], days: u64) -> Result<PathBuf> {
+    let root = quarantine_root(store);
+    ensure_real_dir(&root)?;
+    let now = SystemTime::now();
+    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace(['-', ':'], "");
+    let container = &assessment.identity.container_base;
+    let partial = root.join(format!(".partial-{container}-{stamp}-{}", std::process::id()));
+    fs::DirBuilder::new().mode(0o700).create(&partial).with_context(|| format!("cannot create {}", partial.display()))?;
+    let mut receipt = Receipt {
+        version: 1,
+        identity: assessment.identity.clone(),
+        saved_at: crate::time::rfc3339(now),
+        expires_at: crate::time::rfc3339(now + Duration::from_secs(days * 86_400)),
+        verdict: assessment.verdict.as_str().to_owned(),
+        summary: assessment.summary.clone(),
+        mounts: Vec::new(),
+    };
+    for (i, mount) in assessment.mounts.iter().enumerate() {
+        if !mount.verdict.at_risk() {
+            continue;
+        }
+        let record = records.get(i).and_then(|r| r.as_ref().ok());
+        let dir_name = format!("{i}-{}", slug(&mount.mount_dst));
+        let saved = save_mount(store, &partial, &dir_name, mount, record)
+            .with_context(|| format!("quarantining {}", mount.mount_dst))?;
+        receipt.mounts.push(saved);
+    }
+    write_json_atomic(&partial.join("receipt.json"), &receipt)?;
+    let mut final_dir = root.join(format!("{container}-{stamp}"));
+    let mut n = 2;
+    while final_dir.exists() {
+        final_dir = root.join(format!("{container}-{stamp}-{n}"));
+        n += 1;
+    }
+    fs::write(partial.join("RECEIPT.txt"), receipt_text(&receipt, &final_dir))?;
+    fs::rename(&partial, &final_dir).with_context(|| format!("cannot name {}", final_dir.display()))?;
+    fs::File::open(&root)?.sync_all()?;
+    Ok(final_dir)
+}
+
+fn ensure_real_dir(dir: &Path) -> Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => anyhow::bail!("{} is not a directory", dir.display()),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            fs::DirBuilder::new().mode(0o700).create(dir).or_else(|e| {
+                if e.kind() == ErrorKind::AlreadyExists { Ok(()) } else { Err(e) }
+            })?;
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn slug(mount_dst: &str) -> String {
+    let s: String = mount_dst.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let s = s.trim_matches('-').to_owned();
+    if s.is_empty() { "mount".into() } else { s }
+}
+
+fn save_mount(store: &Store, dest: &Path, dir_name: &str, mount: &MountAssessment, record: Option<&IsolationRecord>) -> Result<SavedMount> {
+    let mount_dir = dest.join(dir_name);
+    fs::create_dir_all(&mount_dir)?;
+    let mut saved = SavedMount {
+        mount_dst: mount.mount_dst.clone(),
+        isolation: mount.isolation.clone(),
+        path: mount.path.clone(),
+        original_src: mount.original_src.clone(),
+        verdict: mount.verdict.as_str().to_owned(),
+        bundle: None,
+        bundle_contents: None,
+        files_dir: None,
+        files: Vec::new(),
+        tree: None,
+        note: None,
+    };
+    let path = Path::new(&mount.path);
+    let (Some(record), None) = (record, mount.error.as_ref()) else {
+        // Unreadable: keep the whole directory when it is the instance's own.
+        let inside = path.starts_with(store.data_dir()) && !mount.path.contains("/../");
+        if inside && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+            fs::rename(path, mount_dir.join("tree")).with_context(|| format!("moving {}", path.display()))?;
+            saved.tree = Some(format!("{dir_name}/tree"));
+            saved.note = Some("could not be read; the whole directory was moved here".into());
+        } else {
+            saved.note = Some(format!("could not be read, nothing saved: {}", mount.error.as_deref().unwrap_or("unknown")));
+        }
+        return Ok(saved);
+    };
+    let repo = Repository::open(path)?;
+    let (refs, hidden) = match record.isolation {
+        IsolationKind::Worktree => worktree_refs(&repo, record, mount)?,
+        IsolationKind::Clone => clone_refs(&repo, record, mount)?,
+    };
+    if !refs.is_empty() {
+        let bundle_path = mount_dir.join("commits.bundle");
+        if let Some(contents) = bundle::write(&repo, &refs, &hidden, &bundle_path)? {
+            saved.bundle = Some(format!("{dir_name}/commits.bundle"));
+            saved.bundle_contents = Some(contents);
+        }
+    }
+    if !mount.files.is_empty() {
+        let files_dir = mount_dir.join("files");
+        fs::create_dir_all(&files_dir)?;
+        for file in &mount.files {
+            let copied = copy_changed_file(path, &file.path, &files_dir)?;
+            saved.files.push(SavedFile { status: file.status.clone(), path: file.path.clone(), saved: copied });
+        }
+        saved.files_dir = Some(format!("{dir_name}/files"));
+    }
+    Ok(saved)
+}
+
+/// The at-risk tips of a worktree (its scratch branch and a detached HEAD) and what survives the
+/// purge in the host repository: every other ref, the host's HEAD, the other worktrees' HEADs.
+fn worktree_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAssessment) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
+    let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
+    let mut refs = Vec::new();
+    for unpushed in &mount.unpushed {
+        let id = if unpushed.name == "HEAD" {
+            repo.head()?.target()
+        } else {
+            repo.find_reference(&unpushed.name)?.peel_to_commit().ok().map(|c| c.id())
+        };
+        if let Some(id) = id {
+            refs.push((unpushed.name.clone(), id));
+        }
+    }
+    let host = HostRefs::read(Path::new(&record.original_src))?;
+    let own = repo.path().file_name().map(|n| n.to_os_string());
+    let hidden = host
+        .tips
+        .iter()
+        .filter(|(name, _)| *name != scratch_ref)
+        .map(|(_, id)| *id)
+        .chain(host.detached_head)
+        .chain(host.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own.as_ref()).map(|(_, id)| *id))
+        .collect();
+    Ok((refs, hidden))
+}
+
+/// A clone's at-risk tips (local branches, tags, a detached HEAD, every stash entry) and what
+/// survives it: its remote-tracking refs and the host repository's refs it knows.
+fn clone_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAssessment) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
+    let mut refs = Vec::new();
+    for unpushed in &mount.unpushed {
+        let id = if unpushed.name == "HEAD" {
+            repo.head()?.target()
+        } else {
+            repo.find_reference(&unpushed.name)?.peel_to_commit().ok().map(|c| c.id())
+        };
+        if let Some(id) = id {
+            refs.push((unpushed.name.clone(), id));
+        }
+    }
+    if let Ok(log) = repo.reflog("refs/stash") {
+        for (n, entry) in log.iter().enumerate() {
+            refs.push((format!("refs/stashes/stash-{n}"), entry.id_new()));
+        }
+    }
+    let mut hidden = Vec::new();
+    for reference in repo.references_glob("refs/remotes/*")? {
+        if let Ok(commit) = reference?.peel_to_commit() {
+            hidden.push(commit.id());
+        }
+    }
+    if let Ok(host) = HostRefs::read(Path::new(&record.original_src)) {
+        hidden.extend(host.tips.iter().map(|(_, id)| *id));
+    }
+    Ok((refs, hidden))
+}
+
+/// Copies one changed file (as `git status` named it) into `files_dir`, a symlink as a link.
+/// Returns false when there is no file (a deletion). A path that would leave the mount, or that
+/// runs through a symlinked directory, is refused.
+fn copy_changed_file(mount: &Path, rel: &str, files_dir: &Path) -> Result<bool> {
+    let rel_path = Path::new(rel);
+    if rel_path.components().any(|c| !matches!(c, Component::Normal(_))) {
+        anyhow::bail!("refusing to copy {rel:?}: not a plain relative path");
+    }
+    let mut walked = mount.to_path_buf();
+    let parts: Vec<_> = rel_path.components().collect();
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        walked.push(part);
+        if !fs::symlink_metadata(&walked).is_ok_and(|m| m.is_dir()) {
+            return Ok(false);
+        }
+    }
+    let src = mount.join(rel_path);
+    let dst = files_dir.join(rel_path);
+    if let Some(parent) = dst.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    copy_entry(&src, &dst)
+}
+
+fn copy_entry(src: &Path, dst: &Path) -> Result<bool> {
+    let meta = match fs::symlink_metadata(src) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
+    };
+    if meta.file_type().is_symlink() {
+        std::os::unix::fs::symlink(fs::read_link(src)?, dst)?;
+    } else if meta.is_dir() {
+        fs::create_dir_all(dst)?;
+        for entry in fs::read_dir(src)? {
+            let entry = entry?;
+            copy_entry(&entry.path(), &dst.join(entry.file_name()))?;
+        }
+    } else if meta.is_file() {
+        fs::copy(src, dst).with_context(|| format!("cannot copy {}", src.display()))?;
+    }
+    Ok(true)
+}
+
+fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
+    let d = dir.display();
+    let mut t = format!(
+        "jackin-purge saved the unfinished work of {} before deleting it.\n\
+         Saved {}; kept until {} (then `jackin-purge --expire-quarantine` deletes it).\n\
+         What was at risk: {}\n",
+        receipt.identity.container_base, receipt.saved_at, receipt.expires_at, receipt.summary
+    );
+    for m in &receipt.mounts {
+        t.push_str(&format!("\n{} ({}, was {})\n", m.mount_dst, m.isolation, m.path));
+        let repo = m.original_src.as_deref().unwrap_or("<a clone of the repository>");
+        if let (Some(bundle), Some(contents)) = (&m.bundle, &m.bundle_contents) {
+            t.push_str(&format!("  {} commits in {d}/{bundle}\n", contents.commits));
+            for (name, id) in &contents.refs {
+                t.push_str(&format!("    {name} {id}\n"));
+            }
+            t.push_str(&format!(
+                "  bring them back (into {repo} or any clone that has the prerequisites):\n    \
+                 git bundle verify {d}/{bundle}\n    \
+                 git fetch {d}/{bundle} 'refs/*:refs/recovered/*'\n"
+            ));
+        }
+        if let Some(files_dir) = &m.files_dir {
+            t.push_str(&format!("  dirty and untracked files, as they were, in {d}/{files_dir}/\n"));
+            for f in &m.files {
+                let note = if f.saved { "" } else { " (deleted: nothing to save)" };
+                t.push_str(&format!("    {} {}{note}\n", f.status, f.path));
+            }
+            t.push_str(&format!("  bring them back: cp -a {d}/{files_dir}/. <your checkout>/\n"));
+        }
+        if let Some(tree) = &m.tree {
+            t.push_str(&format!("  the whole directory is in {d}/{tree}\n"));
+        }
+        if let Some(note) = &m.note {
+            t.push_str(&format!("  note: {note}\n"));
+        }
+    }
+    t
+}
+
+/// One quarantine that expired and was deleted.
+#[derive(Debug, Clone)]
+pub struct Expired {
+    pub dir: PathBuf,
+    pub identity: Option<Identity>,
+    pub bytes: u64,
+}
+
+/// Deletes the quarantines whose receipt has expired; one without a receipt (a save that died
+/// half-way) expires `days` after it was last modified. With `dry_run`, only lists them.
+pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
+    let root = quarantine_root(store);
+    let entries = match fs::read_dir(&root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
+    };
+    let now = SystemTime::now();
+    let mut expired = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("jk-") || name.starts_with(".partial-jk-")) || !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let dir = entry.path();
+        let receipt: Option<Receipt> = crate::store::read_json(&dir.join("receipt.json")).ok().flatten();
+        let expires = match &receipt {
+            Some(r) => crate::time::parse_rfc3339(&r.expires_at),
+            None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(days * 86_400)),
+        };
+        if expires.is_some_and(|at| at <= now) {
+            let bytes = if dry_run { remove::tree_bytes(&dir) } else { remove::remove_tree(&dir)?.bytes };
+            expired.push(Expired { dir, identity: receipt.map(|r| r.identity), bytes });
+        }
+    }
+    Ok(expired)
+}

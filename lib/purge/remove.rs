@@ -1,0 +1,194 @@
+//! Deleting without following a symlink and without leaving the jackin home. A directory is
+//! first renamed into `<home>/trash/` (atomic on one filesystem), then emptied there; a run that
+//! dies while emptying leaves a trash entry that the next run finishes.
+
+use std::ffi::{CStr, CString};
+use std::fs;
+use std::io::ErrorKind;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context, Result};
+use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, CWD};
+use rustix::io::Errno;
+
+use crate::store::Store;
+
+pub fn trash_dir(store: &Store) -> PathBuf {
+    store.home().join("trash")
+}
+
+/// `<home>/trash`, created when missing; a symlink there would send deletions outside the home,
+/// so anything but a real directory is refused.
+fn ensure_trash(store: &Store) -> Result<PathBuf> {
+    let trash = trash_dir(store);
+    match fs::symlink_metadata(&trash) {
+        Ok(meta) if meta.is_dir() => Ok(trash),
+        Ok(_) => anyhow::bail!("{} is not a directory; refusing to delete through it", trash.display()),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            fs::DirBuilder::new().mode(0o700).create(&trash).or_else(|e| {
+                if e.kind() == ErrorKind::AlreadyExists { Ok(()) } else { Err(e) }
+            })?;
+            ensure_trash(store)
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot reach {}", trash.display())),
+    }
+}
+
+static TRASH_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// What one directory removal did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Removal {
+    pub existed: bool,
+    pub bytes: u64,
+}
+
+/// Moves `path` into the trash. `None` when there was nothing there. A symlink is unlinked on the
+/// spot (the link is what belongs to the instance, never its target).
+pub fn move_to_trash(store: &Store, path: &Path, label: &str) -> Result<Option<PathBuf>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    if !meta.is_dir() {
+        fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
+        return Ok(None);
+    }
+    let trash = ensure_trash(store)?;
+    let n = TRASH_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dest = trash.join(format!("{label}.{}.{n}", std::process::id()));
+    match fs::rename(path, &dest) {
+        Ok(()) => Ok(Some(dest)),
+        // Another filesystem mounted under the home: removed in place, still without following.
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => Ok(Some(path.to_path_buf())),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot move {} into {}", path.display(), trash.display())),
+    }
+}
+
+/// Empties the trash: whatever an earlier run moved there and did not finish deleting.
+pub fn empty_trash(store: &Store) -> Result<u64> {
+    let trash = trash_dir(store);
+    match fs::symlink_metadata(&trash) {
+        Ok(meta) if meta.is_dir() => {}
+        _ => return Ok(0),
+    }
+    let mut bytes = 0;
+    for entry in fs::read_dir(&trash).with_context(|| format!("listing {}", trash.display()))? {
+        bytes += remove_tree(&entry?.path())?.bytes;
+    }
+    Ok(bytes)
+}
+
+/// Removes a file, a link or a directory tree and returns the bytes of the regular files
+/// removed. Every directory is opened relative to its parent with `O_NOFOLLOW`, so a symlink
+/// anywhere inside, even one swapped in while this runs, is unlinked as a link and never entered.
+pub fn remove_tree(path: &Path) -> Result<Removal> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Removal::default()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    if !meta.is_dir() {
+        fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
+        return Ok(Removal { existed: true, bytes: if meta.is_file() { meta.size() } else { 0 } });
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().with_context(|| format!("{} names no directory", path.display()))?;
+    let name = CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name))?;
+    let parent_fd = rfs::openat(CWD, parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .with_context(|| format!("cannot open {}", parent.display()))?;
+    let bytes = remove_entry(parent_fd.as_fd(), &name, FileType::Directory)
+        .with_context(|| format!("cannot remove {}", path.display()))?;
+    Ok(Removal { existed: true, bytes })
+}
+
+fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType) -> std::io::Result<u64> {
+    let kind = match kind {
+        FileType::Unknown => match rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => FileType::from_raw_mode(st.st_mode),
+            Err(Errno::NOENT) => return Ok(0),
+            Err(e) => return Err(e.into()),
+        },
+        kind => kind,
+    };
+    if kind == FileType::Directory {
+        match rfs::openat(parent, name, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()) {
+            Ok(fd) => {
+                let bytes = remove_contents(Dir::new(fd)?)?;
+                return match rfs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
+                    Ok(()) | Err(Errno::NOENT) => Ok(bytes),
+                    Err(e) => Err(e.into()),
+                };
+            }
+            Err(Errno::NOENT) => return Ok(0),
+            // Replaced by a link or a file since it was listed: unlink whatever it is now.
+            Err(Errno::LOOP) | Err(Errno::NOTDIR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let bytes = if kind == FileType::RegularFile {
+        rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW).map(|st| st.st_size as u64).unwrap_or(0)
+    } else {
+        0
+    };
+    match rfs::unlinkat(parent, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => Ok(bytes),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn remove_contents(mut dir: Dir) -> std::io::Result<u64> {
+    let mut entries: Vec<(CString, FileType)> = Vec::new();
+    while let Some(entry) = dir.read() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_bytes() == b"." || name.to_bytes() == b".." {
+            continue;
+        }
+        entries.push((name.to_owned(), entry.file_type()));
+    }
+    let fd = dir.fd()?;
+    let mut bytes = 0;
+    for (name, kind) in entries {
+        bytes += remove_entry(fd, &name, kind)?;
+    }
+    Ok(bytes)
+}
+
+/// The bytes of the regular files under `path`, without following links (for `--dry-run`).
+pub fn tree_bytes(path: &Path) -> u64 {
+    walkdir::WalkDir::new(path)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.size())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removes_links_never_their_targets() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        fs::create_dir_all(outside.join("deep")).unwrap();
+        fs::write(outside.join("deep/keep.txt"), "keep").unwrap();
+        let tree = tmp.path().join("tree");
+        fs::create_dir_all(tree.join("a/b")).unwrap();
+        fs::write(tree.join("a/b/f"), "12345").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("a/link")).unwrap();
+        std::os::unix::fs::symlink(outside.join("deep/keep.txt"), tree.join("filelink")).unwrap();
+        let removal = remove_tree(&tree).unwrap();
+        assert_eq!(removal, Removal { existed: true, bytes: 5 });
+        assert!(!tree.exists());
+        assert_eq!(fs::read_to_string(outside.join("deep/keep.txt")).unwrap(), "keep");
+    }
+}

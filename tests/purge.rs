@@ -1,0 +1,579 @@
+//! jackin-purge against a real Docker engine and real git repositories.
+//!
+//! The `decision` records here are composed by hand exactly as protocol.md defines them
+//! (`records::Decision`): jackin-keep is being built in parallel, so a real
+//! `jackin-assess | jackin-keep --policy clean` pipeline cannot feed these tests yet.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions};
+use common::{commit_file, git, records, Home, Instance};
+use serde_json::{json, Value};
+
+/// 8 characters of jackin's id alphabet, unique per test in this run and across runs.
+fn unique_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let mut x = nanos ^ ((std::process::id() as u64) << 20) ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (0..8)
+        .map(|_| {
+            let c = ALPHABET[(x % 32) as usize] as char;
+            x = x / 32 ^ x.rotate_left(17);
+            c
+        })
+        .collect()
+}
+
+fn decision(inst: &Instance, discard: bool) -> String {
+    let data = json!({
+        "container_base": inst.container, "instance_id": inst.id, "workspace_name": "my-app",
+        "workspace_label": "my-app", "role_key": "agent-smith", "agent_runtime": "claude",
+        "outcome": "clean", "policy": "clean", "reason": "clean session", "verdict": "clean",
+        "discard_unfinished": discard, "status": "clean_exited"
+    });
+    json!({"schema_version": 1, "type": "decision", "data": data}).to_string()
+}
+
+/// Rewrites keys of the manifest (and the row's status) as a launch or jackin-keep would have.
+fn patch_manifest(home: &Home, inst: &Instance, patch: impl FnOnce(&mut Value)) {
+    let path = inst.dir.join(".jackin/instance.json");
+    let mut manifest: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    patch(&mut manifest);
+    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let index_path = home.home.join("data/instances.json");
+    let mut index: Value = serde_json::from_str(&fs::read_to_string(&index_path).unwrap()).unwrap();
+    for row in index["instances"].as_array_mut().unwrap() {
+        if row["container_base"] == inst.container.as_str() {
+            row["status"] = manifest["status"].clone();
+            row["updated_at"] = manifest["updated_at"].clone();
+        }
+    }
+    fs::write(&index_path, serde_json::to_string_pretty(&index).unwrap()).unwrap();
+}
+
+fn with_dind(home: &Home, inst: &Instance) {
+    let c = inst.container.clone();
+    patch_manifest(home, inst, |m| {
+        m["docker"]["dind_container"] = json!(format!("{c}-dind"));
+        m["docker"]["certs_volume"] = json!(format!("{c}-dind-certs"));
+    });
+}
+
+fn set_status(home: &Home, inst: &Instance, status: &str, updated: &str) {
+    patch_manifest(home, inst, |m| {
+        m["status"] = json!(status);
+        m["updated_at"] = json!(updated);
+    });
+}
+
+fn purge(home: &Home, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+    let mut cmd = home.cmd("jackin-purge");
+    cmd.args(args).arg("--format=json").env_remove("JACKIN_PURGE_CRASH_AT");
+    cmd.write_stdin(stdin.unwrap_or("").to_owned());
+    cmd.output().unwrap()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn index(home: &Home) -> Value {
+    serde_json::from_str(&fs::read_to_string(home.home.join("data/instances.json")).unwrap()).expect("the index is valid JSON")
+}
+
+fn has_row(home: &Home, container: &str) -> bool {
+    index(home)["instances"].as_array().unwrap().iter().any(|r| r["container_base"] == container)
+}
+
+fn removed_kinds(record: &Value) -> Vec<String> {
+    record["data"]["removed"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap().to_owned()).collect()
+}
+
+fn branches(repo: &Path) -> Vec<String> {
+    git(repo, &["branch", "--format=%(refname:short)"]).lines().map(str::to_owned).collect()
+}
+
+fn trash_is_empty(home: &Home) -> bool {
+    fs::read_dir(home.home.join("trash")).map_or(true, |mut d| d.next().is_none())
+}
+
+fn quarantines(home: &Home) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(home.home.join("quarantine")) else { return Vec::new() };
+    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
+    if !engine_available("a_clean_decision_removes_everything_of_the_instance_and_nothing_else") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    git(&app, &["branch", "feature/unrelated"]);
+    let id = unique_id();
+    let inst = home.instance(&id, |h, c| vec![h.worktree_record(c, &app, "/workspace/app"), h.clone_record(c, &app, "/workspace/lib")]);
+    with_dind(&home, &inst);
+    let session = Session::launch(&inst.container, SessionOptions { running: false, ..Default::default() });
+    fs::create_dir_all(home.home.join("sockets").join(&inst.container)).unwrap();
+    fs::write(home.home.join("sockets").join(&inst.container).join("agent.toml"), "role = \"agent-smith\"\n").unwrap();
+    fs::write(inst.dir.join("home/conversation.jsonl"), "x".repeat(1000)).unwrap();
+    let data = home.home.join("data");
+    let lock = data.join(format!("{}.lock", inst.container));
+    fs::write(&lock, "").unwrap();
+    // jackin's own files beside the instances: never touched.
+    let others = ["instances.json.lock", "app.repo.lock", "caffeinate.lock", "prewarm-dind.json", "my-app.locks/a.lock"];
+    for other in others {
+        fs::create_dir_all(data.join(other).parent().unwrap()).unwrap();
+        fs::write(data.join(other), "jackin's").unwrap();
+    }
+    let worktree_path = inst.mount_path(0);
+    assert!(git(&app, &["worktree", "list"]).contains(worktree_path.to_str().unwrap()));
+
+    let keep = decision(&inst, false).replace(&inst.container, "jk-zzzzzzzz-other").replace("\"outcome\":\"clean\"", "\"outcome\":\"keep\"");
+    assert!(keep.contains("\"outcome\":\"keep\""));
+    let future = r#"{"schema_version":1,"type":"future" ,"data":{"z":1}}"#;
+    let input = format!("{keep}\n{}\n{future}\n", decision(&inst, false));
+    let out = purge(&home, &[], Some(&input));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    assert_eq!(lines[0], keep, "other records pass through byte for byte, in order");
+    assert_eq!(lines[2], future);
+    let recs = records(&out.stdout);
+    let purged = &recs[1];
+    assert_eq!(purged["type"], "purged");
+    assert_eq!(purged["data"]["container_base"], inst.container.as_str());
+    assert_eq!(purged["data"]["quarantine"], Value::Null);
+    let kinds = removed_kinds(purged);
+    for kind in ["container", "network", "volume", "worktree", "branch", "directory", "name_lock", "index_row"] {
+        assert!(kinds.contains(&kind.to_owned()), "{kind} missing from {kinds:?}");
+    }
+    assert_eq!(kinds.iter().filter(|k| *k == "container").count(), 2, "role and sidecar");
+    assert!(purged["data"]["freed_bytes"].as_u64().unwrap() >= 1000);
+
+    for name in [&session.container, session.sidecar.as_ref().unwrap()] {
+        assert!(!Session::exists("container", name), "{name} still exists");
+    }
+    assert!(!Session::exists("network", &session.network));
+    assert!(!Session::exists("volume", session.volume.as_ref().unwrap()));
+    assert!(!git(&app, &["worktree", "list"]).contains(&inst.container), "the worktree is still registered");
+    assert!(!app.join(".git/worktrees").join(&inst.container).exists());
+    let b = branches(&app);
+    assert!(!b.iter().any(|b| b.contains("jackin/scratch")), "{b:?}");
+    assert!(b.contains(&"main".to_owned()) && b.contains(&"feature/unrelated".to_owned()), "{b:?}");
+    assert!(!inst.dir.exists() && !home.home.join("sockets").join(&inst.container).exists() && !lock.exists());
+    assert!(!has_row(&home, &inst.container));
+    assert!(trash_is_empty(&home));
+    for other in others {
+        assert_eq!(fs::read_to_string(data.join(other)).unwrap(), "jackin's", "{other}");
+    }
+    assert!(app.join("README.md").exists(), "the host checkout is untouched");
+}
+
+#[test]
+fn a_running_session_is_refused_without_stop() {
+    if !engine_available("a_running_session_is_refused_without_stop") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
+    let before = home.snapshot();
+    let out = purge(&home, &[&inst.container], None);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is running"), "{}", stderr(&out));
+    let recs = records(&out.stdout);
+    assert_eq!(recs[0]["type"], "error");
+    assert_eq!(recs[0]["data"]["code"], "live");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+    assert_eq!(session.state(&inst.container).as_deref(), Some("running"));
+
+    let out = purge(&home, &["--stop", &inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!Session::exists("container", &inst.container));
+    assert!(!inst.dir.exists() && !has_row(&home, &inst.container));
+}
+
+#[test]
+fn a_held_name_lock_is_refused() {
+    if !engine_available("a_held_name_lock_is_refused") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let lock_path = home.home.join("data").join(format!("{}.lock", inst.container));
+    let lock = fs::File::create(&lock_path).unwrap();
+    fs2::FileExt::lock_exclusive(&lock).unwrap();
+    let before = home.snapshot();
+    let out = purge(&home, &[&inst.container], None);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(stderr(&out).contains("held by another process"), "{}", stderr(&out));
+    assert_eq!(records(&out.stdout)[0]["data"]["code"], "busy");
+    assert_eq!(home.snapshot(), before);
+    drop(lock);
+    let out = purge(&home, &[&inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!lock_path.exists() && !inst.dir.exists());
+}
+
+/// A worktree with a commit only its scratch branch has, a modified file, an untracked file
+/// and an untracked symlink.
+fn at_risk_worktree(home: &mut Home) -> (Instance, PathBuf, String) {
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    git(&wt, &["config", "user.email", "agent@example.invalid"]);
+    git(&wt, &["config", "user.name", "Agent"]);
+    let commit = commit_file(&wt, "src/feature.rs", "fn feature() {}\n", "agent work");
+    fs::write(wt.join("README.md"), "changed by the agent\n").unwrap();
+    fs::create_dir_all(wt.join("notes")).unwrap();
+    fs::write(wt.join("notes/plan.md"), "the plan\n").unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", wt.join("notes/link")).unwrap();
+    (inst, app, commit)
+}
+
+#[test]
+fn work_at_risk_is_refused_then_quarantined_and_comes_back() {
+    if !engine_available("work_at_risk_is_refused_then_quarantined_and_comes_back") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, app, commit) = at_risk_worktree(&mut home);
+    let before = home.snapshot();
+    let out = purge(&home, &[], Some(&format!("{}\n", decision(&inst, false))));
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let recs = records(&out.stdout);
+    assert_eq!(recs[0]["data"]["code"], "at_risk");
+    assert!(recs[0]["data"]["message"].as_str().unwrap().contains("1 branch unpushed"), "{recs:?}");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+    assert!(quarantines(&home).is_empty());
+
+    // The decision carries discard_unfinished: quarantined, then deleted.
+    let out = purge(&home, &[], Some(&format!("{}\n", decision(&inst, true))));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records(&out.stdout);
+    let q = PathBuf::from(recs[0]["data"]["quarantine"].as_str().expect("a quarantine path"));
+    assert_eq!(quarantines(&home), vec![q.clone()]);
+    assert!(q.file_name().unwrap().to_str().unwrap().starts_with(&format!("{}-", inst.container)));
+    assert!(!inst.dir.exists());
+    assert!(!branches(&app).iter().any(|b| b.contains("jackin/scratch")));
+
+    let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
+    assert_eq!(receipt["container_base"], inst.container.as_str());
+    let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
+    assert!(text.contains("git fetch") && text.contains("cp -a"), "{text}");
+    let mount = &receipt["mounts"][0];
+    let bundle = q.join(mount["bundle"].as_str().unwrap());
+
+    // The commit comes back into a fresh clone of origin, which never had it.
+    let fresh = home.tmp.path().join("fresh");
+    let origin = git(&app, &["remote", "get-url", "origin"]);
+    git(home.tmp.path(), &["clone", "-q", &origin, fresh.to_str().unwrap()]);
+    git(&fresh, &["bundle", "verify", "-q", bundle.to_str().unwrap()]);
+    git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
+    let recovered = git(&fresh, &["rev-parse", &format!("refs/recovered/heads/jackin/scratch/{}", inst.container)]);
+    assert_eq!(recovered, commit);
+    assert_eq!(git(&fresh, &["show", &format!("{commit}:src/feature.rs")]), "fn feature() {}");
+
+    // The dirty files come back as they were; the symlink as a link.
+    let files = q.join(mount["files_dir"].as_str().unwrap());
+    assert_eq!(fs::read_to_string(files.join("README.md")).unwrap(), "changed by the agent\n");
+    assert_eq!(fs::read_to_string(files.join("notes/plan.md")).unwrap(), "the plan\n");
+    assert_eq!(fs::read_link(files.join("notes/link")).unwrap(), Path::new("/etc/hostname"));
+}
+
+#[test]
+fn a_clone_s_stashes_and_unpushed_commits_are_quarantined() {
+    if !engine_available("a_clone_s_stashes_and_unpushed_commits_are_quarantined") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.clone_record(c, &app, "/workspace/app")]);
+    let clone = inst.mount_path(0);
+    let commit = commit_file(&clone, "lib.rs", "pub fn x() {}\n", "unpushed in the clone");
+    fs::write(clone.join("README.md"), "stashed change\n").unwrap();
+    git(&clone, &["stash", "-q"]);
+    let stash = git(&clone, &["rev-parse", "refs/stash"]);
+    let out = purge(&home, &["--discard-unfinished", &inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = PathBuf::from(records(&out.stdout)[0]["data"]["quarantine"].as_str().unwrap().to_owned());
+    let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
+    let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
+    let fresh = home.tmp.path().join("fresh");
+    git(home.tmp.path(), &["clone", "-q", git(&app, &["remote", "get-url", "origin"]).as_str(), fresh.to_str().unwrap()]);
+    git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
+    assert_eq!(git(&fresh, &["rev-parse", "refs/recovered/heads/main"]), commit);
+    assert_eq!(git(&fresh, &["rev-parse", "refs/recovered/stashes/stash-0"]), stash);
+    assert_eq!(git(&fresh, &["show", &format!("{stash}:README.md")]), "stashed change");
+    assert!(!inst.dir.exists());
+}
+
+#[test]
+fn a_symlink_out_of_the_data_dir_is_removed_as_a_link() {
+    if !engine_available("a_symlink_out_of_the_data_dir_is_removed_as_a_link") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let outside = home.tmp.path().join("precious");
+    fs::create_dir_all(outside.join("sub")).unwrap();
+    fs::write(outside.join("sub/data.txt"), "precious").unwrap();
+    std::os::unix::fs::symlink(&outside, inst.dir.join("home/escape")).unwrap();
+    std::os::unix::fs::symlink(outside.join("sub/data.txt"), inst.dir.join("state/file-link")).unwrap();
+    let out = purge(&home, &[&inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!inst.dir.exists());
+    assert_eq!(fs::read_to_string(outside.join("sub/data.txt")).unwrap(), "precious");
+}
+
+#[test]
+fn dry_run_changes_nothing_and_says_what_would_go() {
+    if !engine_available("dry_run_changes_nothing_and_says_what_would_go") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let _session = Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
+    let before = home.snapshot();
+    let branches_before = branches(&app);
+    let out = purge(&home, &["--dry-run", &inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records(&out.stdout);
+    assert_eq!(recs[0]["data"]["dry_run"], true);
+    let kinds = removed_kinds(&recs[0]);
+    for kind in ["container", "network", "worktree", "branch", "directory", "index_row"] {
+        assert!(kinds.contains(&kind.to_owned()), "{kind} missing from {kinds:?}");
+    }
+    assert_eq!(home.snapshot(), before);
+    assert_eq!(branches(&app), branches_before);
+    assert!(Session::exists("container", &inst.container));
+}
+
+#[test]
+fn bad_input_changes_nothing() {
+    if !engine_available("bad_input_changes_nothing") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let before = home.snapshot();
+    let good = decision(&inst, false);
+    let bad_name = good.replace(&inst.container, "../../etc");
+    let bad_lock = r#"{"schema_version":1,"type":"orphan","data":{"kind":"name_lock","name":"instances.json","reason":"x"}}"#;
+    let bad_temp = r#"{"schema_version":1,"type":"orphan","data":{"kind":"temp_file","name":"../x.tmp.1.2","reason":"x"}}"#;
+    for (input, needle) in [
+        (format!("{good}\nnot json\n"), "line 2: not JSON"),
+        (format!("{good}\n{bad_name}\n"), "line 2: bad decision record"),
+        (format!("{good}\n{{\"schema_version\":1,\"type\":\"decision\",\"data\":{{}}}}\n"), "line 2: bad decision record"),
+        (format!("{good}\n{bad_lock}\n"), "line 2: bad orphan record"),
+        (format!("{good}\n{bad_temp}\n"), "line 2: bad orphan record"),
+        (format!("{good}\n{{\"schema_version\":2,\"type\":\"decision\",\"data\":{{}}}}\n"), "newer than this tool"),
+    ] {
+        let out = purge(&home, &[], Some(&input));
+        assert_eq!(out.status.code(), Some(3), "{input}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{input}: {}", stderr(&out));
+        assert!(out.stdout.is_empty());
+        assert_eq!(home.snapshot(), before, "{input}");
+    }
+    for bad in ["../etc", "jk-../../etc", "/etc/passwd", "jk-a/b"] {
+        let out = purge(&home, &[bad], None);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert_eq!(home.snapshot(), before);
+    }
+    let out = purge(&home, &["jk-zzzzzzzz-nobody"], None);
+    assert_eq!(out.status.code(), Some(6));
+    assert_eq!(records(&out.stdout)[0]["data"]["code"], "unknown_instance");
+    assert_eq!(home.snapshot(), before);
+}
+
+#[test]
+fn orphans_are_removed_and_jackin_s_other_files_are_not() {
+    if !engine_available("orphans_are_removed_and_jackin_s_other_files_are_not") {
+        return;
+    }
+    let mut home = Home::new();
+    let live = home.instance(&unique_id(), |_, _| Vec::new());
+    let data = home.home.join("data");
+    let gone = format!("jk-{}-myapp-agentsmith", unique_id());
+    let gone_net = format!("{gone}-net");
+    let gone_vol = format!("{gone}-dind-certs");
+    docker(&["network", "create", "--label", "jackin.managed=true", &gone_net]);
+    docker(&["volume", "create", &gone_vol]);
+    fs::write(data.join(format!("{gone}.lock")), "").unwrap();
+    fs::write(data.join(format!("{}.lock", live.container)), "").unwrap();
+    fs::write(data.join("instances.json.tmp.999999999.3"), "{").unwrap();
+    fs::write(data.join("instances.json.lock"), "").unwrap();
+    let orphan = |kind: &str, name: &str| json!({"schema_version":1,"type":"orphan","data":{"kind":kind,"name":name,"reason":"instance gone"}}).to_string();
+    let input = [
+        orphan("network", &gone_net),
+        orphan("volume", &gone_vol),
+        orphan("name_lock", &format!("{gone}.lock")),
+        orphan("name_lock", &live.container),
+        orphan("temp_file", "instances.json.tmp.999999999.3"),
+    ]
+    .join("\n");
+    let out = purge(&home, &[], Some(&input));
+    docker_quiet(&["network", "rm", &gone_net]);
+    docker_quiet(&["volume", "rm", &gone_vol]);
+    assert_eq!(out.status.code(), Some(6), "the live instance's lock is refused: {}", stderr(&out));
+    let recs = records(&out.stdout);
+    assert_eq!(recs.iter().filter(|r| r["type"] == "purged").count(), 4, "{recs:?}");
+    assert_eq!(recs[3]["data"]["code"], "not_orphan");
+    assert!(!Session::exists("network", &gone_net) && !Session::exists("volume", &gone_vol));
+    assert!(!data.join(format!("{gone}.lock")).exists());
+    assert!(!data.join("instances.json.tmp.999999999.3").exists());
+    assert!(data.join(format!("{}.lock", live.container)).exists());
+    assert!(data.join("instances.json.lock").exists());
+    assert!(live.dir.exists() && has_row(&home, &live.container));
+}
+
+#[test]
+fn terminal_and_retention_select_the_right_instances() {
+    if !engine_available("terminal_and_retention_select_the_right_instances") {
+        return;
+    }
+    let mut home = Home::new();
+    let done = home.instance(&unique_id(), |_, _| Vec::new());
+    let active = home.instance(&unique_id(), |_, _| Vec::new());
+    let kept_old = home.instance(&unique_id(), |_, _| Vec::new());
+    let kept_new = home.instance(&unique_id(), |_, _| Vec::new());
+    // Written after every instance exists: `Home::instance` rewrites the index from its own rows.
+    set_status(&home, &done, "clean_exited", "2026-01-01T00:00:00Z");
+    set_status(&home, &kept_new, "restore_available", "2026-01-03T00:00:00Z");
+    set_status(&home, &kept_old, "restore_available", "2026-01-02T00:00:00Z");
+
+    let out = purge(&home, &["--terminal"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(records(&out.stdout).len(), 1);
+    assert!(!done.dir.exists() && !has_row(&home, &done.container));
+    assert!(active.dir.exists() && kept_old.dir.exists() && kept_new.dir.exists());
+
+    let out = purge(&home, &["--keep-last", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(records(&out.stdout)[0]["data"]["container_base"], kept_old.container.as_str());
+    assert!(!kept_old.dir.exists() && kept_new.dir.exists() && active.dir.exists());
+
+    let out = purge(&home, &["--older-than", "1h"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!kept_new.dir.exists() && active.dir.exists(), "active is never a retention target");
+}
+
+#[test]
+fn expired_quarantines_are_deleted() {
+    if !engine_available("expired_quarantines_are_deleted") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, _, _) = at_risk_worktree(&mut home);
+    let out = purge(&home, &["--discard-unfinished", "--quarantine-days", "0", &inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(quarantines(&home).len(), 1);
+    let out = purge(&home, &["--expire-quarantine", "--dry-run"], None);
+    assert_eq!(records(&out.stdout)[0]["data"]["removed"][0]["kind"], "quarantine");
+    assert_eq!(quarantines(&home).len(), 1);
+    let out = purge(&home, &["--expire-quarantine"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(records(&out.stdout)[0]["data"]["container_base"], inst.container.as_str());
+    assert!(quarantines(&home).is_empty());
+}
+
+#[test]
+fn no_quarantine_discards_without_saving() {
+    if !engine_available("no_quarantine_discards_without_saving") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, _, _) = at_risk_worktree(&mut home);
+    let out = purge(&home, &["--discard-unfinished", "--no-quarantine", &inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(records(&out.stdout)[0]["data"]["quarantine"], Value::Null);
+    assert!(quarantines(&home).is_empty() && !inst.dir.exists());
+}
+
+/// Kill the purge right after `step`, check the index is valid JSON, rerun, check the end state.
+fn crash_at(step: &str) {
+    if !engine_available(&format!("crash_at_{step}")) {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, app, _) = at_risk_worktree(&mut home);
+    let _session = Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
+    fs::write(home.home.join("data").join(format!("{}.lock", inst.container)), "").unwrap();
+    let mut cmd = home.cmd("jackin-purge");
+    cmd.args(["--discard-unfinished", "--format=json", &inst.container]).env("JACKIN_PURGE_CRASH_AT", step);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), None, "{step}: the process was killed: {}", stderr(&out));
+    let _ = index(&home);
+    if step != "quarantined" {
+        let row = index(&home)["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == inst.container.as_str()).cloned();
+        if let Some(row) = row {
+            assert_eq!(row["status"], "purged", "{step}: an honest index says the purge is under way");
+        }
+    }
+
+    let out = purge(&home, &["--discard-unfinished", &inst.container], None);
+    let finished_already = step == "row";
+    if finished_already {
+        assert_eq!(out.status.code(), Some(6), "{step}: {}", stderr(&out));
+    } else {
+        assert_eq!(out.status.code(), Some(0), "{step}: {}", stderr(&out));
+        assert_eq!(records(&out.stdout)[0]["type"], "purged");
+    }
+    assert!(!has_row(&home, &inst.container), "{step}");
+    assert!(!inst.dir.exists(), "{step}");
+    assert!(!home.home.join("data").join(format!("{}.lock", inst.container)).exists(), "{step}");
+    assert!(!Session::exists("container", &inst.container), "{step}");
+    assert!(!git(&app, &["worktree", "list"]).contains(&inst.container), "{step}");
+    assert!(!branches(&app).iter().any(|b| b.contains("jackin/scratch")), "{step}");
+    assert!(trash_is_empty(&home), "{step}");
+    assert!(!quarantines(&home).is_empty(), "{step}: the work was saved");
+    for q in quarantines(&home) {
+        assert!(q.join("receipt.json").exists(), "{step}: {} is complete", q.display());
+    }
+}
+
+#[test]
+fn crash_after_quarantined() {
+    crash_at("quarantined");
+}
+#[test]
+fn crash_after_stamped() {
+    crash_at("stamped");
+}
+#[test]
+fn crash_after_docker() {
+    crash_at("docker");
+}
+#[test]
+fn crash_after_worktrees() {
+    crash_at("worktrees");
+}
+#[test]
+fn crash_after_trash() {
+    crash_at("trash");
+}
+#[test]
+fn crash_after_dirs() {
+    crash_at("dirs");
+}
+#[test]
+fn crash_after_lock() {
+    crash_at("lock");
+}
+#[test]
+fn crash_after_row() {
+    crash_at("row");
+}
+
+#[test]
+fn every_crash_point_has_a_test() {
+    assert_eq!(jackin::purge::CRASH_POINTS, ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"]);
+}
