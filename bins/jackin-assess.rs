@@ -5,8 +5,8 @@ use jackin::assess::{AssessOptions, Assessor};
 use jackin::cli::AssessArgs;
 use jackin::driver::{self, Ctx};
 use jackin::exit::Exit;
-use jackin::select::{self, Catalog};
 use jackin::parallel;
+use jackin::select::{self, Catalog};
 
 fn main() {
     driver::main::<AssessArgs>("jackin-assess", run)

@@ -110,7 +110,14 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
 
 /// The answer to the table's question, when it asks one: the operator on the terminal; with no
 /// terminal, `--answer`, else a fresh exit-action file, else nobody (which keeps).
-fn ask(ctx: &Ctx, args: &KeepArgs, flags: Flags, store: &Store, session: &Session, tty: &mut Option<Option<Tty>>) -> Result<Asked> {
+fn ask(
+    ctx: &Ctx,
+    args: &KeepArgs,
+    flags: Flags,
+    store: &Store,
+    session: &Session,
+    tty: &mut Option<Option<Tty>>,
+) -> Result<Asked> {
     if !keep::needs_answer(session.policy, session.assessment.verdict, flags) {
         return Ok(Asked::Nobody);
     }
@@ -130,7 +137,9 @@ fn ask(ctx: &Ctx, args: &KeepArgs, flags: Flags, store: &Store, session: &Sessio
     }
     match &session.exit_action {
         ExitAction::Fresh(outcome) => return Ok(Asked::Answered(*outcome, AnswerSource::ExitAction)),
-        ExitAction::Stale => ctx.info(format_args!("{}: exit-action.json is from an earlier session; ignored", session.name)),
+        ExitAction::Stale => {
+            ctx.info(format_args!("{}: exit-action.json is from an earlier session; ignored", session.name))
+        }
         ExitAction::Unreadable(why) => ctx.warn(format_args!("{}: exit-action.json ignored: {why}", session.name)),
         ExitAction::Absent => {}
     }

@@ -6,7 +6,7 @@ use jackin::docker::Engine;
 use jackin::driver::{self, Ctx};
 use jackin::exit::Exit;
 use jackin::parallel;
-use jackin::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, Purger, PurgedReport, Selection};
+use jackin::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, PurgedReport, Purger, Selection};
 use jackin::records::{ErrorRecord, Identity, Purged, Removed};
 use jackin::select::{self, Catalog};
 

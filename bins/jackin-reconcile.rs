@@ -27,8 +27,7 @@ fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
         return watch(&args, ctx, &store, &options);
     }
     let engine = Engine::connect()?;
-    let selection =
-        if args.instances.is_empty() { Selection::All } else { Selection::Args(args.instances.clone()) };
+    let selection = if args.instances.is_empty() { Selection::All } else { Selection::Args(args.instances.clone()) };
     let report = reconcile::reconcile(&engine, &store, &selection, &options)?;
     let changed = emit(ctx, report)?;
     ctx.info(format_args!("{} engine API calls", engine.api_calls()));

@@ -83,7 +83,12 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     let assessment = assessor.instance(&store, &name, target.row.as_ref())?;
     acknowledge(&assessment, args.yes)?;
     if !plan.ready() {
-        return refuse(ctx, &name, "not_ready", format!("cannot resume, nothing was changed: {}", plan.missing.join("; ")));
+        return refuse(
+            ctx,
+            &name,
+            "not_ready",
+            format!("cannot resume, nothing was changed: {}", plan.missing.join("; ")),
+        );
     }
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
     let tier = plan.tier.unwrap_or_default();
@@ -106,7 +111,13 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
 }
 
 /// Launch-time reconciliation: the statuses restore decides on are what Docker says now.
-fn reconcile_first(ctx: &Ctx, engine: &Engine, store: &jackin::store::Store, names: Vec<InstanceName>, dry_run: bool) -> Result<()> {
+fn reconcile_first(
+    ctx: &Ctx,
+    engine: &Engine,
+    store: &jackin::store::Store,
+    names: Vec<InstanceName>,
+    dry_run: bool,
+) -> Result<()> {
     let options = reconcile::Options { dry_run, tool: "jackin-restore" };
     let report = reconcile::reconcile(engine, store, &reconcile::Selection::Instances(names), &options)?;
     for change in &report.changes {

@@ -297,9 +297,10 @@ impl Assessor {
                     return Err(format!("host repository {} is gone", host_path.display()));
                 }
                 let host = self.hosts.get(host_path);
-                let host = host.as_ref().as_ref().map_err(|e| {
-                    format!("host repository {} cannot be read: {e}", host_path.display())
-                })?;
+                let host = host
+                    .as_ref()
+                    .as_ref()
+                    .map_err(|e| format!("host repository {} cannot be read: {e}", host_path.display()))?;
                 if !git::belongs_to(&repo, host) {
                     return Err(format!("{} is not a worktree of {}", path.display(), host_path.display()));
                 }

@@ -61,17 +61,17 @@ fn policy_in(path: &Path) -> Result<Option<Policy>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!("cannot read {}", path.display())))),
+        Err(e) => {
+            return Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))))
+        }
     };
     let file: ConfigFile = toml::from_str(&text)
         .map_err(|e| Exit::Unavailable.err(format_args!("{} does not parse: {}", path.display(), e.message())))?;
     match file.dirty_exit_policy {
         None => Ok(None),
         Some(value) => Policy::parse(&value).map(Some).ok_or_else(|| {
-            Exit::Unavailable.err(format_args!(
-                "{}: dirty_exit_policy = {value:?} is not one of ask, keep, discard",
-                path.display()
-            ))
+            Exit::Unavailable
+                .err(format_args!("{}: dirty_exit_policy = {value:?} is not one of ask, keep, discard", path.display()))
         }),
     }
 }

@@ -82,7 +82,11 @@ pub fn read(store: &Store, name: &InstanceName) -> Result<Continuity> {
 
 /// One read-modify-write under the file's own lock (keep, reconcile and restore may all touch
 /// it). `change` returns whether it changed anything.
-pub fn update<T>(store: &Store, name: &InstanceName, change: impl FnOnce(&mut Continuity) -> Result<(T, bool)>) -> Result<T> {
+pub fn update<T>(
+    store: &Store,
+    name: &InstanceName,
+    change: impl FnOnce(&mut Continuity) -> Result<(T, bool)>,
+) -> Result<T> {
     let meta = store.meta_dir(name);
     let lock_path = meta.join("continuity.lock");
     let lock = OpenOptions::new()

@@ -117,7 +117,12 @@ impl Drop for DialogMode {
 /// Shows the unfinished work, waits for the acknowledgement, then asks. `clean_allowed` is false
 /// when the work cannot be read and `--discard-unfinished` was not given. `with_diffs`
 /// re-assesses the session with each changed file's diff.
-pub fn ask(tty: &mut Tty, assessment: &Assessment, clean_allowed: bool, with_diffs: &dyn Fn() -> Result<Assessment>) -> Result<Outcome> {
+pub fn ask(
+    tty: &mut Tty,
+    assessment: &Assessment,
+    clean_allowed: bool,
+    with_diffs: &dyn Fn() -> Result<Assessment>,
+) -> Result<Outcome> {
     let _mode = DialogMode::enter(tty);
     let name = &assessment.identity.container_base;
     tty.say(&format!("\r\n{name} has unfinished work:\r\n{}\r\n\r\n", crlf(&work_lines(assessment))))?;

@@ -164,7 +164,11 @@ impl Engine {
         self.calls.load(Ordering::Relaxed)
     }
 
-    fn call<T>(&self, what: &str, future: impl std::future::Future<Output = Result<T, BollardError>>) -> Result<T, BollardError> {
+    fn call<T>(
+        &self,
+        what: &str,
+        future: impl std::future::Future<Output = Result<T, BollardError>>,
+    ) -> Result<T, BollardError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let _ = what;
         self.runtime.block_on(future)
@@ -172,8 +176,10 @@ impl Engine {
 
     /// Every container jackin manages (label `jackin.managed=true`), in any state: one call.
     pub fn list_managed(&self) -> Result<Vec<ContainerBrief>> {
-        let options =
-            ListContainersOptionsBuilder::new().all(true).filters(&filters(&[("label", "jackin.managed=true")])).build();
+        let options = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters(&[("label", "jackin.managed=true")]))
+            .build();
         let list = self
             .call("list", self.api.list_containers(Some(options)))
             .map_err(|e| Exit::Unavailable.wrap(anyhow::Error::new(e).context("listing jackin's containers")))?;
@@ -210,7 +216,12 @@ impl Engine {
             .map(|m| {
                 let kind = m.typ.map(|t| t.to_string()).unwrap_or_else(|| "bind".into());
                 let source = if kind == "volume" { m.name.unwrap_or_default() } else { m.source.unwrap_or_default() };
-                MountSpec { kind, source, destination: m.destination.unwrap_or_default(), read_only: !m.rw.unwrap_or(true) }
+                MountSpec {
+                    kind,
+                    source,
+                    destination: m.destination.unwrap_or_default(),
+                    read_only: !m.rw.unwrap_or(true),
+                }
             })
             .collect();
         mounts.sort_by(|a, b| a.destination.cmp(&b.destination));
@@ -218,7 +229,12 @@ impl Engine {
         let container_name = response.name.unwrap_or_default().trim_start_matches('/').to_owned();
         let (network, aliases) = match networks.into_iter().next() {
             Some((network, endpoint)) => {
-                let aliases = endpoint.aliases.unwrap_or_default().into_iter().filter(|a| !is_short_id(a, &response.id)).collect();
+                let aliases = endpoint
+                    .aliases
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|a| !is_short_id(a, &response.id))
+                    .collect();
                 (Some(network), aliases)
             }
             None => (None, Vec::new()),
@@ -516,7 +532,8 @@ fn is_short_id(alias: &str, id: &Option<String>) -> bool {
 /// A subscription to the engine's container events, read one event at a time with a deadline so
 /// that the caller can make other engine calls and check for signals between events.
 pub struct EventSubscription<'a> {
-    stream: std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bollard::models::EventMessage, BollardError>> + 'a>>,
+    stream:
+        std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bollard::models::EventMessage, BollardError>> + 'a>>,
 }
 
 impl Engine {
@@ -532,7 +549,11 @@ impl Engine {
 
     /// The next event, waiting at most `wait`: `Ok(None)` when none came in time, an error when
     /// the stream broke or ended (the engine went away).
-    pub fn next_event(&self, subscription: &mut EventSubscription<'_>, wait: Duration) -> Result<Option<ContainerEvent>> {
+    pub fn next_event(
+        &self,
+        subscription: &mut EventSubscription<'_>,
+        wait: Duration,
+    ) -> Result<Option<ContainerEvent>> {
         let next = self.runtime.block_on(async { tokio::time::timeout(wait, subscription.stream.next()).await });
         match next {
             Err(_) => Ok(None),

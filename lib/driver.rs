@@ -61,14 +61,7 @@ impl Ctx {
             Format::Auto if std::io::stdout().is_terminal() => OutputFormat::Text,
             Format::Auto => OutputFormat::Json,
         };
-        Ctx {
-            tool,
-            format,
-            quiet: common.quiet,
-            verbose: common.verbose,
-            common: common.clone(),
-            failures: 0,
-        }
+        Ctx { tool, format, quiet: common.quiet, verbose: common.verbose, common: common.clone(), failures: 0 }
     }
 
     pub fn roots(&self) -> Result<Roots> {
@@ -136,9 +129,9 @@ impl Ctx {
     pub fn read_stdin_records(&self, hint: &str) -> Result<Vec<InputRecord>> {
         let stdin = std::io::stdin();
         if stdin.is_terminal() {
-            return Err(Exit::Usage.err(format_args!(
-                "records expected on stdin, but stdin is a terminal\n  hint: {hint}"
-            )));
+            return Err(
+                Exit::Usage.err(format_args!("records expected on stdin, but stdin is a terminal\n  hint: {hint}"))
+            );
         }
         records::read_all(stdin.lock())
             .map_err(|e| if Exit::of(&e) == Exit::BadInput { e } else { Exit::BadInput.wrap(e) })

@@ -43,9 +43,7 @@ impl Exit {
             return Exit::Ok;
         }
         for cause in error.chain() {
-            if cause.downcast_ref::<std::io::Error>().is_some()
-                || cause.downcast_ref::<git2::Error>().is_some()
-            {
+            if cause.downcast_ref::<std::io::Error>().is_some() || cause.downcast_ref::<git2::Error>().is_some() {
                 return Exit::Unavailable;
             }
         }
@@ -56,9 +54,7 @@ impl Exit {
 /// The reader of our stdout went away (`jackin-assess --all | head`): not an error.
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 
@@ -96,9 +92,7 @@ mod tests {
 
     #[test]
     fn explicit_code_survives_added_context() {
-        let err = Err::<(), _>(Exit::Busy.err("lock held"))
-            .context("updating the index")
-            .unwrap_err();
+        let err = Err::<(), _>(Exit::Busy.err("lock held")).context("updating the index").unwrap_err();
         assert_eq!(Exit::of(&err), Exit::Busy);
         assert_eq!(format!("{err:#}"), "updating the index: lock held");
     }

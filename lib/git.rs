@@ -72,9 +72,10 @@ pub fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2:
             state.ignored += 1;
             continue;
         }
-        let rename = entry.head_to_index().filter(|_| status.is_index_renamed()).and_then(|delta| {
-            Some((path_text(delta.old_file().path()?), path_text(delta.new_file().path()?)))
-        });
+        let rename = entry
+            .head_to_index()
+            .filter(|_| status.is_index_renamed())
+            .and_then(|delta| Some((path_text(delta.old_file().path()?), path_text(delta.new_file().path()?))));
         let (path, from) = match rename {
             Some((old, new)) => (new, Some(old)),
             None => (String::from_utf8_lossy(entry.path_bytes()).into_owned(), None),
@@ -271,12 +272,7 @@ pub fn worktree_unpushed(
         .filter(|(name, _)| *name != scratch_ref)
         .map(|(_, id)| *id)
         .chain(host.detached_head)
-        .chain(
-            host.worktree_heads
-                .iter()
-                .filter(|(dir, _)| Some(dir) != own_registration.as_ref())
-                .map(|(_, id)| *id),
-        )
+        .chain(host.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own_registration.as_ref()).map(|(_, id)| *id))
         .collect();
     let surviving: Vec<Oid> = surviving.into_iter().collect();
     let mut unpushed = Vec::new();
@@ -408,13 +404,18 @@ pub fn worktree_divergence(worktree_path: &Path, host_path: &Path, scratch_branc
         names.iter().flatten().flatten().any(|n| host.find_worktree(n).is_ok_and(|w| canonical(w.path()) == wanted))
     });
     if !registered {
-        return Some(format!("worktree {} is no longer registered in {}", worktree_path.display(), host_path.display()));
+        return Some(format!(
+            "worktree {} is no longer registered in {}",
+            worktree_path.display(),
+            host_path.display()
+        ));
     }
     let branch_tip = match host.find_reference(&format!("refs/heads/{scratch_branch}")) {
         Ok(r) => r.peel_to_commit().ok().map(|c| c.id()),
         Err(_) => return Some(format!("scratch branch {scratch_branch} is gone from {}", host_path.display())),
     };
-    let head = Repository::open(worktree_path).ok().and_then(|wt| wt.head().ok()?.peel_to_commit().ok().map(|c| c.id()));
+    let head =
+        Repository::open(worktree_path).ok().and_then(|wt| wt.head().ok()?.peel_to_commit().ok().map(|c| c.id()));
     if branch_tip != head {
         let short = |id: Option<Oid>| id.map(|i| i.to_string()[..10].to_owned()).unwrap_or_else(|| "nothing".into());
         return Some(format!(

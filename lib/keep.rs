@@ -165,10 +165,7 @@ pub fn parse_exit_action(bytes: &[u8]) -> Option<Outcome> {
 /// the manifest's `updated_at` (a launch or resume writes it), else its `created_at`.
 pub fn session_start(role_started_at: Option<&str>, manifest: &Manifest) -> Option<SystemTime> {
     let parse = crate::time::parse_rfc3339;
-    role_started_at
-        .and_then(parse)
-        .or_else(|| parse(&manifest.updated_at))
-        .or_else(|| parse(&manifest.created_at))
+    role_started_at.and_then(parse).or_else(|| parse(&manifest.updated_at)).or_else(|| parse(&manifest.created_at))
 }
 
 /// An exit-action file decides only when it was written during this session.
@@ -299,10 +296,13 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     let verdict = session.assessment.verdict;
     let status = kept_status(verdict);
     stop_if_live(engine, session)?;
-    let recipe = recipe::capture(engine, store, name, &session.manifest.docker, TOOL)
-        .context("capturing the launch recipe")?;
+    let recipe =
+        recipe::capture(engine, store, name, &session.manifest.docker, TOOL).context("capturing the launch recipe")?;
     if recipe.is_none() {
-        warnings.push("the role container is gone: no launch recipe captured now (restore uses one captured earlier, if any)".into());
+        warnings.push(
+            "the role container is gone: no launch recipe captured now (restore uses one captured earlier, if any)"
+                .into(),
+        );
     }
     let now = crate::time::now_rfc3339();
     let evidence = json!({"reason": ruling.reason, "policy": session.policy.as_str(), "verdict": verdict.as_str()});
@@ -425,11 +425,19 @@ mod tests {
             assert_eq!(cell(Policy::Ask, verdict, KEEP, Asked::Nobody), is(O::Keep, "operator keep", false));
             let nobody = format!("{}, no answer", verdict.as_str());
             assert_eq!(cell(Policy::Ask, verdict, NONE, Asked::Nobody), is(O::Keep, &nobody, false));
-            for (source, word) in
-                [(AnswerSource::Dialog, "operator"), (AnswerSource::Flag, "answer"), (AnswerSource::ExitAction, "exit-action")]
-            {
-                assert_eq!(cell(Policy::Ask, verdict, NONE, answered(O::Return, source)), is(O::Return, &format!("{word} return"), false));
-                assert_eq!(cell(Policy::Ask, verdict, NONE, answered(O::Keep, source)), is(O::Keep, &format!("{word} keep"), false));
+            for (source, word) in [
+                (AnswerSource::Dialog, "operator"),
+                (AnswerSource::Flag, "answer"),
+                (AnswerSource::ExitAction, "exit-action"),
+            ] {
+                assert_eq!(
+                    cell(Policy::Ask, verdict, NONE, answered(O::Return, source)),
+                    is(O::Return, &format!("{word} return"), false)
+                );
+                assert_eq!(
+                    cell(Policy::Ask, verdict, NONE, answered(O::Keep, source)),
+                    is(O::Keep, &format!("{word} keep"), false)
+                );
                 let clean = cell(Policy::Ask, verdict, NONE, answered(O::Clean, source));
                 if verdict == V::Unknown {
                     assert_eq!(clean, is(O::Keep, "unknown", false), "clean-up of unreadable work needs the flag");
@@ -437,7 +445,10 @@ mod tests {
                 } else {
                     assert_eq!(clean, is(O::Clean, &format!("{word} clean"), true));
                 }
-                assert_eq!(cell(Policy::Ask, verdict, DISCARD, answered(O::Clean, source)), is(O::Clean, &format!("{word} clean"), true));
+                assert_eq!(
+                    cell(Policy::Ask, verdict, DISCARD, answered(O::Clean, source)),
+                    is(O::Clean, &format!("{word} clean"), true)
+                );
             }
         }
     }
@@ -448,7 +459,10 @@ mod tests {
             for flags in [NONE, DISCARD] {
                 assert!(!needs_answer(Policy::Keep, verdict, flags));
                 assert_eq!(cell(Policy::Keep, verdict, flags, Asked::Nobody), is(O::Keep, "policy keep", false));
-                assert_eq!(cell(Policy::Keep, verdict, flags, answered(O::Clean, AnswerSource::Flag)), is(O::Keep, "policy keep", false));
+                assert_eq!(
+                    cell(Policy::Keep, verdict, flags, answered(O::Clean, AnswerSource::Flag)),
+                    is(O::Keep, "policy keep", false)
+                );
             }
             assert_eq!(cell(Policy::Keep, verdict, KEEP, Asked::Nobody), is(O::Keep, "operator keep", false));
         }
@@ -460,7 +474,10 @@ mod tests {
         for verdict in [V::Dirty, V::Unpushed] {
             assert!(!needs_answer(Policy::Clean, verdict, NONE));
             assert_eq!(cell(Policy::Clean, verdict, NONE, Asked::Nobody), is(O::Clean, "policy clean", true));
-            assert_eq!(cell(Policy::Clean, verdict, NONE, answered(O::Return, AnswerSource::Flag)), is(O::Clean, "policy clean", true));
+            assert_eq!(
+                cell(Policy::Clean, verdict, NONE, answered(O::Return, AnswerSource::Flag)),
+                is(O::Clean, "policy clean", true)
+            );
         }
         let unknown = decide(Policy::Clean, V::Unknown, NONE, Asked::Nobody);
         assert_eq!((unknown.outcome, unknown.reason.as_str()), (O::Keep, "unknown"));

@@ -294,8 +294,8 @@ impl IsolationRecord {
             path: text("worktree_path"),
             reason,
         };
-        let record: IsolationRecord = serde_json::from_value(value.clone())
-            .map_err(|e| malformed(format!("malformed isolation record: {e}")))?;
+        let record: IsolationRecord =
+            serde_json::from_value(value.clone()).map_err(|e| malformed(format!("malformed isolation record: {e}")))?;
         if record.isolation == IsolationKind::Worktree && record.scratch_branch.is_empty() {
             return Err(malformed("malformed isolation record: worktree without scratch_branch".into()));
         }

@@ -52,8 +52,7 @@ impl AsRef<std::path::Path> for InstanceName {
 
 pub fn is_valid_name(text: &str) -> bool {
     let Some(rest) = text.strip_prefix("jk-") else { return false };
-    text.len() <= MAX_NAME_LEN
-        && rest.split('-').all(|part| !part.is_empty() && part.bytes().all(is_name_byte))
+    text.len() <= MAX_NAME_LEN && rest.split('-').all(|part| !part.is_empty() && part.bytes().all(is_name_byte))
 }
 
 /// An argument that could be an instance id or a prefix of one.
@@ -81,8 +80,8 @@ mod tests {
     fn refuses_anything_path_like() {
         let long = format!("jk-{}", "a".repeat(MAX_NAME_LEN - 2));
         for bad in [
-            "", "jk-", "jk--a", "jk-a-", "jk-a/b", "jk-../x", "../jk-a", "/jk-a", "jk-A", "jk-a.b",
-            "jk-a b", "jk-a\n", "JK-a", "k7p9m2xq", &long,
+            "", "jk-", "jk--a", "jk-a-", "jk-a/b", "jk-../x", "../jk-a", "/jk-a", "jk-A", "jk-a.b", "jk-a b", "jk-a\n",
+            "JK-a", "k7p9m2xq", &long,
         ] {
             assert!(!is_valid_name(bad), "{bad:?}");
             assert!(InstanceName::parse(bad).is_err());

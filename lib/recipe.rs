@@ -55,8 +55,22 @@ pub struct NetworkRecipe {
 /// Variables whose values are configuration, not secrets: kept as literals.
 pub fn is_known_non_secret(name: &str) -> bool {
     const NAMES: [&str; 16] = [
-        "PATH", "TERM", "LANG", "LANGUAGE", "HOME", "USER", "SHELL", "HOSTNAME", "TZ", "PWD", "COLORTERM",
-        "DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_TLS_CERTDIR", "NO_COLOR",
+        "PATH",
+        "TERM",
+        "LANG",
+        "LANGUAGE",
+        "HOME",
+        "USER",
+        "SHELL",
+        "HOSTNAME",
+        "TZ",
+        "PWD",
+        "COLORTERM",
+        "DOCKER_HOST",
+        "DOCKER_CERT_PATH",
+        "DOCKER_TLS_VERIFY",
+        "DOCKER_TLS_CERTDIR",
+        "NO_COLOR",
     ];
     NAMES.contains(&name) || name.starts_with("JACKIN_") || name.starts_with("LC_")
 }
@@ -115,7 +129,11 @@ pub fn health_argv(test: &[String]) -> Option<Vec<String>> {
     }
 }
 
-fn container_recipe(details: ContainerDetails, sources: &BTreeMap<String, String>, default_health: Option<Vec<String>>) -> ContainerRecipe {
+fn container_recipe(
+    details: ContainerDetails,
+    sources: &BTreeMap<String, String>,
+    default_health: Option<Vec<String>>,
+) -> ContainerRecipe {
     let health = details.spec.healthcheck.as_deref().and_then(health_argv).or(default_health);
     ContainerRecipe { env: env_bindings(&details.env, sources), spec: details.spec, health }
 }
@@ -209,13 +227,22 @@ mod tests {
             "role = \"r\"\n[[exec_bindings]]\nname = \"GH_TOKEN\"\nkind = \"op\"\nsource = \"op://dev/gh/token\"\n\
              [[exec_bindings]]\nname = \"API\"\nkind = \"env\"\nsource = \"MY_API\"\n",
         );
-        let env = ["PATH=/bin".to_owned(), "SECRET_TOKEN=hunter2".into(), "GH_TOKEN=ghp_x".into(), "API=k".into(), "JACKIN_ROLE=r".into()];
+        let env = [
+            "PATH=/bin".to_owned(),
+            "SECRET_TOKEN=hunter2".into(),
+            "GH_TOKEN=ghp_x".into(),
+            "API=k".into(),
+            "JACKIN_ROLE=r".into(),
+        ];
         let bindings = env_bindings(&env, &sources);
         let text = serde_json::to_string(&bindings).unwrap();
         for secret in ["hunter2", "ghp_x", "\"k\""] {
             assert!(!text.contains(secret), "{text}");
         }
-        assert_eq!(bindings[0], EnvBinding { name: "PATH".into(), source: "literal".into(), value: Some("/bin".into()) });
+        assert_eq!(
+            bindings[0],
+            EnvBinding { name: "PATH".into(), source: "literal".into(), value: Some("/bin".into()) }
+        );
         assert_eq!(bindings[1].source, "env:SECRET_TOKEN");
         assert_eq!(bindings[2].source, "op://dev/gh/token");
         assert_eq!(bindings[3].source, "env:MY_API");

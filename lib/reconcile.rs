@@ -123,7 +123,10 @@ pub fn host_kill_sign(ended: &Ended) -> Option<&'static str> {
         return None;
     }
     let sidecar_exited = |code: i64| {
-        ended.sidecar.as_ref().is_some_and(|s| !s.running && !s.oom_killed && s.exit_code == Some(code) && s.finished_at.is_some())
+        ended
+            .sidecar
+            .as_ref()
+            .is_some_and(|s| !s.running && !s.oom_killed && s.exit_code == Some(code) && s.finished_at.is_some())
     };
     if role.exit_code == Some(255) && sidecar_exited(255) {
         return Some("role_and_sidecar_exited_255");
@@ -428,7 +431,9 @@ fn load_index(store: &Store, dirs: &BTreeSet<InstanceName>, options: &Options, r
         match std::fs::read(&path) {
             Ok(bytes) => Ok(serde_json::from_slice::<Index>(&bytes).map_err(|e| e.to_string())),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(Ok(Index::default())),
-            Err(e) => Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!("cannot read {}", path.display())))),
+            Err(e) => {
+                Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))))
+            }
         }
     };
     let check = |index: Index| -> Result<Index> {
@@ -539,7 +544,12 @@ fn select(
 
 /// Restores, refreshes and drops rows in one index update. Each case is checked again under the
 /// lock against the manifest as it is now, so a launch or a status change in between wins.
-fn repair_rows(store: &Store, repairs: &[(InstanceName, &'static str)], options: &Options, report: &mut Report) -> Result<()> {
+fn repair_rows(
+    store: &Store,
+    repairs: &[(InstanceName, &'static str)],
+    options: &Options,
+    report: &mut Report,
+) -> Result<()> {
     if repairs.is_empty() {
         return Ok(());
     }
@@ -589,7 +599,13 @@ fn repair_rows(store: &Store, repairs: &[(InstanceName, &'static str)], options:
 
 /// The launch recipe of every running session that has none yet, so that a later loss can
 /// still be recreated. Names and sources of the environment only (recipe::capture).
-fn capture_recipes(engine: &Engine, store: &Store, live: &[(InstanceName, Manifest)], options: &Options, report: &mut Report) {
+fn capture_recipes(
+    engine: &Engine,
+    store: &Store,
+    live: &[(InstanceName, Manifest)],
+    options: &Options,
+    report: &mut Report,
+) {
     for (name, manifest) in live {
         let result = (|| -> Result<bool> {
             if continuity::read(store, name)?.recipe.is_some() {
@@ -716,7 +732,11 @@ fn find_orphans(
             }
         } else if let Some(pid) = temp_file_pid(&file) {
             if !pid_alive(pid) {
-                report.orphans.push(orphan("temp_file", &file, format!("temp file of an atomic write by process {pid}, which is gone")));
+                report.orphans.push(orphan(
+                    "temp_file",
+                    &file,
+                    format!("temp file of an atomic write by process {pid}, which is gone"),
+                ));
             }
         }
     }
@@ -728,7 +748,11 @@ fn find_orphans(
             if let Some(pid) = temp_file_pid(&file) {
                 if !pid_alive(pid) && entry.file_type().is_ok_and(|t| t.is_file()) {
                     let name = format!("{dir}/.jackin/{file}");
-                    report.orphans.push(orphan("temp_file", &name, format!("temp file of an atomic write by process {pid}, which is gone")));
+                    report.orphans.push(orphan(
+                        "temp_file",
+                        &name,
+                        format!("temp file of an atomic write by process {pid}, which is gone"),
+                    ));
                 }
             }
         }
@@ -825,7 +849,8 @@ pub fn watch(
                     Ok(Some(event)) => {
                         say(format!("event: {} {}", event.action, event.name));
                         let dind = event.labels.get("jackin.kind").is_some_and(|k| k == "dind");
-                        if let Some(instance) = instance_of(&event.name, &event.labels, if dind { "-dind" } else { "" }) {
+                        if let Some(instance) = instance_of(&event.name, &event.labels, if dind { "-dind" } else { "" })
+                        {
                             if !affected.contains(&instance) {
                                 affected.push(instance);
                             }
@@ -881,7 +906,12 @@ mod tests {
     fn host_kill_signs() {
         let t0 = "2026-11-29T10:00:00Z";
         let t1 = "2026-11-29T11:00:00Z";
-        let base = Ended { role: exited(255, t0, t1), sidecar: Some(exited(255, t0, t1)), host_boot: at("2026-11-01T00:00:00Z"), engine_started: None };
+        let base = Ended {
+            role: exited(255, t0, t1),
+            sidecar: Some(exited(255, t0, t1)),
+            host_boot: at("2026-11-01T00:00:00Z"),
+            engine_started: None,
+        };
         assert_eq!(host_kill_sign(&base), Some("role_and_sidecar_exited_255"));
         let other_engine = Ended { sidecar: Some(exited(0, t0, t1)), ..base.clone() };
         assert_eq!(host_kill_sign(&other_engine), Some("role_255_sidecar_0"));
@@ -889,11 +919,21 @@ mod tests {
         assert_eq!(host_kill_sign(&own_exit), None);
         let lone_255 = Ended { sidecar: None, ..base.clone() };
         assert_eq!(host_kill_sign(&lone_255), None, "a program may exit 255 on its own");
-        let restarted = Ended { role: exited(137, t0, "2026-11-29T11:00:02Z"), sidecar: None, engine_started: at(t1), ..base.clone() };
+        let restarted = Ended {
+            role: exited(137, t0, "2026-11-29T11:00:02Z"),
+            sidecar: None,
+            engine_started: at(t1),
+            ..base.clone()
+        };
         assert_eq!(host_kill_sign(&restarted), Some("engine_restarted_after_start"));
         let later_exit = Ended { role: exited(1, t0, "2026-11-29T13:00:00Z"), ..restarted.clone() };
         assert_eq!(host_kill_sign(&later_exit), None, "an exit long after the engine came back is the session's own");
-        let rebooted = Ended { role: exited(0, t0, t1), sidecar: None, host_boot: at("2026-11-29T10:30:00Z"), engine_started: None };
+        let rebooted = Ended {
+            role: exited(0, t0, t1),
+            sidecar: None,
+            host_boot: at("2026-11-29T10:30:00Z"),
+            engine_started: None,
+        };
         assert_eq!(host_kill_sign(&rebooted), Some("host_rebooted_after_start"));
         let mut oom = base.clone();
         oom.role.oom_killed = true;

@@ -63,8 +63,8 @@ pub fn read_all(input: impl BufRead) -> Result<Vec<InputRecord>> {
     for (i, line) in input.split(b'\n').enumerate() {
         let line_no = i + 1;
         let bytes = line.context("reading records from stdin")?;
-        let line = String::from_utf8(bytes)
-            .map_err(|_| Exit::BadInput.err(format_args!("line {line_no}: not UTF-8")))?;
+        let line =
+            String::from_utf8(bytes).map_err(|_| Exit::BadInput.err(format_args!("line {line_no}: not UTF-8")))?;
         let line = line.strip_suffix('\r').map(str::to_owned).unwrap_or(line);
         if line.trim().is_empty() {
             continue;
@@ -255,7 +255,13 @@ impl Record for Change {
     const TYPE: &'static str = "change";
     fn text(&self) -> String {
         let dry = if self.dry_run { " (dry run)" } else { "" };
-        format!("{} · {} → {} · {}{dry}", self.identity.container_base, self.from, self.to, self.cause.replace('_', " "))
+        format!(
+            "{} · {} → {} · {}{dry}",
+            self.identity.container_base,
+            self.from,
+            self.to,
+            self.cause.replace('_', " ")
+        )
     }
 }
 

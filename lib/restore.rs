@@ -90,7 +90,13 @@ pub fn divergences(store: &Store, name: &InstanceName) -> Vec<String> {
 }
 
 /// Works out the tier from what Docker says now and what was captured.
-pub fn plan(engine: &Engine, store: &Store, name: &InstanceName, manifest: &Manifest, recipe: Option<&LaunchRecipe>) -> Result<Plan> {
+pub fn plan(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    manifest: &Manifest,
+    recipe: Option<&LaunchRecipe>,
+) -> Result<Plan> {
     let mut plan = Plan { missing: divergences(store, name), ..Plan::default() };
     let role = engine.inspect(&manifest.docker.role_container)?;
     let sidecar = match &manifest.docker.dind_container {
@@ -149,10 +155,7 @@ fn plan_recreate(engine: &Engine, manifest: &Manifest, recipe: &LaunchRecipe, pl
     } else if !manifest.role_source_git.is_empty() && manifest.role_git_sha.is_some() {
         plan.tier = Some(3);
         let sha = manifest.role_git_sha.as_deref().unwrap_or_default();
-        plan.steps.push(format!(
-            "build {} from {} at {sha}",
-            manifest.image_tag, manifest.role_source_git
-        ));
+        plan.steps.push(format!("build {} from {} at {sha}", manifest.image_tag, manifest.role_source_git));
         plan.role_image = Some(manifest.image_tag.clone());
     } else {
         plan.missing.push(format!("image {} is gone and there is no source to rebuild it from", spec.image));
@@ -183,7 +186,15 @@ pub struct Waits {
 }
 
 /// Runs the plan. Returns the actions taken. Never deletes anything.
-pub fn execute(engine: &Engine, store: &Store, name: &InstanceName, manifest: &Manifest, recipe: Option<&LaunchRecipe>, plan: &Plan, waits: Waits) -> Result<Vec<String>> {
+pub fn execute(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    manifest: &Manifest,
+    recipe: Option<&LaunchRecipe>,
+    plan: &Plan,
+    waits: Waits,
+) -> Result<Vec<String>> {
     let mut actions = Vec::new();
     match plan.tier {
         Some(0) => actions.push("nothing to start: the session is running".to_owned()),
@@ -232,7 +243,15 @@ fn resolved_env(container: &ContainerRecipe) -> Result<Vec<String>> {
     })
 }
 
-fn recreate(engine: &Engine, store: &Store, name: &InstanceName, recipe: &LaunchRecipe, image: &str, waits: Waits, actions: &mut Vec<String>) -> Result<()> {
+fn recreate(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    recipe: &LaunchRecipe,
+    image: &str,
+    waits: Waits,
+    actions: &mut Vec<String>,
+) -> Result<()> {
     // Every value first: a missing one must stop the restore before anything exists.
     let role_env = resolved_env(&recipe.role)?;
     let sidecar_env = recipe.sidecar.as_ref().map(resolved_env).transpose()?;
@@ -247,8 +266,11 @@ fn recreate(engine: &Engine, store: &Store, name: &InstanceName, recipe: &Launch
         actions.push(format!("created volume {volume}"));
     }
     if let (Some(sidecar), Some(env)) = (&recipe.sidecar, sidecar_env) {
-        let sidecar_image =
-            if engine.image_id(&sidecar.spec.image_id)?.is_some() { &sidecar.spec.image_id } else { &sidecar.spec.image };
+        let sidecar_image = if engine.image_id(&sidecar.spec.image_id)?.is_some() {
+            &sidecar.spec.image_id
+        } else {
+            &sidecar.spec.image
+        };
         if engine.inspect(&sidecar.spec.name)?.is_none() {
             engine.create_container(&sidecar.spec, sidecar_image, env)?;
         }
@@ -271,7 +293,11 @@ fn recreate(engine: &Engine, store: &Store, name: &InstanceName, recipe: &Launch
 fn write_agent_toml(store: &Store, name: &InstanceName, text: &str) -> Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     let dir = store.socket_dir(name);
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
     crate::store::write_atomic(&dir.join("agent.toml"), text.as_bytes())
 }
@@ -300,11 +326,8 @@ pub fn wait_healthy(engine: &Engine, container: &str, argv: &[String], timeout: 
 /// Tier 3: the role's source at exactly the recorded commit, built by the engine.
 fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Result<()> {
     let sha = manifest.role_git_sha.as_deref().context("no role_git_sha recorded")?;
-    let cache_key: String = manifest
-        .role_source_git
-        .bytes()
-        .map(|b| if b.is_ascii_alphanumeric() { b as char } else { '_' })
-        .collect();
+    let cache_key: String =
+        manifest.role_source_git.bytes().map(|b| if b.is_ascii_alphanumeric() { b as char } else { '_' }).collect();
     let cache = store.home().join("cache").join("role-sources").join(cache_key);
     let context = crate::git::source_tar(&cache, &manifest.role_source_git, sha)?;
     let labels = std::collections::BTreeMap::from([("jackin.role_git_sha".to_owned(), sha.to_owned())]);
@@ -363,7 +386,13 @@ fn cause_words(cause: Option<&str>) -> Option<&'static str> {
 }
 
 /// The `candidate` record of one resumable session.
-pub fn candidate(manifest: &Manifest, continuity: &Continuity, assessment: Option<&Assessment>, plan: &Plan, now: SystemTime) -> Candidate {
+pub fn candidate(
+    manifest: &Manifest,
+    continuity: &Continuity,
+    assessment: Option<&Assessment>,
+    plan: &Plan,
+    now: SystemTime,
+) -> Candidate {
     let short = format!("jk-{}", manifest.instance_id);
     let age = age(&manifest.updated_at, now);
     let when = match cause_words(continuity.cause.as_deref()) {

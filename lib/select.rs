@@ -97,8 +97,8 @@ impl Catalog {
     pub fn resolve(&self, arg: &str) -> Result<Target, Unresolved> {
         check_arg(arg)?;
         if arg.starts_with("jk-") {
-            let name = InstanceName::parse(arg)
-                .map_err(|e| Unresolved { code: "bad_name", message: format!("{e:#}") })?;
+            let name =
+                InstanceName::parse(arg).map_err(|e| Unresolved { code: "bad_name", message: format!("{e:#}") })?;
             return match self.known.get(&name) {
                 Some(row) => Ok(Target { name, row: row.clone() }),
                 None => Err(Unresolved { code: "unknown_instance", message: format!("no instance named {arg}") }),

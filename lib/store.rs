@@ -56,10 +56,9 @@ impl Store {
     pub fn open(roots: Roots) -> Result<Self> {
         match fs::metadata(&roots.home) {
             Ok(meta) if meta.is_dir() => Ok(Store { roots }),
-            Ok(_) => Err(Exit::Unavailable.err(format_args!(
-                "jackin home {} is not a directory",
-                roots.home.display()
-            ))),
+            Ok(_) => {
+                Err(Exit::Unavailable.err(format_args!("jackin home {} is not a directory", roots.home.display())))
+            }
             Err(e) => Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!(
                 "cannot reach the jackin home {} (set --home or JACKIN_HOME_DIR)",
                 roots.home.display()
@@ -161,9 +160,8 @@ impl Store {
     /// A status change: the manifest first, then its index row (state.md), so a crash between the
     /// two leaves the authoritative file right and the row repairable.
     pub fn set_status(&self, name: &InstanceName, status: Status, now: &str) -> Result<Manifest> {
-        let mut manifest = self
-            .read_manifest(name)?
-            .ok_or_else(|| Exit::Unavailable.err(format_args!("{name}: no manifest")))?;
+        let mut manifest =
+            self.read_manifest(name)?.ok_or_else(|| Exit::Unavailable.err(format_args!("{name}: no manifest")))?;
         manifest.status = status.as_str().to_owned();
         manifest.updated_at = now.to_owned();
         self.write_manifest(name, &manifest)?;
@@ -215,20 +213,15 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// rename over the target, fsync the directory: readers see the old file or the new one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name = path
-        .file_name()
-        .with_context(|| format!("{} names no file", path.display()))?
-        .to_string_lossy()
-        .into_owned();
+    let file_name =
+        path.file_name().with_context(|| format!("{} names no file", path.display()))?.to_string_lossy().into_owned();
     let (temp_path, mut temp) = loop {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let candidate = dir.join(format!("{file_name}.tmp.{}.{n}", std::process::id()));
         match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&candidate) {
             Ok(file) => break (candidate, file),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot create {}", candidate.display()))
-            }
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", candidate.display())),
         }
     };
     let result = (|| -> Result<()> {
@@ -271,17 +264,12 @@ impl IndexLock {
                     Ok(()) => break,
                     Err(e) if e.kind() == ErrorKind::WouldBlock => {
                         if Instant::now() >= deadline {
-                            return Err(Exit::Busy.err(format_args!(
-                                "the index lock {} is held by another process",
-                                path.display()
-                            )));
+                            return Err(Exit::Busy
+                                .err(format_args!("the index lock {} is held by another process", path.display())));
                         }
                         std::thread::sleep(Duration::from_millis(5));
                     }
-                    Err(e) => {
-                        return Err(e)
-                            .with_context(|| format!("cannot lock {}", path.display()))
-                    }
+                    Err(e) => return Err(e).with_context(|| format!("cannot lock {}", path.display())),
                 }
             }
             let locked = file.metadata()?;

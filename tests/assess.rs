@@ -236,10 +236,7 @@ fn a_clone_commit_only_a_local_tag_reaches_is_unpushed() {
     git(&clone, &["reset", "-q", "--hard", "origin/main"]);
     let a = assess(&home, &inst);
     assert_eq!(a["verdict"], "unpushed");
-    assert_eq!(
-        a["mounts"][0]["unpushed"],
-        json!([{"ref": "refs/tags/v1-experiment", "commits": 1, "upstream": null}])
-    );
+    assert_eq!(a["mounts"][0]["unpushed"], json!([{"ref": "refs/tags/v1-experiment", "commits": 1, "upstream": null}]));
     assert_eq!(a["summary"], "1 tag unpushed");
 }
 
@@ -270,8 +267,10 @@ fn a_deleted_host_repo_under_a_worktree_is_unknown() {
     fs::remove_dir_all(&host).unwrap();
     let a = assess(&home, &inst);
     assert_eq!(a["verdict"], "unknown");
-    assert!(a["mounts"][0]["error"].as_str().unwrap().contains("cannot be read")
-        || a["mounts"][0]["error"].as_str().unwrap().contains("is gone"));
+    assert!(
+        a["mounts"][0]["error"].as_str().unwrap().contains("cannot be read")
+            || a["mounts"][0]["error"].as_str().unwrap().contains("is gone")
+    );
 }
 
 #[test]
@@ -335,7 +334,10 @@ fn a_malformed_isolation_record_is_unknown_for_its_mount_only() {
     let mut home = Home::new();
     let app = home.host_repo("app");
     let inst = home.instance("ma1f0rmd", |h, c| {
-        vec![h.worktree_record(c, &app, "/workspace/app"), json!({"mount_dst": "/workspace/x", "isolation": "worktree"})]
+        vec![
+            h.worktree_record(c, &app, "/workspace/app"),
+            json!({"mount_dst": "/workspace/x", "isolation": "worktree"}),
+        ]
     });
     let a = assess(&home, &inst);
     assert_eq!(a["verdict"], "unknown");

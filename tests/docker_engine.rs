@@ -99,14 +99,20 @@ fn a_captured_recipe_holds_the_shape_and_no_secret_value() {
             ..Default::default()
         },
     );
-    let store = jackin::store::Store::open(jackin::store::Roots { home: home.home.clone(), config_dir: home.config.clone() }).unwrap();
+    let store =
+        jackin::store::Store::open(jackin::store::Roots { home: home.home.clone(), config_dir: home.config.clone() })
+            .unwrap();
     let name = jackin::names::InstanceName::parse(&inst.container).unwrap();
     let engine = Engine::connect().unwrap();
     let names = jackin::model::DockerNames::derived(&inst.container);
     let recipe = jackin::recipe::capture(&engine, &store, &name, &names, "test").unwrap().unwrap();
     let text = serde_json::to_string(&recipe).unwrap();
     assert!(!text.contains("s3cr3t-value-42"), "{text}");
-    assert!(recipe.role.env.iter().any(|e| e.name == "SECRET_TOKEN" && e.source == "env:SECRET_TOKEN" && e.value.is_none()));
+    assert!(recipe
+        .role
+        .env
+        .iter()
+        .any(|e| e.name == "SECRET_TOKEN" && e.source == "env:SECRET_TOKEN" && e.value.is_none()));
     assert!(recipe.role.env.iter().any(|e| e.name == "TERM" && e.value.as_deref() == Some("xterm")));
     assert_eq!(recipe.role.spec.cmd.as_deref(), Some(&["sleep".to_owned(), "3600".to_owned()][..]));
     assert_eq!(recipe.role.spec.mounts[0].destination, "/home/agent");

@@ -130,51 +130,87 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
     }
     let f = four("kpt");
     let input = f.input();
-    let verdicts: Vec<String> = records(input.as_bytes()).iter().map(|r| r["data"]["verdict"].as_str().unwrap().to_owned()).collect();
+    let verdicts: Vec<String> =
+        records(input.as_bytes()).iter().map(|r| r["data"]["verdict"].as_str().unwrap().to_owned()).collect();
     assert_eq!(verdicts, ["clean", "dirty", "unpushed", "unknown"]);
 
-    check_cells(&f, &["--policy=ask"], &input, [
-        ("clean", "clean session", false, "clean_exited"),
-        ("keep", "dirty, no answer", false, "preserved_dirty"),
-        ("keep", "unpushed, no answer", false, "preserved_unpushed"),
-        ("keep", "unknown, no answer", false, "preserved_dirty"),
-    ]);
-    check_cells(&f, &["--policy=ask", "--keep"], &input, [
-        ("keep", "operator keep", false, "restore_available"),
-        ("keep", "operator keep", false, "preserved_dirty"),
-        ("keep", "operator keep", false, "preserved_unpushed"),
-        ("keep", "operator keep", false, "preserved_dirty"),
-    ]);
-    check_cells(&f, &["--policy=ask", "--answer=clean"], &input, [
-        ("clean", "clean session", false, "clean_exited"),
-        ("clean", "answer clean", true, "clean_exited"),
-        ("clean", "answer clean", true, "clean_exited"),
-        ("keep", "unknown", false, "preserved_dirty"),
-    ]);
-    check_cells(&f, &["--policy=ask", "--answer=clean", "--discard-unfinished"], &input, [
-        ("clean", "clean session", false, "clean_exited"),
-        ("clean", "answer clean", true, "clean_exited"),
-        ("clean", "answer clean", true, "clean_exited"),
-        ("clean", "answer clean", true, "clean_exited"),
-    ]);
-    check_cells(&f, &["--policy=ask", "--answer=keep"], &input, [
-        ("clean", "clean session", false, "clean_exited"),
-        ("keep", "answer keep", false, "preserved_dirty"),
-        ("keep", "answer keep", false, "preserved_unpushed"),
-        ("keep", "answer keep", false, "preserved_dirty"),
-    ]);
-    check_cells(&f, &["--policy=keep"], &input, [
-        ("keep", "policy keep", false, "restore_available"),
-        ("keep", "policy keep", false, "preserved_dirty"),
-        ("keep", "policy keep", false, "preserved_unpushed"),
-        ("keep", "policy keep", false, "preserved_dirty"),
-    ]);
-    check_cells(&f, &["--policy=clean"], &input, [
-        ("clean", "clean session", false, "clean_exited"),
-        ("clean", "policy clean", true, "clean_exited"),
-        ("clean", "policy clean", true, "clean_exited"),
-        ("keep", "unknown", false, "preserved_dirty"),
-    ]);
+    check_cells(
+        &f,
+        &["--policy=ask"],
+        &input,
+        [
+            ("clean", "clean session", false, "clean_exited"),
+            ("keep", "dirty, no answer", false, "preserved_dirty"),
+            ("keep", "unpushed, no answer", false, "preserved_unpushed"),
+            ("keep", "unknown, no answer", false, "preserved_dirty"),
+        ],
+    );
+    check_cells(
+        &f,
+        &["--policy=ask", "--keep"],
+        &input,
+        [
+            ("keep", "operator keep", false, "restore_available"),
+            ("keep", "operator keep", false, "preserved_dirty"),
+            ("keep", "operator keep", false, "preserved_unpushed"),
+            ("keep", "operator keep", false, "preserved_dirty"),
+        ],
+    );
+    check_cells(
+        &f,
+        &["--policy=ask", "--answer=clean"],
+        &input,
+        [
+            ("clean", "clean session", false, "clean_exited"),
+            ("clean", "answer clean", true, "clean_exited"),
+            ("clean", "answer clean", true, "clean_exited"),
+            ("keep", "unknown", false, "preserved_dirty"),
+        ],
+    );
+    check_cells(
+        &f,
+        &["--policy=ask", "--answer=clean", "--discard-unfinished"],
+        &input,
+        [
+            ("clean", "clean session", false, "clean_exited"),
+            ("clean", "answer clean", true, "clean_exited"),
+            ("clean", "answer clean", true, "clean_exited"),
+            ("clean", "answer clean", true, "clean_exited"),
+        ],
+    );
+    check_cells(
+        &f,
+        &["--policy=ask", "--answer=keep"],
+        &input,
+        [
+            ("clean", "clean session", false, "clean_exited"),
+            ("keep", "answer keep", false, "preserved_dirty"),
+            ("keep", "answer keep", false, "preserved_unpushed"),
+            ("keep", "answer keep", false, "preserved_dirty"),
+        ],
+    );
+    check_cells(
+        &f,
+        &["--policy=keep"],
+        &input,
+        [
+            ("keep", "policy keep", false, "restore_available"),
+            ("keep", "policy keep", false, "preserved_dirty"),
+            ("keep", "policy keep", false, "preserved_unpushed"),
+            ("keep", "policy keep", false, "preserved_dirty"),
+        ],
+    );
+    check_cells(
+        &f,
+        &["--policy=clean"],
+        &input,
+        [
+            ("clean", "clean session", false, "clean_exited"),
+            ("clean", "policy clean", true, "clean_exited"),
+            ("clean", "policy clean", true, "clean_exited"),
+            ("keep", "unknown", false, "preserved_dirty"),
+        ],
+    );
     let out = keep(&f.home, &["--policy=discard"], &input);
     assert!(String::from_utf8_lossy(&out.stderr).contains("what cannot be read cannot be saved"));
     assert_eq!(records(&out.stdout)[1]["data"]["policy"], "clean", "discard means clean");
@@ -313,7 +349,11 @@ fn docker_session(f: &Four, inst: &Instance, env: Vec<(&'static str, &'static st
     fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
     let sockets = f.home.home.join("sockets").join(c);
     fs::create_dir_all(&sockets).unwrap();
-    fs::write(sockets.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace/my-app\"\nagents = [\"claude\"]\n").unwrap();
+    fs::write(
+        sockets.join("agent.toml"),
+        "role = \"agent-smith\"\nworkdir = \"/workspace/my-app\"\nagents = [\"claude\"]\n",
+    )
+    .unwrap();
     let session = Session::launch(
         c,
         SessionOptions {
@@ -331,7 +371,12 @@ fn docker_session(f: &Four, inst: &Instance, env: Vec<(&'static str, &'static st
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir).into_iter().filter_map(Result::ok).filter(|e| e.file_type().is_file()).map(|e| e.into_path()).collect()
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect()
 }
 
 #[test]
@@ -350,14 +395,20 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
     let recs = ok(&keep(&f.home, &["--policy=keep"], &input));
     assert_eq!(recs[0]["data"]["outcome"], "keep");
     assert_eq!(recs[0]["data"]["status"], "preserved_dirty");
-    for (kind, name) in [("container", c.to_owned()), ("container", format!("{c}-dind")), ("network", format!("{c}-net")), ("volume", format!("{c}-dind-certs"))] {
+    for (kind, name) in [
+        ("container", c.to_owned()),
+        ("container", format!("{c}-dind")),
+        ("network", format!("{c}-net")),
+        ("volume", format!("{c}-dind-certs")),
+    ] {
         assert!(!Session::exists(kind, &name), "{kind} {name} is still there");
     }
     assert_eq!(statuses(&f.home, c), ("preserved_dirty".into(), "preserved_dirty".into()));
     assert_eq!(fs::read_to_string(inst.mount_path(0).join("README.md")).unwrap(), "changed by the agent\n");
     assert_eq!(fs::read_to_string(inst.dir.join("home/conversation.jsonl")).unwrap(), "{\"turn\":1}\n");
     assert!(f.home.home.join("sockets").join(c).join("agent.toml").exists());
-    let worktrees = common::git(&f.clean.records[0]["original_src"].as_str().map(PathBuf::from).unwrap(), &["worktree", "list"]);
+    let worktrees =
+        common::git(&f.clean.records[0]["original_src"].as_str().map(PathBuf::from).unwrap(), &["worktree", "list"]);
     assert!(worktrees.contains(c), "the worktree is still registered: {worktrees}");
 
     let continuity = read_json(&inst.dir.join(".jackin/continuity.json"));
@@ -370,7 +421,9 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
     assert_eq!(recipe["certs_volume"], format!("{c}-dind-certs"));
     assert!(recipe["agent_toml"].as_str().unwrap().contains("agent-smith"));
     let env = recipe["role"]["env"].as_array().unwrap();
-    assert!(env.iter().any(|e| e["name"] == "SECRET_TOKEN" && e["source"] == "env:SECRET_TOKEN" && e.get("value").is_none()));
+    assert!(env
+        .iter()
+        .any(|e| e["name"] == "SECRET_TOKEN" && e["source"] == "env:SECRET_TOKEN" && e.get("value").is_none()));
     assert_eq!(continuity["kept"]["by"].as_str().map(|b| b.contains('@')), Some(true));
 
     for path in files_under(&f.home.home) {
@@ -444,7 +497,8 @@ fn bad_input_changes_nothing_and_other_records_pass_through() {
         assert_eq!(f.home.snapshot(), before, "{bad}");
     }
     // No assessment: no Docker needed, every record passes through byte for byte.
-    let other = "{\"schema_version\":1,\"type\":\"orphan\" ,\"data\":{\"kind\":\"volume\",\"name\":\"v\",\"reason\":\"r\"}}\n";
+    let other =
+        "{\"schema_version\":1,\"type\":\"orphan\" ,\"data\":{\"kind\":\"volume\",\"name\":\"v\",\"reason\":\"r\"}}\n";
     let out = keep(&f.home, &[], other);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), other);
@@ -456,21 +510,31 @@ fn dry_run_decides_and_changes_nothing() {
         return;
     }
     let f = four("kpd");
-    let orphan = "{\"schema_version\":1,\"type\":\"orphan\",\"data\":{\"kind\":\"volume\",\"name\":\"v\",\"reason\":\"r\"}}\n";
+    let orphan =
+        "{\"schema_version\":1,\"type\":\"orphan\",\"data\":{\"kind\":\"volume\",\"name\":\"v\",\"reason\":\"r\"}}\n";
     let input = format!("{orphan}{}", f.input());
     fs::write(f.dirty.dir.join("state/exit-action.json"), "\"discard\"").unwrap();
     let before = f.home.snapshot();
     let out = keep(&f.home, &["--policy=clean", "--dry-run"], &input);
     let recs = ok(&out);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().next().unwrap(), orphan.trim_end(), "in order, byte for byte");
-    let decisions: Vec<(Value, Value, Value)> =
-        recs[1..].iter().map(|r| (r["data"]["outcome"].clone(), r["data"]["status"].clone(), r["data"]["dry_run"].clone())).collect();
-    assert_eq!(decisions, [
-        ("clean".into(), "clean_exited".into(), true.into()),
-        ("clean".into(), "clean_exited".into(), true.into()),
-        ("clean".into(), "clean_exited".into(), true.into()),
-        ("keep".into(), "preserved_dirty".into(), true.into()),
-    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().next().unwrap(),
+        orphan.trim_end(),
+        "in order, byte for byte"
+    );
+    let decisions: Vec<(Value, Value, Value)> = recs[1..]
+        .iter()
+        .map(|r| (r["data"]["outcome"].clone(), r["data"]["status"].clone(), r["data"]["dry_run"].clone()))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("clean".into(), "clean_exited".into(), true.into()),
+            ("clean".into(), "clean_exited".into(), true.into()),
+            ("clean".into(), "clean_exited".into(), true.into()),
+            ("keep".into(), "preserved_dirty".into(), true.into()),
+        ]
+    );
     assert_eq!(f.home.snapshot(), before);
 }
 
@@ -552,7 +616,8 @@ fn the_dialog_return_default_changes_nothing() {
     assert_eq!(finish(pty).0, 0);
     let d = decisions(&output);
     assert_eq!((d[0]["outcome"].as_str(), d[0]["reason"].as_str()), (Some("return"), Some("operator return")));
-    let after: Vec<_> = f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
+    let after: Vec<_> =
+        f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
     assert_eq!(after, before, "the terminal is asked; --answer is only for no terminal");
 }
 
@@ -575,7 +640,11 @@ fn the_dialog_clean_up_shows_diffs_on_request_and_marks_the_session() {
     let d = decisions(&output);
     assert_eq!((d[0]["outcome"].as_str(), d[0]["discard_unfinished"].as_bool()), (Some("clean"), Some(true)));
     assert_eq!(statuses(&f.home, &f.dirty.container), ("clean_exited".into(), "clean_exited".into()));
-    assert_eq!(fs::read_to_string(f.dirty.mount_path(0).join("README.md")).unwrap(), "changed by the agent\n", "keep deletes nothing");
+    assert_eq!(
+        fs::read_to_string(f.dirty.mount_path(0).join("README.md")).unwrap(),
+        "changed by the agent\n",
+        "keep deletes nothing"
+    );
 }
 
 #[test]
@@ -626,7 +695,8 @@ fn ctrl_c_in_the_dialog_changes_nothing() {
         assert_eq!(code, 130, "{rest}");
         assert!(rest.contains("interrupted: nothing was changed"), "{rest}");
         assert!(fs::read(&output).unwrap().is_empty(), "nothing written on stdout");
-        let after: Vec<_> = f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
+        let after: Vec<_> =
+            f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
         assert_eq!(after, before);
     }
 }
@@ -655,7 +725,11 @@ fn with_a_terminal_only_unfinished_work_under_ask_is_asked_about() {
         assert_eq!(code, 0, "{args:?}: {shown}");
         assert!(!shown.contains("unfinished work"), "{args:?} asked: {shown}");
         let d = decisions(&output);
-        assert_eq!((d[0]["outcome"].as_str().unwrap(), d[0]["reason"].as_str().unwrap()), (outcome, reason), "{args:?}");
+        assert_eq!(
+            (d[0]["outcome"].as_str().unwrap(), d[0]["reason"].as_str().unwrap()),
+            (outcome, reason),
+            "{args:?}"
+        );
     }
 }
 
@@ -707,15 +781,24 @@ fn an_in_place_session_is_kept_the_same_way() {
     let mut home = Home::new();
     let inst = home.instance("kpp00000", |_, _| Vec::new());
     let c = inst.container.as_str();
-    let _session = Session::launch(c, SessionOptions { dind: false, binds: vec![(inst.dir.join("home"), "/home/agent")], ..Default::default() });
+    let _session = Session::launch(
+        c,
+        SessionOptions { dind: false, binds: vec![(inst.dir.join("home"), "/home/agent")], ..Default::default() },
+    );
     docker(&["stop", "-t", "0", c]);
     let input = assess(&home, &[c]);
     assert_eq!(records(input.as_bytes())[0]["data"]["in_place"], true);
     let recs = ok(&keep(&home, &["--policy=ask", "--keep"], &input));
-    assert_eq!((recs[0]["data"]["outcome"].as_str(), recs[0]["data"]["reason"].as_str()), (Some("keep"), Some("operator keep")));
+    assert_eq!(
+        (recs[0]["data"]["outcome"].as_str(), recs[0]["data"]["reason"].as_str()),
+        (Some("keep"), Some("operator keep"))
+    );
     assert_eq!(statuses(&home, c), ("restore_available".into(), "restore_available".into()));
     assert!(!Session::exists("container", c) && !Session::exists("network", &format!("{c}-net")));
     assert!(inst.dir.join("home").is_dir());
     assert!(!inst.dir.join(".jackin/isolation.json").exists(), "no isolation records are invented");
-    assert_eq!(read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"]["role"]["mounts"][0]["destination"], "/home/agent");
+    assert_eq!(
+        read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"]["role"]["mounts"][0]["destination"],
+        "/home/agent"
+    );
 }

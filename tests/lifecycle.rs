@@ -77,16 +77,31 @@ fn launch_work_keep_resume_exit_clean_purge_leaves_nothing() {
     let decision = kept.iter().find(|r| r["type"] == "decision").unwrap();
     assert_eq!(decision["data"]["outcome"], "keep");
     assert_eq!(decision["data"]["status"], "preserved_dirty");
-    for kind_name in [("container", c.clone()), ("container", format!("{c}-dind")), ("network", format!("{c}-net")), ("volume", format!("{c}-dind-certs"))] {
-        assert!(docker_quiet(&[kind_name.0, "inspect", &kind_name.1]).is_none(), "{} {} was torn down", kind_name.0, kind_name.1);
+    for kind_name in [
+        ("container", c.clone()),
+        ("container", format!("{c}-dind")),
+        ("network", format!("{c}-net")),
+        ("volume", format!("{c}-dind-certs")),
+    ] {
+        assert!(
+            docker_quiet(&[kind_name.0, "inspect", &kind_name.1]).is_none(),
+            "{} {} was torn down",
+            kind_name.0,
+            kind_name.1
+        );
     }
     assert!(worktree.join("notes.md").exists());
 
     // The next morning: listed, then resumed by tier 2 with the secret from the environment.
-    let listed = ok(&pipeline(&home, "jackin-restore --list --format json", &[("SECRET_TOKEN", "lifecycle-secret-9876")]));
+    let listed =
+        ok(&pipeline(&home, "jackin-restore --list --format json", &[("SECRET_TOKEN", "lifecycle-secret-9876")]));
     assert_eq!(listed[0]["data"]["tier"], 2);
     assert_eq!(listed[0]["data"]["ready"], true, "{}", listed[0]);
-    let resumed = ok(&pipeline(&home, &format!("jackin-restore {c} --yes --format json"), &[("SECRET_TOKEN", "lifecycle-secret-9876")]));
+    let resumed = ok(&pipeline(
+        &home,
+        &format!("jackin-restore {c} --yes --format json"),
+        &[("SECRET_TOKEN", "lifecycle-secret-9876")],
+    ));
     assert_eq!(resumed[0]["data"]["tier"], 2);
     assert_eq!(docker_quiet(&["exec", &c, "sh", "-c", "echo $SECRET_TOKEN"]).as_deref(), Some("lifecycle-secret-9876"));
     assert_eq!(docker_quiet(&["exec", &c, "cat", "/workspace/my-app/notes.md"]).as_deref(), Some("half done"));
@@ -104,12 +119,20 @@ fn launch_work_keep_resume_exit_clean_purge_leaves_nothing() {
     assert!(!home.home.join("data").join(format!("{c}.lock")).exists(), "name lock");
     let index: Value = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
     assert!(index["instances"].as_array().unwrap().iter().all(|r| r["container_base"] != c.as_str()), "index row");
-    for (kind, name) in [("container", c.clone()), ("container", format!("{c}-dind")), ("network", format!("{c}-net")), ("volume", format!("{c}-dind-certs"))] {
+    for (kind, name) in [
+        ("container", c.clone()),
+        ("container", format!("{c}-dind")),
+        ("network", format!("{c}-net")),
+        ("volume", format!("{c}-dind-certs")),
+    ] {
         assert!(docker_quiet(&[kind, "inspect", &name]).is_none(), "{kind} {name}");
     }
     assert!(!git(&host, &["worktree", "list"]).contains(&c), "worktree registration");
     assert!(git(&host, &["branch", "--list", &format!("jackin/scratch/{c}")]).is_empty(), "scratch branch");
-    assert!(!git(&host, &["branch", "-r"]).is_empty() && git(&host, &["branch", "-r"]).contains("origin/feature"), "the pushed work stays");
+    assert!(
+        !git(&host, &["branch", "-r"]).is_empty() && git(&host, &["branch", "-r"]).contains("origin/feature"),
+        "the pushed work stays"
+    );
     for entry in walkdir::WalkDir::new(&home.home).into_iter().flatten().filter(|e| e.file_type().is_file()) {
         let text = String::from_utf8_lossy(&fs::read(entry.path()).unwrap_or_default()).into_owned();
         assert!(!text.contains("lifecycle-secret-9876"), "{} holds the secret", entry.path().display());

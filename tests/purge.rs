@@ -19,7 +19,9 @@ fn unique_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
-    let mut x = nanos ^ ((std::process::id() as u64) << 20) ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut x = nanos
+        ^ ((std::process::id() as u64) << 20)
+        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (0..8)
         .map(|_| {
             let c = ALPHABET[(x % 32) as usize] as char;
@@ -83,7 +85,8 @@ fn stderr(out: &std::process::Output) -> String {
 }
 
 fn index(home: &Home) -> Value {
-    serde_json::from_str(&fs::read_to_string(home.home.join("data/instances.json")).unwrap()).expect("the index is valid JSON")
+    serde_json::from_str(&fs::read_to_string(home.home.join("data/instances.json")).unwrap())
+        .expect("the index is valid JSON")
 }
 
 fn has_row(home: &Home, container: &str) -> bool {
@@ -118,7 +121,9 @@ fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
     let app = home.host_repo("app");
     git(&app, &["branch", "feature/unrelated"]);
     let id = unique_id();
-    let inst = home.instance(&id, |h, c| vec![h.worktree_record(c, &app, "/workspace/app"), h.clone_record(c, &app, "/workspace/lib")]);
+    let inst = home.instance(&id, |h, c| {
+        vec![h.worktree_record(c, &app, "/workspace/app"), h.clone_record(c, &app, "/workspace/lib")]
+    });
     with_dind(&home, &inst);
     let session = Session::launch(&inst.container, SessionOptions { running: false, ..Default::default() });
     fs::create_dir_all(home.home.join("sockets").join(&inst.container)).unwrap();
@@ -128,7 +133,8 @@ fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
     let lock = data.join(format!("{}.lock", inst.container));
     fs::write(&lock, "").unwrap();
     // jackin's own files beside the instances: never touched.
-    let others = ["instances.json.lock", "app.repo.lock", "caffeinate.lock", "prewarm-dind.json", "my-app.locks/a.lock"];
+    let others =
+        ["instances.json.lock", "app.repo.lock", "caffeinate.lock", "prewarm-dind.json", "my-app.locks/a.lock"];
     for other in others {
         fs::create_dir_all(data.join(other).parent().unwrap()).unwrap();
         fs::write(data.join(other), "jackin's").unwrap();
@@ -136,7 +142,9 @@ fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
     let worktree_path = inst.mount_path(0);
     assert!(git(&app, &["worktree", "list"]).contains(worktree_path.to_str().unwrap()));
 
-    let keep = decision(&inst, false).replace(&inst.container, "jk-zzzzzzzz-other").replace("\"outcome\":\"clean\"", "\"outcome\":\"keep\"");
+    let keep = decision(&inst, false)
+        .replace(&inst.container, "jk-zzzzzzzz-other")
+        .replace("\"outcome\":\"clean\"", "\"outcome\":\"keep\"");
     assert!(keep.contains("\"outcome\":\"keep\""));
     let future = r#"{"schema_version":1,"type":"future" ,"data":{"z":1}}"#;
     let input = format!("{keep}\n{}\n{future}\n", decision(&inst, false));
@@ -307,7 +315,10 @@ fn a_clone_s_stashes_and_unpushed_commits_are_quarantined() {
     let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
     let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
     let fresh = home.tmp.path().join("fresh");
-    git(home.tmp.path(), &["clone", "-q", git(&app, &["remote", "get-url", "origin"]).as_str(), fresh.to_str().unwrap()]);
+    git(
+        home.tmp.path(),
+        &["clone", "-q", git(&app, &["remote", "get-url", "origin"]).as_str(), fresh.to_str().unwrap()],
+    );
     git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
     assert_eq!(git(&fresh, &["rev-parse", "refs/recovered/heads/main"]), commit);
     assert_eq!(git(&fresh, &["rev-parse", "refs/recovered/stashes/stash-0"]), stash);
@@ -341,7 +352,8 @@ fn dry_run_changes_nothing_and_says_what_would_go() {
     let mut home = Home::new();
     let app = home.host_repo("app");
     let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
-    let _session = Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
+    let _session =
+        Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
     let before = home.snapshot();
     let branches_before = branches(&app);
     let out = purge(&home, &["--dry-run", &inst.container], None);
@@ -367,12 +379,17 @@ fn bad_input_changes_nothing() {
     let before = home.snapshot();
     let good = decision(&inst, false);
     let bad_name = good.replace(&inst.container, "../../etc");
-    let bad_lock = r#"{"schema_version":1,"type":"orphan","data":{"kind":"name_lock","name":"instances.json","reason":"x"}}"#;
-    let bad_temp = r#"{"schema_version":1,"type":"orphan","data":{"kind":"temp_file","name":"../x.tmp.1.2","reason":"x"}}"#;
+    let bad_lock =
+        r#"{"schema_version":1,"type":"orphan","data":{"kind":"name_lock","name":"instances.json","reason":"x"}}"#;
+    let bad_temp =
+        r#"{"schema_version":1,"type":"orphan","data":{"kind":"temp_file","name":"../x.tmp.1.2","reason":"x"}}"#;
     for (input, needle) in [
         (format!("{good}\nnot json\n"), "line 2: not JSON"),
         (format!("{good}\n{bad_name}\n"), "line 2: bad decision record"),
-        (format!("{good}\n{{\"schema_version\":1,\"type\":\"decision\",\"data\":{{}}}}\n"), "line 2: bad decision record"),
+        (
+            format!("{good}\n{{\"schema_version\":1,\"type\":\"decision\",\"data\":{{}}}}\n"),
+            "line 2: bad decision record",
+        ),
         (format!("{good}\n{bad_lock}\n"), "line 2: bad orphan record"),
         (format!("{good}\n{bad_temp}\n"), "line 2: bad orphan record"),
         (format!("{good}\n{{\"schema_version\":2,\"type\":\"decision\",\"data\":{{}}}}\n"), "newer than this tool"),
@@ -411,7 +428,10 @@ fn orphans_are_removed_and_jackin_s_other_files_are_not() {
     fs::write(data.join(format!("{}.lock", live.container)), "").unwrap();
     fs::write(data.join("instances.json.tmp.999999999.3"), "{").unwrap();
     fs::write(data.join("instances.json.lock"), "").unwrap();
-    let orphan = |kind: &str, name: &str| json!({"schema_version":1,"type":"orphan","data":{"kind":kind,"name":name,"reason":"instance gone"}}).to_string();
+    let orphan = |kind: &str, name: &str| {
+        json!({"schema_version":1,"type":"orphan","data":{"kind":kind,"name":name,"reason":"instance gone"}})
+            .to_string()
+    };
     let input = [
         orphan("network", &gone_net),
         orphan("volume", &gone_vol),
@@ -505,7 +525,8 @@ fn crash_at(step: &str) {
     }
     let mut home = Home::new();
     let (inst, app, _) = at_risk_worktree(&mut home);
-    let _session = Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
+    let _session =
+        Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
     fs::write(home.home.join("data").join(format!("{}.lock", inst.container)), "").unwrap();
     let mut cmd = home.cmd("jackin-purge");
     cmd.args(["--discard-unfinished", "--format=json", &inst.container]).env("JACKIN_PURGE_CRASH_AT", step);
@@ -513,7 +534,12 @@ fn crash_at(step: &str) {
     assert_eq!(out.status.code(), None, "{step}: the process was killed: {}", stderr(&out));
     let _ = index(&home);
     if step != "quarantined" {
-        let row = index(&home)["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == inst.container.as_str()).cloned();
+        let row = index(&home)["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["container_base"] == inst.container.as_str())
+            .cloned();
         if let Some(row) = row {
             assert_eq!(row["status"], "purged", "{step}: an honest index says the purge is under way");
         }
@@ -575,5 +601,8 @@ fn crash_after_row() {
 
 #[test]
 fn every_crash_point_has_a_test() {
-    assert_eq!(jackin::purge::CRASH_POINTS, ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"]);
+    assert_eq!(
+        jackin::purge::CRASH_POINTS,
+        ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"]
+    );
 }

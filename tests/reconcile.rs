@@ -170,13 +170,21 @@ fn the_rules_table_with_real_containers() {
 
     let mut made = Made::new();
     made.run_to_exit(&exited.container, &[], &["sh", "-c", "exit 3"]);
-    made.run_to_exit(&oom.container, &["--memory", "8m", "--memory-swap", "8m"], &["sh", "-c", "x=$(head -c 60000000 /dev/zero | tr '\\0' a)"]);
+    made.run_to_exit(
+        &oom.container,
+        &["--memory", "8m", "--memory-swap", "8m"],
+        &["sh", "-c", "x=$(head -c 60000000 /dev/zero | tr '\\0' a)"],
+    );
     made.run_to_exit(&failed.container, &[], &["sh", "-c", "exit 1"]);
     made.run_to_exit(&locked.container, &[], &["sh", "-c", "exit 2"]);
     let _kept_session = Session::launch(&kept.container, SessionOptions { dind: false, ..Default::default() });
     let _live_session = Session::launch(
         &live.container,
-        SessionOptions { dind: false, env: vec![("SECRET_TOKEN", "tok-9f8e7d6c5b4a"), ("TERM", "xterm")], ..Default::default() },
+        SessionOptions {
+            dind: false,
+            env: vec![("SECRET_TOKEN", "tok-9f8e7d6c5b4a"), ("TERM", "xterm")],
+            ..Default::default()
+        },
     );
     let _launcher = hold_name_lock(&home, &locked.container);
 
@@ -196,7 +204,10 @@ fn the_rules_table_with_real_containers() {
     let records = common::records(&out.stdout);
 
     let c = change_of(&records, &removed.container).expect("removed container");
-    assert_eq!((c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()), (Some("active"), Some("crashed"), Some("container_removed")));
+    assert_eq!(
+        (c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()),
+        (Some("active"), Some("crashed"), Some("container_removed"))
+    );
     let c = change_of(&records, &exited.container).expect("exited container");
     assert_eq!((c["to"].as_str(), c["cause"].as_str()), (Some("crashed"), Some("container_exited")));
     assert_eq!(c["evidence"]["role"]["exit_code"], 3);
@@ -207,13 +218,24 @@ fn the_rules_table_with_real_containers() {
     assert_eq!(c["evidence"]["role"]["oom_killed"], true);
     assert_eq!(c["evidence"]["role"]["exit_code"], 137);
     let c = change_of(&records, &kept.container).expect("running under a kept row");
-    assert_eq!((c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()), (Some("restore_available"), Some("running"), Some("container_running")));
+    assert_eq!(
+        (c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()),
+        (Some("restore_available"), Some("running"), Some("container_running"))
+    );
     assert!(change_of(&records, &live.container).is_none());
     assert!(change_of(&records, &failed.container).is_none(), "an ordinary failed setup stays failed_setup");
     assert!(change_of(&records, &locked.container).is_none(), "a held name lock means the launcher is still at work");
 
     // Both of jackin's files carry the status; the cause and evidence are in the tools' own file.
-    for (inst, status) in [(&removed, "crashed"), (&exited, "crashed"), (&oom, "crashed"), (&kept, "running"), (&live, "active"), (&failed, "failed_setup"), (&locked, "active")] {
+    for (inst, status) in [
+        (&removed, "crashed"),
+        (&exited, "crashed"),
+        (&oom, "crashed"),
+        (&kept, "running"),
+        (&live, "active"),
+        (&failed, "failed_setup"),
+        (&locked, "active"),
+    ] {
         assert_eq!(status_of(&home, &inst.container), status, "{}", inst.container);
         assert_eq!(row(&home, &inst.container).unwrap()["status"], status, "{}", inst.container);
     }
@@ -222,7 +244,10 @@ fn the_rules_table_with_real_containers() {
     assert_eq!(cont["evidence"]["role"]["oom_killed"], true);
     let history = cont["history"].as_array().unwrap();
     assert_eq!(history.len(), 1);
-    assert_eq!((history[0]["from"].as_str(), history[0]["to"].as_str(), history[0]["tool"].as_str()), (Some("active"), Some("crashed"), Some("jackin-reconcile")));
+    assert_eq!(
+        (history[0]["from"].as_str(), history[0]["to"].as_str(), history[0]["tool"].as_str()),
+        (Some("active"), Some("crashed"), Some("jackin-reconcile"))
+    );
     assert_eq!(continuity(&home, &kept.container)["cause"], "container_running");
 
     // Recipe on first sight, names only: the secret's value is in no file under the home.
@@ -237,7 +262,19 @@ fn the_rules_table_with_real_containers() {
         let text = String::from_utf8_lossy(&bytes);
         if let Ok(v) = serde_json::from_str::<Value>(&text) {
             if let Some(s) = v.get("status").and_then(Value::as_str) {
-                assert!(["active", "running", "clean_exited", "crashed", "preserved_dirty", "preserved_unpushed", "restore_available", "superseded", "purged", "failed_setup"].contains(&s));
+                assert!([
+                    "active",
+                    "running",
+                    "clean_exited",
+                    "crashed",
+                    "preserved_dirty",
+                    "preserved_unpushed",
+                    "restore_available",
+                    "superseded",
+                    "purged",
+                    "failed_setup"
+                ]
+                .contains(&s));
             }
         }
     }
@@ -281,9 +318,12 @@ impl OwnEngine {
         let log = fs::OpenOptions::new().create(true).append(true).open(self.path("dockerd.log")).unwrap();
         let child = Command::new("dockerd")
             .args(["--bridge=none", "--iptables=false", "--host", &self.host()])
-            .arg("--data-root").arg(self.path("data"))
-            .arg("--exec-root").arg(self.path("exec"))
-            .arg("--pidfile").arg(self.path("docker.pid"))
+            .arg("--data-root")
+            .arg(self.path("data"))
+            .arg("--exec-root")
+            .arg(self.path("exec"))
+            .arg("--pidfile")
+            .arg(self.path("docker.pid"))
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
@@ -291,14 +331,22 @@ impl OwnEngine {
         self.dockerd = Some(child);
         let deadline = Instant::now() + Duration::from_secs(90);
         loop {
-            let up = Command::new("docker").args(["-H", &self.host(), "version"]).output().is_ok_and(|o| o.status.success());
+            let up =
+                Command::new("docker").args(["-H", &self.host(), "version"]).output().is_ok_and(|o| o.status.success());
             if up {
                 return;
             }
             if let Some(status) = self.dockerd.as_mut().unwrap().try_wait().unwrap() {
-                panic!("dockerd exited with {status}: {}", fs::read_to_string(self.path("dockerd.log")).unwrap_or_default());
+                panic!(
+                    "dockerd exited with {status}: {}",
+                    fs::read_to_string(self.path("dockerd.log")).unwrap_or_default()
+                );
             }
-            assert!(Instant::now() < deadline, "dockerd did not answer within 90 s: {}", fs::read_to_string(self.path("dockerd.log")).unwrap_or_default());
+            assert!(
+                Instant::now() < deadline,
+                "dockerd did not answer within 90 s: {}",
+                fs::read_to_string(self.path("dockerd.log")).unwrap_or_default()
+            );
             std::thread::sleep(Duration::from_millis(300));
         }
     }
@@ -354,7 +402,8 @@ impl Drop for OwnEngine {
         }
         let root = self.dir.path().display().to_string();
         let mounts = fs::read_to_string("/proc/mounts").unwrap_or_default();
-        let mut points: Vec<&str> = mounts.lines().filter_map(|l| l.split(' ').nth(1)).filter(|p| p.starts_with(&root)).collect();
+        let mut points: Vec<&str> =
+            mounts.lines().filter_map(|l| l.split(' ').nth(1)).filter(|p| p.starts_with(&root)).collect();
         points.sort_by_key(|p| std::cmp::Reverse(p.len()));
         for point in points {
             let _ = Command::new("umount").arg("-l").arg(point).status();
@@ -414,8 +463,13 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let records = common::records(&out.stdout);
     for (inst, from) in [(&live, "active"), (&mislabelled, "failed_setup")] {
-        let c = change_of(&records, &inst.container).unwrap_or_else(|| panic!("{} changed: {records:?}", inst.container));
-        assert_eq!((c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()), (Some(from), Some("crashed"), Some("killed_by_host")), "{c}");
+        let c =
+            change_of(&records, &inst.container).unwrap_or_else(|| panic!("{} changed: {records:?}", inst.container));
+        assert_eq!(
+            (c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()),
+            (Some(from), Some("crashed"), Some("killed_by_host")),
+            "{c}"
+        );
         let evidence = &c["evidence"];
         assert_eq!(evidence["role"]["exit_code"], 255, "{evidence}");
         assert_eq!(evidence["role"]["oom_killed"], false, "{evidence}");
@@ -442,7 +496,11 @@ fn an_unreachable_engine_changes_nothing() {
     let inst = home.instance("ur7aaaaa", |_, _| Vec::new());
     let orphan_dir = home.data("jk-ur7bbbbb-norow");
     fs::create_dir_all(orphan_dir.join(".jackin")).unwrap();
-    fs::write(orphan_dir.join(".jackin/instance.json"), common::manifest_text("ur7bbbbb", "jk-ur7bbbbb-norow", "active", "2026-08-20T10:00:00Z")).unwrap();
+    fs::write(
+        orphan_dir.join(".jackin/instance.json"),
+        common::manifest_text("ur7bbbbb", "jk-ur7bbbbb-norow", "active", "2026-08-20T10:00:00Z"),
+    )
+    .unwrap();
     let dead = tempfile::tempdir().unwrap();
     let before = home.snapshot();
     for args in [vec!["--format", "json"], vec!["--watch"], vec![inst.container.as_str()]] {
@@ -490,7 +548,11 @@ fn the_index_is_repaired() {
     fs::remove_dir_all(&vanished.dir).unwrap();
     let unrowed = "jk-ir7ccccc-myapp-agentsmith";
     fs::create_dir_all(home.data(unrowed).join(".jackin")).unwrap();
-    fs::write(manifest_path(&home, unrowed), common::manifest_text("ir7ccccc", unrowed, "preserved_dirty", "2026-08-21T00:00:00Z")).unwrap();
+    fs::write(
+        manifest_path(&home, unrowed),
+        common::manifest_text("ir7ccccc", unrowed, "preserved_dirty", "2026-08-21T00:00:00Z"),
+    )
+    .unwrap();
     let mut idx = index(&home);
     idx["instances"].as_array_mut().unwrap()[0]["pinned"] = json!(true);
     fs::write(home.home.join("data/instances.json"), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
@@ -498,7 +560,8 @@ fn the_index_is_repaired() {
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "--exit-code"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let repairs: Vec<Value> = of_type(&common::records(&out.stdout), "repair").into_iter().cloned().collect();
-    let kinds: Vec<(&str, &str)> = repairs.iter().map(|r| (r["kind"].as_str().unwrap(), r["name"].as_str().unwrap())).collect();
+    let kinds: Vec<(&str, &str)> =
+        repairs.iter().map(|r| (r["kind"].as_str().unwrap(), r["name"].as_str().unwrap())).collect();
     assert!(kinds.contains(&("row_restored", unrowed)), "{kinds:?}");
     assert!(kinds.contains(&("row_dropped", vanished.container.as_str())), "{kinds:?}");
     assert_eq!(row(&home, unrowed).unwrap()["status"], "preserved_dirty");
@@ -513,7 +576,8 @@ fn the_index_is_repaired() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("moved aside and rebuilt"), "{stderr}");
     let records = common::records(&out.stdout);
-    let rebuilt = of_type(&records, "repair").into_iter().find(|r| r["kind"] == "index_rebuilt").expect("a repair record");
+    let rebuilt =
+        of_type(&records, "repair").into_iter().find(|r| r["kind"] == "index_rebuilt").expect("a repair record");
     let moved_to = PathBuf::from(rebuilt["moved_to"].as_str().unwrap());
     assert!(moved_to.file_name().unwrap().to_str().unwrap().starts_with("instances.json.corrupt-"));
     assert_eq!(fs::read_to_string(&moved_to).unwrap(), "{\"version\": 1, \"instances\": [");
@@ -614,8 +678,12 @@ fn watch_reacts_to_a_stopped_container_and_exits_on_sigterm() {
     let stdout = child.stdout.take().unwrap();
     let stderr = child.stderr.take().unwrap();
     let tx2 = tx.clone();
-    std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).for_each(|l| drop(tx.send((true, l)))));
-    std::thread::spawn(move || BufReader::new(stderr).lines().map_while(Result::ok).for_each(|l| drop(tx2.send((false, l)))));
+    std::thread::spawn(move || {
+        BufReader::new(stdout).lines().map_while(Result::ok).for_each(|l| drop(tx.send((true, l))))
+    });
+    std::thread::spawn(move || {
+        BufReader::new(stderr).lines().map_while(Result::ok).for_each(|l| drop(tx2.send((false, l))))
+    });
     let wait_for = |what: &dyn Fn(bool, &str) -> bool, log: &mut Vec<String>| {
         let deadline = Instant::now() + Duration::from_secs(60);
         while let Ok((out, line)) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
@@ -632,7 +700,13 @@ fn watch_reacts_to_a_stopped_container_and_exits_on_sigterm() {
     docker(&["stop", "-t", "1", &inst.container]);
     let container = inst.container.clone();
     assert!(
-        wait_for(&|out, l| out && l.contains("\"type\":\"change\"") && l.contains(&container) && l.contains("container_exited"), &mut log),
+        wait_for(
+            &|out, l| out
+                && l.contains("\"type\":\"change\"")
+                && l.contains(&container)
+                && l.contains("container_exited"),
+            &mut log
+        ),
         "{log:?}"
     );
     assert_eq!(status_of(&home, &inst.container), "crashed");
@@ -662,7 +736,8 @@ impl Drop for KillOnDrop {
 fn status_writer_probe() {
     let Ok(spec) = std::env::var("JACKIN_STATUS_WRITER") else { return };
     let (home, names) = spec.split_once('|').unwrap();
-    let store = jackin::store::Store::open(jackin::store::Roots { home: home.into(), config_dir: home.into() }).unwrap();
+    let store =
+        jackin::store::Store::open(jackin::store::Roots { home: home.into(), config_dir: home.into() }).unwrap();
     for name in names.split(',') {
         let name = jackin::names::InstanceName::parse(name).unwrap();
         store.set_status(&name, jackin::model::Status::RestoreAvailable, &jackin::time::now_rfc3339()).unwrap();
@@ -685,7 +760,11 @@ fn sixteen_processes_at_once_lose_no_row() {
         let status = if i % 10 == 0 { "active" } else { "crashed" };
         let updated = format!("2026-08-20T{:02}:{:02}:00Z", i / 60, i % 60);
         fs::create_dir_all(data.join(&container).join(".jackin")).unwrap();
-        fs::write(data.join(&container).join(".jackin/instance.json"), common::manifest_text(&id, &container, status, &updated)).unwrap();
+        fs::write(
+            data.join(&container).join(".jackin/instance.json"),
+            common::manifest_text(&id, &container, status, &updated),
+        )
+        .unwrap();
         if i < 500 {
             rows.push(json!({
                 "instance_id": id, "container_base": container, "workspace_name": "my-app",
@@ -696,7 +775,11 @@ fn sixteen_processes_at_once_lose_no_row() {
         names.push(container);
     }
     rows.reverse();
-    fs::write(data.join("instances.json"), serde_json::to_string_pretty(&json!({"version": 1, "instances": rows})).unwrap()).unwrap();
+    fs::write(
+        data.join("instances.json"),
+        serde_json::to_string_pretty(&json!({"version": 1, "instances": rows})).unwrap(),
+    )
+    .unwrap();
 
     let done = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicUsize::new(0));
@@ -705,7 +788,8 @@ fn sixteen_processes_at_once_lose_no_row() {
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
                 let bytes = fs::read(&path).unwrap();
-                let index: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("the index is not valid JSON mid-run: {e}"));
+                let index: Value = serde_json::from_slice(&bytes)
+                    .unwrap_or_else(|e| panic!("the index is not valid JSON mid-run: {e}"));
                 assert!(index["instances"].as_array().unwrap().len() >= 500);
                 reads.fetch_add(1, Ordering::Relaxed);
             }
@@ -724,7 +808,13 @@ fn sixteen_processes_at_once_lose_no_row() {
                 .spawn()
                 .unwrap()
         } else {
-            let mine: Vec<&str> = names.iter().enumerate().filter(|(i, _)| i % 8 == k / 2 && i % 10 != 0).map(|(_, n)| n.as_str()).take(25).collect();
+            let mine: Vec<&str> = names
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % 8 == k / 2 && i % 10 != 0)
+                .map(|(_, n)| n.as_str())
+                .take(25)
+                .collect();
             Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", "status_writer_probe", "--nocapture"])
                 .env("JACKIN_STATUS_WRITER", format!("{}|{}", home.home.display(), mine.join(",")))
@@ -737,7 +827,12 @@ fn sixteen_processes_at_once_lose_no_row() {
     }
     for child in children {
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     done.store(true, Ordering::Relaxed);
     reader.join().unwrap();
@@ -753,7 +848,9 @@ fn sixteen_processes_at_once_lose_no_row() {
         let status = status_of(&home, name);
         if i % 10 == 0 {
             assert_eq!(status, "crashed", "{name}: its container does not exist");
-        } else if i % 8 < 8 && names.iter().enumerate().filter(|(j, _)| j % 8 == i % 8 && j % 10 != 0).take(25).any(|(_, n)| n == name) {
+        } else if i % 8 < 8
+            && names.iter().enumerate().filter(|(j, _)| j % 8 == i % 8 && j % 10 != 0).take(25).any(|(_, n)| n == name)
+        {
             assert_eq!(status, "restore_available", "{name}");
         }
     }

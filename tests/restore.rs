@@ -64,7 +64,8 @@ fn remove_docker_side(inst: &Instance) {
 fn with_agent_toml(home: &Home, inst: &Instance) -> std::path::PathBuf {
     let dir = home.home.join("sockets").join(&inst.container);
     fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace\"\nagents = [\"claude\"]\n").unwrap();
+    fs::write(dir.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace\"\nagents = [\"claude\"]\n")
+        .unwrap();
     dir.join("agent.toml")
 }
 
@@ -75,18 +76,15 @@ fn restore(home: &Home, args: &[&str]) -> std::process::Output {
 fn status_of(home: &Home, inst: &Instance) -> (String, String) {
     let m: Value = serde_json::from_slice(&fs::read(inst.dir.join(".jackin/instance.json")).unwrap()).unwrap();
     let index: Value = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
-    let row = index["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == inst.container.as_str()).unwrap();
+    let row =
+        index["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == inst.container.as_str()).unwrap();
     (m["status"].as_str().unwrap().to_owned(), row["status"].as_str().unwrap().to_owned())
 }
 
 fn no_file_holds(home: &Home, secret: &str) {
     for entry in walkdir::WalkDir::new(&home.home).into_iter().flatten().filter(|e| e.file_type().is_file()) {
         let bytes = fs::read(entry.path()).unwrap_or_default();
-        assert!(
-            !String::from_utf8_lossy(&bytes).contains(secret),
-            "{} holds the secret value",
-            entry.path().display()
-        );
+        assert!(!String::from_utf8_lossy(&bytes).contains(secret), "{} holds the secret value", entry.path().display());
     }
 }
 
@@ -151,14 +149,24 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
     // A fake 1Password CLI on PATH.
     let bin = home.tmp.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
-    fs::write(bin.join("op"), "#!/bin/sh\n[ \"$1 $3\" = \"read op://dev/github/token\" ] && printf op-secret-5678 && exit 0\nexit 1\n").unwrap();
+    fs::write(
+        bin.join("op"),
+        "#!/bin/sh\n[ \"$1 $3\" = \"read op://dev/github/token\" ] && printf op-secret-5678 && exit 0\nexit 1\n",
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(bin.join("op"), fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
 
     // Missing SECRET_TOKEN: the restore names it and starts nothing.
     let before = home.snapshot();
-    let out = home.cmd("jackin-restore").args([&inst.container, "--yes"]).env("PATH", &path).env_remove("SECRET_TOKEN").output().unwrap();
+    let out = home
+        .cmd("jackin-restore")
+        .args([&inst.container, "--yes"])
+        .env("PATH", &path)
+        .env_remove("SECRET_TOKEN")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("SECRET_TOKEN"));
     assert!(docker_quiet(&["inspect", &inst.container]).is_none(), "nothing was started");
@@ -177,7 +185,10 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
     assert_eq!(rec["tier"], 2);
     assert_eq!(rec["drift"], serde_json::json!([]));
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
-    assert_eq!(docker(&["exec", &inst.container, "sh", "-c", "echo $SECRET_TOKEN $GH_TOKEN"]), "env-secret-1234 op-secret-5678");
+    assert_eq!(
+        docker(&["exec", &inst.container, "sh", "-c", "echo $SECRET_TOKEN $GH_TOKEN"]),
+        "env-secret-1234 op-secret-5678"
+    );
     assert_eq!(docker(&["inspect", "-f", "{{.Config.Labels}}", &inst.container]).contains("jackin.kind:role"), true);
     assert!(docker_quiet(&["volume", "inspect", &format!("{}-dind-certs", inst.container)]).is_some());
     assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
@@ -194,7 +205,8 @@ fn tier_2_uses_the_recorded_image_when_the_tag_has_moved() {
     let inst = home.instance("t2mvtaga", |_, _| Vec::new());
     let image = role_image("t2mvtaga");
     let recorded = docker(&["image", "inspect", "-f", "{{.Id}}", &image]);
-    let _session = Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
+    let _session =
+        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
     capture_and_keep(&home, &inst, false);
     docker(&["rm", "-f", &inst.container]);
     // The tag moves on to a different image.
@@ -242,7 +254,8 @@ fn tier_3_rebuilds_the_image_from_the_recorded_commit_not_the_moved_branch() {
         m["role_git_sha"] = Value::from(sha.clone());
         m["image_tag"] = Value::from(image.clone());
     });
-    let _session = Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
+    let _session =
+        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
     capture_and_keep(&home, &inst, false);
     docker(&["rm", "-f", &inst.container]);
     docker(&["rmi", "-f", &image]);
@@ -290,7 +303,11 @@ fn a_diverged_worktree_stops_the_restore_and_changes_nothing() {
     fs::remove_dir_all(app.join(".git/worktrees").join(&inst.container)).unwrap();
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert_eq!(out.status.code(), Some(6));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is no longer registered"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is no longer registered"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "false");
 }
 
@@ -305,13 +322,18 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
     let finished = home.instance("l1stbbbb", |_, _| Vec::new());
     let needs = home.instance("l1stcccc", |_, _| Vec::new());
     let _a = Session::launch(&kept.container, SessionOptions { dind: false, ..Default::default() });
-    let _b = Session::launch(&needs.container, SessionOptions { dind: false, env: vec![("LIST_SECRET", "x")], ..Default::default() });
+    let _b = Session::launch(
+        &needs.container,
+        SessionOptions { dind: false, env: vec![("LIST_SECRET", "x")], ..Default::default() },
+    );
     capture_and_keep(&home, &kept, false);
     capture_and_keep(&home, &needs, false);
     docker(&["rm", "-f", &kept.container, &needs.container]);
     fs::write(kept.mount_path(0).join("notes.md"), "wip\n").unwrap();
     let store = store(&home);
-    store.set_status(&InstanceName::parse(&finished.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z").unwrap();
+    store
+        .set_status(&InstanceName::parse(&finished.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z")
+        .unwrap();
     store.set_status(&InstanceName::parse(&needs.container).unwrap(), Status::Crashed, "2026-11-29T09:00:00Z").unwrap();
     jackin::continuity::update(&store, &InstanceName::parse(&needs.container).unwrap(), |c| {
         c.cause = Some("killed_by_host".into());
@@ -338,7 +360,11 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
     let filtered = home.cmd("jackin-restore").args(["--format=json", "--role", "nobody"]).output().unwrap();
     assert!(records(&filtered.stdout).is_empty());
     let text = home.cmd("jackin-restore").args(["--format=text"]).env("LIST_SECRET", "x").output().unwrap();
-    assert!(String::from_utf8_lossy(&text.stdout).lines().all(|l| l.starts_with("Resume jk-")), "{}", String::from_utf8_lossy(&text.stdout));
+    assert!(
+        String::from_utf8_lossy(&text.stdout).lines().all(|l| l.starts_with("Resume jk-")),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
 }
 
 #[test]
@@ -353,7 +379,9 @@ fn a_running_session_is_tier_0_and_a_finished_one_is_refused() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(records(&out.stdout)[0]["data"]["tier"], 0);
     let store = store(&home);
-    store.set_status(&InstanceName::parse(&inst.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z").unwrap();
+    store
+        .set_status(&InstanceName::parse(&inst.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z")
+        .unwrap();
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert_eq!(out.status.code(), Some(6));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not resumable"));

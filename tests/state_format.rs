@@ -113,8 +113,11 @@ fn unknown_keys_survive_a_rewrite() {
     fs::write(home.home.join("data/instances.json"), serde_json::to_string_pretty(&index).unwrap()).unwrap();
     let isolation = serde_json::json!({"version": 1, "records": [{"mount_dst": "/w", "isolation": "worktree",
         "worktree_path": "/x", "original_src": "/y", "scratch_branch": "b", "future_field": [1]}], "extra": "kept"});
-    fs::write(home.data(name.as_str()).join(".jackin/isolation.json"), serde_json::to_string_pretty(&isolation).unwrap())
-        .unwrap();
+    fs::write(
+        home.data(name.as_str()).join(".jackin/isolation.json"),
+        serde_json::to_string_pretty(&isolation).unwrap(),
+    )
+    .unwrap();
 
     let s = store(&home);
     s.set_status(&name, Status::PreservedDirty, "2026-08-21T00:00:00Z").unwrap();
@@ -122,7 +125,8 @@ fn unknown_keys_survive_a_rewrite() {
     iso.set_cleanup_status("preserved_dirty");
     s.write_isolation(&name, &iso).unwrap();
 
-    let manifest: Value = serde_json::from_slice(&fs::read(home.data(name.as_str()).join(".jackin/instance.json")).unwrap()).unwrap();
+    let manifest: Value =
+        serde_json::from_slice(&fs::read(home.data(name.as_str()).join(".jackin/instance.json")).unwrap()).unwrap();
     assert_eq!(manifest["jackin_0_7_key"], "future");
     assert_eq!(manifest["docker"]["future_docker_key"], 7);
     assert_eq!(manifest["status"], "preserved_dirty");
@@ -135,10 +139,21 @@ fn unknown_keys_survive_a_rewrite() {
     let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["instance_id", "container_base", "workspace_name", "workspace_label", "workdir", "role_key",
-         "agent_runtime", "status", "updated_at", "pinned"]
+        [
+            "instance_id",
+            "container_base",
+            "workspace_name",
+            "workspace_label",
+            "workdir",
+            "role_key",
+            "agent_runtime",
+            "status",
+            "updated_at",
+            "pinned"
+        ]
     );
-    let iso: Value = serde_json::from_slice(&fs::read(home.data(name.as_str()).join(".jackin/isolation.json")).unwrap()).unwrap();
+    let iso: Value =
+        serde_json::from_slice(&fs::read(home.data(name.as_str()).join(".jackin/isolation.json")).unwrap()).unwrap();
     assert_eq!(iso["extra"], "kept");
     assert_eq!(iso["records"][0]["future_field"], serde_json::json!([1]));
     assert_eq!(iso["records"][0]["cleanup_status"], "preserved_dirty");

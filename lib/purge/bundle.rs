@@ -57,7 +57,8 @@ pub fn write(repo: &Repository, refs: &[(String, Oid)], hidden: &[Oid], path: &P
     let mut out = BufWriter::new(file);
     out.write_all(b"# v2 git bundle\n")?;
     for id in &prerequisites {
-        let subject = repo.find_commit(*id).ok().and_then(|c| c.summary().ok().flatten().map(str::to_owned)).unwrap_or_default();
+        let subject =
+            repo.find_commit(*id).ok().and_then(|c| c.summary().ok().flatten().map(str::to_owned)).unwrap_or_default();
         writeln!(out, "-{id} {}", subject.replace('\n', " "))?;
     }
     for (name, id) in refs {

@@ -64,7 +64,11 @@ pub struct Request {
 pub enum Outcome {
     Purged(Purged),
     /// Not purged; nothing of it changed after the refusal. `busy` ones are live sessions.
-    Refused { code: &'static str, error: anyhow::Error, busy: bool },
+    Refused {
+        code: &'static str,
+        error: anyhow::Error,
+        busy: bool,
+    },
     /// Not selected after all (a `failed_setup` whose work is not clean); said on stderr.
     Skipped(String),
 }
@@ -110,7 +114,9 @@ pub fn plan_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> R
                 }
                 seen.push(name.clone());
                 items.push(match catalog.resolve(&name) {
-                    Ok(target) => Item::Instance(Request { target, discard: decision.discard_unfinished, only_if_clean: false }),
+                    Ok(target) => {
+                        Item::Instance(Request { target, discard: decision.discard_unfinished, only_if_clean: false })
+                    }
                     // Nothing of it is left: a rerun after a finished purge.
                     Err(_) => Item::Instance(Request {
                         target: Target { name: InstanceName::parse(&name)?, row: None },
@@ -121,8 +127,9 @@ pub fn plan_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> R
             }
             Orphan::TYPE => {
                 let orphan: Orphan = record.parse()?;
-                orphans::check_name(&orphan)
-                    .map_err(|e| Exit::BadInput.err(format_args!("line {}: bad orphan record: {e:#}", record.line_no)))?;
+                orphans::check_name(&orphan).map_err(|e| {
+                    Exit::BadInput.err(format_args!("line {}: bad orphan record: {e:#}", record.line_no))
+                })?;
                 if orphan.dry_run {
                     items.push(Item::PassThrough(record));
                 } else {
@@ -186,12 +193,13 @@ pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'s
         if !status.is_kept() || (selection.older_than.is_none() && selection.keep_last.is_none()) {
             continue;
         }
-        let rank = groups.entry((row.workspace_name.clone(), row.role_key.clone(), row.agent_runtime.clone())).or_default();
+        let rank =
+            groups.entry((row.workspace_name.clone(), row.role_key.clone(), row.agent_runtime.clone())).or_default();
         *rank += 1;
         let beyond_last = selection.keep_last.map_or(true, |n| *rank > n);
-        let old = selection.older_than.map_or(true, |age| {
-            crate::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now)
-        });
+        let old = selection
+            .older_than
+            .map_or(true, |age| crate::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
         if beyond_last && old {
             picked.push(Request { target, discard: false, only_if_clean: false });
         }
@@ -314,11 +322,11 @@ impl<'a> Purger<'a> {
             quarantine = mark.quarantine.clone();
             identity = identity_of(manifest.as_ref(), request.target.row.as_ref(), name);
         } else {
-            let assessment = match Assessor::new(AssessOptions::default()).instance(store, name, request.target.row.as_ref()) {
-                Ok(a) => a,
-                // Nothing left to read: a rerun after the directories were removed.
-                Err(_) if manifest.is_none() && !store.instance_dir(name).exists() => {
-                    crate::assess::Assessment {
+            let assessment =
+                match Assessor::new(AssessOptions::default()).instance(store, name, request.target.row.as_ref()) {
+                    Ok(a) => a,
+                    // Nothing left to read: a rerun after the directories were removed.
+                    Err(_) if manifest.is_none() && !store.instance_dir(name).exists() => crate::assess::Assessment {
                         identity: identity_of(None, request.target.row.as_ref(), name),
                         verdict: crate::assess::Verdict::Clean,
                         in_place: true,
@@ -326,14 +334,16 @@ impl<'a> Purger<'a> {
                         summary: "clean".into(),
                         assessed_at: crate::time::now_rfc3339(),
                         status: None,
-                    }
-                }
-                Err(e) => return refused("assess_failed", e),
-            };
+                    },
+                    Err(e) => return refused("assess_failed", e),
+                };
             identity = assessment.identity.clone();
             if assessment.verdict.at_risk() {
                 if request.only_if_clean {
-                    return Outcome::Skipped(format!("{name}: failed_setup with work at risk ({}); left alone", assessment.summary));
+                    return Outcome::Skipped(format!(
+                        "{name}: failed_setup with work at risk ({}); left alone",
+                        assessment.summary
+                    ));
                 }
                 if !(request.discard || self.options.discard_unfinished) {
                     let e = anyhow::anyhow!(
@@ -374,14 +384,25 @@ impl<'a> Purger<'a> {
     }
 
     /// Steps 3 to 8.
-    fn delete(&self, name: &InstanceName, has_manifest: bool, new_mark: bool, docker: &DockerNames, quarantine: Option<&str>) -> Result<(Vec<Removed>, u64)> {
+    fn delete(
+        &self,
+        name: &InstanceName,
+        has_manifest: bool,
+        new_mark: bool,
+        docker: &DockerNames,
+        quarantine: Option<&str>,
+    ) -> Result<(Vec<Removed>, u64)> {
         let store = self.store;
         let now = crate::time::now_rfc3339();
         // 3. The terminal status, manifest first, then the index row.
         if has_manifest {
             if new_mark {
                 let verdict = if quarantine.is_some() { "at_risk_quarantined" } else { "checked" };
-                let mark = PurgeMark { started_at: now.clone(), verdict: verdict.into(), quarantine: quarantine.map(str::to_owned) };
+                let mark = PurgeMark {
+                    started_at: now.clone(),
+                    verdict: verdict.into(),
+                    quarantine: quarantine.map(str::to_owned),
+                };
                 write_json_atomic(&mark_path(store, name), &mark).context("writing the purge mark")?;
             }
             let current = store.read_manifest(name)?.and_then(|m| Status::parse(&m.status));
@@ -480,7 +501,13 @@ impl<'a> Purger<'a> {
     }
 
     /// What a purge would remove, changing nothing.
-    fn dry_run_report(&self, name: &InstanceName, identity: Identity, docker: &DockerNames, lock_exists: bool) -> Purged {
+    fn dry_run_report(
+        &self,
+        name: &InstanceName,
+        identity: Identity,
+        docker: &DockerNames,
+        lock_exists: bool,
+    ) -> Purged {
         let store = self.store;
         let mut removed = Vec::new();
         for container in std::iter::once(&docker.role_container).chain(docker.dind_container.as_ref()) {
@@ -505,7 +532,9 @@ impl<'a> Purger<'a> {
                 if registration(&host, &record, name).is_some() {
                     removed.push(Removed { kind: "worktree".into(), name: record.worktree_path.clone() });
                 }
-                if record.scratch_branch == scratch_branch(name) && host.find_branch(&record.scratch_branch, BranchType::Local).is_ok() {
+                if record.scratch_branch == scratch_branch(name)
+                    && host.find_branch(&record.scratch_branch, BranchType::Local).is_ok()
+                {
                     removed.push(Removed { kind: "branch".into(), name: record.scratch_branch.clone() });
                 }
             }
@@ -518,7 +547,10 @@ impl<'a> Purger<'a> {
             }
         }
         if lock_exists {
-            removed.push(Removed { kind: "name_lock".into(), name: store.name_lock_path(name).to_string_lossy().into_owned() });
+            removed.push(Removed {
+                kind: "name_lock".into(),
+                name: store.name_lock_path(name).to_string_lossy().into_owned(),
+            });
         }
         if self.catalog.index.row(name.as_str()).is_some() {
             removed.push(Removed { kind: "index_row".into(), name: name.to_string() });
@@ -567,7 +599,9 @@ fn registration(host: &Repository, record: &IsolationRecord, name: &InstanceName
 fn normalize(path: &Path) -> PathBuf {
     let path = path.strip_suffix_slash();
     match (path.parent(), path.file_name()) {
-        (Some(parent), Some(file)) => std::fs::canonicalize(parent).map(|p| p.join(file)).unwrap_or_else(|_| path.to_path_buf()),
+        (Some(parent), Some(file)) => {
+            std::fs::canonicalize(parent).map(|p| p.join(file)).unwrap_or_else(|_| path.to_path_buf())
+        }
         _ => path.to_path_buf(),
     }
 }
@@ -634,7 +668,9 @@ impl NameClaim {
         if dry_run {
             let exists = path.exists();
             if name_lock_held(path)? {
-                return Err(Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display())));
+                return Err(
+                    Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display()))
+                );
             }
             return Ok(NameClaim { _file: None, exists });
         }

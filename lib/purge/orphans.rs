@@ -17,7 +17,9 @@ use crate::store::{name_lock_held, Store};
 /// names of an instance are longer than the 58 characters of its container name).
 fn is_docker_name(name: &str) -> bool {
     name.strip_prefix("jk-").is_some_and(|rest| {
-        !rest.is_empty() && name.len() <= 128 && rest.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase() || b == b'-')
+        !rest.is_empty()
+            && name.len() <= 128
+            && rest.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase() || b == b'-')
     })
 }
 
@@ -42,10 +44,13 @@ fn lock_instance(name: &str) -> Option<InstanceName> {
 fn temp_relative(name: &str, data: Option<&Path>) -> Option<PathBuf> {
     let path = Path::new(name);
     let rel = if path.is_absolute() { path.strip_prefix(data?).ok()? } else { path };
-    let parts: Vec<&str> = rel.components().map(|c| match c {
-        Component::Normal(p) => p.to_str(),
-        _ => None,
-    }).collect::<Option<_>>()?;
+    let parts: Vec<&str> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(p) => p.to_str(),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
     let ok = match parts.as_slice() {
         [file] => is_temp_name(file),
         [instance, ".jackin", file] => is_valid_name(instance) && is_temp_name(file),
@@ -102,11 +107,18 @@ impl Purger<'_> {
         let Some(id) = name.strip_prefix("jk-").and_then(|r| r.split(['-', '.']).next()) else { return false };
         let prefix = format!("jk-{id}-");
         let exact = format!("jk-{id}");
-        let row = self.catalog.index.instances.iter().any(|r| r.container_base == exact || r.container_base.starts_with(&prefix));
+        let row = self
+            .catalog
+            .index
+            .instances
+            .iter()
+            .any(|r| r.container_base == exact || r.container_base.starts_with(&prefix));
         let dir = std::fs::read_dir(self.store.data_dir()).map_or(false, |entries| {
             entries.flatten().any(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
-                (n == exact || n.starts_with(&prefix)) && !n.ends_with(".lock") && e.file_type().is_ok_and(|t| t.is_dir())
+                (n == exact || n.starts_with(&prefix))
+                    && !n.ends_with(".lock")
+                    && e.file_type().is_ok_and(|t| t.is_dir())
             })
         });
         row || dir
@@ -116,16 +128,23 @@ impl Purger<'_> {
         let dry = self.options.dry_run;
         let removed = |kind: &str, name: &str| vec![Removed { kind: kind.into(), name: name.into() }];
         if matches!(orphan.kind.as_str(), "container" | "network" | "volume") && self.owner_exists(&orphan.name) {
-            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} {}: its instance still exists; left alone", orphan.kind, orphan.name))));
+            return Ok(Err(refused(
+                "not_orphan",
+                anyhow::anyhow!("{} {}: its instance still exists; left alone", orphan.kind, orphan.name),
+            )));
         }
         match orphan.kind.as_str() {
             "container" => {
                 let Some(details) = self.engine.inspect(&orphan.name)? else { return Ok(Ok(Vec::new())) };
                 if details.spec.labels.get("jackin.managed").map(String::as_str) != Some("true") {
-                    return Ok(Err(refused("not_jackin", anyhow::anyhow!("container {} is not labelled as jackin's; left alone", orphan.name))));
+                    return Ok(Err(refused(
+                        "not_jackin",
+                        anyhow::anyhow!("container {} is not labelled as jackin's; left alone", orphan.name),
+                    )));
                 }
                 if details.state.running && !self.options.stop {
-                    let e = Exit::Busy.err(format_args!("container {} is running (--stop stops it first)", orphan.name));
+                    let e =
+                        Exit::Busy.err(format_args!("container {} is running (--stop stops it first)", orphan.name));
                     return Ok(Err(Outcome::Refused { code: "live", error: e, busy: true }));
                 }
                 if dry || self.engine.remove_container(&orphan.name)? {
@@ -134,16 +153,27 @@ impl Purger<'_> {
                 Ok(Ok(Vec::new()))
             }
             "network" => {
-                let gone = if dry { self.engine.network_exists(&orphan.name)? } else { self.engine.remove_network(&orphan.name)? };
+                let gone = if dry {
+                    self.engine.network_exists(&orphan.name)?
+                } else {
+                    self.engine.remove_network(&orphan.name)?
+                };
                 Ok(Ok(if gone { removed("network", &orphan.name) } else { Vec::new() }))
             }
             "volume" => {
-                let gone = if dry { self.engine.volume_exists(&orphan.name)? } else { self.engine.remove_volume(&orphan.name)? };
+                let gone = if dry {
+                    self.engine.volume_exists(&orphan.name)?
+                } else {
+                    self.engine.remove_volume(&orphan.name)?
+                };
                 Ok(Ok(if gone { removed("volume", &orphan.name) } else { Vec::new() }))
             }
             "name_lock" => self.orphan_lock(orphan),
             "temp_file" => self.orphan_temp(orphan),
-            other => Ok(Err(refused("unknown_orphan_kind", anyhow::anyhow!("orphan kind {other:?} is not one this purge knows; left alone")))),
+            other => Ok(Err(refused(
+                "unknown_orphan_kind",
+                anyhow::anyhow!("orphan kind {other:?} is not one this purge knows; left alone"),
+            ))),
         }
     }
 
@@ -152,10 +182,18 @@ impl Purger<'_> {
         let Some(name) = lock_instance(&orphan.name) else { anyhow::bail!("not a name lock: {:?}", orphan.name) };
         let path = store.name_lock_path(&name);
         if Path::new(&orphan.name).is_absolute() && Path::new(&orphan.name) != path {
-            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} is not a name lock of this jackin home", orphan.name))));
+            return Ok(Err(refused(
+                "not_orphan",
+                anyhow::anyhow!("{} is not a name lock of this jackin home", orphan.name),
+            )));
         }
-        if std::fs::symlink_metadata(store.instance_dir(&name)).is_ok() || self.catalog.index.row(name.as_str()).is_some() {
-            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{name} still has a data dir or an index row; its lock stays"))));
+        if std::fs::symlink_metadata(store.instance_dir(&name)).is_ok()
+            || self.catalog.index.row(name.as_str()).is_some()
+        {
+            return Ok(Err(refused(
+                "not_orphan",
+                anyhow::anyhow!("{name} still has a data dir or an index row; its lock stays"),
+            )));
         }
         let meta = match std::fs::symlink_metadata(&path) {
             Ok(meta) => meta,
@@ -177,7 +215,10 @@ impl Purger<'_> {
     fn orphan_temp(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
         let data = self.store.data_dir();
         let Some(rel) = temp_relative(&orphan.name, Some(&data)) else {
-            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} is not a temp file under {}", orphan.name, data.display()))));
+            return Ok(Err(refused(
+                "not_orphan",
+                anyhow::anyhow!("{} is not a temp file under {}", orphan.name, data.display()),
+            )));
         };
         let path = data.join(&rel);
         let meta = match std::fs::symlink_metadata(&path) {
@@ -185,7 +226,10 @@ impl Purger<'_> {
             Err(_) => return Ok(Ok(Vec::new())),
         };
         if !meta.is_file() {
-            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} is not a regular file; left alone", path.display()))));
+            return Ok(Err(refused(
+                "not_orphan",
+                anyhow::anyhow!("{} is not a regular file; left alone", path.display()),
+            )));
         }
         let file = rel.file_name().and_then(|f| f.to_str()).unwrap_or_default();
         let pid = file.rsplitn(3, '.').nth(1).unwrap_or_default();

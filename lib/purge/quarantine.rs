@@ -67,14 +67,22 @@ pub struct SavedFile {
 }
 
 /// Saves the at-risk work of `assessment` and returns the quarantine directory.
-pub fn save(store: &Store, assessment: &Assessment, records: &[Result<IsolationRecord, MalformedRecord>], days: u64) -> Result<PathBuf> {
+pub fn save(
+    store: &Store,
+    assessment: &Assessment,
+    records: &[Result<IsolationRecord, MalformedRecord>],
+    days: u64,
+) -> Result<PathBuf> {
     let root = quarantine_root(store);
     ensure_real_dir(&root)?;
     let now = SystemTime::now();
     let stamp = humantime::format_rfc3339_seconds(now).to_string().replace(['-', ':'], "");
     let container = &assessment.identity.container_base;
     let partial = root.join(format!(".partial-{container}-{stamp}-{}", std::process::id()));
-    fs::DirBuilder::new().mode(0o700).create(&partial).with_context(|| format!("cannot create {}", partial.display()))?;
+    fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&partial)
+        .with_context(|| format!("cannot create {}", partial.display()))?;
     let mut receipt = Receipt {
         version: 1,
         identity: assessment.identity.clone(),
@@ -113,7 +121,11 @@ fn ensure_real_dir(dir: &Path) -> Result<()> {
         Ok(_) => anyhow::bail!("{} is not a directory", dir.display()),
         Err(e) if e.kind() == ErrorKind::NotFound => {
             fs::DirBuilder::new().mode(0o700).create(dir).or_else(|e| {
-                if e.kind() == ErrorKind::AlreadyExists { Ok(()) } else { Err(e) }
+                if e.kind() == ErrorKind::AlreadyExists {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
             })?;
             Ok(())
         }
@@ -124,10 +136,20 @@ fn ensure_real_dir(dir: &Path) -> Result<()> {
 fn slug(mount_dst: &str) -> String {
     let s: String = mount_dst.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     let s = s.trim_matches('-').to_owned();
-    if s.is_empty() { "mount".into() } else { s }
+    if s.is_empty() {
+        "mount".into()
+    } else {
+        s
+    }
 }
 
-fn save_mount(store: &Store, dest: &Path, dir_name: &str, mount: &MountAssessment, record: Option<&IsolationRecord>) -> Result<SavedMount> {
+fn save_mount(
+    store: &Store,
+    dest: &Path,
+    dir_name: &str,
+    mount: &MountAssessment,
+    record: Option<&IsolationRecord>,
+) -> Result<SavedMount> {
     let mount_dir = dest.join(dir_name);
     fs::create_dir_all(&mount_dir)?;
     let mut saved = SavedMount {
@@ -152,7 +174,8 @@ fn save_mount(store: &Store, dest: &Path, dir_name: &str, mount: &MountAssessmen
             saved.tree = Some(format!("{dir_name}/tree"));
             saved.note = Some("could not be read; the whole directory was moved here".into());
         } else {
-            saved.note = Some(format!("could not be read, nothing saved: {}", mount.error.as_deref().unwrap_or("unknown")));
+            saved.note =
+                Some(format!("could not be read, nothing saved: {}", mount.error.as_deref().unwrap_or("unknown")));
         }
         return Ok(saved);
     };
@@ -182,7 +205,11 @@ fn save_mount(store: &Store, dest: &Path, dir_name: &str, mount: &MountAssessmen
 
 /// The at-risk tips of a worktree (its scratch branch and a detached HEAD) and what survives the
 /// purge in the host repository: every other ref, the host's HEAD, the other worktrees' HEADs.
-fn worktree_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAssessment) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
+fn worktree_refs(
+    repo: &Repository,
+    record: &IsolationRecord,
+    mount: &MountAssessment,
+) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
     let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
     let mut refs = Vec::new();
     for unpushed in &mount.unpushed {
@@ -210,7 +237,11 @@ fn worktree_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAsses
 
 /// A clone's at-risk tips (local branches, tags, a detached HEAD, every stash entry) and what
 /// survives it: its remote-tracking refs and the host repository's refs it knows.
-fn clone_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAssessment) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
+fn clone_refs(
+    repo: &Repository,
+    record: &IsolationRecord,
+    mount: &MountAssessment,
+) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
     let mut refs = Vec::new();
     for unpushed in &mount.unpushed {
         let id = if unpushed.name == "HEAD" {

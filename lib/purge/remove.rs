@@ -29,7 +29,11 @@ fn ensure_trash(store: &Store) -> Result<PathBuf> {
         Ok(_) => anyhow::bail!("{} is not a directory; refusing to delete through it", trash.display()),
         Err(e) if e.kind() == ErrorKind::NotFound => {
             fs::DirBuilder::new().mode(0o700).create(&trash).or_else(|e| {
-                if e.kind() == ErrorKind::AlreadyExists { Ok(()) } else { Err(e) }
+                if e.kind() == ErrorKind::AlreadyExists {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
             })?;
             ensure_trash(store)
         }
@@ -117,7 +121,12 @@ fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType) -> std::io:
         kind => kind,
     };
     if kind == FileType::Directory {
-        match rfs::openat(parent, name, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()) {
+        match rfs::openat(
+            parent,
+            name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
             Ok(fd) => {
                 let bytes = remove_contents(Dir::new(fd)?)?;
                 return match rfs::unlinkat(parent, name, AtFlags::REMOVEDIR) {

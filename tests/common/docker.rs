@@ -95,7 +95,14 @@ pub struct SessionOptions<'a> {
 
 impl Default for SessionOptions<'_> {
     fn default() -> Self {
-        SessionOptions { dind: true, env: Vec::new(), binds: Vec::new(), running: true, image: None, sidecar_ready_after: 0 }
+        SessionOptions {
+            dind: true,
+            env: Vec::new(),
+            binds: Vec::new(),
+            running: true,
+            image: None,
+            sidecar_ready_after: 0,
+        }
     }
 }
 
@@ -116,10 +123,29 @@ impl Session {
                 options.sidecar_ready_after
             );
             let args = vec![
-                "create", "--name", &sidecar, "--network", &network, "--network-alias", "dind",
-                "--label", "jackin.managed=true", "--label", "jackin.kind=dind", "--label", &role_label,
-                "-v", &mount, "--health-cmd", "test -e /tmp/healthy", "--health-interval", "1s",
-                TEST_IMAGE, "sh", "-c", &sidecar_cmd,
+                "create",
+                "--name",
+                &sidecar,
+                "--network",
+                &network,
+                "--network-alias",
+                "dind",
+                "--label",
+                "jackin.managed=true",
+                "--label",
+                "jackin.kind=dind",
+                "--label",
+                &role_label,
+                "-v",
+                &mount,
+                "--health-cmd",
+                "test -e /tmp/healthy",
+                "--health-interval",
+                "1s",
+                TEST_IMAGE,
+                "sh",
+                "-c",
+                &sidecar_cmd,
             ];
             docker(&args);
             (Some(sidecar), Some(volume))
@@ -127,13 +153,29 @@ impl Session {
             (None, None)
         };
         let envs: Vec<String> = options.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let binds: Vec<String> =
-            options.binds.iter().map(|(src, dst)| format!("{}:{dst}", src.display())).collect();
+        let binds: Vec<String> = options.binds.iter().map(|(src, dst)| format!("{}:{dst}", src.display())).collect();
         let mut args: Vec<&str> = vec![
-            "create", "--name", container, "--network", &network, "--hostname", "agent",
-            "--label", "jackin.managed=true", "--label", "jackin.kind=role", "--label", "jackin.class=agent-smith",
-            "--label", "jackin.display.name=Agent Smith", "--label", "jackin.image=jackin-test-busybox",
-            "-w", "/workspace", "--memory", "64m",
+            "create",
+            "--name",
+            container,
+            "--network",
+            &network,
+            "--hostname",
+            "agent",
+            "--label",
+            "jackin.managed=true",
+            "--label",
+            "jackin.kind=role",
+            "--label",
+            "jackin.class=agent-smith",
+            "--label",
+            "jackin.display.name=Agent Smith",
+            "--label",
+            "jackin.image=jackin-test-busybox",
+            "-w",
+            "/workspace",
+            "--memory",
+            "64m",
         ];
         for env in &envs {
             args.extend(["-e", env]);

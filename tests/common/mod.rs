@@ -26,12 +26,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
         .output()
         .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -147,8 +142,7 @@ impl Home {
         fs::write(dir.join(".jackin/instance.json"), manifest_text(id, &container, "active", &updated)).unwrap();
         if !records.is_empty() {
             let isolation = json!({"version": 1, "records": records});
-            fs::write(dir.join(".jackin/isolation.json"), serde_json::to_string_pretty(&isolation).unwrap())
-                .unwrap();
+            fs::write(dir.join(".jackin/isolation.json"), serde_json::to_string_pretty(&isolation).unwrap()).unwrap();
         }
         self.rows.push(json!({
             "instance_id": id, "container_base": container, "workspace_name": "my-app",
