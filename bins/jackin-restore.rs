@@ -1,6 +1,5 @@
 //! jackin-restore: list resumable sessions; resume one by the cheapest faithful tier.
 
-use std::io::{BufRead, BufReader, Write};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
@@ -81,7 +80,7 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
         return Ok(if plan.ready() { Exit::Ok } else { refuse(ctx, &name, "not_ready", plan.missing.join("; "))? });
     }
     let assessment = assessor.instance(&store, &name, target.row.as_ref())?;
-    acknowledge(&assessment, args.yes)?;
+    restore::acknowledge(&assessment, args.yes)?;
     if !plan.ready() {
         return refuse(
             ctx,
@@ -132,23 +131,4 @@ fn reconcile_first(
 fn refuse(ctx: &mut Ctx, name: &InstanceName, code: &str, why: String) -> Result<Exit> {
     ctx.fail(Some(name.as_str()), code, &anyhow::anyhow!(why))?;
     Ok(Exit::Partial)
-}
-
-/// The preserved work is shown and acknowledged on the terminal before anything starts.
-fn acknowledge(assessment: &jackin::assess::Assessment, yes: bool) -> Result<()> {
-    if yes {
-        return Ok(());
-    }
-    let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
-        return Err(Exit::Usage.err("no terminal to show the preserved work on\n  hint: pass --yes to acknowledge it"));
-    };
-    let mut out = &tty;
-    writeln!(out, "Preserved work of this session:\n{}\n", assessment.text())?;
-    write!(out, "Press Enter to resume it, or Ctrl-C to stop: ")?;
-    out.flush()?;
-    let mut line = String::new();
-    if BufReader::new(&tty).read_line(&mut line)? == 0 {
-        return Err(Exit::Interrupted.err("not acknowledged; nothing was changed"));
-    }
-    Ok(())
 }

@@ -1,6 +1,7 @@
 //! Resuming a session (lifecycle.md, "Restore"): the same instance, container name, data dir and
 //! worktrees, by the cheapest faithful tier. A failed restore never deletes anything.
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -13,7 +14,7 @@ use crate::exit::Exit;
 use crate::model::{IsolationKind, Manifest, Status};
 use crate::names::InstanceName;
 use crate::recipe::{self, ContainerRecipe, LaunchRecipe};
-use crate::records::{Candidate, Identity};
+use crate::records::{Candidate, Identity, Record};
 use crate::store::Store;
 
 /// `--workspace`, `--role`, `--agent`, `--workdir`.
@@ -419,6 +420,25 @@ pub fn candidate(
         missing: plan.missing.clone(),
         label,
     }
+}
+
+/// The preserved work is shown and acknowledged on the terminal before anything starts.
+pub fn acknowledge(assessment: &Assessment, yes: bool) -> Result<()> {
+    if yes {
+        return Ok(());
+    }
+    let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+        return Err(Exit::Usage.err("no terminal to show the preserved work on\n  hint: pass --yes to acknowledge it"));
+    };
+    let mut out = &tty;
+    writeln!(out, "Preserved work of this session:\n{}\n", assessment.text())?;
+    write!(out, "Press Enter to resume it, or Ctrl-C to stop: ")?;
+    out.flush()?;
+    let mut line = String::new();
+    if BufReader::new(&tty).read_line(&mut line)? == 0 {
+        return Err(Exit::Interrupted.err("not acknowledged; nothing was changed"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
