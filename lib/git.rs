@@ -265,6 +265,20 @@ pub fn worktree_unpushed(
     if at_risk_tips.is_empty() {
         return Ok(Vec::new());
     }
+    let surviving = surviving_worktree_purge(worktree, host, &scratch_ref);
+    let mut unpushed = Vec::new();
+    for (name, tip, upstream) in at_risk_tips {
+        let commits = only_reachable_from(worktree, tip, &surviving)?.len();
+        if commits > 0 {
+            unpushed.push(UnpushedRef { name, commits, upstream });
+        }
+    }
+    Ok(unpushed)
+}
+
+/// The commits that survive the purge of `worktree`: every host ref but its scratch branch, the
+/// host's HEAD, and the HEADs of the host's other worktrees.
+pub fn surviving_worktree_purge(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<Oid> {
     let own_registration = worktree.path().file_name().map(|n| n.to_os_string());
     let surviving: HashSet<Oid> = host
         .tips
@@ -274,15 +288,7 @@ pub fn worktree_unpushed(
         .chain(host.detached_head)
         .chain(host.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own_registration.as_ref()).map(|(_, id)| *id))
         .collect();
-    let surviving: Vec<Oid> = surviving.into_iter().collect();
-    let mut unpushed = Vec::new();
-    for (name, tip, upstream) in at_risk_tips {
-        let commits = only_reachable_from(worktree, tip, &surviving)?.len();
-        if commits > 0 {
-            unpushed.push(UnpushedRef { name, commits, upstream });
-        }
-    }
-    Ok(unpushed)
+    surviving.into_iter().collect()
 }
 
 fn canonical(path: &Path) -> PathBuf {

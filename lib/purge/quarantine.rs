@@ -203,14 +203,8 @@ fn save_mount(
     Ok(saved)
 }
 
-/// The at-risk tips of a worktree (its scratch branch and a detached HEAD) and what survives the
-/// purge in the host repository: every other ref, the host's HEAD, the other worktrees' HEADs.
-fn worktree_refs(
-    repo: &Repository,
-    record: &IsolationRecord,
-    mount: &MountAssessment,
-) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
-    let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
+/// The commit each unpushed ref of the assessment names now.
+fn unpushed_tips(repo: &Repository, mount: &MountAssessment) -> Result<Vec<(String, Oid)>> {
     let mut refs = Vec::new();
     for unpushed in &mount.unpushed {
         let id = if unpushed.name == "HEAD" {
@@ -222,17 +216,20 @@ fn worktree_refs(
             refs.push((unpushed.name.clone(), id));
         }
     }
+    Ok(refs)
+}
+
+/// The at-risk tips of a worktree (its scratch branch and a detached HEAD) and what survives the
+/// purge in the host repository: every other ref, the host's HEAD, the other worktrees' HEADs.
+fn worktree_refs(
+    repo: &Repository,
+    record: &IsolationRecord,
+    mount: &MountAssessment,
+) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
+    let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
+    let refs = unpushed_tips(repo, mount)?;
     let host = HostRefs::read(Path::new(&record.original_src))?;
-    let own = repo.path().file_name().map(|n| n.to_os_string());
-    let hidden = host
-        .tips
-        .iter()
-        .filter(|(name, _)| *name != scratch_ref)
-        .map(|(_, id)| *id)
-        .chain(host.detached_head)
-        .chain(host.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own.as_ref()).map(|(_, id)| *id))
-        .collect();
-    Ok((refs, hidden))
+    Ok((refs, crate::git::surviving_worktree_purge(repo, &host, &scratch_ref)))
 }
 
 /// A clone's at-risk tips (local branches, tags, a detached HEAD, every stash entry) and what
@@ -242,17 +239,7 @@ fn clone_refs(
     record: &IsolationRecord,
     mount: &MountAssessment,
 ) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
-    let mut refs = Vec::new();
-    for unpushed in &mount.unpushed {
-        let id = if unpushed.name == "HEAD" {
-            repo.head()?.target()
-        } else {
-            repo.find_reference(&unpushed.name)?.peel_to_commit().ok().map(|c| c.id())
-        };
-        if let Some(id) = id {
-            refs.push((unpushed.name.clone(), id));
-        }
-    }
+    let mut refs = unpushed_tips(repo, mount)?;
     if let Ok(log) = repo.reflog("refs/stash") {
         for (n, entry) in log.iter().enumerate() {
             refs.push((format!("refs/stashes/stash-{n}"), entry.id_new()));
