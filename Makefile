@@ -1,0 +1,52 @@
+# make install PREFIX=/usr/local            binaries, man pages, completions and contrib hooks
+# make install PREFIX=/usr DESTDIR=/tmp/pkg  staged, for a package
+# make install BIN_DIR=target/debug          install binaries built elsewhere (no release build)
+# make uninstall PREFIX=…                    removes exactly what install puts there
+PREFIX ?= /usr/local
+DESTDIR ?=
+BIN_DIR ?= target/release
+CARGO ?= cargo
+INSTALL ?= install
+
+BINS := jackin-assess jackin-keep jackin-purge jackin-reconcile jackin-restore
+bindir := $(PREFIX)/bin
+mandir := $(PREFIX)/share/man/man1
+bashdir := $(PREFIX)/share/bash-completion/completions
+zshdir := $(PREFIX)/share/zsh/site-functions
+fishdir := $(PREFIX)/share/fish/vendor_completions.d
+sharedir := $(PREFIX)/share/jackin
+
+.PHONY: all build install uninstall
+
+all: build
+
+# Only the default BIN_DIR is built here; any other BIN_DIR must already hold the binaries.
+build:
+ifeq ($(BIN_DIR),target/release)
+	$(CARGO) build --release --locked --bins
+endif
+
+install: build
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir) $(DESTDIR)$(bashdir) $(DESTDIR)$(zshdir) \
+		$(DESTDIR)$(fishdir) $(DESTDIR)$(sharedir)/hooks $(DESTDIR)$(sharedir)/git \
+		$(DESTDIR)$(sharedir)/cron $(DESTDIR)$(sharedir)/systemd
+	for b in $(BINS); do \
+		$(INSTALL) -m 755 $(BIN_DIR)/$$b $(DESTDIR)$(bindir)/$$b || exit 1; \
+		$(INSTALL) -m 644 man/$$b.1 $(DESTDIR)$(mandir)/$$b.1 || exit 1; \
+		$(INSTALL) -m 644 completions/$$b.bash $(DESTDIR)$(bashdir)/$$b || exit 1; \
+		$(INSTALL) -m 644 completions/_$$b $(DESTDIR)$(zshdir)/_$$b || exit 1; \
+		$(INSTALL) -m 644 completions/$$b.fish $(DESTDIR)$(fishdir)/$$b.fish || exit 1; \
+	done
+	$(INSTALL) -m 755 contrib/hooks/jackin-exit-hook $(DESTDIR)$(bindir)/jackin-exit-hook
+	$(INSTALL) -m 755 contrib/hooks/jackin-exit-hook $(DESTDIR)$(sharedir)/hooks/jackin-exit-hook
+	$(INSTALL) -m 755 contrib/git/reference-transaction $(DESTDIR)$(sharedir)/git/reference-transaction
+	$(INSTALL) -m 644 contrib/cron/* $(DESTDIR)$(sharedir)/cron/
+	$(INSTALL) -m 644 contrib/systemd/* $(DESTDIR)$(sharedir)/systemd/
+
+uninstall:
+	for b in $(BINS); do \
+		rm -f $(DESTDIR)$(bindir)/$$b $(DESTDIR)$(mandir)/$$b.1 $(DESTDIR)$(bashdir)/$$b \
+			$(DESTDIR)$(zshdir)/_$$b $(DESTDIR)$(fishdir)/$$b.fish; \
+	done
+	rm -f $(DESTDIR)$(bindir)/jackin-exit-hook
+	rm -rf $(DESTDIR)$(sharedir)
