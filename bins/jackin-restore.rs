@@ -5,12 +5,14 @@ use std::time::{Duration, SystemTime};
 use anyhow::Result;
 use jackin::assess::{AssessOptions, Assessor};
 use jackin::cli::RestoreArgs;
+use jackin::continuity::Continuity;
 use jackin::docker::Engine;
 use jackin::driver::{self, Ctx};
 use jackin::exit::Exit;
+use jackin::model::Manifest;
 use jackin::model::Status;
 use jackin::names::InstanceName;
-use jackin::records::{Identity, Record, Restored};
+use jackin::records::{Change, Identity, Record, Restored};
 use jackin::restore::{self, Filters, Waits};
 use jackin::select::{self, Catalog};
 use jackin::{continuity, reconcile};
@@ -30,20 +32,18 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     let assessor = Assessor::new(AssessOptions::default());
     let Some(arg) = &args.instance else {
         let names = catalog.all().into_iter().map(|t| t.name).collect();
-        reconcile_first(ctx, &engine, &store, names, dry_run)?;
+        let changes = reconcile_first(ctx, &engine, &store, names, dry_run)?;
         let catalog = Catalog::load(&store)?;
         let filters = Filters { workspace: args.workspace, role: args.role, agent: args.agent, workdir: args.workdir };
         let mut candidates = Vec::new();
         for target in catalog.all() {
-            let Ok(Some(manifest)) = store.read_manifest(&target.name) else { continue };
-            if !filters.admit(&manifest) {
-                continue;
-            }
+            let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { continue };
+            let mut kept = continuity::read(&store, &target.name).unwrap_or_default();
+            as_reconciled(&mut manifest, &mut kept, &changes);
             let status = Status::parse(&manifest.status);
-            if !restore::resumable(status, true) {
+            if !filters.admit(&manifest) || !restore::resumable(status, true) {
                 continue;
             }
-            let kept = continuity::read(&store, &target.name).unwrap_or_default();
             let plan = restore::plan(&engine, &store, &target.name, &manifest, kept.recipe.as_ref())?;
             if !restore::resumable(status, plan.role.is_some()) {
                 continue;
@@ -60,9 +60,11 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
 
     let target = catalog.resolve(arg).map_err(|why| Exit::Partial.wrap(why))?;
     let name = target.name;
-    reconcile_first(ctx, &engine, &store, vec![name.clone()], dry_run)?;
-    let manifest = store.read_manifest(&name)?.ok_or_else(|| Exit::Partial.err(format_args!("{name}: no manifest")))?;
-    let kept = continuity::read(&store, &name)?;
+    let changes = reconcile_first(ctx, &engine, &store, vec![name.clone()], dry_run)?;
+    let mut manifest =
+        store.read_manifest(&name)?.ok_or_else(|| Exit::Partial.err(format_args!("{name}: no manifest")))?;
+    let mut kept = continuity::read(&store, &name)?;
+    as_reconciled(&mut manifest, &mut kept, &changes);
     let plan = restore::plan(&engine, &store, &name, &manifest, kept.recipe.as_ref())?;
     if !restore::resumable(Status::parse(&manifest.status), plan.role.is_some()) {
         return refuse(ctx, &name, "not_resumable", format!("status {} is not resumable", manifest.status));
@@ -116,7 +118,7 @@ fn reconcile_first(
     store: &jackin::store::Store,
     names: Vec<InstanceName>,
     dry_run: bool,
-) -> Result<()> {
+) -> Result<Vec<Change>> {
     let options = reconcile::Options { dry_run, tool: "jackin-restore" };
     let report = reconcile::reconcile(engine, store, &reconcile::Selection::Instances(names), &options)?;
     for change in &report.changes {
@@ -125,7 +127,15 @@ fn reconcile_first(
     for failure in &report.failures {
         ctx.warn(format_args!("reconciling {}: {:#}", failure.container_base.as_deref().unwrap_or("?"), failure.error));
     }
-    Ok(())
+    Ok(report.changes)
+}
+
+/// In a dry run reconcile writes nothing: decide on the statuses it would have written.
+fn as_reconciled(manifest: &mut Manifest, kept: &mut Continuity, changes: &[Change]) {
+    if let Some(change) = changes.iter().rev().find(|c| c.identity.container_base == manifest.container_base) {
+        manifest.status = change.to.clone();
+        kept.cause = Some(change.cause.clone());
+    }
 }
 
 fn refuse(ctx: &mut Ctx, name: &InstanceName, code: &str, why: String) -> Result<Exit> {

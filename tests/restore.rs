@@ -387,3 +387,54 @@ fn a_running_session_is_tier_0_and_a_finished_one_is_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not resumable"));
     let _ = Path::new("");
 }
+
+#[test]
+fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_command() {
+    if !engine_available("no_recipe_and_exec") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("n0rec1pe", |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
+    store(&home)
+        .set_status(&InstanceName::parse(&inst.container).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
+        .unwrap();
+
+    // Tier 1 needs no recipe; --exec then replaces the process with the attach command (a fake
+    // `docker` on PATH stands in for the CLI the operator would attach with; the tools themselves
+    // talk to the engine's API, not to this program).
+    docker(&["stop", "-t", "0", &inst.container]);
+    let bin = home.tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::write(bin.join("docker"), "#!/bin/sh\necho \"attached with: $*\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(bin.join("docker"), fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = home
+        .cmd("jackin-restore")
+        .args([&inst.container, "--yes", "--exec", "--format=json"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines = stdout.lines();
+    assert!(lines.next().unwrap().contains("\"tier\":1"), "{stdout}");
+    assert_eq!(lines.next().unwrap(), format!("attached with: attach {}", inst.container));
+
+    // Gone without a recipe: nothing can recreate it, and the list and the plan say exactly why.
+    drop(session);
+    let out = restore(&home, &[&inst.container, "--plan"]);
+    assert_eq!(out.status.code(), Some(6));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no launch recipe"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = restore(&home, &[]);
+    let candidate = &records(&listed.stdout)[0]["data"];
+    assert_eq!(candidate["ready"], false);
+    assert_eq!(candidate["tier"], Value::Null);
+    assert!(candidate["label"].as_str().unwrap().contains("cannot resume: no launch recipe"), "{candidate}");
+}
