@@ -6,7 +6,7 @@ use jackin::cli::AssessArgs;
 use jackin::driver::{self, Ctx};
 use jackin::exit::Exit;
 use jackin::parallel;
-use jackin::select::{self, Catalog};
+use jackin::select;
 
 fn main() {
     driver::main::<AssessArgs>("jackin-assess", run)
@@ -31,10 +31,7 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
     };
 
     let store = ctx.store()?;
-    let catalog = Catalog::load(&store)?;
-    for bad in &catalog.invalid_rows {
-        ctx.warn(format_args!("the index has a row with an invalid name {bad:?}; skipped"));
-    }
+    let catalog = ctx.catalog(&store)?;
     let targets = if args.all {
         catalog.all()
     } else {

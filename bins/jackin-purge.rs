@@ -8,7 +8,7 @@ use jackin::exit::Exit;
 use jackin::parallel;
 use jackin::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, PurgedReport, Purger, Selection};
 use jackin::records::{ErrorRecord, Identity, Purged, Removed};
-use jackin::select::{self, Catalog};
+use jackin::select;
 
 fn main() {
     driver::main::<PurgeArgs>("jackin-purge", run)
@@ -28,10 +28,7 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
     };
 
     let store = ctx.store()?;
-    let catalog = Catalog::load(&store)?;
-    for bad in &catalog.invalid_rows {
-        ctx.warn(format_args!("the index has a row with an invalid name {bad:?}; skipped"));
-    }
+    let catalog = ctx.catalog(&store)?;
     let items = if from_stdin {
         purge::plan_from_records(&records, &catalog)?
     } else if !args.instances.is_empty() {

@@ -28,7 +28,7 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     let store = ctx.store()?;
     let engine = Engine::connect()?;
     let dry_run = args.plan || args.dry_run;
-    let catalog = Catalog::load(&store)?;
+    let catalog = ctx.catalog(&store)?;
     let assessor = Assessor::new(AssessOptions::default());
     let Some(arg) = &args.instance else {
         let names = catalog.all().into_iter().map(|t| t.name).collect();

@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::cli::{CommonArgs, Format, ToolArgs};
 use crate::exit::{is_broken_pipe, Exit};
 use crate::records::{self, ErrorRecord, InputRecord, Record};
+use crate::select::Catalog;
 use crate::store::{Roots, Store};
 
 /// Parses the tool's arguments, runs it and exits. `run` returns the exit code for a finished
@@ -71,6 +72,16 @@ impl Ctx {
     /// The jackin home, which must exist.
     pub fn store(&self) -> Result<Store> {
         Store::open(self.roots()?)
+    }
+
+    /// Every instance the host knows; index rows whose name could never be a path are skipped,
+    /// and said so once.
+    pub fn catalog(&self, store: &Store) -> Result<Catalog> {
+        let catalog = Catalog::load(store)?;
+        for bad in &catalog.invalid_rows {
+            self.warn(format_args!("the index has a row with an invalid name {bad:?}; skipped"));
+        }
+        Ok(catalog)
     }
 
     pub fn emit<R: Record>(&mut self, record: &R) -> Result<()> {
