@@ -824,6 +824,7 @@ fn path_attacks(t: &mut Tally) {
     runs.push(("restore --list".into(), tool(&home, "jackin-restore", &["--list", "--format=json"]), Vec::new()));
     for name in &names {
         runs.push((format!("restore --plan {name}"), tool(&home, "jackin-restore", &["--plan", name]), Vec::new()));
+        runs.push((format!("restore --yes {name}"), tool(&home, "jackin-restore", &["--yes", name]), Vec::new()));
     }
     let hostile_records = [
         json!({"schema_version":1,"type":"orphan","data":{"kind":"temp_file","name":"../../sentinel/precious.txt"}}),
@@ -855,7 +856,11 @@ fn path_attacks(t: &mut Tally) {
         let out = run_with(&mut cmd, &stdin);
         t.case(!panicked(&out), || format!("{label}: panicked"));
         let now = tree(&sentinel);
-        t.case(now == before, || format!("{label}: the sentinel outside the home changed"));
+        let gone: Vec<_> = before.iter().filter(|e| !now.contains(e)).map(|e| e.0.display().to_string()).collect();
+        let new: Vec<_> = now.iter().filter(|e| !before.contains(e)).map(|e| e.0.display().to_string()).collect();
+        t.case(now == before, || {
+            format!("{label}: the sentinel outside the home changed: gone {gone:?}, new {new:?}: {}", stderr(&out))
+        });
     }
     t.case(moved.join(".jackin/instance.json").exists(), || "the moved data dir changed".into());
     t.note = "symlinks in data dirs, as data dirs, as socket dirs; mounts outside; .. and absolute names".into();
