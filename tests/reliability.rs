@@ -208,7 +208,7 @@ fn dockerised(home: &Home, inst: &Instance) {
 
 fn launch(home: &Home, inst: &Instance, env: Vec<(&str, &str)>) -> Session {
     dockerised(home, inst);
-    Session::launch(
+    let session = Session::launch(
         &inst.container,
         SessionOptions {
             dind: true,
@@ -217,7 +217,10 @@ fn launch(home: &Home, inst: &Instance, env: Vec<(&str, &str)>) -> Session {
             running: true,
             ..Default::default()
         },
-    )
+    );
+    // The exit hook runs once the agent has left: the role container has stopped.
+    common::docker::docker(&["stop", "-t", "0", &inst.container]);
+    session
 }
 
 /// Spawns the command, SIGKILLs it after `delay` (if it still runs), returns whether it was killed.
@@ -293,8 +296,9 @@ fn crash_points(t: &mut Tally) {
     }
 
     // keep and restore have no crash points: SIGKILL at varying delays, then rerun.
-    let delays: Vec<u64> = if long() { vec![5, 15, 30, 60, 100, 150, 250, 400, 700] } else { vec![15, 60, 200] };
+    let delays: Vec<u64> = if long() { vec![5, 15, 30, 60, 100, 150, 250, 400, 700] } else { vec![40, 250] };
     let secret = "crash-secret-5f3e";
+    let (mut keep_kills, mut restore_kills, runs) = (0, 0, delays.len());
     for delay in delays {
         let mut home = Home::new();
         let (inst, _) = at_risk(&mut home);
@@ -306,6 +310,7 @@ fn crash_points(t: &mut Tally) {
             input.as_bytes(),
             Duration::from_millis(delay),
         );
+        keep_kills += usize::from(killed);
         let mid = state_is_valid(&home, &inst);
         t.case(mid.is_ok(), || format!("keep killed at {delay} ms (killed={killed}): {}", mid.clone().unwrap_err()));
         let out = run(tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]), input.as_bytes());
@@ -321,6 +326,7 @@ fn crash_points(t: &mut Tally) {
         let mut restore = tool(&home, "jackin-restore", &[&inst.container, "--yes", "--format=json"]);
         restore.env("SECRET_TOKEN", secret);
         let killed = kill_after(restore, b"", Duration::from_millis(delay * 3));
+        restore_kills += usize::from(killed);
         let mid = state_is_valid(&home, &inst);
         t.case(mid.is_ok(), || {
             format!("restore killed at {} ms (killed={killed}): {}", delay * 3, mid.clone().unwrap_err())
@@ -340,7 +346,10 @@ fn crash_points(t: &mut Tally) {
             format!("restore after {} ms: no container", delay * 3)
         });
     }
-    t.note = "purge: its 8 crash points; keep, restore: SIGKILL at varying delays".into();
+    t.note = format!(
+        "purge: its 8 crash points; keep, restore: SIGKILL at {runs} delays each (killed mid-run: keep \
+         {keep_kills}/{runs}, restore {restore_kills}/{runs}), rerun"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -986,7 +995,7 @@ fn work_loss(t: &mut Tally) {
             t.case(copied.as_deref() == Some(content), || format!("{state}: {path} not in the quarantine: {copied:?}"));
         }
     }
-    t.note = "assess | keep --policy clean | purge; bundles fetched with git, files compared".into();
+    t.note = "assess → keep --policy clean → purge; bundles fetched with git, files compared".into();
 }
 
 // ---------------------------------------------------------------------------------------------
