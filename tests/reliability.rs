@@ -1007,7 +1007,24 @@ fn docker_faults(t: &mut Tally) {
     let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/my-app")]);
     dockerised(&home, &inst);
     let input = assess(&home, &[&inst.container]);
-    let decided = run(tool(&home, "jackin-keep", &["--policy=clean", "--dry-run", "--format=json"]), input.as_bytes());
+    // A real clean decision, as `jackin-keep --policy clean` writes it (not run: it would act).
+    let mut decision: Value = records(
+        &run(tool(&home, "jackin-keep", &["--policy=clean", "--dry-run", "--format=json"]), input.as_bytes()).stdout,
+    )[0]
+    .clone();
+    decision["data"]["dry_run"] = json!(false);
+    let decided = format!("{decision}\n");
+    // A terminal session, so `--terminal` has work that needs the engine.
+    let finished = home.instance(&unique_id(), |_, _| Vec::new());
+    let path = finished.dir.join(".jackin/instance.json");
+    fs::write(&path, fs::read_to_string(&path).unwrap().replace("\"active\"", "\"clean_exited\"")).unwrap();
+    let mut index = read_json(&index_path(&home)).unwrap();
+    for row in index["instances"].as_array_mut().unwrap() {
+        if row["container_base"] == finished.container.as_str() {
+            row["status"] = json!("clean_exited");
+        }
+    }
+    fs::write(index_path(&home), serde_json::to_string_pretty(&index).unwrap()).unwrap();
     let dead = tempfile::tempdir().unwrap();
     let dead_host = format!("unix://{}/docker.sock", dead.path().display());
     let before = home.snapshot();
@@ -1016,7 +1033,7 @@ fn docker_faults(t: &mut Tally) {
         ("jackin-keep", vec!["--policy=keep"], input.clone().into_bytes()),
         ("jackin-keep", vec!["--policy=clean"], input.clone().into_bytes()),
         ("jackin-purge", vec![c], Vec::new()),
-        ("jackin-purge", vec![], decided.stdout.clone()),
+        ("jackin-purge", vec![], decided.clone().into_bytes()),
         ("jackin-purge", vec!["--terminal"], Vec::new()),
         ("jackin-reconcile", vec![], Vec::new()),
         ("jackin-reconcile", vec![c], Vec::new()),
