@@ -1195,9 +1195,14 @@ fn engine_killed(t: &mut Tally) {
             "jackin.kind=dind",
             "--label",
             &role,
+            "--health-cmd",
+            "test -e /tmp/healthy",
+            "--health-interval",
+            "1s",
             TEST_IMAGE,
-            "sleep",
-            "3600",
+            "sh",
+            "-c",
+            "touch /tmp/healthy; exec sleep 3600",
         ]);
         engine.docker(&[
             "create",
@@ -1245,7 +1250,8 @@ fn engine_killed(t: &mut Tally) {
         t.case(status.as_deref() == Ok("crashed"), || format!("{}: status {status:?}", inst.container));
         let resumable = listed.iter().any(|r| r["data"]["container_base"] == inst.container.as_str());
         t.case(resumable, || format!("{}: not listed as resumable", inst.container));
-        let mut resume = tool(&home, "jackin-restore", &[&inst.container, "--yes", "--format=json"]);
+        let mut resume =
+            tool(&home, "jackin-restore", &[&inst.container, "--yes", "--health-timeout=20", "--format=json"]);
         resume.env("DOCKER_HOST", &host);
         let out = run(resume, b"");
         t.case(out.status.success(), || format!("{}: resume: {}", inst.container, stderr(&out)));
