@@ -87,6 +87,7 @@ pub fn update<T>(
     name: &InstanceName,
     change: impl FnOnce(&mut Continuity) -> Result<(T, bool)>,
 ) -> Result<T> {
+    store.refuse_linked(name)?;
     let meta = store.meta_dir(name);
     let lock_path = meta.join("continuity.lock");
     let lock = OpenOptions::new()

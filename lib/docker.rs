@@ -122,6 +122,10 @@ fn is_not_found(e: &BollardError) -> bool {
     matches!(e, BollardError::DockerResponseServerError { status_code: 404, .. })
 }
 
+fn is_removal_in_progress(e: &BollardError) -> bool {
+    matches!(e, BollardError::DockerResponseServerError { status_code: 409, message } if message.contains("already in progress"))
+}
+
 fn is_not_modified(e: &BollardError) -> bool {
     matches!(e, BollardError::DockerResponseServerError { status_code: 304, .. })
 }
@@ -299,8 +303,21 @@ impl Engine {
         match self.call("remove", self.api.remove_container(name, Some(options))) {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
+            // A run killed mid-removal leaves the engine finishing it; the rerun waits for it.
+            Err(e) if is_removal_in_progress(&e) => self.wait_gone(name).map(|()| false),
             Err(e) => Err(anyhow::Error::new(e).context(format!("removing container {name}"))),
         }
+    }
+
+    fn wait_gone(&self, name: &str) -> Result<()> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.inspect(name)?.is_some() {
+            if std::time::Instant::now() > deadline {
+                anyhow::bail!("container {name}: the engine's removal did not finish within 30 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Ok(())
     }
 
     pub fn remove_network(&self, name: &str) -> Result<bool> {

@@ -294,6 +294,7 @@ fn recreate(
 fn write_agent_toml(store: &Store, name: &InstanceName, text: &str) -> Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     let dir = store.socket_dir(name);
+    crate::store::refuse_link(&dir)?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)

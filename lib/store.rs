@@ -111,6 +111,13 @@ impl Store {
         self.sockets_dir().join(name)
     }
 
+    /// Refuses to write through a data directory or its `.jackin/` that is a symbolic link: the
+    /// target may be anywhere outside the home, and the tools write only inside it.
+    pub fn refuse_linked(&self, name: &InstanceName) -> Result<()> {
+        refuse_link(&self.instance_dir(name))?;
+        refuse_link(&self.meta_dir(name))
+    }
+
     /// The index; a missing file is an empty index (jackin creates it on first launch).
     pub fn read_index(&self) -> Result<Index> {
         let path = self.index_path();
@@ -136,6 +143,7 @@ impl Store {
     }
 
     pub fn write_manifest(&self, name: &InstanceName, manifest: &Manifest) -> Result<()> {
+        self.refuse_linked(name)?;
         write_json_atomic(&self.manifest_path(name), manifest)
     }
 
@@ -154,6 +162,7 @@ impl Store {
     }
 
     pub fn write_isolation(&self, name: &InstanceName, isolation: &Isolation) -> Result<()> {
+        self.refuse_linked(name)?;
         write_json_atomic(&self.isolation_path(name), isolation)
     }
 
@@ -171,6 +180,14 @@ impl Store {
         })?;
         Ok(manifest)
     }
+}
+
+/// An error when `dir` is a symbolic link (see `Store::refuse_linked`).
+pub fn refuse_link(dir: &Path) -> Result<()> {
+    if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        anyhow::bail!("{} is a symbolic link; the tools do not write through it", dir.display());
+    }
+    Ok(())
 }
 
 fn check_index_version(index: &Index, path: &Path) -> Result<()> {
@@ -313,6 +330,21 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"{\n  \"a\": 1\n}");
         assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn a_linked_data_dir_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(home.join("data")).unwrap();
+        fs::create_dir_all(outside.join(".jackin")).unwrap();
+        let store = Store::open(Roots { home: home.clone(), config_dir: home.clone() }).unwrap();
+        let name = InstanceName::parse("jk-abcd1234-x").unwrap();
+        std::os::unix::fs::symlink(&outside, home.join("data/jk-abcd1234-x")).unwrap();
+        let err = store.write_isolation(&name, &Isolation::default()).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        assert_eq!(fs::read_dir(outside.join(".jackin")).unwrap().count(), 0, "nothing written outside");
     }
 
     #[test]

@@ -403,6 +403,7 @@ impl<'a> Purger<'a> {
                     verdict: verdict.into(),
                     quarantine: quarantine.map(str::to_owned),
                 };
+                store.refuse_linked(name)?;
                 write_json_atomic(&mark_path(store, name), &mark).context("writing the purge mark")?;
             }
             let current = store.read_manifest(name)?.and_then(|m| Status::parse(&m.status));

@@ -1,0 +1,1386 @@
+//! The reliability suite: one table of checks (crash points, concurrency, bad input, path attacks,
+//! the work-loss matrix, Docker faults, secrets), each row with the cases it ran and its failures.
+//!
+//! `cargo test --test reliability -- --nocapture` runs the short form (about a minute) and prints
+//! the table; `JACKIN_RELIABILITY=long` runs more cases and the engine-kill fault. The table is
+//! also written to `$CARGO_TARGET_TMPDIR/reliability.txt`. `scripts/reliability` wraps both.
+//! `JACKIN_RELIABILITY_ONLY=<part of a check's name>` runs only the matching rows.
+
+mod common;
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::process::CommandExt;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::docker::{docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::{commit_file, git, records, Home, Instance};
+use serde_json::{json, Value};
+
+fn long() -> bool {
+    std::env::var("JACKIN_RELIABILITY").is_ok_and(|v| v == "long")
+}
+
+/// One row of the table.
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    failures: Vec<String>,
+    note: String,
+}
+
+impl Tally {
+    fn case(&mut self, ok: bool, what: impl FnOnce() -> String) {
+        self.cases += 1;
+        if !ok {
+            self.failures.push(what());
+        }
+    }
+}
+
+const STATUSES: [&str; 10] = [
+    "active",
+    "running",
+    "restore_available",
+    "preserved_dirty",
+    "preserved_unpushed",
+    "clean_exited",
+    "crashed",
+    "failed_setup",
+    "superseded",
+    "purged",
+];
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+/// 8 characters of jackin's id alphabet, unique per call in this run and across runs.
+fn unique_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let mut x = nanos
+        ^ ((std::process::id() as u64) << 20)
+        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (0..8)
+        .map(|_| {
+            let c = ALPHABET[(x % 32) as usize] as char;
+            x = x / 32 ^ x.rotate_left(17);
+            c
+        })
+        .collect()
+}
+
+/// A tool of the home in a session of its own (no controlling terminal, so no dialog can wait).
+fn tool(home: &Home, name: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin(name));
+    cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).args(args);
+    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR").env_remove("JACKIN_PURGE_CRASH_AT");
+    // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd
+}
+
+fn run(mut cmd: Command, stdin: &[u8]) -> Output {
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    out
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn panicked(out: &Output) -> bool {
+    out.status.code() == Some(101) || stderr(out).contains("panicked")
+}
+
+fn assess(home: &Home, containers: &[&str]) -> String {
+    let out = tool(home, "jackin-assess", &["--format=json"]).args(containers).output().unwrap();
+    assert!(out.status.success(), "assess: {}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn read_json(path: &Path) -> Result<Value, String> {
+    let bytes = fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
+}
+
+fn index_path(home: &Home) -> PathBuf {
+    home.home.join("data/instances.json")
+}
+
+fn row_status(home: &Home, container: &str) -> Result<Option<String>, String> {
+    let index = read_json(&index_path(home))?;
+    Ok(index["instances"]
+        .as_array()
+        .ok_or("the index has no instances array")?
+        .iter()
+        .find(|r| r["container_base"] == container)
+        .map(|r| r["status"].as_str().unwrap_or("").to_owned()))
+}
+
+/// Index valid, manifest valid, both statuses one of jackin's ten; the manifest's status.
+fn state_is_valid(home: &Home, inst: &Instance) -> Result<String, String> {
+    let row = row_status(home, &inst.container)?.ok_or("the index row is gone")?;
+    let manifest = read_json(&inst.dir.join(".jackin/instance.json"))?;
+    let status = manifest["status"].as_str().unwrap_or("").to_owned();
+    for s in [&row, &status] {
+        if !STATUSES.contains(&s.as_str()) {
+            return Err(format!("status {s:?} is not one of jackin's ten"));
+        }
+    }
+    Ok(status)
+}
+
+/// Every file, symlink and directory under `dir`, with file bytes and link targets.
+fn tree(dir: &Path) -> Vec<(PathBuf, String, Vec<u8>)> {
+    let mut entries: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| {
+            let ft = e.file_type();
+            let (kind, bytes) = if ft.is_symlink() {
+                ("link", fs::read_link(e.path()).unwrap().into_os_string().into_vec())
+            } else if ft.is_file() {
+                ("file", fs::read(e.path()).unwrap_or_default())
+            } else {
+                ("dir", Vec::new())
+            };
+            (e.path().to_path_buf(), kind.to_owned(), bytes)
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().to_path_buf())
+        .collect()
+}
+
+fn quarantines(home: &Home) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(home.home.join("quarantine")) else { return Vec::new() };
+    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    dirs
+}
+
+/// The manifest's Docker names as jackin writes them for a session with a DinD sidecar, plus
+/// `sockets/<c>/agent.toml`, so keep and restore have a whole session to act on.
+fn dockerised(home: &Home, inst: &Instance) {
+    let c = &inst.container;
+    let path = inst.dir.join(".jackin/instance.json");
+    let mut manifest = read_json(&path).unwrap();
+    manifest["docker"]["dind_container"] = format!("{c}-dind").into();
+    manifest["docker"]["certs_volume"] = format!("{c}-dind-certs").into();
+    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let sockets = home.home.join("sockets").join(c);
+    fs::create_dir_all(&sockets).unwrap();
+    fs::write(
+        sockets.join("agent.toml"),
+        "role = \"agent-smith\"\nworkdir = \"/workspace/my-app\"\nagents = [\"claude\"]\n",
+    )
+    .unwrap();
+}
+
+fn launch(home: &Home, inst: &Instance, env: Vec<(&str, &str)>) -> Session {
+    dockerised(home, inst);
+    let session = Session::launch(
+        &inst.container,
+        SessionOptions {
+            dind: true,
+            env,
+            binds: vec![(inst.dir.join("home"), "/home/agent"), (inst.mount_path(0), "/workspace/my-app")],
+            running: true,
+            ..Default::default()
+        },
+    );
+    // The exit hook runs once the agent has left: the role container has stopped.
+    common::docker::docker(&["stop", "-t", "0", &inst.container]);
+    session
+}
+
+/// Spawns the command, SIGKILLs it after `delay` (if it still runs), returns whether it was killed.
+fn kill_after(mut cmd: Command, stdin: &[u8], delay: Duration) -> bool {
+    let mut child: Child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let _ = input.write_all(stdin);
+    drop(input);
+    let deadline = Instant::now() + delay;
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let status = child.wait().unwrap();
+    status.code().is_none()
+}
+
+// ---------------------------------------------------------------------------------------------
+// crash points
+
+/// A worktree session with an uncommitted change and a scratch commit: purge must quarantine.
+fn at_risk(home: &mut Home) -> (Instance, PathBuf) {
+    let app = home.host_repo("app");
+    let id = unique_id();
+    let host = app.clone();
+    let inst = home.instance(&id, move |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
+    let wt = inst.mount_path(0);
+    commit_file(&wt, "feature.rs", "fn feature() {}\n", "agent work");
+    fs::write(wt.join("README.md"), "changed by the agent\n").unwrap();
+    (inst, app)
+}
+
+fn crash_points(t: &mut Tally) {
+    for step in jackin::purge::CRASH_POINTS {
+        let mut home = Home::new();
+        let (inst, app) = at_risk(&mut home);
+        let _session =
+            Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
+        let mut cmd = tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]);
+        cmd.env("JACKIN_PURGE_CRASH_AT", step);
+        let out = run(cmd, b"");
+        t.case(out.status.code().is_none(), || format!("purge@{step}: not killed: {}", stderr(&out)));
+        t.case(read_json(&index_path(&home)).is_ok(), || format!("purge@{step}: index invalid after the crash"));
+        let out = run(tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]), b"");
+        let expected = if step == "row" { 6 } else { 0 };
+        t.case(out.status.code() == Some(expected), || {
+            format!("purge@{step} rerun: {:?} {}", out.status, stderr(&out))
+        });
+        let end = (|| -> Result<(), String> {
+            read_json(&index_path(&home))?;
+            if row_status(&home, &inst.container)?.is_some() {
+                return Err("row left".into());
+            }
+            if inst.dir.exists() {
+                return Err("data dir left".into());
+            }
+            if Session::exists("container", &inst.container) {
+                return Err("container left".into());
+            }
+            if git(&app, &["worktree", "list"]).contains(&inst.container) {
+                return Err("worktree still registered".into());
+            }
+            let q = quarantines(&home);
+            if q.is_empty() || !q.iter().all(|q| q.join("receipt.json").exists()) {
+                return Err(format!("quarantine incomplete: {q:?}"));
+            }
+            Ok(())
+        })();
+        t.case(end.is_ok(), || format!("purge@{step} end state: {}", end.unwrap_err()));
+    }
+
+    // keep and restore have no crash points: SIGKILL at varying delays, then rerun.
+    let delays: Vec<u64> = if long() { vec![5, 15, 30, 60, 100, 150, 250, 400, 700] } else { vec![40, 250] };
+    let secret = "crash-secret-5f3e";
+    let (mut keep_kills, mut restore_kills, runs) = (0, 0, delays.len());
+    for delay in delays {
+        let mut home = Home::new();
+        let (inst, _) = at_risk(&mut home);
+        let work = inst.mount_path(0).join("README.md");
+        let _session = launch(&home, &inst, vec![("SECRET_TOKEN", secret)]);
+        let input = assess(&home, &[&inst.container]);
+        let killed = kill_after(
+            tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]),
+            input.as_bytes(),
+            Duration::from_millis(delay),
+        );
+        keep_kills += usize::from(killed);
+        let mid = state_is_valid(&home, &inst);
+        t.case(mid.is_ok(), || format!("keep killed at {delay} ms (killed={killed}): {}", mid.clone().unwrap_err()));
+        let out = run(tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]), input.as_bytes());
+        t.case(out.status.success(), || format!("keep rerun after {delay} ms: {:?} {}", out.status, stderr(&out)));
+        let end = state_is_valid(&home, &inst);
+        t.case(end.as_deref() == Ok("preserved_unpushed") || end.as_deref() == Ok("preserved_dirty"), || {
+            format!("keep after {delay} ms ends {end:?}")
+        });
+        t.case(fs::read_to_string(&work).ok().as_deref() == Some("changed by the agent\n"), || {
+            format!("keep killed at {delay} ms: the dirty file is gone")
+        });
+
+        let mut restore = tool(&home, "jackin-restore", &[&inst.container, "--yes", "--format=json"]);
+        restore.env("SECRET_TOKEN", secret);
+        let killed = kill_after(restore, b"", Duration::from_millis(delay * 3));
+        restore_kills += usize::from(killed);
+        let mid = state_is_valid(&home, &inst);
+        t.case(mid.is_ok(), || {
+            format!("restore killed at {} ms (killed={killed}): {}", delay * 3, mid.clone().unwrap_err())
+        });
+        let mut rerun = tool(&home, "jackin-restore", &[&inst.container, "--yes", "--format=json"]);
+        rerun.env("SECRET_TOKEN", secret);
+        let out = run(rerun, b"");
+        t.case(out.status.success(), || {
+            format!("restore rerun after {} ms: {:?} {}", delay * 3, out.status, stderr(&out))
+        });
+        let end = state_is_valid(&home, &inst);
+        t.case(end.as_deref() == Ok("active"), || format!("restore after {} ms ends {end:?}", delay * 3));
+        t.case(work.exists() && inst.mount_path(0).join("feature.rs").exists(), || {
+            format!("restore killed at {} ms: work files gone", delay * 3)
+        });
+        t.case(Session::exists("container", &inst.container), || {
+            format!("restore after {} ms: no container", delay * 3)
+        });
+    }
+    t.note = format!(
+        "purge: its 8 crash points; keep, restore: SIGKILL at {runs} delays each (killed mid-run: keep \
+         {keep_kills}/{runs}, restore {restore_kills}/{runs}), rerun"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// concurrency
+
+#[test]
+fn status_writer_probe() {
+    let Ok(spec) = std::env::var("JACKIN_RELIABILITY_WRITER") else { return };
+    let (home, names) = spec.split_once('|').unwrap();
+    let store =
+        jackin::store::Store::open(jackin::store::Roots { home: home.into(), config_dir: home.into() }).unwrap();
+    for name in names.split(',') {
+        let name = jackin::names::InstanceName::parse(name).unwrap();
+        store.set_status(&name, jackin::model::Status::RestoreAvailable, &jackin::time::now_rfc3339()).unwrap();
+    }
+}
+
+fn concurrency(t: &mut Tally) {
+    let rounds = if long() { 5 } else { 1 };
+    for round in 0..rounds {
+        let home = Home::new();
+        let data = home.home.join("data");
+        let prefix = &unique_id()[..3];
+        let mut rows = Vec::new();
+        let mut names = Vec::new();
+        for i in 0..500 {
+            let id = format!("{prefix}{i:05}");
+            let container = format!("jk-{id}-conc");
+            let status = if i % 10 == 0 { "active" } else { "preserved_dirty" };
+            let updated = format!("2026-08-20T{:02}:{:02}:00Z", i / 60, i % 60);
+            fs::create_dir_all(data.join(&container).join(".jackin")).unwrap();
+            fs::write(
+                data.join(&container).join(".jackin/instance.json"),
+                common::manifest_text(&id, &container, status, &updated),
+            )
+            .unwrap();
+            rows.push(json!({
+                "instance_id": id, "container_base": container, "workspace_name": "my-app",
+                "workspace_label": "my-app", "workdir": "/workspace/my-app", "role_key": "agent-smith",
+                "agent_runtime": "claude", "status": status, "updated_at": updated
+            }));
+            names.push(container);
+        }
+        rows.reverse();
+        fs::write(
+            data.join("instances.json"),
+            serde_json::to_string_pretty(&json!({"version": 1, "instances": rows})).unwrap(),
+        )
+        .unwrap();
+        let assessments = assess(&home, &names.iter().take(100).map(String::as_str).collect::<Vec<_>>());
+
+        let done = Arc::new(AtomicBool::new(false));
+        let reads = Arc::new(AtomicUsize::new(0));
+        let bad_reads = Arc::new(Mutex::new(Vec::<String>::new()));
+        let poller = {
+            let (done, reads, bad, path) =
+                (done.clone(), reads.clone(), bad_reads.clone(), data.join("instances.json"));
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    let bytes = fs::read(&path).unwrap_or_default();
+                    match serde_json::from_slice::<Value>(&bytes) {
+                        Ok(index) if index["instances"].as_array().map_or(0, Vec::len) >= 500 => {}
+                        Ok(index) => bad
+                            .lock()
+                            .unwrap()
+                            .push(format!("{} rows mid-run", index["instances"].as_array().map_or(0, Vec::len))),
+                        Err(e) => bad.lock().unwrap().push(format!("invalid JSON mid-run: {e}")),
+                    }
+                    reads.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        let mut children = Vec::new();
+        for k in 0..16 {
+            let (label, child) = match k % 5 {
+                0 => (
+                    "reconcile",
+                    tool(&home, "jackin-reconcile", &["--format=json", "--quiet"])
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap(),
+                ),
+                1 => (
+                    "assess",
+                    tool(&home, "jackin-assess", &["--all", "--format=json"])
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap(),
+                ),
+                2 => {
+                    let mut child = tool(&home, "jackin-keep", &["--policy=keep", "--dry-run", "--format=json"])
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap();
+                    let mut input = child.stdin.take().unwrap();
+                    let bytes = assessments.clone().into_bytes();
+                    std::thread::spawn(move || {
+                        let _ = input.write_all(&bytes);
+                    });
+                    ("keep --dry-run", child)
+                }
+                3 => (
+                    "restore --list",
+                    tool(&home, "jackin-restore", &["--list", "--format=json"])
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap(),
+                ),
+                _ => {
+                    let mine: Vec<&str> = names
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| i % 10 != 0 && i % 16 == k)
+                        .map(|(_, n)| n.as_str())
+                        .collect();
+                    let child = Command::new(std::env::current_exe().unwrap())
+                        .args(["--exact", "status_writer_probe", "--nocapture"])
+                        .env("JACKIN_RELIABILITY_WRITER", format!("{}|{}", home.home.display(), mine.join(",")))
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap();
+                    ("status writes", child)
+                }
+            };
+            children.push((label, child));
+        }
+        for (label, child) in children {
+            let out = child.wait_with_output().unwrap();
+            // keep --dry-run and restore may report per-session errors (exit 6); never a panic.
+            let ok = matches!(out.status.code(), Some(0) | Some(6)) && !panicked(&out);
+            t.case(ok, || format!("round {round}: {label}: {:?} {}", out.status, stderr(&out)));
+        }
+        done.store(true, Ordering::Relaxed);
+        poller.join().unwrap();
+        let bad = bad_reads.lock().unwrap().clone();
+        t.cases += reads.load(Ordering::Relaxed);
+        t.failures.extend(bad.into_iter().take(5));
+        let index = read_json(&data.join("instances.json"));
+        let mut seen: Vec<String> = index
+            .as_ref()
+            .map(|i| {
+                i["instances"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["container_base"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        seen.sort();
+        let mut expected = names.clone();
+        expected.sort();
+        t.case(seen == expected, || format!("round {round}: {} rows of 500 at the end", seen.len()));
+        for row in index.as_ref().map(|i| i["instances"].as_array().unwrap().clone()).unwrap_or_default() {
+            let s = row["status"].as_str().unwrap_or("");
+            t.case(STATUSES.contains(&s), || format!("round {round}: row status {s:?}"));
+        }
+    }
+    t.note = format!("16 processes x {rounds} round(s), 500 rows; the index polled throughout (polls counted)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// bad input
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const HOSTILE_NAMES: &[&str] = &[
+    "../../etc",
+    "/etc/passwd",
+    "jk-../../x",
+    "jk-a/b",
+    "jk-zzzzzzzz-nobody/../..",
+    "JK-ABC",
+    "..",
+    ".",
+    "",
+    "jk-zzzzzzzz-nobody.lock",
+    "jk-\u{202e}evil",
+    "jk-zzzz zzzz",
+    "~/.ssh",
+    "jk-zzzzzzzz-nobody\n",
+    "-rf",
+];
+
+const HOSTILE_VALUES: &[&str] = &[
+    "null",
+    "true",
+    "[]",
+    "{}",
+    "-1",
+    "1e400",
+    "18446744073709551616",
+    "-99999999999999999999999",
+    "1.5",
+    "\"\"",
+    "\"\\u0000\"",
+    "\"a\\u0000b\"",
+    "\"../../etc/passwd\"",
+    "\"/etc/shadow\"",
+    "\"\\ud800\"",
+];
+
+const HOLE: &str = "__hostile_value__";
+
+/// One generated hostile line, from a valid-looking record for an instance that does not exist.
+fn hostile_line(rng: &mut Rng, base: &Value) -> Vec<u8> {
+    let text = base.to_string();
+    match rng.below(12) {
+        0 => text.as_bytes()[..rng.below(text.len())].to_vec(),
+        1 => {
+            let mut v = base.clone();
+            let keys: Vec<String> = v["data"].as_object().unwrap().keys().cloned().collect();
+            let key = rng.pick(&keys).clone();
+            v["data"][&key] = json!(HOLE);
+            v.to_string().replace(&format!("\"{HOLE}\""), *rng.pick(HOSTILE_VALUES)).into_bytes()
+        }
+        2 => {
+            let mut v = base.clone();
+            v["data"]["container_base"] = json!(rng.pick(HOSTILE_NAMES));
+            v.to_string().into_bytes()
+        }
+        3 => {
+            let mut v = base.clone();
+            v["schema_version"] = json!(HOLE);
+            let raw = *rng.pick(&["2", "999", "\"1\"", "0", "-1", "1.5", "null", "1e400", "18446744073709551617"]);
+            v.to_string().replace(&format!("\"{HOLE}\""), raw).into_bytes()
+        }
+        4 => {
+            let mut v = base.clone();
+            v["type"] = json!(rng.pick(&["nuke", "", "decision ", "DECISION", "orphan", "assessment", "error"]));
+            v.to_string().into_bytes()
+        }
+        5 => {
+            let depth = 100 + rng.below(5000);
+            let mut s = "[".repeat(depth);
+            s.push_str(&"]".repeat(depth));
+            format!("{{\"schema_version\":1,\"type\":\"decision\",\"data\":{s}}}").into_bytes()
+        }
+        6 => {
+            let mut bytes = text.into_bytes();
+            let at = rng.below(bytes.len());
+            bytes.insert(at, *rng.pick(&[0u8, 0xff, 0xfe, 0xc3, 0x80, b'"', b'\\']));
+            bytes
+        }
+        7 => {
+            let mut v = base.clone();
+            v["data"]["container_base"] = json!("jk-zzzzzzzz-nobody".to_owned() + &"x".repeat(rng.below(100_000)));
+            v.to_string().into_bytes()
+        }
+        8 => {
+            let mut v = base.clone();
+            v.as_object_mut().unwrap().remove(*rng.pick(&["schema_version", "type", "data"]));
+            v.to_string().into_bytes()
+        }
+        9 => rng
+            .pick(&[&b"not json"[..], b"{}", b"[]", b"null", b"\xef\xbb\xbf{}", b"{\"schema_version\":1}", b"1"])
+            .to_vec(),
+        10 => {
+            let mut v = base.clone();
+            v["data"] = json!(HOLE);
+            v.to_string().replace(&format!("\"{HOLE}\""), *rng.pick(HOSTILE_VALUES)).into_bytes()
+        }
+        _ => {
+            let mut v = base.clone();
+            v["data"]["extra"] = json!({"nested": [[[[{"a": "\u{0000}"}]]]], "n": 1e300});
+            v["data"]["container_base"] = json!(rng.pick(HOSTILE_NAMES));
+            v.to_string().into_bytes()
+        }
+    }
+}
+
+fn hostile_arg(rng: &mut Rng) -> OsString {
+    match rng.below(8) {
+        0 | 1 => OsString::from(*rng.pick(HOSTILE_NAMES)),
+        2 => OsString::from_vec(vec![b'j', b'k', b'-', 0xff, 0xfe, b'/', b'.', b'.']),
+        3 => OsString::from("x".repeat(1 + rng.below(5000))),
+        4 => OsString::from(*rng.pick(&[
+            "--format=yaml",
+            "--older-than=banana",
+            "--keep-last=-1",
+            "--keep-last=99999999999999999999",
+            "--quarantine-days=-3",
+            "--health-timeout=forever",
+            "--policy=nuke",
+            "--answer=maybe",
+            "--no-such-flag",
+            "--home",
+        ])),
+        5 => OsString::from(format!("jk-{}", "../".repeat(1 + rng.below(50)))),
+        6 => OsString::from(format!("/{}", "a/".repeat(1 + rng.below(100)))),
+        _ => OsString::from(format!("abc{}", rng.pick(&["/", "\\", "..", ":", "*", "?"]))),
+    }
+}
+
+fn bad_input(t: &mut Tally) {
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance("b7d1n9ut", |h, c| vec![h.worktree_record(c, &app, "/workspace/my-app")]);
+    let dead = tempfile::tempdir().unwrap();
+    let dead_host = format!("unix://{}/docker.sock", dead.path().display());
+    let before = home.snapshot();
+    let nobody = "jk-zzzzzzzz-nobody";
+    let assessment: Value = serde_json::from_str(assess(&home, &[&inst.container]).lines().next().unwrap()).unwrap();
+    let mut assessment = assessment;
+    assessment["data"]["container_base"] = json!(nobody);
+    assessment["data"]["instance_id"] = json!("zzzzzzzz");
+    let decision = json!({"schema_version": 1, "type": "decision", "data": {
+        "container_base": nobody, "instance_id": "zzzzzzzz", "workspace_name": "my-app", "workspace_label": "my-app",
+        "role_key": "agent-smith", "agent_runtime": "claude", "outcome": "clean", "policy": "clean",
+        "reason": "clean session", "verdict": "clean", "discard_unfinished": true, "status": "clean_exited"}});
+    let orphan = json!({"schema_version": 1, "type": "orphan", "data": {"kind": "temp_file", "name": "instances.json.tmp.999999.1"}});
+
+    let target = if long() { 50_000 } else { 10_000 };
+    let batch = 40;
+    let mut rng = Rng(0x5EED_1234_ABCD_0007);
+    let mut fed = 0usize;
+    let mut runs = 0usize;
+    let stdin_tools: [(&str, &[&str], &Value); 4] = [
+        ("jackin-keep", &["--policy=clean", "--format=json"], &assessment),
+        ("jackin-purge", &["--format=json"], &decision),
+        ("jackin-purge", &["--format=json"], &orphan),
+        ("jackin-assess", &["-", "--format=json"], &assessment),
+    ];
+    let arg_tools: [(&str, &[&str]); 6] = [
+        ("jackin-assess", &[]),
+        ("jackin-keep", &["--policy=keep"]),
+        ("jackin-purge", &[]),
+        ("jackin-reconcile", &[]),
+        ("jackin-restore", &[]),
+        ("jackin-restore", &["--plan"]),
+    ];
+    while fed < target {
+        runs += 1;
+        let (label, cmd, documented): (String, Command, &[i32]) = if runs % 3 != 0 {
+            let (name, args, base) = stdin_tools[runs % stdin_tools.len()];
+            // A whole batch is refused at its first bad line, so some runs carry one record alone to
+            // reach the code past the input check; a record of a type the tool does not handle
+            // passes through with exit 0 (protocol.md).
+            let (lines, documented): (usize, &[i32]) = if runs % 4 == 1 { (1, &[0, 3, 4, 6]) } else { (batch, &[3]) };
+            let mut input = Vec::new();
+            for _ in 0..lines {
+                input.extend(hostile_line(&mut rng, base));
+                input.push(b'\n');
+            }
+            fed += lines;
+            let mut cmd = tool(&home, name, args);
+            cmd.env("DOCKER_HOST", &dead_host);
+            let out = run_with(&mut cmd, &input);
+            record_bad(t, &format!("{name} stdin #{runs}"), &out, documented);
+            if runs % 25 == 0 {
+                check_unchanged(t, &home, &before, runs);
+            }
+            continue;
+        } else {
+            let (name, fixed) = arg_tools[runs % arg_tools.len()];
+            let mut cmd = tool(&home, name, fixed);
+            cmd.env("DOCKER_HOST", &dead_host);
+            let n = 1 + rng.below(8);
+            for _ in 0..n {
+                cmd.arg(hostile_arg(&mut rng));
+            }
+            fed += n;
+            (format!("{name} args #{runs}"), cmd, &[2, 4, 6])
+        };
+        let mut cmd = cmd;
+        let out = run_with(&mut cmd, b"");
+        record_bad(t, &label, &out, documented);
+        if runs % 25 == 0 {
+            check_unchanged(t, &home, &before, runs);
+        }
+    }
+    check_unchanged(t, &home, &before, runs);
+    t.cases = fed;
+    let exits: Vec<String> = EXITS.lock().unwrap().iter().map(|(code, n)| format!("{code}: {n}")).collect();
+    t.note = format!(
+        "{fed} records and arguments in {runs} runs (seeded; runs by exit code {}); no panic, home unchanged",
+        exits.join(", ")
+    );
+}
+
+fn run_with(cmd: &mut Command, stdin: &[u8]) -> Output {
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    out
+}
+
+static EXITS: Mutex<std::collections::BTreeMap<i32, usize>> = Mutex::new(std::collections::BTreeMap::new());
+
+fn record_bad(t: &mut Tally, label: &str, out: &Output, documented: &[i32]) {
+    let code = out.status.code();
+    *EXITS.lock().unwrap().entry(code.unwrap_or(-1)).or_default() += 1;
+    if panicked(out) || !code.is_some_and(|c| documented.contains(&c)) {
+        t.failures.push(format!("{label}: exit {code:?}: {}", stderr(out).lines().next().unwrap_or("")));
+    }
+}
+
+fn check_unchanged(t: &mut Tally, home: &Home, before: &[(PathBuf, Vec<u8>)], runs: usize) {
+    if home.snapshot() != before {
+        t.failures.push(format!("the home changed by run {runs}"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// path attacks
+
+fn path_attacks(t: &mut Tally) {
+    let mut home = Home::new();
+    let sentinel = home.tmp.path().join("sentinel");
+    fs::create_dir_all(sentinel.join("victim/.jackin")).unwrap();
+    fs::write(sentinel.join("precious.txt"), "do not touch\n").unwrap();
+    fs::write(sentinel.join("victim/file"), "mine\n").unwrap();
+    fs::write(
+        sentinel.join("victim/.jackin/instance.json"),
+        common::manifest_text("v1ct1m00", "jk-v1ct1m00-x", "clean_exited", "2026-08-20T09:00:00Z"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(sentinel.join("precious.txt"), sentinel.join("link-to-precious")).unwrap();
+    let before = tree(&sentinel);
+
+    // A link inside the data dir, a data dir that is a link, a socket dir that is a link, a
+    // worktree_path outside the home.
+    let link_inside = home.instance(&unique_id(), |_, _| Vec::new());
+    std::os::unix::fs::symlink(&sentinel, link_inside.dir.join("home/escape")).unwrap();
+    std::os::unix::fs::symlink(sentinel.join("precious.txt"), link_inside.dir.join("state/precious")).unwrap();
+    let as_data_dir = home.instance(&unique_id(), |_, _| Vec::new());
+    let moved = home.tmp.path().join("moved-data");
+    fs::rename(&as_data_dir.dir, &moved).unwrap();
+    std::os::unix::fs::symlink(sentinel.join("victim"), &as_data_dir.dir).unwrap();
+    let socket_link = home.instance(&unique_id(), |_, _| Vec::new());
+    std::os::unix::fs::symlink(&sentinel, home.home.join("sockets").join(&socket_link.container)).unwrap();
+    let outside_mount = home.instance(&unique_id(), |_, c| {
+        vec![json!({
+            "workspace": "my-app", "mount_dst": "/workspace/my-app", "original_src": "/",
+            "isolation": "worktree", "worktree_path": sentinel.to_str().unwrap(),
+            "scratch_branch": format!("jackin/scratch/{c}"), "base_commit": "0000000000000000000000000000000000000000",
+            "selector_key": "agent-smith", "container_name": c, "cleanup_status": "active"
+        })]
+    });
+    let all = [&link_inside, &as_data_dir, &socket_link, &outside_mount];
+    let names: Vec<&str> = all.iter().map(|i| i.container.as_str()).collect();
+
+    let mut runs: Vec<(String, Command, Vec<u8>)> = Vec::new();
+    for tool_name in ["jackin-assess", "jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore"] {
+        for bad in ["../sentinel", "/tmp", &format!("jk-../../{}", sentinel.display()), &sentinel.display().to_string()]
+        {
+            runs.push((format!("{tool_name} {bad}"), tool(&home, tool_name, &[bad]), Vec::new()));
+        }
+    }
+    let input = assess(&home, &names);
+    let mut assess_all = tool(&home, "jackin-assess", &["--format=json", "--diff"]);
+    assess_all.args(&names);
+    runs.push(("assess".into(), assess_all, Vec::new()));
+    runs.push((
+        "keep --policy keep".into(),
+        tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]),
+        input.clone().into_bytes(),
+    ));
+    runs.push(("reconcile".into(), tool(&home, "jackin-reconcile", &["--format=json"]), Vec::new()));
+    runs.push(("restore --list".into(), tool(&home, "jackin-restore", &["--list", "--format=json"]), Vec::new()));
+    for name in &names {
+        runs.push((format!("restore --plan {name}"), tool(&home, "jackin-restore", &["--plan", name]), Vec::new()));
+        runs.push((format!("restore --yes {name}"), tool(&home, "jackin-restore", &["--yes", name]), Vec::new()));
+    }
+    let hostile_records = [
+        json!({"schema_version":1,"type":"orphan","data":{"kind":"temp_file","name":"../../sentinel/precious.txt"}}),
+        json!({"schema_version":1,"type":"orphan","data":{"kind":"temp_file","name":sentinel.join("precious.txt")}}),
+        json!({"schema_version":1,"type":"orphan","data":{"kind":"name_lock","name":"../sentinel/precious.txt"}}),
+        json!({"schema_version":1,"type":"decision","data":{"container_base":"../../sentinel","outcome":"clean"}}),
+    ];
+    for record in &hostile_records {
+        runs.push((
+            format!("purge <- {record}"),
+            tool(&home, "jackin-purge", &["--format=json"]),
+            format!("{record}\n").into_bytes(),
+        ));
+    }
+    for name in &names {
+        runs.push((
+            format!("purge --discard-unfinished {name}"),
+            tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", name]),
+            Vec::new(),
+        ));
+        runs.push((
+            format!("purge --terminal {name}"),
+            tool(&home, "jackin-purge", &["--terminal", "--format=json"]),
+            Vec::new(),
+        ));
+    }
+    for (label, cmd, stdin) in runs {
+        let mut cmd = cmd;
+        let out = run_with(&mut cmd, &stdin);
+        t.case(!panicked(&out), || format!("{label}: panicked"));
+        let now = tree(&sentinel);
+        let gone: Vec<_> = before.iter().filter(|e| !now.contains(e)).map(|e| e.0.display().to_string()).collect();
+        let new: Vec<_> = now.iter().filter(|e| !before.contains(e)).map(|e| e.0.display().to_string()).collect();
+        t.case(now == before, || {
+            format!("{label}: the sentinel outside the home changed: gone {gone:?}, new {new:?}: {}", stderr(&out))
+        });
+    }
+    t.case(moved.join(".jackin/instance.json").exists(), || "the moved data dir changed".into());
+    t.note = "symlinks in data dirs, as data dirs, as socket dirs; mounts outside; .. and absolute names".into();
+}
+
+// ---------------------------------------------------------------------------------------------
+// work-loss matrix
+
+/// (name, isolation, makes the state in the mount; returns the file that must come back, if any)
+type State = (&'static str, bool, fn(&Path, &Path) -> Option<(&'static str, &'static str)>);
+
+const STATES: [State; 8] = [
+    ("dirty", false, |m, _| {
+        fs::write(m.join("README.md"), "dirty change\n").unwrap();
+        Some(("README.md", "dirty change\n"))
+    }),
+    ("untracked", false, |m, _| {
+        fs::write(m.join("notes.txt"), "untracked\n").unwrap();
+        Some(("notes.txt", "untracked\n"))
+    }),
+    ("staged", false, |m, _| {
+        fs::write(m.join("staged.rs"), "staged\n").unwrap();
+        git(m, &["add", "staged.rs"]);
+        Some(("staged.rs", "staged\n"))
+    }),
+    ("unpushed scratch commit", false, |m, _| {
+        commit_file(m, "feature.rs", "scratch\n", "scratch work");
+        None
+    }),
+    ("detached HEAD commit", false, |m, _| {
+        git(m, &["checkout", "-q", "--detach"]);
+        commit_file(m, "probe.rs", "detached\n", "detached work");
+        None
+    }),
+    ("clone commit", true, |m, _| {
+        commit_file(m, "clone.rs", "clone\n", "clone work");
+        None
+    }),
+    ("clone stash", true, |m, _| {
+        fs::write(m.join("README.md"), "stashed\n").unwrap();
+        git(m, &["stash", "-q"]);
+        None
+    }),
+    ("tag-only commit", true, |m, _| {
+        commit_file(m, "tagged.rs", "tagged\n", "tagged work");
+        git(m, &["tag", "v1-experiment"]);
+        git(m, &["reset", "-q", "--hard", "origin/main"]);
+        None
+    }),
+];
+
+fn work_loss(t: &mut Tally) {
+    for (state, is_clone, make) in STATES {
+        let mut home = Home::new();
+        let host = home.host_repo("app");
+        let h = host.clone();
+        let inst = home.instance(&unique_id(), move |home, c| {
+            vec![if is_clone {
+                home.clone_record(c, &h, "/workspace/my-app")
+            } else {
+                home.worktree_record(c, &h, "/workspace/my-app")
+            }]
+        });
+        let mount = inst.mount_path(0);
+        let file = make(&mount, &host);
+        // Every object the mount has that the host's origin does not: what must come back.
+        let mut at_risk: Vec<String> =
+            git(&mount, &["rev-list", "--all", "--not", "--remotes"]).lines().map(str::to_owned).collect();
+        if state == "detached HEAD commit" {
+            at_risk =
+                git(&mount, &["rev-list", "HEAD", "--not", "--remotes", "main"]).lines().map(str::to_owned).collect();
+        }
+        if state == "clone stash" {
+            at_risk.push(git(&mount, &["rev-parse", "refs/stash"]));
+        }
+
+        // Without the clean decision, purge refuses and changes nothing.
+        let before = home.snapshot();
+        let out = run(tool(&home, "jackin-purge", &["--format=json", &inst.container]), b"");
+        t.case(out.status.code() == Some(6) && home.snapshot() == before, || {
+            format!("{state}: a plain purge did not refuse: {:?} {}", out.status, stderr(&out))
+        });
+
+        let assessment = assess(&home, &[&inst.container]);
+        let verdict = records(assessment.as_bytes())[0]["data"]["verdict"].as_str().unwrap_or("").to_owned();
+        t.case(verdict == "dirty" || verdict == "unpushed", || format!("{state}: assessed {verdict}"));
+        let decided = run(tool(&home, "jackin-keep", &["--policy=clean", "--format=json"]), assessment.as_bytes());
+        t.case(decided.status.success(), || format!("{state}: keep: {}", stderr(&decided)));
+        let out = run(tool(&home, "jackin-purge", &["--format=json"]), &decided.stdout);
+        t.case(out.status.success() && !inst.dir.exists(), || {
+            format!("{state}: purge: {:?} {}", out.status, stderr(&out))
+        });
+        let q = quarantines(&home);
+        t.case(q.len() == 1, || format!("{state}: {} quarantines", q.len()));
+        let Some(q) = q.first() else { continue };
+        let mount_dir = fs::read_dir(q).unwrap().flatten().map(|e| e.path()).find(|p| p.is_dir());
+        let Some(mount_dir) = mount_dir else {
+            t.case(false, || format!("{state}: no mount directory in the quarantine"));
+            continue;
+        };
+        // Bring it back the way RECEIPT.txt says, into a fresh clone of the origin.
+        let back = home.tmp.path().join("recovered");
+        git(home.tmp.path(), &["clone", "-q", host.to_str().unwrap(), back.to_str().unwrap()]);
+        if !at_risk.is_empty() {
+            let bundle = mount_dir.join("commits.bundle");
+            let fetched = Command::new("git")
+                .current_dir(&back)
+                .args(["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"])
+                .output()
+                .unwrap();
+            t.case(fetched.status.success(), || format!("{state}: git fetch of the bundle: {}", stderr(&fetched)));
+            for commit in &at_risk {
+                let has = Command::new("git")
+                    .current_dir(&back)
+                    .args(["cat-file", "-e", &format!("{commit}^{{commit}}")])
+                    .status()
+                    .unwrap();
+                t.case(has.success(), || format!("{state}: commit {commit} did not come back"));
+            }
+        }
+        if let Some((path, content)) = file {
+            let copied = fs::read_to_string(mount_dir.join("files").join(path)).ok();
+            t.case(copied.as_deref() == Some(content), || format!("{state}: {path} not in the quarantine: {copied:?}"));
+        }
+    }
+    t.note = "assess → keep --policy clean → purge; bundles fetched with git, files compared".into();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Docker faults
+
+fn docker_faults(t: &mut Tally) {
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/my-app")]);
+    dockerised(&home, &inst);
+    let input = assess(&home, &[&inst.container]);
+    // A real clean decision, as `jackin-keep --policy clean` writes it (not run: it would act).
+    let mut decision: Value = records(
+        &run(tool(&home, "jackin-keep", &["--policy=clean", "--dry-run", "--format=json"]), input.as_bytes()).stdout,
+    )[0]
+    .clone();
+    decision["data"]["dry_run"] = json!(false);
+    let decided = format!("{decision}\n");
+    // A terminal session, so `--terminal` has work that needs the engine.
+    let finished = home.instance(&unique_id(), |_, _| Vec::new());
+    let path = finished.dir.join(".jackin/instance.json");
+    fs::write(&path, fs::read_to_string(&path).unwrap().replace("\"active\"", "\"clean_exited\"")).unwrap();
+    let mut index = read_json(&index_path(&home)).unwrap();
+    for row in index["instances"].as_array_mut().unwrap() {
+        if row["container_base"] == finished.container.as_str() {
+            row["status"] = json!("clean_exited");
+        }
+    }
+    fs::write(index_path(&home), serde_json::to_string_pretty(&index).unwrap()).unwrap();
+    let dead = tempfile::tempdir().unwrap();
+    let dead_host = format!("unix://{}/docker.sock", dead.path().display());
+    let before = home.snapshot();
+    let c = inst.container.as_str();
+    let cases: Vec<(&str, Vec<&str>, Vec<u8>)> = vec![
+        ("jackin-keep", vec!["--policy=keep"], input.clone().into_bytes()),
+        ("jackin-keep", vec!["--policy=clean"], input.clone().into_bytes()),
+        ("jackin-purge", vec![c], Vec::new()),
+        ("jackin-purge", vec![], decided.clone().into_bytes()),
+        ("jackin-purge", vec!["--terminal"], Vec::new()),
+        ("jackin-reconcile", vec![], Vec::new()),
+        ("jackin-reconcile", vec![c], Vec::new()),
+        ("jackin-restore", vec!["--list"], Vec::new()),
+        ("jackin-restore", vec![c, "--yes"], Vec::new()),
+    ];
+    for (name, args, stdin) in cases {
+        let mut cmd = tool(&home, name, &args);
+        cmd.env("DOCKER_HOST", &dead_host);
+        let out = run_with(&mut cmd, &stdin);
+        t.case(out.status.code() == Some(4) && !panicked(&out), || {
+            format!("{name} {args:?}: {:?} {}", out.status, stderr(&out))
+        });
+        t.case(home.snapshot() == before, || format!("{name} {args:?}: the home changed with the engine away"));
+    }
+    if engine_killed(t) {
+        t.note = "dead DOCKER_HOST for every Docker tool; a second engine SIGKILLed under 3 live sessions".into();
+    } else {
+        t.note = "dead DOCKER_HOST for every Docker tool; engine kill SKIPPED: no dockerd binary".into();
+    }
+}
+
+/// A Docker engine of the suite's own, killed with SIGKILL with everything under it.
+struct OwnEngine {
+    dir: tempfile::TempDir,
+    dockerd: Option<Child>,
+}
+
+impl OwnEngine {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    fn host(&self) -> String {
+        format!("unix://{}", self.path("docker.sock").display())
+    }
+    fn launch(&mut self) {
+        let log = fs::OpenOptions::new().create(true).append(true).open(self.path("dockerd.log")).unwrap();
+        let child = Command::new("dockerd")
+            .args(["--bridge=none", "--iptables=false", "--host", &self.host()])
+            .arg("--data-root")
+            .arg(self.path("data"))
+            .arg("--exec-root")
+            .arg(self.path("exec"))
+            .arg("--pidfile")
+            .arg(self.path("docker.pid"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("dockerd starts");
+        self.dockerd = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while !Command::new("docker").args(["-H", &self.host(), "version"]).output().is_ok_and(|o| o.status.success()) {
+            assert!(
+                Instant::now() < deadline,
+                "dockerd did not answer: {}",
+                fs::read_to_string(self.path("dockerd.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+    fn processes(&self, extra: &[i32]) -> Vec<i32> {
+        let exec_root = self.path("exec").display().to_string();
+        let mut pids: Vec<i32> = self.dockerd.iter().map(|c| c.id() as i32).collect();
+        for entry in fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else { continue };
+            let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains(&exec_root) && !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        pids.extend(extra.iter().copied().filter(|p| *p > 0));
+        pids
+    }
+    fn kill_all(&mut self, extra: &[i32]) {
+        let pids = self.processes(extra);
+        for pid in &pids {
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        self.dockerd.take().unwrap().wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline && pids.iter().any(|p| Path::new(&format!("/proc/{p}")).exists()) {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    fn docker(&self, args: &[&str]) -> String {
+        let out = Command::new("docker").arg("-H").arg(self.host()).args(args).output().unwrap();
+        assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+}
+
+impl Drop for OwnEngine {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.dockerd.take() {
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for pid in self.processes(&[]) {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let root = self.dir.path().display().to_string();
+        let mounts = fs::read_to_string("/proc/mounts").unwrap_or_default();
+        let mut points: Vec<&str> =
+            mounts.lines().filter_map(|l| l.split(' ').nth(1)).filter(|p| p.starts_with(&root)).collect();
+        points.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        for point in points {
+            let _ = Command::new("umount").arg("-l").arg(point).status();
+        }
+    }
+}
+
+/// Whether it ran (it needs the dockerd binary).
+fn engine_killed(t: &mut Tally) -> bool {
+    if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
+        return false;
+    }
+    let mut engine =
+        OwnEngine { dir: tempfile::Builder::new().prefix("jk-relkill-").tempdir().unwrap(), dockerd: None };
+    engine.launch();
+    let host = engine.host();
+    let load = Command::new("sh")
+        .arg("-c")
+        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", stderr(&load));
+    let mut home = Home::new();
+    let sessions: Vec<Instance> = (0..3).map(|_| home.instance(&unique_id(), |_, _| Vec::new())).collect();
+    let mut pids = Vec::new();
+    for inst in &sessions {
+        let c = &inst.container;
+        let path = inst.dir.join(".jackin/instance.json");
+        let mut manifest = read_json(&path).unwrap();
+        manifest["docker"]["dind_container"] = format!("{c}-dind").into();
+        fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+        let sockets = home.home.join("sockets").join(c);
+        fs::create_dir_all(&sockets).unwrap();
+        fs::write(sockets.join("agent.toml"), "role = \"agent-smith\"\n").unwrap();
+        let net = format!("{c}-net");
+        let role = format!("jackin.role={c}");
+        engine.docker(&["network", "create", "--label", "jackin.managed=true", "--label", &role, &net]);
+        let sidecar = format!("{c}-dind");
+        engine.docker(&[
+            "create",
+            "--name",
+            &sidecar,
+            "--network",
+            &net,
+            "--label",
+            "jackin.managed=true",
+            "--label",
+            "jackin.kind=dind",
+            "--label",
+            &role,
+            "--health-cmd",
+            "test -e /tmp/healthy",
+            "--health-interval",
+            "1s",
+            TEST_IMAGE,
+            "sh",
+            "-c",
+            "touch /tmp/healthy; exec sleep 3600",
+        ]);
+        engine.docker(&[
+            "create",
+            "--name",
+            c,
+            "--network",
+            &net,
+            "--label",
+            "jackin.managed=true",
+            "--label",
+            "jackin.kind=role",
+            "--label",
+            "jackin.class=agent-smith",
+            TEST_IMAGE,
+            "sleep",
+            "3600",
+        ]);
+        engine.docker(&["start", &sidecar]);
+        engine.docker(&["start", c]);
+        for name in [&sidecar, c] {
+            pids.push(engine.docker(&["inspect", "-f", "{{.State.Pid}}", name]).parse::<i32>().unwrap());
+        }
+        // What jackin-keep would have captured at launch time: the recipe to resume from.
+        let mut capture = tool(&home, "jackin-reconcile", &["--format=json", c]);
+        capture.env("DOCKER_HOST", &host);
+        let _ = run(capture, b"");
+    }
+    engine.kill_all(&pids);
+    engine.launch();
+    let mut reconcile = tool(&home, "jackin-reconcile", &["--format=json"]);
+    reconcile.env("DOCKER_HOST", &host);
+    let out = run(reconcile, b"");
+    t.case(out.status.success(), || format!("reconcile after the kill: {}", stderr(&out)));
+    let recs = records(&out.stdout);
+    let mut list = tool(&home, "jackin-restore", &["--list", "--format=json"]);
+    list.env("DOCKER_HOST", &host);
+    let listed = records(&run(list, b"").stdout);
+    for inst in &sessions {
+        let cause = recs
+            .iter()
+            .find(|r| r["type"] == "change" && r["data"]["container_base"] == inst.container.as_str())
+            .map(|r| r["data"]["cause"].clone());
+        t.case(cause == Some(json!("killed_by_host")), || format!("{}: cause {cause:?}", inst.container));
+        let status = state_is_valid(&home, inst);
+        t.case(status.as_deref() == Ok("crashed"), || format!("{}: status {status:?}", inst.container));
+        let resumable = listed.iter().any(|r| r["data"]["container_base"] == inst.container.as_str());
+        t.case(resumable, || format!("{}: not listed as resumable", inst.container));
+        let mut resume =
+            tool(&home, "jackin-restore", &[&inst.container, "--yes", "--health-timeout=20", "--format=json"]);
+        resume.env("DOCKER_HOST", &host);
+        let out = run(resume, b"");
+        t.case(out.status.success(), || format!("{}: resume: {}", inst.container, stderr(&out)));
+        let status = state_is_valid(&home, inst);
+        t.case(status.as_deref() == Ok("active"), || format!("{}: after resume {status:?}", inst.container));
+    }
+    true
+}
+
+// ---------------------------------------------------------------------------------------------
+// secrets
+
+fn secrets(t: &mut Tally) {
+    let secret = "s3cr3t-rel-7c1d9e2f";
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/my-app")]);
+    let _session = launch(&home, &inst, vec![("SECRET_TOKEN", secret), ("TERM", "xterm")]);
+    let scan = |t: &mut Tally, after: &str| {
+        let files = files_under(&home.home);
+        for path in files {
+            let bytes = fs::read(&path).unwrap_or_default();
+            t.case(!String::from_utf8_lossy(&bytes).contains(secret), || {
+                format!("after {after}: {} holds the value", path.display())
+            });
+        }
+    };
+    let mut rec = tool(&home, "jackin-reconcile", &["--format=json"]);
+    rec.env("SECRET_TOKEN", secret);
+    let out = run(rec, b"");
+    t.case(out.status.success(), || format!("reconcile of the live session: {}", stderr(&out)));
+    scan(t, "reconcile of the live session");
+    let input = assess(&home, &[&inst.container]);
+    let out = run(tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]), input.as_bytes());
+    t.case(out.status.success(), || format!("keep: {}", stderr(&out)));
+    scan(t, "keep");
+    let out = run(tool(&home, "jackin-reconcile", &["--format=json"]), b"");
+    t.case(out.status.success(), || format!("reconcile: {}", stderr(&out)));
+    scan(t, "reconcile");
+    let mut restore = tool(&home, "jackin-restore", &[&inst.container, "--yes", "--format=json"]);
+    restore.env("SECRET_TOKEN", secret);
+    let out = run(restore, b"");
+    t.case(out.status.success(), || format!("restore: {}", stderr(&out)));
+    let env = docker_quiet(&["inspect", "-f", "{{json .Config.Env}}", &inst.container]).unwrap_or_default();
+    t.case(env.contains(secret), || "the resumed container lacks SECRET_TOKEN".into());
+    scan(t, "restore");
+    t.note = "files under the home scanned after each tool (cases = files scanned)".into();
+}
+
+// ---------------------------------------------------------------------------------------------
+// the table
+
+type Check = (&'static str, bool, fn(&mut Tally));
+
+const CHECKS: [Check; 7] = [
+    ("crash points", true, crash_points),
+    ("concurrency", true, concurrency),
+    ("bad input", false, bad_input),
+    ("path attacks", true, path_attacks),
+    ("work-loss matrix", true, work_loss),
+    ("Docker faults", false, docker_faults),
+    ("secrets", true, secrets),
+];
+
+#[test]
+fn reliability() {
+    let docker_up = engine_available("reliability");
+    let started = Instant::now();
+    let rows: Vec<(&str, Tally, Duration)> = std::thread::scope(|scope| {
+        let only = std::env::var("JACKIN_RELIABILITY_ONLY").ok();
+        let handles: Vec<_> = CHECKS
+            .iter()
+            .filter(|(name, _, _)| only.as_deref().map_or(true, |o| name.contains(o)))
+            .map(|&(name, needs_engine, check)| {
+                scope.spawn(move || {
+                    let start = Instant::now();
+                    let mut tally = Tally::default();
+                    if needs_engine && !docker_up {
+                        tally.note = "SKIPPED: no Docker engine".into();
+                        return (name, tally, start.elapsed());
+                    }
+                    let result = std::panic::catch_unwind(AssertUnwindSafe(|| check(&mut tally)));
+                    if let Err(e) = result {
+                        let msg = e
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+                        tally.failures.push(format!("the check itself panicked: {}", msg.unwrap_or_default()));
+                    }
+                    (name, tally, start.elapsed())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mode = if long() { "long" } else { "short" };
+    let mut table = format!("reliability suite ({mode} form, {:.0} s)\n\n", started.elapsed().as_secs_f64());
+    table.push_str("| check | cases run | failures | verdict | seconds | what |\n|---|---:|---:|---|---:|---|\n");
+    for (name, tally, took) in &rows {
+        let verdict = if tally.note.starts_with("SKIPPED") {
+            "skipped"
+        } else if tally.failures.is_empty() {
+            "pass"
+        } else {
+            "FAIL"
+        };
+        table.push_str(&format!(
+            "| {name} | {} | {} | {verdict} | {:.1} | {} |\n",
+            tally.cases,
+            tally.failures.len(),
+            took.as_secs_f64(),
+            tally.note
+        ));
+    }
+    let mut details = String::new();
+    for (name, tally, _) in &rows {
+        for f in tally.failures.iter().take(10) {
+            details.push_str(&format!("{name}: {f}\n"));
+        }
+    }
+    println!("\n{table}\n{details}");
+    let _ = fs::write(Path::new(env!("CARGO_TARGET_TMPDIR")).join("reliability.txt"), format!("{table}\n{details}"));
+    assert!(details.is_empty(), "reliability failures:\n{table}\n{details}");
+}
