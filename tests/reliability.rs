@@ -1137,6 +1137,7 @@ impl OwnEngine {
 
 impl Drop for OwnEngine {
     fn drop(&mut self) {
+        let bridges = common::docker::engine_bridges(&self.host());
         if let Some(mut child) = self.dockerd.take() {
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
             let deadline = Instant::now() + Duration::from_secs(30);
@@ -1157,6 +1158,7 @@ impl Drop for OwnEngine {
         for point in points {
             let _ = Command::new("umount").arg("-l").arg(point).status();
         }
+        common::docker::delete_bridges(&bridges);
     }
 }
 

@@ -216,3 +216,18 @@ impl Drop for Session {
         }
     }
 }
+
+/// The host bridge interfaces of an engine's own networks (`br-<network id prefix>`). An engine
+/// that is killed, or stopped with networks left, leaves them on the host, where they take
+/// address pools away from every engine; a test that runs an engine of its own removes them.
+pub fn engine_bridges(host: &str) -> Vec<String> {
+    let out = Command::new("docker").args(["-H", host, "network", "ls", "-q", "--filter", "type=custom"]).output();
+    let Ok(out) = out else { return Vec::new() };
+    String::from_utf8_lossy(&out.stdout).lines().map(|id| format!("br-{}", &id[..id.len().min(12)])).collect()
+}
+
+pub fn delete_bridges(bridges: &[String]) {
+    for bridge in bridges {
+        let _ = Command::new("ip").args(["link", "delete", bridge]).output();
+    }
+}
