@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::docker::{docker, docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::Home;
 use serde_json::{json, Value};
 
@@ -290,127 +290,6 @@ fn the_rules_table_with_real_containers() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&format!("{} · active → crashed · container exited", exited.container)), "{text}");
-}
-
-/// A Docker engine of the test's own: its socket, data root, exec root and pid file under a
-/// temporary directory. Stopped, with its containerd and shims, on drop.
-struct OwnEngine {
-    dir: tempfile::TempDir,
-    dockerd: Option<Child>,
-}
-
-impl OwnEngine {
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn host(&self) -> String {
-        format!("unix://{}", self.path("docker.sock").display())
-    }
-
-    fn start(dir: tempfile::TempDir) -> OwnEngine {
-        let mut engine = OwnEngine { dir, dockerd: None };
-        engine.launch();
-        engine
-    }
-
-    fn launch(&mut self) {
-        let log = fs::OpenOptions::new().create(true).append(true).open(self.path("dockerd.log")).unwrap();
-        let child = Command::new("dockerd")
-            .args(["--bridge=none", "--iptables=false", "--host", &self.host()])
-            .arg("--data-root")
-            .arg(self.path("data"))
-            .arg("--exec-root")
-            .arg(self.path("exec"))
-            .arg("--pidfile")
-            .arg(self.path("docker.pid"))
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("dockerd starts");
-        self.dockerd = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let up =
-                Command::new("docker").args(["-H", &self.host(), "version"]).output().is_ok_and(|o| o.status.success());
-            if up {
-                return;
-            }
-            if let Some(status) = self.dockerd.as_mut().unwrap().try_wait().unwrap() {
-                panic!(
-                    "dockerd exited with {status}: {}",
-                    fs::read_to_string(self.path("dockerd.log")).unwrap_or_default()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "dockerd did not answer within 90 s: {}",
-                fs::read_to_string(self.path("dockerd.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(300));
-        }
-    }
-
-    /// Every process of this engine: dockerd, its containerd, the shims (they name the
-    /// containerd socket under our exec root) and the containers' own processes.
-    fn processes(&self, container_pids: &[i32]) -> Vec<i32> {
-        let exec_root = self.path("exec").display().to_string();
-        let mut pids: Vec<i32> = Vec::new();
-        if let Some(child) = &self.dockerd {
-            pids.push(child.id() as i32);
-        }
-        for entry in fs::read_dir("/proc").unwrap().flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else { continue };
-            let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            if String::from_utf8_lossy(&cmdline).contains(&exec_root) && !pids.contains(&pid) {
-                pids.push(pid);
-            }
-        }
-        pids.extend(container_pids.iter().copied().filter(|p| *p > 0));
-        pids
-    }
-
-    /// Everything at once with SIGKILL, as when the host or its VM goes away.
-    fn kill_all(&mut self, container_pids: &[i32]) {
-        let pids = self.processes(container_pids);
-        assert!(pids.len() >= 4, "dockerd, containerd, shims and containers: {pids:?}");
-        for pid in &pids {
-            unsafe { libc::kill(*pid, libc::SIGKILL) };
-        }
-        self.dockerd.take().unwrap().wait().unwrap();
-        // The orphans are reaped by init; dockerd refuses to start while its old pids live.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline && pids.iter().any(|p| Path::new(&format!("/proc/{p}")).exists()) {
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-}
-
-impl Drop for OwnEngine {
-    fn drop(&mut self) {
-        let bridges = common::docker::engine_bridges(&self.host());
-        if let Some(mut child) = self.dockerd.take() {
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        for pid in self.processes(&[]) {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        let root = self.dir.path().display().to_string();
-        let mounts = fs::read_to_string("/proc/mounts").unwrap_or_default();
-        let mut points: Vec<&str> =
-            mounts.lines().filter_map(|l| l.split(' ').nth(1)).filter(|p| p.starts_with(&root)).collect();
-        points.sort_by_key(|p| std::cmp::Reverse(p.len()));
-        for point in points {
-            let _ = Command::new("umount").arg("-l").arg(point).status();
-        }
-        common::docker::delete_bridges(&bridges);
-    }
 }
 
 #[test]

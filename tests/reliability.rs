@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::docker::{docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::docker::{docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::{commit_file, git, records, Home, Instance};
 use serde_json::{json, Value};
 
@@ -1066,110 +1066,12 @@ fn docker_faults(t: &mut Tally) {
     }
 }
 
-/// A Docker engine of the suite's own, killed with SIGKILL with everything under it.
-struct OwnEngine {
-    dir: tempfile::TempDir,
-    dockerd: Option<Child>,
-}
-
-impl OwnEngine {
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-    fn host(&self) -> String {
-        format!("unix://{}", self.path("docker.sock").display())
-    }
-    fn launch(&mut self) {
-        let log = fs::OpenOptions::new().create(true).append(true).open(self.path("dockerd.log")).unwrap();
-        let child = Command::new("dockerd")
-            .args(["--bridge=none", "--iptables=false", "--host", &self.host()])
-            .arg("--data-root")
-            .arg(self.path("data"))
-            .arg("--exec-root")
-            .arg(self.path("exec"))
-            .arg("--pidfile")
-            .arg(self.path("docker.pid"))
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("dockerd starts");
-        self.dockerd = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(90);
-        while !Command::new("docker").args(["-H", &self.host(), "version"]).output().is_ok_and(|o| o.status.success()) {
-            assert!(
-                Instant::now() < deadline,
-                "dockerd did not answer: {}",
-                fs::read_to_string(self.path("dockerd.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(300));
-        }
-    }
-    fn processes(&self, extra: &[i32]) -> Vec<i32> {
-        let exec_root = self.path("exec").display().to_string();
-        let mut pids: Vec<i32> = self.dockerd.iter().map(|c| c.id() as i32).collect();
-        for entry in fs::read_dir("/proc").unwrap().flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else { continue };
-            let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            if String::from_utf8_lossy(&cmdline).contains(&exec_root) && !pids.contains(&pid) {
-                pids.push(pid);
-            }
-        }
-        pids.extend(extra.iter().copied().filter(|p| *p > 0));
-        pids
-    }
-    fn kill_all(&mut self, extra: &[i32]) {
-        let pids = self.processes(extra);
-        for pid in &pids {
-            unsafe { libc::kill(*pid, libc::SIGKILL) };
-        }
-        self.dockerd.take().unwrap().wait().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline && pids.iter().any(|p| Path::new(&format!("/proc/{p}")).exists()) {
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-    fn docker(&self, args: &[&str]) -> String {
-        let out = Command::new("docker").arg("-H").arg(self.host()).args(args).output().unwrap();
-        assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    }
-}
-
-impl Drop for OwnEngine {
-    fn drop(&mut self) {
-        let bridges = common::docker::engine_bridges(&self.host());
-        if let Some(mut child) = self.dockerd.take() {
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        for pid in self.processes(&[]) {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        let root = self.dir.path().display().to_string();
-        let mounts = fs::read_to_string("/proc/mounts").unwrap_or_default();
-        let mut points: Vec<&str> =
-            mounts.lines().filter_map(|l| l.split(' ').nth(1)).filter(|p| p.starts_with(&root)).collect();
-        points.sort_by_key(|p| std::cmp::Reverse(p.len()));
-        for point in points {
-            let _ = Command::new("umount").arg("-l").arg(point).status();
-        }
-        common::docker::delete_bridges(&bridges);
-    }
-}
-
 /// Whether it ran (it needs the dockerd binary).
 fn engine_killed(t: &mut Tally) -> bool {
     if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
         return false;
     }
-    let mut engine =
-        OwnEngine { dir: tempfile::Builder::new().prefix("jk-relkill-").tempdir().unwrap(), dockerd: None };
-    engine.launch();
+    let mut engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-relkill-").tempdir().unwrap());
     let host = engine.host();
     let load = Command::new("sh")
         .arg("-c")
