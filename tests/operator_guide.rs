@@ -71,15 +71,7 @@ fn blocks(guide: &str) -> Vec<Block> {
 }
 
 fn unique_id(seed: &str) -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-    let mut n = nanos ^ (std::process::id() as u128) << 20;
-    let alphabet = b"0123456789abcdefghjkmnpqrstvwxyz";
-    let mut id = String::from(&seed[..1]);
-    for _ in 0..7 {
-        id.push(alphabet[(n % 32) as usize] as char);
-        n /= 32;
-    }
-    id
+    format!("{}{}", &seed[..1], &common::unique_id()[..7])
 }
 
 fn systemctl_stand_in(dir: &Path, log: &Path) {

@@ -8,28 +8,10 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions};
-use common::{commit_file, git, records, Home, Instance};
+use common::{commit_file, git, records, unique_id, Home, Instance};
 use serde_json::{json, Value};
-
-/// 8 characters of jackin's id alphabet, unique per test in this run and across runs.
-fn unique_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
-    let mut x = nanos
-        ^ ((std::process::id() as u64) << 20)
-        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (0..8)
-        .map(|_| {
-            let c = ALPHABET[(x % 32) as usize] as char;
-            x = x / 32 ^ x.rotate_left(17);
-            c
-        })
-        .collect()
-}
 
 fn decision(inst: &Instance, discard: bool) -> String {
     let data = json!({

@@ -16,12 +16,12 @@ use std::os::unix::process::CommandExt;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::docker::{docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
-use common::{commit_file, git, records, Home, Instance};
+use common::{commit_file, git, records, unique_id, Home, Instance};
 use serde_json::{json, Value};
 
 fn long() -> bool {
@@ -60,23 +60,6 @@ const STATUSES: [&str; 10] = [
 
 // ---------------------------------------------------------------------------------------------
 // helpers
-
-/// 8 characters of jackin's id alphabet, unique per call in this run and across runs.
-fn unique_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
-    let mut x = nanos
-        ^ ((std::process::id() as u64) << 20)
-        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (0..8)
-        .map(|_| {
-            let c = ALPHABET[(x % 32) as usize] as char;
-            x = x / 32 ^ x.rotate_left(17);
-            c
-        })
-        .collect()
-}
 
 /// A tool of the home in a session of its own (no controlling terminal, so no dialog can wait).
 fn tool(home: &Home, name: &str, args: &[&str]) -> Command {

@@ -228,3 +228,20 @@ pub fn records(stdout: &[u8]) -> Vec<Value> {
         })
         .collect()
 }
+
+/// 8 characters of jackin's id alphabet, unique per call in this run and across runs.
+pub fn unique_id() -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let mut x = nanos
+        ^ ((std::process::id() as u64) << 20)
+        ^ COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (0..8)
+        .map(|_| {
+            let c = ALPHABET[(x % 32) as usize] as char;
+            x = x / 32 ^ x.rotate_left(17);
+            c
+        })
+        .collect()
+}
