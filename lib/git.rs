@@ -433,6 +433,36 @@ pub fn worktree_divergence(worktree_path: &Path, host_path: &Path, scratch_branc
     None
 }
 
+/// Credentials for a fetch from a remote that asks for them: ssh keys from the running ssh-agent,
+/// user and password from git's credential helpers. Each kind is tried once, so a refused key
+/// ends the fetch with libgit2's error instead of a loop.
+fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
+    let mut tried = git2::CredentialType::empty();
+    let mut callbacks = git2::RemoteCallbacks::new();
+    callbacks.credentials(move |url, username, allowed| {
+        let user = username.unwrap_or("git");
+        if allowed.contains(git2::CredentialType::USERNAME) && !tried.contains(git2::CredentialType::USERNAME) {
+            tried |= git2::CredentialType::USERNAME;
+            return git2::Cred::username(user);
+        }
+        if allowed.contains(git2::CredentialType::SSH_KEY) && !tried.contains(git2::CredentialType::SSH_KEY) {
+            tried |= git2::CredentialType::SSH_KEY;
+            return git2::Cred::ssh_key_from_agent(user);
+        }
+        if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT)
+            && !tried.contains(git2::CredentialType::USER_PASS_PLAINTEXT)
+        {
+            tried |= git2::CredentialType::USER_PASS_PLAINTEXT;
+            let config = git2::Config::open_default()?;
+            return git2::Cred::credential_helper(&config, url, username);
+        }
+        Err(git2::Error::from_str(&format!(
+            "{url} asks for credentials none of which are available (tried: {tried:?})"
+        )))
+    });
+    callbacks
+}
+
 /// Why a clone mount can no longer be resumed, if so.
 pub fn clone_divergence(path: &Path) -> Option<String> {
     if !path.exists() {
@@ -443,7 +473,8 @@ pub fn clone_divergence(path: &Path) -> Option<String> {
 
 /// Fetches `url` into the bare cache repository `cache` and returns the tree of exactly `sha` as
 /// a tar archive (a build context). Branches that moved on since do not matter: only `sha` is
-/// read.
+/// read. https:// needs the transport jackin-restore registers at start (git2-curl); this library
+/// does not link it, see bins/jackin-restore.rs.
 pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>> {
     use anyhow::Context;
     let repo = match Repository::open_bare(cache) {
@@ -455,9 +486,11 @@ pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>>
     };
     let id = Oid::from_str(sha).with_context(|| format!("{sha:?} is not a commit id"))?;
     if repo.find_commit(id).is_err() {
+        let mut options = git2::FetchOptions::new();
+        options.remote_callbacks(fetch_callbacks());
         let mut remote = repo.remote_anonymous(url)?;
         remote
-            .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], None, None)
+            .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
             .with_context(|| format!("fetching {url}"))?;
     }
     let commit = repo.find_commit(id).with_context(|| format!("commit {sha} is not in {url}"))?;

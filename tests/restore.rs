@@ -224,15 +224,10 @@ fn tier_2_uses_the_recorded_image_when_the_tag_has_moved() {
     docker(&["rmi", "-f", &image]);
 }
 
-#[test]
-fn tier_3_rebuilds_the_image_from_the_recorded_commit_not_the_moved_branch() {
-    if !engine_available("tier_3") {
-        return;
-    }
-    let mut home = Home::new();
-    let inst = home.instance("t3aaaaaa", |_, _| Vec::new());
-    // The role's source: a local repository whose branch moves on after the launch.
-    let source = home.tmp.path().join("role-src");
+/// The role's source: a repository whose `main` moves on after the launch. Returns the working
+/// repository, the bare one beside it (what is fetched from) and the commit at launch.
+fn role_source(home: &Home, name: &str, image: Option<&str>) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let source = home.tmp.path().join(name);
     fs::create_dir_all(&source).unwrap();
     git(&source, &["init", "-q", "-b", "main"]);
     git(&source, &["config", "user.email", "r@example.invalid"]);
@@ -242,15 +237,82 @@ fn tier_3_rebuilds_the_image_from_the_recorded_commit_not_the_moved_branch() {
     git(&source, &["add", "-A"]);
     git(&source, &["commit", "-q", "-m", "role at launch"]);
     let sha = git(&source, &["rev-parse", "HEAD"]);
-    let bare = home.tmp.path().join("role-src.git");
+    let bare = home.tmp.path().join(format!("{name}.git"));
     git(home.tmp.path(), &["clone", "-q", "--bare", source.to_str().unwrap(), bare.to_str().unwrap()]);
-    let image = format!("jackin-test-role-t3aaaaaa:latest");
-    docker(&["build", "-q", "-t", &image, source.to_str().unwrap()]);
+    if let Some(image) = image {
+        docker(&["build", "-q", "-t", image, source.to_str().unwrap()]);
+    }
     fs::write(source.join("marker"), "moved on\n").unwrap();
     git(&source, &["commit", "-q", "-am", "later work"]);
     git(&source, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    (source, bare, sha)
+}
+
+#[test]
+fn the_role_source_at_the_recorded_commit_comes_over_http_once_then_from_the_cache() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let home = Home::new();
+    let (_, bare, sha) = role_source(&home, "http-src", None);
+    let server = common::smart_http::SmartHttp::serve(home.tmp.path());
+    let url = server.url(bare.file_name().unwrap().to_str().unwrap());
+    let cache = home.tmp.path().join("cache");
+
+    let context = jackin::git::source_tar(&cache, &url, &sha).expect("fetching over http");
+    let mut archive = tar::Archive::new(context.as_slice());
+    let mut files = std::collections::BTreeMap::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut entry, &mut text).unwrap();
+        files.insert(entry.path().unwrap().display().to_string(), text);
+    }
+    assert_eq!(files.keys().collect::<Vec<_>>(), ["Dockerfile", "marker"]);
+    assert_eq!(files["marker"], "launched\n", "the recorded commit, not the moved branch");
+    let served = server.requests.load(SeqCst);
+    assert!(served >= 2, "advertisement and pack came over HTTP ({served} requests)");
+
+    jackin::git::source_tar(&cache, &url, &sha).expect("from the cache");
+    assert_eq!(server.requests.load(SeqCst), served, "a cached commit is not fetched again");
+
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let err = format!("{:#}", jackin::git::source_tar(&cache, &url, missing).unwrap_err());
+    assert!(err.contains(&format!("commit {missing} is not in {url}")), "{err}");
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dead = format!("http://127.0.0.1:{closed}/http-src.git");
+    let err = format!("{:#}", jackin::git::source_tar(&home.tmp.path().join("cache2"), &dead, &sha).unwrap_err());
+    assert!(err.contains(&format!("fetching {dead}")), "{err}");
+}
+
+#[test]
+fn tier_3_rebuilds_the_image_from_the_recorded_commit_not_the_moved_branch() {
+    if !engine_available("tier_3") {
+        return;
+    }
+    let home = Home::new();
+    tier_3(home, "t3aaaaaa", |bare| bare.to_str().unwrap().to_owned(), &[]);
+}
+
+#[test]
+fn tier_3_fetches_the_role_source_over_https() {
+    if !engine_available("tier_3_https") {
+        return;
+    }
+    let home = Home::new();
+    let server = common::smart_http::SmartHttp::serve_tls(home.tmp.path());
+    let certificate = server.certificate.clone().unwrap();
+    let url = |bare: &Path| server.url(bare.file_name().unwrap().to_str().unwrap());
+    tier_3(home, "t3hhhhhh", url, &[("SSL_CERT_FILE", certificate.to_str().unwrap())]);
+    assert!(server.requests.load(std::sync::atomic::Ordering::SeqCst) >= 2, "the fetch went over https");
+}
+
+fn tier_3(mut home: Home, id: &str, url_of: impl FnOnce(&Path) -> String, env: &[(&str, &str)]) {
+    let inst = home.instance(id, |_, _| Vec::new());
+    let image = format!("jackin-test-role-{id}:latest");
+    let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
+    let url = url_of(&bare);
     set_manifest(&home, &inst, |m| {
-        m["role_source_git"] = Value::from(bare.to_str().unwrap());
+        m["role_source_git"] = Value::from(url.clone());
         m["role_git_sha"] = Value::from(sha.clone());
         m["image_tag"] = Value::from(image.clone());
     });
@@ -260,13 +322,16 @@ fn tier_3_rebuilds_the_image_from_the_recorded_commit_not_the_moved_branch() {
     docker(&["rm", "-f", &inst.container]);
     docker(&["rmi", "-f", &image]);
 
-    let plan = restore(&home, &[&inst.container, "--plan"]);
+    let restore = |args: &[&str]| {
+        home.cmd("jackin-restore").args(args).arg("--format=json").envs(env.iter().copied()).output().unwrap()
+    };
+    let plan = restore(&[&inst.container, "--plan"]);
     assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
     assert_eq!(records(&plan.stdout)[0]["data"]["tier"], 3);
     assert_eq!(records(&plan.stdout)[0]["data"]["dry_run"], true);
     assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "--plan builds nothing");
 
-    let out = restore(&home, &[&inst.container, "--yes"]);
+    let out = restore(&[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(records(&out.stdout)[0]["data"]["tier"], 3);
     assert_eq!(docker(&["exec", &inst.container, "cat", "/marker"]), "launched");

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod docker;
+pub mod smart_http;
 
 use std::fs;
 use std::path::{Path, PathBuf};
