@@ -95,10 +95,16 @@ impl Ctx {
         Ok(())
     }
 
-    /// A record this tool does not handle goes on exactly as it came.
+    /// A record this tool does not handle goes on exactly as it came; in the text format, a
+    /// record of a type the tools know is shown in its text form (the operator at the end of a
+    /// pipe reads keep's decision as keep would have printed it), any other as its JSON line.
     pub fn pass_through(&mut self, record: &InputRecord) -> Result<()> {
+        let text = match self.format {
+            OutputFormat::Text => text_of(record),
+            OutputFormat::Json => None,
+        };
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", record.line)?;
+        writeln!(out, "{}", text.as_deref().unwrap_or(&record.line))?;
         out.flush()?;
         Ok(())
     }
@@ -154,5 +160,26 @@ impl Ctx {
         } else {
             exit
         }
+    }
+}
+
+/// The text form of a record of a type the tools write, if its data fits that type.
+fn text_of(record: &InputRecord) -> Option<String> {
+    use crate::records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Repair, Restored};
+    fn render<T: Record + serde::de::DeserializeOwned>(data: &serde_json::Value) -> Option<String> {
+        T::deserialize(data).ok().map(|typed| typed.text())
+    }
+    let data = &record.data;
+    match record.kind.as_str() {
+        crate::assess::Assessment::TYPE => render::<crate::assess::Assessment>(data),
+        Decision::TYPE => render::<Decision>(data),
+        Purged::TYPE => render::<Purged>(data),
+        Change::TYPE => render::<Change>(data),
+        Orphan::TYPE => render::<Orphan>(data),
+        Candidate::TYPE => render::<Candidate>(data),
+        Restored::TYPE => render::<Restored>(data),
+        Repair::TYPE => render::<Repair>(data),
+        ErrorRecord::TYPE => render::<ErrorRecord>(data),
+        _ => None,
     }
 }

@@ -588,3 +588,19 @@ fn every_crash_point_has_a_test() {
         ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"]
     );
 }
+
+#[test]
+fn in_the_text_format_records_passed_through_are_shown_as_text() {
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let keep = decision(&inst, false).replace("\"outcome\":\"clean\"", "\"outcome\":\"keep\"");
+    let future = r#"{"schema_version":1,"type":"future","data":{"z":1}}"#;
+    let before = home.snapshot();
+    let out =
+        home.cmd("jackin-purge").arg("--format=text").write_stdin(format!("{keep}\n{future}\n")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines, [format!("{} · keep · clean session (clean policy)", inst.container).as_str(), future]);
+    assert_eq!(home.snapshot(), before, "a keep decision purges nothing");
+}
