@@ -167,7 +167,10 @@ impl Store {
     }
 
     /// A status change: the manifest first, then its index row (state.md), so a crash between the
-    /// two leaves the authoritative file right and the row repairable.
+    /// two leaves the authoritative file right and the row repairable. The row is made from the
+    /// manifest as it is on disk once the index lock is held, not from the one written here: when
+    /// two programs change the same session at once, the last row written then matches the last
+    /// manifest written, whichever order their writes interleave in.
     pub fn set_status(&self, name: &InstanceName, status: Status, now: &str) -> Result<Manifest> {
         let mut manifest =
             self.read_manifest(name)?.ok_or_else(|| Exit::Unavailable.err(format_args!("{name}: no manifest")))?;
@@ -175,7 +178,8 @@ impl Store {
         manifest.updated_at = now.to_owned();
         self.write_manifest(name, &manifest)?;
         self.update_index(|index| {
-            index.upsert(IndexRow::from_manifest(&manifest));
+            let current = self.read_manifest(name)?.unwrap_or_else(|| manifest.clone());
+            index.upsert(IndexRow::from_manifest(&current));
             Ok(((), true))
         })?;
         Ok(manifest)

@@ -184,6 +184,38 @@ fn a_status_change_writes_the_manifest_then_a_sorted_index() {
 }
 
 #[test]
+fn two_programs_changing_one_session_at_once_leave_row_and_manifest_agreeing() {
+    let home = Home::new();
+    fs::write(home.home.join("data/instances.json"), INDEX).unwrap();
+    let name = InstanceName::parse("jk-sz2v4p0e-architect").unwrap();
+    let manifest_path = home.data(name.as_str()).join(".jackin/instance.json");
+    fs::create_dir_all(manifest_path.parent().unwrap()).unwrap();
+    fs::write(&manifest_path, manifest_text("sz2v4p0e", name.as_str(), "active", "2026-08-19T10:00:00Z")).unwrap();
+    let mut disagreements = 0;
+    for round in 0..150 {
+        let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let writers: Vec<_> = [Status::CleanExited, Status::RestoreAvailable]
+            .into_iter()
+            .map(|status| {
+                let (start, store, name) = (start.clone(), store(&home), name.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    store.set_status(&name, status, &format!("2026-08-22T00:00:{:02}Z", round % 60)).unwrap();
+                })
+            })
+            .collect();
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        let manifest: Value = serde_json::from_slice(&fs::read(&manifest_path).unwrap()).unwrap();
+        let index: Index = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
+        let row = index.instances.iter().find(|r| r.container_base == name.as_str()).unwrap();
+        if row.status != manifest["status"].as_str().unwrap() {
+            disagreements += 1;
+        }
+    }
+    assert_eq!(disagreements, 0, "rounds of 150 whose index row ended disagreeing with the manifest");
+}
+
+#[test]
 fn an_index_of_another_version_is_refused_and_left_alone() {
     let home = Home::new();
     let path = home.home.join("data/instances.json");
