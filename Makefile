@@ -41,7 +41,12 @@ install: build
 	$(INSTALL) -m 755 contrib/hooks/jackin-exit-hook $(DESTDIR)$(sharedir)/hooks/jackin-exit-hook
 	$(INSTALL) -m 755 contrib/git/reference-transaction $(DESTDIR)$(sharedir)/git/reference-transaction
 	$(INSTALL) -m 644 contrib/cron/* $(DESTDIR)$(sharedir)/cron/
-	$(INSTALL) -m 644 contrib/systemd/* $(DESTDIR)$(sharedir)/systemd/
+	# The units as shipped start the tools from ~/.cargo/bin (cargo install); installed copies
+	# point at $(bindir), where this install put them (no DESTDIR: that is the staging root).
+	for u in contrib/systemd/*; do \
+		sed 's|%h/\.cargo/bin/|$(bindir)/|g' $$u > $(DESTDIR)$(sharedir)/systemd/$${u##*/} || exit 1; \
+		chmod 644 $(DESTDIR)$(sharedir)/systemd/$${u##*/} || exit 1; \
+	done
 
 uninstall:
 	for b in $(BINS); do \

@@ -430,6 +430,11 @@ fn make_install_puts_everything_where_a_system_expects_it() {
         fs::read(prefix.join("share/man/man1/jackin-keep.1")).unwrap(),
         fs::read(root().join("man/jackin-keep.1")).unwrap()
     );
+    // The installed units start the installed binaries.
+    let unit = fs::read_to_string(prefix.join("share/jackin/systemd/jackin-reconcile.service")).unwrap();
+    let exec = unit.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    assert_eq!(exec, format!("ExecStart={}/bin/jackin-reconcile --quiet --format text", prefix.display()));
+    assert!(!fs::read_to_string(prefix.join("share/jackin/systemd/jackin-purge.service")).unwrap().contains("%h/"));
     // The installed binaries run.
     for tool in tools {
         let out = Command::new(prefix.join("bin").join(tool)).arg("--version").output().unwrap();
@@ -453,4 +458,9 @@ fn make_install_stages_into_destdir() {
     assert!(stage.join("usr/local/bin/jackin-restore").is_file());
     assert!(stage.join("usr/local/share/zsh/site-functions/_jackin-purge").is_file());
     assert!(stage.join("usr/local/share/jackin/git/reference-transaction").is_file());
+    let unit = fs::read_to_string(stage.join("usr/local/share/jackin/systemd/jackin-purge.service")).unwrap();
+    assert!(
+        unit.contains("\nExecStart=/usr/local/bin/jackin-purge --terminal"),
+        "the unit names the final path: {unit}"
+    );
 }
