@@ -433,9 +433,9 @@ pub fn worktree_divergence(worktree_path: &Path, host_path: &Path, scratch_branc
     None
 }
 
-/// Credentials for a fetch from a remote that asks for them: ssh keys from the running ssh-agent,
-/// user and password from git's credential helpers. Each kind is tried once, so a refused key
-/// ends the fetch with libgit2's error instead of a loop.
+/// Credentials for an ssh fetch: the user, then keys from the running ssh-agent. Each kind is
+/// tried once, so a refused key ends the fetch with libgit2's error instead of a loop. (https
+/// credentials are libcurl's business: `~/.netrc` or the URL, see bins/jackin-restore.rs.)
 fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
     let mut tried = git2::CredentialType::empty();
     let mut callbacks = git2::RemoteCallbacks::new();
@@ -448,13 +448,6 @@ fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
         if allowed.contains(git2::CredentialType::SSH_KEY) && !tried.contains(git2::CredentialType::SSH_KEY) {
             tried |= git2::CredentialType::SSH_KEY;
             return git2::Cred::ssh_key_from_agent(user);
-        }
-        if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT)
-            && !tried.contains(git2::CredentialType::USER_PASS_PLAINTEXT)
-        {
-            tried |= git2::CredentialType::USER_PASS_PLAINTEXT;
-            let config = git2::Config::open_default()?;
-            return git2::Cred::credential_helper(&config, url, username);
         }
         Err(git2::Error::from_str(&format!(
             "{url} asks for credentials none of which are available (tried: {tried:?})"

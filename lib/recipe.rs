@@ -158,16 +158,13 @@ pub fn capture(
         Some(sidecar) => engine.inspect(sidecar)?,
         None => None,
     };
-    let network = match &role.spec.network {
-        Some(network) => Some(NetworkRecipe {
-            name: network.clone(),
-            labels: BTreeMap::from([
-                ("jackin.managed".to_owned(), "true".to_owned()),
-                ("jackin.role".to_owned(), name.to_string()),
-            ]),
-        }),
-        None => None,
-    };
+    let network = role.spec.network.as_ref().map(|network| NetworkRecipe {
+        name: network.clone(),
+        labels: BTreeMap::from([
+            ("jackin.managed".to_owned(), "true".to_owned()),
+            ("jackin.role".to_owned(), name.to_string()),
+        ]),
+    });
     let docker_info = Some(vec!["docker".to_owned(), "info".to_owned()]);
     Ok(Some(LaunchRecipe {
         captured_at: crate::time::now_rfc3339(),

@@ -577,7 +577,7 @@ fn repair_rows(
             } else {
                 match store.read_manifest(name) {
                     Ok(Some(manifest)) => {
-                        let needed = index.row(name.as_str()).map_or(true, |row| !row_matches(row, &manifest));
+                        let needed = index.row(name.as_str()).is_none_or(|row| !row_matches(row, &manifest));
                         if needed {
                             index.upsert(IndexRow::from_manifest(&manifest));
                         }

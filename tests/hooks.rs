@@ -156,9 +156,7 @@ fn exit_hook_tells_the_caller_to_reconnect_on_return() {
     assert_eq!(docker(&["inspect", "-f", "{{.State.Status}}", &inst.container]), "running");
 
     // The wiring documented in the hook's header: the trap reconnects on 75 only.
-    let script = format!(
-        "trap '\"$HOOK\" \"$C\" --answer return --stop || {{ [ $? -eq 75 ] && echo reattached >\"$MARK\"; }}' EXIT; exit 0"
-    );
+    let script = "trap '\"$HOOK\" \"$C\" --answer return --stop || { [ $? -eq 75 ] && echo reattached >\"$MARK\"; }' EXIT; exit 0".to_string();
     let mark = home.tmp.path().join("reattached");
     let mut launcher = Command::new("sh");
     launcher

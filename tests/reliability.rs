@@ -1219,7 +1219,7 @@ fn reliability() {
         let only = std::env::var("JACKIN_RELIABILITY_ONLY").ok();
         let handles: Vec<_> = CHECKS
             .iter()
-            .filter(|(name, _, _)| only.as_deref().map_or(true, |o| name.contains(o)))
+            .filter(|(name, _, _)| only.as_deref().is_none_or(|o| name.contains(o)))
             .map(|&(name, needs_engine, check)| {
                 scope.spawn(move || {
                     let start = Instant::now();

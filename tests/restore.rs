@@ -189,7 +189,7 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         docker(&["exec", &inst.container, "sh", "-c", "echo $SECRET_TOKEN $GH_TOKEN"]),
         "env-secret-1234 op-secret-5678"
     );
-    assert_eq!(docker(&["inspect", "-f", "{{.Config.Labels}}", &inst.container]).contains("jackin.kind:role"), true);
+    assert!(docker(&["inspect", "-f", "{{.Config.Labels}}", &inst.container]).contains("jackin.kind:role"));
     assert!(docker_quiet(&["volume", "inspect", &format!("{}-dind-certs", inst.container)]).is_some());
     assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
     no_file_holds(&home, "env-secret-1234");

@@ -77,8 +77,9 @@ fn refused(code: &'static str, error: anyhow::Error) -> Outcome {
     Outcome::Refused { code, error, busy: false }
 }
 
-/// What a run does, in input order.
+/// What a run does, in input order. (A few per run: boxing `Request` would buy nothing.)
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Item<'a> {
     PassThrough(&'a InputRecord),
     Instance(Request),
@@ -196,10 +197,10 @@ pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'s
         let rank =
             groups.entry((row.workspace_name.clone(), row.role_key.clone(), row.agent_runtime.clone())).or_default();
         *rank += 1;
-        let beyond_last = selection.keep_last.map_or(true, |n| *rank > n);
+        let beyond_last = selection.keep_last.is_none_or(|n| *rank > n);
         let old = selection
             .older_than
-            .map_or(true, |age| crate::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
+            .is_none_or(|age| crate::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
         if beyond_last && old {
             picked.push(Request { target, discard: false, only_if_clean: false });
         }

@@ -113,7 +113,7 @@ impl Purger<'_> {
             .instances
             .iter()
             .any(|r| r.container_base == exact || r.container_base.starts_with(&prefix));
-        let dir = std::fs::read_dir(self.store.data_dir()).map_or(false, |entries| {
+        let dir = std::fs::read_dir(self.store.data_dir()).is_ok_and(|entries| {
             entries.flatten().any(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
                 (n == exact || n.starts_with(&prefix))
@@ -232,7 +232,7 @@ impl Purger<'_> {
             )));
         }
         let file = rel.file_name().and_then(|f| f.to_str()).unwrap_or_default();
-        let pid = file.rsplitn(3, '.').nth(1).unwrap_or_default();
+        let pid = file.rsplit('.').nth(1).unwrap_or_default();
         if Path::new("/proc").join(pid).exists() {
             let e = Exit::Busy.err(format_args!("{}: its writer (pid {pid}) is still running", path.display()));
             return Ok(Err(Outcome::Refused { code: "busy", error: e, busy: true }));

@@ -204,7 +204,7 @@ fn save_mount(
 }
 
 /// The commit each unpushed ref of the assessment names now.
-fn unpushed_tips(repo: &Repository, mount: &MountAssessment) -> Result<Vec<(String, Oid)>> {
+fn unpushed_tips(repo: &Repository, mount: &MountAssessment) -> Result<Tips> {
     let mut refs = Vec::new();
     for unpushed in &mount.unpushed {
         let id = if unpushed.name == "HEAD" {
@@ -219,13 +219,12 @@ fn unpushed_tips(repo: &Repository, mount: &MountAssessment) -> Result<Vec<(Stri
     Ok(refs)
 }
 
+/// Named commits: a ref name (or a name given to a stash entry) and where it points.
+type Tips = Vec<(String, Oid)>;
+
 /// The at-risk tips of a worktree (its scratch branch and a detached HEAD) and what survives the
 /// purge in the host repository: every other ref, the host's HEAD, the other worktrees' HEADs.
-fn worktree_refs(
-    repo: &Repository,
-    record: &IsolationRecord,
-    mount: &MountAssessment,
-) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
+fn worktree_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAssessment) -> Result<(Tips, Vec<Oid>)> {
     let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
     let refs = unpushed_tips(repo, mount)?;
     let host = HostRefs::read(Path::new(&record.original_src))?;
@@ -234,11 +233,7 @@ fn worktree_refs(
 
 /// A clone's at-risk tips (local branches, tags, a detached HEAD, every stash entry) and what
 /// survives it: its remote-tracking refs and the host repository's refs it knows.
-fn clone_refs(
-    repo: &Repository,
-    record: &IsolationRecord,
-    mount: &MountAssessment,
-) -> Result<(Vec<(String, Oid)>, Vec<Oid>)> {
+fn clone_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAssessment) -> Result<(Tips, Vec<Oid>)> {
     let mut refs = unpushed_tips(repo, mount)?;
     if let Ok(log) = repo.reflog("refs/stash") {
         for (n, entry) in log.iter().enumerate() {

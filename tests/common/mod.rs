@@ -241,7 +241,7 @@ pub fn unique_id() -> String {
     (0..8)
         .map(|_| {
             let c = ALPHABET[(x % 32) as usize] as char;
-            x = x / 32 ^ x.rotate_left(17);
+            x = (x / 32) ^ x.rotate_left(17);
             c
         })
         .collect()
