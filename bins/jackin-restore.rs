@@ -18,11 +18,11 @@ use jackin::select::{self, Catalog};
 use jackin::{continuity, reconcile};
 
 fn main() {
-    // https:// for tier 3's fetch of a role source, through libcurl. Only this tool links curl:
-    // its start-up (OpenSSL and config loading, a global constructor) would cost every hook run.
+    // https:// for tier 3's fetch of a role source, through libcurl (credentials: ~/.netrc or the
+    // URL). Only this tool links curl: its start-up would cost every hook run (docs/performance.md).
     let mut http = curl::easy::Easy::new();
-    let _ = http.netrc(curl::easy::NetRc::Optional); // credentials from ~/.netrc when there are any
-                                                     // SAFETY: registered once, before any libgit2 call of this process.
+    let _ = http.netrc(curl::easy::NetRc::Optional);
+    // SAFETY: registered once, before any libgit2 call of this process.
     unsafe { git2_curl::register(http) }
     driver::main::<RestoreArgs>("jackin-restore", run)
 }
