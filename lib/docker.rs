@@ -127,6 +127,10 @@ fn is_removal_in_progress(e: &BollardError) -> bool {
     matches!(e, BollardError::DockerResponseServerError { status_code: 409, message } if message.contains("already in progress"))
 }
 
+fn is_name_in_use(e: &BollardError) -> bool {
+    matches!(e, BollardError::DockerResponseServerError { status_code: 409, message } if message.contains("is already in use"))
+}
+
 fn is_not_modified(e: &BollardError) -> bool {
     matches!(e, BollardError::DockerResponseServerError { status_code: 304, .. })
 }
@@ -478,10 +482,26 @@ impl Engine {
             ..Default::default()
         };
         let options = CreateContainerOptionsBuilder::new().name(&spec.name).build();
-        let created = self
-            .call("create", self.api.create_container(Some(options), body))
-            .with_context(|| format!("creating container {}", spec.name))?;
-        Ok(created.id)
+        match self.call("create", self.api.create_container(Some(options), body)) {
+            Ok(created) => Ok(created.id),
+            // A run killed after asking for this container leaves the engine creating it under
+            // the session's name; the rerun takes that container, as it would one that was done.
+            Err(e) if is_name_in_use(&e) => self.wait_created(&spec.name),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("creating container {}", spec.name))),
+        }
+    }
+
+    fn wait_created(&self, name: &str) -> Result<String> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            if let Some(existing) = self.inspect(name)? {
+                return Ok(existing.id);
+            }
+            if std::time::Instant::now() > deadline {
+                anyhow::bail!("container {name}: the name is taken but no such container appeared within 30 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
     }
 
     pub fn start(&self, name: &str) -> Result<()> {

@@ -122,3 +122,20 @@ fn a_captured_recipe_holds_the_shape_and_no_secret_value() {
     assert_eq!(recipe.network.unwrap().name, format!("{}-net", inst.container));
     assert!(recipe.agent_toml.unwrap().contains("agent-smith"));
 }
+
+#[test]
+fn creating_a_container_whose_name_is_taken_takes_the_one_there() {
+    if !engine_available("creating_a_container_whose_name_is_taken") {
+        return;
+    }
+    // What a rerun meets after a run was killed once it had asked the engine for the container.
+    let name = "jk-dk2test0-engine";
+    let session = Session::launch(name, SessionOptions { dind: false, running: false, ..Default::default() });
+    let engine = Engine::connect().unwrap();
+    let existing = engine.inspect(name).unwrap().expect("created by the launch");
+    let again = engine.create_container(&existing.spec, &existing.spec.image_id, existing.env.clone()).unwrap();
+    assert_eq!(again, existing.id, "the container already there, not a second one");
+    let listed = engine.list_managed().unwrap();
+    assert_eq!(listed.iter().filter(|c| c.name == name).count(), 1);
+    drop(session);
+}
