@@ -439,7 +439,7 @@ pub fn worktree_divergence(worktree_path: &Path, host_path: &Path, scratch_branc
 fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
     let mut tried = git2::CredentialType::empty();
     let mut callbacks = git2::RemoteCallbacks::new();
-    callbacks.credentials(move |url, username, allowed| {
+    callbacks.credentials(move |_url, username, allowed| {
         let user = username.unwrap_or("git");
         if allowed.contains(git2::CredentialType::USERNAME) && !tried.contains(git2::CredentialType::USERNAME) {
             tried |= git2::CredentialType::USERNAME;
@@ -449,9 +449,14 @@ fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
             tried |= git2::CredentialType::SSH_KEY;
             return git2::Cred::ssh_key_from_agent(user);
         }
-        Err(git2::Error::from_str(&format!(
-            "{url} asks for credentials none of which are available (tried: {tried:?})"
-        )))
+        Err(git2::Error::from_str(&if tried.contains(git2::CredentialType::SSH_KEY) {
+            let agent = std::env::var("SSH_AUTH_SOCK").unwrap_or_else(|_| "not set".into());
+            format!("the server accepted no key the ssh-agent offered (SSH_AUTH_SOCK: {agent})")
+        } else {
+            format!(
+                "the server asks for credentials the tools do not offer ({allowed:?}); they use the ssh-agent's keys"
+            )
+        }))
     });
     callbacks
 }
@@ -484,6 +489,13 @@ pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>>
         let mut remote = repo.remote_anonymous(url)?;
         remote
             .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
+            .map_err(|e| match e.code() {
+                git2::ErrorCode::Certificate if e.class() == git2::ErrorClass::Ssh => anyhow::anyhow!(
+                    "{}: the host is not in ~/.ssh/known_hosts with this key (`ssh` to it once, or ssh-keyscan)",
+                    e.message()
+                ),
+                _ => anyhow::Error::new(e),
+            })
             .with_context(|| format!("fetching {url}"))?;
     }
     let commit = repo.find_commit(id).with_context(|| format!("commit {sha} is not in {url}"))?;

@@ -306,6 +306,79 @@ fn tier_3_fetches_the_role_source_over_https() {
     assert!(server.requests.load(std::sync::atomic::Ordering::SeqCst) >= 2, "the fetch went over https");
 }
 
+#[test]
+fn tier_3_fetches_the_role_source_over_ssh_with_the_agents_key() {
+    if !engine_available("tier_3_ssh") || !common::ssh::sshd_available("tier_3_ssh") {
+        return;
+    }
+    let home = Home::new();
+    let server = common::ssh::SshServer::start(&home.tmp.path().join("ssh"));
+    let (agent, user_home) = (server.agent_socket.clone(), server.home.clone());
+    let env = [("SSH_AUTH_SOCK", agent.to_str().unwrap()), ("HOME", user_home.to_str().unwrap())];
+    tier_3(home, "t3ssssss", |bare| server.url(bare), &env);
+}
+
+/// Runs `jackin::git::source_tar` in a process of its own (the test binary again), so that HOME
+/// and SSH_AUTH_SOCK can differ per case without touching this process's environment.
+#[test]
+fn ssh_fetch_probe() {
+    let Ok(spec) = std::env::var("JACKIN_SSH_FETCH") else { return };
+    let mut parts = spec.split('|');
+    let (cache, url, sha) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+    match jackin::git::source_tar(Path::new(cache), url, sha) {
+        Ok(context) => println!("fetched {} bytes", context.len()),
+        Err(e) => {
+            eprintln!("{e:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+#[test]
+fn an_ssh_role_source_needs_a_known_host_key_and_a_key_the_server_accepts() {
+    if !common::ssh::sshd_available("ssh_fetch") {
+        return;
+    }
+    let home = Home::new();
+    let dir = home.tmp.path().join("ssh");
+    let server = common::ssh::SshServer::start(&dir);
+    let (_, bare, sha) = role_source(&home, "role-src", None);
+    let url = server.url(&bare);
+    let fetch = |case: &str, home_dir: &Path, agent: &Path| {
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "ssh_fetch_probe", "--nocapture"])
+            .env("JACKIN_SSH_FETCH", format!("{}|{url}|{sha}", dir.join(format!("cache-{case}")).display()))
+            .env("HOME", home_dir)
+            .env("SSH_AUTH_SOCK", agent)
+            .output()
+            .unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "{case}: no credential loop");
+        (
+            out.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        )
+    };
+
+    let (ok, output) = fetch("good", &server.home, &server.agent_socket);
+    assert!(ok && output.contains("fetched"), "{output}\nsshd: {}", server.log(&dir));
+
+    let stranger = home.tmp.path().join("stranger");
+    fs::create_dir_all(stranger.join(".ssh")).unwrap();
+    fs::write(stranger.join(".ssh/known_hosts"), "").unwrap();
+    let (ok, output) = fetch("unknown-host", &stranger, &server.agent_socket);
+    assert!(!ok, "a host key missing from known_hosts is refused: {output}");
+    assert!(
+        output.contains(&format!("fetching {url}")) && output.contains("hostkey") && output.contains("known_hosts"),
+        "{output}"
+    );
+
+    let no_agent = home.tmp.path().join("no-agent.sock");
+    let (ok, output) = fetch("no-agent", &server.home, &no_agent);
+    assert!(!ok, "no key, no fetch: {output}");
+    assert!(output.contains(&format!("fetching {url}: the server accepted no key the ssh-agent offered")), "{output}");
+}
+
 fn tier_3(mut home: Home, id: &str, url_of: impl FnOnce(&Path) -> String, env: &[(&str, &str)]) {
     let inst = home.instance(id, |_, _| Vec::new());
     let image = format!("jackin-test-role-{id}:latest");

@@ -4,6 +4,7 @@
 
 pub mod docker;
 pub mod smart_http;
+pub mod ssh;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,126 @@
+//! An OpenSSH server on loopback for tests, with an ssh-agent holding the one key it accepts and
+//! a home whose `known_hosts` names the server's host key: what an operator's machine has when a
+//! role source lives at `ssh://…` or `git@host:…`. Real sshd, real agent, real `git-upload-pack`.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// Whether an sshd can run here; without one a test is skipped with a printed reason, except
+/// under CI=true, where it fails.
+pub fn sshd_available(test: &str) -> bool {
+    if Path::new(SSHD).is_file() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test}: CI=true and there is no {SSHD} (apt-get install openssh-server)");
+    }
+    eprintln!("SKIPPED {test}: no {SSHD}");
+    false
+}
+
+pub struct SshServer {
+    pub port: u16,
+    pub user: String,
+    /// The agent's socket, for `SSH_AUTH_SOCK`.
+    pub agent_socket: PathBuf,
+    /// A home directory whose `.ssh/known_hosts` holds the server's key, for `HOME`.
+    pub home: PathBuf,
+    sshd: Child,
+    agent: Child,
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what} did not come up within 10 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl SshServer {
+    pub fn start(dir: &Path) -> SshServer {
+        fs::create_dir_all(dir).unwrap();
+        for key in ["host_key", "client_key"] {
+            run(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(dir.join(key)));
+        }
+        fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+        let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap().trim().to_owned();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let config = dir.join("sshd_config");
+        fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nPidFile {dir}/sshd.pid\n\
+                 AuthorizedKeysFile {dir}/authorized_keys\nPubkeyAuthentication yes\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+                 PermitRootLogin prohibit-password\nStrictModes no\n",
+                dir = dir.display()
+            ),
+        )
+        .unwrap();
+        // sshd refuses to start without its privilege separation directory (made by its
+        // service on a normal boot, absent on a fresh CI machine).
+        let _ = fs::create_dir_all("/run/sshd");
+        let sshd = Command::new(SSHD)
+            .arg("-D")
+            .arg("-E")
+            .arg(dir.join("sshd.log"))
+            .arg("-f")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting sshd");
+        wait_for("sshd", || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+
+        let agent_socket = dir.join("agent.sock");
+        let agent = Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&agent_socket)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting ssh-agent");
+        wait_for("ssh-agent", || agent_socket.exists());
+        run(Command::new("ssh-add").arg("-q").arg(dir.join("client_key")).env("SSH_AUTH_SOCK", &agent_socket));
+
+        let home = dir.join("home");
+        fs::create_dir_all(home.join(".ssh")).unwrap();
+        let host_key = fs::read_to_string(dir.join("host_key.pub")).unwrap();
+        let mut fields = host_key.split_whitespace();
+        let (kind, key) = (fields.next().unwrap(), fields.next().unwrap());
+        fs::write(home.join(".ssh/known_hosts"), format!("[127.0.0.1]:{port} {kind} {key}\n")).unwrap();
+        SshServer { port, user, agent_socket, home, sshd, agent }
+    }
+
+    /// What sshd logged, for a failure message.
+    pub fn log(&self, dir: &Path) -> String {
+        fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+    }
+
+    /// The URL of the repository at `path` on this server.
+    pub fn url(&self, path: &Path) -> String {
+        format!("ssh://{}@127.0.0.1:{}{}", self.user, self.port, path.display())
+    }
+}
+
+impl Drop for SshServer {
+    fn drop(&mut self) {
+        let _ = self.sshd.kill();
+        let _ = self.agent.kill();
+        let _ = self.sshd.wait();
+        let _ = self.agent.wait();
+    }
+}
