@@ -185,16 +185,12 @@ impl Engine {
             .enable_all()
             .build()
             .context("starting the Docker client runtime")?;
-        let socket = match host.strip_prefix("unix://") {
-            Some(path) => Some(path),
-            None if std::env::var_os("DOCKER_HOST").is_none() => Some("/var/run/docker.sock"),
+        let socket = local_socket();
+        let pinged = match &socket {
+            Some(path) => ping_api_version(path).map_err(|e| unavailable(&e))?,
             None => None,
         };
-        let pinged = match socket {
-            Some(path) => ping_api_version(Path::new(path)).map_err(|e| unavailable(&e))?,
-            None => None,
-        };
-        let api = match (socket, pinged) {
+        let api = match (socket.as_deref().and_then(Path::to_str), pinged) {
             (Some(path), Some(version)) => {
                 let version =
                     if version < *bollard::API_DEFAULT_VERSION { version } else { *bollard::API_DEFAULT_VERSION };
@@ -354,20 +350,32 @@ impl Engine {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
             // A run killed mid-removal leaves the engine finishing it; the rerun waits for it.
-            Err(e) if is_removal_in_progress(&e) => self.wait_gone(name).map(|()| false),
+            Err(e) if is_removal_in_progress(&e) => {
+                self.wait_until(name, "removal did not finish", Option::is_none).map(|_| false)
+            }
             Err(e) => Err(anyhow::Error::new(e).context(format!("removing container {name}"))),
         }
     }
 
-    fn wait_gone(&self, name: &str) -> Result<()> {
+    /// Polls `inspect(name)` until `done` holds for it, for up to 30 s: the engine finishing work
+    /// a killed run of ours asked for (a removal, a create).
+    fn wait_until(
+        &self,
+        name: &str,
+        failure: &str,
+        done: impl Fn(&Option<ContainerDetails>) -> bool,
+    ) -> Result<Option<ContainerDetails>> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while self.inspect(name)?.is_some() {
+        loop {
+            let details = self.inspect(name)?;
+            if done(&details) {
+                return Ok(details);
+            }
             if std::time::Instant::now() > deadline {
-                anyhow::bail!("container {name}: the engine's removal did not finish within 30 s");
+                anyhow::bail!("container {name}: the engine's {failure} within 30 s");
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        Ok(())
     }
 
     pub fn remove_network(&self, name: &str) -> Result<bool> {
@@ -486,21 +494,11 @@ impl Engine {
             Ok(created) => Ok(created.id),
             // A run killed after asking for this container leaves the engine creating it under
             // the session's name; the rerun takes that container, as it would one that was done.
-            Err(e) if is_name_in_use(&e) => self.wait_created(&spec.name),
+            Err(e) if is_name_in_use(&e) => {
+                let done = self.wait_until(&spec.name, "create under this name did not finish", Option::is_some)?;
+                Ok(done.map(|details| details.id).unwrap_or_default())
+            }
             Err(e) => Err(anyhow::Error::new(e).context(format!("creating container {}", spec.name))),
-        }
-    }
-
-    fn wait_created(&self, name: &str) -> Result<String> {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            if let Some(existing) = self.inspect(name)? {
-                return Ok(existing.id);
-            }
-            if std::time::Instant::now() > deadline {
-                anyhow::bail!("container {name}: the name is taken but no such container appeared within 30 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
 

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use common::docker::{docker, engine_available, Session, SessionOptions};
-use common::{commit_file, records, Home, Instance};
+use common::{commit_file, files_under, records, Home, Instance};
 use rexpect::process::WaitStatus;
 use rexpect::session::PtySession;
 use serde_json::Value;
@@ -368,15 +368,6 @@ fn docker_session(f: &Four, inst: &Instance, env: Vec<(&'static str, &'static st
         docker(&["stop", "-t", "0", c]);
     }
     session
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
-        .collect()
 }
 
 #[test]

@@ -633,34 +633,7 @@ fn sixteen_processes_at_once_lose_no_row() {
     }
     let home = Home::new();
     let data = home.home.join("data");
-    let mut rows = Vec::new();
-    let mut names = Vec::new();
-    for i in 0..520 {
-        let id = format!("cc7{i:05}");
-        let container = format!("jk-{id}-conc");
-        let status = if i % 10 == 0 { "active" } else { "crashed" };
-        let updated = format!("2026-08-20T{:02}:{:02}:00Z", i / 60, i % 60);
-        fs::create_dir_all(data.join(&container).join(".jackin")).unwrap();
-        fs::write(
-            data.join(&container).join(".jackin/instance.json"),
-            common::manifest_text(&id, &container, status, &updated),
-        )
-        .unwrap();
-        if i < 500 {
-            rows.push(json!({
-                "instance_id": id, "container_base": container, "workspace_name": "my-app",
-                "workspace_label": "my-app", "workdir": "/workspace/my-app", "role_key": "agent-smith",
-                "agent_runtime": "claude", "status": status, "updated_at": updated
-            }));
-        }
-        names.push(container);
-    }
-    rows.reverse();
-    fs::write(
-        data.join("instances.json"),
-        serde_json::to_string_pretty(&json!({"version": 1, "instances": rows})).unwrap(),
-    )
-    .unwrap();
+    let names = common::many_sessions(&home, "cc7", 520, 500, |i| if i % 10 == 0 { "active" } else { "crashed" });
 
     let done = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicUsize::new(0));

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::docker::{docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
-use common::{commit_file, git, records, unique_id, Home, Instance};
+use common::{commit_file, files_under, git, records, unique_id, Home, Instance};
 use serde_json::{json, Value};
 
 fn long() -> bool {
@@ -153,15 +153,6 @@ fn tree(dir: &Path) -> Vec<(PathBuf, String, Vec<u8>)> {
         .collect();
     entries.sort();
     entries
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.path().to_path_buf())
-        .collect()
 }
 
 fn quarantines(home: &Home) -> Vec<PathBuf> {
@@ -356,32 +347,8 @@ fn concurrency(t: &mut Tally) {
         let home = Home::new();
         let data = home.home.join("data");
         let prefix = &unique_id()[..3];
-        let mut rows = Vec::new();
-        let mut names = Vec::new();
-        for i in 0..500 {
-            let id = format!("{prefix}{i:05}");
-            let container = format!("jk-{id}-conc");
-            let status = if i % 10 == 0 { "active" } else { "preserved_dirty" };
-            let updated = format!("2026-08-20T{:02}:{:02}:00Z", i / 60, i % 60);
-            fs::create_dir_all(data.join(&container).join(".jackin")).unwrap();
-            fs::write(
-                data.join(&container).join(".jackin/instance.json"),
-                common::manifest_text(&id, &container, status, &updated),
-            )
-            .unwrap();
-            rows.push(json!({
-                "instance_id": id, "container_base": container, "workspace_name": "my-app",
-                "workspace_label": "my-app", "workdir": "/workspace/my-app", "role_key": "agent-smith",
-                "agent_runtime": "claude", "status": status, "updated_at": updated
-            }));
-            names.push(container);
-        }
-        rows.reverse();
-        fs::write(
-            data.join("instances.json"),
-            serde_json::to_string_pretty(&json!({"version": 1, "instances": rows})).unwrap(),
-        )
-        .unwrap();
+        let names =
+            common::many_sessions(&home, prefix, 500, 500, |i| if i % 10 == 0 { "active" } else { "preserved_dirty" });
         let assessments = assess(&home, &names.iter().take(100).map(String::as_str).collect::<Vec<_>>());
 
         let done = Arc::new(AtomicBool::new(false));
@@ -706,7 +673,7 @@ fn bad_input(t: &mut Tally) {
             fed += lines;
             let mut cmd = tool(&home, name, args);
             cmd.env("DOCKER_HOST", &dead_host);
-            let out = run_with(&mut cmd, &input);
+            let out = run(cmd, &input);
             record_bad(t, &format!("{name} stdin #{runs}"), &out, documented);
             if runs % 25 == 0 {
                 check_unchanged(t, &home, &before, runs);
@@ -723,8 +690,7 @@ fn bad_input(t: &mut Tally) {
             fed += n;
             (format!("{name} args #{runs}"), cmd, &[2, 4, 6])
         };
-        let mut cmd = cmd;
-        let out = run_with(&mut cmd, b"");
+        let out = run(cmd, b"");
         record_bad(t, &label, &out, documented);
         if runs % 25 == 0 {
             check_unchanged(t, &home, &before, runs);
@@ -737,18 +703,6 @@ fn bad_input(t: &mut Tally) {
         "{fed} records and arguments in {runs} runs (seeded; runs by exit code {}); no panic, home unchanged",
         exits.join(", ")
     );
-}
-
-fn run_with(cmd: &mut Command, stdin: &[u8]) -> Output {
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
-    });
-    let out = child.wait_with_output().unwrap();
-    let _ = writer.join();
-    out
 }
 
 static EXITS: Mutex<std::collections::BTreeMap<i32, usize>> = Mutex::new(std::collections::BTreeMap::new());
@@ -854,8 +808,7 @@ fn path_attacks(t: &mut Tally) {
         ));
     }
     for (label, cmd, stdin) in runs {
-        let mut cmd = cmd;
-        let out = run_with(&mut cmd, &stdin);
+        let out = run(cmd, &stdin);
         t.case(!panicked(&out), || format!("{label}: panicked"));
         let now = tree(&sentinel);
         let gone: Vec<_> = before.iter().filter(|e| !now.contains(e)).map(|e| e.0.display().to_string()).collect();
@@ -1036,7 +989,7 @@ fn docker_faults(t: &mut Tally) {
     for (name, args, stdin) in cases {
         let mut cmd = tool(&home, name, &args);
         cmd.env("DOCKER_HOST", &dead_host);
-        let out = run_with(&mut cmd, &stdin);
+        let out = run(cmd, &stdin);
         t.case(out.status.code() == Some(4) && !panicked(&out), || {
             format!("{name} {args:?}: {:?} {}", out.status, stderr(&out))
         });

@@ -182,6 +182,58 @@ impl Home {
     }
 }
 
+/// `count` sessions `jk-<prefix><n>-conc` in `home`, each with a manifest whose status is
+/// `status_of(n)`; the first `indexed` of them also have index rows (newest first, as jackin
+/// writes them). Returns their names in order.
+pub fn many_sessions(
+    home: &Home,
+    prefix: &str,
+    count: usize,
+    indexed: usize,
+    status_of: impl Fn(usize) -> &'static str,
+) -> Vec<String> {
+    let data = home.home.join("data");
+    let mut rows = Vec::new();
+    let mut names = Vec::new();
+    for i in 0..count {
+        let id = format!("{prefix}{i:05}");
+        let container = format!("jk-{id}-conc");
+        let status = status_of(i);
+        let updated = format!("2026-08-20T{:02}:{:02}:00Z", i / 60, i % 60);
+        fs::create_dir_all(data.join(&container).join(".jackin")).unwrap();
+        fs::write(
+            data.join(&container).join(".jackin/instance.json"),
+            manifest_text(&id, &container, status, &updated),
+        )
+        .unwrap();
+        if i < indexed {
+            rows.push(json!({
+                "instance_id": id, "container_base": container, "workspace_name": "my-app",
+                "workspace_label": "my-app", "workdir": "/workspace/my-app", "role_key": "agent-smith",
+                "agent_runtime": "claude", "status": status, "updated_at": updated
+            }));
+        }
+        names.push(container);
+    }
+    rows.reverse();
+    fs::write(
+        data.join("instances.json"),
+        serde_json::to_string_pretty(&json!({"version": 1, "instances": rows})).unwrap(),
+    )
+    .unwrap();
+    names
+}
+
+/// Every regular file below `dir`.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect()
+}
+
 /// A manifest exactly as jackin 0.6 writes it (state.md key order, nulls, two-space JSON, no
 /// trailing newline).
 pub fn manifest_text(id: &str, container: &str, status: &str, updated: &str) -> String {
