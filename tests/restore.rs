@@ -232,7 +232,10 @@ fn role_source(home: &Home, name: &str, image: Option<&str>) -> (std::path::Path
     git(&source, &["init", "-q", "-b", "main"]);
     git(&source, &["config", "user.email", "r@example.invalid"]);
     git(&source, &["config", "user.name", "Role"]);
-    fs::write(source.join("Dockerfile"), format!("FROM {TEST_IMAGE}\nCOPY marker /marker\n")).unwrap();
+    // The label makes each test's image its own: tests that build the same content in parallel
+    // would otherwise share one image ID, and removing one test's tag would not remove it.
+    let dockerfile = format!("FROM {TEST_IMAGE}\nLABEL test.home={:?}\nCOPY marker /marker\n", home.tmp.path());
+    fs::write(source.join("Dockerfile"), dockerfile).unwrap();
     fs::write(source.join("marker"), "launched\n").unwrap();
     git(&source, &["add", "-A"]);
     git(&source, &["commit", "-q", "-m", "role at launch"]);
