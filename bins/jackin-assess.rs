@@ -1,12 +1,12 @@
 //! jackin-assess: what would a purge of this session destroy that exists nowhere else?
 
 use anyhow::Result;
-use jackin::assess::{AssessOptions, Assessor};
-use jackin::cli::AssessArgs;
-use jackin::driver::{self, Ctx};
-use jackin::exit::Exit;
-use jackin::parallel;
-use jackin::select;
+use jackin::base::exit::Exit;
+use jackin::base::parallel;
+use jackin::face::cli::AssessArgs;
+use jackin::face::driver::{self, Ctx};
+use jackin::state::select;
+use jackin::tools::assess::{AssessOptions, Assessor};
 
 fn main() {
     driver::main::<AssessArgs>("jackin-assess", run)

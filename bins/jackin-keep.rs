@@ -3,16 +3,16 @@
 //! bad input, an unreachable Docker engine or a Ctrl-C leaves every session as it was.
 
 use anyhow::Result;
-use jackin::assess::{AssessOptions, Assessment, Assessor};
-use jackin::cli::{AnswerArg, KeepArgs};
-use jackin::config::configured_policy;
-use jackin::dialog::{self, Tty};
-use jackin::docker::Engine;
-use jackin::driver::{self, Ctx};
-use jackin::exit::Exit;
-use jackin::keep::{self, AnswerSource, Asked, ExitAction, Flags, Outcome, Ruling, Session};
-use jackin::records::{ErrorRecord, InputRecord};
-use jackin::store::Store;
+use jackin::base::exit::Exit;
+use jackin::engines::docker::Engine;
+use jackin::face::cli::{AnswerArg, KeepArgs};
+use jackin::face::dialog::{self, Tty};
+use jackin::face::driver::{self, Ctx};
+use jackin::protocol::records::{ErrorRecord, InputRecord};
+use jackin::state::config::configured_policy;
+use jackin::state::store::Store;
+use jackin::tools::assess::{AssessOptions, Assessment, Assessor};
+use jackin::tools::keep::{self, AnswerSource, Asked, ExitAction, Flags, Outcome, Ruling, Session};
 
 fn main() {
     driver::main::<KeepArgs>(keep::TOOL, run)
@@ -122,7 +122,8 @@ fn ask(
         return Ok(Asked::Nobody);
     }
     if let Some(tty) = tty.get_or_insert_with(Tty::open) {
-        let clean_allowed = session.assessment.verdict != jackin::assess::Verdict::Unknown || flags.discard_unfinished;
+        let clean_allowed =
+            session.assessment.verdict != jackin::tools::assess::Verdict::Unknown || flags.discard_unfinished;
         let with_diffs = || Assessor::new(AssessOptions { with_diff: true }).instance(store, &session.name, None);
         let outcome = dialog::ask(tty, &session.assessment, clean_allowed, &with_diffs)?;
         return Ok(Asked::Answered(outcome, AnswerSource::Dialog));

@@ -1,14 +1,14 @@
 //! jackin-purge: the one program that deletes a finished session, in a crash-safe order.
 
 use anyhow::Result;
-use jackin::cli::PurgeArgs;
-use jackin::docker::Engine;
-use jackin::driver::{self, Ctx};
-use jackin::exit::Exit;
-use jackin::parallel;
-use jackin::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, PurgedReport, Purger, Selection};
-use jackin::records::{ErrorRecord, Identity, Purged, Removed};
-use jackin::select;
+use jackin::base::exit::Exit;
+use jackin::base::parallel;
+use jackin::engines::docker::Engine;
+use jackin::face::cli::PurgeArgs;
+use jackin::face::driver::{self, Ctx};
+use jackin::protocol::records::{ErrorRecord, Identity, Purged, Removed};
+use jackin::state::select;
+use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, PurgedReport, Purger, Selection};
 
 fn main() {
     driver::main::<PurgeArgs>("jackin-purge", run)

@@ -4,12 +4,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::Result;
-use jackin::cli::ReconcileArgs;
-use jackin::docker::Engine;
-use jackin::driver::{self, Ctx, OutputFormat};
-use jackin::exit::Exit;
-use jackin::reconcile::{self, Options, Report, Selection};
-use jackin::select;
+use jackin::base::exit::Exit;
+use jackin::engines::docker::Engine;
+use jackin::face::cli::ReconcileArgs;
+use jackin::face::driver::{self, Ctx, OutputFormat};
+use jackin::state::select;
+use jackin::tools::reconcile::{self, Options, Report, Selection};
 
 const TOOL: &str = "jackin-reconcile";
 
@@ -64,7 +64,7 @@ fn emit(ctx: &mut Ctx, report: Report) -> Result<bool> {
 
 /// `--watch`: until SIGTERM (exit 0) or SIGINT (exit 130). Signals only set a flag; the watcher
 /// checks it between events, so a reconciliation in progress always finishes its writes.
-fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &jackin::store::Store, options: &Options) -> Result<Exit> {
+fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &jackin::state::store::Store, options: &Options) -> Result<Exit> {
     if !args.instances.is_empty() {
         return Err(Exit::Usage.err("--watch reconciles every instance; name none"));
     }

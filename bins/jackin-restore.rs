@@ -3,19 +3,20 @@
 use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
-use jackin::assess::{AssessOptions, Assessor};
-use jackin::cli::RestoreArgs;
-use jackin::continuity::Continuity;
-use jackin::docker::Engine;
-use jackin::driver::{self, Ctx};
-use jackin::exit::Exit;
-use jackin::model::Manifest;
-use jackin::model::Status;
-use jackin::names::InstanceName;
-use jackin::records::{Change, Identity, Record, Restored};
-use jackin::restore::{self, Filters, Waits};
-use jackin::select::{self, Catalog};
-use jackin::{continuity, reconcile};
+use jackin::base::exit::Exit;
+use jackin::engines::docker::Engine;
+use jackin::face::cli::RestoreArgs;
+use jackin::face::driver::{self, Ctx};
+use jackin::protocol::records::{Change, Identity, Record, Restored};
+use jackin::state::continuity;
+use jackin::state::continuity::Continuity;
+use jackin::state::model::Manifest;
+use jackin::state::model::Status;
+use jackin::state::names::InstanceName;
+use jackin::state::select::{self, Catalog};
+use jackin::tools::assess::{AssessOptions, Assessor};
+use jackin::tools::reconcile;
+use jackin::tools::restore::{self, Filters, Waits};
 
 fn main() {
     // https:// for tier 3's fetch of a role source, through libcurl (credentials: ~/.netrc or the
@@ -121,7 +122,7 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
 fn reconcile_first(
     ctx: &Ctx,
     engine: &Engine,
-    store: &jackin::store::Store,
+    store: &jackin::state::store::Store,
     names: Vec<InstanceName>,
     dry_run: bool,
 ) -> Result<Vec<Change>> {

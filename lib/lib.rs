@@ -1,24 +1,20 @@
-//! The shared core of the jackin keep & resume tools: jackin's on-disk state, the record
-//! protocol, the git assessment and the driver every tool runs under.
+//! The shared core of the jackin keep & resume tools. Its folders are its layers; each layer uses
+//! only the ones listed before it, never one after:
+//!
+//! - `base`: exit codes, time, the parallel map: no knowledge of jackin.
+//! - `state`: jackin's home on disk and its one owner of every path, file rule and name: the
+//!   model of its files, the store that reads and writes them, names, config, the tools' own
+//!   continuity file and launch recipes, and the resolver that turns arguments into instances.
+//! - `protocol`: the JSON Lines records the tools exchange, and their text renderings.
+//! - `engines`: the outside systems, behind blocking calls: git (libgit2) and Docker (bollard).
+//! - `tools`: what each program does (assess, keep, purge, reconcile, restore), as library code
+//!   over the layers below.
+//! - `face`: what the binaries call: the command lines, the driver every tool runs under, the
+//!   terminal screens.
 
-pub mod assess;
-pub mod cli;
-pub mod config;
-pub mod continuity;
-pub mod dialog;
-pub mod docker;
-pub mod driver;
-pub mod exit;
-pub mod git;
-pub mod keep;
-pub mod model;
-pub mod names;
-pub mod parallel;
-pub mod purge;
-pub mod recipe;
-pub mod reconcile;
-pub mod records;
-pub mod restore;
-pub mod select;
-pub mod store;
-pub mod time;
+pub mod base;
+pub mod engines;
+pub mod face;
+pub mod protocol;
+pub mod state;
+pub mod tools;

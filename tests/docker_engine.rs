@@ -5,8 +5,8 @@ mod common;
 use std::time::Duration;
 
 use common::docker::{engine_available, Session, SessionOptions};
-use jackin::docker::Engine;
-use jackin::exit::Exit;
+use jackin::base::exit::Exit;
+use jackin::engines::docker::Engine;
 
 #[test]
 fn lists_inspects_and_removes_a_real_session() {
@@ -99,13 +99,15 @@ fn a_captured_recipe_holds_the_shape_and_no_secret_value() {
             ..Default::default()
         },
     );
-    let store =
-        jackin::store::Store::open(jackin::store::Roots { home: home.home.clone(), config_dir: home.config.clone() })
-            .unwrap();
-    let name = jackin::names::InstanceName::parse(&inst.container).unwrap();
+    let store = jackin::state::store::Store::open(jackin::state::store::Roots {
+        home: home.home.clone(),
+        config_dir: home.config.clone(),
+    })
+    .unwrap();
+    let name = jackin::state::names::InstanceName::parse(&inst.container).unwrap();
     let engine = Engine::connect().unwrap();
-    let names = jackin::model::DockerNames::derived(&inst.container);
-    let recipe = jackin::recipe::capture(&engine, &store, &name, &names, "test").unwrap().unwrap();
+    let names = jackin::state::model::DockerNames::derived(&inst.container);
+    let recipe = jackin::tools::capture::capture(&engine, &store, &name, &names, "test").unwrap().unwrap();
     let text = serde_json::to_string(&recipe).unwrap();
     assert!(!text.contains("s3cr3t-value-42"), "{text}");
     assert!(recipe

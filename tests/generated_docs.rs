@@ -9,7 +9,7 @@ use clap_complete::Shell;
 fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for mut cmd in jackin::cli::commands() {
+    for mut cmd in jackin::face::cli::commands() {
         let name = cmd.get_name().to_owned();
         let mut page = Vec::new();
         clap_mangen::Man::new(cmd.clone()).render(&mut page).unwrap();

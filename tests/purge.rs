@@ -584,7 +584,7 @@ fn crash_after_row() {
 #[test]
 fn every_crash_point_has_a_test() {
     assert_eq!(
-        jackin::purge::CRASH_POINTS,
+        jackin::tools::purge::CRASH_POINTS,
         ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"]
     );
 }

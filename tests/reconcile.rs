@@ -618,10 +618,13 @@ fn status_writer_probe() {
     let Ok(spec) = std::env::var("JACKIN_STATUS_WRITER") else { return };
     let (home, names) = spec.split_once('|').unwrap();
     let store =
-        jackin::store::Store::open(jackin::store::Roots { home: home.into(), config_dir: home.into() }).unwrap();
+        jackin::state::store::Store::open(jackin::state::store::Roots { home: home.into(), config_dir: home.into() })
+            .unwrap();
     for name in names.split(',') {
-        let name = jackin::names::InstanceName::parse(name).unwrap();
-        store.set_status(&name, jackin::model::Status::RestoreAvailable, &jackin::time::now_rfc3339()).unwrap();
+        let name = jackin::state::names::InstanceName::parse(name).unwrap();
+        store
+            .set_status(&name, jackin::state::model::Status::RestoreAvailable, &jackin::base::time::now_rfc3339())
+            .unwrap();
     }
     println!("probe: wrote");
 }

@@ -231,7 +231,7 @@ fn at_risk(home: &mut Home) -> (Instance, PathBuf) {
 }
 
 fn crash_points(t: &mut Tally) {
-    for step in jackin::purge::CRASH_POINTS {
+    for step in jackin::tools::purge::CRASH_POINTS {
         let mut home = Home::new();
         let (inst, app) = at_risk(&mut home);
         let _session =
@@ -334,10 +334,13 @@ fn status_writer_probe() {
     let Ok(spec) = std::env::var("JACKIN_RELIABILITY_WRITER") else { return };
     let (home, names) = spec.split_once('|').unwrap();
     let store =
-        jackin::store::Store::open(jackin::store::Roots { home: home.into(), config_dir: home.into() }).unwrap();
+        jackin::state::store::Store::open(jackin::state::store::Roots { home: home.into(), config_dir: home.into() })
+            .unwrap();
     for name in names.split(',') {
-        let name = jackin::names::InstanceName::parse(name).unwrap();
-        store.set_status(&name, jackin::model::Status::RestoreAvailable, &jackin::time::now_rfc3339()).unwrap();
+        let name = jackin::state::names::InstanceName::parse(name).unwrap();
+        store
+            .set_status(&name, jackin::state::model::Status::RestoreAvailable, &jackin::base::time::now_rfc3339())
+            .unwrap();
     }
 }
 

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
 use common::{git, records, Home, Instance};
-use jackin::model::Status;
-use jackin::names::InstanceName;
-use jackin::store::{Roots, Store};
+use jackin::state::model::Status;
+use jackin::state::names::InstanceName;
+use jackin::state::store::{Roots, Store};
 use serde_json::Value;
 
 fn store(home: &Home) -> Store {
@@ -43,9 +43,9 @@ fn capture_and_keep(home: &Home, inst: &Instance, sidecar: bool) {
     let store = store(home);
     let name = InstanceName::parse(&inst.container).unwrap();
     let manifest = store.read_manifest(&name).unwrap().unwrap();
-    let engine = jackin::docker::Engine::connect().unwrap();
-    let recipe = jackin::recipe::capture(&engine, &store, &name, &manifest.docker, "test").unwrap().unwrap();
-    jackin::continuity::update(&store, &name, |c| {
+    let engine = jackin::engines::docker::Engine::connect().unwrap();
+    let recipe = jackin::tools::capture::capture(&engine, &store, &name, &manifest.docker, "test").unwrap().unwrap();
+    jackin::state::continuity::update(&store, &name, |c| {
         c.recipe = Some(recipe);
         c.cause = Some("kept".into());
         Ok(((), true))
@@ -260,7 +260,7 @@ fn the_role_source_at_the_recorded_commit_comes_over_http_once_then_from_the_cac
     let url = server.url(bare.file_name().unwrap().to_str().unwrap());
     let cache = home.tmp.path().join("cache");
 
-    let context = jackin::git::source_tar(&cache, &url, &sha).expect("fetching over http");
+    let context = jackin::engines::git::source_tar(&cache, &url, &sha).expect("fetching over http");
     let mut archive = tar::Archive::new(context.as_slice());
     let mut files = std::collections::BTreeMap::new();
     for entry in archive.entries().unwrap() {
@@ -274,16 +274,17 @@ fn the_role_source_at_the_recorded_commit_comes_over_http_once_then_from_the_cac
     let served = server.requests.load(SeqCst);
     assert!(served >= 2, "advertisement and pack came over HTTP ({served} requests)");
 
-    jackin::git::source_tar(&cache, &url, &sha).expect("from the cache");
+    jackin::engines::git::source_tar(&cache, &url, &sha).expect("from the cache");
     assert_eq!(server.requests.load(SeqCst), served, "a cached commit is not fetched again");
 
     let missing = "0123456789abcdef0123456789abcdef01234567";
-    let err = format!("{:#}", jackin::git::source_tar(&cache, &url, missing).unwrap_err());
+    let err = format!("{:#}", jackin::engines::git::source_tar(&cache, &url, missing).unwrap_err());
     assert!(err.contains(&format!("commit {missing} is not in {url}")), "{err}");
 
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let dead = format!("http://127.0.0.1:{closed}/http-src.git");
-    let err = format!("{:#}", jackin::git::source_tar(&home.tmp.path().join("cache2"), &dead, &sha).unwrap_err());
+    let err =
+        format!("{:#}", jackin::engines::git::source_tar(&home.tmp.path().join("cache2"), &dead, &sha).unwrap_err());
     assert!(err.contains(&format!("fetching {dead}")), "{err}");
 }
 
@@ -321,14 +322,14 @@ fn tier_3_fetches_the_role_source_over_ssh_with_the_agents_key() {
     tier_3(home, "t3ssssss", |bare| server.url(bare), &env);
 }
 
-/// Runs `jackin::git::source_tar` in a process of its own (the test binary again), so that HOME
+/// Runs `jackin::engines::git::source_tar` in a process of its own (the test binary again), so that HOME
 /// and SSH_AUTH_SOCK can differ per case without touching this process's environment.
 #[test]
 fn ssh_fetch_probe() {
     let Ok(spec) = std::env::var("JACKIN_SSH_FETCH") else { return };
     let mut parts = spec.split('|');
     let (cache, url, sha) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
-    match jackin::git::source_tar(Path::new(cache), url, sha) {
+    match jackin::engines::git::source_tar(Path::new(cache), url, sha) {
         Ok(context) => println!("fetched {} bytes", context.len()),
         Err(e) => {
             eprintln!("{e:#}");
@@ -476,7 +477,7 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
         .set_status(&InstanceName::parse(&finished.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z")
         .unwrap();
     store.set_status(&InstanceName::parse(&needs.container).unwrap(), Status::Crashed, "2026-11-29T09:00:00Z").unwrap();
-    jackin::continuity::update(&store, &InstanceName::parse(&needs.container).unwrap(), |c| {
+    jackin::state::continuity::update(&store, &InstanceName::parse(&needs.container).unwrap(), |c| {
         c.cause = Some("killed_by_host".into());
         Ok(((), true))
     })

@@ -6,9 +6,9 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 
 use common::{manifest_text, Home};
-use jackin::model::{Index, Status};
-use jackin::names::InstanceName;
-use jackin::store::{Roots, Store};
+use jackin::state::model::{Index, Status};
+use jackin::state::names::InstanceName;
+use jackin::state::store::{Roots, Store};
 use serde_json::Value;
 
 fn store(home: &Home) -> Store {

@@ -5,11 +5,11 @@ use std::panic::{self, AssertUnwindSafe};
 
 use anyhow::Result;
 
-use crate::cli::{CommonArgs, Format, ToolArgs};
-use crate::exit::{is_broken_pipe, Exit};
-use crate::records::{self, ErrorRecord, InputRecord, Record};
-use crate::select::Catalog;
-use crate::store::{Roots, Store};
+use crate::base::exit::{is_broken_pipe, Exit};
+use crate::face::cli::{CommonArgs, Format, ToolArgs};
+use crate::protocol::records::{self, ErrorRecord, InputRecord, Record};
+use crate::state::select::Catalog;
+use crate::state::store::{Roots, Store};
 
 /// Parses the tool's arguments, runs it and exits. `run` returns the exit code for a finished
 /// run; per-instance failures reported through [`Ctx::fail`] turn it into 6 (partial).
@@ -165,13 +165,13 @@ impl Ctx {
 
 /// The text form of a record of a type the tools write, if its data fits that type.
 fn text_of(record: &InputRecord) -> Option<String> {
-    use crate::records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Repair, Restored};
+    use crate::protocol::records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Repair, Restored};
     fn render<T: Record + serde::de::DeserializeOwned>(data: &serde_json::Value) -> Option<String> {
         T::deserialize(data).ok().map(|typed| typed.text())
     }
     let data = &record.data;
     match record.kind.as_str() {
-        crate::assess::Assessment::TYPE => render::<crate::assess::Assessment>(data),
+        crate::tools::assess::Assessment::TYPE => render::<crate::tools::assess::Assessment>(data),
         Decision::TYPE => render::<Decision>(data),
         Purged::TYPE => render::<Purged>(data),
         Change::TYPE => render::<Change>(data),

@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::exit::Exit;
-use crate::model::{IndexRow, Manifest};
+use crate::base::exit::Exit;
+use crate::state::model::{IndexRow, Manifest};
 
 pub const SCHEMA_VERSION: u64 = 1;
 

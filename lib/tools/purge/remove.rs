@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 
-use crate::store::Store;
+use crate::state::store::Store;
 
 pub fn trash_dir(store: &Store) -> PathBuf {
     store.home().join("trash")

@@ -181,9 +181,9 @@ pub struct KeepArgs {
         long,
         value_name = "POLICY",
         value_parser = clap::builder::PossibleValuesParser::new(["ask", "keep", "clean", "discard"])
-            .map(|s: String| crate::config::Policy::parse(&s).expect("a listed policy")),
+            .map(|s: String| crate::state::config::Policy::parse(&s).expect("a listed policy")),
     )]
-    pub policy: Option<crate::config::Policy>,
+    pub policy: Option<crate::state::config::Policy>,
 
     /// Keep the session whatever the policy and the verdict: "keep this for tomorrow"
     #[arg(long)]

@@ -12,9 +12,9 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::exit::{Exit, OrExit};
-use crate::model::{Index, IndexRow, Isolation, Manifest, Status};
-use crate::names::InstanceName;
+use crate::base::exit::{Exit, OrExit};
+use crate::state::model::{Index, IndexRow, Isolation, Manifest, Status};
+use crate::state::names::InstanceName;
 
 /// The two roots every tool works from (state.md, "Roots").
 #[derive(Debug, Clone)]

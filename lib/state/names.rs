@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::exit::Exit;
+use crate::base::exit::Exit;
 
 /// The longest container name jackin produces.
 pub const MAX_NAME_LEN: usize = 58;

@@ -14,11 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use super::bundle::{self, BundleContents};
 use super::remove;
-use crate::assess::{Assessment, MountAssessment};
-use crate::git::HostRefs;
-use crate::model::{IsolationKind, IsolationRecord, MalformedRecord};
-use crate::records::Identity;
-use crate::store::{write_json_atomic, Store};
+use crate::engines::git::HostRefs;
+use crate::protocol::records::Identity;
+use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
+use crate::state::store::{write_json_atomic, Store};
+use crate::tools::assess::{Assessment, MountAssessment};
 
 pub fn quarantine_root(store: &Store) -> PathBuf {
     store.home().join("quarantine")
@@ -86,8 +86,8 @@ pub fn save(
     let mut receipt = Receipt {
         version: 1,
         identity: assessment.identity.clone(),
-        saved_at: crate::time::rfc3339(now),
-        expires_at: crate::time::rfc3339(now + Duration::from_secs(days * 86_400)),
+        saved_at: crate::base::time::rfc3339(now),
+        expires_at: crate::base::time::rfc3339(now + Duration::from_secs(days * 86_400)),
         verdict: assessment.verdict.as_str().to_owned(),
         summary: assessment.summary.clone(),
         mounts: Vec::new(),
@@ -228,7 +228,7 @@ fn worktree_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAsses
     let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
     let refs = unpushed_tips(repo, mount)?;
     let host = HostRefs::read(Path::new(&record.original_src))?;
-    Ok((refs, crate::git::surviving_worktree_purge(repo, &host, &scratch_ref)))
+    Ok((refs, crate::engines::git::surviving_worktree_purge(repo, &host, &scratch_ref)))
 }
 
 /// A clone's at-risk tips (local branches, tags, a detached HEAD, every stash entry) and what
@@ -362,9 +362,9 @@ pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
             continue;
         }
         let dir = entry.path();
-        let receipt: Option<Receipt> = crate::store::read_json(&dir.join("receipt.json")).ok().flatten();
+        let receipt: Option<Receipt> = crate::state::store::read_json(&dir.join("receipt.json")).ok().flatten();
         let expires = match &receipt {
-            Some(r) => crate::time::parse_rfc3339(&r.expires_at),
+            Some(r) => crate::base::time::parse_rfc3339(&r.expires_at),
             None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(days * 86_400)),
         };
         if expires.is_some_and(|at| at <= now) {

@@ -17,14 +17,14 @@ use anyhow::{Context, Result};
 use git2::{BranchType, Repository, WorktreePruneOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::assess::{AssessOptions, Assessor};
-use crate::docker::Engine;
-use crate::exit::Exit;
-use crate::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
-use crate::names::InstanceName;
-use crate::records::{human_bytes, Decision, Identity, InputRecord, Orphan, Purged, Record, Removed};
-use crate::select::{Catalog, Target};
-use crate::store::{name_lock_held, read_json, write_json_atomic, Store};
+use crate::base::exit::Exit;
+use crate::engines::docker::Engine;
+use crate::protocol::records::{human_bytes, Decision, Identity, InputRecord, Orphan, Purged, Record, Removed};
+use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
+use crate::state::names::InstanceName;
+use crate::state::select::{Catalog, Target};
+use crate::state::store::{name_lock_held, read_json, write_json_atomic, Store};
+use crate::tools::assess::{AssessOptions, Assessor};
 
 /// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
 /// after that step, as a SIGKILL would stop it. Release builds compile it away.
@@ -200,7 +200,7 @@ pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'s
         let beyond_last = selection.keep_last.is_none_or(|n| *rank > n);
         let old = selection
             .older_than
-            .is_none_or(|age| crate::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
+            .is_none_or(|age| crate::base::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
         if beyond_last && old {
             picked.push(Request { target, discard: false, only_if_clean: false });
         }
@@ -327,15 +327,17 @@ impl<'a> Purger<'a> {
                 match Assessor::new(AssessOptions::default()).instance(store, name, request.target.row.as_ref()) {
                     Ok(a) => a,
                     // Nothing left to read: a rerun after the directories were removed.
-                    Err(_) if manifest.is_none() && !store.instance_dir(name).exists() => crate::assess::Assessment {
-                        identity: identity_of(None, request.target.row.as_ref(), name),
-                        verdict: crate::assess::Verdict::Clean,
-                        in_place: true,
-                        mounts: Vec::new(),
-                        summary: "clean".into(),
-                        assessed_at: crate::time::now_rfc3339(),
-                        status: None,
-                    },
+                    Err(_) if manifest.is_none() && !store.instance_dir(name).exists() => {
+                        crate::tools::assess::Assessment {
+                            identity: identity_of(None, request.target.row.as_ref(), name),
+                            verdict: crate::tools::assess::Verdict::Clean,
+                            in_place: true,
+                            mounts: Vec::new(),
+                            summary: "clean".into(),
+                            assessed_at: crate::base::time::now_rfc3339(),
+                            status: None,
+                        }
+                    }
                     Err(e) => return refused("assess_failed", e),
                 };
             identity = assessment.identity.clone();
@@ -394,7 +396,7 @@ impl<'a> Purger<'a> {
         quarantine: Option<&str>,
     ) -> Result<(Vec<Removed>, u64)> {
         let store = self.store;
-        let now = crate::time::now_rfc3339();
+        let now = crate::base::time::now_rfc3339();
         // 3. The terminal status, manifest first, then the index row.
         if has_manifest {
             if new_mark {
@@ -565,7 +567,11 @@ fn fs_exists_after(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
 
-fn identity_of(manifest: Option<&crate::model::Manifest>, row: Option<&IndexRow>, name: &InstanceName) -> Identity {
+fn identity_of(
+    manifest: Option<&crate::state::model::Manifest>,
+    row: Option<&IndexRow>,
+    name: &InstanceName,
+) -> Identity {
     match (manifest, row) {
         (Some(m), _) => Identity::from_manifest(m),
         (None, Some(r)) => Identity::from_row(r),

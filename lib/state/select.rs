@@ -5,9 +5,9 @@ use std::fmt;
 
 use anyhow::{Context, Result};
 
-use crate::model::{Index, IndexRow};
-use crate::names::{is_id_prefix, is_valid_name, InstanceName, MIN_ID_PREFIX};
-use crate::store::Store;
+use crate::state::model::{Index, IndexRow};
+use crate::state::names::{is_id_prefix, is_valid_name, InstanceName, MIN_ID_PREFIX};
+use crate::state::store::Store;
 
 /// An instance to act on, with its index row when it has one.
 #[derive(Debug, Clone)]
@@ -143,7 +143,9 @@ pub fn check_arg(arg: &str) -> Result<(), Unresolved> {
 
 /// The instances named by records read from stdin, in order, each once. `error` records and
 /// records that name no instance are returned as pass-throughs.
-pub fn named_by_records(records: &[crate::records::InputRecord]) -> (Vec<String>, Vec<&crate::records::InputRecord>) {
+pub fn named_by_records(
+    records: &[crate::protocol::records::InputRecord],
+) -> (Vec<String>, Vec<&crate::protocol::records::InputRecord>) {
     let mut names: Vec<String> = Vec::new();
     let mut pass = Vec::new();
     for record in records {

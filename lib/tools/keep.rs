@@ -8,16 +8,15 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
-use crate::assess::{Assessment, Verdict};
-use crate::config::Policy;
-use crate::continuity::{self, HistoryEntry, Kept};
-use crate::docker::{Engine, RunState};
-use crate::exit::Exit;
-use crate::model::{DockerNames, Manifest, Status};
-use crate::names::InstanceName;
-use crate::recipe;
-use crate::records::Decision;
-use crate::store::Store;
+use crate::base::exit::Exit;
+use crate::engines::docker::{Engine, RunState};
+use crate::protocol::records::Decision;
+use crate::state::config::Policy;
+use crate::state::continuity::{self, HistoryEntry, Kept};
+use crate::state::model::{DockerNames, Manifest, Status};
+use crate::state::names::InstanceName;
+use crate::state::store::Store;
+use crate::tools::assess::{Assessment, Verdict};
 
 pub const TOOL: &str = "jackin-keep";
 
@@ -164,7 +163,7 @@ pub fn parse_exit_action(bytes: &[u8]) -> Option<Outcome> {
 /// When this session started: the role container's last start when Docker still has it, else
 /// the manifest's `updated_at` (a launch or resume writes it), else its `created_at`.
 pub fn session_start(role_started_at: Option<&str>, manifest: &Manifest) -> Option<SystemTime> {
-    let parse = crate::time::parse_rfc3339;
+    let parse = crate::base::time::parse_rfc3339;
     role_started_at.and_then(parse).or_else(|| parse(&manifest.updated_at)).or_else(|| parse(&manifest.created_at))
 }
 
@@ -274,7 +273,7 @@ pub fn apply(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling)
         Outcome::Keep => keep(store, engine, session, ruling),
         Outcome::Clean => {
             stop_if_live(engine, session)?;
-            store.set_status(&session.name, Status::CleanExited, &crate::time::now_rfc3339())?;
+            store.set_status(&session.name, Status::CleanExited, &crate::base::time::now_rfc3339())?;
             clear_exit_action(store, &session.name)?;
             Ok(Vec::new())
         }
@@ -296,15 +295,15 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     let verdict = session.assessment.verdict;
     let status = kept_status(verdict);
     stop_if_live(engine, session)?;
-    let recipe =
-        recipe::capture(engine, store, name, &session.manifest.docker, TOOL).context("capturing the launch recipe")?;
+    let recipe = crate::tools::capture::capture(engine, store, name, &session.manifest.docker, TOOL)
+        .context("capturing the launch recipe")?;
     if recipe.is_none() {
         warnings.push(
             "the role container is gone: no launch recipe captured now (restore uses one captured earlier, if any)"
                 .into(),
         );
     }
-    let now = crate::time::now_rfc3339();
+    let now = crate::base::time::now_rfc3339();
     let evidence = json!({"reason": ruling.reason, "policy": session.policy.as_str(), "verdict": verdict.as_str()});
     continuity::update(store, name, |c| {
         if recipe.is_some() {
@@ -505,7 +504,7 @@ mod tests {
         assert_eq!(parse_exit_action(b" \"discard\"\n"), Some(O::Clean));
         assert_eq!(parse_exit_action(b"\"maybe\""), None);
         assert_eq!(parse_exit_action(b"keep"), None);
-        let start = crate::time::parse_rfc3339("2026-08-20T09:00:00Z").unwrap();
+        let start = crate::base::time::parse_rfc3339("2026-08-20T09:00:00Z").unwrap();
         assert!(is_fresh(start + Duration::from_secs(1), Some(start)));
         assert!(is_fresh(start, Some(start)));
         assert!(!is_fresh(start - Duration::from_secs(1), Some(start)));

@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::names::InstanceName;
-use crate::recipe::LaunchRecipe;
-use crate::store::{read_json, write_json_atomic, Store};
+use crate::state::names::InstanceName;
+use crate::state::recipe::LaunchRecipe;
+use crate::state::store::{read_json, write_json_atomic, Store};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Continuity {

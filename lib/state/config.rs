@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::Deserialize;
 
-use crate::exit::Exit;
+use crate::base::exit::Exit;
 
 /// The exit policy (lifecycle.md, "The exit policy"). jackin's `discard` is `Clean`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

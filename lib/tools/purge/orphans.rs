@@ -8,10 +8,10 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::Result;
 
 use super::{refused, Outcome, Purger};
-use crate::exit::Exit;
-use crate::names::{is_valid_name, InstanceName};
-use crate::records::{Identity, Orphan, Purged, Removed};
-use crate::store::{name_lock_held, Store};
+use crate::base::exit::Exit;
+use crate::protocol::records::{Identity, Orphan, Purged, Removed};
+use crate::state::names::{is_valid_name, InstanceName};
+use crate::state::store::{name_lock_held, Store};
 
 /// A Docker name jackin gives: `jk-` then lowercase letters, digits and dashes (the derived
 /// names of an instance are longer than the 58 characters of its container name).

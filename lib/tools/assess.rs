@@ -6,11 +6,11 @@ use anyhow::Result;
 use git2::Repository;
 use serde::{Deserialize, Serialize};
 
-use crate::git::{self, FileChange, UnpushedRef};
-use crate::model::{IndexRow, IsolationKind, IsolationRecord, MalformedRecord};
-use crate::names::InstanceName;
-use crate::records::{Identity, Record};
-use crate::store::Store;
+use crate::engines::git::{self, FileChange, UnpushedRef};
+use crate::protocol::records::{Identity, Record};
+use crate::state::model::{IndexRow, IsolationKind, IsolationRecord, MalformedRecord};
+use crate::state::names::InstanceName;
+use crate::state::store::Store;
 
 /// How much a purge would destroy, in increasing order of worry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -233,7 +233,7 @@ impl Assessor {
             in_place,
             summary: summary(&mounts),
             mounts,
-            assessed_at: crate::time::now_rfc3339(),
+            assessed_at: crate::base::time::now_rfc3339(),
             status,
         })
     }

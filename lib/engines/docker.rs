@@ -21,7 +21,8 @@ use bollard::query_parameters::{
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use crate::exit::Exit;
+use crate::base::exit::Exit;
+use crate::state::recipe::{ContainerSpec, MountSpec};
 
 /// How long to wait for the engine to answer the first call before calling it unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -65,50 +66,6 @@ pub struct RunState {
     pub oom_killed: bool,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
-}
-
-/// Everything needed to create the container again, except the environment's values.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ContainerSpec {
-    pub name: String,
-    /// The image reference the container was created from (usually a tag).
-    pub image: String,
-    /// The image ID it ran, to use when the tag has moved.
-    pub image_id: String,
-    pub entrypoint: Option<Vec<String>>,
-    pub cmd: Option<Vec<String>>,
-    pub working_dir: Option<String>,
-    pub user: Option<String>,
-    pub hostname: Option<String>,
-    #[serde(default)]
-    pub labels: BTreeMap<String, String>,
-    #[serde(default)]
-    pub mounts: Vec<MountSpec>,
-    /// The network the container is attached to, with its aliases there.
-    pub network: Option<String>,
-    #[serde(default)]
-    pub aliases: Vec<String>,
-    #[serde(default)]
-    pub privileged: bool,
-    pub memory: Option<i64>,
-    pub nano_cpus: Option<i64>,
-    pub pids_limit: Option<i64>,
-    #[serde(default)]
-    pub tty: bool,
-    #[serde(default)]
-    pub open_stdin: bool,
-    /// The container's own Docker healthcheck command, when it has one.
-    pub healthcheck: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MountSpec {
-    /// `bind` or `volume`.
-    pub kind: String,
-    /// The host path of a bind, or the volume name.
-    pub source: String,
-    pub destination: String,
-    pub read_only: bool,
 }
 
 /// An engine event about a container.

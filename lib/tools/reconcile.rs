@@ -13,15 +13,15 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
-use crate::continuity::{self, HistoryEntry};
-use crate::docker::{self, ContainerBrief, Engine, RunState};
-use crate::exit::Exit;
-use crate::model::{Index, IndexRow, Manifest, Status};
-use crate::names::{is_valid_name, InstanceName};
-use crate::records::{Change, Identity, Orphan, Repair};
-use crate::select::check_arg;
-use crate::store::{name_lock_held, write_json_atomic, IndexLock, Store};
-use crate::time::{now_rfc3339, parse_rfc3339, rfc3339};
+use crate::base::exit::Exit;
+use crate::base::time::{now_rfc3339, parse_rfc3339, rfc3339};
+use crate::engines::docker::{self, ContainerBrief, Engine, RunState};
+use crate::protocol::records::{Change, Identity, Orphan, Repair};
+use crate::state::continuity::{self, HistoryEntry};
+use crate::state::model::{Index, IndexRow, Manifest, Status};
+use crate::state::names::{is_valid_name, InstanceName};
+use crate::state::select::check_arg;
+use crate::state::store::{name_lock_held, write_json_atomic, IndexLock, Store};
 
 /// Which instances to reconcile.
 #[derive(Debug, Clone)]
@@ -196,7 +196,7 @@ pub fn reconcile(engine: &Engine, store: &Store, selection: &Selection, options:
         }
     }
     let names = select(selection, &rows, &dirs, &mut report);
-    let seen: Vec<Seen> = crate::parallel::map(&names, |name| Seen {
+    let seen: Vec<Seen> = crate::base::parallel::map(&names, |name| Seen {
         name: name.clone(),
         row: rows.get(name).cloned(),
         dir: dirs.contains(name),
@@ -598,7 +598,7 @@ fn repair_rows(
 }
 
 /// The launch recipe of every running session that has none yet, so that a later loss can
-/// still be recreated. Names and sources of the environment only (recipe::capture).
+/// still be recreated. Names and sources of the environment only (tools::capture).
 fn capture_recipes(
     engine: &Engine,
     store: &Store,
@@ -611,7 +611,8 @@ fn capture_recipes(
             if continuity::read(store, name)?.recipe.is_some() {
                 return Ok(false);
             }
-            let Some(recipe) = crate::recipe::capture(engine, store, name, &manifest.docker, options.tool)? else {
+            let Some(recipe) = crate::tools::capture::capture(engine, store, name, &manifest.docker, options.tool)?
+            else {
                 return Ok(false);
             };
             continuity::update(store, name, |c| {

@@ -4,13 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
-
-use crate::docker::{ContainerDetails, ContainerSpec, Engine};
-use crate::model::DockerNames;
-use crate::names::InstanceName;
-use crate::store::Store;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaunchRecipe {
@@ -44,6 +39,50 @@ pub struct EnvBinding {
     pub source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+}
+
+/// Everything needed to create the container again, except the environment's values.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContainerSpec {
+    pub name: String,
+    /// The image reference the container was created from (usually a tag).
+    pub image: String,
+    /// The image ID it ran, to use when the tag has moved.
+    pub image_id: String,
+    pub entrypoint: Option<Vec<String>>,
+    pub cmd: Option<Vec<String>>,
+    pub working_dir: Option<String>,
+    pub user: Option<String>,
+    pub hostname: Option<String>,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub mounts: Vec<MountSpec>,
+    /// The network the container is attached to, with its aliases there.
+    pub network: Option<String>,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    #[serde(default)]
+    pub privileged: bool,
+    pub memory: Option<i64>,
+    pub nano_cpus: Option<i64>,
+    pub pids_limit: Option<i64>,
+    #[serde(default)]
+    pub tty: bool,
+    #[serde(default)]
+    pub open_stdin: bool,
+    /// The container's own Docker healthcheck command, when it has one.
+    pub healthcheck: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MountSpec {
+    /// `bind` or `volume`.
+    pub kind: String,
+    /// The host path of a bind, or the volume name.
+    pub source: String,
+    pub destination: String,
+    pub read_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,54 +166,6 @@ pub fn health_argv(test: &[String]) -> Option<Vec<String>> {
         Some(_) => Some(test.to_vec()),
         None => None,
     }
-}
-
-fn container_recipe(
-    details: ContainerDetails,
-    sources: &BTreeMap<String, String>,
-    default_health: Option<Vec<String>>,
-) -> ContainerRecipe {
-    let health = details.spec.healthcheck.as_deref().and_then(health_argv).or(default_health);
-    ContainerRecipe { env: env_bindings(&details.env, sources), spec: details.spec, health }
-}
-
-/// Captures the recipe of a session whose role container exists; `None` when it does not.
-pub fn capture(
-    engine: &Engine,
-    store: &Store,
-    name: &InstanceName,
-    docker: &DockerNames,
-    captured_by: &str,
-) -> Result<Option<LaunchRecipe>> {
-    let Some(role) = engine.inspect(&docker.role_container)? else { return Ok(None) };
-    let agent_toml_path = store.socket_dir(name).join("agent.toml");
-    let agent_toml = match std::fs::read_to_string(&agent_toml_path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("reading {}", agent_toml_path.display())),
-    };
-    let sources = agent_toml.as_deref().map(exec_binding_sources).unwrap_or_default();
-    let sidecar = match &docker.dind_container {
-        Some(sidecar) => engine.inspect(sidecar)?,
-        None => None,
-    };
-    let network = role.spec.network.as_ref().map(|network| NetworkRecipe {
-        name: network.clone(),
-        labels: BTreeMap::from([
-            ("jackin.managed".to_owned(), "true".to_owned()),
-            ("jackin.role".to_owned(), name.to_string()),
-        ]),
-    });
-    let docker_info = Some(vec!["docker".to_owned(), "info".to_owned()]);
-    Ok(Some(LaunchRecipe {
-        captured_at: crate::time::now_rfc3339(),
-        captured_by: captured_by.to_owned(),
-        role: container_recipe(role, &sources, None),
-        sidecar: sidecar.map(|s| container_recipe(s, &sources, docker_info)),
-        network,
-        certs_volume: docker.certs_volume.clone(),
-        agent_toml,
-    }))
 }
 
 /// The values of a recipe's environment, resolved now. `Err` names every variable that cannot be

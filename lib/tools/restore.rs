@@ -7,15 +7,15 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
-use crate::assess::Assessment;
-use crate::continuity::{self, Continuity, HistoryEntry};
-use crate::docker::{ContainerDetails, Engine};
-use crate::exit::Exit;
-use crate::model::{IsolationKind, Manifest, Status};
-use crate::names::InstanceName;
-use crate::recipe::{self, ContainerRecipe, LaunchRecipe};
-use crate::records::{Candidate, Identity, Record};
-use crate::store::Store;
+use crate::base::exit::Exit;
+use crate::engines::docker::{ContainerDetails, Engine};
+use crate::protocol::records::{Candidate, Identity, Record};
+use crate::state::continuity::{self, Continuity, HistoryEntry};
+use crate::state::model::{IsolationKind, Manifest, Status};
+use crate::state::names::InstanceName;
+use crate::state::recipe::{self, ContainerRecipe, LaunchRecipe};
+use crate::state::store::Store;
+use crate::tools::assess::Assessment;
 
 /// `--workspace`, `--role`, `--agent`, `--workdir`.
 #[derive(Debug, Clone, Default)]
@@ -80,12 +80,12 @@ pub fn divergences(store: &Store, name: &InstanceName) -> Vec<String> {
         .into_iter()
         .filter_map(|mount| match mount {
             Err(bad) => Some(bad.reason),
-            Ok(r) if r.isolation == IsolationKind::Worktree => crate::git::worktree_divergence(
+            Ok(r) if r.isolation == IsolationKind::Worktree => crate::engines::git::worktree_divergence(
                 Path::new(&r.worktree_path),
                 Path::new(&r.original_src),
                 &r.scratch_branch,
             ),
-            Ok(r) => crate::git::clone_divergence(Path::new(&r.worktree_path)),
+            Ok(r) => crate::engines::git::clone_divergence(Path::new(&r.worktree_path)),
         })
         .collect()
 }
@@ -294,14 +294,14 @@ fn recreate(
 fn write_agent_toml(store: &Store, name: &InstanceName, text: &str) -> Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     let dir = store.socket_dir(name);
-    crate::store::refuse_link(&dir)?;
+    crate::state::store::refuse_link(&dir)?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(&dir)
         .with_context(|| format!("creating {}", dir.display()))?;
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-    crate::store::write_atomic(&dir.join("agent.toml"), text.as_bytes())
+    crate::state::store::write_atomic(&dir.join("agent.toml"), text.as_bytes())
 }
 
 /// Runs the health command until it succeeds, backing off, up to `timeout`.
@@ -331,7 +331,7 @@ fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Resu
     let cache_key: String =
         manifest.role_source_git.bytes().map(|b| if b.is_ascii_alphanumeric() { b as char } else { '_' }).collect();
     let cache = store.home().join("cache").join("role-sources").join(cache_key);
-    let context = crate::git::source_tar(&cache, &manifest.role_source_git, sha)?;
+    let context = crate::engines::git::source_tar(&cache, &manifest.role_source_git, sha)?;
     let labels = std::collections::BTreeMap::from([("jackin.role_git_sha".to_owned(), sha.to_owned())]);
     engine.build_image(context, &manifest.image_tag, &labels)
 }
@@ -339,7 +339,7 @@ fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Resu
 /// After a successful start: `active` (manifest, then index), the isolation records back to
 /// `active`, and the history.
 pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tier: u8) -> Result<()> {
-    let now = crate::time::now_rfc3339();
+    let now = crate::base::time::now_rfc3339();
     store.set_status(name, Status::Active, &now)?;
     let mut isolation = store.read_isolation(name)?;
     if !isolation.records.is_empty() {
@@ -368,7 +368,7 @@ pub fn attach_argv(container: &str) -> Vec<String> {
 
 /// `2h ago`, `3d ago`.
 pub fn age(since: &str, now: SystemTime) -> String {
-    let Some(then) = crate::time::parse_rfc3339(since) else { return "some time ago".into() };
+    let Some(then) = crate::base::time::parse_rfc3339(since) else { return "some time ago".into() };
     let secs = now.duration_since(then).map(|d| d.as_secs()).unwrap_or(0);
     match secs {
         0..=59 => "just now".into(),
@@ -448,7 +448,7 @@ mod tests {
 
     #[test]
     fn ages_read_like_people_talk() {
-        let now = crate::time::parse_rfc3339("2026-11-29T12:00:00Z").unwrap();
+        let now = crate::base::time::parse_rfc3339("2026-11-29T12:00:00Z").unwrap();
         assert_eq!(age("2026-11-29T10:00:00Z", now), "2h ago");
         assert_eq!(age("2026-11-29T11:40:00Z", now), "20m ago");
         assert_eq!(age("2026-11-26T12:00:00Z", now), "3d ago");

@@ -1,0 +1,4 @@
+//! The outside systems, behind blocking calls: git through libgit2, Docker through bollard.
+
+pub mod docker;
+pub mod git;

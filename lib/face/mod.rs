@@ -1,0 +1,5 @@
+//! What the binaries call: their command lines, the driver every tool runs under, the screens.
+
+pub mod cli;
+pub mod dialog;
+pub mod driver;

@@ -1,0 +1,8 @@
+//! What each program does, over the state, the protocol and the engines.
+
+pub mod assess;
+pub mod capture;
+pub mod keep;
+pub mod purge;
+pub mod reconcile;
+pub mod restore;
