@@ -21,9 +21,6 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
              instances named by the records on stdin",
         ));
     }
-    for arg in &named {
-        select::check_arg(arg).map_err(|e| Exit::Usage.wrap(e))?;
-    }
     let records = if read_stdin {
         ctx.read_stdin_records("pipe records into it: jackin-reconcile | jackin-assess -")?
     } else {

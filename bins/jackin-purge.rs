@@ -7,7 +7,6 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::protocol::records::{ErrorRecord, Identity, Purged, Removed};
-use jackin::state::select;
 use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, PurgedReport, Purger, Selection};
 
 fn main() {
@@ -15,9 +14,6 @@ fn main() {
 }
 
 fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
-    for arg in &args.instances {
-        select::check_arg(arg).map_err(|e| Exit::Usage.wrap(e))?;
-    }
     let selection = Selection { terminal: args.terminal, older_than: args.older_than, keep_last: args.keep_last };
     let from_catalog = selection.terminal || selection.older_than.is_some() || selection.keep_last.is_some();
     let from_stdin = args.instances.is_empty() && !from_catalog && !args.expire_quarantine;

@@ -8,7 +8,6 @@ use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::ReconcileArgs;
 use jackin::face::driver::{self, Ctx, OutputFormat};
-use jackin::state::select;
 use jackin::tools::reconcile::{self, Options, Report, Selection};
 
 const TOOL: &str = "jackin-reconcile";
@@ -18,9 +17,6 @@ fn main() {
 }
 
 fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
-    for arg in &args.instances {
-        select::check_arg(arg).map_err(|e| Exit::Usage.wrap(e))?;
-    }
     let store = ctx.store()?;
     let options = Options { dry_run: args.dry_run, tool: TOOL };
     if args.watch {

@@ -13,7 +13,7 @@ use jackin::state::continuity::Continuity;
 use jackin::state::model::Manifest;
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
-use jackin::state::select::{self, Catalog};
+use jackin::state::select::Catalog;
 use jackin::tools::assess::{AssessOptions, Assessor};
 use jackin::tools::reconcile;
 use jackin::tools::restore::{self, Filters, Waits};
@@ -29,9 +29,6 @@ fn main() {
 }
 
 fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
-    if let Some(arg) = &args.instance {
-        select::check_arg(arg).map_err(|e| Exit::Usage.wrap(e))?;
-    }
     let store = ctx.store()?;
     let engine = Engine::connect()?;
     let dry_run = args.plan || args.dry_run;

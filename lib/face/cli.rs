@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
 
+use crate::state::select::{check_arg, Unresolved};
+
 const EXIT_CODES: &str = "\
 Exit codes:
   0    done (also: nothing to do)
@@ -73,7 +75,7 @@ as at risk). It never writes anything. Its assessment records feed jackin-keep a
 pub struct AssessArgs {
     /// Instances to assess: container name, instance id or a unique id prefix of 4+ characters;
     /// `-` reads the instances named by the records on stdin
-    #[arg(value_name = "INSTANCE")]
+    #[arg(value_name = "INSTANCE", value_parser = instance_or_stdin)]
     pub instances: Vec<String>,
 
     /// Assess every instance on the host
@@ -228,7 +230,7 @@ the Docker engine unreachable it changes nothing and exits 4.",
 pub struct ReconcileArgs {
     /// Instances to reconcile: container name, instance id or a unique id prefix of 4+
     /// characters [default: every instance, and the orphan scan]
-    #[arg(value_name = "INSTANCE")]
+    #[arg(value_name = "INSTANCE", value_parser = instance)]
     pub instances: Vec<String>,
 
     /// Keep running: reconcile again on the engine's die, destroy, start and oom events, until
@@ -279,7 +281,7 @@ written to disk. A failed resume never deletes anything.",
 )]
 pub struct RestoreArgs {
     /// The session to resume: container name, instance id or a unique id prefix of 4+ characters
-    #[arg(value_name = "INSTANCE")]
+    #[arg(value_name = "INSTANCE", value_parser = instance)]
     pub instance: Option<String>,
 
     /// List resumable sessions, newest first (the default without INSTANCE)
@@ -348,7 +350,7 @@ each decision with outcome clean and each orphan is acted on, every other record
 )]
 pub struct PurgeArgs {
     /// Instances to purge: container name, instance id or a unique id prefix of 4+ characters
-    #[arg(value_name = "INSTANCE")]
+    #[arg(value_name = "INSTANCE", value_parser = instance)]
     pub instances: Vec<String>,
 
     /// Purge every instance whose status is terminal (clean_exited, superseded, purged; failed_setup
@@ -396,6 +398,20 @@ impl ToolArgs for PurgeArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
     }
+}
+
+/// An INSTANCE argument that could name an instance at all, checked before anything is looked up:
+/// a path-like argument is a usage error that never touches the disk.
+fn instance(arg: &str) -> Result<String, Unresolved> {
+    check_arg(arg).map(|()| arg.to_owned())
+}
+
+/// As [`instance`], or `-` for the instances named by the records on stdin.
+fn instance_or_stdin(arg: &str) -> Result<String, Unresolved> {
+    if arg == "-" {
+        return Ok(arg.to_owned());
+    }
+    instance(arg)
 }
 
 /// Every tool's command, for the man pages and completions.
