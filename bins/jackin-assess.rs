@@ -63,3 +63,42 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
     }
     Ok(if args.exit_code && findings { Exit::Findings } else { Exit::Ok })
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use jackin::face::driver::OutputFormat;
+
+    use super::*;
+
+    fn run_in_process(home: &std::path::Path, argv: &[&str]) -> (Exit, String, String) {
+        let home = home.to_str().unwrap();
+        let mut all = vec!["jackin-assess", "--home", home, "--config-dir", home, "--format", "json"];
+        all.extend_from_slice(argv);
+        let args = AssessArgs::try_parse_from(all).unwrap();
+        let (mut ctx, captured) = Ctx::capturing("jackin-assess", &args.common, OutputFormat::Json);
+        let exit = run(args, &mut ctx).unwrap();
+        (ctx.final_exit(exit), captured.out(), captured.err())
+    }
+
+    #[test]
+    fn an_unknown_instance_is_an_error_record_and_exit_6_the_others_go_on() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join("data")).unwrap();
+        let (exit, out, err) = run_in_process(home.path(), &["jk-nope1234-r"]);
+        assert_eq!(exit, Exit::Partial);
+        let record: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(record["type"], "error");
+        assert_eq!(record["data"]["code"], "unknown_instance");
+        assert_eq!(record["data"]["container_base"], "jk-nope1234-r");
+        assert!(err.starts_with("jackin-assess: error: jk-nope1234-r: no instance named"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_home_has_nothing_to_assess() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join("data")).unwrap();
+        let (exit, out, err) = run_in_process(home.path(), &["--all", "--exit-code"]);
+        assert_eq!((exit, out.as_str(), err.as_str()), (Exit::Ok, "", ""));
+    }
+}

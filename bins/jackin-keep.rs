@@ -8,7 +8,7 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::{AnswerArg, KeepArgs};
 use jackin::face::dialog::{self, Tty};
 use jackin::face::driver::{self, Ctx};
-use jackin::protocol::records::{ErrorRecord, InputRecord};
+use jackin::protocol::records::InputRecord;
 use jackin::state::config::configured_policy;
 use jackin::state::store::Store;
 use jackin::tools::assess::{AssessOptions, Assessment, Assessor};
@@ -78,13 +78,7 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                     "the session is live (its role container {} is running): nothing was changed; --stop stops it first",
                     session.manifest.docker.role_container
                 );
-                eprintln!("{}: error: {}: {message}", keep::TOOL, session.name);
-                ctx.emit(&ErrorRecord {
-                    tool: keep::TOOL.into(),
-                    container_base: Some(session.name.to_string()),
-                    code: "live".into(),
-                    message,
-                })?;
+                ctx.refuse_busy(session.name.as_str(), "live", &anyhow::anyhow!(message))?;
             }
             Step::Act(session, ruling) => {
                 if let Some(warning) = &ruling.warning {

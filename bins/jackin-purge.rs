@@ -6,7 +6,7 @@ use jackin::base::parallel;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
-use jackin::protocol::records::{ErrorRecord, Identity, Purged, Removed};
+use jackin::protocol::records::{Identity, Purged, Removed};
 use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, PurgedReport, Purger, Selection};
 
 fn main() {
@@ -77,13 +77,7 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
             (_, Some(Outcome::Skipped(why))) => ctx.warn(why),
             (_, Some(Outcome::Refused { code, error, busy: true })) => {
                 busy += 1;
-                eprintln!("jackin-purge: error: {}: {error:#}", item_name(item));
-                ctx.emit(&ErrorRecord {
-                    tool: ctx.tool.to_owned(),
-                    container_base: Some(item_name(item).to_owned()),
-                    code: code.to_owned(),
-                    message: format!("{error:#}"),
-                })?;
+                ctx.refuse_busy(item_name(item), code, &error)?;
             }
             (_, Some(Outcome::Refused { code, error, .. })) => ctx.fail(Some(item_name(item)), code, &error)?,
             (_, None) => {}
@@ -112,7 +106,7 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
         }
     }
     if ctx.format == driver::OutputFormat::Text && !ctx.quiet && (purged > 0 || args.expire_quarantine) {
-        println!("{}", purge::total_line(purged, freed, args.dry_run));
+        ctx.line(&purge::total_line(purged, freed, args.dry_run))?;
     }
     Ok(if busy > 0 { Exit::Busy } else { Exit::Ok })
 }

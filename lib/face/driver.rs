@@ -1,7 +1,9 @@
 //! The one driver every bin calls: parse, run, print the error once, exit with protocol.md's code.
 
+use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
 
 use anyhow::Result;
 
@@ -27,17 +29,18 @@ pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit
         Ok(Ok(exit)) => ctx.final_exit(exit),
         Ok(Err(e)) if is_broken_pipe(&e) => Exit::Ok,
         Ok(Err(e)) => {
-            eprintln!("{tool}: error: {e:#}");
+            ctx.say(format_args!("error: {e:#}"));
             Exit::of(&e)
         }
         // The panic hook has printed the message; a panic is a bug by definition.
         Err(_) => Exit::Internal,
     };
-    let _ = std::io::stdout().flush();
+    let _ = ctx.out.flush();
     std::process::exit(exit.code())
 }
 
-/// What a tool's run can use: its output, its diagnostics, its roots.
+/// What a tool's run can use: its output, its diagnostics, its roots. Records and text go to
+/// `out` and diagnostics to `err`, stdout and stderr in a process; a test may hand in its own.
 pub struct Ctx {
     pub tool: &'static str,
     pub format: OutputFormat,
@@ -45,6 +48,8 @@ pub struct Ctx {
     pub verbose: u8,
     common: CommonArgs,
     failures: usize,
+    out: Box<dyn Write>,
+    err: RefCell<Box<dyn Write>>,
 }
 
 /// The format after `auto` was decided.
@@ -55,6 +60,7 @@ pub enum OutputFormat {
 }
 
 impl Ctx {
+    /// A run of a process: records on stdout, diagnostics on stderr.
     pub fn new(tool: &'static str, common: &CommonArgs) -> Self {
         let format = match common.format {
             Format::Json => OutputFormat::Json,
@@ -62,7 +68,35 @@ impl Ctx {
             Format::Auto if std::io::stdout().is_terminal() => OutputFormat::Text,
             Format::Auto => OutputFormat::Json,
         };
-        Ctx { tool, format, quiet: common.quiet, verbose: common.verbose, common: common.clone(), failures: 0 }
+        Self::with_output(tool, common, format, Box::new(std::io::stdout()), Box::new(std::io::stderr()))
+    }
+
+    /// A run whose output and diagnostics go to the given writers, in the given format.
+    pub fn with_output(
+        tool: &'static str,
+        common: &CommonArgs,
+        format: OutputFormat,
+        out: Box<dyn Write>,
+        err: Box<dyn Write>,
+    ) -> Self {
+        Ctx {
+            tool,
+            format,
+            quiet: common.quiet,
+            verbose: common.verbose,
+            common: common.clone(),
+            failures: 0,
+            out,
+            err: RefCell::new(err),
+        }
+    }
+
+    /// A run in this process that keeps what it writes, for tests of a tool's `run`.
+    pub fn capturing(tool: &'static str, common: &CommonArgs, format: OutputFormat) -> (Self, Captured) {
+        let captured = Captured::default();
+        let ctx =
+            Self::with_output(tool, common, format, Box::new(captured.out.clone()), Box::new(captured.err.clone()));
+        (ctx, captured)
     }
 
     pub fn roots(&self) -> Result<Roots> {
@@ -89,9 +123,13 @@ impl Ctx {
             OutputFormat::Json => records::to_line(record)?,
             OutputFormat::Text => record.text(),
         };
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{line}")?;
-        out.flush()?;
+        self.line(&line)
+    }
+
+    /// One line of output as it is: a record already rendered, or a closing total for people.
+    pub fn line(&mut self, line: &str) -> Result<()> {
+        writeln!(self.out, "{line}")?;
+        self.out.flush()?;
         Ok(())
     }
 
@@ -103,19 +141,27 @@ impl Ctx {
             OutputFormat::Text => text_of(record),
             OutputFormat::Json => None,
         };
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", text.as_deref().unwrap_or(&record.line))?;
-        out.flush()?;
-        Ok(())
+        let line = text.unwrap_or_else(|| record.line.clone());
+        self.line(&line)
     }
 
     /// One instance failed: say so on stderr and as an `error` record, and carry on; the run
     /// will exit 6.
     pub fn fail(&mut self, container_base: Option<&str>, code: &str, error: &anyhow::Error) -> Result<()> {
         self.failures += 1;
+        self.report(container_base, code, error)
+    }
+
+    /// A session left alone because it is live or locked: said like a failure, but it makes the
+    /// run exit 5 (busy, retry later) instead of 6, which the caller decides.
+    pub fn refuse_busy(&mut self, container_base: &str, code: &str, error: &anyhow::Error) -> Result<()> {
+        self.report(Some(container_base), code, error)
+    }
+
+    fn report(&mut self, container_base: Option<&str>, code: &str, error: &anyhow::Error) -> Result<()> {
         match container_base {
-            Some(c) => eprintln!("{}: error: {c}: {error:#}", self.tool),
-            None => eprintln!("{}: error: {error:#}", self.tool),
+            Some(c) => self.say(format_args!("error: {c}: {error:#}")),
+            None => self.say(format_args!("error: {error:#}")),
         }
         self.emit(&ErrorRecord {
             tool: self.tool.to_owned(),
@@ -125,19 +171,21 @@ impl Ctx {
         })
     }
 
-    pub fn failures(&self) -> usize {
-        self.failures
+    /// A line on the diagnostics stream, after the tool's name; a failing stderr is ignored,
+    /// as `eprintln!` would not.
+    pub fn say(&self, message: impl std::fmt::Display) {
+        let _ = writeln!(self.err.borrow_mut(), "{}: {message}", self.tool);
     }
 
     pub fn warn(&self, message: impl std::fmt::Display) {
         if !self.quiet {
-            eprintln!("{}: warning: {message}", self.tool);
+            self.say(format_args!("warning: {message}"));
         }
     }
 
     pub fn info(&self, message: impl std::fmt::Display) {
         if self.verbose > 0 {
-            eprintln!("{}: {message}", self.tool);
+            self.say(message);
         }
     }
 
@@ -154,7 +202,8 @@ impl Ctx {
             .map_err(|e| if Exit::of(&e) == Exit::BadInput { e } else { Exit::BadInput.wrap(e) })
     }
 
-    fn final_exit(&self, exit: Exit) -> Exit {
+    /// The exit code of a finished run: 6 when instances failed and nothing worse happened.
+    pub fn final_exit(&self, exit: Exit) -> Exit {
         if self.failures > 0 && exit < Exit::Partial {
             Exit::Partial
         } else {
@@ -181,5 +230,36 @@ fn text_of(record: &InputRecord) -> Option<String> {
         Repair::TYPE => render::<Repair>(data),
         ErrorRecord::TYPE => render::<ErrorRecord>(data),
         _ => None,
+    }
+}
+
+/// What a capturing [`Ctx`] wrote: its output and its diagnostics.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    out: SharedBuffer,
+    err: SharedBuffer,
+}
+
+impl Captured {
+    pub fn out(&self) -> String {
+        String::from_utf8_lossy(&self.out.0.borrow()).into_owned()
+    }
+
+    pub fn err(&self) -> String {
+        String::from_utf8_lossy(&self.err.0.borrow()).into_owned()
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct SharedBuffer(Rc<RefCell<Vec<u8>>>);
+
+impl Write for SharedBuffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
