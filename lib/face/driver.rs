@@ -10,7 +10,7 @@ use anyhow::Result;
 use crate::base::exit::{is_broken_pipe, Exit};
 use crate::face::cli::{CommonArgs, Format, ToolArgs};
 use crate::protocol::records::{self, ErrorRecord, InputRecord, Record};
-use crate::state::select::Catalog;
+use crate::state::select::{Catalog, Unresolved};
 use crate::state::store::{Roots, Store};
 
 /// Parses the tool's arguments, runs it and exits. `run` returns the exit code for a finished
@@ -19,7 +19,11 @@ pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit
     let args = match A::try_parse() {
         Ok(args) => args,
         Err(e) => {
-            let _ = e.print();
+            // An argument our own value parser refused reads as every other error of the tools.
+            match std::error::Error::source(&e).and_then(|why| why.downcast_ref::<Unresolved>()) {
+                Some(why) => eprintln!("{tool}: error: {why}"),
+                None => drop(e.print()),
+            }
             std::process::exit(if e.use_stderr() { Exit::Usage.code() } else { 0 })
         }
     };
