@@ -524,7 +524,7 @@ fn hostile_line(rng: &mut Rng, base: &Value) -> Vec<u8> {
             let keys: Vec<String> = v["data"].as_object().unwrap().keys().cloned().collect();
             let key = rng.pick(&keys).clone();
             v["data"][&key] = json!(HOLE);
-            v.to_string().replace(&format!("\"{HOLE}\""), *rng.pick(HOSTILE_VALUES)).into_bytes()
+            v.to_string().replace(&format!("\"{HOLE}\""), rng.pick::<&str>(HOSTILE_VALUES)).into_bytes()
         }
         2 => {
             let mut v = base.clone();
@@ -570,7 +570,7 @@ fn hostile_line(rng: &mut Rng, base: &Value) -> Vec<u8> {
         10 => {
             let mut v = base.clone();
             v["data"] = json!(HOLE);
-            v.to_string().replace(&format!("\"{HOLE}\""), *rng.pick(HOSTILE_VALUES)).into_bytes()
+            v.to_string().replace(&format!("\"{HOLE}\""), rng.pick::<&str>(HOSTILE_VALUES)).into_bytes()
         }
         _ => {
             let mut v = base.clone();
