@@ -5,7 +5,8 @@ mod common;
 
 use std::fs;
 
-use common::{commit_file, git, records, Home, Instance};
+use common::records::{envelopes, records, Assessment, Mount, Orphan, UnpushedRef};
+use common::{commit_file, git, Home, Instance};
 use serde_json::{json, Value};
 
 /// A home with one host repository and one instance whose mounts `mounts` makes.
@@ -25,23 +26,21 @@ fn clone_setup() -> (Home, Instance, std::path::PathBuf) {
     setup(|h, c, host| vec![h.clone_record(c, host, "/workspace/my-app")])
 }
 
-/// Runs jackin-assess on the instance and returns its one assessment's data.
-fn assess(home: &Home, instance: &Instance) -> Value {
+/// Runs jackin-assess on the instance and returns its one assessment.
+fn assess(home: &Home, instance: &Instance) -> Assessment {
     let out = home.cmd("jackin-assess").arg(&instance.container).arg("--format=json").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let recs = records(&out.stdout);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let mut recs = records::<Assessment>(&out.stdout);
     assert_eq!(recs.len(), 1, "{recs:?}");
-    assert_eq!(recs[0]["type"], "assessment");
-    recs[0]["data"].clone()
+    recs.remove(0)
 }
 
-fn files(mount: &Value) -> Vec<(String, String)> {
-    mount["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["status"].as_str().unwrap().to_owned(), f["path"].as_str().unwrap().to_owned()))
-        .collect()
+fn files(mount: &Mount) -> Vec<(String, String)> {
+    mount.files.iter().map(|f| (f.status.clone(), f.path.clone())).collect()
+}
+
+fn unpushed(name: &str, commits: u64, upstream: Option<&str>) -> UnpushedRef {
+    UnpushedRef { name: name.to_owned(), commits, upstream: upstream.map(str::to_owned) }
 }
 
 fn pair(status: &str, path: &str) -> (String, String) {
@@ -52,21 +51,21 @@ fn pair(status: &str, path: &str) -> (String, String) {
 fn clean_worktree() {
     let (home, inst, _) = worktree_setup();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "clean");
-    assert_eq!(a["summary"], "clean");
-    assert_eq!(a["in_place"], false);
-    assert_eq!(a["container_base"], inst.container.as_str());
-    assert_eq!(a["instance_id"], "k7p9m2xq");
-    assert_eq!(a["workspace_name"], "my-app");
-    assert_eq!(a["role_key"], "agent-smith");
-    assert_eq!(a["agent_runtime"], "claude");
-    let m = &a["mounts"][0];
-    assert_eq!(m["verdict"], "clean");
-    assert_eq!(m["isolation"], "worktree");
-    assert_eq!(m["mount_dst"], "/workspace/my-app");
-    assert_eq!(m["files"], json!([]));
-    assert_eq!(m["unpushed"], json!([]));
-    assert!(a["assessed_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(a.verdict, "clean");
+    assert_eq!(a.summary, "clean");
+    assert!(!a.in_place);
+    assert_eq!(a.identity.container_base, inst.container);
+    assert_eq!(a.identity.instance_id, "k7p9m2xq");
+    assert_eq!(a.identity.workspace_name.as_deref(), Some("my-app"));
+    assert_eq!(a.identity.role_key, "agent-smith");
+    assert_eq!(a.identity.agent_runtime, "claude");
+    let m = &a.mounts[0];
+    assert_eq!(m.verdict, "clean");
+    assert_eq!(m.isolation, "worktree");
+    assert_eq!(m.mount_dst, "/workspace/my-app");
+    assert_eq!(m.files, []);
+    assert_eq!(m.unpushed, []);
+    assert!(a.assessed_at.ends_with('Z'));
 }
 
 #[test]
@@ -74,9 +73,9 @@ fn modified_file_is_dirty() {
     let (home, inst, _) = worktree_setup();
     fs::write(inst.mount_path(0).join("README.md"), "changed\n").unwrap();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "dirty");
-    assert_eq!(files(&a["mounts"][0]), [pair(" M", "README.md")]);
-    assert_eq!(a["summary"], "1 file dirty");
+    assert_eq!(a.verdict, "dirty");
+    assert_eq!(files(&a.mounts[0]), [pair(" M", "README.md")]);
+    assert_eq!(a.summary, "1 file dirty");
 }
 
 #[test]
@@ -85,8 +84,8 @@ fn untracked_file_is_dirty() {
     fs::create_dir_all(inst.mount_path(0).join("notes")).unwrap();
     fs::write(inst.mount_path(0).join("notes/plan.md"), "plan\n").unwrap();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "dirty");
-    assert_eq!(files(&a["mounts"][0]), [pair("??", "notes/plan.md")]);
+    assert_eq!(a.verdict, "dirty");
+    assert_eq!(files(&a.mounts[0]), [pair("??", "notes/plan.md")]);
 }
 
 #[test]
@@ -95,8 +94,8 @@ fn staged_new_file_is_dirty() {
     fs::write(inst.mount_path(0).join("new.rs"), "x\n").unwrap();
     git(&inst.mount_path(0), &["add", "new.rs"]);
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "dirty");
-    assert_eq!(files(&a["mounts"][0]), [pair("A ", "new.rs")]);
+    assert_eq!(a.verdict, "dirty");
+    assert_eq!(files(&a.mounts[0]), [pair("A ", "new.rs")]);
 }
 
 #[test]
@@ -104,8 +103,8 @@ fn deleted_file_is_dirty() {
     let (home, inst, _) = worktree_setup();
     fs::remove_file(inst.mount_path(0).join("src/main.rs")).unwrap();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "dirty");
-    assert_eq!(files(&a["mounts"][0]), [pair(" D", "src/main.rs")]);
+    assert_eq!(a.verdict, "dirty");
+    assert_eq!(files(&a.mounts[0]), [pair(" D", "src/main.rs")]);
 }
 
 #[test]
@@ -113,10 +112,10 @@ fn renamed_file_is_dirty_with_its_old_name() {
     let (home, inst, _) = worktree_setup();
     git(&inst.mount_path(0), &["mv", "README.md", "GUIDE.md"]);
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "dirty");
-    let m = &a["mounts"][0];
+    assert_eq!(a.verdict, "dirty");
+    let m = &a.mounts[0];
     assert_eq!(files(m), [pair("R ", "GUIDE.md")]);
-    assert_eq!(m["files"][0]["from"], "README.md");
+    assert_eq!(m.files[0].from.as_deref(), Some("README.md"));
 }
 
 #[test]
@@ -126,13 +125,9 @@ fn commit_on_the_scratch_branch_is_unpushed() {
     commit_file(&wt, "feature.rs", "a\n", "one");
     commit_file(&wt, "feature.rs", "b\n", "two");
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unpushed");
-    let unpushed = &a["mounts"][0]["unpushed"];
-    assert_eq!(
-        *unpushed,
-        json!([{"ref": format!("refs/heads/jackin/scratch/{}", inst.container), "commits": 2, "upstream": null}])
-    );
-    assert_eq!(a["summary"], "1 branch unpushed");
+    assert_eq!(a.verdict, "unpushed");
+    assert_eq!(a.mounts[0].unpushed, [unpushed(&format!("refs/heads/jackin/scratch/{}", inst.container), 2, None)]);
+    assert_eq!(a.summary, "1 branch unpushed");
 }
 
 #[test]
@@ -142,7 +137,7 @@ fn the_same_commit_pushed_to_a_remote_branch_is_clean() {
     commit_file(&wt, "feature.rs", "a\n", "one");
     git(&wt, &["push", "-q", "origin", "HEAD:refs/heads/feature"]);
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "clean", "{a}");
+    assert_eq!(a.verdict, "clean", "{a:?}");
 }
 
 #[test]
@@ -152,9 +147,9 @@ fn a_commit_on_a_detached_head_is_unpushed() {
     git(&wt, &["checkout", "-q", "--detach"]);
     commit_file(&wt, "probe.rs", "a\n", "detached work");
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unpushed");
-    assert_eq!(a["mounts"][0]["unpushed"], json!([{"ref": "HEAD", "commits": 1, "upstream": null}]));
-    assert_eq!(a["summary"], "detached HEAD unpushed");
+    assert_eq!(a.verdict, "unpushed");
+    assert_eq!(a.mounts[0].unpushed, [unpushed("HEAD", 1, None)]);
+    assert_eq!(a.summary, "detached HEAD unpushed");
 }
 
 #[test]
@@ -164,7 +159,7 @@ fn an_unrelated_unpushed_host_branch_is_not_at_risk() {
     commit_file(&host, "private.txt", "mine\n", "operator's own work");
     git(&host, &["checkout", "-q", "main"]);
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "clean", "{a}");
+    assert_eq!(a.verdict, "clean", "{a:?}");
 }
 
 #[test]
@@ -172,7 +167,7 @@ fn a_scratch_commit_that_another_host_branch_holds_is_not_at_risk() {
     let (home, inst, host) = worktree_setup();
     commit_file(&inst.mount_path(0), "feature.rs", "a\n", "one");
     git(&host, &["branch", "keep-this", &format!("jackin/scratch/{}", inst.container)]);
-    assert_eq!(assess(&home, &inst)["verdict"], "clean");
+    assert_eq!(assess(&home, &inst).verdict, "clean");
 }
 
 #[test]
@@ -180,12 +175,9 @@ fn a_local_commit_in_a_clone_is_unpushed_with_its_upstream() {
     let (home, inst, _) = clone_setup();
     commit_file(&inst.mount_path(0), "feature.rs", "a\n", "clone work");
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unpushed");
-    assert_eq!(
-        a["mounts"][0]["unpushed"],
-        json!([{"ref": "refs/heads/main", "commits": 1, "upstream": "origin/main"}])
-    );
-    assert_eq!(a["mounts"][0]["stashes"], 0);
+    assert_eq!(a.verdict, "unpushed");
+    assert_eq!(a.mounts[0].unpushed, [unpushed("refs/heads/main", 1, Some("origin/main"))]);
+    assert_eq!(a.mounts[0].stashes, 0);
 }
 
 #[test]
@@ -194,7 +186,7 @@ fn a_clone_commit_the_host_repo_also_has_is_clean() {
     let clone = inst.mount_path(0);
     commit_file(&clone, "feature.rs", "a\n", "clone work");
     git(&host, &["fetch", "-q", clone.to_str().unwrap(), "main:refs/heads/from-clone"]);
-    assert_eq!(assess(&home, &inst)["verdict"], "clean");
+    assert_eq!(assess(&home, &inst).verdict, "clean");
 }
 
 #[test]
@@ -209,7 +201,7 @@ fn a_clone_commit_that_only_a_descendant_in_the_host_holds_is_clean() {
     git(&host, &["checkout", "-q", "main"]);
     git(&host, &["branch", "-q", "-f", "from-clone", "main"]);
     git(&host, &["branch", "-q", "later", "HEAD@{1}"]);
-    assert_eq!(assess(&home, &inst)["verdict"], "clean");
+    assert_eq!(assess(&home, &inst).verdict, "clean");
 }
 
 #[test]
@@ -219,12 +211,12 @@ fn a_stash_in_a_clone_is_at_risk() {
     fs::write(clone.join("README.md"), "stashed change\n").unwrap();
     git(&clone, &["stash", "-q"]);
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unpushed");
-    let m = &a["mounts"][0];
-    assert_eq!(m["stashes"], 1);
-    assert_eq!(m["files"], json!([]));
-    assert_eq!(m["unpushed"], json!([]));
-    assert_eq!(a["summary"], "1 stash");
+    assert_eq!(a.verdict, "unpushed");
+    let m = &a.mounts[0];
+    assert_eq!(m.stashes, 1);
+    assert_eq!(m.files, []);
+    assert_eq!(m.unpushed, []);
+    assert_eq!(a.summary, "1 stash");
 }
 
 #[test]
@@ -235,9 +227,9 @@ fn a_clone_commit_only_a_local_tag_reaches_is_unpushed() {
     git(&clone, &["tag", "v1-experiment"]);
     git(&clone, &["reset", "-q", "--hard", "origin/main"]);
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unpushed");
-    assert_eq!(a["mounts"][0]["unpushed"], json!([{"ref": "refs/tags/v1-experiment", "commits": 1, "upstream": null}]));
-    assert_eq!(a["summary"], "1 tag unpushed");
+    assert_eq!(a.verdict, "unpushed");
+    assert_eq!(a.mounts[0].unpushed, [unpushed("refs/tags/v1-experiment", 1, None)]);
+    assert_eq!(a.summary, "1 tag unpushed");
 }
 
 #[test]
@@ -246,8 +238,8 @@ fn a_clone_whose_host_repo_is_gone_is_still_assessed() {
     commit_file(&inst.mount_path(0), "feature.rs", "a\n", "clone work");
     fs::remove_dir_all(&host).unwrap();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unpushed");
-    assert_eq!(a["mounts"][0]["unpushed"][0]["commits"], 1);
+    assert_eq!(a.verdict, "unpushed");
+    assert_eq!(a.mounts[0].unpushed[0].commits, 1);
 }
 
 #[test]
@@ -255,10 +247,10 @@ fn a_missing_worktree_path_is_unknown() {
     let (home, inst, _) = worktree_setup();
     fs::remove_dir_all(inst.mount_path(0)).unwrap();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unknown");
-    let error = a["mounts"][0]["error"].as_str().unwrap();
+    assert_eq!(a.verdict, "unknown");
+    let error = a.mounts[0].error.as_deref().unwrap();
     assert!(error.contains("is gone"), "{error}");
-    assert!(a["summary"].as_str().unwrap().starts_with("cannot verify: "), "{a}");
+    assert!(a.summary.starts_with("cannot verify: "), "{a:?}");
 }
 
 #[test]
@@ -266,11 +258,9 @@ fn a_deleted_host_repo_under_a_worktree_is_unknown() {
     let (home, inst, host) = worktree_setup();
     fs::remove_dir_all(&host).unwrap();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unknown");
-    assert!(
-        a["mounts"][0]["error"].as_str().unwrap().contains("cannot be read")
-            || a["mounts"][0]["error"].as_str().unwrap().contains("is gone")
-    );
+    assert_eq!(a.verdict, "unknown");
+    let error = a.mounts[0].error.as_deref().unwrap();
+    assert!(error.contains("cannot be read") || error.contains("is gone"), "{error}");
 }
 
 #[test]
@@ -278,15 +268,15 @@ fn a_corrupt_git_dir_is_unknown() {
     let (home, inst, _) = worktree_setup();
     fs::write(inst.mount_path(0).join(".git"), "this is not a gitdir line\n").unwrap();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unknown");
-    assert!(a["mounts"][0]["error"].as_str().unwrap().contains("cannot be read"), "{a}");
+    assert_eq!(a.verdict, "unknown");
+    assert!(a.mounts[0].error.as_deref().unwrap().contains("cannot be read"), "{a:?}");
 }
 
 #[test]
 fn a_corrupt_clone_is_unknown() {
     let (home, inst, _) = clone_setup();
     fs::write(inst.mount_path(0).join(".git/HEAD"), "garbage").unwrap();
-    assert_eq!(assess(&home, &inst)["verdict"], "unknown");
+    assert_eq!(assess(&home, &inst).verdict, "unknown");
 }
 
 #[test]
@@ -297,9 +287,9 @@ fn ignored_files_are_counted_not_at_risk() {
     fs::write(wt.join("target/debug/app"), "bin").unwrap();
     fs::write(wt.join("build.log"), "log").unwrap();
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "clean");
-    assert_eq!(a["mounts"][0]["ignored"], 2);
-    assert_eq!(a["mounts"][0]["files"], json!([]));
+    assert_eq!(a.verdict, "clean");
+    assert_eq!(a.mounts[0].ignored, 2);
+    assert_eq!(a.mounts[0].files, []);
 }
 
 #[test]
@@ -313,10 +303,10 @@ fn a_two_mount_instance_takes_the_worst_verdict() {
     fs::write(inst.mount_path(1).join("README.md"), "dirty in the clone\n").unwrap();
     commit_file(&inst.mount_path(0), "a.rs", "a\n", "worktree work");
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "dirty");
-    assert_eq!(a["mounts"][0]["verdict"], "unpushed");
-    assert_eq!(a["mounts"][1]["verdict"], "dirty");
-    assert_eq!(a["summary"], "1 file dirty · 1 branch unpushed");
+    assert_eq!(a.verdict, "dirty");
+    assert_eq!(a.mounts[0].verdict, "unpushed");
+    assert_eq!(a.mounts[1].verdict, "dirty");
+    assert_eq!(a.summary, "1 file dirty · 1 branch unpushed");
 }
 
 #[test]
@@ -324,9 +314,9 @@ fn an_in_place_instance_is_clean_and_says_so() {
     let mut home = Home::new();
     let inst = home.instance("p1ace0ab", |_, _| Vec::new());
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "clean");
-    assert_eq!(a["in_place"], true);
-    assert_eq!(a["mounts"], json!([]));
+    assert_eq!(a.verdict, "clean");
+    assert!(a.in_place);
+    assert_eq!(a.mounts, []);
 }
 
 #[test]
@@ -340,11 +330,11 @@ fn a_malformed_isolation_record_is_unknown_for_its_mount_only() {
         ]
     });
     let a = assess(&home, &inst);
-    assert_eq!(a["verdict"], "unknown");
-    assert_eq!(a["mounts"][0]["verdict"], "clean");
-    assert_eq!(a["mounts"][1]["verdict"], "unknown");
-    assert_eq!(a["mounts"][1]["mount_dst"], "/workspace/x");
-    assert!(a["mounts"][1]["error"].as_str().unwrap().contains("malformed"));
+    assert_eq!(a.verdict, "unknown");
+    assert_eq!(a.mounts[0].verdict, "clean");
+    assert_eq!(a.mounts[1].verdict, "unknown");
+    assert_eq!(a.mounts[1].mount_dst, "/workspace/x");
+    assert!(a.mounts[1].error.as_deref().unwrap().contains("malformed"));
 }
 
 #[test]
@@ -353,12 +343,12 @@ fn diff_adds_each_changed_files_patch() {
     fs::write(inst.mount_path(0).join("README.md"), "hello\nmore\n").unwrap();
     fs::write(inst.mount_path(0).join("new.txt"), "brand new\n").unwrap();
     let out = home.cmd("jackin-assess").arg(&inst.container).arg("--diff").arg("--format=json").output().unwrap();
-    let a = &records(&out.stdout)[0]["data"];
-    let files = a["mounts"][0]["files"].as_array().unwrap();
-    let readme = files.iter().find(|f| f["path"] == "README.md").unwrap();
-    assert!(readme["diff"].as_str().unwrap().contains("+more"), "{readme}");
-    let new = files.iter().find(|f| f["path"] == "new.txt").unwrap();
-    assert!(new["diff"].as_str().unwrap().contains("+brand new"), "{new}");
+    let a = &records::<Assessment>(&out.stdout)[0];
+    let files = &a.mounts[0].files;
+    let readme = files.iter().find(|f| f.path == "README.md").unwrap();
+    assert!(readme.diff.as_deref().unwrap().contains("+more"), "{readme:?}");
+    let new = files.iter().find(|f| f.path == "new.txt").unwrap();
+    assert!(new.diff.as_deref().unwrap().contains("+brand new"), "{new:?}");
 }
 
 #[test]
@@ -389,19 +379,19 @@ fn all_and_id_prefixes_and_stdin_select_instances() {
     let a = home.instance("aaaa1111", |h, c| vec![h.worktree_record(c, &app, "/workspace/a")]);
     let b = home.instance("aaaa2222", |_, _| Vec::new());
     let names = |out: &std::process::Output| -> Vec<String> {
-        records(&out.stdout).iter().map(|r| r["data"]["container_base"].as_str().unwrap().to_owned()).collect()
+        records::<Assessment>(&out.stdout).into_iter().map(|r| r.identity.container_base).collect()
     };
     let all = home.cmd("jackin-assess").arg("--all").output().unwrap();
     assert_eq!(names(&all).len(), 2);
 
     let by_id = home.cmd("jackin-assess").arg("aaaa1111").output().unwrap();
-    assert_eq!(names(&by_id), [a.container.clone()]);
+    assert_eq!(names(&by_id), [a.container.as_str()]);
     let by_prefix = home.cmd("jackin-assess").arg("aaaa2").output().unwrap();
-    assert_eq!(names(&by_prefix), [b.container.clone()]);
+    assert_eq!(names(&by_prefix), [b.container.as_str()]);
 
     let ambiguous = home.cmd("jackin-assess").arg("aaaa").output().unwrap();
     assert_eq!(ambiguous.status.code(), Some(6));
-    assert!(String::from_utf8_lossy(&ambiguous.stderr).contains("names 2 instances"));
+    assert!(common::stderr(&ambiguous).contains("names 2 instances"));
 
     let input = format!(
         "{}\n{}\n",
@@ -410,10 +400,10 @@ fn all_and_id_prefixes_and_stdin_select_instances() {
     );
     let piped = home.cmd("jackin-assess").arg("-").write_stdin(input).output().unwrap();
     assert!(piped.status.success());
-    let recs = records(&piped.stdout);
-    assert_eq!(recs[0]["type"], "orphan", "records that name no instance pass through");
-    assert_eq!(recs[1]["data"]["container_base"], b.container.as_str());
+    let recs = envelopes(&piped.stdout);
     assert_eq!(recs.len(), 2);
+    assert_eq!(recs[0].data::<Orphan>().name, "x", "records that name no instance pass through");
+    assert_eq!(recs[1].data::<Assessment>().identity.container_base, b.container);
 }
 
 #[test]
@@ -425,4 +415,22 @@ fn assess_writes_nothing() {
     home.cmd("jackin-assess").arg("--all").arg("--diff").assert().success();
     let after = (home.snapshot(), fs::read(&worktree_index).unwrap(), fs::read(host.join(".git/index")).unwrap());
     assert!(before == after, "assess changed a file");
+}
+
+#[test]
+fn the_record_mirrors_refuse_a_field_they_do_not_list() {
+    let (home, inst, _) = worktree_setup();
+    fs::write(inst.mount_path(0).join("README.md"), "x\n").unwrap();
+    let out = home.cmd("jackin-assess").arg(&inst.container).output().unwrap();
+    let data = envelopes(&out.stdout)[0].data.clone();
+    assert!(serde_json::from_value::<Assessment>(data.clone()).is_ok());
+    let with = |edit: fn(&mut Value)| {
+        let mut data = data.clone();
+        edit(&mut data);
+        serde_json::from_value::<Assessment>(data)
+    };
+    assert!(with(|d| d["unplanned"] = json!(1)).is_err(), "beside the identity's flattened fields");
+    assert!(with(|d| d["mounts"][0]["unplanned"] = json!(1)).is_err(), "in a mount");
+    assert!(with(|d| d["mounts"][0]["files"][0]["unplanned"] = json!(1)).is_err(), "in a file entry");
+    assert!(with(|d| d["mounts"][0]["files"][0]["orig_path"] = json!("OLD.md")).is_ok(), "orig_path is planned");
 }

@@ -4,7 +4,8 @@ mod common;
 
 use std::fs;
 
-use common::{records, Home};
+use common::records::{envelopes, records, Assessment, ErrorRecord};
+use common::{tool_path, Home};
 
 fn home_with_instance() -> (Home, String) {
     let mut home = Home::new();
@@ -50,11 +51,11 @@ fn no_selection_is_a_usage_error_with_a_hint() {
 fn an_unknown_instance_is_an_error_record_and_exit_6() {
     let (home, container) = home_with_instance();
     let out = refused(&home, &["jk-zzzzzzzz-nobody", &container], None, 6, "no instance named jk-zzzzzzzz-nobody");
-    let recs = records(&out.stdout);
-    assert_eq!(recs[0]["type"], "error");
-    assert_eq!(recs[0]["data"]["code"], "unknown_instance");
-    assert_eq!(recs[0]["data"]["tool"], "jackin-assess");
-    assert_eq!(recs[1]["type"], "assessment", "the other instance is still assessed");
+    let recs = envelopes(&out.stdout);
+    let error = recs[0].data::<ErrorRecord>();
+    assert_eq!(error.code, "unknown_instance");
+    assert_eq!(error.tool, "jackin-assess");
+    assert!(recs[1].is::<Assessment>(), "the other instance is still assessed");
 }
 
 #[test]
@@ -71,7 +72,7 @@ fn a_corrupt_manifest_fails_that_instance() {
     let (home, container) = home_with_instance();
     fs::write(home.data(&container).join(".jackin/instance.json"), "{ not json").unwrap();
     let out = refused(&home, &[&container], None, 6, "instance.json is corrupt");
-    assert_eq!(records(&out.stdout)[0]["data"]["code"], "assess_failed");
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "assess_failed");
 }
 
 #[test]
@@ -81,9 +82,9 @@ fn a_corrupt_isolation_file_is_unknown_not_clean() {
     let before = home.snapshot();
     let out = home.cmd("jackin-assess").arg(&container).arg("--exit-code").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let a = &records(&out.stdout)[0]["data"];
-    assert_eq!(a["verdict"], "unknown");
-    assert!(a["summary"].as_str().unwrap().contains("isolation records unreadable"), "{a}");
+    let a = &records::<Assessment>(&out.stdout)[0];
+    assert_eq!(a.verdict, "unknown");
+    assert!(a.summary.contains("isolation records unreadable"), "{a:?}");
     assert_eq!(home.snapshot(), before);
 }
 
@@ -113,16 +114,15 @@ fn a_bad_name_inside_a_record_fails_only_that_record() {
         format_args!(r#"{{"schema_version":1,"type":"change","data":{{"container_base":"{container}"}}}}"#)
     );
     let out = refused(&home, &["-"], Some(&input), 6, "not an instance name");
-    let recs = records(&out.stdout);
-    assert_eq!(recs[0]["data"]["code"], "bad_name");
-    assert_eq!(recs[1]["type"], "assessment");
+    let recs = envelopes(&out.stdout);
+    assert_eq!(recs[0].data::<ErrorRecord>().code, "bad_name");
+    assert!(recs[1].is::<Assessment>());
 }
 
 #[test]
 fn a_missing_home_is_unavailable() {
     let home = Home::new();
-    let out = assert_cmd::Command::cargo_bin("jackin-assess")
-        .unwrap()
+    let out = assert_cmd::Command::new(tool_path("jackin-assess"))
         .args(["--all", "--home"])
         .arg(home.tmp.path().join("nowhere"))
         .output()
@@ -137,14 +137,13 @@ fn a_missing_home_is_unavailable() {
 #[test]
 fn the_home_comes_from_the_environment_when_no_flag_is_given() {
     let (home, container) = home_with_instance();
-    let out = assert_cmd::Command::cargo_bin("jackin-assess")
-        .unwrap()
+    let out = assert_cmd::Command::new(tool_path("jackin-assess"))
         .arg(&container)
         .env("JACKIN_HOME_DIR", &home.home)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(records(&out.stdout)[0]["data"]["container_base"], container.as_str());
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(records::<Assessment>(&out.stdout)[0].identity.container_base, container);
 }
 
 #[test]
@@ -157,7 +156,7 @@ fn a_closed_stdout_is_not_an_error() {
         .arg("-c")
         .arg(format!(
             "{} --home {} --all --format json | head -c 1 >/dev/null; echo \"status=${{PIPESTATUS[0]}}\"",
-            assert_cmd::cargo::cargo_bin("jackin-assess").display(),
+            tool_path("jackin-assess").display(),
             home.home.display()
         ))
         .output()

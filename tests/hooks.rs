@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::docker::{docker, engine_available, Session, SessionOptions};
-use common::{commit_file, git, manifest_text, Home, Instance};
-use serde_json::Value;
+use common::{commit_file, git, manifest_text, read_json, tool_path, tools_dir, Home, Instance};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -22,19 +21,14 @@ fn root() -> PathBuf {
 
 /// Where cargo put the tools for this test run (the debug binaries).
 fn bin_dir() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("jackin-assess").parent().unwrap().to_path_buf()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    tools_dir().to_path_buf()
 }
 
 /// (manifest status, index row status); the row is None once purge removed it.
 fn statuses(home: &Home, container: &str) -> (Option<String>, Option<String>) {
     let manifest = home.data(container).join(".jackin/instance.json");
     let manifest = manifest.exists().then(|| read_json(&manifest)["status"].as_str().unwrap().to_owned());
-    let index = read_json(&home.home.join("data/instances.json"));
-    let row = index["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == container);
+    let row = home.row(container);
     (manifest, row.map(|r| r["status"].as_str().unwrap().to_owned()))
 }
 
@@ -45,7 +39,7 @@ fn set_status(home: &Home, inst: &Instance, status: &str) {
         manifest_text(&inst.id, &inst.container, status, "2026-08-20T10:00:00Z"),
     )
     .unwrap();
-    let path = home.home.join("data/instances.json");
+    let path = home.index_path();
     let mut index = read_json(&path);
     for row in index["instances"].as_array_mut().unwrap() {
         if row["container_base"] == inst.container.as_str() {
@@ -354,7 +348,7 @@ fn purge_is_not_blocked_by_the_hook() {
 /// is a flag of jackin-purge, and the commands themselves run on an empty home.
 #[test]
 fn scheduled_purge_units_use_existing_flags() {
-    let help = Command::new(assert_cmd::cargo::cargo_bin("jackin-purge")).arg("--help").output().unwrap();
+    let help = Command::new(tool_path("jackin-purge")).arg("--help").output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
     let mut commands = Vec::new();
     for unit in ["contrib/cron/jackin-purge", "contrib/systemd/jackin-purge.service"] {

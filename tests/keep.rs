@@ -14,20 +14,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use common::docker::{docker, engine_available, Session, SessionOptions};
-use common::{commit_file, files_under, records, Home, Instance};
+use common::records::{envelopes, records, records_of, Assessment, Decision, ErrorRecord};
+use common::{commit_file, files_under, read_json, tool_path, Home, Instance};
 use rexpect::process::WaitStatus;
 use rexpect::session::PtySession;
-use serde_json::Value;
 
 /// The jackin-assess output for these instances, as a hook would pipe it.
 fn assess(home: &Home, containers: &[&str]) -> String {
     let out = home.cmd("jackin-assess").args(containers).arg("--format=json").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", common::stderr(&out));
     String::from_utf8(out.stdout).unwrap()
 }
 
 fn keep_command(home: &Home, args: &[&str]) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("jackin-keep"));
+    let mut cmd = Command::new(tool_path("jackin-keep"));
     cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).arg("--format=json").args(args);
     cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
     cmd
@@ -48,20 +48,16 @@ fn keep(home: &Home, args: &[&str], input: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn ok(out: &Output) -> Vec<Value> {
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+/// The decisions of a run that succeeded and wrote nothing else.
+fn ok(out: &Output) -> Vec<Decision> {
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(out));
     records(&out.stdout)
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
 }
 
 /// (manifest status, index row status).
 fn statuses(home: &Home, container: &str) -> (String, String) {
     let manifest = read_json(&home.data(container).join(".jackin/instance.json"));
-    let index = read_json(&home.home.join("data/instances.json"));
-    let row = index["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == container).unwrap();
+    let row = home.row(container).unwrap();
     (manifest["status"].as_str().unwrap().to_owned(), row["status"].as_str().unwrap().to_owned())
 }
 
@@ -110,15 +106,13 @@ fn check_cells(f: &Four, args: &[&str], input: &str, expected: [(&str, &str, boo
     let out = keep(&f.home, args, input);
     let recs = ok(&out);
     assert_eq!(recs.len(), 4, "{recs:?}");
-    for ((rec, inst), (outcome, reason, discard, status)) in recs.iter().zip(f.all()).zip(expected) {
-        let d = &rec["data"];
-        assert_eq!(rec["type"], "decision", "{args:?}");
-        assert_eq!(d["container_base"], inst.container.as_str());
-        assert_eq!((d["outcome"].as_str().unwrap(), d["reason"].as_str().unwrap()), (outcome, reason), "{args:?} {d}");
-        assert_eq!(d["discard_unfinished"], discard, "{args:?} {d}");
-        assert_eq!(statuses(&f.home, &inst.container), (status.to_owned(), status.to_owned()), "{args:?} {d}");
+    for ((d, inst), (outcome, reason, discard, status)) in recs.iter().zip(f.all()).zip(expected) {
+        assert_eq!(d.identity.container_base, inst.container);
+        assert_eq!((d.outcome.as_str(), d.reason.as_str()), (outcome, reason), "{args:?} {d:?}");
+        assert_eq!(d.discard_unfinished, discard, "{args:?} {d:?}");
+        assert_eq!(statuses(&f.home, &inst.container), (status.to_owned(), status.to_owned()), "{args:?} {d:?}");
         if outcome != "return" {
-            assert_eq!(d["status"], status, "{d}");
+            assert_eq!(d.status.as_deref(), Some(status), "{d:?}");
         }
     }
 }
@@ -130,8 +124,7 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
     }
     let f = four("kpt");
     let input = f.input();
-    let verdicts: Vec<String> =
-        records(input.as_bytes()).iter().map(|r| r["data"]["verdict"].as_str().unwrap().to_owned()).collect();
+    let verdicts: Vec<String> = records::<Assessment>(input.as_bytes()).into_iter().map(|a| a.verdict).collect();
     assert_eq!(verdicts, ["clean", "dirty", "unpushed", "unknown"]);
 
     check_cells(
@@ -212,13 +205,13 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
         ],
     );
     let out = keep(&f.home, &["--policy=discard"], &input);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("what cannot be read cannot be saved"));
-    assert_eq!(records(&out.stdout)[1]["data"]["policy"], "clean", "discard means clean");
+    assert!(common::stderr(&out).contains("what cannot be read cannot be saved"));
+    assert_eq!(records::<Decision>(&out.stdout)[1].policy, "clean", "discard means clean");
 
     // --answer return changes nothing at all.
     let before = f.home.snapshot();
     let out = keep(&f.home, &["--policy=ask", "--answer=return"], &input);
-    let outcomes: Vec<Value> = ok(&out).iter().map(|r| r["data"]["outcome"].clone()).collect();
+    let outcomes: Vec<String> = ok(&out).into_iter().map(|d| d.outcome).collect();
     assert_eq!(outcomes, ["clean", "return", "return", "return"]);
     let changed: Vec<_> = f.home.snapshot().into_iter().filter(|e| !before.contains(e)).map(|e| e.0).collect();
     let clean_dir = f.home.data(&f.clean.container);
@@ -258,8 +251,8 @@ fn the_configured_policy_applies_and_a_broken_config_changes_nothing() {
     fs::create_dir_all(f.home.config.join("workspaces")).unwrap();
     fs::write(f.home.config.join("workspaces/my-app.toml"), "dirty_exit_policy = \"discard\"\n").unwrap();
     let recs = ok(&keep(&f.home, &[], &input));
-    assert_eq!(recs[1]["data"]["policy"], "clean", "the workspace's policy wins over the global one");
-    assert_eq!(recs[1]["data"]["outcome"], "clean");
+    assert_eq!(recs[1].policy, "clean", "the workspace's policy wins over the global one");
+    assert_eq!(recs[1].outcome, "clean");
 
     fs::write(f.home.config.join("workspaces/my-app.toml"), "dirty_exit_policy = [\n").unwrap();
     let before = f.home.snapshot();
@@ -284,33 +277,33 @@ fn exit_action_files_decide_only_when_fresh() {
 
     fs::write(&action, "\"discard\"").unwrap();
     let recs = ok(&keep(&f.home, &["--policy=ask"], &input));
-    assert_eq!(recs[0]["data"]["outcome"], "clean");
-    assert_eq!(recs[0]["data"]["reason"], "exit-action clean");
-    assert_eq!(recs[0]["data"]["discard_unfinished"], true);
+    assert_eq!(recs[0].outcome, "clean");
+    assert_eq!(recs[0].reason, "exit-action clean");
+    assert!(recs[0].discard_unfinished);
     assert!(!action.exists(), "a consumed exit-action file is cleared");
 
     fs::write(&action, "\"keep\"").unwrap();
     let recs = ok(&keep(&f.home, &["--policy=ask"], &input));
-    assert_eq!(recs[0]["data"]["reason"], "exit-action keep");
+    assert_eq!(recs[0].reason, "exit-action keep");
     assert!(!action.exists());
 
     // --answer wins over the file.
     fs::write(&action, "\"discard\"").unwrap();
     let recs = ok(&keep(&f.home, &["--policy=ask", "--answer=return"], &input));
-    assert_eq!(recs[0]["data"]["outcome"], "return");
+    assert_eq!(recs[0].outcome, "return");
     assert!(action.exists(), "return changes nothing");
 
     // Written before the session started (the manifest's updated_at, as no container exists).
     let file = fs::File::options().write(true).open(&action).unwrap();
     file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)).unwrap();
     let recs = ok(&keep(&f.home, &["--policy=ask"], &input));
-    assert_eq!(recs[0]["data"]["outcome"], "keep");
-    assert_eq!(recs[0]["data"]["reason"], "dirty, no answer", "a stale choice must not decide");
+    assert_eq!(recs[0].outcome, "keep");
+    assert_eq!(recs[0].reason, "dirty, no answer", "a stale choice must not decide");
 
     fs::write(&action, "\"whatever\"").unwrap();
     let out = keep(&f.home, &["--policy=ask"], &input);
-    assert_eq!(records(&out.stdout)[0]["data"]["reason"], "dirty, no answer");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("exit-action.json ignored"));
+    assert_eq!(records::<Decision>(&out.stdout)[0].reason, "dirty, no answer");
+    assert!(common::stderr(&out).contains("exit-action.json ignored"));
 }
 
 #[test]
@@ -331,11 +324,11 @@ fn an_exit_action_older_than_the_containers_start_is_stale() {
     let file = fs::File::options().write(true).open(&action).unwrap();
     file.set_modified(started - Duration::from_secs(60)).unwrap();
     let recs = ok(&keep(&f.home, &["--policy=ask", "--dry-run"], &input));
-    assert_eq!(recs[0]["data"]["reason"], "dirty, no answer");
+    assert_eq!(recs[0].reason, "dirty, no answer");
     file.set_modified(started + Duration::from_secs(1)).unwrap();
     let recs = ok(&keep(&f.home, &["--policy=ask", "--dry-run"], &input));
-    assert_eq!(recs[0]["data"]["reason"], "exit-action clean");
-    assert_eq!(recs[0]["data"]["dry_run"], true);
+    assert_eq!(recs[0].reason, "exit-action clean");
+    assert!(recs[0].dry_run);
 }
 
 /// A jackin session with a sidecar, a network and a certs volume, its manifest naming them, and
@@ -384,8 +377,8 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
     let input = assess(&f.home, &[c]);
 
     let recs = ok(&keep(&f.home, &["--policy=keep"], &input));
-    assert_eq!(recs[0]["data"]["outcome"], "keep");
-    assert_eq!(recs[0]["data"]["status"], "preserved_dirty");
+    assert_eq!(recs[0].outcome, "keep");
+    assert_eq!(recs[0].status.as_deref(), Some("preserved_dirty"));
     for (kind, name) in [
         ("container", c.to_owned()),
         ("container", format!("{c}-dind")),
@@ -439,19 +432,19 @@ fn a_live_session_is_not_touched_without_stop() {
     assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
     let out = keep(&f.home, &["--policy=keep"], &input);
     assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
-    let recs = records(&out.stdout);
-    assert_eq!(recs[0]["type"], "error");
-    assert_eq!(recs[0]["data"]["code"], "live");
-    assert_eq!(recs[0]["data"]["container_base"], c);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is live"));
-    assert_eq!(recs[1]["data"]["outcome"], "keep", "the other session is kept");
+    let recs = envelopes(&out.stdout);
+    let error = recs[0].data::<ErrorRecord>();
+    assert_eq!(error.code, "live");
+    assert_eq!(error.container_base.as_deref(), Some(c));
+    assert!(common::stderr(&out).contains("is live"));
+    assert_eq!(recs[1].data::<Decision>().outcome, "keep", "the other session is kept");
     let changed: Vec<_> = f.home.snapshot().into_iter().filter(|e| !before.contains(e)).map(|e| e.0).collect();
     assert!(changed.iter().all(|p| !p.starts_with(&inst.dir)), "{changed:?}");
     assert_eq!(_session.state(c).as_deref(), Some("running"));
     assert_eq!(statuses(&f.home, c).0, "active");
 
     let recs = ok(&keep(&f.home, &["--policy=keep", "--stop"], &assess(&f.home, &[c])));
-    assert_eq!(recs[0]["data"]["status"], "preserved_unpushed");
+    assert_eq!(recs[0].status.as_deref(), Some("preserved_unpushed"));
     assert!(!Session::exists("container", c));
     let continuity = read_json(&inst.dir.join(".jackin/continuity.json"));
     assert_eq!(continuity["recipe"]["role"]["name"], c, "the recipe was captured before the teardown");
@@ -507,23 +500,23 @@ fn dry_run_decides_and_changes_nothing() {
     fs::write(f.dirty.dir.join("state/exit-action.json"), "\"discard\"").unwrap();
     let before = f.home.snapshot();
     let out = keep(&f.home, &["--policy=clean", "--dry-run"], &input);
-    let recs = ok(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).lines().next().unwrap(),
         orphan.trim_end(),
         "in order, byte for byte"
     );
-    let decisions: Vec<(Value, Value, Value)> = recs[1..]
-        .iter()
-        .map(|r| (r["data"]["outcome"].clone(), r["data"]["status"].clone(), r["data"]["dry_run"].clone()))
-        .collect();
+    assert_eq!(envelopes(&out.stdout).len(), 5);
+    let decisions: Vec<(String, Option<String>, bool)> =
+        records_of::<Decision>(&out.stdout).into_iter().map(|d| (d.outcome, d.status, d.dry_run)).collect();
+    let decided = |outcome: &str, status: &str| (outcome.to_owned(), Some(status.to_owned()), true);
     assert_eq!(
         decisions,
         [
-            ("clean".into(), "clean_exited".into(), true.into()),
-            ("clean".into(), "clean_exited".into(), true.into()),
-            ("clean".into(), "clean_exited".into(), true.into()),
-            ("keep".into(), "preserved_dirty".into(), true.into()),
+            decided("clean", "clean_exited"),
+            decided("clean", "clean_exited"),
+            decided("clean", "clean_exited"),
+            decided("keep", "preserved_dirty"),
         ]
     );
     assert_eq!(f.home.snapshot(), before);
@@ -553,8 +546,8 @@ fn finish(mut pty: PtySession) -> (i32, String) {
     }
 }
 
-fn decisions(output: &Path) -> Vec<Value> {
-    records(&fs::read(output).unwrap()).into_iter().map(|r| r["data"].clone()).collect()
+fn decisions(output: &Path) -> Vec<Decision> {
+    records(&fs::read(output).unwrap())
 }
 
 #[test]
@@ -587,7 +580,7 @@ fn the_dialog_shows_the_work_and_needs_an_acknowledgement_before_the_choice() {
     let (code, _) = finish(pty);
     assert_eq!(code, 0);
     let d = decisions(&output);
-    assert_eq!((d[0]["outcome"].as_str(), d[0]["reason"].as_str()), (Some("keep"), Some("operator keep")));
+    assert_eq!((d[0].outcome.as_str(), d[0].reason.as_str()), ("keep", "operator keep"));
     assert_eq!(statuses(&f.home, &f.unpushed.container).0, "preserved_dirty");
 }
 
@@ -606,7 +599,7 @@ fn the_dialog_return_default_changes_nothing() {
     pty.send_line("").unwrap();
     assert_eq!(finish(pty).0, 0);
     let d = decisions(&output);
-    assert_eq!((d[0]["outcome"].as_str(), d[0]["reason"].as_str()), (Some("return"), Some("operator return")));
+    assert_eq!((d[0].outcome.as_str(), d[0].reason.as_str()), ("return", "operator return"));
     let after: Vec<_> =
         f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
     assert_eq!(after, before, "the terminal is asked; --answer is only for no terminal");
@@ -629,7 +622,7 @@ fn the_dialog_clean_up_shows_diffs_on_request_and_marks_the_session() {
     pty.send_line("3").unwrap();
     assert_eq!(finish(pty).0, 0);
     let d = decisions(&output);
-    assert_eq!((d[0]["outcome"].as_str(), d[0]["discard_unfinished"].as_bool()), (Some("clean"), Some(true)));
+    assert_eq!((d[0].outcome.as_str(), d[0].discard_unfinished), ("clean", true));
     assert_eq!(statuses(&f.home, &f.dirty.container), ("clean_exited".into(), "clean_exited".into()));
     assert_eq!(
         fs::read_to_string(f.dirty.mount_path(0).join("README.md")).unwrap(),
@@ -654,7 +647,7 @@ fn the_dialog_refuses_to_clean_unreadable_work_without_the_flag() {
     pty.exp_string("Choose [1]").unwrap();
     pty.send_line("2").unwrap();
     assert_eq!(finish(pty).0, 0);
-    assert_eq!(decisions(&output)[0]["status"], "preserved_dirty");
+    assert_eq!(decisions(&output)[0].status.as_deref(), Some("preserved_dirty"));
 
     let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask", "--discard-unfinished"], &input);
     pty.exp_string("Press Enter").unwrap();
@@ -662,7 +655,7 @@ fn the_dialog_refuses_to_clean_unreadable_work_without_the_flag() {
     pty.exp_string("Choose [1]").unwrap();
     pty.send_line("3").unwrap();
     assert_eq!(finish(pty).0, 0);
-    assert_eq!(decisions(&output)[0]["outcome"], "clean");
+    assert_eq!(decisions(&output)[0].outcome, "clean");
 }
 
 #[test]
@@ -716,11 +709,7 @@ fn with_a_terminal_only_unfinished_work_under_ask_is_asked_about() {
         assert_eq!(code, 0, "{args:?}: {shown}");
         assert!(!shown.contains("unfinished work"), "{args:?} asked: {shown}");
         let d = decisions(&output);
-        assert_eq!(
-            (d[0]["outcome"].as_str().unwrap(), d[0]["reason"].as_str().unwrap()),
-            (outcome, reason),
-            "{args:?}"
-        );
+        assert_eq!((d[0].outcome.as_str(), d[0].reason.as_str()), (outcome, reason), "{args:?}");
     }
 }
 
@@ -760,7 +749,7 @@ fn the_dialog_names_the_upstream_and_the_stashes_of_a_clone() {
     pty.exp_string("Choose [1]").unwrap();
     pty.send_line("2").unwrap();
     assert_eq!(finish(pty).0, 0);
-    assert_eq!(decisions(&output)[0]["status"], "preserved_unpushed");
+    assert_eq!(decisions(&output)[0].status.as_deref(), Some("preserved_unpushed"));
     assert_eq!(cleanup_statuses(&home, &inst.container), ["preserved_unpushed"]);
 }
 
@@ -778,12 +767,9 @@ fn an_in_place_session_is_kept_the_same_way() {
     );
     docker(&["stop", "-t", "0", c]);
     let input = assess(&home, &[c]);
-    assert_eq!(records(input.as_bytes())[0]["data"]["in_place"], true);
+    assert!(records::<Assessment>(input.as_bytes())[0].in_place);
     let recs = ok(&keep(&home, &["--policy=ask", "--keep"], &input));
-    assert_eq!(
-        (recs[0]["data"]["outcome"].as_str(), recs[0]["data"]["reason"].as_str()),
-        (Some("keep"), Some("operator keep"))
-    );
+    assert_eq!((recs[0].outcome.as_str(), recs[0].reason.as_str()), ("keep", "operator keep"));
     assert_eq!(statuses(&home, c), ("restore_available".into(), "restore_available".into()));
     assert!(!Session::exists("container", c) && !Session::exists("network", &format!("{c}-net")));
     assert!(inst.dir.join("home").is_dir());

@@ -10,14 +10,14 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Output};
 
 use common::docker::{docker_quiet, engine_available, Session, SessionOptions};
-use common::{commit_file, git, records, Home};
+use common::records::{envelopes, records_of, Candidate, Decision, Envelope, Purged, Restored};
+use common::{commit_file, git, read_json, tools_dir, Home};
 use serde_json::Value;
 
 /// A shell pipeline of the tools, in a session of its own (no controlling terminal, as in a
 /// launcher's exit hook run by a service).
 fn pipeline(home: &Home, script: &str, env: &[(&str, &str)]) -> Output {
-    let bin = assert_cmd::cargo::cargo_bin("jackin-assess");
-    let dir = bin.parent().unwrap();
+    let dir = tools_dir();
     let mut cmd = Command::new("bash");
     cmd.arg("-c").arg(format!("set -o pipefail; {script}"));
     cmd.env("PATH", format!("{}:{}", dir.display(), std::env::var("PATH").unwrap()));
@@ -35,9 +35,17 @@ fn pipeline(home: &Home, script: &str, env: &[(&str, &str)]) -> Output {
     cmd.output().unwrap()
 }
 
-fn ok(out: &Output) -> Vec<Value> {
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    records(&out.stdout)
+fn ok(out: &Output) -> Vec<Envelope> {
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(out));
+    envelopes(&out.stdout)
+}
+
+/// The one `R` record of a run that succeeded.
+fn only<R: common::records::Record>(out: &Output) -> R {
+    ok(out);
+    let mut found = records_of::<R>(&out.stdout);
+    assert_eq!(found.len(), 1, "{}", String::from_utf8_lossy(&out.stdout));
+    found.remove(0)
 }
 
 #[test]
@@ -50,7 +58,7 @@ fn launch_work_keep_resume_exit_clean_purge_leaves_nothing() {
     let inst = home.instance("l1fecyc1", |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
     let c = inst.container.clone();
     let manifest_path = inst.dir.join(".jackin/instance.json");
-    let mut manifest: Value = serde_json::from_slice(&fs::read(&manifest_path).unwrap()).unwrap();
+    let mut manifest = read_json(&manifest_path);
     manifest["docker"]["dind_container"] = Value::from(format!("{c}-dind"));
     manifest["docker"]["certs_volume"] = Value::from(format!("{c}-dind-certs"));
     fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
@@ -73,10 +81,10 @@ fn launch_work_keep_resume_exit_clean_purge_leaves_nothing() {
     fs::write(worktree.join("notes.md"), "half done\n").unwrap();
 
     // The session ends; the operator says keep (no terminal here: --answer).
-    let kept = ok(&pipeline(&home, &format!("jackin-assess {c} | jackin-keep --stop --answer keep"), &[]));
-    let decision = kept.iter().find(|r| r["type"] == "decision").unwrap();
-    assert_eq!(decision["data"]["outcome"], "keep");
-    assert_eq!(decision["data"]["status"], "preserved_dirty");
+    let decision: Decision =
+        only(&pipeline(&home, &format!("jackin-assess {c} | jackin-keep --stop --answer keep"), &[]));
+    assert_eq!(decision.outcome, "keep");
+    assert_eq!(decision.status.as_deref(), Some("preserved_dirty"));
     for kind_name in [
         ("container", c.clone()),
         ("container", format!("{c}-dind")),
@@ -95,30 +103,30 @@ fn launch_work_keep_resume_exit_clean_purge_leaves_nothing() {
     // The next morning: listed, then resumed by tier 2 with the secret from the environment.
     let listed =
         ok(&pipeline(&home, "jackin-restore --list --format json", &[("SECRET_TOKEN", "lifecycle-secret-9876")]));
-    assert_eq!(listed[0]["data"]["tier"], 2);
-    assert_eq!(listed[0]["data"]["ready"], true, "{}", listed[0]);
+    let listed = listed[0].data::<Candidate>();
+    assert_eq!(listed.tier, Some(2));
+    assert!(listed.ready, "{listed:?}");
     let resumed = ok(&pipeline(
         &home,
         &format!("jackin-restore {c} --yes --format json"),
         &[("SECRET_TOKEN", "lifecycle-secret-9876")],
     ));
-    assert_eq!(resumed[0]["data"]["tier"], 2);
+    assert_eq!(resumed[0].data::<Restored>().tier, 2);
     assert_eq!(docker_quiet(&["exec", &c, "sh", "-c", "echo $SECRET_TOKEN"]).as_deref(), Some("lifecycle-secret-9876"));
     assert_eq!(docker_quiet(&["exec", &c, "cat", "/workspace/my-app/notes.md"]).as_deref(), Some("half done"));
 
     // The agent finishes: the work is committed and pushed; the session exits clean.
     fs::remove_file(worktree.join("notes.md")).unwrap();
     git(&worktree, &["push", "-q", "origin", "HEAD:refs/heads/feature"]);
-    let purged = ok(&pipeline(&home, &format!("jackin-assess {c} | jackin-keep --stop | jackin-purge --stop"), &[]));
-    let purged = purged.iter().find(|r| r["type"] == "purged").unwrap_or_else(|| panic!("{purged:?}"));
-    assert_eq!(purged["data"]["quarantine"], Value::Null, "nothing was at risk");
+    let purged: Purged =
+        only(&pipeline(&home, &format!("jackin-assess {c} | jackin-keep --stop | jackin-purge --stop"), &[]));
+    assert_eq!(purged.quarantine, None, "nothing was at risk");
 
     // Nothing of it is left anywhere.
     assert!(!inst.dir.exists(), "data dir");
     assert!(!sockets.exists(), "socket dir");
     assert!(!home.home.join("data").join(format!("{c}.lock")).exists(), "name lock");
-    let index: Value = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
-    assert!(index["instances"].as_array().unwrap().iter().all(|r| r["container_base"] != c.as_str()), "index row");
+    assert!(home.row(&c).is_none(), "index row");
     for (kind, name) in [
         ("container", c.clone()),
         ("container", format!("{c}-dind")),

@@ -132,7 +132,7 @@ fn every_command_of_the_operator_guide_runs_as_written() {
     fs::create_dir_all(&stand_ins).unwrap();
     let systemctl_log = home.tmp.path().join("systemctl.log");
     systemctl_stand_in(&stand_ins, &systemctl_log);
-    let tools = assert_cmd::cargo::cargo_bin("jackin-assess").parent().unwrap().to_path_buf();
+    let tools = common::tools_dir();
     for tool in ["jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore"] {
         assert!(tools.join(tool).exists(), "{tool} is built next to jackin-assess");
     }

@@ -10,7 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions};
-use common::{commit_file, git, records, unique_id, Home, Instance};
+use common::records::{envelopes, records, ErrorRecord, Purged};
+use common::{commit_file, git, stderr, unique_id, Home, Instance};
 use serde_json::{json, Value};
 
 fn decision(inst: &Instance, discard: bool) -> String {
@@ -29,7 +30,7 @@ fn patch_manifest(home: &Home, inst: &Instance, patch: impl FnOnce(&mut Value)) 
     let mut manifest: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     patch(&mut manifest);
     fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-    let index_path = home.home.join("data/instances.json");
+    let index_path = home.index_path();
     let mut index: Value = serde_json::from_str(&fs::read_to_string(&index_path).unwrap()).unwrap();
     for row in index["instances"].as_array_mut().unwrap() {
         if row["container_base"] == inst.container.as_str() {
@@ -62,21 +63,8 @@ fn purge(home: &Home, args: &[&str], stdin: Option<&str>) -> std::process::Outpu
     cmd.output().unwrap()
 }
 
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn index(home: &Home) -> Value {
-    serde_json::from_str(&fs::read_to_string(home.home.join("data/instances.json")).unwrap())
-        .expect("the index is valid JSON")
-}
-
 fn has_row(home: &Home, container: &str) -> bool {
-    index(home)["instances"].as_array().unwrap().iter().any(|r| r["container_base"] == container)
-}
-
-fn removed_kinds(record: &Value) -> Vec<String> {
-    record["data"]["removed"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap().to_owned()).collect()
+    home.row(container).is_some()
 }
 
 fn branches(repo: &Path) -> Vec<String> {
@@ -85,13 +73,6 @@ fn branches(repo: &Path) -> Vec<String> {
 
 fn trash_is_empty(home: &Home) -> bool {
     fs::read_dir(home.home.join("trash")).map_or(true, |mut d| d.next().is_none())
-}
-
-fn quarantines(home: &Home) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(home.home.join("quarantine")) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    dirs.sort();
-    dirs
 }
 
 #[test]
@@ -135,17 +116,15 @@ fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
     let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
     assert_eq!(lines[0], keep, "other records pass through byte for byte, in order");
     assert_eq!(lines[2], future);
-    let recs = records(&out.stdout);
-    let purged = &recs[1];
-    assert_eq!(purged["type"], "purged");
-    assert_eq!(purged["data"]["container_base"], inst.container.as_str());
-    assert_eq!(purged["data"]["quarantine"], Value::Null);
-    let kinds = removed_kinds(purged);
+    let purged = envelopes(&out.stdout)[1].data::<Purged>();
+    assert_eq!(purged.identity.container_base, inst.container);
+    assert_eq!(purged.quarantine, None);
+    let kinds = purged.removed_kinds();
     for kind in ["container", "network", "volume", "worktree", "branch", "directory", "name_lock", "index_row"] {
-        assert!(kinds.contains(&kind.to_owned()), "{kind} missing from {kinds:?}");
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
     }
-    assert_eq!(kinds.iter().filter(|k| *k == "container").count(), 2, "role and sidecar");
-    assert!(purged["data"]["freed_bytes"].as_u64().unwrap() >= 1000);
+    assert_eq!(kinds.iter().filter(|k| **k == "container").count(), 2, "role and sidecar");
+    assert!(purged.freed_bytes >= 1000);
 
     for name in [&session.container, session.sidecar.as_ref().unwrap()] {
         assert!(!Session::exists("container", name), "{name} still exists");
@@ -178,9 +157,7 @@ fn a_running_session_is_refused_without_stop() {
     let out = purge(&home, &[&inst.container], None);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(stderr(&out).contains("is running"), "{}", stderr(&out));
-    let recs = records(&out.stdout);
-    assert_eq!(recs[0]["type"], "error");
-    assert_eq!(recs[0]["data"]["code"], "live");
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "live");
     assert_eq!(home.snapshot(), before, "nothing changed");
     assert_eq!(session.state(&inst.container).as_deref(), Some("running"));
 
@@ -204,7 +181,7 @@ fn a_held_name_lock_is_refused() {
     let out = purge(&home, &[&inst.container], None);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(stderr(&out).contains("held by another process"), "{}", stderr(&out));
-    assert_eq!(records(&out.stdout)[0]["data"]["code"], "busy");
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "busy");
     assert_eq!(home.snapshot(), before);
     drop(lock);
     let out = purge(&home, &[&inst.container], None);
@@ -238,18 +215,18 @@ fn work_at_risk_is_refused_then_quarantined_and_comes_back() {
     let before = home.snapshot();
     let out = purge(&home, &[], Some(&format!("{}\n", decision(&inst, false))));
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
-    let recs = records(&out.stdout);
-    assert_eq!(recs[0]["data"]["code"], "at_risk");
-    assert!(recs[0]["data"]["message"].as_str().unwrap().contains("1 branch unpushed"), "{recs:?}");
+    let recs = records::<ErrorRecord>(&out.stdout);
+    assert_eq!(recs[0].code, "at_risk");
+    assert!(recs[0].message.contains("1 branch unpushed"), "{recs:?}");
     assert_eq!(home.snapshot(), before, "nothing changed");
-    assert!(quarantines(&home).is_empty());
+    assert!(home.quarantines().is_empty());
 
     // The decision carries discard_unfinished: quarantined, then deleted.
     let out = purge(&home, &[], Some(&format!("{}\n", decision(&inst, true))));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out.stdout);
-    let q = PathBuf::from(recs[0]["data"]["quarantine"].as_str().expect("a quarantine path"));
-    assert_eq!(quarantines(&home), vec![q.clone()]);
+    let recs = records::<Purged>(&out.stdout);
+    let q = PathBuf::from(recs[0].quarantine.as_deref().expect("a quarantine path"));
+    assert_eq!(home.quarantines(), vec![q.clone()]);
     assert!(q.file_name().unwrap().to_str().unwrap().starts_with(&format!("{}-", inst.container)));
     assert!(!inst.dir.exists());
     assert!(!branches(&app).iter().any(|b| b.contains("jackin/scratch")));
@@ -293,7 +270,7 @@ fn a_clone_s_stashes_and_unpushed_commits_are_quarantined() {
     let stash = git(&clone, &["rev-parse", "refs/stash"]);
     let out = purge(&home, &["--discard-unfinished", &inst.container], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let q = PathBuf::from(records(&out.stdout)[0]["data"]["quarantine"].as_str().unwrap().to_owned());
+    let q = PathBuf::from(records::<Purged>(&out.stdout)[0].quarantine.as_deref().unwrap());
     let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
     let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
     let fresh = home.tmp.path().join("fresh");
@@ -340,11 +317,11 @@ fn dry_run_changes_nothing_and_says_what_would_go() {
     let branches_before = branches(&app);
     let out = purge(&home, &["--dry-run", &inst.container], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out.stdout);
-    assert_eq!(recs[0]["data"]["dry_run"], true);
-    let kinds = removed_kinds(&recs[0]);
+    let recs = records::<Purged>(&out.stdout);
+    assert!(recs[0].dry_run);
+    let kinds = recs[0].removed_kinds();
     for kind in ["container", "network", "worktree", "branch", "directory", "index_row"] {
-        assert!(kinds.contains(&kind.to_owned()), "{kind} missing from {kinds:?}");
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
     }
     assert_eq!(home.snapshot(), before);
     assert_eq!(branches(&app), branches_before);
@@ -389,7 +366,7 @@ fn bad_input_changes_nothing() {
     }
     let out = purge(&home, &["jk-zzzzzzzz-nobody"], None);
     assert_eq!(out.status.code(), Some(6));
-    assert_eq!(records(&out.stdout)[0]["data"]["code"], "unknown_instance");
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "unknown_instance");
     assert_eq!(home.snapshot(), before);
 }
 
@@ -426,9 +403,9 @@ fn orphans_are_removed_and_jackin_s_other_files_are_not() {
     docker_quiet(&["network", "rm", &gone_net]);
     docker_quiet(&["volume", "rm", &gone_vol]);
     assert_eq!(out.status.code(), Some(6), "the live instance's lock is refused: {}", stderr(&out));
-    let recs = records(&out.stdout);
-    assert_eq!(recs.iter().filter(|r| r["type"] == "purged").count(), 4, "{recs:?}");
-    assert_eq!(recs[3]["data"]["code"], "not_orphan");
+    let recs = envelopes(&out.stdout);
+    assert_eq!(recs.iter().filter(|r| r.is::<Purged>()).count(), 4, "{recs:?}");
+    assert_eq!(recs[3].data::<ErrorRecord>().code, "not_orphan");
     assert!(!Session::exists("network", &gone_net) && !Session::exists("volume", &gone_vol));
     assert!(!data.join(format!("{gone}.lock")).exists());
     assert!(!data.join("instances.json.tmp.999999999.3").exists());
@@ -454,13 +431,13 @@ fn terminal_and_retention_select_the_right_instances() {
 
     let out = purge(&home, &["--terminal"], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(records(&out.stdout).len(), 1);
+    assert_eq!(records::<Purged>(&out.stdout).len(), 1);
     assert!(!done.dir.exists() && !has_row(&home, &done.container));
     assert!(active.dir.exists() && kept_old.dir.exists() && kept_new.dir.exists());
 
     let out = purge(&home, &["--keep-last", "1"], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(records(&out.stdout)[0]["data"]["container_base"], kept_old.container.as_str());
+    assert_eq!(records::<Purged>(&out.stdout)[0].identity.container_base, kept_old.container);
     assert!(!kept_old.dir.exists() && kept_new.dir.exists() && active.dir.exists());
 
     let out = purge(&home, &["--older-than", "1h"], None);
@@ -477,14 +454,14 @@ fn expired_quarantines_are_deleted() {
     let (inst, _, _) = at_risk_worktree(&mut home);
     let out = purge(&home, &["--discard-unfinished", "--quarantine-days", "0", &inst.container], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(quarantines(&home).len(), 1);
+    assert_eq!(home.quarantines().len(), 1);
     let out = purge(&home, &["--expire-quarantine", "--dry-run"], None);
-    assert_eq!(records(&out.stdout)[0]["data"]["removed"][0]["kind"], "quarantine");
-    assert_eq!(quarantines(&home).len(), 1);
+    assert_eq!(records::<Purged>(&out.stdout)[0].removed[0].kind, "quarantine");
+    assert_eq!(home.quarantines().len(), 1);
     let out = purge(&home, &["--expire-quarantine"], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(records(&out.stdout)[0]["data"]["container_base"], inst.container.as_str());
-    assert!(quarantines(&home).is_empty());
+    assert_eq!(records::<Purged>(&out.stdout)[0].identity.container_base, inst.container);
+    assert!(home.quarantines().is_empty());
 }
 
 #[test]
@@ -496,8 +473,8 @@ fn no_quarantine_discards_without_saving() {
     let (inst, _, _) = at_risk_worktree(&mut home);
     let out = purge(&home, &["--discard-unfinished", "--no-quarantine", &inst.container], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(records(&out.stdout)[0]["data"]["quarantine"], Value::Null);
-    assert!(quarantines(&home).is_empty() && !inst.dir.exists());
+    assert_eq!(records::<Purged>(&out.stdout)[0].quarantine, None);
+    assert!(home.quarantines().is_empty() && !inst.dir.exists());
 }
 
 /// Kill the purge right after `step`, check the index is valid JSON, rerun, check the end state.
@@ -514,15 +491,9 @@ fn crash_at(step: &str) {
     cmd.args(["--discard-unfinished", "--format=json", &inst.container]).env("JACKIN_PURGE_CRASH_AT", step);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), None, "{step}: the process was killed: {}", stderr(&out));
-    let _ = index(&home);
+    let _ = home.index();
     if step != "quarantined" {
-        let row = index(&home)["instances"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["container_base"] == inst.container.as_str())
-            .cloned();
-        if let Some(row) = row {
+        if let Some(row) = home.row(&inst.container) {
             assert_eq!(row["status"], "purged", "{step}: an honest index says the purge is under way");
         }
     }
@@ -533,7 +504,7 @@ fn crash_at(step: &str) {
         assert_eq!(out.status.code(), Some(6), "{step}: {}", stderr(&out));
     } else {
         assert_eq!(out.status.code(), Some(0), "{step}: {}", stderr(&out));
-        assert_eq!(records(&out.stdout)[0]["type"], "purged");
+        assert_eq!(records::<Purged>(&out.stdout).len(), 1, "{step}");
     }
     assert!(!has_row(&home, &inst.container), "{step}");
     assert!(!inst.dir.exists(), "{step}");
@@ -542,8 +513,8 @@ fn crash_at(step: &str) {
     assert!(!git(&app, &["worktree", "list"]).contains(&inst.container), "{step}");
     assert!(!branches(&app).iter().any(|b| b.contains("jackin/scratch")), "{step}");
     assert!(trash_is_empty(&home), "{step}");
-    assert!(!quarantines(&home).is_empty(), "{step}: the work was saved");
-    for q in quarantines(&home) {
+    assert!(!home.quarantines().is_empty(), "{step}: the work was saved");
+    for q in home.quarantines() {
         assert!(q.join("receipt.json").exists(), "{step}: {} is complete", q.display());
     }
 }

@@ -6,14 +6,15 @@ mod common;
 
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::docker::{docker, docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
-use common::Home;
+use common::records::{envelopes, records_of, Change, Orphan, Repair};
+use common::{read_json, Home};
 use serde_json::{json, Value};
 
 /// Docker resources made by the docker CLI in a test, removed on drop. `host` is the engine's
@@ -87,20 +88,8 @@ impl Drop for Made {
     }
 }
 
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
-}
-
 fn manifest_path(home: &Home, container: &str) -> PathBuf {
     home.data(container).join(".jackin/instance.json")
-}
-
-fn index(home: &Home) -> Value {
-    read_json(&home.home.join("data/instances.json"))
-}
-
-fn row(home: &Home, container: &str) -> Option<Value> {
-    index(home)["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == container).cloned()
 }
 
 fn continuity(home: &Home, container: &str) -> Value {
@@ -113,13 +102,13 @@ fn set_status(home: &Home, container: &str, status: &str) {
     let mut manifest = read_json(&path);
     manifest["status"] = json!(status);
     fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-    let mut idx = index(home);
+    let mut idx = home.index();
     for r in idx["instances"].as_array_mut().unwrap() {
         if r["container_base"] == container {
             r["status"] = json!(status);
         }
     }
-    fs::write(home.home.join("data/instances.json"), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
+    fs::write(home.index_path(), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
 }
 
 /// Records the DinD sidecar in the manifest's `docker` object, in jackin's key order.
@@ -133,12 +122,13 @@ fn with_sidecar(home: &Home, container: &str) {
     fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
 }
 
-fn of_type<'a>(records: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    records.iter().filter(|r| r["type"] == kind).map(|r| &r["data"]).collect()
+fn change_of<'a>(changes: &'a [Change], container: &str) -> Option<&'a Change> {
+    changes.iter().find(|c| c.identity.container_base == container)
 }
 
-fn change_of<'a>(records: &'a [Value], container: &str) -> Option<&'a Value> {
-    of_type(records, "change").into_iter().find(|c| c["container_base"] == container)
+/// (from, to, cause) of a change.
+fn transition(c: &Change) -> (&str, &str, &str) {
+    (&c.from, &c.to, &c.cause)
 }
 
 fn status_of(home: &Home, container: &str) -> String {
@@ -192,39 +182,33 @@ fn the_rules_table_with_real_containers() {
     let before = home.snapshot();
     let out = home.cmd("jackin-reconcile").args(["--dry-run", "--exit-code", "--format", "json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    let records = common::records(&out.stdout);
-    let dry = change_of(&records, &removed.container).expect("a dry-run change");
-    assert_eq!(dry["dry_run"], true);
+    let changes = records_of::<Change>(&out.stdout);
+    let dry = change_of(&changes, &removed.container).expect("a dry-run change");
+    assert!(dry.dry_run);
     assert_eq!(home.snapshot(), before, "a dry run changes nothing");
 
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("engine API calls"), "{stderr}");
-    let records = common::records(&out.stdout);
+    let changes = records_of::<Change>(&out.stdout);
 
-    let c = change_of(&records, &removed.container).expect("removed container");
-    assert_eq!(
-        (c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()),
-        (Some("active"), Some("crashed"), Some("container_removed"))
-    );
-    let c = change_of(&records, &exited.container).expect("exited container");
-    assert_eq!((c["to"].as_str(), c["cause"].as_str()), (Some("crashed"), Some("container_exited")));
-    assert_eq!(c["evidence"]["role"]["exit_code"], 3);
-    assert_eq!(c["evidence"]["role"]["oom_killed"], false);
-    assert!(c["evidence"]["role"]["finished_at"].is_string());
-    let c = change_of(&records, &oom.container).expect("OOM-killed container");
-    assert_eq!((c["to"].as_str(), c["cause"].as_str()), (Some("crashed"), Some("container_exited")));
-    assert_eq!(c["evidence"]["role"]["oom_killed"], true);
-    assert_eq!(c["evidence"]["role"]["exit_code"], 137);
-    let c = change_of(&records, &kept.container).expect("running under a kept row");
-    assert_eq!(
-        (c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()),
-        (Some("restore_available"), Some("running"), Some("container_running"))
-    );
-    assert!(change_of(&records, &live.container).is_none());
-    assert!(change_of(&records, &failed.container).is_none(), "an ordinary failed setup stays failed_setup");
-    assert!(change_of(&records, &locked.container).is_none(), "a held name lock means the launcher is still at work");
+    let c = change_of(&changes, &removed.container).expect("removed container");
+    assert_eq!(transition(c), ("active", "crashed", "container_removed"));
+    let c = change_of(&changes, &exited.container).expect("exited container");
+    assert_eq!((c.to.as_str(), c.cause.as_str()), ("crashed", "container_exited"));
+    assert_eq!(c.evidence["role"]["exit_code"], 3);
+    assert_eq!(c.evidence["role"]["oom_killed"], false);
+    assert!(c.evidence["role"]["finished_at"].is_string());
+    let c = change_of(&changes, &oom.container).expect("OOM-killed container");
+    assert_eq!((c.to.as_str(), c.cause.as_str()), ("crashed", "container_exited"));
+    assert_eq!(c.evidence["role"]["oom_killed"], true);
+    assert_eq!(c.evidence["role"]["exit_code"], 137);
+    let c = change_of(&changes, &kept.container).expect("running under a kept row");
+    assert_eq!(transition(c), ("restore_available", "running", "container_running"));
+    assert!(change_of(&changes, &live.container).is_none());
+    assert!(change_of(&changes, &failed.container).is_none(), "an ordinary failed setup stays failed_setup");
+    assert!(change_of(&changes, &locked.container).is_none(), "a held name lock means the launcher is still at work");
 
     // Both of jackin's files carry the status; the cause and evidence are in the tools' own file.
     for (inst, status) in [
@@ -237,7 +221,7 @@ fn the_rules_table_with_real_containers() {
         (&locked, "active"),
     ] {
         assert_eq!(status_of(&home, &inst.container), status, "{}", inst.container);
-        assert_eq!(row(&home, &inst.container).unwrap()["status"], status, "{}", inst.container);
+        assert_eq!(home.row(&inst.container).unwrap()["status"], status, "{}", inst.container);
     }
     let cont = continuity(&home, &oom.container);
     assert_eq!(cont["cause"], "container_exited");
@@ -342,16 +326,12 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).env("DOCKER_HOST", &host).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let records = common::records(&out.stdout);
+    let changes = records_of::<Change>(&out.stdout);
     for (inst, from) in [(&live, "active"), (&mislabelled, "failed_setup")] {
         let c =
-            change_of(&records, &inst.container).unwrap_or_else(|| panic!("{} changed: {records:?}", inst.container));
-        assert_eq!(
-            (c["from"].as_str(), c["to"].as_str(), c["cause"].as_str()),
-            (Some(from), Some("crashed"), Some("killed_by_host")),
-            "{c}"
-        );
-        let evidence = &c["evidence"];
+            change_of(&changes, &inst.container).unwrap_or_else(|| panic!("{} changed: {changes:?}", inst.container));
+        assert_eq!(transition(c), (from, "crashed", "killed_by_host"), "{c:?}");
+        let evidence = &c.evidence;
         assert_eq!(evidence["role"]["exit_code"], 255, "{evidence}");
         assert_eq!(evidence["role"]["oom_killed"], false, "{evidence}");
         assert_eq!(evidence["sidecar"]["exit_code"], 255, "{evidence}");
@@ -359,14 +339,14 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
         assert!(evidence["engine_started_at"].is_string(), "{evidence}");
         assert!(evidence["host_boot_time"].is_string(), "{evidence}");
         assert_eq!(status_of(&home, &inst.container), "crashed");
-        assert_eq!(row(&home, &inst.container).unwrap()["status"], "crashed");
+        assert_eq!(home.row(&inst.container).unwrap()["status"], "crashed");
         let cont = continuity(&home, &inst.container);
         assert_eq!(cont["cause"], "killed_by_host");
         assert_eq!(cont["evidence"]["sidecar"]["exit_code"], 255);
     }
-    let c = change_of(&records, &own_exit.container).expect("the ordinary exit");
-    assert_eq!(c["cause"], "container_exited");
-    assert_eq!(c["evidence"]["role"]["exit_code"], 4);
+    let c = change_of(&changes, &own_exit.container).expect("the ordinary exit");
+    assert_eq!(c.cause, "container_exited");
+    assert_eq!(c.evidence["role"]["exit_code"], 4);
     drop(made);
     drop(engine);
 }
@@ -434,42 +414,40 @@ fn the_index_is_repaired() {
         common::manifest_text("ir7ccccc", unrowed, "preserved_dirty", "2026-08-21T00:00:00Z"),
     )
     .unwrap();
-    let mut idx = index(&home);
+    let mut idx = home.index();
     idx["instances"].as_array_mut().unwrap()[0]["pinned"] = json!(true);
-    fs::write(home.home.join("data/instances.json"), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
+    fs::write(home.index_path(), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
 
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "--exit-code"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    let repairs: Vec<Value> = of_type(&common::records(&out.stdout), "repair").into_iter().cloned().collect();
-    let kinds: Vec<(&str, &str)> =
-        repairs.iter().map(|r| (r["kind"].as_str().unwrap(), r["name"].as_str().unwrap())).collect();
+    let repairs = records_of::<Repair>(&out.stdout);
+    let kinds: Vec<(&str, &str)> = repairs.iter().map(|r| (r.kind.as_str(), r.name.as_str())).collect();
     assert!(kinds.contains(&("row_restored", unrowed)), "{kinds:?}");
     assert!(kinds.contains(&("row_dropped", vanished.container.as_str())), "{kinds:?}");
-    assert_eq!(row(&home, unrowed).unwrap()["status"], "preserved_dirty");
-    assert!(row(&home, &vanished.container).is_none());
-    let kept_row = row(&home, &kept.container).unwrap();
+    assert_eq!(home.row(unrowed).unwrap()["status"], "preserved_dirty");
+    assert!(home.row(&vanished.container).is_none());
+    let kept_row = home.row(&kept.container).unwrap();
     assert_eq!(kept_row["status"], "restore_available");
 
     // An index that does not parse: moved aside, said so, rebuilt from the manifests.
-    fs::write(home.home.join("data/instances.json"), "{\"version\": 1, \"instances\": [").unwrap();
+    fs::write(home.index_path(), "{\"version\": 1, \"instances\": [").unwrap();
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "--quiet"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("moved aside and rebuilt"), "{stderr}");
-    let records = common::records(&out.stdout);
-    let rebuilt =
-        of_type(&records, "repair").into_iter().find(|r| r["kind"] == "index_rebuilt").expect("a repair record");
-    let moved_to = PathBuf::from(rebuilt["moved_to"].as_str().unwrap());
+    let repairs = records_of::<Repair>(&out.stdout);
+    let rebuilt = repairs.iter().find(|r| r.kind == "index_rebuilt").expect("a repair record");
+    let moved_to = PathBuf::from(rebuilt.moved_to.as_deref().unwrap());
     assert!(moved_to.file_name().unwrap().to_str().unwrap().starts_with("instances.json.corrupt-"));
     assert_eq!(fs::read_to_string(&moved_to).unwrap(), "{\"version\": 1, \"instances\": [");
-    let rows = index(&home)["instances"].as_array().unwrap().clone();
+    let rows = home.index()["instances"].as_array().unwrap().clone();
     let names: Vec<&str> = rows.iter().map(|r| r["container_base"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(names.contains(&unrowed) && names.contains(&kept.container.as_str()));
 
     // An index of another version is never rewritten.
     let future = "{\n  \"version\": 2,\n  \"instances\": []\n}";
-    fs::write(home.home.join("data/instances.json"), future).unwrap();
+    fs::write(home.index_path(), future).unwrap();
     let before = home.snapshot();
     let out = home.cmd("jackin-reconcile").output().unwrap();
     assert_eq!(out.status.code(), Some(4));
@@ -515,10 +493,9 @@ fn orphans_are_reported_and_jackins_other_locks_are_not() {
     let out = home.cmd("jackin-reconcile").args(["--format", "json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(home.snapshot(), before, "orphans are reported, never removed");
-    let records = common::records(&out.stdout);
-    let orphans: Vec<(String, String)> = of_type(&records, "orphan")
+    let orphans: Vec<(String, String)> = records_of::<Orphan>(&out.stdout)
         .into_iter()
-        .map(|o| (o["kind"].as_str().unwrap().to_owned(), o["name"].as_str().unwrap().to_owned()))
+        .map(|o| (o.kind, o.name))
         .filter(|(_, name)| name.contains("or7") || name.contains("tmp"))
         .collect();
     let mut expected = vec![
@@ -580,16 +557,14 @@ fn watch_reacts_to_a_stopped_container_and_exits_on_sigterm() {
     assert!(wait_for(&|out, l| !out && l.contains("watching the engine's events"), &mut log), "{log:?}");
     docker(&["stop", "-t", "1", &inst.container]);
     let container = inst.container.clone();
-    assert!(
-        wait_for(
-            &|out, l| out
-                && l.contains("\"type\":\"change\"")
-                && l.contains(&container)
-                && l.contains("container_exited"),
-            &mut log
-        ),
-        "{log:?}"
-    );
+    let exited = |out: bool, line: &str| {
+        let record = if out { envelopes(line.as_bytes()).pop() } else { None };
+        record
+            .filter(|r| r.is::<Change>())
+            .map(|r| r.data::<Change>())
+            .is_some_and(|c| c.identity.container_base == container && c.cause == "container_exited")
+    };
+    assert!(wait_for(&exited, &mut log), "{log:?}");
     assert_eq!(status_of(&home, &inst.container), "crashed");
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -695,7 +670,7 @@ fn sixteen_processes_at_once_lose_no_row() {
     reader.join().unwrap();
     assert!(reads.load(Ordering::Relaxed) > 0);
 
-    let rows = index(&home)["instances"].as_array().unwrap().clone();
+    let rows = home.index()["instances"].as_array().unwrap().clone();
     let mut seen: Vec<&str> = rows.iter().map(|r| r["container_base"].as_str().unwrap()).collect();
     seen.sort();
     let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();

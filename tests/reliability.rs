@@ -21,7 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::docker::{docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
-use common::{commit_file, files_under, git, records, unique_id, Home, Instance};
+use common::records::{records, records_of, Assessment, Candidate, Change};
+use common::{commit_file, files_under, git, read_json, stderr, tool_path, try_read_json, unique_id, Home, Instance};
 use serde_json::{json, Value};
 
 fn long() -> bool {
@@ -63,7 +64,7 @@ const STATUSES: [&str; 10] = [
 
 /// A tool of the home in a session of its own (no controlling terminal, so no dialog can wait).
 fn tool(home: &Home, name: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin(name));
+    let mut cmd = Command::new(tool_path(name));
     cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).args(args);
     cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR").env_remove("JACKIN_PURGE_CRASH_AT");
     // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
@@ -88,10 +89,6 @@ fn run(mut cmd: Command, stdin: &[u8]) -> Output {
     out
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 fn panicked(out: &Output) -> bool {
     out.status.code() == Some(101) || stderr(out).contains("panicked")
 }
@@ -102,17 +99,8 @@ fn assess(home: &Home, containers: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn read_json(path: &Path) -> Result<Value, String> {
-    let bytes = fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
-}
-
-fn index_path(home: &Home) -> PathBuf {
-    home.home.join("data/instances.json")
-}
-
 fn row_status(home: &Home, container: &str) -> Result<Option<String>, String> {
-    let index = read_json(&index_path(home))?;
+    let index = try_read_json(&home.index_path())?;
     Ok(index["instances"]
         .as_array()
         .ok_or("the index has no instances array")?
@@ -124,7 +112,7 @@ fn row_status(home: &Home, container: &str) -> Result<Option<String>, String> {
 /// Index valid, manifest valid, both statuses one of jackin's ten; the manifest's status.
 fn state_is_valid(home: &Home, inst: &Instance) -> Result<String, String> {
     let row = row_status(home, &inst.container)?.ok_or("the index row is gone")?;
-    let manifest = read_json(&inst.dir.join(".jackin/instance.json"))?;
+    let manifest = try_read_json(&inst.dir.join(".jackin/instance.json"))?;
     let status = manifest["status"].as_str().unwrap_or("").to_owned();
     for s in [&row, &status] {
         if !STATUSES.contains(&s.as_str()) {
@@ -155,19 +143,12 @@ fn tree(dir: &Path) -> Vec<(PathBuf, String, Vec<u8>)> {
     entries
 }
 
-fn quarantines(home: &Home) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(home.home.join("quarantine")) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    dirs.sort();
-    dirs
-}
-
 /// The manifest's Docker names as jackin writes them for a session with a DinD sidecar, plus
 /// `sockets/<c>/agent.toml`, so keep and restore have a whole session to act on.
 fn dockerised(home: &Home, inst: &Instance) {
     let c = &inst.container;
     let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&path).unwrap();
+    let mut manifest = read_json(&path);
     manifest["docker"]["dind_container"] = format!("{c}-dind").into();
     manifest["docker"]["certs_volume"] = format!("{c}-dind-certs").into();
     fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
@@ -240,14 +221,14 @@ fn crash_points(t: &mut Tally) {
         cmd.env("JACKIN_PURGE_CRASH_AT", step);
         let out = run(cmd, b"");
         t.case(out.status.code().is_none(), || format!("purge@{step}: not killed: {}", stderr(&out)));
-        t.case(read_json(&index_path(&home)).is_ok(), || format!("purge@{step}: index invalid after the crash"));
+        t.case(try_read_json(&home.index_path()).is_ok(), || format!("purge@{step}: index invalid after the crash"));
         let out = run(tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]), b"");
         let expected = if step == "row" { 6 } else { 0 };
         t.case(out.status.code() == Some(expected), || {
             format!("purge@{step} rerun: {:?} {}", out.status, stderr(&out))
         });
         let end = (|| -> Result<(), String> {
-            read_json(&index_path(&home))?;
+            try_read_json(&home.index_path())?;
             if row_status(&home, &inst.container)?.is_some() {
                 return Err("row left".into());
             }
@@ -260,7 +241,7 @@ fn crash_points(t: &mut Tally) {
             if git(&app, &["worktree", "list"]).contains(&inst.container) {
                 return Err("worktree still registered".into());
             }
-            let q = quarantines(&home);
+            let q = home.quarantines();
             if q.is_empty() || !q.iter().all(|q| q.join("receipt.json").exists()) {
                 return Err(format!("quarantine incomplete: {q:?}"));
             }
@@ -450,7 +431,7 @@ fn concurrency(t: &mut Tally) {
         let bad = bad_reads.lock().unwrap().clone();
         t.cases += reads.load(Ordering::Relaxed);
         t.failures.extend(bad.into_iter().take(5));
-        let index = read_json(&data.join("instances.json"));
+        let index = try_read_json(&data.join("instances.json"));
         let mut seen: Vec<String> = index
             .as_ref()
             .map(|i| {
@@ -543,7 +524,7 @@ fn hostile_line(rng: &mut Rng, base: &Value) -> Vec<u8> {
             let keys: Vec<String> = v["data"].as_object().unwrap().keys().cloned().collect();
             let key = rng.pick(&keys).clone();
             v["data"][&key] = json!(HOLE);
-            v.to_string().replace(&format!("\"{HOLE}\""), *rng.pick(HOSTILE_VALUES)).into_bytes()
+            v.to_string().replace(&format!("\"{HOLE}\""), rng.pick::<&str>(HOSTILE_VALUES)).into_bytes()
         }
         2 => {
             let mut v = base.clone();
@@ -589,7 +570,7 @@ fn hostile_line(rng: &mut Rng, base: &Value) -> Vec<u8> {
         10 => {
             let mut v = base.clone();
             v["data"] = json!(HOLE);
-            v.to_string().replace(&format!("\"{HOLE}\""), *rng.pick(HOSTILE_VALUES)).into_bytes()
+            v.to_string().replace(&format!("\"{HOLE}\""), rng.pick::<&str>(HOSTILE_VALUES)).into_bytes()
         }
         _ => {
             let mut v = base.clone();
@@ -903,7 +884,7 @@ fn work_loss(t: &mut Tally) {
         });
 
         let assessment = assess(&home, &[&inst.container]);
-        let verdict = records(assessment.as_bytes())[0]["data"]["verdict"].as_str().unwrap_or("").to_owned();
+        let verdict = records::<Assessment>(assessment.as_bytes())[0].verdict.clone();
         t.case(verdict == "dirty" || verdict == "unpushed", || format!("{state}: assessed {verdict}"));
         let decided = run(tool(&home, "jackin-keep", &["--policy=clean", "--format=json"]), assessment.as_bytes());
         t.case(decided.status.success(), || format!("{state}: keep: {}", stderr(&decided)));
@@ -911,7 +892,7 @@ fn work_loss(t: &mut Tally) {
         t.case(out.status.success() && !inst.dir.exists(), || {
             format!("{state}: purge: {:?} {}", out.status, stderr(&out))
         });
-        let q = quarantines(&home);
+        let q = home.quarantines();
         t.case(q.len() == 1, || format!("{state}: {} quarantines", q.len()));
         let Some(q) = q.first() else { continue };
         let mount_dir = fs::read_dir(q).unwrap().flatten().map(|e| e.path()).find(|p| p.is_dir());
@@ -957,23 +938,21 @@ fn docker_faults(t: &mut Tally) {
     dockerised(&home, &inst);
     let input = assess(&home, &[&inst.container]);
     // A real clean decision, as `jackin-keep --policy clean` writes it (not run: it would act).
-    let mut decision: Value = records(
-        &run(tool(&home, "jackin-keep", &["--policy=clean", "--dry-run", "--format=json"]), input.as_bytes()).stdout,
-    )[0]
-    .clone();
+    let dry_run = run(tool(&home, "jackin-keep", &["--policy=clean", "--dry-run", "--format=json"]), input.as_bytes());
+    let mut decision: Value = serde_json::from_slice(dry_run.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
     decision["data"]["dry_run"] = json!(false);
     let decided = format!("{decision}\n");
     // A terminal session, so `--terminal` has work that needs the engine.
     let finished = home.instance(&unique_id(), |_, _| Vec::new());
     let path = finished.dir.join(".jackin/instance.json");
     fs::write(&path, fs::read_to_string(&path).unwrap().replace("\"active\"", "\"clean_exited\"")).unwrap();
-    let mut index = read_json(&index_path(&home)).unwrap();
+    let mut index = read_json(&home.index_path());
     for row in index["instances"].as_array_mut().unwrap() {
         if row["container_base"] == finished.container.as_str() {
             row["status"] = json!("clean_exited");
         }
     }
-    fs::write(index_path(&home), serde_json::to_string_pretty(&index).unwrap()).unwrap();
+    fs::write(home.index_path(), serde_json::to_string_pretty(&index).unwrap()).unwrap();
     let dead = tempfile::tempdir().unwrap();
     let dead_host = format!("unix://{}/docker.sock", dead.path().display());
     let before = home.snapshot();
@@ -1024,7 +1003,7 @@ fn engine_killed(t: &mut Tally) -> bool {
     for inst in &sessions {
         let c = &inst.container;
         let path = inst.dir.join(".jackin/instance.json");
-        let mut manifest = read_json(&path).unwrap();
+        let mut manifest = read_json(&path);
         manifest["docker"]["dind_container"] = format!("{c}-dind").into();
         fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
         let sockets = home.home.join("sockets").join(c);
@@ -1087,19 +1066,16 @@ fn engine_killed(t: &mut Tally) -> bool {
     reconcile.env("DOCKER_HOST", &host);
     let out = run(reconcile, b"");
     t.case(out.status.success(), || format!("reconcile after the kill: {}", stderr(&out)));
-    let recs = records(&out.stdout);
+    let changes = records_of::<Change>(&out.stdout);
     let mut list = tool(&home, "jackin-restore", &["--list", "--format=json"]);
     list.env("DOCKER_HOST", &host);
-    let listed = records(&run(list, b"").stdout);
+    let listed = records::<Candidate>(&run(list, b"").stdout);
     for inst in &sessions {
-        let cause = recs
-            .iter()
-            .find(|r| r["type"] == "change" && r["data"]["container_base"] == inst.container.as_str())
-            .map(|r| r["data"]["cause"].clone());
-        t.case(cause == Some(json!("killed_by_host")), || format!("{}: cause {cause:?}", inst.container));
+        let cause = changes.iter().find(|c| c.identity.container_base == inst.container).map(|c| c.cause.as_str());
+        t.case(cause == Some("killed_by_host"), || format!("{}: cause {cause:?}", inst.container));
         let status = state_is_valid(&home, inst);
         t.case(status.as_deref() == Ok("crashed"), || format!("{}: status {status:?}", inst.container));
-        let resumable = listed.iter().any(|r| r["data"]["container_base"] == inst.container.as_str());
+        let resumable = listed.iter().any(|r| r.identity.container_base == inst.container);
         t.case(resumable, || format!("{}: not listed as resumable", inst.container));
         let mut resume =
             tool(&home, "jackin-restore", &[&inst.container, "--yes", "--health-timeout=20", "--format=json"]);

@@ -6,7 +6,8 @@ use std::fs;
 use std::path::Path;
 
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
-use common::{git, records, Home, Instance};
+use common::records::{envelopes, records, Candidate, Restored};
+use common::{git, read_json, Home, Instance};
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
 use jackin::state::store::{Roots, Store};
@@ -25,7 +26,7 @@ fn role_image(id: &str) -> String {
 
 fn set_manifest(home: &Home, inst: &Instance, edit: impl FnOnce(&mut Value)) {
     let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let mut manifest = read_json(&path);
     edit(&mut manifest);
     fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
     let _ = home;
@@ -74,11 +75,14 @@ fn restore(home: &Home, args: &[&str]) -> std::process::Output {
 }
 
 fn status_of(home: &Home, inst: &Instance) -> (String, String) {
-    let m: Value = serde_json::from_slice(&fs::read(inst.dir.join(".jackin/instance.json")).unwrap()).unwrap();
-    let index: Value = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
-    let row =
-        index["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == inst.container.as_str()).unwrap();
+    let m = read_json(&inst.dir.join(".jackin/instance.json"));
+    let row = home.row(&inst.container).unwrap();
     (m["status"].as_str().unwrap().to_owned(), row["status"].as_str().unwrap().to_owned())
+}
+
+/// The `restored` record a run starts its output with.
+fn restored(stdout: &[u8]) -> Restored {
+    envelopes(stdout)[0].data()
 }
 
 fn no_file_holds(home: &Home, secret: &str) {
@@ -104,19 +108,17 @@ fn tier_1_starts_the_sidecar_when_healthy_then_the_container_and_rewrites_agent_
 
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rec = &records(&out.stdout)[0];
-    assert_eq!(rec["type"], "restored");
-    assert_eq!(rec["data"]["tier"], 1);
-    assert_eq!(rec["data"]["attach"], serde_json::json!(["docker", "attach", inst.container]));
-    let actions = rec["data"]["actions"].to_string();
-    assert!(actions.contains("(healthy)"), "{actions}");
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, 1);
+    assert_eq!(rec.attach, ["docker", "attach", &inst.container]);
+    assert!(rec.actions.iter().any(|a| a.contains("(healthy)")), "{:?}", rec.actions);
     assert!(fs::read_to_string(&agent_toml).unwrap().contains("agent-smith"), "agent.toml came back");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(fs::metadata(agent_toml.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
     assert_eq!(docker(&["exec", &format!("{}-dind", inst.container), "test", "-e", "/tmp/healthy"]), "");
     assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
-    let iso: Value = serde_json::from_slice(&fs::read(inst.dir.join(".jackin/isolation.json")).unwrap()).unwrap();
+    let iso = read_json(&inst.dir.join(".jackin/isolation.json"));
     assert_eq!(iso["records"][0]["cleanup_status"], "active");
 }
 
@@ -181,9 +183,9 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rec = &records(&out.stdout)[0]["data"];
-    assert_eq!(rec["tier"], 2);
-    assert_eq!(rec["drift"], serde_json::json!([]));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, 2);
+    assert_eq!(rec.drift, Vec::<String>::new());
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
     assert_eq!(
         docker(&["exec", &inst.container, "sh", "-c", "echo $SECRET_TOKEN $GH_TOKEN"]),
@@ -216,9 +218,9 @@ fn tier_2_uses_the_recorded_image_when_the_tag_has_moved() {
 
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rec = &records(&out.stdout)[0]["data"];
-    assert_eq!(rec["tier"], 2);
-    assert!(rec["drift"][0].as_str().unwrap().contains("moved"), "{rec}");
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, 2);
+    assert!(rec.drift[0].contains("moved"), "{rec:?}");
     assert_eq!(docker(&["inspect", "-f", "{{.Image}}", &inst.container]), recorded);
     assert!(docker_quiet(&["exec", &inst.container, "test", "-e", "/moved"]).is_none(), "the old image runs");
     docker(&["rmi", "-f", &image]);
@@ -404,13 +406,14 @@ fn tier_3(mut home: Home, id: &str, url_of: impl FnOnce(&Path) -> String, env: &
     };
     let plan = restore(&[&inst.container, "--plan"]);
     assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
-    assert_eq!(records(&plan.stdout)[0]["data"]["tier"], 3);
-    assert_eq!(records(&plan.stdout)[0]["data"]["dry_run"], true);
+    let planned = restored(&plan.stdout);
+    assert_eq!(planned.tier, 3);
+    assert!(planned.dry_run);
     assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "--plan builds nothing");
 
     let out = restore(&[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(records(&out.stdout)[0]["data"]["tier"], 3);
+    assert_eq!(restored(&out.stdout).tier, 3);
     assert_eq!(docker(&["exec", &inst.container, "cat", "/marker"]), "launched");
     assert_eq!(docker(&["image", "inspect", "-f", "{{index .Config.Labels \"jackin.role_git_sha\"}}", &image]), sha);
     docker(&["rm", "-f", &inst.container]);
@@ -485,22 +488,22 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
 
     let out = home.cmd("jackin-restore").arg("--format=json").env_remove("LIST_SECRET").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let recs = records(&out.stdout);
-    let names: Vec<&str> = recs.iter().map(|r| r["data"]["container_base"].as_str().unwrap()).collect();
+    let recs = records::<Candidate>(&out.stdout);
+    let names: Vec<&str> = recs.iter().map(|r| r.identity.container_base.as_str()).collect();
     assert_eq!(names, [kept.container.as_str(), needs.container.as_str()], "clean_exited is not listed; newest first");
-    let first = &recs[0]["data"];
-    assert_eq!(first["tier"], 2);
-    assert_eq!(first["ready"], true);
-    assert!(first["label"].as_str().unwrap().starts_with("Resume jk-l1staaaa · "), "{first}");
-    assert!(first["label"].as_str().unwrap().ends_with(" · 1 file dirty · ready"), "{first}");
-    let second = &recs[1]["data"];
-    assert_eq!(second["ready"], false);
-    assert_eq!(second["cause"], "killed_by_host");
-    assert!(second["label"].as_str().unwrap().contains("interrupted by host"), "{second}");
-    assert!(second["label"].as_str().unwrap().ends_with("needs LIST_SECRET"), "{second}");
+    let first = &recs[0];
+    assert_eq!(first.tier, Some(2));
+    assert!(first.ready);
+    assert!(first.label.starts_with("Resume jk-l1staaaa · "), "{first:?}");
+    assert!(first.label.ends_with(" · 1 file dirty · ready"), "{first:?}");
+    let second = &recs[1];
+    assert!(!second.ready);
+    assert_eq!(second.cause.as_deref(), Some("killed_by_host"));
+    assert!(second.label.contains("interrupted by host"), "{second:?}");
+    assert!(second.label.ends_with("needs LIST_SECRET"), "{second:?}");
 
     let filtered = home.cmd("jackin-restore").args(["--format=json", "--role", "nobody"]).output().unwrap();
-    assert!(records(&filtered.stdout).is_empty());
+    assert!(envelopes(&filtered.stdout).is_empty());
     let text = home.cmd("jackin-restore").args(["--format=text"]).env("LIST_SECRET", "x").output().unwrap();
     assert!(
         String::from_utf8_lossy(&text.stdout).lines().all(|l| l.starts_with("Resume jk-")),
@@ -519,7 +522,7 @@ fn a_running_session_is_tier_0_and_a_finished_one_is_refused() {
     let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(records(&out.stdout)[0]["data"]["tier"], 0);
+    assert_eq!(restored(&out.stdout).tier, 0);
     let store = store(&home);
     store
         .set_status(&InstanceName::parse(&inst.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z")
@@ -575,8 +578,8 @@ fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_comm
         String::from_utf8_lossy(&out.stderr)
     );
     let listed = restore(&home, &[]);
-    let candidate = &records(&listed.stdout)[0]["data"];
-    assert_eq!(candidate["ready"], false);
-    assert_eq!(candidate["tier"], Value::Null);
-    assert!(candidate["label"].as_str().unwrap().contains("cannot resume: no launch recipe"), "{candidate}");
+    let candidate = &records::<Candidate>(&listed.stdout)[0];
+    assert!(!candidate.ready);
+    assert_eq!(candidate.tier, None);
+    assert!(candidate.label.contains("cannot resume: no launch recipe"), "{candidate:?}");
 }

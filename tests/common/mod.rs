@@ -3,12 +3,13 @@
 #![allow(dead_code)]
 
 pub mod docker;
+pub mod records;
 pub mod smart_http;
 pub mod ssh;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
@@ -163,10 +164,31 @@ impl Home {
     }
 
     pub fn cmd(&self, tool: &str) -> assert_cmd::Command {
-        let mut cmd = assert_cmd::Command::cargo_bin(tool).unwrap();
+        let mut cmd = assert_cmd::Command::new(tool_path(tool));
         cmd.arg("--home").arg(&self.home).arg("--config-dir").arg(&self.config);
         cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
         cmd
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.home.join("data/instances.json")
+    }
+
+    pub fn index(&self) -> Value {
+        read_json(&self.index_path())
+    }
+
+    /// The index row of `container`, if it has one.
+    pub fn row(&self, container: &str) -> Option<Value> {
+        self.index()["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == container).cloned()
+    }
+
+    /// The quarantine directories, in name order.
+    pub fn quarantines(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(self.home.join("quarantine")) else { return Vec::new() };
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        dirs
     }
 
     /// Every file under the home with its bytes: "nothing changed" is this map unchanged.
@@ -271,16 +293,36 @@ pub fn manifest_text(id: &str, container: &str, status: &str, updated: &str) -> 
     )
 }
 
-/// Parses stdout into the `data` of each record, asserting the envelope on every line.
-pub fn records(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|line| {
-            let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            assert_eq!(v["schema_version"], 1, "{line}");
-            v
-        })
-        .collect()
+/// The path of one of the tools, as cargo built it for these tests.
+pub fn tool_path(tool: &str) -> &'static Path {
+    // `cargo_bin!` reads the path cargo gives the test at build time, so it wants a literal name.
+    match tool {
+        "jackin-assess" => assert_cmd::cargo::cargo_bin!("jackin-assess"),
+        "jackin-keep" => assert_cmd::cargo::cargo_bin!("jackin-keep"),
+        "jackin-purge" => assert_cmd::cargo::cargo_bin!("jackin-purge"),
+        "jackin-reconcile" => assert_cmd::cargo::cargo_bin!("jackin-reconcile"),
+        "jackin-restore" => assert_cmd::cargo::cargo_bin!("jackin-restore"),
+        other => panic!("{other} is not one of the tools"),
+    }
+}
+
+/// The directory the tools were built into.
+pub fn tools_dir() -> &'static Path {
+    tool_path("jackin-assess").parent().unwrap()
+}
+
+/// A JSON file, or why it cannot be read: for checks that tally failures instead of panicking.
+pub fn try_read_json(path: &Path) -> Result<Value, String> {
+    let bytes = fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
+}
+
+pub fn read_json(path: &Path) -> Value {
+    try_read_json(path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// 8 characters of jackin's id alphabet, unique per call in this run and across runs.

@@ -1,0 +1,280 @@
+//! Strict mirrors of the records the tools write (protocol.md). They are written apart from the
+//! library's own types on purpose, and refuse any field they do not list: a field added, renamed
+//! or dropped without a plan fails a test instead of passing unseen.
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A record's data, with the type name it travels under.
+pub trait Record: DeserializeOwned {
+    const TYPE: &'static str;
+}
+
+/// The envelope every line has; `data` stays raw until a test asks for it as a [`Record`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    pub schema_version: u64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub data: Value,
+}
+
+impl Envelope {
+    pub fn is<R: Record>(&self) -> bool {
+        self.kind == R::TYPE
+    }
+
+    /// The data as `R`; fails the test when the line is of another type or its fields differ.
+    pub fn data<R: Record>(&self) -> R {
+        assert_eq!(self.kind, R::TYPE, "expected a {} record: {self:?}", R::TYPE);
+        serde_json::from_value(self.data.clone())
+            .unwrap_or_else(|e| panic!("a {} record that does not match its mirror: {e}: {}", R::TYPE, self.data))
+    }
+}
+
+/// Every line of `stdout` as an envelope of schema version 1.
+pub fn envelopes(stdout: &[u8]) -> Vec<Envelope> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| {
+            let envelope: Envelope = serde_json::from_str(line).unwrap_or_else(|e| panic!("not a record: {e}: {line}"));
+            assert_eq!(envelope.schema_version, 1, "{line}");
+            envelope
+        })
+        .collect()
+}
+
+/// Every line of `stdout`, each of which must be an `R`.
+pub fn records<R: Record>(stdout: &[u8]) -> Vec<R> {
+    envelopes(stdout).iter().map(Envelope::data).collect()
+}
+
+/// The lines of `stdout` that are `R` records; the others are only checked to be records.
+pub fn records_of<R: Record>(stdout: &[u8]) -> Vec<R> {
+    envelopes(stdout).iter().filter(|e| e.is::<R>()).map(Envelope::data).collect()
+}
+
+/// Instance identity: the fields every per-instance record starts with.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    pub container_base: String,
+    pub instance_id: String,
+    pub workspace_name: Option<String>,
+    pub workspace_label: String,
+    pub role_key: String,
+    pub agent_runtime: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Assessment {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub verdict: String,
+    pub in_place: bool,
+    pub mounts: Vec<Mount>,
+    pub summary: String,
+    pub assessed_at: String,
+    pub status: Option<String>,
+}
+
+impl Record for Assessment {
+    const TYPE: &'static str = "assessment";
+}
+
+/// One isolated mount of an assessment.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mount {
+    pub mount_dst: String,
+    pub isolation: String,
+    pub path: String,
+    pub verdict: String,
+    pub files: Vec<FileEntry>,
+    pub unpushed: Vec<UnpushedRef>,
+    pub stashes: u64,
+    pub ignored: u64,
+    pub error: Option<String>,
+    pub original_src: Option<String>,
+}
+
+/// One changed file of a mount, with the two status letters of `git status --short`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileEntry {
+    pub status: String,
+    pub path: String,
+    /// The old path of a rename.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// The original path of a renamed or copied file.
+    #[serde(default)]
+    pub orig_path: Option<String>,
+    /// Only with `--diff`.
+    #[serde(default)]
+    pub diff: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnpushedRef {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub commits: u64,
+    pub upstream: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub outcome: String,
+    pub policy: String,
+    pub reason: String,
+    pub verdict: String,
+    pub discard_unfinished: bool,
+    /// The status written, when the outcome wrote one.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Present only in a dry run.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for Decision {
+    const TYPE: &'static str = "decision";
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Purged {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub removed: Vec<Removed>,
+    pub freed_bytes: u64,
+    pub quarantine: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for Purged {
+    const TYPE: &'static str = "purged";
+}
+
+impl Purged {
+    pub fn removed_kinds(&self) -> Vec<&str> {
+        self.removed.iter().map(|r| r.kind.as_str()).collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Removed {
+    pub kind: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Change {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub from: String,
+    pub to: String,
+    pub cause: String,
+    pub evidence: Value,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for Change {
+    const TYPE: &'static str = "change";
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Repair {
+    pub kind: String,
+    pub name: String,
+    pub reason: String,
+    /// Where an unparsable index was moved (`index_rebuilt` only).
+    #[serde(default)]
+    pub moved_to: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for Repair {
+    const TYPE: &'static str = "repair";
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Orphan {
+    pub kind: String,
+    pub name: String,
+    pub reason: String,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for Orphan {
+    const TYPE: &'static str = "orphan";
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Candidate {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub status: String,
+    pub cause: Option<String>,
+    pub updated_at: String,
+    pub verdict: Option<String>,
+    pub summary: String,
+    pub tier: Option<u8>,
+    pub ready: bool,
+    pub missing: Vec<String>,
+    pub label: String,
+}
+
+impl Record for Candidate {
+    const TYPE: &'static str = "candidate";
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Restored {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub tier: u8,
+    pub actions: Vec<String>,
+    pub attach: Vec<String>,
+    pub drift: Vec<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for Restored {
+    const TYPE: &'static str = "restored";
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorRecord {
+    pub tool: String,
+    pub container_base: Option<String>,
+    pub code: String,
+    pub message: String,
+    /// Present only in a dry run.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for ErrorRecord {
+    const TYPE: &'static str = "error";
+}
