@@ -103,7 +103,10 @@ mod tests {
             assert!(is_valid_name(ok), "{ok}");
         }
         assert_eq!(InstanceName::parse("jk-k7p9m2xq-arch").unwrap().instance_id(), "k7p9m2xq");
-        assert_eq!(InstanceName::parse("jk-k7p9m2xq-arch").unwrap().scratch_branch(), "jackin/scratch/jk-k7p9m2xq-arch");
+        assert_eq!(
+            InstanceName::parse("jk-k7p9m2xq-arch").unwrap().scratch_branch(),
+            "jackin/scratch/jk-k7p9m2xq-arch"
+        );
     }
 
     #[test]
