@@ -146,8 +146,8 @@ impl Store {
         self.roots.home.join("quarantine")
     }
 
-    /// `<home>/cache/role-sources/<key>`: the clone of a role's source repository that restore's
-    /// tier 3 builds from, one per source URL (every byte but a letter or digit becomes `_`).
+    /// `<home>/cache/role-sources/<key>`: the bare repository restore's tier 3 fetches a role's
+    /// source into, one per source URL (every byte but a letter or digit becomes `_`).
     pub fn role_source_cache(&self, source_url: &str) -> PathBuf {
         let key: String = source_url.bytes().map(|b| if b.is_ascii_alphanumeric() { b as char } else { '_' }).collect();
         self.roots.home.join("cache").join("role-sources").join(key)
