@@ -107,6 +107,8 @@ mod tests {
             InstanceName::parse("jk-k7p9m2xq-arch").unwrap().scratch_branch(),
             "jackin/scratch/jk-k7p9m2xq-arch"
         );
+        assert_eq!(derived_network("jk-k7p9m2xq-arch"), "jk-k7p9m2xq-arch-net");
+        assert_eq!(derived_certs_volume("jk-k7p9m2xq-arch"), "jk-k7p9m2xq-arch-dind-certs");
     }
 
     #[test]

@@ -517,6 +517,33 @@ mod tests {
     }
 
     #[test]
+    fn a_private_dir_is_made_once_and_never_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let trash = dir.path().join("trash");
+        ensure_private_dir(&trash).unwrap();
+        ensure_private_dir(&trash).unwrap();
+        assert_eq!(fs::metadata(&trash).unwrap().mode() & 0o777, 0o700);
+        let linked = dir.path().join("quarantine");
+        std::os::unix::fs::symlink(&trash, &linked).unwrap();
+        assert!(ensure_private_dir(&linked).is_err());
+    }
+
+    #[test]
+    fn a_stale_exit_action_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(Roots { home: dir.path().to_owned(), config_dir: dir.path().to_owned() }).unwrap();
+        let name = InstanceName::parse("jk-abcd1234-x").unwrap();
+        assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Absent);
+        fs::create_dir_all(store.exit_action_path(&name).parent().unwrap()).unwrap();
+        fs::write(store.exit_action_path(&name), "\"discard\"").unwrap();
+        assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Fresh(ExitChoice::Discard));
+        assert_eq!(store.read_exit_action(&name, |_| false), ExitActionFile::Stale);
+        store.clear_exit_action(&name).unwrap();
+        store.clear_exit_action(&name).unwrap();
+        assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Absent);
+    }
+
+    #[test]
     fn lock_is_exclusive_and_survives_an_unlinked_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("instances.json.lock");
