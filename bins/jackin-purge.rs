@@ -87,14 +87,7 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
     if args.expire_quarantine {
         for expired in quarantine::expire(&store, args.quarantine_days, args.dry_run)? {
             let name = expired.dir.to_string_lossy().into_owned();
-            let identity = expired.identity.unwrap_or_else(|| Identity {
-                container_base: name.clone(),
-                instance_id: String::new(),
-                workspace_name: None,
-                workspace_label: String::new(),
-                role_key: String::new(),
-                agent_runtime: String::new(),
-            });
+            let identity = expired.identity.unwrap_or_else(|| Identity::of_name(&name, ""));
             freed += expired.bytes;
             ctx.emit(&PurgedReport(&Purged {
                 identity,

@@ -135,6 +135,19 @@ impl Identity {
         }
     }
 
+    /// An identity that knows only a name and, when one can be told, the instance id: what a
+    /// record says of something whose manifest and index row are both gone.
+    pub fn of_name(container_base: &str, instance_id: &str) -> Self {
+        Identity {
+            container_base: container_base.to_owned(),
+            instance_id: instance_id.to_owned(),
+            workspace_name: None,
+            workspace_label: String::new(),
+            role_key: String::new(),
+            agent_runtime: String::new(),
+        }
+    }
+
     /// The container name and the instance id: the words every text line starts with.
     pub fn short(&self) -> &str {
         &self.container_base

@@ -4,7 +4,6 @@
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -71,13 +70,9 @@ pub struct HistoryEntry {
     pub evidence: Value,
 }
 
-pub fn path(store: &Store, name: &InstanceName) -> PathBuf {
-    store.meta_dir(name).join("continuity.json")
-}
-
 /// The file, or an empty one when there is none yet.
 pub fn read(store: &Store, name: &InstanceName) -> Result<Continuity> {
-    Ok(read_json(&path(store, name))?.unwrap_or_default())
+    Ok(read_json(&store.continuity_path(name))?.unwrap_or_default())
 }
 
 /// One read-modify-write under the file's own lock (keep, reconcile and restore may all touch
@@ -88,8 +83,7 @@ pub fn update<T>(
     change: impl FnOnce(&mut Continuity) -> Result<(T, bool)>,
 ) -> Result<T> {
     store.refuse_linked(name)?;
-    let meta = store.meta_dir(name);
-    let lock_path = meta.join("continuity.lock");
+    let lock_path = store.continuity_lock_path(name);
     let lock = OpenOptions::new()
         .read(true)
         .write(true)
@@ -102,7 +96,7 @@ pub fn update<T>(
     let mut continuity = read(store, name)?;
     let (value, changed) = change(&mut continuity)?;
     if changed {
-        write_json_atomic(&path(store, name), &continuity)?;
+        write_json_atomic(&store.continuity_path(name), &continuity)?;
     }
     Ok(value)
 }

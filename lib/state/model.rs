@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::state::names;
+
 /// The ten status strings jackin can read. Nothing else is ever written into jackin's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
@@ -202,9 +204,9 @@ impl DockerNames {
     pub fn derived(container: &str) -> Self {
         DockerNames {
             role_container: container.to_owned(),
-            dind_container: Some(format!("{container}-dind")),
-            network: format!("{container}-net"),
-            certs_volume: Some(format!("{container}-dind-certs")),
+            dind_container: Some(names::derived_dind_container(container)),
+            network: names::derived_network(container),
+            certs_volume: Some(names::derived_certs_volume(container)),
             extra: Map::new(),
         }
     }

@@ -38,6 +38,35 @@ impl InstanceName {
     }
 }
 
+impl InstanceName {
+    /// `jackin/scratch/<container>`: the branch a worktree mount of this instance is on, and the
+    /// only branch a purge of it ever deletes.
+    pub fn scratch_branch(&self) -> String {
+        format!("jackin/scratch/{self}")
+    }
+}
+
+/// What jackin appends to a container name for the Docker resources it derives from it (state.md,
+/// "Docker resources of an instance"). The manifest's names win; these are for when it is gone.
+pub const DIND_SUFFIX: &str = "-dind";
+pub const NETWORK_SUFFIX: &str = "-net";
+pub const CERTS_VOLUME_SUFFIX: &str = "-dind-certs";
+
+/// The Docker-in-Docker sidecar jackin derives from a container name.
+pub fn derived_dind_container(container: &str) -> String {
+    format!("{container}{DIND_SUFFIX}")
+}
+
+/// The network jackin derives from a container name.
+pub fn derived_network(container: &str) -> String {
+    format!("{container}{NETWORK_SUFFIX}")
+}
+
+/// The TLS certs volume jackin derives from a container name.
+pub fn derived_certs_volume(container: &str) -> String {
+    format!("{container}{CERTS_VOLUME_SUFFIX}")
+}
+
 impl fmt::Display for InstanceName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -74,6 +103,12 @@ mod tests {
             assert!(is_valid_name(ok), "{ok}");
         }
         assert_eq!(InstanceName::parse("jk-k7p9m2xq-arch").unwrap().instance_id(), "k7p9m2xq");
+        assert_eq!(
+            InstanceName::parse("jk-k7p9m2xq-arch").unwrap().scratch_branch(),
+            "jackin/scratch/jk-k7p9m2xq-arch"
+        );
+        assert_eq!(derived_network("jk-k7p9m2xq-arch"), "jk-k7p9m2xq-arch-net");
+        assert_eq!(derived_certs_volume("jk-k7p9m2xq-arch"), "jk-k7p9m2xq-arch-dind-certs");
     }
 
     #[test]

@@ -3,14 +3,14 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::base::exit::{Exit, OrExit};
 use crate::state::model::{Index, IndexRow, Isolation, Manifest, Status};
@@ -111,6 +111,117 @@ impl Store {
         self.sockets_dir().join(name)
     }
 
+    /// `sockets/<container>/agent.toml`: the capsule's launch config, read by the role container
+    /// when it starts.
+    pub fn agent_toml_path(&self, name: &InstanceName) -> PathBuf {
+        self.socket_dir(name).join("agent.toml")
+    }
+
+    /// `data/<container>/state/exit-action.json`: the in-container exit modal's choice.
+    pub fn exit_action_path(&self, name: &InstanceName) -> PathBuf {
+        self.instance_dir(name).join("state").join("exit-action.json")
+    }
+
+    /// `data/<container>/.jackin/continuity.json`: the tools' own record of a kept session.
+    pub fn continuity_path(&self, name: &InstanceName) -> PathBuf {
+        self.meta_dir(name).join("continuity.json")
+    }
+
+    pub fn continuity_lock_path(&self, name: &InstanceName) -> PathBuf {
+        self.meta_dir(name).join("continuity.lock")
+    }
+
+    /// `data/<container>/.jackin/purge.json` (see [`PurgeMark`]).
+    pub fn purge_mark_path(&self, name: &InstanceName) -> PathBuf {
+        self.meta_dir(name).join("purge.json")
+    }
+
+    /// `<home>/trash/`: where a purge renames directories before emptying them.
+    pub fn trash_dir(&self) -> PathBuf {
+        self.roots.home.join("trash")
+    }
+
+    /// `<home>/quarantine/`: work at risk saved before a purge deleted it.
+    pub fn quarantine_root(&self) -> PathBuf {
+        self.roots.home.join("quarantine")
+    }
+
+    /// `<home>/cache/role-sources/<key>`: the bare repository restore's tier 3 fetches a role's
+    /// source into, one per source URL (every byte but a letter or digit becomes `_`).
+    pub fn role_source_cache(&self, source_url: &str) -> PathBuf {
+        let key: String = source_url.bytes().map(|b| if b.is_ascii_alphanumeric() { b as char } else { '_' }).collect();
+        self.roots.home.join("cache").join("role-sources").join(key)
+    }
+
+    /// The instance's `agent.toml`; `None` when there is none.
+    pub fn read_agent_toml(&self, name: &InstanceName) -> Result<Option<String>> {
+        let path = self.agent_toml_path(name);
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    /// Writes `agent.toml` into a socket directory only the operator can enter (state.md).
+    pub fn write_agent_toml(&self, name: &InstanceName, text: &str) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.socket_dir(name);
+        refuse_link(&dir)?;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .with_context(|| format!("creating {}", dir.display()))?;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))?;
+        write_atomic(&self.agent_toml_path(name), text.as_bytes())
+    }
+
+    /// The exit-action file as found. `fresh` says whether a file written at that time may decide
+    /// this session; a stale one is not read at all.
+    pub fn read_exit_action(&self, name: &InstanceName, fresh: impl FnOnce(SystemTime) -> bool) -> ExitActionFile {
+        let path = self.exit_action_path(name);
+        let meta = match fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => meta,
+            Ok(_) => return ExitActionFile::Unreadable("not a file".into()),
+            Err(e) if e.kind() == ErrorKind::NotFound => return ExitActionFile::Absent,
+            Err(e) => return ExitActionFile::Unreadable(e.to_string()),
+        };
+        if meta.len() > 4096 {
+            return ExitActionFile::Unreadable("larger than any choice".into());
+        }
+        let Ok(written) = meta.modified() else { return ExitActionFile::Unreadable("no modification time".into()) };
+        if !fresh(written) {
+            return ExitActionFile::Stale;
+        }
+        match fs::read(&path).map(|bytes| parse_exit_choice(&bytes)) {
+            Ok(Some(choice)) => ExitActionFile::Fresh(choice),
+            Ok(None) => ExitActionFile::Unreadable("neither \"keep\" nor \"discard\"".into()),
+            Err(e) => ExitActionFile::Unreadable(e.to_string()),
+        }
+    }
+
+    /// Removes the exit-action file; one already gone is fine. jackin never clears it, so the tools
+    /// do once a session is over: its choice must not decide a later one.
+    pub fn clear_exit_action(&self, name: &InstanceName) -> Result<()> {
+        let path = self.exit_action_path(name);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != ErrorKind::NotFound => Err(e).with_context(|| format!("removing {}", path.display())),
+            _ => Ok(()),
+        }
+    }
+
+    /// The purge mark, when a purge of this instance started; an unreadable one counts as none,
+    /// so the rerun checks the work again.
+    pub fn read_purge_mark(&self, name: &InstanceName) -> Option<PurgeMark> {
+        read_json(&self.purge_mark_path(name)).ok().flatten()
+    }
+
+    pub fn write_purge_mark(&self, name: &InstanceName, mark: &PurgeMark) -> Result<()> {
+        self.refuse_linked(name)?;
+        write_json_atomic(&self.purge_mark_path(name), mark)
+    }
+
     /// Refuses to write through a data directory or its `.jackin/` that is a symbolic link: the
     /// target may be anywhere outside the home, and the tools write only inside it.
     pub fn refuse_linked(&self, name: &InstanceName) -> Result<()> {
@@ -192,6 +303,60 @@ pub fn refuse_link(dir: &Path) -> Result<()> {
         anyhow::bail!("{} is a symbolic link; the tools do not write through it", dir.display());
     }
     Ok(())
+}
+
+/// `dir`, created mode 0700 when missing, must be a real directory: a symbolic link there would
+/// send what the tools write or delete through it outside the home.
+pub fn ensure_private_dir(dir: &Path) -> Result<()> {
+    loop {
+        match fs::symlink_metadata(dir) {
+            Ok(meta) if meta.is_dir() => return Ok(()),
+            Ok(_) => anyhow::bail!("{} is not a directory; the tools do not work through it", dir.display()),
+            Err(e) if e.kind() == ErrorKind::NotFound => match fs::DirBuilder::new().mode(0o700).create(dir) {
+                // Checked again: whatever is there now is what the caller will use.
+                Ok(()) => continue,
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+            },
+            Err(e) => return Err(e).with_context(|| format!("cannot reach {}", dir.display())),
+        }
+    }
+}
+
+/// What the in-container exit modal chose: a bare JSON string, `"keep"` or `"discard"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitChoice {
+    Keep,
+    Discard,
+}
+
+pub fn parse_exit_choice(bytes: &[u8]) -> Option<ExitChoice> {
+    match serde_json::from_slice::<serde_json::Value>(bytes).ok()?.as_str()? {
+        "keep" => Some(ExitChoice::Keep),
+        "discard" => Some(ExitChoice::Discard),
+        _ => None,
+    }
+}
+
+/// The exit-action file as found (see `Store::read_exit_action`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitActionFile {
+    Absent,
+    Fresh(ExitChoice),
+    /// Written before this session started: it must not decide.
+    Stale,
+    /// Present but not `"keep"` or `"discard"`.
+    Unreadable(String),
+}
+
+/// The tools' own mark that a purge of this instance passed its at-risk check and started
+/// deleting: `data/<c>/.jackin/purge.json`. A rerun after a crash finds it and finishes the job
+/// without asking again about work the first run already saved or found clean.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PurgeMark {
+    pub started_at: String,
+    pub verdict: String,
+    pub quarantine: Option<String>,
 }
 
 fn check_index_version(index: &Index, path: &Path) -> Result<()> {
@@ -349,6 +514,33 @@ mod tests {
         let err = store.write_isolation(&name, &Isolation::default()).unwrap_err();
         assert!(err.to_string().contains("is a symbolic link"), "{err}");
         assert_eq!(fs::read_dir(outside.join(".jackin")).unwrap().count(), 0, "nothing written outside");
+    }
+
+    #[test]
+    fn a_private_dir_is_made_once_and_never_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let trash = dir.path().join("trash");
+        ensure_private_dir(&trash).unwrap();
+        ensure_private_dir(&trash).unwrap();
+        assert_eq!(fs::metadata(&trash).unwrap().mode() & 0o777, 0o700);
+        let linked = dir.path().join("quarantine");
+        std::os::unix::fs::symlink(&trash, &linked).unwrap();
+        assert!(ensure_private_dir(&linked).is_err());
+    }
+
+    #[test]
+    fn a_stale_exit_action_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(Roots { home: dir.path().to_owned(), config_dir: dir.path().to_owned() }).unwrap();
+        let name = InstanceName::parse("jk-abcd1234-x").unwrap();
+        assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Absent);
+        fs::create_dir_all(store.exit_action_path(&name).parent().unwrap()).unwrap();
+        fs::write(store.exit_action_path(&name), "\"discard\"").unwrap();
+        assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Fresh(ExitChoice::Discard));
+        assert_eq!(store.read_exit_action(&name, |_| false), ExitActionFile::Stale);
+        store.clear_exit_action(&name).unwrap();
+        store.clear_exit_action(&name).unwrap();
+        assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Absent);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::engines::docker::{ContainerDetails, Engine};
 use crate::state::model::DockerNames;
@@ -31,12 +31,7 @@ pub fn capture(
     captured_by: &str,
 ) -> Result<Option<LaunchRecipe>> {
     let Some(role) = engine.inspect(&docker.role_container)? else { return Ok(None) };
-    let agent_toml_path = store.socket_dir(name).join("agent.toml");
-    let agent_toml = match std::fs::read_to_string(&agent_toml_path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("reading {}", agent_toml_path.display())),
-    };
+    let agent_toml = store.read_agent_toml(name)?;
     let sources = agent_toml.as_deref().map(exec_binding_sources).unwrap_or_default();
     let sidecar = match &docker.dind_container {
         Some(sidecar) => engine.inspect(sidecar)?,

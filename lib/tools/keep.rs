@@ -2,7 +2,6 @@
 //! the two outcomes that change anything — keep (free Docker, keep everything resuming needs) and
 //! clean (stamp `clean_exited` for jackin-purge). The table itself is [`decide`], a pure function.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
@@ -15,7 +14,7 @@ use crate::state::config::Policy;
 use crate::state::continuity::{self, HistoryEntry, Kept};
 use crate::state::model::{DockerNames, Manifest, Status};
 use crate::state::names::InstanceName;
-use crate::state::store::Store;
+use crate::state::store::{ExitActionFile, ExitChoice, Store};
 use crate::tools::assess::{Assessment, Verdict};
 
 pub const TOOL: &str = "jackin-keep";
@@ -151,12 +150,11 @@ pub fn kept_cleanup_status(verdict: Verdict) -> Option<Status> {
     }
 }
 
-/// What the in-container exit modal wrote: `"keep"` or `"discard"`.
-pub fn parse_exit_action(bytes: &[u8]) -> Option<Outcome> {
-    match serde_json::from_slice::<Value>(bytes).ok()?.as_str()? {
-        "keep" => Some(Outcome::Keep),
-        "discard" => Some(Outcome::Clean),
-        _ => None,
+/// What the in-container exit modal's choice means here: its "discard" is a clean-up.
+pub fn exit_choice_outcome(choice: ExitChoice) -> Outcome {
+    match choice {
+        ExitChoice::Keep => Outcome::Keep,
+        ExitChoice::Discard => Outcome::Clean,
     }
 }
 
@@ -183,28 +181,13 @@ pub enum ExitAction {
     Unreadable(String),
 }
 
-pub fn exit_action_path(store: &Store, name: &InstanceName) -> PathBuf {
-    store.instance_dir(name).join("state").join("exit-action.json")
-}
-
-pub fn read_exit_action(path: &Path, session_start: Option<SystemTime>) -> ExitAction {
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => meta,
-        Ok(_) => return ExitAction::Unreadable("not a file".into()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return ExitAction::Absent,
-        Err(e) => return ExitAction::Unreadable(e.to_string()),
-    };
-    if meta.len() > 4096 {
-        return ExitAction::Unreadable("larger than any choice".into());
-    }
-    let Ok(written) = meta.modified() else { return ExitAction::Unreadable("no modification time".into()) };
-    if !is_fresh(written, session_start) {
-        return ExitAction::Stale;
-    }
-    match std::fs::read(path).map(|bytes| parse_exit_action(&bytes)) {
-        Ok(Some(outcome)) => ExitAction::Fresh(outcome),
-        Ok(None) => ExitAction::Unreadable("neither \"keep\" nor \"discard\"".into()),
-        Err(e) => ExitAction::Unreadable(e.to_string()),
+/// The exit-action file; it is read only when it was written during this session.
+pub fn read_exit_action(store: &Store, name: &InstanceName, session_start: Option<SystemTime>) -> ExitAction {
+    match store.read_exit_action(name, |written| is_fresh(written, session_start)) {
+        ExitActionFile::Absent => ExitAction::Absent,
+        ExitActionFile::Fresh(choice) => ExitAction::Fresh(exit_choice_outcome(choice)),
+        ExitActionFile::Stale => ExitAction::Stale,
+        ExitActionFile::Unreadable(why) => ExitAction::Unreadable(why),
     }
 }
 
@@ -243,7 +226,7 @@ pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: P
         .map_err(|e| Exit::Unavailable.wrap(e))?
         .map(|details| details.state);
     let start = session_start(role.as_ref().and_then(|r| r.started_at.as_deref()), &manifest);
-    let exit_action = read_exit_action(&exit_action_path(store, &name), start);
+    let exit_action = read_exit_action(store, &name, start);
     Ok(Ok(Session { assessment, name, manifest, policy, role, exit_action }))
 }
 
@@ -274,7 +257,7 @@ pub fn apply(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling)
         Outcome::Clean => {
             stop_if_live(engine, session)?;
             store.set_status(&session.name, Status::CleanExited, &crate::base::time::now_rfc3339())?;
-            clear_exit_action(store, &session.name)?;
+            store.clear_exit_action(&session.name)?;
             Ok(Vec::new())
         }
     }
@@ -345,7 +328,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
             Err(e) => warnings.push(format!("isolation records left as they are: {e:#}")),
         }
     }
-    clear_exit_action(store, name)?;
+    store.clear_exit_action(name)?;
     Ok(warnings)
 }
 
@@ -363,17 +346,6 @@ pub fn tear_down(engine: &Engine, docker: &DockerNames) -> Result<()> {
     Ok(())
 }
 
-/// The session is over: its exit choice, used or not, must not decide a later one.
-fn clear_exit_action(store: &Store, name: &InstanceName) -> Result<()> {
-    let path = exit_action_path(store, name);
-    match std::fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {}", path.display()))
-        }
-        _ => Ok(()),
-    }
-}
-
 /// The assessment as kept: diffs are the work tree's own content and stay there.
 fn assessment_without_diffs(assessment: &Assessment) -> Result<Value> {
     let mut a = assessment.clone();
@@ -388,6 +360,7 @@ fn assessment_without_diffs(assessment: &Assessment) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::store::parse_exit_choice;
     use Outcome as O;
     use Verdict as V;
 
@@ -500,10 +473,11 @@ mod tests {
 
     #[test]
     fn exit_actions_decide_only_when_written_this_session() {
-        assert_eq!(parse_exit_action(b"\"keep\""), Some(O::Keep));
-        assert_eq!(parse_exit_action(b" \"discard\"\n"), Some(O::Clean));
-        assert_eq!(parse_exit_action(b"\"maybe\""), None);
-        assert_eq!(parse_exit_action(b"keep"), None);
+        let parse = |bytes: &[u8]| parse_exit_choice(bytes).map(exit_choice_outcome);
+        assert_eq!(parse(b"\"keep\""), Some(O::Keep));
+        assert_eq!(parse(b" \"discard\"\n"), Some(O::Clean));
+        assert_eq!(parse(b"\"maybe\""), None);
+        assert_eq!(parse(b"keep"), None);
         let start = crate::base::time::parse_rfc3339("2026-08-20T09:00:00Z").unwrap();
         assert!(is_fresh(start + Duration::from_secs(1), Some(start)));
         assert!(is_fresh(start, Some(start)));

@@ -111,10 +111,9 @@ pub fn plan(
         }
         Some(role) => {
             plan.tier = Some(1);
-            let agent_toml = store.socket_dir(name).join("agent.toml");
             match recipe.and_then(|r| r.agent_toml.as_ref()) {
                 Some(_) => plan.steps.push("rewrite agent.toml from the launch recipe".into()),
-                None if agent_toml.exists() => {}
+                None if store.agent_toml_path(name).exists() => {}
                 None => plan.missing.push("agent.toml is gone and no launch recipe holds it".into()),
             }
             if let Some(sidecar) = &sidecar {
@@ -201,7 +200,7 @@ pub fn execute(
         Some(0) => actions.push("nothing to start: the session is running".to_owned()),
         Some(1) => {
             if let Some(text) = recipe.and_then(|r| r.agent_toml.as_ref()) {
-                write_agent_toml(store, name, text)?;
+                store.write_agent_toml(name, text)?;
                 actions.push("rewrote agent.toml".to_owned());
             }
             if let Some(sidecar) = &plan.sidecar {
@@ -281,27 +280,13 @@ fn recreate(
         actions.push(format!("recreated {} (healthy)", sidecar.spec.name));
     }
     if let Some(text) = &recipe.agent_toml {
-        write_agent_toml(store, name, text)?;
+        store.write_agent_toml(name, text)?;
         actions.push("rewrote agent.toml".to_owned());
     }
     engine.create_container(&recipe.role.spec, image, role_env)?;
     engine.start(&recipe.role.spec.name)?;
     actions.push(format!("recreated {} from {image}", recipe.role.spec.name));
     Ok(())
-}
-
-/// `sockets/<c>/agent.toml`, in a directory only the operator can enter (state.md).
-fn write_agent_toml(store: &Store, name: &InstanceName, text: &str) -> Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    let dir = store.socket_dir(name);
-    crate::state::store::refuse_link(&dir)?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .with_context(|| format!("creating {}", dir.display()))?;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-    crate::state::store::write_atomic(&dir.join("agent.toml"), text.as_bytes())
 }
 
 /// Runs the health command until it succeeds, backing off, up to `timeout`.
@@ -328,9 +313,7 @@ pub fn wait_healthy(engine: &Engine, container: &str, argv: &[String], timeout: 
 /// Tier 3: the role's source at exactly the recorded commit, built by the engine.
 fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Result<()> {
     let sha = manifest.role_git_sha.as_deref().context("no role_git_sha recorded")?;
-    let cache_key: String =
-        manifest.role_source_git.bytes().map(|b| if b.is_ascii_alphanumeric() { b as char } else { '_' }).collect();
-    let cache = store.home().join("cache").join("role-sources").join(cache_key);
+    let cache = store.role_source_cache(&manifest.role_source_git);
     let context = crate::engines::git::source_tar(&cache, &manifest.role_source_git, sha)?;
     let labels = std::collections::BTreeMap::from([("jackin.role_git_sha".to_owned(), sha.to_owned())]);
     engine.build_image(context, &manifest.image_tag, &labels)

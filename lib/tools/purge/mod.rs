@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use git2::{BranchType, Repository, WorktreePruneOptions};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
@@ -23,8 +23,8 @@ use crate::protocol::records::{human_bytes, Decision, Identity, InputRecord, Orp
 use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::select::{Catalog, Target};
-use crate::state::store::{name_lock_held, read_json, write_json_atomic, Store};
-use crate::tools::assess::{AssessOptions, Assessor};
+use crate::state::store::{name_lock_held, PurgeMark, Store};
+use crate::tools::assess::{AssessOptions, Assessment, Assessor, Verdict};
 
 /// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
 /// after that step, as a SIGKILL would stop it. Release builds compile it away.
@@ -208,18 +208,20 @@ pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'s
     picked.into_iter().map(Item::Instance).collect()
 }
 
-/// The tools' own mark that a purge of this instance passed its at-risk check and started
-/// deleting: `data/<c>/.jackin/purge.json`. A rerun after a crash finds it and finishes the job
-/// without asking again about work the first run already saved or found clean.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PurgeMark {
-    pub started_at: String,
-    pub verdict: String,
-    pub quarantine: Option<String>,
+/// An instance the purge stopped at before deleting anything: refused, or skipped.
+type Stop = Box<Outcome>;
+
+fn stop(code: &'static str, error: anyhow::Error) -> Stop {
+    Box::new(refused(code, error))
 }
 
-fn mark_path(store: &Store, name: &InstanceName) -> PathBuf {
-    store.meta_dir(name).join("purge.json")
+/// What step 2 left for the deleting steps.
+struct Checked {
+    identity: Identity,
+    /// Where the work at risk was saved, by this run or by the earlier one that crashed.
+    quarantine: Option<String>,
+    /// An earlier run passed step 2 and wrote the purge mark.
+    marked: bool,
 }
 
 /// A progress bar on stderr, drawn only when stderr is a terminal and the run has lasted a
@@ -280,101 +282,64 @@ impl<'a> Purger<'a> {
         }
     }
 
-    /// Purges one instance, in lifecycle.md's order.
+    /// Purges one instance, in lifecycle.md's order: the live check (1) and the re-assessment (2)
+    /// may stop it; then the deleting steps (3 to 8), or in a dry run what they would remove.
     pub fn instance(&self, request: &Request) -> Outcome {
+        self.try_instance(request).map(Outcome::Purged).unwrap_or_else(|stopped| *stopped)
+    }
+
+    fn try_instance(&self, request: &Request) -> Result<Purged, Stop> {
         let name = &request.target.name;
         let store = self.store;
-        let dry = self.options.dry_run;
 
         // 1. Live: the launcher's name claim held by another process, or the role container running.
-        let claim = match NameClaim::take(&store.name_lock_path(name), dry) {
-            Ok(claim) => claim,
-            Err(e) => return Outcome::Refused { code: "busy", error: e, busy: true },
-        };
-        let manifest = match store.read_manifest(name) {
-            Ok(m) => m,
-            Err(e) => return refused("manifest_unreadable", e),
-        };
+        let claim = NameClaim::take(&store.name_lock_path(name), self.options.dry_run)
+            .map_err(|error| Box::new(Outcome::Refused { code: "busy", error, busy: true }))?;
+        let manifest = store.read_manifest(name).map_err(|e| stop("manifest_unreadable", e))?;
         let docker = manifest.as_ref().map(|m| m.docker.clone()).unwrap_or_else(|| DockerNames::derived(name.as_str()));
+        self.stop_if_live(&docker)?;
+
+        // 2. Re-assess, unless an earlier run already passed this point.
+        let checked = match store.read_purge_mark(name) {
+            Some(mark) => Checked {
+                identity: identity_of(manifest.as_ref(), request.target.row.as_ref(), name),
+                quarantine: mark.quarantine,
+                marked: true,
+            },
+            None => {
+                let checked = self.check_work(request, manifest.is_none())?;
+                crash_point("quarantined");
+                checked
+            }
+        };
+
+        if self.options.dry_run {
+            return Ok(self.dry_run_report(name, checked.identity, &docker, claim.exists));
+        }
+        let (removed, freed_bytes) =
+            self.delete(name, manifest.is_some(), &checked, &docker).map_err(|e| stop("purge_failed", e))?;
+        drop(claim);
+        Ok(Purged { identity: checked.identity, removed, freed_bytes, quarantine: checked.quarantine, dry_run: false })
+    }
+
+    /// Step 1's second half: a running role container is a live session, stopped only on `--stop`.
+    fn stop_if_live(&self, docker: &DockerNames) -> Result<(), Stop> {
         match self.engine.inspect(&docker.role_container) {
             Ok(Some(role)) if role.state.running => {
                 if !self.options.stop {
-                    let e = Exit::Busy.err(format_args!(
+                    let error = Exit::Busy.err(format_args!(
                         "the session is live: its container {} is running (--stop stops it first)",
                         docker.role_container
                     ));
-                    return Outcome::Refused { code: "live", error: e, busy: true };
+                    return Err(Box::new(Outcome::Refused { code: "live", error, busy: true }));
                 }
-                if !dry {
-                    if let Err(e) = self.stop_session(&docker) {
-                        return refused("stop_failed", e);
-                    }
+                if !self.options.dry_run {
+                    self.stop_session(docker).map_err(|e| stop("stop_failed", e))?;
                 }
+                Ok(())
             }
-            Ok(_) => {}
-            Err(e) => return refused("docker_failed", e),
-        }
-
-        // 2. Re-assess, unless an earlier run already passed this point.
-        let mark: Option<PurgeMark> = read_json(&mark_path(store, name)).ok().flatten();
-        let identity;
-        let mut quarantine = None;
-        if let Some(mark) = &mark {
-            quarantine = mark.quarantine.clone();
-            identity = identity_of(manifest.as_ref(), request.target.row.as_ref(), name);
-        } else {
-            let assessment =
-                match Assessor::new(AssessOptions::default()).instance(store, name, request.target.row.as_ref()) {
-                    Ok(a) => a,
-                    // Nothing left to read: a rerun after the directories were removed.
-                    Err(_) if manifest.is_none() && !store.instance_dir(name).exists() => {
-                        crate::tools::assess::Assessment {
-                            identity: identity_of(None, request.target.row.as_ref(), name),
-                            verdict: crate::tools::assess::Verdict::Clean,
-                            in_place: true,
-                            mounts: Vec::new(),
-                            summary: "clean".into(),
-                            assessed_at: crate::base::time::now_rfc3339(),
-                            status: None,
-                        }
-                    }
-                    Err(e) => return refused("assess_failed", e),
-                };
-            identity = assessment.identity.clone();
-            if assessment.verdict.at_risk() {
-                if request.only_if_clean {
-                    return Outcome::Skipped(format!(
-                        "{name}: failed_setup with work at risk ({}); left alone",
-                        assessment.summary
-                    ));
-                }
-                if !(request.discard || self.options.discard_unfinished) {
-                    let e = anyhow::anyhow!(
-                        "work at risk: {}; nothing deleted (--discard-unfinished saves it to the quarantine and deletes)",
-                        assessment.summary
-                    );
-                    return refused("at_risk", e);
-                }
-                if !dry && !self.options.no_quarantine {
-                    let records = store.read_isolation(name).map(|i| i.mounts()).unwrap_or_default();
-                    match quarantine::save(store, &assessment, &records, self.options.quarantine_days) {
-                        Ok(dir) => quarantine = Some(dir.to_string_lossy().into_owned()),
-                        Err(e) => return refused("quarantine_failed", e.context("saving the work at risk")),
-                    }
-                }
-            }
-            crash_point("quarantined");
-        }
-
-        if dry {
-            return Outcome::Purged(self.dry_run_report(name, identity, &docker, claim.exists));
-        }
-        match self.delete(name, manifest.is_some(), mark.is_none(), &docker, quarantine.as_deref()) {
-            Ok((removed, freed_bytes)) => {
-                drop(claim);
-                Outcome::Purged(Purged { identity, removed, freed_bytes, quarantine, dry_run: false })
-            }
-            Err(e) => refused("purge_failed", e),
+            Ok(_) => Ok(()),
+            Err(e) => Err(stop("docker_failed", e)),
         }
     }
 
@@ -386,46 +351,65 @@ impl<'a> Purger<'a> {
         Ok(())
     }
 
+    /// Step 2: work at risk stops the purge unless discarding it was allowed, and is then saved
+    /// to the quarantine before anything is deleted.
+    fn check_work(&self, request: &Request, no_manifest: bool) -> Result<Checked, Stop> {
+        let name = &request.target.name;
+        let assessment = self.assess(request, no_manifest)?;
+        let mut quarantine = None;
+        if assessment.verdict.at_risk() {
+            if request.only_if_clean {
+                return Err(Box::new(Outcome::Skipped(format!(
+                    "{name}: failed_setup with work at risk ({}); left alone",
+                    assessment.summary
+                ))));
+            }
+            if !(request.discard || self.options.discard_unfinished) {
+                let e = anyhow::anyhow!(
+                    "work at risk: {}; nothing deleted (--discard-unfinished saves it to the quarantine and deletes)",
+                    assessment.summary
+                );
+                return Err(stop("at_risk", e));
+            }
+            if !self.options.dry_run && !self.options.no_quarantine {
+                let records = self.store.read_isolation(name).map(|i| i.mounts()).unwrap_or_default();
+                let dir = quarantine::save(self.store, &assessment, &records, self.options.quarantine_days)
+                    .map_err(|e| stop("quarantine_failed", e.context("saving the work at risk")))?;
+                quarantine = Some(dir.to_string_lossy().into_owned());
+            }
+        }
+        Ok(Checked { identity: assessment.identity, quarantine, marked: false })
+    }
+
+    fn assess(&self, request: &Request, no_manifest: bool) -> Result<Assessment, Stop> {
+        let name = &request.target.name;
+        let row = request.target.row.as_ref();
+        match Assessor::new(AssessOptions::default()).instance(self.store, name, row) {
+            Ok(assessment) => Ok(assessment),
+            // Nothing left to read: a rerun after the directories were removed.
+            Err(_) if no_manifest && !self.store.instance_dir(name).exists() => Ok(Assessment {
+                identity: identity_of(None, row, name),
+                verdict: Verdict::Clean,
+                in_place: true,
+                mounts: Vec::new(),
+                summary: "clean".into(),
+                assessed_at: crate::base::time::now_rfc3339(),
+                status: None,
+            }),
+            Err(e) => Err(stop("assess_failed", e)),
+        }
+    }
+
     /// Steps 3 to 8.
     fn delete(
         &self,
         name: &InstanceName,
         has_manifest: bool,
-        new_mark: bool,
+        checked: &Checked,
         docker: &DockerNames,
-        quarantine: Option<&str>,
     ) -> Result<(Vec<Removed>, u64)> {
-        let store = self.store;
-        let now = crate::base::time::now_rfc3339();
         // 3. The terminal status, manifest first, then the index row.
-        if has_manifest {
-            if new_mark {
-                let verdict = if quarantine.is_some() { "at_risk_quarantined" } else { "checked" };
-                let mark = PurgeMark {
-                    started_at: now.clone(),
-                    verdict: verdict.into(),
-                    quarantine: quarantine.map(str::to_owned),
-                };
-                store.refuse_linked(name)?;
-                write_json_atomic(&mark_path(store, name), &mark).context("writing the purge mark")?;
-            }
-            let current = store.read_manifest(name)?.and_then(|m| Status::parse(&m.status));
-            let status = current.filter(|s| s.is_terminal()).unwrap_or(Status::Purged);
-            store.set_status(name, status, &now).context("stamping the terminal status")?;
-        } else {
-            store.update_index(|index| {
-                let Some(row) = index.instances.iter_mut().find(|r| r.container_base == name.as_str()) else {
-                    return Ok(((), false));
-                };
-                if Status::parse(&row.status).is_some_and(|s| s.is_terminal()) {
-                    return Ok(((), false));
-                }
-                row.status = Status::Purged.as_str().to_owned();
-                row.updated_at = now.clone();
-                index.sort();
-                Ok(((), true))
-            })?;
-        }
+        self.stamp(name, has_manifest, checked)?;
         crash_point("stamped");
 
         // 4. Docker.
@@ -433,30 +417,11 @@ impl<'a> Purger<'a> {
         crash_point("docker");
 
         // 5. Worktree registrations and scratch branches.
-        let isolation = store.read_isolation(name).unwrap_or_default();
-        for record in isolation.mounts().into_iter().flatten() {
-            if record.isolation == IsolationKind::Worktree {
-                let _serial = self.git.lock().unwrap_or_else(|e| e.into_inner());
-                removed.extend(remove_worktree(&record, name)?);
-            }
-        }
+        removed.extend(self.remove_worktrees(name)?);
         crash_point("worktrees");
 
         // 6. The directories: into the trash (atomic), then emptied there.
-        let mut trashed = Vec::new();
-        for (kind, dir) in [("directory", store.instance_dir(name)), ("directory", store.socket_dir(name))] {
-            let label = format!("{name}.{}", if dir.starts_with(store.data_dir()) { "data" } else { "sockets" });
-            let existed = fs_exists_after(&dir);
-            if let Some(in_trash) = remove::move_to_trash(store, &dir, &label)? {
-                trashed.push(in_trash);
-            }
-            if fs_exists_after(&dir) {
-                anyhow::bail!("{} is still there", dir.display());
-            }
-            if existed {
-                removed.push(Removed { kind: kind.into(), name: dir.to_string_lossy().into_owned() });
-            }
-        }
+        let trashed = self.move_dirs_to_trash(name, &mut removed)?;
         crash_point("trash");
         let mut freed = 0;
         for dir in &trashed {
@@ -465,16 +430,11 @@ impl<'a> Purger<'a> {
         crash_point("dirs");
 
         // 7. The name lock, unless another process holds it (we hold it ourselves right now).
-        let lock = store.name_lock_path(name);
-        match std::fs::remove_file(&lock) {
-            Ok(()) => removed.push(Removed { kind: "name_lock".into(), name: lock.to_string_lossy().into_owned() }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("removing {}", lock.display())),
-        }
+        removed.extend(remove_name_lock(&self.store.name_lock_path(name))?);
         crash_point("lock");
 
         // 8. The index row.
-        let row_removed = store.update_index(|index| {
+        let row_removed = self.store.update_index(|index| {
             let removed = index.remove(name.as_str());
             Ok((removed, removed))
         })?;
@@ -483,6 +443,59 @@ impl<'a> Purger<'a> {
         }
         crash_point("row");
         Ok((removed, freed))
+    }
+
+    /// Step 3: the purge mark first (a rerun then skips step 2), then the terminal status. An
+    /// instance without a manifest has only its index row to stamp.
+    fn stamp(&self, name: &InstanceName, has_manifest: bool, checked: &Checked) -> Result<()> {
+        let store = self.store;
+        let now = crate::base::time::now_rfc3339();
+        if !has_manifest {
+            return stamp_row(store, name, &now);
+        }
+        if !checked.marked {
+            let verdict = if checked.quarantine.is_some() { "at_risk_quarantined" } else { "checked" };
+            let mark =
+                PurgeMark { started_at: now.clone(), verdict: verdict.into(), quarantine: checked.quarantine.clone() };
+            store.write_purge_mark(name, &mark).context("writing the purge mark")?;
+        }
+        let current = store.read_manifest(name)?.and_then(|m| Status::parse(&m.status));
+        let status = current.filter(|s| s.is_terminal()).unwrap_or(Status::Purged);
+        store.set_status(name, status, &now).context("stamping the terminal status")?;
+        Ok(())
+    }
+
+    /// Step 5, one host repository change at a time.
+    fn remove_worktrees(&self, name: &InstanceName) -> Result<Vec<Removed>> {
+        let isolation = self.store.read_isolation(name).unwrap_or_default();
+        let mut removed = Vec::new();
+        for record in isolation.mounts().into_iter().flatten() {
+            if record.isolation == IsolationKind::Worktree {
+                let _serial = self.git.lock().unwrap_or_else(|e| e.into_inner());
+                removed.extend(remove_worktree(&record, name)?);
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Step 6's first half: the data and socket directories renamed into the trash. Returns
+    /// where they went, to be emptied there.
+    fn move_dirs_to_trash(&self, name: &InstanceName, removed: &mut Vec<Removed>) -> Result<Vec<PathBuf>> {
+        let store = self.store;
+        let mut trashed = Vec::new();
+        for (dir, which) in [(store.instance_dir(name), "data"), (store.socket_dir(name), "sockets")] {
+            let existed = fs_exists_after(&dir);
+            if let Some(in_trash) = remove::move_to_trash(store, &dir, &format!("{name}.{which}"))? {
+                trashed.push(in_trash);
+            }
+            if fs_exists_after(&dir) {
+                anyhow::bail!("{} is still there", dir.display());
+            }
+            if existed {
+                removed.push(Removed { kind: "directory".into(), name: dir.to_string_lossy().into_owned() });
+            }
+        }
+        Ok(trashed)
     }
 
     fn remove_docker(&self, docker: &DockerNames) -> Result<Vec<Removed>> {
@@ -536,7 +549,7 @@ impl<'a> Purger<'a> {
                 if registration(&host, &record, name).is_some() {
                     removed.push(Removed { kind: "worktree".into(), name: record.worktree_path.clone() });
                 }
-                if record.scratch_branch == scratch_branch(name)
+                if record.scratch_branch == name.scratch_branch()
                     && host.find_branch(&record.scratch_branch, BranchType::Local).is_ok()
                 {
                     removed.push(Removed { kind: "branch".into(), name: record.scratch_branch.clone() });
@@ -563,6 +576,31 @@ impl<'a> Purger<'a> {
     }
 }
 
+/// Step 3 for an instance whose manifest is gone: its index row alone, when not already terminal.
+fn stamp_row(store: &Store, name: &InstanceName, now: &str) -> Result<()> {
+    store.update_index(|index| {
+        let Some(row) = index.instances.iter_mut().find(|r| r.container_base == name.as_str()) else {
+            return Ok(((), false));
+        };
+        if Status::parse(&row.status).is_some_and(|s| s.is_terminal()) {
+            return Ok(((), false));
+        }
+        row.status = Status::Purged.as_str().to_owned();
+        row.updated_at = now.to_owned();
+        index.sort();
+        Ok(((), true))
+    })
+}
+
+/// Step 7: `data/<c>.lock`, when it is there.
+fn remove_name_lock(lock: &Path) -> Result<Option<Removed>> {
+    match std::fs::remove_file(lock) {
+        Ok(()) => Ok(Some(Removed { kind: "name_lock".into(), name: lock.to_string_lossy().into_owned() })),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("removing {}", lock.display())),
+    }
+}
+
 fn fs_exists_after(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
@@ -575,20 +613,8 @@ fn identity_of(
     match (manifest, row) {
         (Some(m), _) => Identity::from_manifest(m),
         (None, Some(r)) => Identity::from_row(r),
-        (None, None) => Identity {
-            container_base: name.to_string(),
-            instance_id: name.instance_id().to_owned(),
-            workspace_name: None,
-            workspace_label: String::new(),
-            role_key: String::new(),
-            agent_runtime: String::new(),
-        },
+        (None, None) => Identity::of_name(name.as_str(), name.instance_id()),
     }
-}
-
-/// The only branch a purge deletes: jackin's scratch branch of this very instance.
-pub fn scratch_branch(name: &InstanceName) -> String {
-    format!("jackin/scratch/{name}")
 }
 
 /// The host's registration of this worktree: the one whose path is the record's, or, when the
@@ -646,7 +672,7 @@ fn remove_worktree(record: &IsolationRecord, name: &InstanceName) -> Result<Vec<
         }
         removed.push(Removed { kind: "worktree".into(), name: record.worktree_path.clone() });
     }
-    let branch = scratch_branch(name);
+    let branch = name.scratch_branch();
     if record.scratch_branch != branch {
         anyhow::bail!(
             "the isolation record names branch {:?}, not this instance's scratch branch {branch}; not deleting it",

@@ -77,14 +77,7 @@ pub fn check_name(orphan: &Orphan) -> Result<()> {
 
 fn identity(name: &str) -> Identity {
     let id = name.strip_prefix("jk-").and_then(|r| r.split(['-', '.']).next()).unwrap_or_default();
-    Identity {
-        container_base: name.to_owned(),
-        instance_id: id.to_owned(),
-        workspace_name: None,
-        workspace_label: String::new(),
-        role_key: String::new(),
-        agent_runtime: String::new(),
-    }
+    Identity::of_name(name, id)
 }
 
 impl Purger<'_> {

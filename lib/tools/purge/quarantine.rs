@@ -17,12 +17,8 @@ use super::remove;
 use crate::engines::git::HostRefs;
 use crate::protocol::records::Identity;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
-use crate::state::store::{write_json_atomic, Store};
+use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 use crate::tools::assess::{Assessment, MountAssessment};
-
-pub fn quarantine_root(store: &Store) -> PathBuf {
-    store.home().join("quarantine")
-}
 
 /// `receipt.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -73,8 +69,8 @@ pub fn save(
     records: &[Result<IsolationRecord, MalformedRecord>],
     days: u64,
 ) -> Result<PathBuf> {
-    let root = quarantine_root(store);
-    ensure_real_dir(&root)?;
+    let root = store.quarantine_root();
+    ensure_private_dir(&root)?;
     let now = SystemTime::now();
     let stamp = humantime::format_rfc3339_seconds(now).to_string().replace(['-', ':'], "");
     let container = &assessment.identity.container_base;
@@ -113,24 +109,6 @@ pub fn save(
     fs::rename(&partial, &final_dir).with_context(|| format!("cannot name {}", final_dir.display()))?;
     fs::File::open(&root)?.sync_all()?;
     Ok(final_dir)
-}
-
-fn ensure_real_dir(dir: &Path) -> Result<()> {
-    match fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => anyhow::bail!("{} is not a directory", dir.display()),
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            fs::DirBuilder::new().mode(0o700).create(dir).or_else(|e| {
-                if e.kind() == ErrorKind::AlreadyExists {
-                    Ok(())
-                } else {
-                    Err(e)
-                }
-            })?;
-            Ok(())
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 fn slug(mount_dst: &str) -> String {
@@ -347,7 +325,7 @@ pub struct Expired {
 /// Deletes the quarantines whose receipt has expired; one without a receipt (a save that died
 /// half-way) expires `days` after it was last modified. With `dry_run`, only lists them.
 pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
-    let root = quarantine_root(store);
+    let root = store.quarantine_root();
     let entries = match fs::read_dir(&root) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),

@@ -6,7 +6,7 @@ use std::ffi::{CStr, CString};
 use std::fs;
 use std::io::ErrorKind;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,32 +14,7 @@ use anyhow::{Context, Result};
 use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 
-use crate::state::store::Store;
-
-pub fn trash_dir(store: &Store) -> PathBuf {
-    store.home().join("trash")
-}
-
-/// `<home>/trash`, created when missing; a symlink there would send deletions outside the home,
-/// so anything but a real directory is refused.
-fn ensure_trash(store: &Store) -> Result<PathBuf> {
-    let trash = trash_dir(store);
-    match fs::symlink_metadata(&trash) {
-        Ok(meta) if meta.is_dir() => Ok(trash),
-        Ok(_) => anyhow::bail!("{} is not a directory; refusing to delete through it", trash.display()),
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            fs::DirBuilder::new().mode(0o700).create(&trash).or_else(|e| {
-                if e.kind() == ErrorKind::AlreadyExists {
-                    Ok(())
-                } else {
-                    Err(e)
-                }
-            })?;
-            ensure_trash(store)
-        }
-        Err(e) => Err(e).with_context(|| format!("cannot reach {}", trash.display())),
-    }
-}
+use crate::state::store::{ensure_private_dir, Store};
 
 static TRASH_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -62,7 +37,8 @@ pub fn move_to_trash(store: &Store, path: &Path, label: &str) -> Result<Option<P
         fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
         return Ok(None);
     }
-    let trash = ensure_trash(store)?;
+    let trash = store.trash_dir();
+    ensure_private_dir(&trash)?;
     let n = TRASH_COUNTER.fetch_add(1, Ordering::Relaxed);
     let dest = trash.join(format!("{label}.{}.{n}", std::process::id()));
     match fs::rename(path, &dest) {
@@ -76,7 +52,7 @@ pub fn move_to_trash(store: &Store, path: &Path, label: &str) -> Result<Option<P
 
 /// Empties the trash: whatever an earlier run moved there and did not finish deleting.
 pub fn empty_trash(store: &Store) -> Result<u64> {
-    let trash = trash_dir(store);
+    let trash = store.trash_dir();
     match fs::symlink_metadata(&trash) {
         Ok(meta) if meta.is_dir() => {}
         _ => return Ok(0),
