@@ -6,9 +6,9 @@ use jackin::base::parallel;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
-use jackin::protocol::records::{ErrorRecord, Identity, Purged, Removed};
+use jackin::protocol::records::{Identity, Purged, PurgedReport, Removed};
 use jackin::state::select;
-use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, PurgedReport, Purger, Selection};
+use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, Purger, Selection};
 
 fn main() {
     driver::main::<PurgeArgs>("jackin-purge", run)
@@ -82,12 +82,8 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
             (_, Some(Outcome::Refused { code, error, busy: true })) => {
                 busy += 1;
                 eprintln!("jackin-purge: error: {}: {error:#}", item_name(item));
-                ctx.emit(&ErrorRecord {
-                    tool: ctx.tool.to_owned(),
-                    container_base: Some(item_name(item).to_owned()),
-                    code: code.to_owned(),
-                    message: format!("{error:#}"),
-                })?;
+                let record = ctx.error_record(Some(item_name(item)), code, format!("{error:#}"));
+                ctx.emit(&record)?;
             }
             (_, Some(Outcome::Refused { code, error, .. })) => ctx.fail(Some(item_name(item)), code, &error)?,
             (_, None) => {}

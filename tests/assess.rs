@@ -116,7 +116,64 @@ fn renamed_file_is_dirty_with_its_old_name() {
     assert_eq!(a["verdict"], "dirty");
     let m = &a["mounts"][0];
     assert_eq!(files(m), [pair("R ", "GUIDE.md")]);
-    assert_eq!(m["files"][0]["from"], "README.md");
+    assert_eq!(m["files"][0]["orig_path"], "README.md");
+    assert_eq!(m["files"][0]["from"], "README.md", "schema 1 keeps the field's first name");
+}
+
+/// `git status --porcelain=v1 -uall`, one entry a line (`XY path` or `XY orig -> path`).
+fn git_status(dir: &std::path::Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain=v1", "-uall"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// The assessment's files in the same form.
+fn status_lines(mount: &Value) -> Vec<String> {
+    let mut lines: Vec<String> = mount["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| match f["orig_path"].as_str() {
+            Some(orig) => format!("{} {orig} -> {}", f["status"].as_str().unwrap(), f["path"].as_str().unwrap()),
+            None => format!("{} {}", f["status"].as_str().unwrap(), f["path"].as_str().unwrap()),
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Renames in the index, with and without later edits, beside a deletion and an untracked file
+/// that git does not pair: the files are exactly what `git status` prints.
+#[test]
+fn renames_are_listed_as_git_status_lists_them() {
+    let (home, inst, _) = worktree_setup();
+    let wt = inst.mount_path(0);
+    let body: String = (0..40).map(|i| format!("line {i} of a file long enough to be recognised\n")).collect();
+    for name in ["staged.txt", "edited.txt", "gone.txt", "docs/guide.txt"] {
+        commit_file(&wt, name, &format!("{name}\n{body}"), name);
+    }
+    git(&wt, &["mv", "staged.txt", "staged-moved.txt"]);
+    git(&wt, &["mv", "edited.txt", "edited-moved.txt"]);
+    fs::write(wt.join("edited-moved.txt"), format!("edited.txt\n{body}one more line\n")).unwrap();
+    fs::rename(wt.join("gone.txt"), wt.join("untracked-copy.txt")).unwrap();
+    git(&wt, &["mv", "docs/guide.txt", "guide.txt"]);
+
+    let a = assess(&home, &inst);
+    let m = &a["mounts"][0];
+    let expected = git_status(&wt);
+    assert!(expected.iter().any(|l| l.starts_with("R  ") && l.contains(" -> ")), "{expected:?}");
+    assert_eq!(status_lines(m), expected);
+
+    let text = home.cmd("jackin-assess").arg(&inst.container).arg("--format=text").output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("\n    R  staged.txt -> staged-moved.txt\n"), "{text}");
+    assert!(text.contains("\n    R  docs/guide.txt -> guide.txt\n"), "{text}");
 }
 
 #[test]

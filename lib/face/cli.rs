@@ -56,6 +56,11 @@ pub struct CommonArgs {
 /// Every tool's arguments expose the common flags to the driver.
 pub trait ToolArgs: Parser {
     fn common(&self) -> &CommonArgs;
+
+    /// Whether this run changes nothing (`--dry-run`, or restore's `--plan`).
+    fn dry_run(&self) -> bool {
+        false
+    }
 }
 
 /// What would a purge of these sessions destroy that exists nowhere else?
@@ -252,11 +257,19 @@ impl ToolArgs for KeepArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
     }
+
+    fn dry_run(&self) -> bool {
+        self.dry_run
+    }
 }
 
 impl ToolArgs for ReconcileArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
+    }
+
+    fn dry_run(&self) -> bool {
+        self.dry_run
     }
 }
 
@@ -330,6 +343,10 @@ impl ToolArgs for RestoreArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
     }
+
+    fn dry_run(&self) -> bool {
+        self.plan || self.dry_run
+    }
 }
 
 /// The one program that deletes a finished session, in a crash-safe order.
@@ -395,6 +412,10 @@ pub struct PurgeArgs {
 impl ToolArgs for PurgeArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
+    }
+
+    fn dry_run(&self) -> bool {
+        self.dry_run
     }
 }
 

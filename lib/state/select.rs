@@ -144,8 +144,8 @@ pub fn check_arg(arg: &str) -> Result<(), Unresolved> {
 /// The instances named by records read from stdin, in order, each once. `error` records and
 /// records that name no instance are returned as pass-throughs.
 pub fn named_by_records(
-    records: &[crate::protocol::records::InputRecord],
-) -> (Vec<String>, Vec<&crate::protocol::records::InputRecord>) {
+    records: &[crate::protocol::envelope::InputRecord],
+) -> (Vec<String>, Vec<&crate::protocol::envelope::InputRecord>) {
     let mut names: Vec<String> = Vec::new();
     let mut pass = Vec::new();
     for record in records {
