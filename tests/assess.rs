@@ -468,9 +468,40 @@ fn all_and_id_prefixes_and_stdin_select_instances() {
     let piped = home.cmd("jackin-assess").arg("-").write_stdin(input).output().unwrap();
     assert!(piped.status.success());
     let recs = records(&piped.stdout);
-    assert_eq!(recs[0]["type"], "orphan", "records that name no instance pass through");
-    assert_eq!(recs[1]["data"]["container_base"], b.container.as_str());
+    assert_eq!(recs[0]["data"]["container_base"], b.container.as_str());
+    assert_eq!(recs[1]["type"], "orphan", "records that name no instance pass through");
     assert_eq!(recs.len(), 2);
+}
+
+/// `jackin-assess -` keeps its input's order: each record it passes through stays between the
+/// assessments of the instances named before and after it, byte for byte (a CRLF line keeps its
+/// carriage return).
+#[test]
+fn stdin_records_keep_their_place_and_their_bytes() {
+    let mut home = Home::new();
+    let a = home.instance("aaaa1111", |_, _| Vec::new());
+    let b = home.instance("bbbb2222", |_, _| Vec::new());
+    let orphan = |name: &str| format!(r#"{{"schema_version":1,"type":"orphan","data":{{"kind":"network","name":"{name}","reason":"r"}}}}"#);
+    let change = |c: &str| json!({"schema_version":1,"type":"change","data":{"container_base": c}}).to_string();
+    let input = format!(
+        "{}\n{}\n{}\r\n{}\n{}\n{}\n",
+        orphan("first"),
+        change(&b.container),
+        orphan("second"),
+        change(&a.container),
+        change(&b.container),
+        orphan("third")
+    );
+    let out = home.cmd("jackin-assess").arg("-").write_stdin(input).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.split_inclusive('\n').collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    assert_eq!(lines[0], format!("{}\n", orphan("first")));
+    assert!(lines[1].contains(&format!(r#""type":"assessment","data":{{"container_base":"{}""#, b.container)));
+    assert_eq!(lines[2], format!("{}\r\n", orphan("second")));
+    assert!(lines[3].contains(&format!(r#""type":"assessment","data":{{"container_base":"{}""#, a.container)));
+    assert_eq!(lines[4], format!("{}\n", orphan("third")));
 }
 
 #[test]

@@ -5,12 +5,53 @@ use std::path::Path;
 
 use crate::engines::git;
 use crate::protocol::assessment::{summary, Assessment, MountAssessment, Verdict};
+use crate::protocol::envelope::InputRecord;
 use crate::protocol::records::Identity;
 use crate::state::model::{IndexRow, IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::names::InstanceName;
+use crate::state::select::{self, Catalog, NamedByRecord, Target, Unresolved};
 use crate::state::store::Store;
 use anyhow::Result;
 use git2::Repository;
+
+/// One entry of `jackin-assess`'s output, in the order of its arguments and then of its input.
+pub enum Step<'a> {
+    /// The assessment of `targets[i]`.
+    Assess(usize),
+    /// A record read on stdin that names no instance: it keeps its place among the assessments.
+    PassThrough(&'a InputRecord),
+    /// An argument, or an instance a record named, that names no instance.
+    Unresolved(String, Unresolved),
+}
+
+/// What to assess and what to print in which order: the instances named on the command line,
+/// then, in input order, the records on stdin, each instance assessed once.
+pub fn plan<'a>(catalog: &Catalog, named: &[&String], records: &'a [InputRecord]) -> (Vec<Target>, Vec<Step<'a>>) {
+    let from_args = named.iter().map(|arg| NamedByRecord::Instance(arg.to_string()));
+    let mut targets: Vec<Target> = Vec::new();
+    let mut steps = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for entry in from_args.chain(select::named_by_records(records)) {
+        let arg = match entry {
+            NamedByRecord::PassThrough(record) => {
+                steps.push(Step::PassThrough(record));
+                continue;
+            }
+            NamedByRecord::Instance(arg) if seen.contains(&arg) => continue,
+            NamedByRecord::Instance(arg) => arg,
+        };
+        seen.push(arg.clone());
+        match catalog.resolve(&arg) {
+            Ok(target) if targets.iter().any(|t| t.name == target.name) => {}
+            Ok(target) => {
+                steps.push(Step::Assess(targets.len()));
+                targets.push(target);
+            }
+            Err(why) => steps.push(Step::Unresolved(arg, why)),
+        }
+    }
+    (targets, steps)
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AssessOptions {
