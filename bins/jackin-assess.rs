@@ -5,8 +5,8 @@ use jackin::base::exit::Exit;
 use jackin::base::parallel;
 use jackin::face::cli::AssessArgs;
 use jackin::face::driver::{self, Ctx};
-use jackin::state::select;
 use jackin::protocol::assessment::Assessment;
+use jackin::state::select;
 use jackin::tools::assess::{self, AssessOptions, Assessor, Step};
 
 fn main() {

@@ -81,7 +81,8 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     if args.plan || args.dry_run {
         ctx.emit(&Restored {
             identity,
-            tier: plan.tier.unwrap_or(u8::MAX),
+            tier: plan.tier,
+            missing: plan.missing.clone(),
             actions: plan.steps.clone(),
             attach: restore::attach_argv(&manifest.docker.role_container),
             drift: plan.drift.clone(),
@@ -100,7 +101,7 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
         );
     }
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
-    let tier = plan.tier.unwrap_or_default();
+    let tier = plan.tier.expect("a ready plan has a tier");
     let actions = match restore::execute(&engine, &store, &name, &manifest, kept.recipe.as_ref(), &plan, waits) {
         Ok(actions) => actions,
         Err(e) => {
@@ -110,7 +111,15 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     };
     restore::mark_resumed(&store, &name, &manifest, tier)?;
     let attach = restore::attach_argv(&manifest.docker.role_container);
-    ctx.emit(&Restored { identity, tier, actions, attach: attach.clone(), drift: plan.drift.clone(), dry_run: false })?;
+    ctx.emit(&Restored {
+        identity,
+        tier: Some(tier),
+        missing: Vec::new(),
+        actions,
+        attach: attach.clone(),
+        drift: plan.drift.clone(),
+        dry_run: false,
+    })?;
     if args.exec {
         use std::os::unix::process::CommandExt;
         let error = std::process::Command::new(&attach[0]).args(&attach[1..]).exec();

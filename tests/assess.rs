@@ -481,7 +481,9 @@ fn stdin_records_keep_their_place_and_their_bytes() {
     let mut home = Home::new();
     let a = home.instance("aaaa1111", |_, _| Vec::new());
     let b = home.instance("bbbb2222", |_, _| Vec::new());
-    let orphan = |name: &str| format!(r#"{{"schema_version":1,"type":"orphan","data":{{"kind":"network","name":"{name}","reason":"r"}}}}"#);
+    let orphan = |name: &str| {
+        format!(r#"{{"schema_version":1,"type":"orphan","data":{{"kind":"network","name":"{name}","reason":"r"}}}}"#)
+    };
     let change = |c: &str| json!({"schema_version":1,"type":"change","data":{"container_base": c}}).to_string();
     let input = format!(
         "{}\n{}\n{}\r\n{}\n{}\n{}\n",

@@ -574,6 +574,16 @@ fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_comm
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let recs = records(&out.stdout);
+    let planned = &recs[0]["data"];
+    assert_eq!(recs[0]["type"], "restored");
+    assert_eq!(planned["tier"], Value::Null, "no made-up tier: {planned}");
+    assert!(planned["missing"][0].as_str().unwrap().contains("no launch recipe"), "{planned}");
+    assert_eq!(recs[1]["type"], "error");
+    assert_eq!(recs[1]["data"]["dry_run"], true, "a plan is a dry run, its error record too");
+    let text = home.cmd("jackin-restore").args([&inst.container, "--plan", "--format=text"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.starts_with(&format!("{} · cannot resume: no launch recipe", inst.container)), "{text}");
     let listed = restore(&home, &[]);
     let candidate = &records(&listed.stdout)[0]["data"];
     assert_eq!(candidate["ready"], false);

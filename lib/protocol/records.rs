@@ -268,12 +268,16 @@ impl Record for Candidate {
     }
 }
 
-/// `restored`: a session resumed.
+/// `restored`: a session resumed, or (`dry_run`) the plan for resuming it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Restored {
     #[serde(flatten)]
     pub identity: Identity,
-    pub tier: u8,
+    /// 0–3; `None` only in a plan that cannot resume, whose `missing` says why.
+    pub tier: Option<u8>,
+    /// What prevents the resume (a plan only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
     pub actions: Vec<String>,
     /// The argv that reconnects to the session.
     pub attach: Vec<String>,
@@ -285,8 +289,16 @@ pub struct Restored {
 impl Record for Restored {
     const TYPE: &'static str = "restored";
     fn text(&self) -> String {
+        let Some(tier) = self.tier else {
+            return format!("{} · cannot resume: {}", self.identity.container_base, self.missing.join("; "));
+        };
         let dry = if self.dry_run { "would resume" } else { "resumed" };
-        format!("{} · {dry} (tier {}) · attach: {}", self.identity.container_base, self.tier, self.attach.join(" "))
+        let mut line =
+            format!("{} · {dry} (tier {tier}) · attach: {}", self.identity.container_base, self.attach.join(" "));
+        if !self.missing.is_empty() {
+            line.push_str(&format!(" · not ready: {}", self.missing.join("; ")));
+        }
+        line
     }
 }
 
