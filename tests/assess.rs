@@ -452,9 +452,9 @@ fn all_and_id_prefixes_and_stdin_select_instances() {
     assert_eq!(names(&all).len(), 2);
 
     let by_id = home.cmd("jackin-assess").arg("aaaa1111").output().unwrap();
-    assert_eq!(names(&by_id), [a.container.clone()]);
+    assert_eq!(names(&by_id), [a.container.as_str()]);
     let by_prefix = home.cmd("jackin-assess").arg("aaaa2").output().unwrap();
-    assert_eq!(names(&by_prefix), [b.container.clone()]);
+    assert_eq!(names(&by_prefix), [b.container.as_str()]);
 
     let ambiguous = home.cmd("jackin-assess").arg("aaaa").output().unwrap();
     assert_eq!(ambiguous.status.code(), Some(6));

@@ -343,3 +343,66 @@ impl Record for Repair {
         format!("{} · {} · {}{dry}", self.name, self.kind.replace('_', " "), self.reason)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::envelope::to_line;
+
+    fn identity() -> Identity {
+        Identity {
+            container_base: "jk-k7p9m2xq-app".into(),
+            instance_id: "k7p9m2xq".into(),
+            workspace_name: None,
+            workspace_label: "app".into(),
+            role_key: "r".into(),
+            agent_runtime: "claude".into(),
+        }
+    }
+
+    #[test]
+    fn a_decision_writes_its_enums_as_the_words_of_the_protocol() {
+        let decision = Decision {
+            identity: identity(),
+            outcome: Outcome::Return,
+            policy: Policy::Ask,
+            reason: "operator return".into(),
+            verdict: Verdict::Unpushed,
+            discard_unfinished: false,
+            status: None,
+            dry_run: false,
+        };
+        let line = to_line(&decision).unwrap();
+        assert!(line.contains(r#""outcome":"return","policy":"ask","reason":"operator return","verdict":"unpushed""#));
+        let data: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(serde_json::from_value::<Decision>(data["data"].clone()).unwrap(), decision);
+    }
+
+    #[test]
+    fn an_error_in_a_dry_run_says_so() {
+        let error = ErrorRecord {
+            tool: "t".into(),
+            container_base: None,
+            code: "c".into(),
+            message: "m".into(),
+            dry_run: true,
+        };
+        assert!(to_line(&error).unwrap().ends_with(r#""message":"m","dry_run":true}}"#));
+        assert_eq!(error.text(), "error · m (dry run)");
+    }
+
+    #[test]
+    fn a_plan_without_a_tier_says_why() {
+        let plan = Restored {
+            identity: identity(),
+            tier: None,
+            missing: vec!["no launch recipe".into()],
+            actions: Vec::new(),
+            attach: vec!["docker".into()],
+            drift: Vec::new(),
+            dry_run: true,
+        };
+        assert!(to_line(&plan).unwrap().contains(r#""tier":null,"missing":["no launch recipe"]"#));
+        assert_eq!(plan.text(), "jk-k7p9m2xq-app · cannot resume: no launch recipe");
+    }
+}
