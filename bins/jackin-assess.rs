@@ -5,8 +5,8 @@ use jackin::base::exit::Exit;
 use jackin::base::parallel;
 use jackin::face::cli::AssessArgs;
 use jackin::face::driver::{self, Ctx};
-use jackin::state::select;
-use jackin::tools::assess::{AssessOptions, Assessor};
+use jackin::protocol::assessment::Assessment;
+use jackin::tools::assess::{self, AssessOptions, Assessor, Step};
 
 fn main() {
     driver::main::<AssessArgs>("jackin-assess", run)
@@ -29,36 +29,29 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
 
     let store = ctx.store()?;
     let catalog = ctx.catalog(&store)?;
-    let targets = if args.all {
-        catalog.all()
+    let (targets, steps) = if args.all {
+        let targets = catalog.all();
+        let steps = (0..targets.len()).map(Step::Assess).collect();
+        (targets, steps)
     } else {
-        let (from_records, pass_through) = select::named_by_records(&records);
-        for record in pass_through {
-            ctx.pass_through(record)?;
-        }
-        let mut wanted: Vec<String> = named.into_iter().cloned().collect();
-        wanted.extend(from_records.into_iter().filter(|n| !wanted.contains(n)).collect::<Vec<_>>());
-        let mut targets = Vec::new();
-        for arg in wanted {
-            match catalog.resolve(&arg) {
-                Ok(target) if targets.iter().any(|t: &select::Target| t.name == target.name) => {}
-                Ok(target) => targets.push(target),
-                Err(why) => ctx.fail(Some(&arg), why.code, &why.into())?,
-            }
-        }
-        targets
+        assess::plan(&catalog, &named, &records)
     };
 
     let assessor = Assessor::new(AssessOptions { with_diff: args.diff });
-    let results = parallel::map(&targets, |t| assessor.instance(&store, &t.name, t.row.as_ref()));
+    let mut results: Vec<Option<Result<Assessment>>> =
+        parallel::map(&targets, |t| assessor.instance(&store, &t.name, t.row.as_ref())).into_iter().map(Some).collect();
     let mut findings = false;
-    for (target, result) in targets.iter().zip(results) {
-        match result {
-            Ok(assessment) => {
-                findings |= assessment.verdict.at_risk();
-                ctx.emit(&assessment)?;
-            }
-            Err(e) => ctx.fail(Some(target.name.as_str()), "assess_failed", &e)?,
+    for step in steps {
+        match step {
+            Step::PassThrough(record) => ctx.pass_through(record)?,
+            Step::Unresolved(arg, why) => ctx.fail(Some(&arg), why.code, &why.into())?,
+            Step::Assess(i) => match results[i].take().expect("each target is assessed once") {
+                Ok(assessment) => {
+                    findings |= assessment.verdict.at_risk();
+                    ctx.emit(&assessment)?;
+                }
+                Err(e) => ctx.fail(Some(targets[i].name.as_str()), "assess_failed", &e)?,
+            },
         }
     }
     Ok(if args.exit_code && findings { Exit::Findings } else { Exit::Ok })

@@ -8,11 +8,13 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::{AnswerArg, KeepArgs};
 use jackin::face::dialog::{self, Tty};
 use jackin::face::driver::{self, Ctx};
-use jackin::protocol::records::InputRecord;
+use jackin::protocol::assessment::{Assessment, Verdict};
+use jackin::protocol::envelope::InputRecord;
+use jackin::protocol::records::Outcome;
 use jackin::state::config::configured_policy;
 use jackin::state::store::Store;
-use jackin::tools::assess::{AssessOptions, Assessment, Assessor};
-use jackin::tools::keep::{self, AnswerSource, Asked, ExitAction, Flags, Outcome, Ruling, Session};
+use jackin::tools::assess::{AssessOptions, Assessor};
+use jackin::tools::keep::{self, AnswerSource, Asked, ExitAction, Flags, Ruling, Session};
 
 fn main() {
     driver::main::<KeepArgs>(keep::TOOL, run)
@@ -116,8 +118,7 @@ fn ask(
         return Ok(Asked::Nobody);
     }
     if let Some(tty) = tty.get_or_insert_with(Tty::open) {
-        let clean_allowed =
-            session.assessment.verdict != jackin::tools::assess::Verdict::Unknown || flags.discard_unfinished;
+        let clean_allowed = session.assessment.verdict != Verdict::Unknown || flags.discard_unfinished;
         let with_diffs = || Assessor::new(AssessOptions { with_diff: true }).instance(store, &session.name, None);
         let outcome = dialog::ask(tty, &session.assessment, clean_allowed, &with_diffs)?;
         return Ok(Asked::Answered(outcome, AnswerSource::Dialog));

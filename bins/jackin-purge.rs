@@ -6,8 +6,8 @@ use jackin::base::parallel;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
-use jackin::protocol::records::{Identity, Purged, Removed};
-use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, PurgedReport, Purger, Selection};
+use jackin::protocol::records::{Identity, Purged, PurgedReport, Removed};
+use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, Purger, Selection};
 
 fn main() {
     driver::main::<PurgeArgs>("jackin-purge", run)

@@ -7,7 +7,8 @@ use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::RestoreArgs;
 use jackin::face::driver::{self, Ctx};
-use jackin::protocol::records::{Change, Identity, Record, Restored};
+use jackin::protocol::envelope::Record;
+use jackin::protocol::records::{Change, Identity, Restored};
 use jackin::state::continuity;
 use jackin::state::continuity::Continuity;
 use jackin::state::model::Manifest;
@@ -77,7 +78,8 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     if args.plan || args.dry_run {
         ctx.emit(&Restored {
             identity,
-            tier: plan.tier.unwrap_or(u8::MAX),
+            tier: plan.tier,
+            missing: plan.missing.clone(),
             actions: plan.steps.clone(),
             attach: restore::attach_argv(&manifest.docker.role_container),
             drift: plan.drift.clone(),
@@ -96,7 +98,7 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
         );
     }
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
-    let tier = plan.tier.unwrap_or_default();
+    let tier = plan.tier.expect("a ready plan has a tier");
     let actions = match restore::execute(&engine, &store, &name, &manifest, kept.recipe.as_ref(), &plan, waits) {
         Ok(actions) => actions,
         Err(e) => {
@@ -106,7 +108,15 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     };
     restore::mark_resumed(&store, &name, &manifest, tier)?;
     let attach = restore::attach_argv(&manifest.docker.role_container);
-    ctx.emit(&Restored { identity, tier, actions, attach: attach.clone(), drift: plan.drift.clone(), dry_run: false })?;
+    ctx.emit(&Restored {
+        identity,
+        tier: Some(tier),
+        missing: Vec::new(),
+        actions,
+        attach: attach.clone(),
+        drift: plan.drift.clone(),
+        dry_run: false,
+    })?;
     if args.exec {
         use std::os::unix::process::CommandExt;
         let error = std::process::Command::new(&attach[0]).args(&attach[1..]).exec();

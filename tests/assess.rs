@@ -115,7 +115,63 @@ fn renamed_file_is_dirty_with_its_old_name() {
     assert_eq!(a.verdict, "dirty");
     let m = &a.mounts[0];
     assert_eq!(files(m), [pair("R ", "GUIDE.md")]);
-    assert_eq!(m.files[0].from.as_deref(), Some("README.md"));
+    assert_eq!(m.files[0].orig_path.as_deref(), Some("README.md"));
+    assert_eq!(m.files[0].from.as_deref(), Some("README.md"), "schema 1 keeps the field's first name");
+}
+
+/// `git status --porcelain=v1 -uall`, one entry a line (`XY path` or `XY orig -> path`).
+fn git_status(dir: &std::path::Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain=v1", "-uall"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// The assessment's files in the same form.
+fn status_lines(mount: &Mount) -> Vec<String> {
+    let mut lines: Vec<String> = mount
+        .files
+        .iter()
+        .map(|f| match &f.orig_path {
+            Some(orig) => format!("{} {orig} -> {}", f.status, f.path),
+            None => format!("{} {}", f.status, f.path),
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Renames in the index, with and without later edits, beside a deletion and an untracked file
+/// that git does not pair: the files are exactly what `git status` prints.
+#[test]
+fn renames_are_listed_as_git_status_lists_them() {
+    let (home, inst, _) = worktree_setup();
+    let wt = inst.mount_path(0);
+    let body: String = (0..40).map(|i| format!("line {i} of a file long enough to be recognised\n")).collect();
+    for name in ["staged.txt", "edited.txt", "gone.txt", "docs/guide.txt"] {
+        commit_file(&wt, name, &format!("{name}\n{body}"), name);
+    }
+    git(&wt, &["mv", "staged.txt", "staged-moved.txt"]);
+    git(&wt, &["mv", "edited.txt", "edited-moved.txt"]);
+    fs::write(wt.join("edited-moved.txt"), format!("edited.txt\n{body}one more line\n")).unwrap();
+    fs::rename(wt.join("gone.txt"), wt.join("untracked-copy.txt")).unwrap();
+    git(&wt, &["mv", "docs/guide.txt", "guide.txt"]);
+
+    let a = assess(&home, &inst);
+    let m = &a.mounts[0];
+    let expected = git_status(&wt);
+    assert!(expected.iter().any(|l| l.starts_with("R  ") && l.contains(" -> ")), "{expected:?}");
+    assert_eq!(status_lines(m), expected);
+
+    let text = home.cmd("jackin-assess").arg(&inst.container).arg("--format=text").output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("\n    R  staged.txt -> staged-moved.txt\n"), "{text}");
+    assert!(text.contains("\n    R  docs/guide.txt -> guide.txt\n"), "{text}");
 }
 
 #[test]
@@ -401,9 +457,42 @@ fn all_and_id_prefixes_and_stdin_select_instances() {
     let piped = home.cmd("jackin-assess").arg("-").write_stdin(input).output().unwrap();
     assert!(piped.status.success());
     let recs = envelopes(&piped.stdout);
+    assert_eq!(recs[0].data::<Assessment>().identity.container_base, b.container);
+    assert_eq!(recs[1].data::<Orphan>().name, "x", "records that name no instance pass through");
     assert_eq!(recs.len(), 2);
-    assert_eq!(recs[0].data::<Orphan>().name, "x", "records that name no instance pass through");
-    assert_eq!(recs[1].data::<Assessment>().identity.container_base, b.container);
+}
+
+/// `jackin-assess -` keeps its input's order: each record it passes through stays between the
+/// assessments of the instances named before and after it, byte for byte (a CRLF line keeps its
+/// carriage return).
+#[test]
+fn stdin_records_keep_their_place_and_their_bytes() {
+    let mut home = Home::new();
+    let a = home.instance("aaaa1111", |_, _| Vec::new());
+    let b = home.instance("bbbb2222", |_, _| Vec::new());
+    let orphan = |name: &str| {
+        format!(r#"{{"schema_version":1,"type":"orphan","data":{{"kind":"network","name":"{name}","reason":"r"}}}}"#)
+    };
+    let change = |c: &str| json!({"schema_version":1,"type":"change","data":{"container_base": c}}).to_string();
+    let input = format!(
+        "{}\n{}\n{}\r\n{}\n{}\n{}\n",
+        orphan("first"),
+        change(&b.container),
+        orphan("second"),
+        change(&a.container),
+        change(&b.container),
+        orphan("third")
+    );
+    let out = home.cmd("jackin-assess").arg("-").write_stdin(input).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.split_inclusive('\n').collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    assert_eq!(lines[0], format!("{}\n", orphan("first")));
+    assert!(lines[1].contains(&format!(r#""type":"assessment","data":{{"container_base":"{}""#, b.container)));
+    assert_eq!(lines[2], format!("{}\r\n", orphan("second")));
+    assert!(lines[3].contains(&format!(r#""type":"assessment","data":{{"container_base":"{}""#, a.container)));
+    assert_eq!(lines[4], format!("{}\n", orphan("third")));
 }
 
 #[test]

@@ -9,11 +9,12 @@ use clap_complete::Shell;
 fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
+    for cmd in jackin::face::cli::man_commands() {
+        let name = cmd.get_name().to_owned();
+        files.push((root.join("man").join(format!("{name}.1")), man_page(cmd)));
+    }
     for mut cmd in jackin::face::cli::commands() {
         let name = cmd.get_name().to_owned();
-        let mut page = Vec::new();
-        clap_mangen::Man::new(cmd.clone()).render(&mut page).unwrap();
-        files.push((root.join("man").join(format!("{name}.1")), page));
         for (shell, file) in [
             (Shell::Bash, format!("{name}.bash")),
             (Shell::Zsh, format!("_{name}")),
@@ -25,6 +26,21 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
         }
     }
     files
+}
+
+/// clap_mangen's page with an EXIT STATUS section (man-pages(7)) before VERSION.
+fn man_page(cmd: clap::Command) -> Vec<u8> {
+    let exits = jackin::face::cli::exit_status(cmd.get_name());
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd).render(&mut page).unwrap();
+    let page = String::from_utf8(page).unwrap();
+    let mut section = String::from(".SH \"EXIT STATUS\"\n");
+    for usage in exits {
+        let meaning = usage.meaning().replace('\\', "\\e").replace('-', "\\-");
+        section.push_str(&format!(".TP\n\\fB{}\\fR\n{meaning}\n", usage.exit.code()));
+    }
+    let at = page.find(".SH VERSION").expect("clap_mangen renders a VERSION section");
+    format!("{}{section}{}", &page[..at], &page[at..]).into_bytes()
 }
 
 #[test]

@@ -111,7 +111,7 @@ fn launch_work_keep_resume_exit_clean_purge_leaves_nothing() {
         &format!("jackin-restore {c} --yes --format json"),
         &[("SECRET_TOKEN", "lifecycle-secret-9876")],
     ));
-    assert_eq!(resumed[0].data::<Restored>().tier, 2);
+    assert_eq!(resumed[0].data::<Restored>().tier, Some(2));
     assert_eq!(docker_quiet(&["exec", &c, "sh", "-c", "echo $SECRET_TOKEN"]).as_deref(), Some("lifecycle-secret-9876"));
     assert_eq!(docker_quiet(&["exec", &c, "cat", "/workspace/my-app/notes.md"]).as_deref(), Some("half done"));
 

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
-use common::records::{envelopes, records, Candidate, Restored};
+use common::records::{envelopes, records, Candidate, ErrorRecord, Restored};
 use common::{git, read_json, Home, Instance};
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
@@ -109,7 +109,7 @@ fn tier_1_starts_the_sidecar_when_healthy_then_the_container_and_rewrites_agent_
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rec = restored(&out.stdout);
-    assert_eq!(rec.tier, 1);
+    assert_eq!(rec.tier, Some(1));
     assert_eq!(rec.attach, ["docker", "attach", &inst.container]);
     assert!(rec.actions.iter().any(|a| a.contains("(healthy)")), "{:?}", rec.actions);
     assert!(fs::read_to_string(&agent_toml).unwrap().contains("agent-smith"), "agent.toml came back");
@@ -184,7 +184,7 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rec = restored(&out.stdout);
-    assert_eq!(rec.tier, 2);
+    assert_eq!(rec.tier, Some(2));
     assert_eq!(rec.drift, Vec::<String>::new());
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
     assert_eq!(
@@ -219,7 +219,7 @@ fn tier_2_uses_the_recorded_image_when_the_tag_has_moved() {
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rec = restored(&out.stdout);
-    assert_eq!(rec.tier, 2);
+    assert_eq!(rec.tier, Some(2));
     assert!(rec.drift[0].contains("moved"), "{rec:?}");
     assert_eq!(docker(&["inspect", "-f", "{{.Image}}", &inst.container]), recorded);
     assert!(docker_quiet(&["exec", &inst.container, "test", "-e", "/moved"]).is_none(), "the old image runs");
@@ -407,13 +407,13 @@ fn tier_3(mut home: Home, id: &str, url_of: impl FnOnce(&Path) -> String, env: &
     let plan = restore(&[&inst.container, "--plan"]);
     assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
     let planned = restored(&plan.stdout);
-    assert_eq!(planned.tier, 3);
+    assert_eq!(planned.tier, Some(3));
     assert!(planned.dry_run);
     assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "--plan builds nothing");
 
     let out = restore(&[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(restored(&out.stdout).tier, 3);
+    assert_eq!(restored(&out.stdout).tier, Some(3));
     assert_eq!(docker(&["exec", &inst.container, "cat", "/marker"]), "launched");
     assert_eq!(docker(&["image", "inspect", "-f", "{{index .Config.Labels \"jackin.role_git_sha\"}}", &image]), sha);
     docker(&["rm", "-f", &inst.container]);
@@ -522,7 +522,7 @@ fn a_running_session_is_tier_0_and_a_finished_one_is_refused() {
     let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(restored(&out.stdout).tier, 0);
+    assert_eq!(restored(&out.stdout).tier, Some(0));
     let store = store(&home);
     store
         .set_status(&InstanceName::parse(&inst.container).unwrap(), Status::CleanExited, "2026-11-29T11:00:00Z")
@@ -577,6 +577,16 @@ fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_comm
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let recs = envelopes(&out.stdout);
+    assert_eq!(recs.len(), 2);
+    let planned = recs[0].data::<Restored>();
+    assert_eq!(planned.tier, None, "no made-up tier: {planned:?}");
+    assert!(planned.missing[0].contains("no launch recipe"), "{planned:?}");
+    let error = recs[1].data::<ErrorRecord>();
+    assert!(error.dry_run, "a plan is a dry run, its error record too");
+    let text = home.cmd("jackin-restore").args([&inst.container, "--plan", "--format=text"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.starts_with(&format!("{} · cannot resume: no launch recipe", inst.container)), "{text}");
     let listed = restore(&home, &[]);
     let candidate = &records::<Candidate>(&listed.stdout)[0];
     assert!(!candidate.ready);

@@ -17,8 +17,44 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// Every code, in order.
+    pub const ALL: [Exit; 9] = [
+        Exit::Ok,
+        Exit::Findings,
+        Exit::Usage,
+        Exit::BadInput,
+        Exit::Unavailable,
+        Exit::Busy,
+        Exit::Partial,
+        Exit::Internal,
+        Exit::Interrupted,
+    ];
+
     pub fn code(self) -> i32 {
         self as i32
+    }
+
+    /// What the code means to a script, whichever tool ended with it (the EXIT STATUS of the
+    /// help and the man pages).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Ok => "done (also: nothing to do)",
+            Exit::Findings => "findings, only with --exit-code",
+            Exit::Usage => "usage: bad flags or arguments, or records expected on stdin but stdin is a terminal",
+            Exit::BadInput => {
+                "bad input: a line that is not JSON, a record without the envelope, a too-new schema_version"
+            }
+            Exit::Unavailable => {
+                "unavailable: the Docker engine, a git repository or the state directory cannot be reached, \
+                 or a state file is corrupt; nothing was changed"
+            }
+            Exit::Busy => "busy: a lock is held or the session is live; safe to retry later",
+            Exit::Partial => {
+                "partial: the run finished, but some instances failed or were refused (see the error records)"
+            }
+            Exit::Internal => "internal error (a bug)",
+            Exit::Interrupted => "interrupted",
+        }
     }
 
     /// An error that ends the run with this exit code.
@@ -95,6 +131,12 @@ mod tests {
         let err = Err::<(), _>(Exit::Busy.err("lock held")).context("updating the index").unwrap_err();
         assert_eq!(Exit::of(&err), Exit::Busy);
         assert_eq!(format!("{err:#}"), "updating the index: lock held");
+    }
+
+    #[test]
+    fn every_code_has_a_meaning_in_order() {
+        assert!(Exit::ALL.windows(2).all(|w| w[0] < w[1]));
+        assert!(Exit::ALL.iter().all(|e| !e.meaning().is_empty()));
     }
 
     #[test]

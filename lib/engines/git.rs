@@ -6,47 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use git2::{Oid, Repository, Status, StatusOptions};
-use serde::{Deserialize, Serialize};
 
-/// One changed file, with the two status letters of `git status --short` (index, work tree).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileChange {
-    pub status: String,
-    pub path: String,
-    /// The old path of a rename.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from: Option<String>,
-    /// The unified diff against HEAD (only with `--diff`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-}
-
-/// A ref whose commits a purge would destroy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UnpushedRef {
-    /// The full ref name (`refs/heads/…`, `refs/tags/…`) or `HEAD` for a detached HEAD.
-    #[serde(rename = "ref")]
-    pub name: String,
-    /// Commits reachable from this ref and from nothing that survives the purge.
-    pub commits: usize,
-    /// The branch's upstream (`origin/feature-x`), when it has one.
-    pub upstream: Option<String>,
-}
-
-impl UnpushedRef {
-    /// `feature/x`, `tag v1`, `detached HEAD`: the words the exit dialog shows.
-    pub fn display_name(&self) -> String {
-        if let Some(branch) = self.name.strip_prefix("refs/heads/") {
-            branch.to_owned()
-        } else if let Some(tag) = self.name.strip_prefix("refs/tags/") {
-            format!("tag {tag}")
-        } else if self.name == "HEAD" {
-            "detached HEAD".to_owned()
-        } else {
-            self.name.clone()
-        }
-    }
-}
+use crate::protocol::assessment::{FileChange, UnpushedRef};
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
 #[derive(Debug, Clone, Default)]
@@ -63,6 +24,8 @@ pub fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2:
         .recurse_untracked_dirs(true)
         .include_ignored(true)
         .recurse_ignored_dirs(false)
+        // Renames in the work tree are left out as git leaves them out: git pairs a deleted file
+        // with an untracked one only when the new file is intent-to-add, libgit2 with any.
         .renames_head_to_index(true);
     let statuses = repo.statuses(Some(&mut options))?;
     let mut state = WorkState::default();
@@ -72,20 +35,23 @@ pub fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2:
             state.ignored += 1;
             continue;
         }
-        let rename = entry
-            .head_to_index()
-            .filter(|_| status.is_index_renamed())
-            .and_then(|delta| Some((path_text(delta.old_file().path()?), path_text(delta.new_file().path()?))));
-        let (path, from) = match rename {
-            Some((old, new)) => (new, Some(old)),
+        let (path, orig_path) = match renamed(&entry) {
+            Some((orig, path)) => (path, Some(orig)),
             None => (String::from_utf8_lossy(entry.path_bytes()).into_owned(), None),
         };
-        state.files.push(FileChange { status: status_letters(status), path, from, diff: None });
+        state.files.push(FileChange { status: status_letters(status), path, orig_path, diff: None });
     }
     if with_diff {
         attach_diffs(repo, &mut state.files)?;
     }
     Ok(state)
+}
+
+/// The original and the current path of a rename in the index (`git mv`), as `git status`
+/// pairs them.
+fn renamed(entry: &git2::StatusEntry) -> Option<(String, String)> {
+    let delta = entry.head_to_index().filter(|_| entry.status().is_index_renamed())?;
+    Some((path_text(delta.old_file().path()?), path_text(delta.new_file().path()?)))
 }
 
 fn path_text(path: &Path) -> String {
@@ -154,8 +120,8 @@ fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2:
     }
     for file in files {
         let mut text = by_path.remove(&file.path).unwrap_or_default();
-        if let Some(from) = &file.from {
-            text.push_str(&by_path.remove(from).unwrap_or_default());
+        if let Some(orig) = &file.orig_path {
+            text.push_str(&by_path.remove(orig).unwrap_or_default());
         }
         file.diff = Some(text);
     }

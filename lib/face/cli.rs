@@ -6,20 +6,100 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
 
+use crate::base::exit::Exit;
 use crate::state::select::{check_arg, Unresolved};
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0    done (also: nothing to do)
-  1    findings, only with --exit-code
-  2    usage: bad flags or arguments, or records expected on stdin but stdin is a terminal
-  3    bad input: a line that is not JSON, a record without the envelope, a too-new schema_version
-  4    unavailable: the Docker engine, a git repository or the state directory cannot be reached,
-       or a state file is corrupt; nothing was changed
-  5    busy: a lock is held or the session is live; safe to retry later
-  6    partial: the run finished, but some instances failed or were refused (see the error records)
-  7    internal error (a bug)
-  130  interrupted";
+/// A code a tool can end with, and what it adds to the code's meaning for this tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitUse {
+    pub exit: Exit,
+    pub note: Option<&'static str>,
+}
+
+const fn plain(exit: Exit) -> ExitUse {
+    ExitUse { exit, note: None }
+}
+
+const fn noted(exit: Exit, note: &'static str) -> ExitUse {
+    ExitUse { exit, note: Some(note) }
+}
+
+/// assess and reconcile: every code; 1 with `--exit-code`.
+const SOURCE_EXITS: &[ExitUse] = &[
+    plain(Exit::Ok),
+    plain(Exit::Findings),
+    plain(Exit::Usage),
+    plain(Exit::BadInput),
+    plain(Exit::Unavailable),
+    plain(Exit::Busy),
+    plain(Exit::Partial),
+    plain(Exit::Internal),
+    plain(Exit::Interrupted),
+];
+
+/// purge and restore have no `--exit-code`.
+const ACTING_EXITS: &[ExitUse] = &[
+    plain(Exit::Ok),
+    plain(Exit::Usage),
+    plain(Exit::BadInput),
+    plain(Exit::Unavailable),
+    plain(Exit::Busy),
+    plain(Exit::Partial),
+    plain(Exit::Internal),
+    plain(Exit::Interrupted),
+];
+
+const KEEP_EXITS: &[ExitUse] = &[
+    plain(Exit::Ok),
+    noted(Exit::Usage, "pipe assessment records into it"),
+    noted(Exit::BadInput, "nothing was changed"),
+    noted(Exit::Unavailable, "also when a config file does not parse"),
+    noted(Exit::Busy, "a live session (its role container runs) is not touched"),
+    plain(Exit::Partial),
+    plain(Exit::Internal),
+    noted(Exit::Interrupted, "nothing was changed"),
+];
+
+/// The codes the tool named `tool` can end with: its EXIT STATUS.
+pub fn exit_status(tool: &str) -> &'static [ExitUse] {
+    match tool {
+        "jackin-keep" => KEEP_EXITS,
+        "jackin-purge" | "jackin-restore" => ACTING_EXITS,
+        _ => SOURCE_EXITS,
+    }
+}
+
+impl ExitUse {
+    /// The code's meaning, with this tool's note.
+    pub fn meaning(&self) -> String {
+        match self.note {
+            Some(note) => format!("{}; {note}", self.exit.meaning()),
+            None => self.exit.meaning().to_owned(),
+        }
+    }
+}
+
+/// The EXIT STATUS block of `--help`: one code a line, wrapped under its meaning.
+fn exit_status_help(uses: &[ExitUse]) -> String {
+    const WIDTH: usize = 79;
+    const INDENT: &str = "       ";
+    let mut out = String::from("Exit status:");
+    for usage in uses {
+        let mut line = format!("  {:<4} ", usage.exit.code());
+        for word in usage.meaning().split(' ') {
+            if line.len() + word.len() > WIDTH && line.len() > INDENT.len() {
+                out.push('\n');
+                out.push_str(line.trim_end());
+                line = INDENT.to_owned();
+            }
+            line.push_str(word);
+            line.push(' ');
+        }
+        out.push('\n');
+        out.push_str(line.trim_end());
+    }
+    out
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -58,6 +138,11 @@ pub struct CommonArgs {
 /// Every tool's arguments expose the common flags to the driver.
 pub trait ToolArgs: Parser {
     fn common(&self) -> &CommonArgs;
+
+    /// Whether this run changes nothing (`--dry-run`, or restore's `--plan`).
+    fn dry_run(&self) -> bool {
+        false
+    }
 }
 
 /// What would a purge of these sessions destroy that exists nowhere else?
@@ -70,7 +155,7 @@ pub trait ToolArgs: Parser {
 or clone) it lists the dirty files, the commits that no surviving ref reaches, and the stashes that \
 live only in a clone, and gives a verdict: clean, dirty, unpushed or unknown (cannot verify; treated \
 as at risk). It never writes anything. Its assessment records feed jackin-keep and jackin-purge.",
-    after_help = EXIT_CODES,
+    after_help = exit_status_help(SOURCE_EXITS),
 )]
 pub struct AssessArgs {
     /// Instances to assess: container name, instance id or a unique id prefix of 4+ characters;
@@ -148,20 +233,7 @@ What each outcome does:
 
 A session whose role container still runs is live: nothing is changed
 for it (exit 5) unless --stop is given. Ctrl-C in the dialog changes
-nothing (exit 130).
-
-Exit codes:
-  0    done (also: nothing to do)
-  2    usage: bad flags, or stdin is a terminal (pipe assessment
-       records into it)
-  3    bad input: a line that is not a record; nothing was changed
-  4    unavailable: the Docker engine or the jackin home cannot be
-       reached, or a config file does not parse; nothing was changed
-  5    busy: a session is live (its role container runs); it was not
-       touched
-  6    partial: some sessions failed (see the error records)
-  7    internal error (a bug)
-  130  interrupted: nothing was changed";
+nothing (exit 130).";
 
 /// Applies the exit policy to assessed sessions: keep them to resume later, or mark them for
 /// clean-up.
@@ -174,8 +246,8 @@ Exit codes:
 to each session: keep it (free Docker, keep everything resuming needs), mark it clean_exited for \
 jackin-purge, or return to the agent. Writes one decision record per session; other records pass \
 through unchanged. The ask dialog runs on the terminal (/dev/tty), never on stdin.",
-    after_help = "Typical use: jackin-assess \"$C\" | jackin-keep | jackin-purge\n\nThe policy table and the exit codes: --help.",
-    after_long_help = EXIT_POLICY,
+    after_help = "Typical use: jackin-assess \"$C\" | jackin-keep | jackin-purge\n\nThe policy table and the exit status: --help.",
+    after_long_help = format!("{EXIT_POLICY}\n\n{}", exit_status_help(KEEP_EXITS)),
 )]
 pub struct KeepArgs {
     /// Override the configured exit policy (discard means clean)
@@ -225,7 +297,7 @@ index (rows restored from manifests, rows of vanished instances dropped, an unpa
 aside and rebuilt), reports orphans for jackin-purge, and captures the launch recipe of every \
 running session that has none yet. Only jackin's own ten status strings are ever written. With \
 the Docker engine unreachable it changes nothing and exits 4.",
-    after_help = EXIT_CODES,
+    after_help = exit_status_help(SOURCE_EXITS),
 )]
 pub struct ReconcileArgs {
     /// Instances to reconcile: container name, instance id or a unique id prefix of 4+
@@ -254,11 +326,19 @@ impl ToolArgs for KeepArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
     }
+
+    fn dry_run(&self) -> bool {
+        self.dry_run
+    }
 }
 
 impl ToolArgs for ReconcileArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
+    }
+
+    fn dry_run(&self) -> bool {
+        self.dry_run
     }
 }
 
@@ -277,7 +357,7 @@ recreate network, volume, sidecar and container from the launch recipe captured 
 Tier 3: the image is gone too; rebuild it from the role's source at exactly the recorded commit, then \
 tier 2. Secrets are resolved from this process's environment or 1Password at resume time and never \
 written to disk. A failed resume never deletes anything.",
-    after_help = EXIT_CODES,
+    after_help = exit_status_help(ACTING_EXITS),
 )]
 pub struct RestoreArgs {
     /// The session to resume: container name, instance id or a unique id prefix of 4+ characters
@@ -332,6 +412,10 @@ impl ToolArgs for RestoreArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
     }
+
+    fn dry_run(&self) -> bool {
+        self.plan || self.dry_run
+    }
 }
 
 /// The one program that deletes a finished session, in a crash-safe order.
@@ -346,7 +430,7 @@ first), stamps a terminal status, removes the Docker resources, the worktree reg
 scratch branches, the data and socket directories, the name lock and the index row. A rerun after a \
 crash at any step finishes the job. Without INSTANCE or a selection flag it reads records on stdin: \
 each decision with outcome clean and each orphan is acted on, every other record passes through.",
-    after_help = EXIT_CODES,
+    after_help = exit_status_help(ACTING_EXITS),
 )]
 pub struct PurgeArgs {
     /// Instances to purge: container name, instance id or a unique id prefix of 4+ characters
@@ -398,6 +482,10 @@ impl ToolArgs for PurgeArgs {
     fn common(&self) -> &CommonArgs {
         &self.common
     }
+
+    fn dry_run(&self) -> bool {
+        self.dry_run
+    }
 }
 
 /// An INSTANCE argument that could name an instance at all, checked before anything is looked up:
@@ -414,7 +502,19 @@ fn instance_or_stdin(arg: &str) -> Result<String, Unresolved> {
     instance(arg)
 }
 
-/// Every tool's command, for the man pages and completions.
+/// Every tool's command as its man page shows it: the exit status is left to its own section
+/// ([`exit_status`]), so the text after the options is only keep's policy table.
+pub fn man_commands() -> Vec<clap::Command> {
+    commands()
+        .into_iter()
+        .map(|cmd| {
+            let policy = (cmd.get_name() == "jackin-keep").then_some(EXIT_POLICY);
+            cmd.after_help(None::<&str>).after_long_help(policy)
+        })
+        .collect()
+}
+
+/// Every tool's command, for `--help` and the completions.
 pub fn commands() -> Vec<clap::Command> {
     vec![
         AssessArgs::command(),

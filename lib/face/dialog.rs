@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 
 use crate::base::exit::Exit;
-use crate::tools::assess::Assessment;
-use crate::tools::keep::Outcome;
+use crate::protocol::assessment::Assessment;
+use crate::protocol::records::Outcome;
 
 /// The controlling terminal, opened for the dialog.
 pub struct Tty {
@@ -156,7 +156,7 @@ pub fn ask(
 /// Per mount: the changed files with their status letters, each unpushed ref with "N commits
 /// ahead of <upstream>" or "no upstream", stashes, and why a mount cannot be verified.
 fn work_lines(assessment: &Assessment) -> String {
-    let text = crate::protocol::records::Record::text(assessment);
+    let text = crate::protocol::envelope::Record::text(assessment);
     // The first line repeats the name; the summary is worth keeping.
     match text.split_once('\n') {
         Some((_, rest)) => format!("  {}\n{rest}", assessment.summary),

@@ -9,7 +9,8 @@ use anyhow::Result;
 
 use crate::base::exit::{is_broken_pipe, Exit};
 use crate::face::cli::{CommonArgs, Format, ToolArgs};
-use crate::protocol::records::{self, ErrorRecord, InputRecord, Record};
+use crate::protocol::envelope::{self, InputRecord, Record};
+use crate::protocol::records::ErrorRecord;
 use crate::state::select::{Catalog, Unresolved};
 use crate::state::store::{Roots, Store};
 
@@ -28,6 +29,7 @@ pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit
         }
     };
     let mut ctx = Ctx::new(tool, args.common());
+    ctx.dry_run = args.dry_run();
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| run(args, &mut ctx)));
     let exit = match outcome {
         Ok(Ok(exit)) => ctx.final_exit(exit),
@@ -50,6 +52,8 @@ pub struct Ctx {
     pub format: OutputFormat,
     pub quiet: bool,
     pub verbose: u8,
+    /// A dry run: every record says so, `error` records included.
+    pub dry_run: bool,
     common: CommonArgs,
     failures: usize,
     out: Box<dyn Write>,
@@ -88,6 +92,7 @@ impl Ctx {
             format,
             quiet: common.quiet,
             verbose: common.verbose,
+            dry_run: false,
             common: common.clone(),
             failures: 0,
             out,
@@ -124,7 +129,7 @@ impl Ctx {
 
     pub fn emit<R: Record>(&mut self, record: &R) -> Result<()> {
         let line = match self.format {
-            OutputFormat::Json => records::to_line(record)?,
+            OutputFormat::Json => envelope::to_line(record)?,
             OutputFormat::Text => record.text(),
         };
         self.line(&line)
@@ -142,7 +147,7 @@ impl Ctx {
     /// pipe reads keep's decision as keep would have printed it), any other as its JSON line.
     pub fn pass_through(&mut self, record: &InputRecord) -> Result<()> {
         let text = match self.format {
-            OutputFormat::Text => text_of(record),
+            OutputFormat::Text => crate::protocol::text_of(record),
             OutputFormat::Json => None,
         };
         let line = text.unwrap_or_else(|| record.line.clone());
@@ -167,12 +172,18 @@ impl Ctx {
             Some(c) => self.say(format_args!("error: {c}: {error:#}")),
             None => self.say(format_args!("error: {error:#}")),
         }
-        self.emit(&ErrorRecord {
+        self.emit(&self.error_record(container_base, code, format!("{error:#}")))
+    }
+
+    /// The `error` record this run writes about `container_base` (or the run, without one).
+    pub fn error_record(&self, container_base: Option<&str>, code: &str, message: String) -> ErrorRecord {
+        ErrorRecord {
             tool: self.tool.to_owned(),
             container_base: container_base.map(str::to_owned),
             code: code.to_owned(),
-            message: format!("{error:#}"),
-        })
+            message,
+            dry_run: self.dry_run,
+        }
     }
 
     /// A line on the diagnostics stream, after the tool's name; a failing stderr is ignored,
@@ -202,8 +213,13 @@ impl Ctx {
                 Exit::Usage.err(format_args!("records expected on stdin, but stdin is a terminal\n  hint: {hint}"))
             );
         }
-        records::read_all(stdin.lock())
-            .map_err(|e| if Exit::of(&e) == Exit::BadInput { e } else { Exit::BadInput.wrap(e) })
+        envelope::read_all(stdin.lock()).map_err(|e| {
+            if Exit::of(&e) == Exit::BadInput {
+                e
+            } else {
+                Exit::BadInput.wrap(e)
+            }
+        })
     }
 
     /// The exit code of a finished run: 6 when instances failed and nothing worse happened.
@@ -213,27 +229,6 @@ impl Ctx {
         } else {
             exit
         }
-    }
-}
-
-/// The text form of a record of a type the tools write, if its data fits that type.
-fn text_of(record: &InputRecord) -> Option<String> {
-    use crate::protocol::records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Repair, Restored};
-    fn render<T: Record + serde::de::DeserializeOwned>(data: &serde_json::Value) -> Option<String> {
-        T::deserialize(data).ok().map(|typed| typed.text())
-    }
-    let data = &record.data;
-    match record.kind.as_str() {
-        crate::tools::assess::Assessment::TYPE => render::<crate::tools::assess::Assessment>(data),
-        Decision::TYPE => render::<Decision>(data),
-        Purged::TYPE => render::<Purged>(data),
-        Change::TYPE => render::<Change>(data),
-        Orphan::TYPE => render::<Orphan>(data),
-        Candidate::TYPE => render::<Candidate>(data),
-        Restored::TYPE => render::<Restored>(data),
-        Repair::TYPE => render::<Repair>(data),
-        ErrorRecord::TYPE => render::<ErrorRecord>(data),
-        _ => None,
     }
 }
 

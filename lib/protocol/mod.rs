@@ -1,3 +1,33 @@
-//! The wire format (protocol.md): every record the tools read and write, and its text rendering.
+//! The wire format (protocol.md): the envelope every JSON line carries, every record the tools
+//! read and write, and its text rendering.
 
+pub mod assessment;
+pub mod envelope;
 pub mod records;
+
+use serde::de::DeserializeOwned;
+
+use assessment::Assessment;
+use envelope::{InputRecord, Record};
+use records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Repair, Restored};
+
+/// The text form of an input record of a type the tools write, if its data fits that type: a
+/// record passed through to a person reads as the tool that wrote it would have printed it.
+pub fn text_of(record: &InputRecord) -> Option<String> {
+    fn render<T: Record + DeserializeOwned>(data: &serde_json::Value) -> Option<String> {
+        T::deserialize(data).ok().map(|typed| typed.text())
+    }
+    let data = &record.data;
+    match record.kind.as_str() {
+        Assessment::TYPE => render::<Assessment>(data),
+        Decision::TYPE => render::<Decision>(data),
+        Purged::TYPE => render::<Purged>(data),
+        Change::TYPE => render::<Change>(data),
+        Orphan::TYPE => render::<Orphan>(data),
+        Candidate::TYPE => render::<Candidate>(data),
+        Restored::TYPE => render::<Restored>(data),
+        Repair::TYPE => render::<Repair>(data),
+        ErrorRecord::TYPE => render::<ErrorRecord>(data),
+        _ => None,
+    }
+}

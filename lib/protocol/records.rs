@@ -1,105 +1,13 @@
-//! The record protocol (protocol.md): one envelope on every JSON line, typed data per record,
-//! and a reader that passes what it does not handle through byte for byte.
+//! The records each tool writes (protocol.md, "Record types") other than the assessment, and
+//! their text renderings.
 
-use std::io::BufRead;
-
-use anyhow::{Context, Result};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::base::exit::Exit;
+use crate::protocol::assessment::Verdict;
+use crate::protocol::envelope::Record;
+use crate::state::config::Policy;
 use crate::state::model::{IndexRow, Manifest};
-
-pub const SCHEMA_VERSION: u64 = 1;
-
-/// A record's data, with the type name it travels under and its human rendering.
-pub trait Record: Serialize {
-    const TYPE: &'static str;
-    /// The text format: for people, continuity words first.
-    fn text(&self) -> String;
-}
-
-#[derive(Serialize)]
-struct Envelope<'a, T> {
-    schema_version: u64,
-    #[serde(rename = "type")]
-    kind: &'a str,
-    data: &'a T,
-}
-
-/// One compact JSON line, without the newline.
-pub fn to_line<R: Record>(record: &R) -> Result<String> {
-    Ok(serde_json::to_string(&Envelope { schema_version: SCHEMA_VERSION, kind: R::TYPE, data: record })?)
-}
-
-/// A checked input line. `line` is the exact text read, so a pass-through is byte for byte.
-#[derive(Debug, Clone)]
-pub struct InputRecord {
-    pub line: String,
-    pub line_no: usize,
-    pub kind: String,
-    pub data: Value,
-}
-
-impl InputRecord {
-    /// The typed data of a record this tool handles; a record of a known type whose data does
-    /// not fit is bad input like any other malformed line.
-    pub fn parse<T: DeserializeOwned>(&self) -> Result<T> {
-        serde_json::from_value(self.data.clone())
-            .map_err(|e| Exit::BadInput.err(format_args!("line {}: bad {} record: {e}", self.line_no, self.kind)))
-    }
-
-    /// The instance a record is about, if it names one.
-    pub fn container_base(&self) -> Option<&str> {
-        self.data.get("container_base").and_then(Value::as_str)
-    }
-}
-
-/// Reads and checks every line before anything acts on one: a single bad line is exit 3 and the
-/// caller has changed nothing. Empty lines are skipped.
-pub fn read_all(input: impl BufRead) -> Result<Vec<InputRecord>> {
-    let mut records = Vec::new();
-    for (i, line) in input.split(b'\n').enumerate() {
-        let line_no = i + 1;
-        let bytes = line.context("reading records from stdin")?;
-        let line =
-            String::from_utf8(bytes).map_err(|_| Exit::BadInput.err(format_args!("line {line_no}: not UTF-8")))?;
-        let line = line.strip_suffix('\r').map(str::to_owned).unwrap_or(line);
-        if line.trim().is_empty() {
-            continue;
-        }
-        records.push(check_line(line, line_no)?);
-    }
-    Ok(records)
-}
-
-fn check_line(line: String, line_no: usize) -> Result<InputRecord> {
-    let bad = |why: &str| Exit::BadInput.err(format_args!("line {line_no}: {why}"));
-    let value: Value = serde_json::from_str(&line).map_err(|e| bad(&format!("not JSON: {e}")))?;
-    let Value::Object(mut envelope) = value else { return Err(bad("not a record (expected a JSON object)")) };
-    let version = match envelope.get("schema_version") {
-        Some(v) => v.as_u64().ok_or_else(|| bad("schema_version is not a positive integer"))?,
-        None => return Err(bad("not a record: no schema_version")),
-    };
-    if version == 0 {
-        return Err(bad("schema_version 0 does not exist"));
-    }
-    if version > SCHEMA_VERSION {
-        return Err(bad(&format!(
-            "schema_version {version} is newer than this tool understands ({SCHEMA_VERSION}); upgrade the jackin tools"
-        )));
-    }
-    let kind = match envelope.get("type") {
-        Some(Value::String(kind)) if !kind.is_empty() => kind.clone(),
-        _ => return Err(bad("not a record: no type")),
-    };
-    let data = match envelope.remove("data") {
-        Some(data @ Value::Object(_)) => data,
-        _ => return Err(bad("not a record: data is not an object")),
-    };
-    Ok(InputRecord { line, line_no, kind, data })
-}
 
 /// Instance identity: the fields every per-instance record starts with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,14 +69,17 @@ pub struct ErrorRecord {
     pub container_base: Option<String>,
     pub code: String,
     pub message: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
 }
 
 impl Record for ErrorRecord {
     const TYPE: &'static str = "error";
     fn text(&self) -> String {
+        let dry = if self.dry_run { " (dry run)" } else { "" };
         match &self.container_base {
-            Some(c) => format!("{c} · error · {}", self.message),
-            None => format!("error · {}", self.message),
+            Some(c) => format!("{c} · error · {}{dry}", self.message),
+            None => format!("error · {}{dry}", self.message),
         }
     }
 }
@@ -177,19 +88,37 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// What jackin-keep decided for a session: the three answers of the exit policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Keep,
+    Clean,
+    Return,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Keep => "keep",
+            Outcome::Clean => "clean",
+            Outcome::Return => "return",
+        }
+    }
+}
+
 /// `decision`: what jackin-keep decided for one assessed instance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     #[serde(flatten)]
     pub identity: Identity,
-    /// `keep`, `clean` or `return`.
-    pub outcome: String,
-    /// The policy that applied: `ask`, `keep` or `clean`.
-    pub policy: String,
+    pub outcome: Outcome,
+    /// The policy that applied.
+    pub policy: Policy,
     /// Why, in a word or two: `clean session`, `dirty`, `operator keep`, `policy keep`, …
     pub reason: String,
     /// The assessment's verdict the decision was taken on.
-    pub verdict: String,
+    pub verdict: Verdict,
     /// A clean outcome chosen over work at risk: purge quarantines that work before deleting.
     #[serde(default)]
     pub discard_unfinished: bool,
@@ -204,7 +133,13 @@ impl Record for Decision {
     const TYPE: &'static str = "decision";
     fn text(&self) -> String {
         let dry = if self.dry_run { " (dry run)" } else { "" };
-        format!("{} · {} · {} ({} policy){dry}", self.identity.container_base, self.outcome, self.reason, self.policy)
+        format!(
+            "{} · {} · {} ({} policy){dry}",
+            self.identity.container_base,
+            self.outcome.as_str(),
+            self.reason,
+            self.policy.as_str()
+        )
     }
 }
 
@@ -246,6 +181,31 @@ impl Record for Purged {
             line.push_str(" (dry run)");
         }
         line
+    }
+}
+
+/// `purged` with the text format listing what went and how much space came back.
+pub struct PurgedReport<'a>(pub &'a Purged);
+
+impl Serialize for PurgedReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl Record for PurgedReport<'_> {
+    const TYPE: &'static str = Purged::TYPE;
+    fn text(&self) -> String {
+        let p = self.0;
+        let verb = if p.dry_run { "would remove" } else { "removed" };
+        let mut out = p.text();
+        for r in &p.removed {
+            out.push_str(&format!("\n  {verb} {} {}", r.kind.replace('_', " "), r.name));
+        }
+        if p.removed.is_empty() {
+            out.push_str("\n  nothing left to remove");
+        }
+        out
     }
 }
 
@@ -321,12 +281,16 @@ impl Record for Candidate {
     }
 }
 
-/// `restored`: a session resumed.
+/// `restored`: a session resumed, or (`dry_run`) the plan for resuming it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Restored {
     #[serde(flatten)]
     pub identity: Identity,
-    pub tier: u8,
+    /// 0–3; `None` only in a plan that cannot resume, whose `missing` says why.
+    pub tier: Option<u8>,
+    /// What prevents the resume (a plan only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
     pub actions: Vec<String>,
     /// The argv that reconnects to the session.
     pub attach: Vec<String>,
@@ -338,8 +302,16 @@ pub struct Restored {
 impl Record for Restored {
     const TYPE: &'static str = "restored";
     fn text(&self) -> String {
+        let Some(tier) = self.tier else {
+            return format!("{} · cannot resume: {}", self.identity.container_base, self.missing.join("; "));
+        };
         let dry = if self.dry_run { "would resume" } else { "resumed" };
-        format!("{} · {dry} (tier {}) · attach: {}", self.identity.container_base, self.tier, self.attach.join(" "))
+        let mut line =
+            format!("{} · {dry} (tier {tier}) · attach: {}", self.identity.container_base, self.attach.join(" "));
+        if !self.missing.is_empty() {
+            line.push_str(&format!(" · not ready: {}", self.missing.join("; ")));
+        }
+        line
     }
 }
 
@@ -356,51 +328,6 @@ pub fn human_bytes(bytes: u64) -> String {
         format!("{bytes} B")
     } else {
         format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn read(text: &str) -> Result<Vec<InputRecord>> {
-        read_all(text.as_bytes())
-    }
-
-    #[test]
-    fn unknown_types_keep_their_exact_bytes() {
-        let line = r#"{"schema_version":1,"type":"future" ,"data":{"z":1,"a":[ 2 ]}}"#;
-        let records = read(&format!("{line}\n\n")).unwrap();
-        assert_eq!(records.len(), 1);
-        assert_eq!(records[0].line, line);
-        assert_eq!(records[0].kind, "future");
-    }
-
-    #[test]
-    fn bad_lines_are_exit_3_with_the_line_number() {
-        for text in [
-            "not json",
-            "[1,2]",
-            r#"{"type":"assessment","data":{}}"#,
-            r#"{"schema_version":2,"type":"assessment","data":{}}"#,
-            r#"{"schema_version":"1","type":"assessment","data":{}}"#,
-            r#"{"schema_version":1,"data":{}}"#,
-            r#"{"schema_version":1,"type":"x","data":3}"#,
-        ] {
-            let input = format!("{}\n{text}\n", r#"{"schema_version":1,"type":"ok","data":{}}"#);
-            let err = read(&input).unwrap_err();
-            assert_eq!(Exit::of(&err), Exit::BadInput, "{text}");
-            assert!(format!("{err:#}").starts_with("line 2: "), "{err:#}");
-        }
-    }
-
-    #[test]
-    fn envelope_is_first_and_compact() {
-        let rec = ErrorRecord { tool: "t".into(), container_base: None, code: "c".into(), message: "m".into() };
-        assert_eq!(
-            to_line(&rec).unwrap(),
-            r#"{"schema_version":1,"type":"error","data":{"tool":"t","container_base":null,"code":"c","message":"m"}}"#
-        );
     }
 }
 
@@ -427,5 +354,68 @@ impl Record for Repair {
     fn text(&self) -> String {
         let dry = if self.dry_run { " (dry run)" } else { "" };
         format!("{} · {} · {}{dry}", self.name, self.kind.replace('_', " "), self.reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::envelope::to_line;
+
+    fn identity() -> Identity {
+        Identity {
+            container_base: "jk-k7p9m2xq-app".into(),
+            instance_id: "k7p9m2xq".into(),
+            workspace_name: None,
+            workspace_label: "app".into(),
+            role_key: "r".into(),
+            agent_runtime: "claude".into(),
+        }
+    }
+
+    #[test]
+    fn a_decision_writes_its_enums_as_the_words_of_the_protocol() {
+        let decision = Decision {
+            identity: identity(),
+            outcome: Outcome::Return,
+            policy: Policy::Ask,
+            reason: "operator return".into(),
+            verdict: Verdict::Unpushed,
+            discard_unfinished: false,
+            status: None,
+            dry_run: false,
+        };
+        let line = to_line(&decision).unwrap();
+        assert!(line.contains(r#""outcome":"return","policy":"ask","reason":"operator return","verdict":"unpushed""#));
+        let data: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(serde_json::from_value::<Decision>(data["data"].clone()).unwrap(), decision);
+    }
+
+    #[test]
+    fn an_error_in_a_dry_run_says_so() {
+        let error = ErrorRecord {
+            tool: "t".into(),
+            container_base: None,
+            code: "c".into(),
+            message: "m".into(),
+            dry_run: true,
+        };
+        assert!(to_line(&error).unwrap().ends_with(r#""message":"m","dry_run":true}}"#));
+        assert_eq!(error.text(), "error · m (dry run)");
+    }
+
+    #[test]
+    fn a_plan_without_a_tier_says_why() {
+        let plan = Restored {
+            identity: identity(),
+            tier: None,
+            missing: vec!["no launch recipe".into()],
+            actions: Vec::new(),
+            attach: vec!["docker".into()],
+            drift: Vec::new(),
+            dry_run: true,
+        };
+        assert!(to_line(&plan).unwrap().contains(r#""tier":null,"missing":["no launch recipe"]"#));
+        assert_eq!(plan.text(), "jk-k7p9m2xq-app · cannot resume: no launch recipe");
     }
 }

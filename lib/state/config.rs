@@ -3,12 +3,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::base::exit::Exit;
 
-/// The exit policy (lifecycle.md, "The exit policy"). jackin's `discard` is `Clean`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The exit policy (lifecycle.md, "The exit policy"). jackin's `discard` is `Clean`; a decision
+/// record carries the policy by the names of [`Policy::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Policy {
     Ask,
     Keep,

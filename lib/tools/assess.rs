@@ -1,191 +1,56 @@
-//! The assessment of an instance: per isolated mount, what a purge would destroy (lifecycle.md).
+//! Assessing an instance: per isolated mount, what a purge would destroy (lifecycle.md). The
+//! record it makes is the protocol's `assessment`.
 
 use std::path::Path;
 
-use anyhow::Result;
-use git2::Repository;
-use serde::{Deserialize, Serialize};
-
-use crate::engines::git::{self, FileChange, UnpushedRef};
-use crate::protocol::records::{Identity, Record};
+use crate::engines::git;
+use crate::protocol::assessment::{summary, Assessment, MountAssessment, Verdict};
+use crate::protocol::envelope::InputRecord;
+use crate::protocol::records::Identity;
 use crate::state::model::{IndexRow, IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::names::InstanceName;
+use crate::state::select::{self, Catalog, NamedByRecord, Target, Unresolved};
 use crate::state::store::Store;
+use anyhow::Result;
+use git2::Repository;
 
-/// How much a purge would destroy, in increasing order of worry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Clean,
-    Unpushed,
-    Dirty,
-    /// Cannot be observed: treated as at risk.
-    Unknown,
+/// One entry of `jackin-assess`'s output, in the order of its arguments and then of its input.
+pub enum Step<'a> {
+    /// The assessment of `targets[i]`.
+    Assess(usize),
+    /// A record read on stdin that names no instance: it keeps its place among the assessments.
+    PassThrough(&'a InputRecord),
+    /// An argument, or an instance a record named, that names no instance.
+    Unresolved(String, Unresolved),
 }
 
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Clean => "clean",
-            Verdict::Unpushed => "unpushed",
-            Verdict::Dirty => "dirty",
-            Verdict::Unknown => "unknown",
-        }
-    }
-
-    pub fn at_risk(self) -> bool {
-        self != Verdict::Clean
-    }
-}
-
-/// One isolated mount, as a purge would find it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MountAssessment {
-    pub mount_dst: String,
-    /// `worktree`, `clone`, or whatever a malformed record said.
-    pub isolation: String,
-    pub path: String,
-    pub verdict: Verdict,
-    #[serde(default)]
-    pub files: Vec<FileChange>,
-    #[serde(default)]
-    pub unpushed: Vec<UnpushedRef>,
-    #[serde(default)]
-    pub stashes: usize,
-    #[serde(default)]
-    pub ignored: usize,
-    #[serde(default)]
-    pub error: Option<String>,
-    /// The host repository the mount was made from.
-    #[serde(default)]
-    pub original_src: Option<String>,
-}
-
-impl MountAssessment {
-    fn unknown(mount_dst: String, isolation: String, path: String, why: String) -> Self {
-        MountAssessment {
-            mount_dst,
-            isolation,
-            path,
-            verdict: Verdict::Unknown,
-            files: Vec::new(),
-            unpushed: Vec::new(),
-            stashes: 0,
-            ignored: 0,
-            error: Some(why),
-            original_src: None,
-        }
-    }
-}
-
-/// The `assessment` record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Assessment {
-    #[serde(flatten)]
-    pub identity: Identity,
-    pub verdict: Verdict,
-    pub in_place: bool,
-    pub mounts: Vec<MountAssessment>,
-    pub summary: String,
-    pub assessed_at: String,
-    /// The instance's status when it was assessed.
-    #[serde(default)]
-    pub status: Option<String>,
-}
-
-impl Record for Assessment {
-    const TYPE: &'static str = "assessment";
-
-    fn text(&self) -> String {
-        let mut out = format!("{} · {}", self.identity.container_base, self.summary);
-        if self.in_place {
-            out.push_str(" · in place");
-        }
-        for mount in &self.mounts {
-            out.push_str(&format!("\n  {} ({}) · {}", mount.mount_dst, mount.isolation, mount.verdict.as_str()));
-            if let Some(error) = &mount.error {
-                out.push_str(&format!(": {error}"));
+/// What to assess and what to print in which order: the instances named on the command line,
+/// then, in input order, the records on stdin, each instance assessed once.
+pub fn plan<'a>(catalog: &Catalog, named: &[&String], records: &'a [InputRecord]) -> (Vec<Target>, Vec<Step<'a>>) {
+    let from_args = named.iter().map(|arg| NamedByRecord::Instance(arg.to_string()));
+    let mut targets: Vec<Target> = Vec::new();
+    let mut steps = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for entry in from_args.chain(select::named_by_records(records)) {
+        let arg = match entry {
+            NamedByRecord::PassThrough(record) => {
+                steps.push(Step::PassThrough(record));
+                continue;
             }
-            for file in &mount.files {
-                match &file.from {
-                    Some(from) => out.push_str(&format!("\n    {} {from} -> {}", file.status, file.path)),
-                    None => out.push_str(&format!("\n    {} {}", file.status, file.path)),
-                }
-                if let Some(diff) = &file.diff {
-                    for line in diff.lines() {
-                        out.push_str(&format!("\n      {line}"));
-                    }
-                }
-            }
-            for r in &mount.unpushed {
-                out.push_str(&format!("\n    {} · {}", r.display_name(), ahead_phrase(r)));
-            }
-            if mount.stashes > 0 {
-                out.push_str(&format!("\n    {} · only in this clone", plural(mount.stashes, "stash", "stashes")));
-            }
-            if mount.ignored > 0 {
-                out.push_str(&format!("\n    ({} ignored, not at risk)", mount.ignored));
-            }
-        }
-        out
-    }
-}
-
-/// "2 commits ahead of origin/feature-x" or "1 commit · no upstream".
-pub fn ahead_phrase(r: &UnpushedRef) -> String {
-    let commits = plural(r.commits, "commit", "commits");
-    match &r.upstream {
-        Some(upstream) => format!("{commits} ahead of {upstream}"),
-        None => format!("{commits} · no upstream"),
-    }
-}
-
-pub fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The human phrase: `clean`, `3 files dirty · 1 branch unpushed`, `cannot verify: <why>`.
-pub fn summary(mounts: &[MountAssessment]) -> String {
-    let unknown: Vec<&MountAssessment> = mounts.iter().filter(|m| m.verdict == Verdict::Unknown).collect();
-    if let Some(first) = unknown.first() {
-        let why = first.error.as_deref().unwrap_or("unknown");
-        let mut phrase = if mounts.len() > 1 && !first.mount_dst.is_empty() {
-            format!("cannot verify: {}: {why}", first.mount_dst)
-        } else {
-            format!("cannot verify: {why}")
+            NamedByRecord::Instance(arg) if seen.contains(&arg) => continue,
+            NamedByRecord::Instance(arg) => arg,
         };
-        if unknown.len() > 1 {
-            phrase.push_str(&format!(" (and {} more mounts)", unknown.len() - 1));
+        seen.push(arg.clone());
+        match catalog.resolve(&arg) {
+            Ok(target) if targets.iter().any(|t| t.name == target.name) => {}
+            Ok(target) => {
+                steps.push(Step::Assess(targets.len()));
+                targets.push(target);
+            }
+            Err(why) => steps.push(Step::Unresolved(arg, why)),
         }
-        return phrase;
     }
-    let files: usize = mounts.iter().map(|m| m.files.len()).sum();
-    let refs = || mounts.iter().flat_map(|m| &m.unpushed);
-    let branches = refs().filter(|r| r.name.starts_with("refs/heads/")).count();
-    let tags = refs().filter(|r| r.name.starts_with("refs/tags/")).count();
-    let detached = refs().filter(|r| r.name == "HEAD").count();
-    let stashes: usize = mounts.iter().map(|m| m.stashes).sum();
-    let mut parts = Vec::new();
-    if files > 0 {
-        parts.push(format!("{} dirty", plural(files, "file", "files")));
-    }
-    if branches > 0 {
-        parts.push(format!("{} unpushed", plural(branches, "branch", "branches")));
-    }
-    if tags > 0 {
-        parts.push(format!("{} unpushed", plural(tags, "tag", "tags")));
-    }
-    if detached > 0 {
-        parts.push("detached HEAD unpushed".to_owned());
-    }
-    if stashes > 0 {
-        parts.push(plural(stashes, "stash", "stashes"));
-    }
-    if parts.is_empty() {
-        "clean".to_owned()
-    } else {
-        parts.join(" · ")
-    }
+    (targets, steps)
 }
 
 #[derive(Debug, Clone, Copy, Default)]

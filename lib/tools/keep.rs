@@ -9,35 +9,18 @@ use serde_json::{json, Value};
 
 use crate::base::exit::Exit;
 use crate::engines::docker::{Engine, RunState};
-use crate::protocol::records::Decision;
+use crate::protocol::assessment::{Assessment, Verdict};
+use crate::protocol::records::{Decision, Outcome};
 use crate::state::config::Policy;
 use crate::state::continuity::{self, HistoryEntry, Kept};
 use crate::state::model::{DockerNames, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
-use crate::tools::assess::{Assessment, Verdict};
 
 pub const TOOL: &str = "jackin-keep";
 
 /// How long a running role container gets to stop when `--stop` is given.
 const STOP_GRACE: Duration = Duration::from_secs(10);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Keep,
-    Clean,
-    Return,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Keep => "keep",
-            Outcome::Clean => "clean",
-            Outcome::Return => "return",
-        }
-    }
-}
 
 /// Who answered the ask dialog's question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,10 +222,10 @@ pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
     };
     Decision {
         identity: session.assessment.identity.clone(),
-        outcome: ruling.outcome.as_str().to_owned(),
-        policy: session.policy.as_str().to_owned(),
+        outcome: ruling.outcome,
+        policy: session.policy,
         reason: ruling.reason.clone(),
-        verdict: session.assessment.verdict.as_str().to_owned(),
+        verdict: session.assessment.verdict,
         discard_unfinished: ruling.discard_unfinished,
         status,
         dry_run,

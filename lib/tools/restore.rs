@@ -9,13 +9,14 @@ use anyhow::{Context, Result};
 
 use crate::base::exit::Exit;
 use crate::engines::docker::{ContainerDetails, Engine};
-use crate::protocol::records::{Candidate, Identity, Record};
+use crate::protocol::assessment::Assessment;
+use crate::protocol::envelope::Record;
+use crate::protocol::records::{Candidate, Identity};
 use crate::state::continuity::{self, Continuity, HistoryEntry};
 use crate::state::model::{IsolationKind, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::recipe::{self, ContainerRecipe, LaunchRecipe};
 use crate::state::store::Store;
-use crate::tools::assess::Assessment;
 
 /// `--workspace`, `--role`, `--agent`, `--workdir`.
 #[derive(Debug, Clone, Default)]

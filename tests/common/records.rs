@@ -251,7 +251,10 @@ impl Record for Candidate {
 pub struct Restored {
     #[serde(flatten)]
     pub identity: Identity,
-    pub tier: u8,
+    /// `None` only in a plan that cannot resume; `missing` says why.
+    pub tier: Option<u8>,
+    #[serde(default)]
+    pub missing: Vec<String>,
     pub actions: Vec<String>,
     pub attach: Vec<String>,
     pub drift: Vec<String>,

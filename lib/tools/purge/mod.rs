@@ -15,16 +15,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use git2::{BranchType, Repository, WorktreePruneOptions};
-use serde::Serialize;
 
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
-use crate::protocol::records::{human_bytes, Decision, Identity, InputRecord, Orphan, Purged, Record, Removed};
+use crate::protocol::assessment::{Assessment, Verdict};
+use crate::protocol::envelope::{InputRecord, Record};
+use crate::protocol::records::{human_bytes, Decision, Identity, Orphan, Purged, Removed};
 use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::select::{Catalog, Target};
 use crate::state::store::{name_lock_held, PurgeMark, Store};
-use crate::tools::assess::{AssessOptions, Assessment, Assessor, Verdict};
+use crate::tools::assess::{AssessOptions, Assessor};
 
 /// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
 /// after that step, as a SIGKILL would stop it. Release builds compile it away.
@@ -105,7 +106,7 @@ pub fn plan_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> R
                 InstanceName::parse(&decision.identity.container_base).map_err(|e| {
                     Exit::BadInput.err(format_args!("line {}: bad decision record: {e:#}", record.line_no))
                 })?;
-                if decision.outcome != "clean" || decision.dry_run {
+                if decision.outcome != crate::protocol::records::Outcome::Clean || decision.dry_run {
                     items.push(Item::PassThrough(record));
                     continue;
                 }
@@ -720,31 +721,6 @@ impl NameClaim {
             }
             Err(e) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
         }
-    }
-}
-
-/// `purged` with the text format listing what went and how much space came back.
-pub struct PurgedReport<'a>(pub &'a Purged);
-
-impl Serialize for PurgedReport<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-impl Record for PurgedReport<'_> {
-    const TYPE: &'static str = Purged::TYPE;
-    fn text(&self) -> String {
-        let p = self.0;
-        let verb = if p.dry_run { "would remove" } else { "removed" };
-        let mut out = p.text();
-        for r in &p.removed {
-            out.push_str(&format!("\n  {verb} {} {}", r.kind.replace('_', " "), r.name));
-        }
-        if p.removed.is_empty() {
-            out.push_str("\n  nothing left to remove");
-        }
-        out
     }
 }
 

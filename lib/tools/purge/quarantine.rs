@@ -15,10 +15,10 @@ use serde::{Deserialize, Serialize};
 use super::bundle::{self, BundleContents};
 use super::remove;
 use crate::engines::git::HostRefs;
+use crate::protocol::assessment::{Assessment, MountAssessment};
 use crate::protocol::records::Identity;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
-use crate::tools::assess::{Assessment, MountAssessment};
 
 /// `receipt.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

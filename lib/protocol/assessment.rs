@@ -1,0 +1,262 @@
+//! The `assessment` record (protocol.md, "Record types"): per isolated mount, what a purge would
+//! destroy, and the phrases people read it in.
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::envelope::Record;
+use crate::protocol::records::Identity;
+
+/// How much a purge would destroy, in increasing order of worry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Clean,
+    Unpushed,
+    Dirty,
+    /// Cannot be observed: treated as at risk.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Clean => "clean",
+            Verdict::Unpushed => "unpushed",
+            Verdict::Dirty => "dirty",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
+    pub fn at_risk(self) -> bool {
+        self != Verdict::Clean
+    }
+}
+
+/// One isolated mount, as a purge would find it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MountAssessment {
+    pub mount_dst: String,
+    /// `worktree`, `clone`, or whatever a malformed record said.
+    pub isolation: String,
+    pub path: String,
+    pub verdict: Verdict,
+    #[serde(default)]
+    pub files: Vec<FileChange>,
+    #[serde(default)]
+    pub unpushed: Vec<UnpushedRef>,
+    #[serde(default)]
+    pub stashes: usize,
+    #[serde(default)]
+    pub ignored: usize,
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The host repository the mount was made from.
+    #[serde(default)]
+    pub original_src: Option<String>,
+}
+
+impl MountAssessment {
+    /// A mount that cannot be observed, and why.
+    pub fn unknown(mount_dst: String, isolation: String, path: String, why: String) -> Self {
+        MountAssessment {
+            mount_dst,
+            isolation,
+            path,
+            verdict: Verdict::Unknown,
+            files: Vec::new(),
+            unpushed: Vec::new(),
+            stashes: 0,
+            ignored: 0,
+            error: Some(why),
+            original_src: None,
+        }
+    }
+}
+
+/// The `assessment` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assessment {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub verdict: Verdict,
+    pub in_place: bool,
+    pub mounts: Vec<MountAssessment>,
+    pub summary: String,
+    pub assessed_at: String,
+    /// The instance's status when it was assessed.
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+impl Record for Assessment {
+    const TYPE: &'static str = "assessment";
+
+    fn text(&self) -> String {
+        let mut out = format!("{} · {}", self.identity.container_base, self.summary);
+        if self.in_place {
+            out.push_str(" · in place");
+        }
+        for mount in &self.mounts {
+            out.push_str(&format!("\n  {} ({}) · {}", mount.mount_dst, mount.isolation, mount.verdict.as_str()));
+            if let Some(error) = &mount.error {
+                out.push_str(&format!(": {error}"));
+            }
+            for file in &mount.files {
+                out.push_str(&format!("\n    {}", file.text()));
+                if let Some(diff) = &file.diff {
+                    for line in diff.lines() {
+                        out.push_str(&format!("\n      {line}"));
+                    }
+                }
+            }
+            for r in &mount.unpushed {
+                out.push_str(&format!("\n    {} · {}", r.display_name(), ahead_phrase(r)));
+            }
+            if mount.stashes > 0 {
+                out.push_str(&format!("\n    {} · only in this clone", plural(mount.stashes, "stash", "stashes")));
+            }
+            if mount.ignored > 0 {
+                out.push_str(&format!("\n    ({} ignored, not at risk)", mount.ignored));
+            }
+        }
+        out
+    }
+}
+
+/// "2 commits ahead of origin/feature-x" or "1 commit · no upstream".
+pub fn ahead_phrase(r: &UnpushedRef) -> String {
+    let commits = plural(r.commits, "commit", "commits");
+    match &r.upstream {
+        Some(upstream) => format!("{commits} ahead of {upstream}"),
+        None => format!("{commits} · no upstream"),
+    }
+}
+
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The human phrase: `clean`, `3 files dirty · 1 branch unpushed`, `cannot verify: <why>`.
+pub fn summary(mounts: &[MountAssessment]) -> String {
+    let unknown: Vec<&MountAssessment> = mounts.iter().filter(|m| m.verdict == Verdict::Unknown).collect();
+    if let Some(first) = unknown.first() {
+        let why = first.error.as_deref().unwrap_or("unknown");
+        let mut phrase = if mounts.len() > 1 && !first.mount_dst.is_empty() {
+            format!("cannot verify: {}: {why}", first.mount_dst)
+        } else {
+            format!("cannot verify: {why}")
+        };
+        if unknown.len() > 1 {
+            phrase.push_str(&format!(" (and {} more mounts)", unknown.len() - 1));
+        }
+        return phrase;
+    }
+    let files: usize = mounts.iter().map(|m| m.files.len()).sum();
+    let refs = || mounts.iter().flat_map(|m| &m.unpushed);
+    let branches = refs().filter(|r| r.name.starts_with("refs/heads/")).count();
+    let tags = refs().filter(|r| r.name.starts_with("refs/tags/")).count();
+    let detached = refs().filter(|r| r.name == "HEAD").count();
+    let stashes: usize = mounts.iter().map(|m| m.stashes).sum();
+    let mut parts = Vec::new();
+    if files > 0 {
+        parts.push(format!("{} dirty", plural(files, "file", "files")));
+    }
+    if branches > 0 {
+        parts.push(format!("{} unpushed", plural(branches, "branch", "branches")));
+    }
+    if tags > 0 {
+        parts.push(format!("{} unpushed", plural(tags, "tag", "tags")));
+    }
+    if detached > 0 {
+        parts.push("detached HEAD unpushed".to_owned());
+    }
+    if stashes > 0 {
+        parts.push(plural(stashes, "stash", "stashes"));
+    }
+    if parts.is_empty() {
+        "clean".to_owned()
+    } else {
+        parts.join(" · ")
+    }
+}
+
+/// One changed file, with the two status letters of `git status --short` (index, work tree).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "FileChangeWire", into = "FileChangeWire")]
+pub struct FileChange {
+    pub status: String,
+    pub path: String,
+    /// The path a renamed file had before, as `git status` shows it (`orig -> path`).
+    pub orig_path: Option<String>,
+    /// The unified diff against HEAD (only with `--diff`).
+    pub diff: Option<String>,
+}
+
+/// A file change as it travels. `from` was the first name of `orig_path`; schema 1 keeps writing
+/// it beside `orig_path` (renaming a field needs a new schema_version) and reads either.
+#[derive(Serialize, Deserialize)]
+struct FileChangeWire {
+    status: String,
+    path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    orig_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    diff: Option<String>,
+}
+
+impl From<FileChangeWire> for FileChange {
+    fn from(wire: FileChangeWire) -> Self {
+        FileChange { status: wire.status, path: wire.path, orig_path: wire.orig_path.or(wire.from), diff: wire.diff }
+    }
+}
+
+impl From<FileChange> for FileChangeWire {
+    fn from(file: FileChange) -> Self {
+        FileChangeWire {
+            status: file.status,
+            path: file.path,
+            from: file.orig_path.clone(),
+            orig_path: file.orig_path,
+            diff: file.diff,
+        }
+    }
+}
+
+impl FileChange {
+    /// `git status --short`'s line: `M  src/main.rs`, `R  old -> new`.
+    pub fn text(&self) -> String {
+        match &self.orig_path {
+            Some(orig) => format!("{} {orig} -> {}", self.status, self.path),
+            None => format!("{} {}", self.status, self.path),
+        }
+    }
+}
+
+/// A ref whose commits a purge would destroy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnpushedRef {
+    /// The full ref name (`refs/heads/…`, `refs/tags/…`) or `HEAD` for a detached HEAD.
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// Commits reachable from this ref and from nothing that survives the purge.
+    pub commits: usize,
+    /// The branch's upstream (`origin/feature-x`), when it has one.
+    pub upstream: Option<String>,
+}
+
+impl UnpushedRef {
+    /// `feature/x`, `tag v1`, `detached HEAD`: the words the exit dialog shows.
+    pub fn display_name(&self) -> String {
+        if let Some(branch) = self.name.strip_prefix("refs/heads/") {
+            branch.to_owned()
+        } else if let Some(tag) = self.name.strip_prefix("refs/tags/") {
+            format!("tag {tag}")
+        } else if self.name == "HEAD" {
+            "detached HEAD".to_owned()
+        } else {
+            self.name.clone()
+        }
+    }
+}

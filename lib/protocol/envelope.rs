@@ -1,0 +1,164 @@
+//! The envelope on every JSON line (protocol.md, "Records"): how a record is written, and a reader
+//! that checks every line and keeps its exact bytes for what it passes through.
+
+use std::io::BufRead;
+
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::base::exit::Exit;
+
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// A record's data, with the type name it travels under and its human rendering.
+pub trait Record: Serialize {
+    const TYPE: &'static str;
+    /// The text format: for people, continuity words first.
+    fn text(&self) -> String;
+}
+
+#[derive(Serialize)]
+struct Envelope<'a, T> {
+    schema_version: u64,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    data: &'a T,
+}
+
+/// One compact JSON line, without the newline.
+pub fn to_line<R: Record>(record: &R) -> Result<String> {
+    Ok(serde_json::to_string(&Envelope { schema_version: SCHEMA_VERSION, kind: R::TYPE, data: record })?)
+}
+
+/// A checked input line. `line` is the exact text read (a trailing `\r` included, only the `\n`
+/// taken off), so a pass-through is byte for byte.
+#[derive(Debug, Clone)]
+pub struct InputRecord {
+    pub line: String,
+    pub line_no: usize,
+    pub kind: String,
+    pub data: Value,
+}
+
+impl InputRecord {
+    /// The typed data of a record this tool handles; a record of a known type whose data does
+    /// not fit is bad input like any other malformed line.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T> {
+        serde_json::from_value(self.data.clone())
+            .map_err(|e| Exit::BadInput.err(format_args!("line {}: bad {} record: {e}", self.line_no, self.kind)))
+    }
+
+    /// The instance a record is about, if it names one.
+    pub fn container_base(&self) -> Option<&str> {
+        self.data.get("container_base").and_then(Value::as_str)
+    }
+}
+
+/// Reads and checks every line before anything acts on one: a single bad line is exit 3 and the
+/// caller has changed nothing. Empty lines are skipped.
+pub fn read_all(input: impl BufRead) -> Result<Vec<InputRecord>> {
+    let mut records = Vec::new();
+    for (i, line) in input.split(b'\n').enumerate() {
+        let line_no = i + 1;
+        let bytes = line.context("reading records from stdin")?;
+        let line =
+            String::from_utf8(bytes).map_err(|_| Exit::BadInput.err(format_args!("line {line_no}: not UTF-8")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        records.push(check_line(line, line_no)?);
+    }
+    Ok(records)
+}
+
+fn check_line(line: String, line_no: usize) -> Result<InputRecord> {
+    let bad = |why: &str| Exit::BadInput.err(format_args!("line {line_no}: {why}"));
+    let json = line.strip_suffix('\r').unwrap_or(&line);
+    let value: Value = serde_json::from_str(json).map_err(|e| bad(&format!("not JSON: {e}")))?;
+    let Value::Object(mut envelope) = value else { return Err(bad("not a record (expected a JSON object)")) };
+    let version = match envelope.get("schema_version") {
+        Some(v) => v.as_u64().ok_or_else(|| bad("schema_version is not a positive integer"))?,
+        None => return Err(bad("not a record: no schema_version")),
+    };
+    if version == 0 {
+        return Err(bad("schema_version 0 does not exist"));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(bad(&format!(
+            "schema_version {version} is newer than this tool understands ({SCHEMA_VERSION}); upgrade the jackin tools"
+        )));
+    }
+    let kind = match envelope.get("type") {
+        Some(Value::String(kind)) if !kind.is_empty() => kind.clone(),
+        _ => return Err(bad("not a record: no type")),
+    };
+    let data = match envelope.remove("data") {
+        Some(data @ Value::Object(_)) => data,
+        _ => return Err(bad("not a record: data is not an object")),
+    };
+    Ok(InputRecord { line, line_no, kind, data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::records::ErrorRecord;
+
+    fn read(text: &str) -> Result<Vec<InputRecord>> {
+        read_all(text.as_bytes())
+    }
+
+    #[test]
+    fn unknown_types_keep_their_exact_bytes() {
+        let line = r#"{"schema_version":1,"type":"future" ,"data":{"z":1,"a":[ 2 ]}}"#;
+        let records = read(&format!("{line}\n\n")).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].line, line);
+        assert_eq!(records[0].kind, "future");
+    }
+
+    #[test]
+    fn a_crlf_line_keeps_its_carriage_return() {
+        let line = r#"{"schema_version":1,"type":"future","data":{}}"#;
+        let records = read(&format!("{line}\r\n{line}\r")).unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[0].line, format!("{line}\r"));
+        assert_eq!(records[1].line, format!("{line}\r"));
+        assert_eq!(records[0].kind, "future");
+    }
+
+    #[test]
+    fn bad_lines_are_exit_3_with_the_line_number() {
+        for text in [
+            "not json",
+            "[1,2]",
+            r#"{"type":"assessment","data":{}}"#,
+            r#"{"schema_version":2,"type":"assessment","data":{}}"#,
+            r#"{"schema_version":"1","type":"assessment","data":{}}"#,
+            r#"{"schema_version":1,"data":{}}"#,
+            r#"{"schema_version":1,"type":"x","data":3}"#,
+        ] {
+            let input = format!("{}\n{text}\n", r#"{"schema_version":1,"type":"ok","data":{}}"#);
+            let err = read(&input).unwrap_err();
+            assert_eq!(Exit::of(&err), Exit::BadInput, "{text}");
+            assert!(format!("{err:#}").starts_with("line 2: "), "{err:#}");
+        }
+    }
+
+    #[test]
+    fn envelope_is_first_and_compact() {
+        let rec = ErrorRecord {
+            tool: "t".into(),
+            container_base: None,
+            code: "c".into(),
+            message: "m".into(),
+            dry_run: false,
+        };
+        assert_eq!(
+            to_line(&rec).unwrap(),
+            r#"{"schema_version":1,"type":"error","data":{"tool":"t","container_base":null,"code":"c","message":"m"}}"#
+        );
+    }
+}
