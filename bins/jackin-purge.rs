@@ -7,6 +7,8 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::protocol::records::{Identity, Purged, PurgedReport, Removed};
+use jackin::state::select::Catalog;
+use jackin::state::store::Store;
 use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, Purger, Selection};
 
 fn main() {
@@ -39,8 +41,33 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
             ctx.warn(format_args!("emptying the trash: {e:#}"));
         }
     }
+    let outcomes = purge_items(&args, ctx, &store, &catalog, &items)?;
+    let mut tally = Tally::default();
+    for (item, outcome) in items.iter().zip(outcomes) {
+        tally.report(ctx, item, outcome)?;
+    }
+    if args.expire_quarantine {
+        expire(&args, ctx, &store, &mut tally)?;
+    }
+    if ctx.format == driver::OutputFormat::Text && !ctx.quiet && (tally.purged > 0 || args.expire_quarantine) {
+        ctx.line(&purge::total_line(tally.purged, tally.freed, args.dry_run))?;
+    }
+    Ok(if tally.busy > 0 { Exit::Busy } else { Exit::Ok })
+}
+
+/// Purges the instances and orphans among `items`, in parallel; `None` for the rest.
+fn purge_items(
+    args: &PurgeArgs,
+    ctx: &Ctx,
+    store: &Store,
+    catalog: &Catalog,
+    items: &[Item<'_>],
+) -> Result<Vec<Option<Outcome>>> {
     let work = items.iter().filter(|i| i.is_work()).count();
-    let engine = if work > 0 { Some(Engine::connect()?) } else { None };
+    if work == 0 {
+        return Ok(items.iter().map(|_| None).collect());
+    }
+    let engine = Engine::connect()?;
     let options = PurgeOptions {
         stop: args.stop,
         dry_run: args.dry_run,
@@ -49,59 +76,65 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
         quarantine_days: args.quarantine_days,
     };
     let progress = Progress::new(work, ctx.quiet);
-    let outcomes: Vec<Option<Outcome>> = match &engine {
-        Some(engine) => {
-            let purger = Purger::new(&store, engine, &catalog, options);
-            parallel::map(&items, |item| {
-                let outcome = purger.item(item);
-                if outcome.is_some() {
-                    progress.tick(item_name(item));
-                }
-                outcome
-            })
+    let purger = Purger::new(store, &engine, catalog, options);
+    let outcomes = parallel::map(items, |item| {
+        let outcome = purger.item(item);
+        if outcome.is_some() {
+            progress.tick(item_name(item));
         }
-        None => items.iter().map(|_| None).collect(),
-    };
+        outcome
+    });
     progress.finish();
+    Ok(outcomes)
+}
 
-    let (mut purged, mut freed, mut busy) = (0usize, 0u64, 0usize);
-    for (item, outcome) in items.iter().zip(outcomes) {
+/// What the run did, for its closing line and its exit code.
+#[derive(Default)]
+struct Tally {
+    purged: usize,
+    freed: u64,
+    busy: usize,
+}
+
+impl Tally {
+    fn report(&mut self, ctx: &mut Ctx, item: &Item<'_>, outcome: Option<Outcome>) -> Result<()> {
         match (item, outcome) {
-            (Item::PassThrough(record), _) => ctx.pass_through(record)?,
-            (Item::Unresolved { arg, code, message }, _) => ctx.fail(Some(arg), code, &anyhow::anyhow!("{message}"))?,
+            (Item::PassThrough(record), _) => ctx.pass_through(record),
+            (Item::Unresolved { arg, code, message }, _) => ctx.fail(Some(arg), code, &anyhow::anyhow!("{message}")),
             (_, Some(Outcome::Purged(record))) => {
-                purged += 1;
-                freed += record.freed_bytes;
-                ctx.emit(&PurgedReport(&record))?;
+                self.purged += 1;
+                self.freed += record.freed_bytes;
+                ctx.emit(&PurgedReport(&record))
             }
-            (_, Some(Outcome::Skipped(why))) => ctx.warn(why),
+            (_, Some(Outcome::Skipped(why))) => {
+                ctx.warn(why);
+                Ok(())
+            }
             (_, Some(Outcome::Refused { code, error, busy: true })) => {
-                busy += 1;
-                ctx.refuse_busy(item_name(item), code, &error)?;
+                self.busy += 1;
+                ctx.refuse_busy(item_name(item), code, &error)
             }
-            (_, Some(Outcome::Refused { code, error, .. })) => ctx.fail(Some(item_name(item)), code, &error)?,
-            (_, None) => {}
+            (_, Some(Outcome::Refused { code, error, .. })) => ctx.fail(Some(item_name(item)), code, &error),
+            (_, None) => Ok(()),
         }
     }
+}
 
-    if args.expire_quarantine {
-        for expired in quarantine::expire(&store, args.quarantine_days, args.dry_run)? {
-            let name = expired.dir.to_string_lossy().into_owned();
-            let identity = expired.identity.unwrap_or_else(|| Identity::of_name(&name, ""));
-            freed += expired.bytes;
-            ctx.emit(&PurgedReport(&Purged {
-                identity,
-                removed: vec![Removed { kind: "quarantine".into(), name }],
-                freed_bytes: expired.bytes,
-                quarantine: None,
-                dry_run: args.dry_run,
-            }))?;
-        }
+/// `--expire-quarantine`: each expired quarantine as a `purged` record of its own.
+fn expire(args: &PurgeArgs, ctx: &mut Ctx, store: &Store, tally: &mut Tally) -> Result<()> {
+    for expired in quarantine::expire(store, args.quarantine_days, args.dry_run)? {
+        let name = expired.dir.to_string_lossy().into_owned();
+        let identity = expired.identity.unwrap_or_else(|| Identity::of_name(&name, ""));
+        tally.freed += expired.bytes;
+        ctx.emit(&PurgedReport(&Purged {
+            identity,
+            removed: vec![Removed { kind: "quarantine".into(), name }],
+            freed_bytes: expired.bytes,
+            quarantine: None,
+            dry_run: args.dry_run,
+        }))?;
     }
-    if ctx.format == driver::OutputFormat::Text && !ctx.quiet && (purged > 0 || args.expire_quarantine) {
-        ctx.line(&purge::total_line(purged, freed, args.dry_run))?;
-    }
-    Ok(if busy > 0 { Exit::Busy } else { Exit::Ok })
+    Ok(())
 }
 
 fn item_name<'a>(item: &'a Item<'_>) -> &'a str {

@@ -11,12 +11,14 @@ use crate::base::exit::Exit;
 use crate::engines::docker::{ContainerDetails, Engine};
 use crate::protocol::assessment::Assessment;
 use crate::protocol::envelope::Record;
-use crate::protocol::records::{Candidate, Identity};
+use crate::protocol::records::{Candidate, Change, Identity, Restored};
 use crate::state::continuity::{self, Continuity, HistoryEntry};
 use crate::state::model::{IsolationKind, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::recipe::{self, ContainerRecipe, LaunchRecipe};
+use crate::state::select::Catalog;
 use crate::state::store::Store;
+use crate::tools::assess::{AssessOptions, Assessor};
 
 /// `--workspace`, `--role`, `--agent`, `--workdir`.
 #[derive(Debug, Clone, Default)]
@@ -178,6 +180,73 @@ fn plan_recreate(engine: &Engine, manifest: &Manifest, recipe: &LaunchRecipe, pl
     }
     plan.steps.push(format!("create and start {}", spec.name));
     Ok(())
+}
+
+/// A session as restore decides on it: its manifest and continuity as reconcile left them (or,
+/// in a dry run, would have left them), and the plan that resumes it.
+pub struct Prepared {
+    pub manifest: Manifest,
+    pub kept: Continuity,
+    pub plan: Plan,
+}
+
+pub fn prepare(engine: &Engine, store: &Store, name: &InstanceName, changes: &[Change]) -> Result<Prepared> {
+    let mut manifest =
+        store.read_manifest(name)?.ok_or_else(|| Exit::Partial.err(format_args!("{name}: no manifest")))?;
+    let mut kept = continuity::read(store, name)?;
+    as_reconciled(&mut manifest, &mut kept, changes);
+    let plan = plan(engine, store, name, &manifest, kept.recipe.as_ref())?;
+    Ok(Prepared { manifest, kept, plan })
+}
+
+/// In a dry run reconcile writes nothing: decide on the statuses it would have written.
+fn as_reconciled(manifest: &mut Manifest, kept: &mut Continuity, changes: &[Change]) {
+    if let Some(change) = changes.iter().rev().find(|c| c.identity.container_base == manifest.container_base) {
+        manifest.status = change.to.clone();
+        kept.cause = Some(change.cause.clone());
+    }
+}
+
+/// Every session that can be resumed now, newest first, as the list shows them. `changes` are
+/// what reconciliation just decided. A session whose files cannot be read is left out.
+pub fn candidates(engine: &Engine, store: &Store, changes: &[Change], filters: &Filters) -> Result<Vec<Candidate>> {
+    let assessor = Assessor::new(AssessOptions::default());
+    let mut candidates = Vec::new();
+    for target in Catalog::load(store)?.all() {
+        let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { continue };
+        let mut kept = continuity::read(store, &target.name).unwrap_or_default();
+        as_reconciled(&mut manifest, &mut kept, changes);
+        let status = Status::parse(&manifest.status);
+        if !filters.admit(&manifest) || !resumable(status, true) {
+            continue;
+        }
+        let plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref())?;
+        if !resumable(status, plan.role.is_some()) {
+            continue;
+        }
+        let assessment = assessor.instance(store, &target.name, target.row.as_ref()).ok();
+        candidates.push(candidate(&manifest, &kept, assessment.as_ref(), &plan, SystemTime::now()));
+    }
+    candidates.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    Ok(candidates)
+}
+
+/// The `restored` record of a plan (`--plan`, `--dry-run`): the tier it would take, or none and why.
+pub fn planned(manifest: &Manifest, plan: &Plan) -> Restored {
+    Restored {
+        identity: Identity::from_manifest(manifest),
+        tier: plan.tier,
+        missing: plan.missing.clone(),
+        actions: plan.steps.clone(),
+        attach: attach_argv(&manifest.docker.role_container),
+        drift: plan.drift.clone(),
+        dry_run: true,
+    }
+}
+
+/// The `restored` record of a resume that ran `actions`.
+pub fn resumed(manifest: &Manifest, plan: &Plan, actions: Vec<String>) -> Restored {
+    Restored { tier: plan.tier, missing: Vec::new(), actions, dry_run: false, ..planned(manifest, plan) }
 }
 
 /// How long a sidecar may take to answer its health command.
