@@ -27,7 +27,7 @@ pub struct Observation {
     pub whole_host: bool,
     /// jackin's containers, in the engine's order.
     pub containers: Vec<ContainerBrief>,
-    by_name: HashMap<String, usize>,
+    pub(super) by_name: HashMap<String, usize>,
     /// Listed only for a whole-host run (the orphan scan).
     pub networks: Vec<Labelled>,
     pub volumes: Vec<Labelled>,
