@@ -8,6 +8,7 @@ use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::ReconcileArgs;
 use jackin::face::driver::{self, Ctx, OutputFormat};
+use jackin::protocol::records::RepairKind;
 use jackin::tools::reconcile::{self, Options, Report, Selection};
 
 const TOOL: &str = "jackin-reconcile";
@@ -35,7 +36,7 @@ fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
 fn emit(ctx: &mut Ctx, report: Report) -> Result<bool> {
     let changed = report.changed();
     for repair in &report.repairs {
-        if repair.kind == "index_rebuilt" {
+        if repair.kind == RepairKind::IndexRebuilt {
             // Said even with --quiet: the operator's index was replaced.
             eprintln!("{TOOL}: warning: {}: {}", repair.name, repair.reason);
         }

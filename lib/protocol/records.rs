@@ -337,8 +337,7 @@ pub fn human_bytes(bytes: u64) -> String {
 /// the instances named by its input (`jackin-assess -`) does not go looking for a dropped one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Repair {
-    /// `row_restored`, `row_refreshed`, `row_dropped` or `index_rebuilt`.
-    pub kind: String,
+    pub kind: RepairKind,
     /// The instance (container name), or the index file for `index_rebuilt`.
     pub name: String,
     pub reason: String,
@@ -353,7 +352,32 @@ impl Record for Repair {
     const TYPE: &'static str = "repair";
     fn text(&self) -> String {
         let dry = if self.dry_run { " (dry run)" } else { "" };
-        format!("{} · {} · {}{dry}", self.name, self.kind.replace('_', " "), self.reason)
+        format!("{} · {} · {}{dry}", self.name, self.kind.as_str().replace('_', " "), self.reason)
+    }
+}
+
+/// What a `repair` mended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairKind {
+    /// A data dir with a manifest had no index row.
+    RowRestored,
+    /// An index row did not match its manifest.
+    RowRefreshed,
+    /// A row whose data dir and container are both gone.
+    RowDropped,
+    /// An index that did not parse, moved aside.
+    IndexRebuilt,
+}
+
+impl RepairKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RepairKind::RowRestored => "row_restored",
+            RepairKind::RowRefreshed => "row_refreshed",
+            RepairKind::RowDropped => "row_dropped",
+            RepairKind::IndexRebuilt => "index_rebuilt",
+        }
     }
 }
 

@@ -93,6 +93,73 @@ fn is_name_byte(b: u8) -> bool {
     b.is_ascii_digit() || b.is_ascii_lowercase()
 }
 
+/// The kinds of Docker resource jackin makes for an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DockerKind {
+    /// The role container, or its sidecar (labelled `jackin.kind=dind`).
+    Container,
+    Network,
+    Volume,
+}
+
+/// The instance a labelled Docker resource belongs to: its `jackin.role` label, else its name
+/// without the suffix jackin gives its kind (`-dind` for a sidecar, `-net`, `-dind-certs`).
+/// `None` when that is no instance name (a prewarmed sidecar).
+pub fn instance_of(
+    kind: DockerKind,
+    name: &str,
+    labels: &std::collections::BTreeMap<String, String>,
+) -> Option<InstanceName> {
+    let suffix = match kind {
+        DockerKind::Container if labels.get("jackin.kind").is_some_and(|k| k == "dind") => "-dind",
+        DockerKind::Container => "",
+        DockerKind::Network => "-net",
+        DockerKind::Volume => "-dind-certs",
+    };
+    let base = labels.get("jackin.role").map(String::as_str).or_else(|| name.strip_suffix(suffix)).unwrap_or(name);
+    InstanceName::parse(base).ok()
+}
+
+/// A Docker name jackin gives: `jk-` then lowercase letters, digits and dashes (the derived
+/// names of an instance are longer than the 58 characters of its container name).
+pub fn is_docker_name(name: &str) -> bool {
+    name.strip_prefix("jk-").is_some_and(|rest| {
+        !rest.is_empty()
+            && name.len() <= 128
+            && rest.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase() || b == b'-')
+    })
+}
+
+/// The instance id a name jackin gives starts with: the text between `jk-` and the next `-` or
+/// `.` (a container, its Docker resources, its name lock).
+pub fn instance_id_of(name: &str) -> Option<&str> {
+    name.strip_prefix("jk-").and_then(|rest| rest.split(['-', '.']).next())
+}
+
+#[cfg(test)]
+mod owner_tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn docker_resources_name_their_instance() {
+        let none = BTreeMap::new();
+        let dind = BTreeMap::from([("jackin.kind".to_owned(), "dind".to_owned())]);
+        let labelled = BTreeMap::from([("jackin.role".to_owned(), "jk-abcd-role".to_owned())]);
+        let of = |kind, name, labels| instance_of(kind, name, labels).map(|n| n.to_string());
+        assert_eq!(of(DockerKind::Container, "jk-abcd-x", &none).as_deref(), Some("jk-abcd-x"));
+        assert_eq!(of(DockerKind::Container, "jk-abcd-x-dind", &dind).as_deref(), Some("jk-abcd-x"));
+        assert_eq!(of(DockerKind::Network, "jk-abcd-x-net", &none).as_deref(), Some("jk-abcd-x"));
+        assert_eq!(of(DockerKind::Volume, "jk-abcd-x-dind-certs", &none).as_deref(), Some("jk-abcd-x"));
+        assert_eq!(of(DockerKind::Network, "whatever", &labelled).as_deref(), Some("jk-abcd-role"));
+        assert_eq!(of(DockerKind::Container, "prewarm-1-dind", &dind), None);
+        assert!(is_docker_name("jk-abcd-x-dind-certs") && !is_docker_name("jk-") && !is_docker_name("jk-a.b"));
+        assert_eq!(instance_id_of("jk-abcd-x.lock"), Some("abcd"));
+        assert_eq!(instance_id_of("abcd"), None);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,12 @@
 //! Which instances a command line or a record stream names.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::state::model::{Index, IndexRow};
-use crate::state::names::{is_id_prefix, is_valid_name, InstanceName, MIN_ID_PREFIX};
+use crate::state::names::{is_id_prefix, InstanceName, MIN_ID_PREFIX};
 use crate::state::store::Store;
 
 /// An instance to act on, with its index row when it has one.
@@ -38,11 +38,29 @@ pub struct Catalog {
     known: BTreeMap<InstanceName, Option<IndexRow>>,
     /// Index rows whose `container_base` is not a valid name: never used as a path.
     pub invalid_rows: Vec<String>,
+    /// Every data directory whose name is an instance name, with a manifest or not.
+    pub dirs: BTreeSet<InstanceName>,
 }
 
 impl Catalog {
+    /// The instances of the index and of the data directories that hold a manifest.
     pub fn load(store: &Store) -> Result<Self> {
         let index = store.read_index()?;
+        let dirs = store.instance_dirs()?;
+        let with_manifest: Vec<InstanceName> =
+            dirs.iter().filter(|name| store.manifest_path(name).exists()).cloned().collect();
+        Ok(Catalog::build(index, dirs, with_manifest))
+    }
+
+    /// Over an index already read, every data directory counting as an instance, with a manifest
+    /// or not: reconcile's view, where a directory alone keeps its row from being dropped and a
+    /// manifest that cannot be read is reported, not passed over.
+    pub fn over_every_dir(index: Index, dirs: BTreeSet<InstanceName>) -> Self {
+        let listed: Vec<InstanceName> = dirs.iter().cloned().collect();
+        Catalog::build(index, dirs, listed)
+    }
+
+    fn build(index: Index, dirs: BTreeSet<InstanceName>, listed: Vec<InstanceName>) -> Self {
         let mut known = BTreeMap::new();
         let mut invalid_rows = Vec::new();
         for row in &index.instances {
@@ -53,25 +71,24 @@ impl Catalog {
                 Err(_) => invalid_rows.push(row.container_base.clone()),
             }
         }
-        let data = store.data_dir();
-        match std::fs::read_dir(&data) {
-            Ok(entries) => {
-                for entry in entries {
-                    let entry = entry.with_context(|| format!("listing {}", data.display()))?;
-                    let Some(text) = entry.file_name().to_str().map(str::to_owned) else { continue };
-                    if !is_valid_name(&text) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                        continue;
-                    }
-                    let name = InstanceName::parse(&text)?;
-                    if store.manifest_path(&name).exists() {
-                        known.entry(name).or_insert(None);
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("listing {}", data.display())),
+        for name in listed {
+            known.entry(name).or_insert(None);
         }
-        Ok(Catalog { index, known, invalid_rows })
+        Catalog { index, known, invalid_rows, dirs }
+    }
+
+    /// Every known instance, in name order.
+    pub fn names(&self) -> impl Iterator<Item = &InstanceName> {
+        self.known.keys()
+    }
+
+    pub fn is_known(&self, name: &InstanceName) -> bool {
+        self.known.contains_key(name)
+    }
+
+    /// The first index row of an instance.
+    pub fn row(&self, name: &InstanceName) -> Option<&IndexRow> {
+        self.known.get(name).and_then(Option::as_ref)
     }
 
     /// Every instance: index rows in index order (newest first), then data directories that have

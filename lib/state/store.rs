@@ -403,7 +403,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         path.file_name().with_context(|| format!("{} names no file", path.display()))?.to_string_lossy().into_owned();
     let (temp_path, mut temp) = loop {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate = dir.join(format!("{file_name}.tmp.{}.{n}", std::process::id()));
+        let candidate = dir.join(temp_name(&file_name, std::process::id(), n));
         match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&candidate) {
             Ok(file) => break (candidate, file),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
@@ -484,6 +484,158 @@ pub fn name_lock_held(path: &Path) -> Result<bool> {
         }
         Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(true),
         Err(e) => Err(e).with_context(|| format!("cannot test {}", path.display())),
+    }
+}
+
+/// The temp file of an atomic write of `file` by process `pid` (its `n`th): `<file>.tmp.<pid>.<n>`
+/// (state.md, "Writing files"). [`temp_writer`] is its parse.
+pub fn temp_name(file: &str, pid: u32, n: u64) -> String {
+    format!("{file}.tmp.{pid}.{n}")
+}
+
+/// The writer's pid when `file` is the name of an atomic write's temp file ([`temp_name`]).
+pub fn temp_writer(file: &str) -> Option<u32> {
+    let (rest, n) = file.rsplit_once('.')?;
+    let (rest, pid) = rest.rsplit_once('.')?;
+    let (target, tmp) = rest.rsplit_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if tmp != "tmp" || target.is_empty() || target.contains('/') || !digits(n) || !digits(pid) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether the writer of a temp file may still be at work: a process with this pid exists (a
+/// signal 0 reaches it, or it is someone else's).
+pub fn writer_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The instance whose name lock is the file `<container>.lock` ([`Store::name_lock_path`]).
+/// jackin's other locks (`instances.json.lock`, `*.repo.lock`, `caffeinate.lock`, …) never have
+/// an instance name as their stem.
+pub fn name_lock_owner(file: &str) -> Option<InstanceName> {
+    file.strip_suffix(".lock").and_then(|stem| InstanceName::parse(stem).ok())
+}
+
+/// What [`Store::read_index_mending`] did with an index that did not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexRebuilt {
+    /// The parse error.
+    pub why: String,
+    /// Where the unparsable index went (or would go, in a dry run).
+    pub moved_to: PathBuf,
+    /// The rows of the rebuilt index.
+    pub rows: usize,
+    pub dry_run: bool,
+}
+
+impl Store {
+    /// Data directories whose names are instance names, with a manifest or not.
+    pub fn instance_dirs(&self) -> Result<std::collections::BTreeSet<InstanceName>> {
+        let data = self.data_dir();
+        let mut dirs = std::collections::BTreeSet::new();
+        let entries = match fs::read_dir(&data) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(dirs),
+            Err(e) => return Err(e).with_context(|| format!("listing {}", data.display())),
+        };
+        for entry in entries {
+            let entry = entry.with_context(|| format!("listing {}", data.display()))?;
+            let Some(text) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            if crate::state::names::is_valid_name(&text) && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.insert(InstanceName::parse(&text)?);
+            }
+        }
+        Ok(dirs)
+    }
+
+    /// The index, mended: one that does not parse is moved aside to
+    /// `instances.json.corrupt-<time>` and rebuilt from the manifests of `dirs` (state.md: never
+    /// silently replaced); a dry run only says so and works on the rebuilt index. A readable index
+    /// of another version is an error and is never rewritten.
+    pub fn read_index_mending(
+        &self,
+        dirs: &std::collections::BTreeSet<InstanceName>,
+        dry_run: bool,
+    ) -> Result<(Index, Option<IndexRebuilt>)> {
+        let path = self.index_path();
+        let why = match parse_index(&path)? {
+            Ok(index) => return Ok((checked_index(index, &path)?, None)),
+            Err(why) => why,
+        };
+        let rebuild = || {
+            let mut index = Index::default();
+            for name in dirs {
+                if let Ok(Some(manifest)) = self.read_manifest(name) {
+                    index.upsert(IndexRow::from_manifest(&manifest));
+                }
+            }
+            index
+        };
+        let stamp = crate::base::time::now_rfc3339().replace([':', '-'], "");
+        let moved_to = path.with_file_name(format!("instances.json.corrupt-{stamp}"));
+        if dry_run {
+            let index = rebuild();
+            let rows = index.instances.len();
+            return Ok((index, Some(IndexRebuilt { why, moved_to, rows, dry_run })));
+        }
+        let _lock = IndexLock::acquire(&self.index_lock_path(), LOCK_WAIT)?;
+        // Another program may have rebuilt it while we waited for the lock.
+        if let Ok(index) = parse_index(&path)? {
+            return Ok((checked_index(index, &path)?, None));
+        }
+        fs::rename(&path, &moved_to).with_context(|| format!("moving the corrupt index to {}", moved_to.display()))?;
+        let index = rebuild();
+        write_json_atomic(&path, &index).context("writing the rebuilt index")?;
+        let rows = index.instances.len();
+        Ok((index, Some(IndexRebuilt { why, moved_to, rows, dry_run })))
+    }
+}
+
+/// The index file: `Err(why)` when it does not parse; a missing file is an empty index.
+fn parse_index(path: &Path) -> Result<std::result::Result<Index, String>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(serde_json::from_slice::<Index>(&bytes).map_err(|e| e.to_string())),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(Ok(Index::default())),
+        Err(e) => Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!("cannot read {}", path.display())))),
+    }
+}
+
+fn checked_index(index: Index, path: &Path) -> Result<Index> {
+    check_index_version(&index, path)?;
+    Ok(index)
+}
+
+#[cfg(test)]
+mod temp_file_tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_parse_back_to_their_writer() {
+        assert_eq!(temp_writer(&temp_name("instances.json", 4242, 0)), Some(4242));
+        assert_eq!(temp_writer("instance.json.tmp.7.12"), Some(7));
+        for not_temp in
+            ["instances.json.lock", ".tmp.1.2", "x.tmp.a.2", "x.tmp.1.", "x.tmp..2", "a/b.tmp.1.2", "x.tmp.1.2.3"]
+        {
+            assert_eq!(temp_writer(not_temp), None, "{not_temp}");
+        }
+        assert!(writer_alive(std::process::id()));
+        assert!(!writer_alive(0));
+    }
+
+    #[test]
+    fn name_locks_name_their_instance() {
+        assert_eq!(name_lock_owner("jk-abcd-x.lock").unwrap().as_str(), "jk-abcd-x");
+        assert_eq!(name_lock_owner("instances.json.lock"), None);
+        assert_eq!(name_lock_owner("jk-abc.repo.lock"), None);
+        assert_eq!(name_lock_owner("jk-abcd-x"), None);
     }
 }
 

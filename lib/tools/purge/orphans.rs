@@ -10,34 +10,13 @@ use anyhow::Result;
 use super::{refused, Outcome, Purger};
 use crate::base::exit::Exit;
 use crate::protocol::records::{Identity, Orphan, Purged, Removed};
-use crate::state::names::{is_valid_name, InstanceName};
-use crate::state::store::{name_lock_held, Store};
-
-/// A Docker name jackin gives: `jk-` then lowercase letters, digits and dashes (the derived
-/// names of an instance are longer than the 58 characters of its container name).
-fn is_docker_name(name: &str) -> bool {
-    name.strip_prefix("jk-").is_some_and(|rest| {
-        !rest.is_empty()
-            && name.len() <= 128
-            && rest.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase() || b == b'-')
-    })
-}
-
-/// `<file>.tmp.<pid>.<n>`: the temp files of jackin's atomic writes.
-pub fn is_temp_name(file: &str) -> bool {
-    let mut parts = file.rsplitn(4, '.');
-    let (Some(n), Some(pid), Some(tmp), Some(base)) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
-        return false;
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    tmp == "tmp" && digits(pid) && digits(n) && !base.is_empty() && !base.contains('/')
-}
+use crate::state::names::{instance_id_of, is_docker_name, is_valid_name, InstanceName};
+use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
 
 /// The instance a name lock orphan names: `jk-…`, `jk-….lock`, or that file's absolute path.
 fn lock_instance(name: &str) -> Option<InstanceName> {
     let file = if name.starts_with('/') { Path::new(name).file_name()?.to_str()? } else { name };
-    let base = file.strip_suffix(".lock").unwrap_or(file);
-    InstanceName::parse(base).ok()
+    name_lock_owner(file).or_else(|| InstanceName::parse(file).ok())
 }
 
 /// A temp file orphan's path relative to `data/`: a file there, or in `<c>/.jackin/`.
@@ -52,8 +31,8 @@ fn temp_relative(name: &str, data: Option<&Path>) -> Option<PathBuf> {
         })
         .collect::<Option<_>>()?;
     let ok = match parts.as_slice() {
-        [file] => is_temp_name(file),
-        [instance, ".jackin", file] => is_valid_name(instance) && is_temp_name(file),
+        [file] => temp_writer(file).is_some(),
+        [instance, ".jackin", file] => is_valid_name(instance) && temp_writer(file).is_some(),
         _ => false,
     };
     ok.then(|| rel.to_path_buf())
@@ -97,7 +76,7 @@ impl Purger<'_> {
 
     /// The instance id the name belongs to still has an index row or a data dir: not an orphan.
     fn owner_exists(&self, name: &str) -> bool {
-        let Some(id) = name.strip_prefix("jk-").and_then(|r| r.split(['-', '.']).next()) else { return false };
+        let Some(id) = instance_id_of(name) else { return false };
         let prefix = format!("jk-{id}-");
         let exact = format!("jk-{id}");
         let row = self
@@ -224,9 +203,8 @@ impl Purger<'_> {
                 anyhow::anyhow!("{} is not a regular file; left alone", path.display()),
             )));
         }
-        let file = rel.file_name().and_then(|f| f.to_str()).unwrap_or_default();
-        let pid = file.rsplit('.').nth(1).unwrap_or_default();
-        if Path::new("/proc").join(pid).exists() {
+        let pid = rel.file_name().and_then(|f| f.to_str()).and_then(temp_writer).unwrap_or_default();
+        if writer_alive(pid) {
             let e = Exit::Busy.err(format_args!("{}: its writer (pid {pid}) is still running", path.display()));
             return Ok(Err(Outcome::Refused { code: "busy", error: e, busy: true }));
         }
@@ -243,9 +221,6 @@ mod tests {
 
     #[test]
     fn temp_names() {
-        assert!(is_temp_name("instances.json.tmp.123.0"));
-        assert!(!is_temp_name("instances.json.lock"));
-        assert!(!is_temp_name(".tmp.1.2"));
         assert!(temp_relative("jk-a/.jackin/instance.json.tmp.1.2", None).is_some());
         assert!(temp_relative("../x.tmp.1.2", None).is_none());
         assert!(temp_relative("jk-a/home/x.tmp.1.2", None).is_none());

@@ -1,0 +1,182 @@
+//! Applying a plan: status changes (evidence first, then manifest, then index), row repairs in
+//! one index update, and launch recipes captured. Each write checks again what it was decided
+//! on, so a program that got there first wins. A dry run writes nothing and reports the same.
+
+use anyhow::Result;
+
+use super::plan::{row_matches, Plan, StatusChange};
+use super::{Failure, Options, Report};
+use crate::engines::docker::Engine;
+use crate::protocol::records::{Change, Identity, Repair, RepairKind};
+use crate::state::continuity::{self, HistoryEntry};
+use crate::state::model::{IndexRow, Manifest};
+use crate::state::names::InstanceName;
+use crate::state::store::{IndexRebuilt, Store};
+
+pub fn apply(
+    engine: &Engine,
+    store: &Store,
+    plan: Plan,
+    options: &Options,
+    now: &str,
+    report: &mut Report,
+) -> Result<()> {
+    report.failures.extend(plan.failures);
+    for change in plan.changes {
+        match write_status(store, &change, options, now) {
+            Ok(true) => report.changes.push(Change {
+                identity: Identity::from_manifest(&change.manifest),
+                from: change.from.to_string(),
+                to: change.to.to_string(),
+                cause: change.cause.to_owned(),
+                evidence: change.evidence,
+                dry_run: options.dry_run,
+            }),
+            Ok(false) => {}
+            Err(e) => report.failures.push(Failure {
+                container_base: Some(change.name.to_string()),
+                code: "status_write_failed",
+                error: e,
+            }),
+        }
+    }
+    report.repairs.extend(repair_rows(store, &plan.row_repairs, options)?);
+    if !options.dry_run {
+        capture_recipes(engine, store, &plan.recipes, options, report);
+    }
+    Ok(())
+}
+
+/// The `repair` record of an index that did not parse.
+pub fn index_repair(store: &Store, rebuilt: IndexRebuilt) -> Repair {
+    let IndexRebuilt { why, moved_to, rows, dry_run } = rebuilt;
+    let reason = if dry_run {
+        format!("the index does not parse ({why}); it would be moved aside and rebuilt from the manifests")
+    } else {
+        format!("the index did not parse ({why}); moved aside and rebuilt from {rows} manifests")
+    };
+    Repair {
+        kind: RepairKind::IndexRebuilt,
+        name: store.index_path().display().to_string(),
+        reason,
+        moved_to: Some(moved_to.display().to_string()),
+        dry_run,
+    }
+}
+
+/// Writes one status change: the evidence into the tools' own file, then the status (manifest,
+/// then index). Returns false when the manifest no longer holds the status the change was
+/// decided on (another program got there first).
+fn write_status(store: &Store, change: &StatusChange, options: &Options, now: &str) -> Result<bool> {
+    let current = store.read_manifest(&change.name)?.map(|m| m.status);
+    if current.as_deref() != Some(change.from.as_str()) {
+        return Ok(false);
+    }
+    if options.dry_run {
+        return Ok(true);
+    }
+    continuity::update(store, &change.name, |c| {
+        c.cause = Some(change.cause.to_owned());
+        c.evidence = Some(change.evidence.clone());
+        c.history.push(HistoryEntry {
+            at: now.to_owned(),
+            tool: options.tool.to_owned(),
+            from: change.from.to_string(),
+            to: change.to.to_string(),
+            cause: change.cause.to_owned(),
+            evidence: change.evidence.clone(),
+        });
+        Ok(((), true))
+    })?;
+    store.set_status(&change.name, change.to, now)?;
+    Ok(true)
+}
+
+fn repair_reason(kind: RepairKind) -> &'static str {
+    match kind {
+        RepairKind::RowRestored => "a data dir with a manifest but no index row: row restored from the manifest",
+        RepairKind::RowRefreshed => "the index row did not match the manifest: row rewritten from the manifest",
+        RepairKind::RowDropped => "neither the data dir nor the container exists: row dropped",
+        RepairKind::IndexRebuilt => "the index did not parse: rebuilt from the manifests",
+    }
+}
+
+/// Restores, refreshes and drops rows in one index update. Each case is checked again under the
+/// lock against the manifest as it is now, so a launch or a status change in between wins.
+fn repair_rows(store: &Store, repairs: &[(InstanceName, RepairKind)], options: &Options) -> Result<Vec<Repair>> {
+    let record = |name: &InstanceName, kind: RepairKind| Repair {
+        kind,
+        name: name.to_string(),
+        reason: repair_reason(kind).to_owned(),
+        moved_to: None,
+        dry_run: options.dry_run,
+    };
+    if repairs.is_empty() {
+        return Ok(Vec::new());
+    }
+    if options.dry_run {
+        return Ok(repairs.iter().map(|(name, kind)| record(name, *kind)).collect());
+    }
+    store.update_index(|index| {
+        let mut done = Vec::new();
+        for (name, kind) in repairs {
+            let applied = if *kind == RepairKind::RowDropped {
+                !store.instance_dir(name).exists() && index.remove(name.as_str())
+            } else {
+                match store.read_manifest(name) {
+                    Ok(Some(manifest)) => {
+                        let needed = index.row(name.as_str()).is_none_or(|row| !row_matches(row, &manifest));
+                        if needed {
+                            index.upsert(IndexRow::from_manifest(&manifest));
+                        }
+                        needed
+                    }
+                    _ => false,
+                }
+            };
+            if applied {
+                done.push(record(name, *kind));
+            }
+        }
+        let changed = !done.is_empty();
+        Ok((done, changed))
+    })
+}
+
+/// The launch recipe of every running session that has none yet, so that a later loss can
+/// still be recreated. Names and sources of the environment only (tools::capture).
+fn capture_recipes(
+    engine: &Engine,
+    store: &Store,
+    live: &[(InstanceName, Manifest)],
+    options: &Options,
+    report: &mut Report,
+) {
+    for (name, manifest) in live {
+        let result = (|| -> Result<bool> {
+            if continuity::read(store, name)?.recipe.is_some() {
+                return Ok(false);
+            }
+            let Some(recipe) = crate::tools::capture::capture(engine, store, name, &manifest.docker, options.tool)?
+            else {
+                return Ok(false);
+            };
+            continuity::update(store, name, |c| {
+                if c.recipe.is_some() {
+                    return Ok((false, false));
+                }
+                c.recipe = Some(recipe);
+                Ok((true, true))
+            })
+        })();
+        match result {
+            Ok(true) => report.recipes_captured.push(name.to_string()),
+            Ok(false) => {}
+            Err(e) => report.failures.push(Failure {
+                container_base: Some(name.to_string()),
+                code: "recipe_capture_failed",
+                error: e,
+            }),
+        }
+    }
+}

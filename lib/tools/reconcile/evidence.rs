@@ -1,0 +1,183 @@
+//! Host-kill evidence: whether the host (the engine, its VM or the machine) went away under a
+//! session whose role container exited, and what was seen that says so.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+
+use crate::base::time::{parse_rfc3339, rfc3339};
+use crate::engines::docker::{self, Engine, RunState};
+
+/// How long after the engine's start a container may read `FinishedAt` and still count as one
+/// the restarting engine found dead (Docker stamps the moment it came back, not the kill).
+const RESTART_WINDOW: Duration = Duration::from_secs(300);
+
+/// The engine, the host and the time, read once per run and only when something is inspected.
+#[derive(Debug, Clone, Default)]
+pub struct Clock {
+    pub host_boot: Option<SystemTime>,
+    pub engine_started: Option<SystemTime>,
+    pub engine: Option<BTreeMap<String, String>>,
+}
+
+impl Clock {
+    pub fn read(engine: &Engine) -> Clock {
+        let local = docker::local_socket().is_some();
+        Clock {
+            host_boot: if local { host_boot_time() } else { None },
+            engine_started: docker::local_engine_started_at(),
+            engine: engine.engine_facts().ok(),
+        }
+    }
+}
+
+/// `btime` of `/proc/stat`: when this host booted (Linux).
+pub fn host_boot_time() -> Option<SystemTime> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let secs: u64 = stat.lines().find_map(|l| l.strip_prefix("btime "))?.trim().parse().ok()?;
+    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
+}
+
+/// What Docker showed of a session's containers when it ended.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    pub role: RunState,
+    /// `None`: the session has no sidecar, or it is gone.
+    pub sidecar: Option<RunState>,
+    pub host_boot: Option<SystemTime>,
+    pub engine_started: Option<SystemTime>,
+}
+
+/// Whether the host went away under a session, and by which sign; `None` for an exit of the
+/// session's own.
+pub fn host_kill_sign(ended: &Ended) -> Option<&'static str> {
+    let role = &ended.role;
+    let at = |t: &Option<String>| t.as_deref().and_then(parse_rfc3339);
+    let started = at(&role.started_at);
+    let finished = at(&role.finished_at);
+    if let (Some(boot), Some(started)) = (ended.host_boot, started) {
+        if boot > started {
+            return Some("host_rebooted_after_start");
+        }
+    }
+    if role.oom_killed {
+        return None;
+    }
+    let sidecar_exited = |code: i64| {
+        ended
+            .sidecar
+            .as_ref()
+            .is_some_and(|s| !s.running && !s.oom_killed && s.exit_code == Some(code) && s.finished_at.is_some())
+    };
+    if role.exit_code == Some(255) && sidecar_exited(255) {
+        return Some("role_and_sidecar_exited_255");
+    }
+    if let (Some(engine), Some(started), Some(finished)) = (ended.engine_started, started, finished) {
+        let within = finished.duration_since(engine).is_ok_and(|d| d <= RESTART_WINDOW);
+        if started < engine && within {
+            return Some("engine_restarted_after_start");
+        }
+    }
+    if role.exit_code == Some(255) && sidecar_exited(0) {
+        return Some("role_255_sidecar_0");
+    }
+    None
+}
+
+/// A container's state as evidence; `None` is a container that is gone.
+pub fn state_evidence(name: &str, state: Option<&RunState>) -> Value {
+    match state {
+        None => json!({"name": name, "status": "gone"}),
+        Some(s) => json!({
+            "name": name, "status": s.status, "exit_code": s.exit_code, "oom_killed": s.oom_killed,
+            "started_at": s.started_at, "finished_at": s.finished_at,
+        }),
+    }
+}
+
+/// Why an exited role container ended, `killed_by_host` or `container_exited`, with the
+/// evidence: the states of the role and its sidecar, and the clock they are judged against.
+pub fn judge_exit(
+    role_name: &str,
+    role: &RunState,
+    sidecar: Option<(&str, Option<&RunState>)>,
+    clock: &Clock,
+    now: &str,
+) -> (&'static str, Value) {
+    let ended = Ended {
+        role: role.clone(),
+        sidecar: sidecar.and_then(|(_, state)| state.cloned()),
+        host_boot: clock.host_boot,
+        engine_started: clock.engine_started,
+    };
+    let sign = host_kill_sign(&ended);
+    let evidence = json!({
+        "sign": sign,
+        "role": state_evidence(role_name, Some(role)),
+        "sidecar": sidecar.map(|(name, state)| state_evidence(name, state)),
+        "host_boot_time": clock.host_boot.map(rfc3339),
+        "engine_started_at": clock.engine_started.map(rfc3339),
+        "engine": clock.engine,
+        "observed_at": now,
+    });
+    (if sign.is_some() { "killed_by_host" } else { "container_exited" }, evidence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exited(code: i64, started: &str, finished: &str) -> RunState {
+        RunState {
+            status: "exited".into(),
+            running: false,
+            exit_code: Some(code),
+            oom_killed: false,
+            started_at: Some(started.into()),
+            finished_at: Some(finished.into()),
+        }
+    }
+
+    fn at(text: &str) -> Option<SystemTime> {
+        parse_rfc3339(text)
+    }
+
+    #[test]
+    fn host_kill_signs() {
+        let t0 = "2026-11-29T10:00:00Z";
+        let t1 = "2026-11-29T11:00:00Z";
+        let base = Ended {
+            role: exited(255, t0, t1),
+            sidecar: Some(exited(255, t0, t1)),
+            host_boot: at("2026-11-01T00:00:00Z"),
+            engine_started: None,
+        };
+        assert_eq!(host_kill_sign(&base), Some("role_and_sidecar_exited_255"));
+        let other_engine = Ended { sidecar: Some(exited(0, t0, t1)), ..base.clone() };
+        assert_eq!(host_kill_sign(&other_engine), Some("role_255_sidecar_0"));
+        let own_exit = Ended { role: exited(1, t0, t1), sidecar: Some(exited(0, t0, t1)), ..base.clone() };
+        assert_eq!(host_kill_sign(&own_exit), None);
+        let lone_255 = Ended { sidecar: None, ..base.clone() };
+        assert_eq!(host_kill_sign(&lone_255), None, "a program may exit 255 on its own");
+        let restarted = Ended {
+            role: exited(137, t0, "2026-11-29T11:00:02Z"),
+            sidecar: None,
+            engine_started: at(t1),
+            ..base.clone()
+        };
+        assert_eq!(host_kill_sign(&restarted), Some("engine_restarted_after_start"));
+        let later_exit = Ended { role: exited(1, t0, "2026-11-29T13:00:00Z"), ..restarted.clone() };
+        assert_eq!(host_kill_sign(&later_exit), None, "an exit long after the engine came back is the session's own");
+        let rebooted = Ended {
+            role: exited(0, t0, t1),
+            sidecar: None,
+            host_boot: at("2026-11-29T10:30:00Z"),
+            engine_started: None,
+        };
+        assert_eq!(host_kill_sign(&rebooted), Some("host_rebooted_after_start"));
+        let mut oom = base.clone();
+        oom.role.oom_killed = true;
+        assert_eq!(host_kill_sign(&oom), None);
+    }
+}

@@ -1,0 +1,179 @@
+//! Observing: the engine's lists, then the home (index, data dirs, manifests, name locks), each
+//! read once, and the exited role containers the plan will judge, inspected. Everything the plan
+//! decides on is here, so the plan itself reads nothing.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::Result;
+
+use super::evidence::Clock;
+use super::plan::needs_inspection;
+use super::{Failure, Options, Selection};
+use crate::base::exit::Exit;
+use crate::base::time::now_rfc3339;
+use crate::engines::docker::{ContainerBrief, Engine, RunState};
+use crate::state::model::{IndexRow, Manifest, Status};
+use crate::state::names::InstanceName;
+use crate::state::select::Catalog;
+use crate::state::store::{name_lock_held, IndexRebuilt, Store};
+
+/// A labelled Docker network or volume: its name and labels.
+pub type Labelled = (String, BTreeMap<String, String>);
+
+/// What one reconciliation saw.
+pub struct Observation {
+    /// When it looked: the `observed_at` of every piece of evidence.
+    pub now: String,
+    pub whole_host: bool,
+    /// jackin's containers, in the engine's order.
+    pub containers: Vec<ContainerBrief>,
+    pub(super) by_name: HashMap<String, usize>,
+    /// Listed only for a whole-host run (the orphan scan).
+    pub networks: Vec<Labelled>,
+    pub volumes: Vec<Labelled>,
+    /// The index (mended if it did not parse) and the data dirs.
+    pub catalog: Catalog,
+    pub index_rebuilt: Option<IndexRebuilt>,
+    /// Arguments that named no instance.
+    pub unresolved: Vec<Failure>,
+    /// The selected instances, in selection order.
+    pub instances: Vec<Seen>,
+    /// Read before the first inspection; `None` when nothing was inspected.
+    pub clock: Option<Clock>,
+}
+
+impl Observation {
+    pub fn container(&self, name: &str) -> Option<&ContainerBrief> {
+        self.by_name.get(name).map(|&i| &self.containers[i])
+    }
+}
+
+/// One instance as the disk and the engine show it.
+pub struct Seen {
+    pub name: InstanceName,
+    pub row: Option<IndexRow>,
+    pub dir: bool,
+    pub manifest: Result<Option<Manifest>>,
+    /// Whether another process holds its name lock (a lock that cannot even be tested counts as
+    /// held: the session may be live).
+    pub lock_held: bool,
+    pub inspected: Inspected,
+}
+
+/// The inspection of an exited role container (and its sidecar).
+pub enum Inspected {
+    /// Nothing the plan judges needed one.
+    NotNeeded,
+    /// The role container was gone by the time it was inspected.
+    Gone,
+    Ended(Box<Exited>),
+    Failed(anyhow::Error),
+}
+
+/// The states a session's containers ended in.
+pub struct Exited {
+    pub role: RunState,
+    /// `None`: no sidecar in the manifest. `Some((name, None))`: named, but gone.
+    pub sidecar: Option<(String, Option<RunState>)>,
+}
+
+/// Nothing is written before the engine has answered the list calls, so an unreachable engine
+/// (exit 4) leaves every file unchanged; only then is the index read (and mended).
+pub fn observe(engine: &Engine, store: &Store, selection: &Selection, options: &Options) -> Result<Observation> {
+    let now = now_rfc3339();
+    let whole_host = matches!(selection, Selection::All);
+    let containers = engine.list_managed()?;
+    let (networks, volumes) = if whole_host {
+        let networks = engine.list_managed_networks().map_err(|e| Exit::Unavailable.wrap(e))?;
+        let volumes = engine.list_volumes().map_err(|e| Exit::Unavailable.wrap(e))?;
+        (networks, volumes)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let by_name = containers.iter().enumerate().map(|(i, c)| (c.name.clone(), i)).collect();
+
+    let dirs = store.instance_dirs()?;
+    let (index, index_rebuilt) = store.read_index_mending(&dirs, options.dry_run)?;
+    let catalog = Catalog::over_every_dir(index, dirs);
+    let (names, unresolved) = select(&catalog, selection);
+    let instances = crate::base::parallel::map(&names, |name| Seen {
+        name: name.clone(),
+        row: catalog.row(name).cloned(),
+        dir: catalog.dirs.contains(name),
+        manifest: if catalog.dirs.contains(name) { store.read_manifest(name) } else { Ok(None) },
+        lock_held: name_lock_held(&store.name_lock_path(name)).unwrap_or(true),
+        inspected: Inspected::NotNeeded,
+    });
+    let mut observation = Observation {
+        now,
+        whole_host,
+        containers,
+        by_name,
+        networks,
+        volumes,
+        catalog,
+        index_rebuilt,
+        unresolved,
+        instances,
+        clock: None,
+    };
+    inspect_exited(engine, &mut observation);
+    Ok(observation)
+}
+
+/// The instances a selection names, each once; arguments that name none are failures of their own.
+fn select(catalog: &Catalog, selection: &Selection) -> (Vec<InstanceName>, Vec<Failure>) {
+    let mut names: Vec<InstanceName> = Vec::new();
+    let mut unresolved = Vec::new();
+    let mut add = |name: &InstanceName| {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    };
+    match selection {
+        Selection::All => catalog.names().for_each(add),
+        Selection::Instances(wanted) => wanted.iter().filter(|n| catalog.is_known(n)).for_each(add),
+        Selection::Args(args) => {
+            for arg in args {
+                match catalog.resolve(arg) {
+                    Ok(target) => add(&target.name),
+                    Err(why) => unresolved.push(Failure {
+                        container_base: Some(arg.clone()),
+                        code: why.code,
+                        error: anyhow::anyhow!(why.message),
+                    }),
+                }
+            }
+        }
+    }
+    (names, unresolved)
+}
+
+/// Inspects the role container (and its sidecar) of every instance whose exit the plan will
+/// judge: an exited role under a live row whose name lock nobody holds. The clock is read once,
+/// before the first inspection.
+fn inspect_exited(engine: &Engine, observation: &mut Observation) {
+    for i in 0..observation.instances.len() {
+        let seen = &observation.instances[i];
+        let Ok(Some(manifest)) = &seen.manifest else { continue };
+        let Some(status) = Status::parse(&manifest.status) else { continue };
+        let role_state = observation.container(&manifest.docker.role_container).map(|c| c.state.as_str());
+        if seen.lock_held || !needs_inspection(status, role_state) {
+            continue;
+        }
+        let sidecar_name = manifest.docker.dind_container.clone();
+        let sidecar_listed = sidecar_name.as_deref().is_some_and(|name| observation.container(name).is_some());
+        let role_name = manifest.docker.role_container.clone();
+        observation.clock.get_or_insert_with(|| Clock::read(engine));
+        let inspected = (|| -> Result<Inspected> {
+            let Some(role) = engine.inspect(&role_name)? else { return Ok(Inspected::Gone) };
+            let sidecar_state = match &sidecar_name {
+                Some(name) if sidecar_listed => engine.inspect(name)?.map(|d| d.state),
+                _ => None,
+            };
+            let sidecar = sidecar_name.map(|name| (name, sidecar_state));
+            Ok(Inspected::Ended(Box::new(Exited { role: role.state, sidecar })))
+        })();
+        observation.instances[i].inspected = inspected.unwrap_or_else(Inspected::Failed);
+    }
+}

@@ -1,0 +1,128 @@
+//! Orphans (whole-host runs only): jackin's Docker resources, name locks and temp files whose
+//! instance or writer is gone. Reported, never removed here: jackin-purge removes them.
+
+use std::collections::BTreeSet;
+use std::io::ErrorKind;
+
+use anyhow::{Context, Result};
+
+use super::observe::Observation;
+use crate::protocol::records::{Orphan, Repair, RepairKind};
+use crate::state::names::{instance_of, DockerKind, InstanceName};
+use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
+
+/// What an orphan is judged against.
+struct Scan<'a> {
+    store: &'a Store,
+    /// Instances with an index row or a data dir after this run's repairs.
+    alive: BTreeSet<InstanceName>,
+    /// Docker names some manifest records (an adopted prewarmed sidecar keeps a name that cannot
+    /// be derived).
+    owned: BTreeSet<String>,
+    dry_run: bool,
+}
+
+impl Scan<'_> {
+    fn gone(&self, instance: &InstanceName) -> bool {
+        // A lock we cannot even test is treated as held: the session may be live.
+        !self.alive.contains(instance) && !name_lock_held(&self.store.name_lock_path(instance)).unwrap_or(true)
+    }
+
+    fn orphan(&self, kind: &str, name: &str, reason: String) -> Orphan {
+        Orphan { kind: kind.to_owned(), name: name.to_owned(), reason, dry_run: self.dry_run }
+    }
+
+    /// The orphan record of a resource whose instance is gone.
+    fn of_instance(&self, kind: &str, name: &str, instance: Option<InstanceName>) -> Option<Orphan> {
+        let instance = instance.filter(|i| self.gone(i))?;
+        let why = format!("its instance {instance} no longer exists (no data dir, no index row)");
+        Some(self.orphan(kind, name, why))
+    }
+
+    fn temp_file(&self, name: &str, pid: u32) -> Orphan {
+        self.orphan("temp_file", name, format!("temp file of an atomic write by process {pid}, which is gone"))
+    }
+}
+
+/// The orphans of the host, given the repairs this run made (a dropped row no longer keeps its
+/// instance alive).
+pub fn find(store: &Store, observation: &Observation, repairs: &[Repair], dry_run: bool) -> Result<Vec<Orphan>> {
+    let dirs = &observation.catalog.dirs;
+    let mut alive: BTreeSet<InstanceName> = observation.catalog.names().cloned().collect();
+    for r in repairs.iter().filter(|r| r.kind == RepairKind::RowDropped) {
+        if let Ok(name) = InstanceName::parse(&r.name) {
+            if !dirs.contains(&name) {
+                alive.remove(&name);
+            }
+        }
+    }
+    let mut owned = BTreeSet::new();
+    for seen in &observation.instances {
+        if let Ok(Some(m)) = &seen.manifest {
+            owned.insert(m.docker.role_container.clone());
+            owned.insert(m.docker.network.clone());
+            owned.extend(m.docker.dind_container.clone());
+            owned.extend(m.docker.certs_volume.clone());
+        }
+    }
+    let scan = Scan { store, alive, owned, dry_run };
+    let mut orphans = docker_orphans(&scan, observation);
+    file_orphans(&scan, dirs, &mut orphans)?;
+    Ok(orphans)
+}
+
+fn docker_orphans(scan: &Scan, observation: &Observation) -> Vec<Orphan> {
+    let mut orphans = Vec::new();
+    for c in observation.containers.iter().filter(|c| !scan.owned.contains(&c.name)) {
+        let instance = instance_of(DockerKind::Container, &c.name, &c.labels);
+        orphans.extend(scan.of_instance("container", &c.name, instance));
+    }
+    for (name, labels) in observation.networks.iter().filter(|(name, _)| !scan.owned.contains(name)) {
+        orphans.extend(scan.of_instance("network", name, instance_of(DockerKind::Network, name, labels)));
+    }
+    for (name, labels) in &observation.volumes {
+        let jackins = name.ends_with("-dind-certs") || labels.get("jackin.managed").is_some_and(|v| v == "true");
+        if !jackins || scan.owned.contains(name) {
+            continue;
+        }
+        orphans.extend(scan.of_instance("volume", name, instance_of(DockerKind::Volume, name, labels)));
+    }
+    orphans
+}
+
+/// Unheld name locks of vanished instances, and temp files whose writer is gone: in `data/` and
+/// in every instance's `.jackin/`.
+fn file_orphans(scan: &Scan, dirs: &BTreeSet<InstanceName>, orphans: &mut Vec<Orphan>) -> Result<()> {
+    let data = scan.store.data_dir();
+    let entries = match std::fs::read_dir(&data) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("listing {}", data.display())),
+    };
+    for entry in entries.flatten() {
+        let Some(file) = entry.file_name().to_str().map(str::to_owned) else { continue };
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Some(instance) = name_lock_owner(&file) {
+            if scan.gone(&instance) {
+                let reason = format!("unheld name lock {file} of an instance that no longer exists");
+                orphans.push(scan.orphan("name_lock", instance.as_str(), reason));
+            }
+        } else if let Some(pid) = temp_writer(&file).filter(|&pid| !writer_alive(pid)) {
+            orphans.push(scan.temp_file(&file, pid));
+        }
+    }
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(scan.store.meta_dir(dir)) else { continue };
+        for entry in entries.flatten() {
+            let Some(file) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            if let Some(pid) = temp_writer(&file) {
+                if !writer_alive(pid) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                    orphans.push(scan.temp_file(&format!("{dir}/.jackin/{file}"), pid));
+                }
+            }
+        }
+    }
+    Ok(())
+}
