@@ -157,30 +157,3 @@ pub fn check_arg(arg: &str) -> Result<(), Unresolved> {
         ),
     })
 }
-
-/// What one record read from stdin stands for.
-pub enum NamedByRecord<'a> {
-    /// The instance it names, the first time one names it.
-    Instance(String),
-    /// An `error` record, or one that names no instance: it goes on as it came.
-    PassThrough(&'a crate::protocol::envelope::InputRecord),
-}
-
-/// The records read from stdin, in their order: each instance named once, at its first mention,
-/// among the records that pass through.
-pub fn named_by_records(records: &[crate::protocol::envelope::InputRecord]) -> Vec<NamedByRecord<'_>> {
-    let mut names: Vec<&str> = Vec::new();
-    let mut named = Vec::new();
-    for record in records {
-        match record.container_base() {
-            Some(name) if record.kind != "error" => {
-                if !names.contains(&name) {
-                    names.push(name);
-                    named.push(NamedByRecord::Instance(name.to_owned()));
-                }
-            }
-            _ => named.push(NamedByRecord::PassThrough(record)),
-        }
-    }
-    named
-}

@@ -9,7 +9,7 @@ use crate::protocol::envelope::InputRecord;
 use crate::protocol::records::Identity;
 use crate::state::model::{IndexRow, IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::names::InstanceName;
-use crate::state::select::{self, Catalog, NamedByRecord, Target, Unresolved};
+use crate::state::select::{Catalog, Target, Unresolved};
 use crate::state::store::Store;
 use anyhow::Result;
 use git2::Repository;
@@ -27,18 +27,23 @@ pub enum Step<'a> {
 /// What to assess and what to print in which order: the instances named on the command line,
 /// then, in input order, the records on stdin, each instance assessed once.
 pub fn plan<'a>(catalog: &Catalog, named: &[&String], records: &'a [InputRecord]) -> (Vec<Target>, Vec<Step<'a>>) {
-    let from_args = named.iter().map(|arg| NamedByRecord::Instance(arg.to_string()));
+    let from_args = named.iter().map(|arg| Ok(arg.to_string()));
+    // A record names an instance by its `container_base`; an `error` record only reports one.
+    let from_records = records.iter().map(|record| match record.container_base() {
+        Some(name) if record.kind != "error" => Ok(name.to_owned()),
+        _ => Err(record),
+    });
     let mut targets: Vec<Target> = Vec::new();
     let mut steps = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    for entry in from_args.chain(select::named_by_records(records)) {
+    for entry in from_args.chain(from_records) {
         let arg = match entry {
-            NamedByRecord::PassThrough(record) => {
+            Err(record) => {
                 steps.push(Step::PassThrough(record));
                 continue;
             }
-            NamedByRecord::Instance(arg) if seen.contains(&arg) => continue,
-            NamedByRecord::Instance(arg) => arg,
+            Ok(arg) if seen.contains(&arg) => continue,
+            Ok(arg) => arg,
         };
         seen.push(arg.clone());
         match catalog.resolve(&arg) {
