@@ -6,10 +6,11 @@ use jackin::base::parallel;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
+use jackin::face::progress::Progress;
 use jackin::protocol::records::{Identity, Purged, PurgedReport, Removed};
 use jackin::state::select::Catalog;
 use jackin::state::store::Store;
-use jackin::tools::purge::{self, quarantine, Item, Outcome, Progress, PurgeOptions, Purger, Selection};
+use jackin::tools::purge::{self, quarantine, Item, Outcome, PurgeOptions, Purger, Selection};
 
 fn main() {
     driver::main::<PurgeArgs>("jackin-purge", run)
@@ -75,7 +76,7 @@ fn purge_items(
         no_quarantine: args.no_quarantine,
         quarantine_days: args.quarantine_days,
     };
-    let progress = Progress::new(work, ctx.quiet);
+    let progress = Progress::new("purging", work, ctx.quiet);
     let purger = Purger::new(store, &engine, catalog, options);
     let outcomes = parallel::map(items, |item| {
         let outcome = purger.item(item);

@@ -3,3 +3,4 @@
 pub mod cli;
 pub mod dialog;
 pub mod driver;
+pub mod progress;

@@ -6,12 +6,15 @@
 
 pub mod bundle;
 pub mod orphans;
+pub mod plan;
 pub mod quarantine;
 pub mod remove;
 
+pub use plan::{plan_from_args, plan_from_catalog, plan_from_records, Item, Request, Selection};
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use git2::{BranchType, Repository, WorktreePruneOptions};
@@ -19,11 +22,10 @@ use git2::{BranchType, Repository, WorktreePruneOptions};
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
 use crate::protocol::assessment::{Assessment, Verdict};
-use crate::protocol::envelope::{InputRecord, Record};
-use crate::protocol::records::{human_bytes, Decision, Identity, Orphan, Purged, Removed};
+use crate::protocol::records::{human_bytes, Identity, Purged, Removed};
 use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
-use crate::state::select::{Catalog, Target};
+use crate::state::select::Catalog;
 use crate::state::store::{name_lock_held, PurgeMark, Store};
 use crate::tools::assess::{AssessOptions, Assessor};
 
@@ -50,16 +52,6 @@ pub struct PurgeOptions {
     pub quarantine_days: u64,
 }
 
-/// One instance to purge and why.
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub target: Target,
-    /// Its decision record allowed discarding work at risk.
-    pub discard: bool,
-    /// `failed_setup` under `--terminal`: purged only when verified clean, else left alone.
-    pub only_if_clean: bool,
-}
-
 /// What happened to one instance or orphan.
 #[derive(Debug)]
 pub enum Outcome {
@@ -78,137 +70,6 @@ fn refused(code: &'static str, error: anyhow::Error) -> Outcome {
     Outcome::Refused { code, error, busy: false }
 }
 
-/// What a run does, in input order. (A few per run: boxing `Request` would buy nothing.)
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)]
-pub enum Item<'a> {
-    PassThrough(&'a InputRecord),
-    Instance(Request),
-    Orphan(Orphan),
-    Unresolved { arg: String, code: &'static str, message: String },
-}
-
-impl Item<'_> {
-    pub fn is_work(&self) -> bool {
-        matches!(self, Item::Instance(_) | Item::Orphan(_))
-    }
-}
-
-/// The work named by records on stdin. Checked whole before anything acts: a `decision` or
-/// `orphan` that does not parse, or names something that is not a jackin name, is bad input.
-pub fn plan_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> Result<Vec<Item<'a>>> {
-    let mut items = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
-    for record in records {
-        match record.kind.as_str() {
-            Decision::TYPE => {
-                let decision: Decision = record.parse()?;
-                InstanceName::parse(&decision.identity.container_base).map_err(|e| {
-                    Exit::BadInput.err(format_args!("line {}: bad decision record: {e:#}", record.line_no))
-                })?;
-                if decision.outcome != crate::protocol::records::Outcome::Clean || decision.dry_run {
-                    items.push(Item::PassThrough(record));
-                    continue;
-                }
-                let name = decision.identity.container_base.clone();
-                if seen.contains(&name) {
-                    continue;
-                }
-                seen.push(name.clone());
-                items.push(match catalog.resolve(&name) {
-                    Ok(target) => {
-                        Item::Instance(Request { target, discard: decision.discard_unfinished, only_if_clean: false })
-                    }
-                    // Nothing of it is left: a rerun after a finished purge.
-                    Err(_) => Item::Instance(Request {
-                        target: Target { name: InstanceName::parse(&name)?, row: None },
-                        discard: decision.discard_unfinished,
-                        only_if_clean: false,
-                    }),
-                });
-            }
-            Orphan::TYPE => {
-                let orphan: Orphan = record.parse()?;
-                orphans::check_name(&orphan).map_err(|e| {
-                    Exit::BadInput.err(format_args!("line {}: bad orphan record: {e:#}", record.line_no))
-                })?;
-                if orphan.dry_run {
-                    items.push(Item::PassThrough(record));
-                } else {
-                    items.push(Item::Orphan(orphan));
-                }
-            }
-            _ => items.push(Item::PassThrough(record)),
-        }
-    }
-    Ok(items)
-}
-
-/// The instances named on the command line.
-pub fn plan_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec<Item<'static>> {
-    let mut items: Vec<Item> = Vec::new();
-    for arg in args {
-        let item = match catalog.resolve(arg) {
-            Ok(target) => Item::Instance(Request { target, discard: false, only_if_clean: false }),
-            // A full name with leftovers (a lock, a socket dir) but no row or data dir: finish it.
-            Err(why) => match InstanceName::parse(arg) {
-                Ok(name) if store.name_lock_path(&name).exists() || store.socket_dir(&name).exists() => {
-                    Item::Instance(Request { target: Target { name, row: None }, discard: false, only_if_clean: false })
-                }
-                _ => Item::Unresolved { arg: arg.clone(), code: why.code, message: why.message },
-            },
-        };
-        let duplicate = matches!(&item, Item::Instance(r) if items.iter().any(|i| matches!(i, Item::Instance(o) if o.target.name == r.target.name)));
-        if !duplicate {
-            items.push(item);
-        }
-    }
-    items
-}
-
-/// Retention of kept instances per (workspace, role, agent): beyond the newest `keep_last`, and
-/// older than `older_than`; when both are given, both must hold.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Selection {
-    pub terminal: bool,
-    pub older_than: Option<Duration>,
-    pub keep_last: Option<usize>,
-}
-
-pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'static>> {
-    let now = std::time::SystemTime::now();
-    let mut targets = catalog.all();
-    // Newest first, whatever order the index file is in, so retention ranks each group right.
-    targets.sort_by(|a, b| {
-        let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();
-        at(b).cmp(&at(a))
-    });
-    let mut picked: Vec<Request> = Vec::new();
-    let mut groups: std::collections::BTreeMap<(Option<String>, String, String), usize> = Default::default();
-    for target in targets {
-        let Some(row) = &target.row else { continue };
-        let Some(status) = Status::parse(&row.status) else { continue };
-        if selection.terminal && (status.is_terminal() || status == Status::FailedSetup) {
-            picked.push(Request { only_if_clean: status == Status::FailedSetup, target, discard: false });
-            continue;
-        }
-        if !status.is_kept() || (selection.older_than.is_none() && selection.keep_last.is_none()) {
-            continue;
-        }
-        let rank =
-            groups.entry((row.workspace_name.clone(), row.role_key.clone(), row.agent_runtime.clone())).or_default();
-        *rank += 1;
-        let beyond_last = selection.keep_last.is_none_or(|n| *rank > n);
-        let old = selection
-            .older_than
-            .is_none_or(|age| crate::base::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
-        if beyond_last && old {
-            picked.push(Request { target, discard: false, only_if_clean: false });
-        }
-    }
-    picked.into_iter().map(Item::Instance).collect()
-}
-
 /// An instance the purge stopped at before deleting anything: refused, or skipped.
 type Stop = Box<Outcome>;
 
@@ -223,40 +84,6 @@ struct Checked {
     quarantine: Option<String>,
     /// An earlier run passed step 2 and wrote the purge mark.
     marked: bool,
-}
-
-/// A progress bar on stderr, drawn only when stderr is a terminal and the run has lasted a
-/// moment: short runs and pipes see nothing.
-pub struct Progress {
-    bar: indicatif::ProgressBar,
-    started: Instant,
-    shown: std::sync::atomic::AtomicBool,
-    enabled: bool,
-}
-
-impl Progress {
-    pub fn new(total: usize, quiet: bool) -> Self {
-        let bar = indicatif::ProgressBar::with_draw_target(Some(total as u64), indicatif::ProgressDrawTarget::hidden());
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} purging {pos}/{len} [{bar:30}] {msg}") {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        let enabled = !quiet && total > 1 && std::io::IsTerminal::is_terminal(&std::io::stderr());
-        Progress { bar, started: Instant::now(), shown: false.into(), enabled }
-    }
-
-    pub fn tick(&self, what: &str) {
-        use std::sync::atomic::Ordering;
-        if self.enabled && !self.shown.load(Ordering::Relaxed) && self.started.elapsed() > Duration::from_millis(500) {
-            self.shown.store(true, Ordering::Relaxed);
-            self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        }
-        self.bar.set_message(what.to_owned());
-        self.bar.inc(1);
-    }
-
-    pub fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
 }
 
 /// The deleting side of a run.

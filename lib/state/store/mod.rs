@@ -1,18 +1,29 @@
 //! The host state on disk: where it lives, how it is read, and how it is written so that jackin
 //! and these tools never see a half-written file or lose each other's updates (state.md).
+//!
+//! One owner for every path and file rule of a jackin home: `mod.rs` knows where each file lives
+//! and reads and writes the index, manifests and isolation records; `files` how any file is
+//! written (atomically, never through a link) and what its temp files are called; `locks` the
+//! index lock and the launcher's name locks; `marks` the small per-instance files of the exit
+//! modal and of an unfinished purge.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+mod files;
+mod locks;
+mod marks;
+
+pub use files::*;
+pub use locks::*;
+pub use marks::*;
+
+use std::fs;
+use std::io::ErrorKind;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
-use crate::base::exit::{Exit, OrExit};
+use crate::base::exit::Exit;
 use crate::state::model::{Index, IndexRow, Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 
@@ -297,68 +308,6 @@ impl Store {
     }
 }
 
-/// An error when `dir` is a symbolic link (see `Store::refuse_linked`).
-pub fn refuse_link(dir: &Path) -> Result<()> {
-    if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
-        anyhow::bail!("{} is a symbolic link; the tools do not write through it", dir.display());
-    }
-    Ok(())
-}
-
-/// `dir`, created mode 0700 when missing, must be a real directory: a symbolic link there would
-/// send what the tools write or delete through it outside the home.
-pub fn ensure_private_dir(dir: &Path) -> Result<()> {
-    loop {
-        match fs::symlink_metadata(dir) {
-            Ok(meta) if meta.is_dir() => return Ok(()),
-            Ok(_) => anyhow::bail!("{} is not a directory; the tools do not work through it", dir.display()),
-            Err(e) if e.kind() == ErrorKind::NotFound => match fs::DirBuilder::new().mode(0o700).create(dir) {
-                // Checked again: whatever is there now is what the caller will use.
-                Ok(()) => continue,
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
-            },
-            Err(e) => return Err(e).with_context(|| format!("cannot reach {}", dir.display())),
-        }
-    }
-}
-
-/// What the in-container exit modal chose: a bare JSON string, `"keep"` or `"discard"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitChoice {
-    Keep,
-    Discard,
-}
-
-pub fn parse_exit_choice(bytes: &[u8]) -> Option<ExitChoice> {
-    match serde_json::from_slice::<serde_json::Value>(bytes).ok()?.as_str()? {
-        "keep" => Some(ExitChoice::Keep),
-        "discard" => Some(ExitChoice::Discard),
-        _ => None,
-    }
-}
-
-/// The exit-action file as found (see `Store::read_exit_action`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExitActionFile {
-    Absent,
-    Fresh(ExitChoice),
-    /// Written before this session started: it must not decide.
-    Stale,
-    /// Present but not `"keep"` or `"discard"`.
-    Unreadable(String),
-}
-
-/// The tools' own mark that a purge of this instance passed its at-risk check and started
-/// deleting: `data/<c>/.jackin/purge.json`. A rerun after a crash finds it and finishes the job
-/// without asking again about work the first run already saved or found clean.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PurgeMark {
-    pub started_at: String,
-    pub verdict: String,
-    pub quarantine: Option<String>,
-}
-
 fn check_index_version(index: &Index, path: &Path) -> Result<()> {
     if index.version == 1 {
         return Ok(());
@@ -368,160 +317,6 @@ fn check_index_version(index: &Index, path: &Path) -> Result<()> {
         path.display(),
         index.version
     )))
-}
-
-/// Reads a JSON file; `None` when it does not exist. A file that does not parse is an error that
-/// names it: it is never silently replaced.
-pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .with_context(|| format!("{} is corrupt", path.display()))
-        .or_exit(Exit::Unavailable)
-}
-
-/// jackin's file encoding: two-space pretty JSON, UTF-8, no trailing newline.
-pub fn to_jackin_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    Ok(serde_json::to_vec_pretty(value)?)
-}
-
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    write_atomic(path, &to_jackin_json(value)?)
-}
-
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Temp file `<name>.tmp.<pid>.<n>` beside the target (created exclusively, mode 0600), fsync,
-/// rename over the target, fsync the directory: readers see the old file or the new one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name =
-        path.file_name().with_context(|| format!("{} names no file", path.display()))?.to_string_lossy().into_owned();
-    let (temp_path, mut temp) = loop {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate = dir.join(temp_name(&file_name, std::process::id(), n));
-        match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&candidate) {
-            Ok(file) => break (candidate, file),
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", candidate.display())),
-        }
-    };
-    let result = (|| -> Result<()> {
-        temp.write_all(bytes)?;
-        temp.sync_all()?;
-        fs::rename(&temp_path, path)?;
-        File::open(dir)?.sync_all()?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp_path);
-    }
-    result.with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// The exclusive `flock(2)` on `data/instances.json.lock` that every index read-modify-write
-/// holds. Released on drop.
-#[derive(Debug)]
-pub struct IndexLock {
-    _file: File,
-}
-
-impl IndexLock {
-    /// Waits up to `wait` for the lock; then "busy" (exit 5). After locking, the path must still
-    /// name the inode we locked: another program may have unlinked or replaced the file while we
-    /// waited, and a lock on an unlinked inode excludes nobody.
-    pub fn acquire(path: &Path, wait: Duration) -> Result<Self> {
-        let deadline = Instant::now() + wait;
-        loop {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .open(path)
-                .with_context(|| format!("cannot open the index lock {}", path.display()))?;
-            loop {
-                match fs2::FileExt::try_lock_exclusive(&file) {
-                    Ok(()) => break,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                        if Instant::now() >= deadline {
-                            return Err(Exit::Busy
-                                .err(format_args!("the index lock {} is held by another process", path.display())));
-                        }
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    Err(e) => return Err(e).with_context(|| format!("cannot lock {}", path.display())),
-                }
-            }
-            let locked = file.metadata()?;
-            match fs::metadata(path) {
-                Ok(now) if now.dev() == locked.dev() && now.ino() == locked.ino() => {
-                    return Ok(IndexLock { _file: file })
-                }
-                _ => continue,
-            }
-        }
-    }
-}
-
-/// Whether another process holds `data/<container>.lock` (the launcher's name claim). Taking
-/// the lock for a moment is the only way to ask; it is released at once.
-pub fn name_lock_held(path: &Path) -> Result<bool> {
-    let file = match OpenOptions::new().read(true).open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
-    };
-    match fs2::FileExt::try_lock_exclusive(&file) {
-        Ok(()) => {
-            let _ = fs2::FileExt::unlock(&file);
-            Ok(false)
-        }
-        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(true),
-        Err(e) => Err(e).with_context(|| format!("cannot test {}", path.display())),
-    }
-}
-
-/// The temp file of an atomic write of `file` by process `pid` (its `n`th): `<file>.tmp.<pid>.<n>`
-/// (state.md, "Writing files"). [`temp_writer`] is its parse.
-pub fn temp_name(file: &str, pid: u32, n: u64) -> String {
-    format!("{file}.tmp.{pid}.{n}")
-}
-
-/// The writer's pid when `file` is the name of an atomic write's temp file ([`temp_name`]).
-pub fn temp_writer(file: &str) -> Option<u32> {
-    let (rest, n) = file.rsplit_once('.')?;
-    let (rest, pid) = rest.rsplit_once('.')?;
-    let (target, tmp) = rest.rsplit_once('.')?;
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if tmp != "tmp" || target.is_empty() || target.contains('/') || !digits(n) || !digits(pid) {
-        return None;
-    }
-    pid.parse().ok()
-}
-
-/// Whether the writer of a temp file may still be at work: a process with this pid exists (a
-/// signal 0 reaches it, or it is someone else's).
-pub fn writer_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-/// The instance whose name lock is the file `<container>.lock` ([`Store::name_lock_path`]).
-/// jackin's other locks (`instances.json.lock`, `*.repo.lock`, `caffeinate.lock`, …) never have
-/// an instance name as their stem.
-pub fn name_lock_owner(file: &str) -> Option<InstanceName> {
-    file.strip_suffix(".lock").and_then(|stem| InstanceName::parse(stem).ok())
 }
 
 /// What [`Store::read_index_mending`] did with an index that did not parse.
@@ -614,33 +409,9 @@ fn checked_index(index: Index, path: &Path) -> Result<Index> {
 }
 
 #[cfg(test)]
-mod temp_file_tests {
-    use super::*;
-
-    #[test]
-    fn temp_names_parse_back_to_their_writer() {
-        assert_eq!(temp_writer(&temp_name("instances.json", 4242, 0)), Some(4242));
-        assert_eq!(temp_writer("instance.json.tmp.7.12"), Some(7));
-        for not_temp in
-            ["instances.json.lock", ".tmp.1.2", "x.tmp.a.2", "x.tmp.1.", "x.tmp..2", "a/b.tmp.1.2", "x.tmp.1.2.3"]
-        {
-            assert_eq!(temp_writer(not_temp), None, "{not_temp}");
-        }
-        assert!(writer_alive(std::process::id()));
-        assert!(!writer_alive(0));
-    }
-
-    #[test]
-    fn name_locks_name_their_instance() {
-        assert_eq!(name_lock_owner("jk-abcd-x.lock").unwrap().as_str(), "jk-abcd-x");
-        assert_eq!(name_lock_owner("instances.json.lock"), None);
-        assert_eq!(name_lock_owner("jk-abc.repo.lock"), None);
-        assert_eq!(name_lock_owner("jk-abcd-x"), None);
-    }
-}
-
-#[cfg(test)]
 mod tests {
+    use std::os::unix::fs::MetadataExt;
+
     use super::*;
 
     #[test]

@@ -1,0 +1,39 @@
+//! Progress on long work, for people: a bar on stderr, drawn only when stderr is a terminal
+//! and the work has lasted a moment, so short runs and pipes see nothing.
+
+use std::time::{Duration, Instant};
+
+/// A progress bar over `total` items of work, each named as it is done.
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    started: Instant,
+    shown: std::sync::atomic::AtomicBool,
+    enabled: bool,
+}
+
+impl Progress {
+    pub fn new(doing: &str, total: usize, quiet: bool) -> Self {
+        let bar = indicatif::ProgressBar::with_draw_target(Some(total as u64), indicatif::ProgressDrawTarget::hidden());
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+            "{{spinner}} {doing} {{pos}}/{{len}} [{{bar:30}}] {{msg}}"
+        )) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        let enabled = !quiet && total > 1 && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        Progress { bar, started: Instant::now(), shown: false.into(), enabled }
+    }
+
+    pub fn tick(&self, what: &str) {
+        use std::sync::atomic::Ordering;
+        if self.enabled && !self.shown.load(Ordering::Relaxed) && self.started.elapsed() > Duration::from_millis(500) {
+            self.shown.store(true, Ordering::Relaxed);
+            self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        self.bar.set_message(what.to_owned());
+        self.bar.inc(1);
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

@@ -1,0 +1,141 @@
+//! How any file of the home is written and read: atomically, as jackin's JSON, never through a
+//! symbolic link; and what an atomic write's temp file is called, and whose it is.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::base::exit::{Exit, OrExit};
+
+/// An error when `dir` is a symbolic link (see `Store::refuse_linked`).
+pub fn refuse_link(dir: &Path) -> Result<()> {
+    if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        anyhow::bail!("{} is a symbolic link; the tools do not write through it", dir.display());
+    }
+    Ok(())
+}
+
+/// `dir`, created mode 0700 when missing, must be a real directory: a symbolic link there would
+/// send what the tools write or delete through it outside the home.
+pub fn ensure_private_dir(dir: &Path) -> Result<()> {
+    loop {
+        match fs::symlink_metadata(dir) {
+            Ok(meta) if meta.is_dir() => return Ok(()),
+            Ok(_) => anyhow::bail!("{} is not a directory; the tools do not work through it", dir.display()),
+            Err(e) if e.kind() == ErrorKind::NotFound => match fs::DirBuilder::new().mode(0o700).create(dir) {
+                // Checked again: whatever is there now is what the caller will use.
+                Ok(()) => continue,
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+            },
+            Err(e) => return Err(e).with_context(|| format!("cannot reach {}", dir.display())),
+        }
+    }
+}
+
+/// Reads a JSON file; `None` when it does not exist. A file that does not parse is an error that
+/// names it: it is never silently replaced.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .with_context(|| format!("{} is corrupt", path.display()))
+        .or_exit(Exit::Unavailable)
+}
+
+/// jackin's file encoding: two-space pretty JSON, UTF-8, no trailing newline.
+pub fn to_jackin_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    Ok(serde_json::to_vec_pretty(value)?)
+}
+
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    write_atomic(path, &to_jackin_json(value)?)
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Temp file `<name>.tmp.<pid>.<n>` beside the target (created exclusively, mode 0600), fsync,
+/// rename over the target, fsync the directory: readers see the old file or the new one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file_name =
+        path.file_name().with_context(|| format!("{} names no file", path.display()))?.to_string_lossy().into_owned();
+    let (temp_path, mut temp) = loop {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let candidate = dir.join(temp_name(&file_name, std::process::id(), n));
+        match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&candidate) {
+            Ok(file) => break (candidate, file),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", candidate.display())),
+        }
+    };
+    let result = (|| -> Result<()> {
+        temp.write_all(bytes)?;
+        temp.sync_all()?;
+        fs::rename(&temp_path, path)?;
+        File::open(dir)?.sync_all()?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp_path);
+    }
+    result.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The temp file of an atomic write of `file` by process `pid` (its `n`th): `<file>.tmp.<pid>.<n>`
+/// (state.md, "Writing files"). [`temp_writer`] is its parse.
+pub fn temp_name(file: &str, pid: u32, n: u64) -> String {
+    format!("{file}.tmp.{pid}.{n}")
+}
+
+/// The writer's pid when `file` is the name of an atomic write's temp file ([`temp_name`]).
+pub fn temp_writer(file: &str) -> Option<u32> {
+    let (rest, n) = file.rsplit_once('.')?;
+    let (rest, pid) = rest.rsplit_once('.')?;
+    let (target, tmp) = rest.rsplit_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if tmp != "tmp" || target.is_empty() || target.contains('/') || !digits(n) || !digits(pid) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether the writer of a temp file may still be at work: a process with this pid exists (a
+/// signal 0 reaches it, or it is someone else's).
+pub fn writer_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_parse_back_to_their_writer() {
+        assert_eq!(temp_writer(&temp_name("instances.json", 4242, 0)), Some(4242));
+        assert_eq!(temp_writer("instance.json.tmp.7.12"), Some(7));
+        for not_temp in
+            ["instances.json.lock", ".tmp.1.2", "x.tmp.a.2", "x.tmp.1.", "x.tmp..2", "a/b.tmp.1.2", "x.tmp.1.2.3"]
+        {
+            assert_eq!(temp_writer(not_temp), None, "{not_temp}");
+        }
+        assert!(writer_alive(std::process::id()));
+        assert!(!writer_alive(0));
+    }
+}

@@ -1,0 +1,40 @@
+//! The small per-instance files: the in-container exit modal's choice and the mark of a purge
+//! that passed its at-risk check.
+
+use serde::{Deserialize, Serialize};
+
+/// What the in-container exit modal chose: a bare JSON string, `"keep"` or `"discard"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitChoice {
+    Keep,
+    Discard,
+}
+
+pub fn parse_exit_choice(bytes: &[u8]) -> Option<ExitChoice> {
+    match serde_json::from_slice::<serde_json::Value>(bytes).ok()?.as_str()? {
+        "keep" => Some(ExitChoice::Keep),
+        "discard" => Some(ExitChoice::Discard),
+        _ => None,
+    }
+}
+
+/// The exit-action file as found (see `Store::read_exit_action`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitActionFile {
+    Absent,
+    Fresh(ExitChoice),
+    /// Written before this session started: it must not decide.
+    Stale,
+    /// Present but not `"keep"` or `"discard"`.
+    Unreadable(String),
+}
+
+/// The tools' own mark that a purge of this instance passed its at-risk check and started
+/// deleting: `data/<c>/.jackin/purge.json`. A rerun after a crash finds it and finishes the job
+/// without asking again about work the first run already saved or found clean.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PurgeMark {
+    pub started_at: String,
+    pub verdict: String,
+    pub quarantine: Option<String>,
+}
