@@ -54,7 +54,7 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
         let assessment = assessments.next().expect("one parsed assessment per assessment record");
         let policy = match args.policy {
             Some(policy) => policy,
-            None => configured_policy(&store.roots.config_dir, assessment.identity.workspace_name.as_deref())?.0,
+            None => configured_policy(&store.roots.config_dir, assessment.identity.workspace_name.as_deref())?,
         };
         let container = assessment.identity.container_base.clone();
         match keep::observe(&store, engine, assessment, policy)? {

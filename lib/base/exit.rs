@@ -17,8 +17,9 @@ pub enum Exit {
 }
 
 impl Exit {
-    /// Every code, in order.
-    pub const ALL: [Exit; 9] = [
+    /// Every code, in order (the tests check each has a meaning).
+    #[cfg(test)]
+    pub(crate) const ALL: [Exit; 9] = [
         Exit::Ok,
         Exit::Findings,
         Exit::Usage,
@@ -36,7 +37,7 @@ impl Exit {
 
     /// What the code means to a script, whichever tool ended with it (the EXIT STATUS of the
     /// help and the man pages).
-    pub fn meaning(self) -> &'static str {
+    pub(crate) fn meaning(self) -> &'static str {
         match self {
             Exit::Ok => "done (also: nothing to do)",
             Exit::Findings => "findings, only with --exit-code",
@@ -88,7 +89,7 @@ impl Exit {
 }
 
 /// The reader of our stdout went away (`jackin-assess --all | head`): not an error.
-pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
         cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
@@ -97,9 +98,9 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
 /// An error with the exit code it must produce. Displays exactly as the wrapped error so the
 /// message an operator reads does not change with the classification.
 #[derive(Debug)]
-pub struct Coded {
-    pub exit: Exit,
-    pub error: anyhow::Error,
+pub(crate) struct Coded {
+    pub(crate) exit: Exit,
+    pub(crate) error: anyhow::Error,
 }
 
 impl fmt::Display for Coded {
@@ -111,7 +112,7 @@ impl fmt::Display for Coded {
 impl std::error::Error for Coded {}
 
 /// `.or_exit(Exit::Unavailable)` on any fallible call.
-pub trait OrExit<T> {
+pub(crate) trait OrExit<T> {
     fn or_exit(self, exit: Exit) -> anyhow::Result<T>;
 }
 

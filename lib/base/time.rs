@@ -6,12 +6,12 @@ pub fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())
 }
 
-pub fn rfc3339(at: SystemTime) -> String {
+pub(crate) fn rfc3339(at: SystemTime) -> String {
     humantime::format_rfc3339_seconds(at).to_string()
 }
 
 /// Parses an RFC 3339 time as written by jackin or by these tools.
-pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339_weak(text).ok()
 }
 

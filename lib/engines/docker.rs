@@ -14,9 +14,8 @@ use bollard::models::{
 };
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateContainerOptionsBuilder, EventsOptionsBuilder, InspectContainerOptions,
-    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
-    RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder, StartContainerOptions, StopContainerOptionsBuilder,
-    TagImageOptionsBuilder,
+    ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, RemoveContainerOptionsBuilder,
+    RemoveVolumeOptionsBuilder, StartContainerOptions, StopContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -39,7 +38,7 @@ pub struct Engine {
 /// A container as the list call shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerBrief {
-    pub id: String,
+    pub(crate) id: String,
     pub name: String,
     pub labels: BTreeMap<String, String>,
     /// `created`, `running`, `paused`, `restarting`, `exited`, `removing` or `dead`.
@@ -50,7 +49,7 @@ pub struct ContainerBrief {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContainerDetails {
     pub id: String,
-    pub name: String,
+    pub(crate) name: String,
     pub state: RunState,
     pub spec: ContainerSpec,
     /// The environment as `NAME=value`. Held in memory only: callers keep the names.
@@ -60,20 +59,20 @@ pub struct ContainerDetails {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunState {
-    pub status: String,
+    pub(crate) status: String,
     pub running: bool,
-    pub exit_code: Option<i64>,
-    pub oom_killed: bool,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
+    pub(crate) exit_code: Option<i64>,
+    pub(crate) oom_killed: bool,
+    pub(crate) started_at: Option<String>,
+    pub(crate) finished_at: Option<String>,
 }
 
 /// An engine event about a container.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainerEvent {
-    pub action: String,
-    pub name: String,
-    pub labels: BTreeMap<String, String>,
+pub(crate) struct ContainerEvent {
+    pub(crate) action: String,
+    pub(crate) name: String,
+    pub(crate) labels: BTreeMap<String, String>,
 }
 
 fn is_not_found(e: &BollardError) -> bool {
@@ -171,13 +170,8 @@ impl Engine {
         self.calls.load(Ordering::Relaxed)
     }
 
-    fn call<T>(
-        &self,
-        what: &str,
-        future: impl std::future::Future<Output = Result<T, BollardError>>,
-    ) -> Result<T, BollardError> {
+    fn call<T>(&self, future: impl std::future::Future<Output = Result<T, BollardError>>) -> Result<T, BollardError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
-        let _ = what;
         self.runtime.block_on(future)
     }
 
@@ -188,7 +182,7 @@ impl Engine {
             .filters(&filters(&[("label", "jackin.managed=true")]))
             .build();
         let list = self
-            .call("list", self.api.list_containers(Some(options)))
+            .call(self.api.list_containers(Some(options)))
             .map_err(|e| Exit::Unavailable.wrap(anyhow::Error::new(e).context("listing jackin's containers")))?;
         Ok(list
             .into_iter()
@@ -208,7 +202,7 @@ impl Engine {
 
     /// `None` when there is no such container.
     pub fn inspect(&self, name: &str) -> Result<Option<ContainerDetails>> {
-        let response = match self.call("inspect", self.api.inspect_container(name, None::<InspectContainerOptions>)) {
+        let response = match self.call(self.api.inspect_container(name, None::<InspectContainerOptions>)) {
             Ok(r) => r,
             Err(e) if is_not_found(&e) => return Ok(None),
             Err(e) => return Err(anyhow::Error::new(e).context(format!("inspecting container {name}"))),
@@ -286,7 +280,7 @@ impl Engine {
     /// Stops a container; a missing or already stopped one is fine. Returns whether it existed.
     pub fn stop(&self, name: &str, grace: Duration) -> Result<bool> {
         let options = StopContainerOptionsBuilder::new().t(grace.as_secs() as i32).build();
-        match self.call("stop", self.api.stop_container(name, Some(options))) {
+        match self.call(self.api.stop_container(name, Some(options))) {
             Ok(()) => Ok(true),
             Err(e) if is_not_modified(&e) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
@@ -294,16 +288,10 @@ impl Engine {
         }
     }
 
-    pub fn kill(&self, name: &str, signal: &str) -> Result<()> {
-        let options = KillContainerOptionsBuilder::new().signal(signal).build();
-        self.call("kill", self.api.kill_container(name, Some(options)))
-            .with_context(|| format!("killing container {name}"))
-    }
-
     /// Removes a container, running or not; a missing one counts as removed (returns false).
     pub fn remove_container(&self, name: &str) -> Result<bool> {
         let options = RemoveContainerOptionsBuilder::new().force(true).build();
-        match self.call("remove", self.api.remove_container(name, Some(options))) {
+        match self.call(self.api.remove_container(name, Some(options))) {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
             // A run killed mid-removal leaves the engine finishing it; the rerun waits for it.
@@ -336,7 +324,7 @@ impl Engine {
     }
 
     pub fn remove_network(&self, name: &str) -> Result<bool> {
-        match self.call("remove network", self.api.remove_network(name)) {
+        match self.call(self.api.remove_network(name)) {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
             Err(e) => Err(anyhow::Error::new(e).context(format!("removing network {name}"))),
@@ -345,7 +333,7 @@ impl Engine {
 
     pub fn remove_volume(&self, name: &str) -> Result<bool> {
         let options = RemoveVolumeOptionsBuilder::new().build();
-        match self.call("remove volume", self.api.remove_volume(name, Some(options))) {
+        match self.call(self.api.remove_volume(name, Some(options))) {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
             Err(e) => Err(anyhow::Error::new(e).context(format!("removing volume {name}"))),
@@ -353,48 +341,44 @@ impl Engine {
     }
 
     /// Networks labelled `jackin.managed=true`: name and labels.
-    pub fn list_managed_networks(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
+    pub(crate) fn list_managed_networks(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
         let options = ListNetworksOptionsBuilder::new().filters(&filters(&[("label", "jackin.managed=true")])).build();
-        let list = self.call("networks", self.api.list_networks(Some(options))).context("listing networks")?;
+        let list = self.call(self.api.list_networks(Some(options))).context("listing networks")?;
         Ok(list.into_iter().map(|n| (n.name.unwrap_or_default(), labels(n.labels))).collect())
     }
 
     /// Every volume's name and labels (jackin's certs volumes carry no label; their name tells).
-    pub fn list_volumes(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
+    pub(crate) fn list_volumes(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
         let options = ListVolumesOptionsBuilder::new().build();
-        let list = self.call("volumes", self.api.list_volumes(Some(options))).context("listing volumes")?;
+        let list = self.call(self.api.list_volumes(Some(options))).context("listing volumes")?;
         Ok(list.volumes.unwrap_or_default().into_iter().map(|v| (v.name, labels(Some(v.labels)))).collect())
     }
 
-    pub fn network_exists(&self, name: &str) -> Result<bool> {
-        match self.call("inspect network", self.api.inspect_network(name, None)) {
+    pub(crate) fn network_exists(&self, name: &str) -> Result<bool> {
+        match self.call(self.api.inspect_network(name, None)) {
             Ok(_) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
             Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting network {name}"))),
         }
     }
 
-    pub fn create_network(&self, name: &str, labels: &BTreeMap<String, String>) -> Result<()> {
+    pub(crate) fn create_network(&self, name: &str, labels: &BTreeMap<String, String>) -> Result<()> {
         let request = NetworkCreateRequest {
             name: name.to_owned(),
             labels: Some(labels.clone().into_iter().collect()),
             ..Default::default()
         };
-        self.call("create network", self.api.create_network(request))
-            .map(|_| ())
-            .with_context(|| format!("creating network {name}"))
+        self.call(self.api.create_network(request)).map(|_| ()).with_context(|| format!("creating network {name}"))
     }
 
-    pub fn create_volume(&self, name: &str) -> Result<()> {
+    pub(crate) fn create_volume(&self, name: &str) -> Result<()> {
         let request = VolumeCreateRequest { name: Some(name.to_owned()), ..Default::default() };
-        self.call("create volume", self.api.create_volume(request))
-            .map(|_| ())
-            .with_context(|| format!("creating volume {name}"))
+        self.call(self.api.create_volume(request)).map(|_| ()).with_context(|| format!("creating volume {name}"))
     }
 
     /// The ID of an image by reference or ID; `None` when the engine does not have it.
-    pub fn image_id(&self, reference: &str) -> Result<Option<String>> {
-        match self.call("inspect image", self.api.inspect_image(reference)) {
+    pub(crate) fn image_id(&self, reference: &str) -> Result<Option<String>> {
+        match self.call(self.api.inspect_image(reference)) {
             Ok(image) => Ok(image.id),
             Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting image {reference}"))),
@@ -447,7 +431,7 @@ impl Engine {
             ..Default::default()
         };
         let options = CreateContainerOptionsBuilder::new().name(&spec.name).build();
-        match self.call("create", self.api.create_container(Some(options), body)) {
+        match self.call(self.api.create_container(Some(options), body)) {
             Ok(created) => Ok(created.id),
             // A run killed after asking for this container leaves the engine creating it under
             // the session's name; the rerun takes that container, as it would one that was done.
@@ -459,8 +443,8 @@ impl Engine {
         }
     }
 
-    pub fn start(&self, name: &str) -> Result<()> {
-        match self.call("start", self.api.start_container(name, None::<StartContainerOptions>)) {
+    pub(crate) fn start(&self, name: &str) -> Result<()> {
+        match self.call(self.api.start_container(name, None::<StartContainerOptions>)) {
             Ok(()) => Ok(()),
             Err(e) if is_not_modified(&e) => Ok(()),
             Err(e) => Err(anyhow::Error::new(e).context(format!("starting container {name}"))),
@@ -476,18 +460,23 @@ impl Engine {
             ..Default::default()
         };
         let exec = self
-            .call("exec", self.api.create_exec(container, config))
+            .call(self.api.create_exec(container, config))
             .with_context(|| format!("running {cmd:?} in {container}"))?;
-        let started = self.call("exec start", self.api.start_exec(&exec.id, None))?;
+        let started = self.call(self.api.start_exec(&exec.id, None))?;
         if let bollard::exec::StartExecResults::Attached { mut output, .. } = started {
             self.runtime.block_on(async { while output.next().await.is_some() {} });
         }
-        let inspect = self.call("exec inspect", self.api.inspect_exec(&exec.id))?;
+        let inspect = self.call(self.api.inspect_exec(&exec.id))?;
         Ok(inspect.exit_code.unwrap_or(-1))
     }
 
     /// Builds an image from a tar build context, tags it `tag` and labels it.
-    pub fn build_image(&self, context_tar: Vec<u8>, tag: &str, image_labels: &BTreeMap<String, String>) -> Result<()> {
+    pub(crate) fn build_image(
+        &self,
+        context_tar: Vec<u8>,
+        tag: &str,
+        image_labels: &BTreeMap<String, String>,
+    ) -> Result<()> {
         let options = BuildImageOptionsBuilder::new()
             .t(tag)
             .rm(true)
@@ -512,16 +501,10 @@ impl Engine {
         result.with_context(|| format!("building image {tag}"))
     }
 
-    pub fn tag_image(&self, image: &str, repo: &str, tag: &str) -> Result<()> {
-        let options = TagImageOptionsBuilder::new().repo(repo).tag(tag).build();
-        self.call("tag", self.api.tag_image(image, Some(options)))
-            .with_context(|| format!("tagging {image} as {repo}:{tag}"))
-    }
-
     /// The engine's clock and boot facts for evidence: (`SystemTime` as the engine reports it,
     /// the engine's ID).
-    pub fn engine_facts(&self) -> Result<BTreeMap<String, String>> {
-        let info = self.call("info", self.api.info()).context("asking the engine for its info")?;
+    pub(crate) fn engine_facts(&self) -> Result<BTreeMap<String, String>> {
+        let info = self.call(self.api.info()).context("asking the engine for its info")?;
         let mut facts = BTreeMap::new();
         if let Some(t) = info.system_time {
             facts.insert("engine_time".to_owned(), t);
@@ -534,32 +517,6 @@ impl Engine {
         }
         Ok(facts)
     }
-
-    /// Follows the engine's container events with label `jackin.managed=true` until `on_event`
-    /// returns false or the stream ends (the engine went away: an error).
-    pub fn follow_events(&self, actions: &[&str], mut on_event: impl FnMut(ContainerEvent) -> bool) -> Result<()> {
-        let mut pairs = vec![("type", "container"), ("label", "jackin.managed=true")];
-        pairs.extend(actions.iter().map(|a| ("event", *a)));
-        let options = EventsOptionsBuilder::new().filters(&filters(&pairs)).build();
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        self.runtime.block_on(async {
-            let mut stream = self.api.events(Some(options));
-            while let Some(item) = stream.next().await {
-                let event = item.context("reading the engine's events")?;
-                let actor = event.actor.unwrap_or_default();
-                let attributes = actor.attributes.unwrap_or_default();
-                let event = ContainerEvent {
-                    action: event.action.unwrap_or_default(),
-                    name: attributes.get("name").cloned().unwrap_or_default(),
-                    labels: attributes.into_iter().collect(),
-                };
-                if !on_event(event) {
-                    return Ok(());
-                }
-            }
-            Err(anyhow::anyhow!("the engine closed its event stream"))
-        })
-    }
 }
 
 /// Docker adds the container's short ID as an alias; it changes with every container.
@@ -569,7 +526,7 @@ fn is_short_id(alias: &str, id: &Option<String>) -> bool {
 
 /// A subscription to the engine's container events, read one event at a time with a deadline so
 /// that the caller can make other engine calls and check for signals between events.
-pub struct EventSubscription<'a> {
+pub(crate) struct EventSubscription<'a> {
     stream:
         std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bollard::models::EventMessage, BollardError>> + 'a>>,
 }
@@ -577,7 +534,7 @@ pub struct EventSubscription<'a> {
 impl Engine {
     /// Subscribes to container events of jackin's containers with these actions. The request is
     /// sent on the first [`Engine::next_event`].
-    pub fn subscribe_events(&self, actions: &[&str]) -> EventSubscription<'_> {
+    pub(crate) fn subscribe_events(&self, actions: &[&str]) -> EventSubscription<'_> {
         let mut pairs = vec![("type", "container"), ("label", "jackin.managed=true")];
         pairs.extend(actions.iter().map(|a| ("event", *a)));
         let options = EventsOptionsBuilder::new().filters(&filters(&pairs)).build();
@@ -587,7 +544,7 @@ impl Engine {
 
     /// The next event, waiting at most `wait`: `Ok(None)` when none came in time, an error when
     /// the stream broke or ended (the engine went away).
-    pub fn next_event(
+    pub(crate) fn next_event(
         &self,
         subscription: &mut EventSubscription<'_>,
         wait: Duration,
@@ -611,7 +568,7 @@ impl Engine {
 
 /// The engine's unix socket on this host (`DOCKER_HOST=unix://…`, or the default socket when
 /// `DOCKER_HOST` is unset); `None` for a tcp or ssh engine, whose host is another machine.
-pub fn local_socket() -> Option<std::path::PathBuf> {
+pub(crate) fn local_socket() -> Option<std::path::PathBuf> {
     match std::env::var("DOCKER_HOST") {
         Ok(host) if host.is_empty() => Some("/var/run/docker.sock".into()),
         Ok(host) => host.strip_prefix("unix://").map(std::path::PathBuf::from),
@@ -621,13 +578,13 @@ pub fn local_socket() -> Option<std::path::PathBuf> {
 
 /// When the local engine started: dockerd creates its socket anew at every start, so the
 /// socket's modification time is the engine's start. `None` for a remote engine.
-pub fn local_engine_started_at() -> Option<std::time::SystemTime> {
+pub(crate) fn local_engine_started_at() -> Option<std::time::SystemTime> {
     std::fs::metadata(local_socket()?).ok()?.modified().ok()
 }
 impl Engine {
     /// Whether a volume by this name exists.
-    pub fn volume_exists(&self, name: &str) -> Result<bool> {
-        match self.call("inspect volume", self.api.inspect_volume(name)) {
+    pub(crate) fn volume_exists(&self, name: &str) -> Result<bool> {
+        match self.call(self.api.inspect_volume(name)) {
             Ok(_) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
             Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting volume {name}"))),

@@ -11,13 +11,13 @@ use crate::protocol::assessment::{FileChange, UnpushedRef};
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
 #[derive(Debug, Clone, Default)]
-pub struct WorkState {
-    pub files: Vec<FileChange>,
+pub(crate) struct WorkState {
+    pub(crate) files: Vec<FileChange>,
     /// Ignored entries (an ignored directory counts once): not at risk, only reported.
-    pub ignored: usize,
+    pub(crate) ignored: usize,
 }
 
-pub fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2::Error> {
+pub(crate) fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2::Error> {
     let mut options = StatusOptions::new();
     options
         .include_untracked(true)
@@ -131,19 +131,19 @@ fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2:
 /// What a host repository's refs say, read once per run and shared by every mount made from it:
 /// a hundred worktrees of one repository need its refs read once, not a hundred times.
 #[derive(Debug, Clone)]
-pub struct HostRefs {
+pub(crate) struct HostRefs {
     /// The host's git directory, canonical, to check that a worktree belongs to it.
-    pub gitdir: PathBuf,
+    pub(crate) gitdir: PathBuf,
     /// Every ref that peels to a commit, by full name.
-    pub tips: Vec<(String, Oid)>,
+    pub(crate) tips: Vec<(String, Oid)>,
     /// The host's own HEAD when detached.
-    pub detached_head: Option<Oid>,
+    pub(crate) detached_head: Option<Oid>,
     /// Detached HEADs of the host's worktrees, by registration directory name.
-    pub worktree_heads: Vec<(std::ffi::OsString, Oid)>,
+    pub(crate) worktree_heads: Vec<(std::ffi::OsString, Oid)>,
 }
 
 impl HostRefs {
-    pub fn read(path: &Path) -> Result<HostRefs, git2::Error> {
+    pub(crate) fn read(path: &Path) -> Result<HostRefs, git2::Error> {
         let host = Repository::open(path)?;
         let mut tips = Vec::new();
         for reference in host.references()? {
@@ -174,12 +174,12 @@ impl HostRefs {
 
 /// Host refs per host path, for one run.
 #[derive(Debug, Default)]
-pub struct HostCache {
+pub(crate) struct HostCache {
     hosts: Mutex<HashMap<PathBuf, Arc<Result<HostRefs, String>>>>,
 }
 
 impl HostCache {
-    pub fn get(&self, path: &Path) -> Arc<Result<HostRefs, String>> {
+    pub(crate) fn get(&self, path: &Path) -> Arc<Result<HostRefs, String>> {
         let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         hosts
             .entry(path.to_path_buf())
@@ -205,7 +205,7 @@ fn worktree_detached_heads(host: &Repository) -> Vec<(std::ffi::OsString, Oid)> 
 }
 
 /// Whether `worktree` is a registered worktree of the host repository `host` describes.
-pub fn belongs_to(worktree: &Repository, host: &HostRefs) -> bool {
+pub(crate) fn belongs_to(worktree: &Repository, host: &HostRefs) -> bool {
     canonical(worktree.commondir()) == host.gitdir
 }
 
@@ -213,7 +213,7 @@ pub fn belongs_to(worktree: &Repository, host: &HostRefs) -> bool {
 /// worktree, its registration and its scratch branch, so what is at risk is what the worktree's
 /// HEAD or the scratch branch reaches and no surviving ref does: every other ref of the host
 /// repo, the host's own HEAD and the HEADs of its other worktrees.
-pub fn worktree_unpushed(
+pub(crate) fn worktree_unpushed(
     worktree: &Repository,
     host: &HostRefs,
     scratch_branch: &str,
@@ -244,7 +244,7 @@ pub fn worktree_unpushed(
 
 /// The commits that survive the purge of `worktree`: every host ref but its scratch branch, the
 /// host's HEAD, and the HEADs of the host's other worktrees.
-pub fn surviving_worktree_purge(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<Oid> {
+pub(crate) fn surviving_worktree_purge(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<Oid> {
     let own_registration = worktree.path().file_name().map(|n| n.to_os_string());
     let surviving: HashSet<Oid> = host
         .tips
@@ -264,7 +264,7 @@ fn canonical(path: &Path) -> PathBuf {
 /// A clone's refs are its own; a purge deletes the whole directory. At risk: what a local branch,
 /// a tag or a detached HEAD reaches that neither a remote-tracking ref of the clone nor any ref of
 /// the host repository reaches; and every stash entry.
-pub fn clone_unpushed(
+pub(crate) fn clone_unpushed(
     clone: &Repository,
     host: Option<(&Path, &HostRefs)>,
 ) -> Result<(Vec<UnpushedRef>, usize), git2::Error> {
@@ -363,7 +363,7 @@ fn upstream_of(repo: &Repository, refname: &str) -> Option<String> {
 
 /// Why a worktree mount can no longer be resumed as it was left, if so: it must still be
 /// registered in its host repository, and its scratch branch must still point where its HEAD does.
-pub fn worktree_divergence(worktree_path: &Path, host_path: &Path, scratch_branch: &str) -> Option<String> {
+pub(crate) fn worktree_divergence(worktree_path: &Path, host_path: &Path, scratch_branch: &str) -> Option<String> {
     if !worktree_path.exists() {
         return Some(format!("worktree {} is gone", worktree_path.display()));
     }
@@ -428,7 +428,7 @@ fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
 }
 
 /// Why a clone mount can no longer be resumed, if so.
-pub fn clone_divergence(path: &Path) -> Option<String> {
+pub(crate) fn clone_divergence(path: &Path) -> Option<String> {
     if !path.exists() {
         return Some(format!("clone {} is gone", path.display()));
     }

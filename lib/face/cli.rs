@@ -13,7 +13,7 @@ use crate::state::select::{check_arg, Unresolved};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExitUse {
     pub exit: Exit,
-    pub note: Option<&'static str>,
+    pub(crate) note: Option<&'static str>,
 }
 
 const fn plain(exit: Exit) -> ExitUse {
@@ -102,7 +102,7 @@ fn exit_status_help(uses: &[ExitUse]) -> String {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Text when stdout is a terminal, JSON Lines otherwise.
     Auto,
     /// JSON Lines records, one per line.
@@ -116,23 +116,23 @@ pub enum Format {
 pub struct CommonArgs {
     /// The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]
     #[arg(long, value_name = "DIR", env = "JACKIN_HOME_DIR", hide_env_values = true)]
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
 
     /// jackin's config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]
     #[arg(long, value_name = "DIR", env = "JACKIN_CONFIG_DIR", hide_env_values = true)]
-    pub config_dir: Option<PathBuf>,
+    pub(crate) config_dir: Option<PathBuf>,
 
     /// Output format
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Auto)]
-    pub format: Format,
+    pub(crate) format: Format,
 
     /// Print no warnings or progress on stderr (errors are still printed)
     #[arg(short, long, conflicts_with = "verbose")]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Say more on stderr about what is being done
     #[arg(short, long, action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    pub(crate) verbose: u8,
 }
 
 /// Every tool's arguments expose the common flags to the driver.
@@ -280,7 +280,7 @@ pub struct KeepArgs {
     pub dry_run: bool,
 
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub(crate) common: CommonArgs,
 }
 
 /// Make the index tell the truth about Docker.
@@ -319,7 +319,7 @@ pub struct ReconcileArgs {
     pub dry_run: bool,
 
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub(crate) common: CommonArgs,
 }
 
 impl ToolArgs for KeepArgs {
@@ -366,7 +366,7 @@ pub struct RestoreArgs {
 
     /// List resumable sessions, newest first (the default without INSTANCE)
     #[arg(long, conflicts_with = "instance")]
-    pub list: bool,
+    pub(crate) list: bool,
 
     /// Only sessions of this workspace
     #[arg(long, value_name = "NAME")]
@@ -405,7 +405,7 @@ pub struct RestoreArgs {
     pub health_timeout: u64,
 
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub(crate) common: CommonArgs,
 }
 
 impl ToolArgs for RestoreArgs {
@@ -475,7 +475,7 @@ pub struct PurgeArgs {
     pub dry_run: bool,
 
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub(crate) common: CommonArgs,
 }
 
 impl ToolArgs for PurgeArgs {

@@ -48,12 +48,12 @@ pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit
 /// What a tool's run can use: its output, its diagnostics, its roots. Records and text go to
 /// `out` and diagnostics to `err`, stdout and stderr in a process; a test may hand in its own.
 pub struct Ctx {
-    pub tool: &'static str,
+    pub(crate) tool: &'static str,
     pub format: OutputFormat,
     pub quiet: bool,
     pub verbose: u8,
     /// A dry run: every record says so, `error` records included.
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     common: CommonArgs,
     failures: usize,
     out: Box<dyn Write>,
@@ -69,7 +69,7 @@ pub enum OutputFormat {
 
 impl Ctx {
     /// A run of a process: records on stdout, diagnostics on stderr.
-    pub fn new(tool: &'static str, common: &CommonArgs) -> Self {
+    pub(crate) fn new(tool: &'static str, common: &CommonArgs) -> Self {
         let format = match common.format {
             Format::Json => OutputFormat::Json,
             Format::Text => OutputFormat::Text,
@@ -80,7 +80,7 @@ impl Ctx {
     }
 
     /// A run whose output and diagnostics go to the given writers, in the given format.
-    pub fn with_output(
+    pub(crate) fn with_output(
         tool: &'static str,
         common: &CommonArgs,
         format: OutputFormat,
@@ -108,7 +108,7 @@ impl Ctx {
         (ctx, captured)
     }
 
-    pub fn roots(&self) -> Result<Roots> {
+    pub(crate) fn roots(&self) -> Result<Roots> {
         Roots::resolve(self.common.home.clone(), self.common.config_dir.clone())
     }
 
@@ -176,7 +176,7 @@ impl Ctx {
     }
 
     /// The `error` record this run writes about `container_base` (or the run, without one).
-    pub fn error_record(&self, container_base: Option<&str>, code: &str, message: String) -> ErrorRecord {
+    pub(crate) fn error_record(&self, container_base: Option<&str>, code: &str, message: String) -> ErrorRecord {
         ErrorRecord {
             tool: self.tool.to_owned(),
             container_base: container_base.map(str::to_owned),
@@ -188,7 +188,7 @@ impl Ctx {
 
     /// A line on the diagnostics stream, after the tool's name; a failing stderr is ignored,
     /// as `eprintln!` would not.
-    pub fn say(&self, message: impl std::fmt::Display) {
+    pub(crate) fn say(&self, message: impl std::fmt::Display) {
         let _ = writeln!(self.err.borrow_mut(), "{}: {message}", self.tool);
     }
 

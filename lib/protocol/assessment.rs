@@ -18,7 +18,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Clean => "clean",
             Verdict::Unpushed => "unpushed",
@@ -34,30 +34,30 @@ impl Verdict {
 
 /// One isolated mount, as a purge would find it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MountAssessment {
-    pub mount_dst: String,
+pub(crate) struct MountAssessment {
+    pub(crate) mount_dst: String,
     /// `worktree`, `clone`, or whatever a malformed record said.
-    pub isolation: String,
-    pub path: String,
-    pub verdict: Verdict,
+    pub(crate) isolation: String,
+    pub(crate) path: String,
+    pub(crate) verdict: Verdict,
     #[serde(default)]
-    pub files: Vec<FileChange>,
+    pub(crate) files: Vec<FileChange>,
     #[serde(default)]
-    pub unpushed: Vec<UnpushedRef>,
+    pub(crate) unpushed: Vec<UnpushedRef>,
     #[serde(default)]
-    pub stashes: usize,
+    pub(crate) stashes: usize,
     #[serde(default)]
-    pub ignored: usize,
+    pub(crate) ignored: usize,
     #[serde(default)]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// The host repository the mount was made from.
     #[serde(default)]
-    pub original_src: Option<String>,
+    pub(crate) original_src: Option<String>,
 }
 
 impl MountAssessment {
     /// A mount that cannot be observed, and why.
-    pub fn unknown(mount_dst: String, isolation: String, path: String, why: String) -> Self {
+    pub(crate) fn unknown(mount_dst: String, isolation: String, path: String, why: String) -> Self {
         MountAssessment {
             mount_dst,
             isolation,
@@ -79,13 +79,13 @@ pub struct Assessment {
     #[serde(flatten)]
     pub identity: Identity,
     pub verdict: Verdict,
-    pub in_place: bool,
-    pub mounts: Vec<MountAssessment>,
-    pub summary: String,
-    pub assessed_at: String,
+    pub(crate) in_place: bool,
+    pub(crate) mounts: Vec<MountAssessment>,
+    pub(crate) summary: String,
+    pub(crate) assessed_at: String,
     /// The instance's status when it was assessed.
     #[serde(default)]
-    pub status: Option<String>,
+    pub(crate) status: Option<String>,
 }
 
 impl Record for Assessment {
@@ -124,7 +124,7 @@ impl Record for Assessment {
 }
 
 /// "2 commits ahead of origin/feature-x" or "1 commit · no upstream".
-pub fn ahead_phrase(r: &UnpushedRef) -> String {
+pub(crate) fn ahead_phrase(r: &UnpushedRef) -> String {
     let commits = plural(r.commits, "commit", "commits");
     match &r.upstream {
         Some(upstream) => format!("{commits} ahead of {upstream}"),
@@ -132,12 +132,12 @@ pub fn ahead_phrase(r: &UnpushedRef) -> String {
     }
 }
 
-pub fn plural(n: usize, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The human phrase: `clean`, `3 files dirty · 1 branch unpushed`, `cannot verify: <why>`.
-pub fn summary(mounts: &[MountAssessment]) -> String {
+pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
     let unknown: Vec<&MountAssessment> = mounts.iter().filter(|m| m.verdict == Verdict::Unknown).collect();
     if let Some(first) = unknown.first() {
         let why = first.error.as_deref().unwrap_or("unknown");
@@ -183,13 +183,13 @@ pub fn summary(mounts: &[MountAssessment]) -> String {
 /// One changed file, with the two status letters of `git status --short` (index, work tree).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "FileChangeWire", into = "FileChangeWire")]
-pub struct FileChange {
-    pub status: String,
-    pub path: String,
+pub(crate) struct FileChange {
+    pub(crate) status: String,
+    pub(crate) path: String,
     /// The path a renamed file had before, as `git status` shows it (`orig -> path`).
-    pub orig_path: Option<String>,
+    pub(crate) orig_path: Option<String>,
     /// The unified diff against HEAD (only with `--diff`).
-    pub diff: Option<String>,
+    pub(crate) diff: Option<String>,
 }
 
 /// A file change as it travels. `from` was the first name of `orig_path`; schema 1 keeps writing
@@ -226,7 +226,7 @@ impl From<FileChange> for FileChangeWire {
 
 impl FileChange {
     /// `git status --short`'s line: `M  src/main.rs`, `R  old -> new`.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match &self.orig_path {
             Some(orig) => format!("{} {orig} -> {}", self.status, self.path),
             None => format!("{} {}", self.status, self.path),
@@ -236,19 +236,19 @@ impl FileChange {
 
 /// A ref whose commits a purge would destroy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UnpushedRef {
+pub(crate) struct UnpushedRef {
     /// The full ref name (`refs/heads/…`, `refs/tags/…`) or `HEAD` for a detached HEAD.
     #[serde(rename = "ref")]
-    pub name: String,
+    pub(crate) name: String,
     /// Commits reachable from this ref and from nothing that survives the purge.
-    pub commits: usize,
+    pub(crate) commits: usize,
     /// The branch's upstream (`origin/feature-x`), when it has one.
-    pub upstream: Option<String>,
+    pub(crate) upstream: Option<String>,
 }
 
 impl UnpushedRef {
     /// `feature/x`, `tag v1`, `detached HEAD`: the words the exit dialog shows.
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         if let Some(branch) = self.name.strip_prefix("refs/heads/") {
             branch.to_owned()
         } else if let Some(tag) = self.name.strip_prefix("refs/tags/") {

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::base::exit::Exit;
 
-pub const SCHEMA_VERSION: u64 = 1;
+pub(crate) const SCHEMA_VERSION: u64 = 1;
 
 /// A record's data, with the type name it travels under and its human rendering.
 pub trait Record: Serialize {
@@ -28,7 +28,7 @@ struct Envelope<'a, T> {
 }
 
 /// One compact JSON line, without the newline.
-pub fn to_line<R: Record>(record: &R) -> Result<String> {
+pub(crate) fn to_line<R: Record>(record: &R) -> Result<String> {
     Ok(serde_json::to_string(&Envelope { schema_version: SCHEMA_VERSION, kind: R::TYPE, data: record })?)
 }
 
@@ -36,10 +36,10 @@ pub fn to_line<R: Record>(record: &R) -> Result<String> {
 /// taken off), so a pass-through is byte for byte.
 #[derive(Debug, Clone)]
 pub struct InputRecord {
-    pub line: String,
-    pub line_no: usize,
+    pub(crate) line: String,
+    pub(crate) line_no: usize,
     pub kind: String,
-    pub data: Value,
+    pub(crate) data: Value,
 }
 
 impl InputRecord {
@@ -58,7 +58,7 @@ impl InputRecord {
 
 /// Reads and checks every line before anything acts on one: a single bad line is exit 3 and the
 /// caller has changed nothing. Empty lines are skipped.
-pub fn read_all(input: impl BufRead) -> Result<Vec<InputRecord>> {
+pub(crate) fn read_all(input: impl BufRead) -> Result<Vec<InputRecord>> {
     let mut records = Vec::new();
     for (i, line) in input.split(b'\n').enumerate() {
         let line_no = i + 1;

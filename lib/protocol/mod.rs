@@ -13,7 +13,7 @@ use records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Repair, 
 
 /// The text form of an input record of a type the tools write, if its data fits that type: a
 /// record passed through to a person reads as the tool that wrote it would have printed it.
-pub fn text_of(record: &InputRecord) -> Option<String> {
+pub(crate) fn text_of(record: &InputRecord) -> Option<String> {
     fn render<T: Record + DeserializeOwned>(data: &serde_json::Value) -> Option<String> {
         T::deserialize(data).ok().map(|typed| typed.text())
     }

@@ -13,15 +13,15 @@ use crate::state::model::{IndexRow, Manifest};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Identity {
     pub container_base: String,
-    pub instance_id: String,
+    pub(crate) instance_id: String,
     pub workspace_name: Option<String>,
-    pub workspace_label: String,
-    pub role_key: String,
-    pub agent_runtime: String,
+    pub(crate) workspace_label: String,
+    pub(crate) role_key: String,
+    pub(crate) agent_runtime: String,
 }
 
 impl Identity {
-    pub fn from_manifest(m: &Manifest) -> Self {
+    pub(crate) fn from_manifest(m: &Manifest) -> Self {
         Identity {
             container_base: m.container_base.clone(),
             instance_id: m.instance_id.clone(),
@@ -32,7 +32,7 @@ impl Identity {
         }
     }
 
-    pub fn from_row(r: &IndexRow) -> Self {
+    pub(crate) fn from_row(r: &IndexRow) -> Self {
         Identity {
             container_base: r.container_base.clone(),
             instance_id: r.instance_id.clone(),
@@ -55,22 +55,17 @@ impl Identity {
             agent_runtime: String::new(),
         }
     }
-
-    /// The container name and the instance id: the words every text line starts with.
-    pub fn short(&self) -> &str {
-        &self.container_base
-    }
 }
 
 /// `error`: one instance (or the run) failed; the others carried on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorRecord {
-    pub tool: String,
-    pub container_base: Option<String>,
-    pub code: String,
-    pub message: String,
+pub(crate) struct ErrorRecord {
+    pub(crate) tool: String,
+    pub(crate) container_base: Option<String>,
+    pub(crate) code: String,
+    pub(crate) message: String,
     #[serde(default, skip_serializing_if = "is_false")]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 impl Record for ErrorRecord {
@@ -98,7 +93,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Keep => "keep",
             Outcome::Clean => "clean",
@@ -111,22 +106,22 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     #[serde(flatten)]
-    pub identity: Identity,
-    pub outcome: Outcome,
+    pub(crate) identity: Identity,
+    pub(crate) outcome: Outcome,
     /// The policy that applied.
-    pub policy: Policy,
+    pub(crate) policy: Policy,
     /// Why, in a word or two: `clean session`, `dirty`, `operator keep`, `policy keep`, …
-    pub reason: String,
+    pub(crate) reason: String,
     /// The assessment's verdict the decision was taken on.
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// A clean outcome chosen over work at risk: purge quarantines that work before deleting.
     #[serde(default)]
-    pub discard_unfinished: bool,
+    pub(crate) discard_unfinished: bool,
     /// The status written (keep, clean), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub(crate) status: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 impl Record for Decision {
@@ -213,15 +208,15 @@ impl Record for PurgedReport<'_> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     #[serde(flatten)]
-    pub identity: Identity,
-    pub from: String,
-    pub to: String,
+    pub(crate) identity: Identity,
+    pub(crate) from: String,
+    pub(crate) to: String,
     /// The finer truth: `killed_by_host`, `container_exited`, `container_removed`,
     /// `container_running`, `row_restored`, `row_dropped`, …
-    pub cause: String,
-    pub evidence: Value,
+    pub(crate) cause: String,
+    pub(crate) evidence: Value,
     #[serde(default, skip_serializing_if = "is_false")]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 impl Record for Change {
@@ -242,11 +237,11 @@ impl Record for Change {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Orphan {
     /// `container`, `network`, `volume`, `name_lock` or `temp_file`.
-    pub kind: String,
+    pub(crate) kind: String,
     pub name: String,
-    pub reason: String,
+    pub(crate) reason: String,
     #[serde(default, skip_serializing_if = "is_false")]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 impl Record for Orphan {
@@ -260,18 +255,18 @@ impl Record for Orphan {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     #[serde(flatten)]
-    pub identity: Identity,
-    pub status: String,
-    pub cause: Option<String>,
-    pub updated_at: String,
-    pub verdict: Option<String>,
-    pub summary: String,
+    pub(crate) identity: Identity,
+    pub(crate) status: String,
+    pub(crate) cause: Option<String>,
+    pub(crate) updated_at: String,
+    pub(crate) verdict: Option<String>,
+    pub(crate) summary: String,
     /// 0–3, or `None` when it cannot be restored.
-    pub tier: Option<u8>,
-    pub ready: bool,
-    pub missing: Vec<String>,
+    pub(crate) tier: Option<u8>,
+    pub(crate) ready: bool,
+    pub(crate) missing: Vec<String>,
     /// The human line: `Resume jk-… · 2h ago · clean · ready`.
-    pub label: String,
+    pub(crate) label: String,
 }
 
 impl Record for Candidate {
@@ -285,18 +280,18 @@ impl Record for Candidate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Restored {
     #[serde(flatten)]
-    pub identity: Identity,
+    pub(crate) identity: Identity,
     /// 0–3; `None` only in a plan that cannot resume, whose `missing` says why.
-    pub tier: Option<u8>,
+    pub(crate) tier: Option<u8>,
     /// What prevents the resume (a plan only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<String>,
-    pub actions: Vec<String>,
+    pub(crate) missing: Vec<String>,
+    pub(crate) actions: Vec<String>,
     /// The argv that reconnects to the session.
     pub attach: Vec<String>,
-    pub drift: Vec<String>,
+    pub(crate) drift: Vec<String>,
     #[serde(default, skip_serializing_if = "is_false")]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 impl Record for Restored {
@@ -316,7 +311,7 @@ impl Record for Restored {
 }
 
 /// `1.2 GiB`, for people.
-pub fn human_bytes(bytes: u64) -> String {
+pub(crate) fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
@@ -343,9 +338,9 @@ pub struct Repair {
     pub reason: String,
     /// Where the unparsable index was moved (`index_rebuilt` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub moved_to: Option<String>,
+    pub(crate) moved_to: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 impl Record for Repair {
@@ -371,7 +366,7 @@ pub enum RepairKind {
 }
 
 impl RepairKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RepairKind::RowRestored => "row_restored",
             RepairKind::RowRefreshed => "row_refreshed",

@@ -18,7 +18,7 @@ pub enum Policy {
 }
 
 impl Policy {
-    pub fn parse(text: &str) -> Option<Policy> {
+    pub(crate) fn parse(text: &str) -> Option<Policy> {
         match text {
             "ask" => Some(Policy::Ask),
             "keep" => Some(Policy::Keep),
@@ -27,22 +27,13 @@ impl Policy {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Policy::Ask => "ask",
             Policy::Keep => "keep",
             Policy::Clean => "clean",
         }
     }
-}
-
-/// Where a policy came from, for the decision record and `--verbose`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PolicySource {
-    Flag,
-    Workspace(PathBuf),
-    Global(PathBuf),
-    Default,
 }
 
 #[derive(Deserialize)]
@@ -79,17 +70,17 @@ fn policy_in(path: &Path) -> Result<Option<Policy>> {
 }
 
 /// The workspace's `dirty_exit_policy`, else the global one, else `ask`.
-pub fn configured_policy(config_dir: &Path, workspace: Option<&str>) -> Result<(Policy, PolicySource)> {
+pub fn configured_policy(config_dir: &Path, workspace: Option<&str>) -> Result<Policy> {
     if let Some(path) = workspace.and_then(|w| workspace_file(config_dir, w)) {
         if let Some(policy) = policy_in(&path)? {
-            return Ok((policy, PolicySource::Workspace(path)));
+            return Ok(policy);
         }
     }
     let global = config_dir.join("config.toml");
     if let Some(policy) = policy_in(&global)? {
-        return Ok((policy, PolicySource::Global(global)));
+        return Ok(policy);
     }
-    Ok((Policy::Ask, PolicySource::Default))
+    Ok(Policy::Ask)
 }
 
 #[cfg(test)]
@@ -100,14 +91,14 @@ mod tests {
     fn workspace_wins_then_global_then_ask() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path();
-        assert_eq!(configured_policy(cfg, Some("app")).unwrap().0, Policy::Ask);
+        assert_eq!(configured_policy(cfg, Some("app")).unwrap(), Policy::Ask);
         std::fs::write(cfg.join("config.toml"), "dirty_exit_policy = \"discard\"\n").unwrap();
-        assert_eq!(configured_policy(cfg, Some("app")).unwrap().0, Policy::Clean);
+        assert_eq!(configured_policy(cfg, Some("app")).unwrap(), Policy::Clean);
         std::fs::create_dir(cfg.join("workspaces")).unwrap();
         std::fs::write(cfg.join("workspaces/app.toml"), "dirty_exit_policy = \"keep\"\n").unwrap();
-        assert_eq!(configured_policy(cfg, Some("app")).unwrap().0, Policy::Keep);
-        assert_eq!(configured_policy(cfg, Some("../app")).unwrap().0, Policy::Clean, "never a path");
-        assert_eq!(configured_policy(cfg, None).unwrap().0, Policy::Clean);
+        assert_eq!(configured_policy(cfg, Some("app")).unwrap(), Policy::Keep);
+        assert_eq!(configured_policy(cfg, Some("../app")).unwrap(), Policy::Clean, "never a path");
+        assert_eq!(configured_policy(cfg, None).unwrap(), Policy::Clean);
     }
 
     #[test]

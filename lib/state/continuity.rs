@@ -15,22 +15,22 @@ use crate::state::store::{read_json, write_json_atomic, Store};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Continuity {
-    pub version: u64,
+    pub(crate) version: u64,
     #[serde(default)]
     pub recipe: Option<LaunchRecipe>,
     #[serde(default)]
-    pub kept: Option<Kept>,
+    pub(crate) kept: Option<Kept>,
     /// The cause behind the current status: `kept`, `killed_by_host`, `container_exited`, …
     #[serde(default)]
     pub cause: Option<String>,
     /// What was seen when `cause` was decided.
     #[serde(default)]
-    pub evidence: Option<Value>,
+    pub(crate) evidence: Option<Value>,
     /// Every status change these tools made, oldest first.
     #[serde(default)]
-    pub history: Vec<HistoryEntry>,
+    pub(crate) history: Vec<HistoryEntry>,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl Default for Continuity {
@@ -49,29 +49,29 @@ impl Default for Continuity {
 
 /// Who kept a session, when and why, and the assessment they saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Kept {
-    pub at: String,
+pub(crate) struct Kept {
+    pub(crate) at: String,
     /// `user@host` of the process that kept it.
-    pub by: String,
-    pub reason: String,
-    pub policy: String,
-    pub verdict: String,
-    pub assessment: Value,
+    pub(crate) by: String,
+    pub(crate) reason: String,
+    pub(crate) policy: String,
+    pub(crate) verdict: String,
+    pub(crate) assessment: Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HistoryEntry {
-    pub at: String,
-    pub tool: String,
-    pub from: String,
-    pub to: String,
-    pub cause: String,
+pub(crate) struct HistoryEntry {
+    pub(crate) at: String,
+    pub(crate) tool: String,
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) cause: String,
     #[serde(default)]
-    pub evidence: Value,
+    pub(crate) evidence: Value,
 }
 
 /// The file, or an empty one when there is none yet.
-pub fn read(store: &Store, name: &InstanceName) -> Result<Continuity> {
+pub(crate) fn read(store: &Store, name: &InstanceName) -> Result<Continuity> {
     Ok(read_json(&store.continuity_path(name))?.unwrap_or_default())
 }
 
@@ -102,7 +102,7 @@ pub fn update<T>(
 }
 
 /// `user@host`, for "who kept it".
-pub fn operator() -> String {
+pub(crate) fn operator() -> String {
     let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "unknown".into());
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())

@@ -22,7 +22,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub const ALL: [Status; 10] = [
+    pub(crate) const ALL: [Status; 10] = [
         Status::Active,
         Status::Running,
         Status::CleanExited,
@@ -35,7 +35,7 @@ impl Status {
         Status::FailedSetup,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Active => "active",
             Status::Running => "running",
@@ -55,12 +55,12 @@ impl Status {
     }
 
     /// Purgeable without asking (lifecycle.md); `failed_setup` only once its work is verified clean.
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(self, Status::CleanExited | Status::Superseded | Status::Purged)
     }
 
     /// Kept by an operator or a policy to be resumed.
-    pub fn is_kept(self) -> bool {
+    pub(crate) fn is_kept(self) -> bool {
         matches!(self, Status::RestoreAvailable | Status::PreservedDirty | Status::PreservedUnpushed)
     }
 }
@@ -74,11 +74,11 @@ impl std::fmt::Display for Status {
 /// `data/instances.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Index {
-    pub version: u64,
+    pub(crate) version: u64,
     #[serde(default)]
     pub instances: Vec<IndexRow>,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl Default for Index {
@@ -88,13 +88,13 @@ impl Default for Index {
 }
 
 impl Index {
-    pub fn row(&self, container_base: &str) -> Option<&IndexRow> {
+    pub(crate) fn row(&self, container_base: &str) -> Option<&IndexRow> {
         self.instances.iter().find(|r| r.container_base == container_base)
     }
 
     /// Drop every row with this key, append the new one, keep the rows sorted (state.md). Keys
     /// jackin does not know survive from the row being replaced.
-    pub fn upsert(&mut self, mut row: IndexRow) {
+    pub(crate) fn upsert(&mut self, mut row: IndexRow) {
         if let Some(old) = self.row(&row.container_base) {
             for (key, value) in &old.extra {
                 row.extra.entry(key.clone()).or_insert_with(|| value.clone());
@@ -106,7 +106,7 @@ impl Index {
     }
 
     /// Returns whether a row was removed.
-    pub fn remove(&mut self, container_base: &str) -> bool {
+    pub(crate) fn remove(&mut self, container_base: &str) -> bool {
         let before = self.instances.len();
         self.instances.retain(|r| r.container_base != container_base);
         self.sort();
@@ -114,7 +114,7 @@ impl Index {
     }
 
     /// `updated_at` descending, plain string order, stable.
-    pub fn sort(&mut self) {
+    pub(crate) fn sort(&mut self) {
         self.instances.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
     }
 }
@@ -122,21 +122,21 @@ impl Index {
 /// One row of the index: a projection of the manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexRow {
-    pub instance_id: String,
+    pub(crate) instance_id: String,
     pub container_base: String,
     pub workspace_name: Option<String>,
     pub workspace_label: String,
-    pub workdir: String,
-    pub role_key: String,
-    pub agent_runtime: String,
+    pub(crate) workdir: String,
+    pub(crate) role_key: String,
+    pub(crate) agent_runtime: String,
     pub status: String,
-    pub updated_at: String,
+    pub(crate) updated_at: String,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl IndexRow {
-    pub fn from_manifest(m: &Manifest) -> Self {
+    pub(crate) fn from_manifest(m: &Manifest) -> Self {
         IndexRow {
             instance_id: m.instance_id.clone(),
             container_base: m.container_base.clone(),
@@ -156,34 +156,34 @@ impl IndexRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub version: u64,
-    pub instance_id: String,
-    pub container_base: String,
-    pub created_at: String,
-    pub updated_at: String,
-    pub workspace_name: Option<String>,
-    pub workspace_label: String,
-    pub workdir: String,
-    pub host_workdir_fingerprint: String,
-    pub role_key: String,
-    pub role_display_name: String,
-    pub agent_runtime: String,
-    pub role_source_git: String,
+    pub(crate) instance_id: String,
+    pub(crate) container_base: String,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
+    pub(crate) workspace_name: Option<String>,
+    pub(crate) workspace_label: String,
+    pub(crate) workdir: String,
+    pub(crate) host_workdir_fingerprint: String,
+    pub(crate) role_key: String,
+    pub(crate) role_display_name: String,
+    pub(crate) agent_runtime: String,
+    pub(crate) role_source_git: String,
     pub role_source_ref: Option<String>,
-    pub image_tag: String,
+    pub(crate) image_tag: String,
     pub status: String,
-    pub last_attach_outcome: Option<String>,
+    pub(crate) last_attach_outcome: Option<String>,
     pub docker: DockerNames,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend: Option<Value>,
+    pub(crate) backend: Option<Value>,
     #[serde(default)]
-    pub sessions: Vec<Value>,
-    pub role_git_sha: Option<String>,
-    pub base_image_ref: Option<String>,
-    pub base_image_digest: Option<String>,
+    pub(crate) sessions: Vec<Value>,
+    pub(crate) role_git_sha: Option<String>,
+    pub(crate) base_image_ref: Option<String>,
+    pub(crate) base_image_digest: Option<String>,
     #[serde(default)]
-    pub supported_agents: Vec<Value>,
+    pub(crate) supported_agents: Vec<Value>,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 /// The Docker resources of an instance, as the launch recorded them.
@@ -192,11 +192,11 @@ pub struct DockerNames {
     pub role_container: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dind_container: Option<String>,
-    pub network: String,
+    pub(crate) network: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub certs_volume: Option<String>,
+    pub(crate) certs_volume: Option<String>,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl DockerNames {
@@ -216,11 +216,11 @@ impl DockerNames {
 /// makes only its own mount unknown, and a rewrite keeps it as it was.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Isolation {
-    pub version: u64,
+    pub(crate) version: u64,
     #[serde(default)]
-    pub records: Vec<Value>,
+    pub(crate) records: Vec<Value>,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl Default for Isolation {
@@ -231,7 +231,7 @@ impl Default for Isolation {
 
 impl Isolation {
     /// Each record, parsed on its own; a malformed one is an error text for that mount alone.
-    pub fn mounts(&self) -> Vec<Result<IsolationRecord, MalformedRecord>> {
+    pub(crate) fn mounts(&self) -> Vec<Result<IsolationRecord, MalformedRecord>> {
         self.records.iter().map(IsolationRecord::from_value).collect()
     }
 
@@ -247,13 +247,13 @@ impl Isolation {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum IsolationKind {
+pub(crate) enum IsolationKind {
     Worktree,
     Clone,
 }
 
 impl IsolationKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             IsolationKind::Worktree => "worktree",
             IsolationKind::Clone => "clone",
@@ -263,28 +263,28 @@ impl IsolationKind {
 
 /// One isolated mount: a worktree of a host repository, or a local clone of one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IsolationRecord {
-    pub workspace: String,
-    pub mount_dst: String,
-    pub original_src: String,
-    pub isolation: IsolationKind,
-    pub worktree_path: String,
-    pub scratch_branch: String,
-    pub base_commit: String,
-    pub selector_key: String,
-    pub container_name: String,
-    pub cleanup_status: String,
+pub(crate) struct IsolationRecord {
+    pub(crate) workspace: String,
+    pub(crate) mount_dst: String,
+    pub(crate) original_src: String,
+    pub(crate) isolation: IsolationKind,
+    pub(crate) worktree_path: String,
+    pub(crate) scratch_branch: String,
+    pub(crate) base_commit: String,
+    pub(crate) selector_key: String,
+    pub(crate) container_name: String,
+    pub(crate) cleanup_status: String,
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 /// A record that could not be read: what little of it can be shown, and why.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MalformedRecord {
-    pub mount_dst: Option<String>,
-    pub isolation: Option<String>,
-    pub path: Option<String>,
-    pub reason: String,
+pub(crate) struct MalformedRecord {
+    pub(crate) mount_dst: Option<String>,
+    pub(crate) isolation: Option<String>,
+    pub(crate) path: Option<String>,
+    pub(crate) reason: String,
 }
 
 impl IsolationRecord {

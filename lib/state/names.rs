@@ -5,9 +5,9 @@ use std::fmt;
 use crate::base::exit::Exit;
 
 /// The longest container name jackin produces.
-pub const MAX_NAME_LEN: usize = 58;
+pub(crate) const MAX_NAME_LEN: usize = 58;
 /// The shortest instance-id prefix an argument may use.
-pub const MIN_ID_PREFIX: usize = 4;
+pub(crate) const MIN_ID_PREFIX: usize = 4;
 
 /// A container name that matched `^jk-[0-9a-z]+(-[0-9a-z]+)*$` and is at most 58 characters.
 /// Holding one is the proof that joining it onto a directory stays inside that directory.
@@ -32,7 +32,7 @@ impl InstanceName {
     }
 
     /// The text between `jk-` and the next `-`.
-    pub fn instance_id(&self) -> &str {
+    pub(crate) fn instance_id(&self) -> &str {
         let rest = &self.0[3..];
         rest.split('-').next().unwrap_or(rest)
     }
@@ -41,29 +41,29 @@ impl InstanceName {
 impl InstanceName {
     /// `jackin/scratch/<container>`: the branch a worktree mount of this instance is on, and the
     /// only branch a purge of it ever deletes.
-    pub fn scratch_branch(&self) -> String {
+    pub(crate) fn scratch_branch(&self) -> String {
         format!("jackin/scratch/{self}")
     }
 }
 
 /// What jackin appends to a container name for the Docker resources it derives from it (state.md,
 /// "Docker resources of an instance"). The manifest's names win; these are for when it is gone.
-pub const DIND_SUFFIX: &str = "-dind";
-pub const NETWORK_SUFFIX: &str = "-net";
-pub const CERTS_VOLUME_SUFFIX: &str = "-dind-certs";
+pub(crate) const DIND_SUFFIX: &str = "-dind";
+pub(crate) const NETWORK_SUFFIX: &str = "-net";
+pub(crate) const CERTS_VOLUME_SUFFIX: &str = "-dind-certs";
 
 /// The Docker-in-Docker sidecar jackin derives from a container name.
-pub fn derived_dind_container(container: &str) -> String {
+pub(crate) fn derived_dind_container(container: &str) -> String {
     format!("{container}{DIND_SUFFIX}")
 }
 
 /// The network jackin derives from a container name.
-pub fn derived_network(container: &str) -> String {
+pub(crate) fn derived_network(container: &str) -> String {
     format!("{container}{NETWORK_SUFFIX}")
 }
 
 /// The TLS certs volume jackin derives from a container name.
-pub fn derived_certs_volume(container: &str) -> String {
+pub(crate) fn derived_certs_volume(container: &str) -> String {
     format!("{container}{CERTS_VOLUME_SUFFIX}")
 }
 
@@ -79,13 +79,13 @@ impl AsRef<std::path::Path> for InstanceName {
     }
 }
 
-pub fn is_valid_name(text: &str) -> bool {
+pub(crate) fn is_valid_name(text: &str) -> bool {
     let Some(rest) = text.strip_prefix("jk-") else { return false };
     text.len() <= MAX_NAME_LEN && rest.split('-').all(|part| !part.is_empty() && part.bytes().all(is_name_byte))
 }
 
 /// An argument that could be an instance id or a prefix of one.
-pub fn is_id_prefix(text: &str) -> bool {
+pub(crate) fn is_id_prefix(text: &str) -> bool {
     text.len() >= MIN_ID_PREFIX && text.len() <= MAX_NAME_LEN && text.bytes().all(is_name_byte)
 }
 
@@ -95,7 +95,7 @@ fn is_name_byte(b: u8) -> bool {
 
 /// The kinds of Docker resource jackin makes for an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DockerKind {
+pub(crate) enum DockerKind {
     /// The role container, or its sidecar (labelled `jackin.kind=dind`).
     Container,
     Network,
@@ -105,7 +105,7 @@ pub enum DockerKind {
 /// The instance a labelled Docker resource belongs to: its `jackin.role` label, else its name
 /// without the suffix jackin gives its kind (`-dind` for a sidecar, `-net`, `-dind-certs`).
 /// `None` when that is no instance name (a prewarmed sidecar).
-pub fn instance_of(
+pub(crate) fn instance_of(
     kind: DockerKind,
     name: &str,
     labels: &std::collections::BTreeMap<String, String>,
@@ -122,7 +122,7 @@ pub fn instance_of(
 
 /// A Docker name jackin gives: `jk-` then lowercase letters, digits and dashes (the derived
 /// names of an instance are longer than the 58 characters of its container name).
-pub fn is_docker_name(name: &str) -> bool {
+pub(crate) fn is_docker_name(name: &str) -> bool {
     name.strip_prefix("jk-").is_some_and(|rest| {
         !rest.is_empty()
             && name.len() <= 128
@@ -132,7 +132,7 @@ pub fn is_docker_name(name: &str) -> bool {
 
 /// The instance id a name jackin gives starts with: the text between `jk-` and the next `-` or
 /// `.` (a container, its Docker resources, its name lock).
-pub fn instance_id_of(name: &str) -> Option<&str> {
+pub(crate) fn instance_id_of(name: &str) -> Option<&str> {
     name.strip_prefix("jk-").and_then(|rest| rest.split(['-', '.']).next())
 }
 

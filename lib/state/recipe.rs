@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaunchRecipe {
-    pub captured_at: String,
+    pub(crate) captured_at: String,
     /// Which tool captured it: `jackin-keep` or `jackin-reconcile`.
-    pub captured_by: String,
+    pub(crate) captured_by: String,
     pub role: ContainerRecipe,
     pub sidecar: Option<ContainerRecipe>,
     pub network: Option<NetworkRecipe>,
-    pub certs_volume: Option<String>,
+    pub(crate) certs_volume: Option<String>,
     /// `sockets/<c>/agent.toml` as it was (it holds sources of secrets, never their values).
     pub agent_toml: Option<String>,
 }
@@ -44,16 +44,16 @@ pub struct EnvBinding {
 /// Everything needed to create the container again, except the environment's values.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContainerSpec {
-    pub name: String,
+    pub(crate) name: String,
     /// The image reference the container was created from (usually a tag).
     pub image: String,
     /// The image ID it ran, to use when the tag has moved.
     pub image_id: String,
-    pub entrypoint: Option<Vec<String>>,
+    pub(crate) entrypoint: Option<Vec<String>>,
     pub cmd: Option<Vec<String>>,
     pub working_dir: Option<String>,
-    pub user: Option<String>,
-    pub hostname: Option<String>,
+    pub(crate) user: Option<String>,
+    pub(crate) hostname: Option<String>,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
     #[serde(default)]
@@ -63,14 +63,14 @@ pub struct ContainerSpec {
     #[serde(default)]
     pub aliases: Vec<String>,
     #[serde(default)]
-    pub privileged: bool,
+    pub(crate) privileged: bool,
     pub memory: Option<i64>,
-    pub nano_cpus: Option<i64>,
-    pub pids_limit: Option<i64>,
+    pub(crate) nano_cpus: Option<i64>,
+    pub(crate) pids_limit: Option<i64>,
     #[serde(default)]
-    pub tty: bool,
+    pub(crate) tty: bool,
     #[serde(default)]
-    pub open_stdin: bool,
+    pub(crate) open_stdin: bool,
     /// The container's own Docker healthcheck command, when it has one.
     pub healthcheck: Option<Vec<String>>,
 }
@@ -82,17 +82,17 @@ pub struct MountSpec {
     /// The host path of a bind, or the volume name.
     pub source: String,
     pub destination: String,
-    pub read_only: bool,
+    pub(crate) read_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetworkRecipe {
     pub name: String,
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
 }
 
 /// Variables whose values are configuration, not secrets: kept as literals.
-pub fn is_known_non_secret(name: &str) -> bool {
+pub(crate) fn is_known_non_secret(name: &str) -> bool {
     const NAMES: [&str; 16] = [
         "PATH",
         "TERM",
@@ -115,7 +115,7 @@ pub fn is_known_non_secret(name: &str) -> bool {
 }
 
 /// `exec_bindings` of an `agent.toml`: variable name → recipe source.
-pub fn exec_binding_sources(agent_toml: &str) -> BTreeMap<String, String> {
+pub(crate) fn exec_binding_sources(agent_toml: &str) -> BTreeMap<String, String> {
     #[derive(Deserialize)]
     struct AgentToml {
         #[serde(default)]
@@ -142,7 +142,7 @@ pub fn exec_binding_sources(agent_toml: &str) -> BTreeMap<String, String> {
 }
 
 /// Names and sources of a container's environment; values only for known non-secrets.
-pub fn env_bindings(env: &[String], sources: &BTreeMap<String, String>) -> Vec<EnvBinding> {
+pub(crate) fn env_bindings(env: &[String], sources: &BTreeMap<String, String>) -> Vec<EnvBinding> {
     env.iter()
         .map(|entry| {
             let (name, value) = entry.split_once('=').unwrap_or((entry.as_str(), ""));
@@ -158,7 +158,7 @@ pub fn env_bindings(env: &[String], sources: &BTreeMap<String, String>) -> Vec<E
 }
 
 /// A `docker exec` argv from a Docker healthcheck test (`["CMD-SHELL", "…"]`, `["CMD", …]`).
-pub fn health_argv(test: &[String]) -> Option<Vec<String>> {
+pub(crate) fn health_argv(test: &[String]) -> Option<Vec<String>> {
     match test.split_first() {
         Some((kind, rest)) if kind == "CMD-SHELL" => Some(vec!["sh".into(), "-c".into(), rest.join(" ")]),
         Some((kind, rest)) if kind == "CMD" && !rest.is_empty() => Some(rest.to_vec()),
@@ -170,7 +170,7 @@ pub fn health_argv(test: &[String]) -> Option<Vec<String>> {
 
 /// The values of a recipe's environment, resolved now. `Err` names every variable that cannot be
 /// resolved. The values live in memory only, for the create call.
-pub fn resolve_env(
+pub(crate) fn resolve_env(
     bindings: &[EnvBinding],
     lookup: impl Fn(&str) -> Option<String>,
     op_read: impl Fn(&str) -> Option<String>,
@@ -200,7 +200,7 @@ pub fn resolve_env(
 }
 
 /// `op read <reference>` from 1Password's CLI, when it is on PATH.
-pub fn op_read(reference: &str) -> Option<String> {
+pub(crate) fn op_read(reference: &str) -> Option<String> {
     let out = std::process::Command::new("op").args(["read", "--no-newline", reference]).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim_end_matches('\n').to_owned())
 }

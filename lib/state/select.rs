@@ -20,7 +20,7 @@ pub struct Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unresolved {
     pub code: &'static str,
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for Unresolved {
@@ -34,17 +34,17 @@ impl std::error::Error for Unresolved {}
 /// Every instance the host knows: index rows and per-instance data directories.
 #[derive(Debug)]
 pub struct Catalog {
-    pub index: Index,
+    pub(crate) index: Index,
     known: BTreeMap<InstanceName, Option<IndexRow>>,
     /// Index rows whose `container_base` is not a valid name: never used as a path.
-    pub invalid_rows: Vec<String>,
+    pub(crate) invalid_rows: Vec<String>,
     /// Every data directory whose name is an instance name, with a manifest or not.
-    pub dirs: BTreeSet<InstanceName>,
+    pub(crate) dirs: BTreeSet<InstanceName>,
 }
 
 impl Catalog {
     /// The instances of the index and of the data directories that hold a manifest.
-    pub fn load(store: &Store) -> Result<Self> {
+    pub(crate) fn load(store: &Store) -> Result<Self> {
         let index = store.read_index()?;
         let dirs = store.instance_dirs()?;
         let with_manifest: Vec<InstanceName> =
@@ -55,7 +55,7 @@ impl Catalog {
     /// Over an index already read, every data directory counting as an instance, with a manifest
     /// or not: reconcile's view, where a directory alone keeps its row from being dropped and a
     /// manifest that cannot be read is reported, not passed over.
-    pub fn over_every_dir(index: Index, dirs: BTreeSet<InstanceName>) -> Self {
+    pub(crate) fn over_every_dir(index: Index, dirs: BTreeSet<InstanceName>) -> Self {
         let listed: Vec<InstanceName> = dirs.iter().cloned().collect();
         Catalog::build(index, dirs, listed)
     }
@@ -78,16 +78,16 @@ impl Catalog {
     }
 
     /// Every known instance, in name order.
-    pub fn names(&self) -> impl Iterator<Item = &InstanceName> {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &InstanceName> {
         self.known.keys()
     }
 
-    pub fn is_known(&self, name: &InstanceName) -> bool {
+    pub(crate) fn is_known(&self, name: &InstanceName) -> bool {
         self.known.contains_key(name)
     }
 
     /// The first index row of an instance.
-    pub fn row(&self, name: &InstanceName) -> Option<&IndexRow> {
+    pub(crate) fn row(&self, name: &InstanceName) -> Option<&IndexRow> {
         self.known.get(name).and_then(Option::as_ref)
     }
 
@@ -140,7 +140,7 @@ impl Catalog {
 
 /// Whether an argument could name an instance at all; checked before anything is looked up, so
 /// a path-like argument is refused without touching the disk.
-pub fn check_arg(arg: &str) -> Result<(), Unresolved> {
+pub(crate) fn check_arg(arg: &str) -> Result<(), Unresolved> {
     if arg.starts_with("jk-") {
         return InstanceName::parse(arg)
             .map(|_| ())

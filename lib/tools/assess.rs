@@ -66,7 +66,7 @@ pub struct AssessOptions {
 /// Assesses instances; shares what one run learns about host repositories between them.
 #[derive(Debug, Default)]
 pub struct Assessor {
-    pub options: AssessOptions,
+    pub(crate) options: AssessOptions,
     hosts: git::HostCache,
 }
 
@@ -108,7 +108,7 @@ impl Assessor {
         })
     }
 
-    pub fn mount(&self, record: Result<IsolationRecord, MalformedRecord>) -> MountAssessment {
+    pub(crate) fn mount(&self, record: Result<IsolationRecord, MalformedRecord>) -> MountAssessment {
         let record = match record {
             Ok(record) => record,
             Err(bad) => {

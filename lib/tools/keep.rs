@@ -63,9 +63,9 @@ pub struct Flags {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ruling {
     pub outcome: Outcome,
-    pub reason: String,
+    pub(crate) reason: String,
     /// A clean outcome over work at risk: purge quarantines it first.
-    pub discard_unfinished: bool,
+    pub(crate) discard_unfinished: bool,
     /// Said on stderr: the decision is not what was asked for, or keeps what cannot be saved.
     pub warning: Option<String>,
 }
@@ -115,7 +115,7 @@ pub fn decide(policy: Policy, verdict: Verdict, flags: Flags, asked: Asked) -> R
 
 /// jackin's status for a kept session. An unreadable one is `preserved_dirty`: jackin has no
 /// word for "cannot verify", and "dirty" is the one that keeps it from being taken as clean.
-pub fn kept_status(verdict: Verdict) -> Status {
+pub(crate) fn kept_status(verdict: Verdict) -> Status {
     match verdict {
         Verdict::Clean => Status::RestoreAvailable,
         Verdict::Unpushed => Status::PreservedUnpushed,
@@ -126,7 +126,7 @@ pub fn kept_status(verdict: Verdict) -> Status {
 /// The isolation records' `cleanup_status` for a kept session; `None` leaves them as they are.
 /// `cleanup_status` says whether a mount holds work to preserve, and a clean mount holds none:
 /// a kept clean session's records stay `active` (its status, `restore_available`, says it is kept).
-pub fn kept_cleanup_status(verdict: Verdict) -> Option<Status> {
+pub(crate) fn kept_cleanup_status(verdict: Verdict) -> Option<Status> {
     match verdict {
         Verdict::Clean => None,
         other => Some(kept_status(other)),
@@ -134,7 +134,7 @@ pub fn kept_cleanup_status(verdict: Verdict) -> Option<Status> {
 }
 
 /// What the in-container exit modal's choice means here: its "discard" is a clean-up.
-pub fn exit_choice_outcome(choice: ExitChoice) -> Outcome {
+pub(crate) fn exit_choice_outcome(choice: ExitChoice) -> Outcome {
     match choice {
         ExitChoice::Keep => Outcome::Keep,
         ExitChoice::Discard => Outcome::Clean,
@@ -143,13 +143,13 @@ pub fn exit_choice_outcome(choice: ExitChoice) -> Outcome {
 
 /// When this session started: the role container's last start when Docker still has it, else
 /// the manifest's `updated_at` (a launch or resume writes it), else its `created_at`.
-pub fn session_start(role_started_at: Option<&str>, manifest: &Manifest) -> Option<SystemTime> {
+pub(crate) fn session_start(role_started_at: Option<&str>, manifest: &Manifest) -> Option<SystemTime> {
     let parse = crate::base::time::parse_rfc3339;
     role_started_at.and_then(parse).or_else(|| parse(&manifest.updated_at)).or_else(|| parse(&manifest.created_at))
 }
 
 /// An exit-action file decides only when it was written during this session.
-pub fn is_fresh(written: SystemTime, session_start: Option<SystemTime>) -> bool {
+pub(crate) fn is_fresh(written: SystemTime, session_start: Option<SystemTime>) -> bool {
     session_start.is_some_and(|start| written >= start)
 }
 
@@ -165,7 +165,7 @@ pub enum ExitAction {
 }
 
 /// The exit-action file; it is read only when it was written during this session.
-pub fn read_exit_action(store: &Store, name: &InstanceName, session_start: Option<SystemTime>) -> ExitAction {
+pub(crate) fn read_exit_action(store: &Store, name: &InstanceName, session_start: Option<SystemTime>) -> ExitAction {
     match store.read_exit_action(name, |written| is_fresh(written, session_start)) {
         ExitActionFile::Absent => ExitAction::Absent,
         ExitActionFile::Fresh(choice) => ExitAction::Fresh(exit_choice_outcome(choice)),
@@ -182,7 +182,7 @@ pub struct Session {
     pub manifest: Manifest,
     pub policy: Policy,
     /// The role container's state; `None` when Docker no longer has it.
-    pub role: Option<RunState>,
+    pub(crate) role: Option<RunState>,
     pub exit_action: ExitAction,
 }
 
@@ -317,7 +317,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
 
 /// The role container, the sidecar, the network and the certs volume, in the order Docker lets
 /// them go. One that is already gone is fine.
-pub fn tear_down(engine: &Engine, docker: &DockerNames) -> Result<()> {
+pub(crate) fn tear_down(engine: &Engine, docker: &DockerNames) -> Result<()> {
     engine.remove_container(&docker.role_container)?;
     if let Some(sidecar) = &docker.dind_container {
         engine.remove_container(sidecar)?;

@@ -30,7 +30,7 @@ pub struct Filters {
 }
 
 impl Filters {
-    pub fn admit(&self, m: &Manifest) -> bool {
+    pub(crate) fn admit(&self, m: &Manifest) -> bool {
         let matches = |want: &Option<String>, have: Option<&str>| want.as_deref().is_none_or(|w| have == Some(w));
         matches(&self.workspace, m.workspace_name.as_deref().or(Some(&m.workspace_label)))
             && matches(&self.role, Some(&m.role_key))
@@ -53,17 +53,17 @@ pub fn resumable(status: Option<Status>, has_container: bool) -> bool {
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
     pub tier: Option<u8>,
-    pub steps: Vec<String>,
+    pub(crate) steps: Vec<String>,
     /// What prevents the resume: unresolvable variables (by name), a diverged mount, an image
     /// that is gone with no source to rebuild it from.
     pub missing: Vec<String>,
     /// Variable names that cannot be resolved now (also in `missing`).
-    pub missing_env: Vec<String>,
-    pub drift: Vec<String>,
+    pub(crate) missing_env: Vec<String>,
+    pub(crate) drift: Vec<String>,
     /// The image the role container is created from (tiers 2 and 3).
-    pub role_image: Option<String>,
+    pub(crate) role_image: Option<String>,
     pub role: Option<ContainerDetails>,
-    pub sidecar: Option<ContainerDetails>,
+    pub(crate) sidecar: Option<ContainerDetails>,
 }
 
 impl Plan {
@@ -73,7 +73,7 @@ impl Plan {
 }
 
 /// Every reason the preserved state no longer matches what was kept.
-pub fn divergences(store: &Store, name: &InstanceName) -> Vec<String> {
+pub(crate) fn divergences(store: &Store, name: &InstanceName) -> Vec<String> {
     let isolation = match store.read_isolation(name) {
         Ok(isolation) => isolation,
         Err(e) => return vec![format!("isolation records unreadable: {e:#}")],
@@ -94,7 +94,7 @@ pub fn divergences(store: &Store, name: &InstanceName) -> Vec<String> {
 }
 
 /// Works out the tier from what Docker says now and what was captured.
-pub fn plan(
+pub(crate) fn plan(
     engine: &Engine,
     store: &Store,
     name: &InstanceName,
@@ -360,7 +360,7 @@ fn recreate(
 }
 
 /// Runs the health command until it succeeds, backing off, up to `timeout`.
-pub fn wait_healthy(engine: &Engine, container: &str, argv: &[String], timeout: Duration) -> Result<()> {
+pub(crate) fn wait_healthy(engine: &Engine, container: &str, argv: &[String], timeout: Duration) -> Result<()> {
     let deadline = Instant::now() + timeout;
     let mut delay = Duration::from_millis(100);
     loop {
@@ -415,12 +415,12 @@ pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tie
 }
 
 /// The argv that reconnects an operator to the session.
-pub fn attach_argv(container: &str) -> Vec<String> {
+pub(crate) fn attach_argv(container: &str) -> Vec<String> {
     vec!["docker".into(), "attach".into(), container.into()]
 }
 
 /// `2h ago`, `3d ago`.
-pub fn age(since: &str, now: SystemTime) -> String {
+pub(crate) fn age(since: &str, now: SystemTime) -> String {
     let Some(then) = crate::base::time::parse_rfc3339(since) else { return "some time ago".into() };
     let secs = now.duration_since(then).map(|d| d.as_secs()).unwrap_or(0);
     match secs {
@@ -441,7 +441,7 @@ fn cause_words(cause: Option<&str>) -> Option<&'static str> {
 }
 
 /// The `candidate` record of one resumable session.
-pub fn candidate(
+pub(crate) fn candidate(
     manifest: &Manifest,
     continuity: &Continuity,
     assessment: Option<&Assessment>,

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::base::exit::{Exit, OrExit};
 
 /// An error when `dir` is a symbolic link (see `Store::refuse_linked`).
-pub fn refuse_link(dir: &Path) -> Result<()> {
+pub(crate) fn refuse_link(dir: &Path) -> Result<()> {
     if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
         anyhow::bail!("{} is a symbolic link; the tools do not write through it", dir.display());
     }
@@ -23,7 +23,7 @@ pub fn refuse_link(dir: &Path) -> Result<()> {
 
 /// `dir`, created mode 0700 when missing, must be a real directory: a symbolic link there would
 /// send what the tools write or delete through it outside the home.
-pub fn ensure_private_dir(dir: &Path) -> Result<()> {
+pub(crate) fn ensure_private_dir(dir: &Path) -> Result<()> {
     loop {
         match fs::symlink_metadata(dir) {
             Ok(meta) if meta.is_dir() => return Ok(()),
@@ -41,7 +41,7 @@ pub fn ensure_private_dir(dir: &Path) -> Result<()> {
 
 /// Reads a JSON file; `None` when it does not exist. A file that does not parse is an error that
 /// names it: it is never silently replaced.
-pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -54,11 +54,11 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
 }
 
 /// jackin's file encoding: two-space pretty JSON, UTF-8, no trailing newline.
-pub fn to_jackin_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+pub(crate) fn to_jackin_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
     Ok(serde_json::to_vec_pretty(value)?)
 }
 
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+pub(crate) fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     write_atomic(path, &to_jackin_json(value)?)
 }
 
@@ -66,7 +66,7 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Temp file `<name>.tmp.<pid>.<n>` beside the target (created exclusively, mode 0600), fsync,
 /// rename over the target, fsync the directory: readers see the old file or the new one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let file_name =
         path.file_name().with_context(|| format!("{} names no file", path.display()))?.to_string_lossy().into_owned();
@@ -94,12 +94,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// The temp file of an atomic write of `file` by process `pid` (its `n`th): `<file>.tmp.<pid>.<n>`
 /// (state.md, "Writing files"). [`temp_writer`] is its parse.
-pub fn temp_name(file: &str, pid: u32, n: u64) -> String {
+pub(crate) fn temp_name(file: &str, pid: u32, n: u64) -> String {
     format!("{file}.tmp.{pid}.{n}")
 }
 
 /// The writer's pid when `file` is the name of an atomic write's temp file ([`temp_name`]).
-pub fn temp_writer(file: &str) -> Option<u32> {
+pub(crate) fn temp_writer(file: &str) -> Option<u32> {
     let (rest, n) = file.rsplit_once('.')?;
     let (rest, pid) = rest.rsplit_once('.')?;
     let (target, tmp) = rest.rsplit_once('.')?;
@@ -112,7 +112,7 @@ pub fn temp_writer(file: &str) -> Option<u32> {
 
 /// Whether the writer of a temp file may still be at work: a process with this pid exists (a
 /// signal 0 reaches it, or it is someone else's).
-pub fn writer_alive(pid: u32) -> bool {
+pub(crate) fn writer_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
     if pid <= 0 {
         return false;

@@ -15,7 +15,7 @@ use crate::state::names::InstanceName;
 /// The exclusive `flock(2)` on `data/instances.json.lock` that every index read-modify-write
 /// holds. Released on drop.
 #[derive(Debug)]
-pub struct IndexLock {
+pub(crate) struct IndexLock {
     _file: File,
 }
 
@@ -23,7 +23,7 @@ impl IndexLock {
     /// Waits up to `wait` for the lock; then "busy" (exit 5). After locking, the path must still
     /// name the inode we locked: another program may have unlinked or replaced the file while we
     /// waited, and a lock on an unlinked inode excludes nobody.
-    pub fn acquire(path: &Path, wait: Duration) -> Result<Self> {
+    pub(crate) fn acquire(path: &Path, wait: Duration) -> Result<Self> {
         let deadline = Instant::now() + wait;
         loop {
             let file = OpenOptions::new()
@@ -60,7 +60,7 @@ impl IndexLock {
 
 /// Whether another process holds `data/<container>.lock` (the launcher's name claim). Taking
 /// the lock for a moment is the only way to ask; it is released at once.
-pub fn name_lock_held(path: &Path) -> Result<bool> {
+pub(crate) fn name_lock_held(path: &Path) -> Result<bool> {
     let file = match OpenOptions::new().read(true).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
@@ -79,7 +79,7 @@ pub fn name_lock_held(path: &Path) -> Result<bool> {
 /// The instance whose name lock is the file `<container>.lock` ([`Store::name_lock_path`]).
 /// jackin's other locks (`instances.json.lock`, `*.repo.lock`, `caffeinate.lock`, …) never have
 /// an instance name as their stem.
-pub fn name_lock_owner(file: &str) -> Option<InstanceName> {
+pub(crate) fn name_lock_owner(file: &str) -> Option<InstanceName> {
     file.strip_suffix(".lock").and_then(|stem| InstanceName::parse(stem).ok())
 }
 

@@ -5,12 +5,12 @@ use serde::{Deserialize, Serialize};
 
 /// What the in-container exit modal chose: a bare JSON string, `"keep"` or `"discard"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitChoice {
+pub(crate) enum ExitChoice {
     Keep,
     Discard,
 }
 
-pub fn parse_exit_choice(bytes: &[u8]) -> Option<ExitChoice> {
+pub(crate) fn parse_exit_choice(bytes: &[u8]) -> Option<ExitChoice> {
     match serde_json::from_slice::<serde_json::Value>(bytes).ok()?.as_str()? {
         "keep" => Some(ExitChoice::Keep),
         "discard" => Some(ExitChoice::Discard),
@@ -20,7 +20,7 @@ pub fn parse_exit_choice(bytes: &[u8]) -> Option<ExitChoice> {
 
 /// The exit-action file as found (see `Store::read_exit_action`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExitActionFile {
+pub(crate) enum ExitActionFile {
     Absent,
     Fresh(ExitChoice),
     /// Written before this session started: it must not decide.
@@ -33,8 +33,8 @@ pub enum ExitActionFile {
 /// deleting: `data/<c>/.jackin/purge.json`. A rerun after a crash finds it and finishes the job
 /// without asking again about work the first run already saved or found clean.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PurgeMark {
-    pub started_at: String,
-    pub verdict: String,
-    pub quarantine: Option<String>,
+pub(crate) struct PurgeMark {
+    pub(crate) started_at: String,
+    pub(crate) verdict: String,
+    pub(crate) quarantine: Option<String>,
 }

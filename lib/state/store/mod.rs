@@ -11,9 +11,9 @@ mod files;
 mod locks;
 mod marks;
 
-pub use files::*;
-pub use locks::*;
-pub use marks::*;
+pub(crate) use files::*;
+pub(crate) use locks::*;
+pub(crate) use marks::*;
 
 use std::fs;
 use std::io::ErrorKind;
@@ -36,7 +36,7 @@ pub struct Roots {
 
 impl Roots {
     /// Flags win; clap has already folded `JACKIN_HOME_DIR`/`JACKIN_CONFIG_DIR` into them.
-    pub fn resolve(home: Option<PathBuf>, config_dir: Option<PathBuf>) -> Result<Self> {
+    pub(crate) fn resolve(home: Option<PathBuf>, config_dir: Option<PathBuf>) -> Result<Self> {
         let user_home = || {
             std::env::var_os("HOME")
                 .map(PathBuf::from)
@@ -77,95 +77,91 @@ impl Store {
         }
     }
 
-    pub fn home(&self) -> &Path {
-        &self.roots.home
-    }
-
-    pub fn data_dir(&self) -> PathBuf {
+    pub(crate) fn data_dir(&self) -> PathBuf {
         self.roots.home.join("data")
     }
 
-    pub fn sockets_dir(&self) -> PathBuf {
+    pub(crate) fn sockets_dir(&self) -> PathBuf {
         self.roots.home.join("sockets")
     }
 
-    pub fn index_path(&self) -> PathBuf {
+    pub(crate) fn index_path(&self) -> PathBuf {
         self.data_dir().join("instances.json")
     }
 
-    pub fn index_lock_path(&self) -> PathBuf {
+    pub(crate) fn index_lock_path(&self) -> PathBuf {
         self.data_dir().join("instances.json.lock")
     }
 
-    pub fn instance_dir(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn instance_dir(&self, name: &InstanceName) -> PathBuf {
         self.data_dir().join(name)
     }
 
     /// `data/<container>/.jackin/`: jackin's per-instance files and the tools' own.
-    pub fn meta_dir(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn meta_dir(&self, name: &InstanceName) -> PathBuf {
         self.instance_dir(name).join(".jackin")
     }
 
-    pub fn manifest_path(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn manifest_path(&self, name: &InstanceName) -> PathBuf {
         self.meta_dir(name).join("instance.json")
     }
 
-    pub fn isolation_path(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn isolation_path(&self, name: &InstanceName) -> PathBuf {
         self.meta_dir(name).join("isolation.json")
     }
 
-    pub fn name_lock_path(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn name_lock_path(&self, name: &InstanceName) -> PathBuf {
         self.data_dir().join(format!("{name}.lock"))
     }
 
-    pub fn socket_dir(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn socket_dir(&self, name: &InstanceName) -> PathBuf {
         self.sockets_dir().join(name)
     }
 
     /// `sockets/<container>/agent.toml`: the capsule's launch config, read by the role container
     /// when it starts.
-    pub fn agent_toml_path(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn agent_toml_path(&self, name: &InstanceName) -> PathBuf {
         self.socket_dir(name).join("agent.toml")
     }
 
     /// `data/<container>/state/exit-action.json`: the in-container exit modal's choice.
-    pub fn exit_action_path(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn exit_action_path(&self, name: &InstanceName) -> PathBuf {
         self.instance_dir(name).join("state").join("exit-action.json")
     }
 
     /// `data/<container>/.jackin/continuity.json`: the tools' own record of a kept session.
-    pub fn continuity_path(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn continuity_path(&self, name: &InstanceName) -> PathBuf {
         self.meta_dir(name).join("continuity.json")
     }
 
-    pub fn continuity_lock_path(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn continuity_lock_path(&self, name: &InstanceName) -> PathBuf {
         self.meta_dir(name).join("continuity.lock")
     }
 
     /// `data/<container>/.jackin/purge.json` (see [`PurgeMark`]).
-    pub fn purge_mark_path(&self, name: &InstanceName) -> PathBuf {
+    pub(crate) fn purge_mark_path(&self, name: &InstanceName) -> PathBuf {
         self.meta_dir(name).join("purge.json")
     }
 
     /// `<home>/trash/`: where a purge renames directories before emptying them.
-    pub fn trash_dir(&self) -> PathBuf {
+    pub(crate) fn trash_dir(&self) -> PathBuf {
         self.roots.home.join("trash")
     }
 
     /// `<home>/quarantine/`: work at risk saved before a purge deleted it.
-    pub fn quarantine_root(&self) -> PathBuf {
+    pub(crate) fn quarantine_root(&self) -> PathBuf {
         self.roots.home.join("quarantine")
     }
 
     /// `<home>/cache/role-sources/<key>`: the bare repository restore's tier 3 fetches a role's
     /// source into, one per source URL (every byte but a letter or digit becomes `_`).
-    pub fn role_source_cache(&self, source_url: &str) -> PathBuf {
+    pub(crate) fn role_source_cache(&self, source_url: &str) -> PathBuf {
         let key: String = source_url.bytes().map(|b| if b.is_ascii_alphanumeric() { b as char } else { '_' }).collect();
         self.roots.home.join("cache").join("role-sources").join(key)
     }
 
     /// The instance's `agent.toml`; `None` when there is none.
-    pub fn read_agent_toml(&self, name: &InstanceName) -> Result<Option<String>> {
+    pub(crate) fn read_agent_toml(&self, name: &InstanceName) -> Result<Option<String>> {
         let path = self.agent_toml_path(name);
         match fs::read_to_string(&path) {
             Ok(text) => Ok(Some(text)),
@@ -175,7 +171,7 @@ impl Store {
     }
 
     /// Writes `agent.toml` into a socket directory only the operator can enter (state.md).
-    pub fn write_agent_toml(&self, name: &InstanceName, text: &str) -> Result<()> {
+    pub(crate) fn write_agent_toml(&self, name: &InstanceName, text: &str) -> Result<()> {
         use std::os::unix::fs::PermissionsExt;
         let dir = self.socket_dir(name);
         refuse_link(&dir)?;
@@ -190,7 +186,11 @@ impl Store {
 
     /// The exit-action file as found. `fresh` says whether a file written at that time may decide
     /// this session; a stale one is not read at all.
-    pub fn read_exit_action(&self, name: &InstanceName, fresh: impl FnOnce(SystemTime) -> bool) -> ExitActionFile {
+    pub(crate) fn read_exit_action(
+        &self,
+        name: &InstanceName,
+        fresh: impl FnOnce(SystemTime) -> bool,
+    ) -> ExitActionFile {
         let path = self.exit_action_path(name);
         let meta = match fs::metadata(&path) {
             Ok(meta) if meta.is_file() => meta,
@@ -214,7 +214,7 @@ impl Store {
 
     /// Removes the exit-action file; one already gone is fine. jackin never clears it, so the tools
     /// do once a session is over: its choice must not decide a later one.
-    pub fn clear_exit_action(&self, name: &InstanceName) -> Result<()> {
+    pub(crate) fn clear_exit_action(&self, name: &InstanceName) -> Result<()> {
         let path = self.exit_action_path(name);
         match fs::remove_file(&path) {
             Err(e) if e.kind() != ErrorKind::NotFound => Err(e).with_context(|| format!("removing {}", path.display())),
@@ -224,18 +224,18 @@ impl Store {
 
     /// The purge mark, when a purge of this instance started; an unreadable one counts as none,
     /// so the rerun checks the work again.
-    pub fn read_purge_mark(&self, name: &InstanceName) -> Option<PurgeMark> {
+    pub(crate) fn read_purge_mark(&self, name: &InstanceName) -> Option<PurgeMark> {
         read_json(&self.purge_mark_path(name)).ok().flatten()
     }
 
-    pub fn write_purge_mark(&self, name: &InstanceName, mark: &PurgeMark) -> Result<()> {
+    pub(crate) fn write_purge_mark(&self, name: &InstanceName, mark: &PurgeMark) -> Result<()> {
         self.refuse_linked(name)?;
         write_json_atomic(&self.purge_mark_path(name), mark)
     }
 
     /// Refuses to write through a data directory or its `.jackin/` that is a symbolic link: the
     /// target may be anywhere outside the home, and the tools write only inside it.
-    pub fn refuse_linked(&self, name: &InstanceName) -> Result<()> {
+    pub(crate) fn refuse_linked(&self, name: &InstanceName) -> Result<()> {
         refuse_link(&self.instance_dir(name))?;
         refuse_link(&self.meta_dir(name))
     }
@@ -321,19 +321,19 @@ fn check_index_version(index: &Index, path: &Path) -> Result<()> {
 
 /// What [`Store::read_index_mending`] did with an index that did not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexRebuilt {
+pub(crate) struct IndexRebuilt {
     /// The parse error.
-    pub why: String,
+    pub(crate) why: String,
     /// Where the unparsable index went (or would go, in a dry run).
-    pub moved_to: PathBuf,
+    pub(crate) moved_to: PathBuf,
     /// The rows of the rebuilt index.
-    pub rows: usize,
-    pub dry_run: bool,
+    pub(crate) rows: usize,
+    pub(crate) dry_run: bool,
 }
 
 impl Store {
     /// Data directories whose names are instance names, with a manifest or not.
-    pub fn instance_dirs(&self) -> Result<std::collections::BTreeSet<InstanceName>> {
+    pub(crate) fn instance_dirs(&self) -> Result<std::collections::BTreeSet<InstanceName>> {
         let data = self.data_dir();
         let mut dirs = std::collections::BTreeSet::new();
         let entries = match fs::read_dir(&data) {
@@ -355,7 +355,7 @@ impl Store {
     /// `instances.json.corrupt-<time>` and rebuilt from the manifests of `dirs` (state.md: never
     /// silently replaced); a dry run only says so and works on the rebuilt index. A readable index
     /// of another version is an error and is never rewritten.
-    pub fn read_index_mending(
+    pub(crate) fn read_index_mending(
         &self,
         dirs: &std::collections::BTreeSet<InstanceName>,
         dry_run: bool,

@@ -14,18 +14,23 @@ use serde::{Deserialize, Serialize};
 
 /// What a bundle holds, for the receipt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BundleContents {
+pub(crate) struct BundleContents {
     /// `(refname, oid)` of each ref in the bundle.
-    pub refs: Vec<(String, String)>,
+    pub(crate) refs: Vec<(String, String)>,
     /// Commits the bundle builds on: a repository must have them to fetch from it.
-    pub prerequisites: Vec<String>,
+    pub(crate) prerequisites: Vec<String>,
     /// Commits in the bundle.
-    pub commits: usize,
+    pub(crate) commits: usize,
 }
 
 /// Writes a bundle of the commits `refs` reach that none of `hidden` reaches. `None` when that
 /// is no commit at all (git refuses an empty bundle, and there is nothing to save).
-pub fn write(repo: &Repository, refs: &[(String, Oid)], hidden: &[Oid], path: &Path) -> Result<Option<BundleContents>> {
+pub(crate) fn write(
+    repo: &Repository,
+    refs: &[(String, Oid)],
+    hidden: &[Oid],
+    path: &Path,
+) -> Result<Option<BundleContents>> {
     let odb = repo.odb()?;
     let hidden: Vec<Oid> = hidden.iter().copied().filter(|id| odb.exists(*id)).collect();
     let walk = || -> Result<git2::Revwalk<'_>> {

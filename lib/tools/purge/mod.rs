@@ -31,7 +31,7 @@ use crate::tools::assess::{AssessOptions, Assessor};
 
 /// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
 /// after that step, as a SIGKILL would stop it. Release builds compile it away.
-pub fn crash_point(step: &str) {
+pub(crate) fn crash_point(step: &str) {
     #[cfg(debug_assertions)]
     if std::env::var("JACKIN_PURGE_CRASH_AT").is_ok_and(|at| at == step) {
         eprintln!("jackin-purge: test crash after step {step}");
@@ -88,13 +88,13 @@ struct Checked {
 
 /// The deleting side of a run.
 pub struct Purger<'a> {
-    pub store: &'a Store,
-    pub engine: &'a Engine,
-    pub options: PurgeOptions,
+    pub(crate) store: &'a Store,
+    pub(crate) engine: &'a Engine,
+    pub(crate) options: PurgeOptions,
     /// Changes to host repositories one at a time: two worktrees of one repository share its
     /// ref lock files.
     git: Mutex<()>,
-    pub catalog: &'a Catalog,
+    pub(crate) catalog: &'a Catalog,
 }
 
 impl<'a> Purger<'a> {
@@ -112,7 +112,7 @@ impl<'a> Purger<'a> {
 
     /// Purges one instance, in lifecycle.md's order: the live check (1) and the re-assessment (2)
     /// may stop it; then the deleting steps (3 to 8), or in a dry run what they would remove.
-    pub fn instance(&self, request: &Request) -> Outcome {
+    pub(crate) fn instance(&self, request: &Request) -> Outcome {
         self.try_instance(request).map(Outcome::Purged).unwrap_or_else(|stopped| *stopped)
     }
 
@@ -253,7 +253,7 @@ impl<'a> Purger<'a> {
         crash_point("trash");
         let mut freed = 0;
         for dir in &trashed {
-            freed += remove::remove_tree(dir)?.bytes;
+            freed += remove::remove_tree(dir)?;
         }
         crash_point("dirs");
 

@@ -40,7 +40,7 @@ fn temp_relative(name: &str, data: Option<&Path>) -> Option<PathBuf> {
 
 /// Checked with the rest of the input, before anything acts: a name that could not be one of
 /// jackin's is bad input. An unknown kind is not: it is refused on its own when its turn comes.
-pub fn check_name(orphan: &Orphan) -> Result<()> {
+pub(crate) fn check_name(orphan: &Orphan) -> Result<()> {
     let ok = match orphan.kind.as_str() {
         "container" | "network" | "volume" => is_docker_name(&orphan.name),
         "name_lock" => lock_instance(&orphan.name).is_some(),
@@ -60,7 +60,7 @@ fn identity(name: &str) -> Identity {
 }
 
 impl Purger<'_> {
-    pub fn orphan(&self, orphan: &Orphan) -> Outcome {
+    pub(crate) fn orphan(&self, orphan: &Orphan) -> Outcome {
         match self.orphan_inner(orphan) {
             Ok(Ok(removed)) => Outcome::Purged(Purged {
                 identity: identity(&orphan.name),

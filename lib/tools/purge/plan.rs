@@ -21,9 +21,9 @@ use super::orphans;
 pub struct Request {
     pub target: Target,
     /// Its decision record allowed discarding work at risk.
-    pub discard: bool,
+    pub(crate) discard: bool,
     /// `failed_setup` under `--terminal`: purged only when verified clean, else left alone.
-    pub only_if_clean: bool,
+    pub(crate) only_if_clean: bool,
 }
 
 /// What a run does, in input order. (A few per run: boxing `Request` would buy nothing.)

@@ -22,48 +22,48 @@ use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 
 /// `receipt.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Receipt {
-    pub version: u64,
+pub(crate) struct Receipt {
+    pub(crate) version: u64,
     #[serde(flatten)]
-    pub identity: Identity,
-    pub saved_at: String,
-    pub expires_at: String,
+    pub(crate) identity: Identity,
+    pub(crate) saved_at: String,
+    pub(crate) expires_at: String,
     /// The verdict and summary of the assessment that found the work at risk.
-    pub verdict: String,
-    pub summary: String,
-    pub mounts: Vec<SavedMount>,
+    pub(crate) verdict: String,
+    pub(crate) summary: String,
+    pub(crate) mounts: Vec<SavedMount>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SavedMount {
-    pub mount_dst: String,
-    pub isolation: String,
+pub(crate) struct SavedMount {
+    pub(crate) mount_dst: String,
+    pub(crate) isolation: String,
     /// Where the work was: the worktree or clone directory.
-    pub path: String,
+    pub(crate) path: String,
     /// The host repository it was made from.
-    pub original_src: Option<String>,
-    pub verdict: String,
+    pub(crate) original_src: Option<String>,
+    pub(crate) verdict: String,
     /// The bundle, relative to the quarantine directory.
-    pub bundle: Option<String>,
-    pub bundle_contents: Option<BundleContents>,
+    pub(crate) bundle: Option<String>,
+    pub(crate) bundle_contents: Option<BundleContents>,
     /// Dirty and untracked files as they were, relative to the quarantine directory.
-    pub files_dir: Option<String>,
-    pub files: Vec<SavedFile>,
+    pub(crate) files_dir: Option<String>,
+    pub(crate) files: Vec<SavedFile>,
     /// An unreadable mount is moved here whole: what cannot be read cannot be picked apart.
-    pub tree: Option<String>,
-    pub note: Option<String>,
+    pub(crate) tree: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SavedFile {
-    pub status: String,
-    pub path: String,
+pub(crate) struct SavedFile {
+    pub(crate) status: String,
+    pub(crate) path: String,
     /// False for a deletion: there is no file to save.
-    pub saved: bool,
+    pub(crate) saved: bool,
 }
 
 /// Saves the at-risk work of `assessment` and returns the quarantine directory.
-pub fn save(
+pub(crate) fn save(
     store: &Store,
     assessment: &Assessment,
     records: &[Result<IsolationRecord, MalformedRecord>],
@@ -346,7 +346,7 @@ pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
             None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(days * 86_400)),
         };
         if expires.is_some_and(|at| at <= now) {
-            let bytes = if dry_run { remove::tree_bytes(&dir) } else { remove::remove_tree(&dir)?.bytes };
+            let bytes = if dry_run { remove::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };
             expired.push(Expired { dir, identity: receipt.map(|r| r.identity), bytes });
         }
     }

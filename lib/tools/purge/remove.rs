@@ -18,16 +18,9 @@ use crate::state::store::{ensure_private_dir, Store};
 
 static TRASH_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// What one directory removal did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Removal {
-    pub existed: bool,
-    pub bytes: u64,
-}
-
 /// Moves `path` into the trash. `None` when there was nothing there. A symlink is unlinked on the
 /// spot (the link is what belongs to the instance, never its target).
-pub fn move_to_trash(store: &Store, path: &Path, label: &str) -> Result<Option<PathBuf>> {
+pub(crate) fn move_to_trash(store: &Store, path: &Path, label: &str) -> Result<Option<PathBuf>> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -59,7 +52,7 @@ pub fn empty_trash(store: &Store) -> Result<u64> {
     }
     let mut bytes = 0;
     for entry in fs::read_dir(&trash).with_context(|| format!("listing {}", trash.display()))? {
-        bytes += remove_tree(&entry?.path())?.bytes;
+        bytes += remove_tree(&entry?.path())?;
     }
     Ok(bytes)
 }
@@ -67,15 +60,15 @@ pub fn empty_trash(store: &Store) -> Result<u64> {
 /// Removes a file, a link or a directory tree and returns the bytes of the regular files
 /// removed. Every directory is opened relative to its parent with `O_NOFOLLOW`, so a symlink
 /// anywhere inside, even one swapped in while this runs, is unlinked as a link and never entered.
-pub fn remove_tree(path: &Path) -> Result<Removal> {
+pub(crate) fn remove_tree(path: &Path) -> Result<u64> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Removal::default()),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     if !meta.is_dir() {
         fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
-        return Ok(Removal { existed: true, bytes: if meta.is_file() { meta.size() } else { 0 } });
+        return Ok(if meta.is_file() { meta.size() } else { 0 });
     }
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().with_context(|| format!("{} names no directory", path.display()))?;
@@ -84,7 +77,7 @@ pub fn remove_tree(path: &Path) -> Result<Removal> {
         .with_context(|| format!("cannot open {}", parent.display()))?;
     let bytes = remove_entry(parent_fd.as_fd(), &name, FileType::Directory)
         .with_context(|| format!("cannot remove {}", path.display()))?;
-    Ok(Removal { existed: true, bytes })
+    Ok(bytes)
 }
 
 fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType) -> std::io::Result<u64> {
@@ -146,7 +139,7 @@ fn remove_contents(mut dir: Dir) -> std::io::Result<u64> {
 }
 
 /// The bytes of the regular files under `path`, without following links (for `--dry-run`).
-pub fn tree_bytes(path: &Path) -> u64 {
+pub(crate) fn tree_bytes(path: &Path) -> u64 {
     walkdir::WalkDir::new(path)
         .into_iter()
         .filter_map(Result::ok)
@@ -171,8 +164,7 @@ mod tests {
         fs::write(tree.join("a/b/f"), "12345").unwrap();
         std::os::unix::fs::symlink(&outside, tree.join("a/link")).unwrap();
         std::os::unix::fs::symlink(outside.join("deep/keep.txt"), tree.join("filelink")).unwrap();
-        let removal = remove_tree(&tree).unwrap();
-        assert_eq!(removal, Removal { existed: true, bytes: 5 });
+        assert_eq!(remove_tree(&tree).unwrap(), 5);
         assert!(!tree.exists());
         assert_eq!(fs::read_to_string(outside.join("deep/keep.txt")).unwrap(), "keep");
     }

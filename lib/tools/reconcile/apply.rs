@@ -13,7 +13,7 @@ use crate::state::model::{IndexRow, Manifest};
 use crate::state::names::InstanceName;
 use crate::state::store::{IndexRebuilt, Store};
 
-pub fn apply(
+pub(crate) fn apply(
     engine: &Engine,
     store: &Store,
     plan: Plan,
@@ -48,7 +48,7 @@ pub fn apply(
 }
 
 /// The `repair` record of an index that did not parse.
-pub fn index_repair(store: &Store, rebuilt: IndexRebuilt) -> Repair {
+pub(crate) fn index_repair(store: &Store, rebuilt: IndexRebuilt) -> Repair {
     let IndexRebuilt { why, moved_to, rows, dry_run } = rebuilt;
     let reason = if dry_run {
         format!("the index does not parse ({why}); it would be moved aside and rebuilt from the manifests")

@@ -15,14 +15,14 @@ const RESTART_WINDOW: Duration = Duration::from_secs(300);
 
 /// The engine, the host and the time, read once per run and only when something is inspected.
 #[derive(Debug, Clone, Default)]
-pub struct Clock {
-    pub host_boot: Option<SystemTime>,
-    pub engine_started: Option<SystemTime>,
-    pub engine: Option<BTreeMap<String, String>>,
+pub(crate) struct Clock {
+    pub(crate) host_boot: Option<SystemTime>,
+    pub(crate) engine_started: Option<SystemTime>,
+    pub(crate) engine: Option<BTreeMap<String, String>>,
 }
 
 impl Clock {
-    pub fn read(engine: &Engine) -> Clock {
+    pub(crate) fn read(engine: &Engine) -> Clock {
         let local = docker::local_socket().is_some();
         Clock {
             host_boot: if local { host_boot_time() } else { None },
@@ -42,11 +42,11 @@ pub fn host_boot_time() -> Option<SystemTime> {
 /// What Docker showed of a session's containers when it ended.
 #[derive(Debug, Clone)]
 pub struct Ended {
-    pub role: RunState,
+    pub(crate) role: RunState,
     /// `None`: the session has no sidecar, or it is gone.
-    pub sidecar: Option<RunState>,
-    pub host_boot: Option<SystemTime>,
-    pub engine_started: Option<SystemTime>,
+    pub(crate) sidecar: Option<RunState>,
+    pub(crate) host_boot: Option<SystemTime>,
+    pub(crate) engine_started: Option<SystemTime>,
 }
 
 /// Whether the host went away under a session, and by which sign; `None` for an exit of the
@@ -86,7 +86,7 @@ pub fn host_kill_sign(ended: &Ended) -> Option<&'static str> {
 }
 
 /// A container's state as evidence; `None` is a container that is gone.
-pub fn state_evidence(name: &str, state: Option<&RunState>) -> Value {
+pub(crate) fn state_evidence(name: &str, state: Option<&RunState>) -> Value {
     match state {
         None => json!({"name": name, "status": "gone"}),
         Some(s) => json!({
@@ -98,7 +98,7 @@ pub fn state_evidence(name: &str, state: Option<&RunState>) -> Value {
 
 /// Why an exited role container ended, `killed_by_host` or `container_exited`, with the
 /// evidence: the states of the role and its sidecar, and the clock they are judged against.
-pub fn judge_exit(
+pub(crate) fn judge_exit(
     role_name: &str,
     role: &RunState,
     sidecar: Option<(&str, Option<&RunState>)>,

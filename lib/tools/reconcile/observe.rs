@@ -18,50 +18,50 @@ use crate::state::select::Catalog;
 use crate::state::store::{name_lock_held, IndexRebuilt, Store};
 
 /// A labelled Docker network or volume: its name and labels.
-pub type Labelled = (String, BTreeMap<String, String>);
+pub(crate) type Labelled = (String, BTreeMap<String, String>);
 
 /// What one reconciliation saw.
-pub struct Observation {
+pub(crate) struct Observation {
     /// When it looked: the `observed_at` of every piece of evidence.
-    pub now: String,
-    pub whole_host: bool,
+    pub(crate) now: String,
+    pub(crate) whole_host: bool,
     /// jackin's containers, in the engine's order.
-    pub containers: Vec<ContainerBrief>,
+    pub(crate) containers: Vec<ContainerBrief>,
     pub(super) by_name: HashMap<String, usize>,
     /// Listed only for a whole-host run (the orphan scan).
-    pub networks: Vec<Labelled>,
-    pub volumes: Vec<Labelled>,
+    pub(crate) networks: Vec<Labelled>,
+    pub(crate) volumes: Vec<Labelled>,
     /// The index (mended if it did not parse) and the data dirs.
-    pub catalog: Catalog,
-    pub index_rebuilt: Option<IndexRebuilt>,
+    pub(crate) catalog: Catalog,
+    pub(crate) index_rebuilt: Option<IndexRebuilt>,
     /// Arguments that named no instance.
-    pub unresolved: Vec<Failure>,
+    pub(crate) unresolved: Vec<Failure>,
     /// The selected instances, in selection order.
-    pub instances: Vec<Seen>,
+    pub(crate) instances: Vec<Seen>,
     /// Read before the first inspection; `None` when nothing was inspected.
-    pub clock: Option<Clock>,
+    pub(crate) clock: Option<Clock>,
 }
 
 impl Observation {
-    pub fn container(&self, name: &str) -> Option<&ContainerBrief> {
+    pub(crate) fn container(&self, name: &str) -> Option<&ContainerBrief> {
         self.by_name.get(name).map(|&i| &self.containers[i])
     }
 }
 
 /// One instance as the disk and the engine show it.
-pub struct Seen {
-    pub name: InstanceName,
-    pub row: Option<IndexRow>,
-    pub dir: bool,
-    pub manifest: Result<Option<Manifest>>,
+pub(crate) struct Seen {
+    pub(crate) name: InstanceName,
+    pub(crate) row: Option<IndexRow>,
+    pub(crate) dir: bool,
+    pub(crate) manifest: Result<Option<Manifest>>,
     /// Whether another process holds its name lock (a lock that cannot even be tested counts as
     /// held: the session may be live).
-    pub lock_held: bool,
-    pub inspected: Inspected,
+    pub(crate) lock_held: bool,
+    pub(crate) inspected: Inspected,
 }
 
 /// The inspection of an exited role container (and its sidecar).
-pub enum Inspected {
+pub(crate) enum Inspected {
     /// Nothing the plan judges needed one.
     NotNeeded,
     /// The role container was gone by the time it was inspected.
@@ -71,15 +71,15 @@ pub enum Inspected {
 }
 
 /// The states a session's containers ended in.
-pub struct Exited {
-    pub role: RunState,
+pub(crate) struct Exited {
+    pub(crate) role: RunState,
     /// `None`: no sidecar in the manifest. `Some((name, None))`: named, but gone.
-    pub sidecar: Option<(String, Option<RunState>)>,
+    pub(crate) sidecar: Option<(String, Option<RunState>)>,
 }
 
 /// Nothing is written before the engine has answered the list calls, so an unreachable engine
 /// (exit 4) leaves every file unchanged; only then is the index read (and mended).
-pub fn observe(engine: &Engine, store: &Store, selection: &Selection, options: &Options) -> Result<Observation> {
+pub(crate) fn observe(engine: &Engine, store: &Store, selection: &Selection, options: &Options) -> Result<Observation> {
     let now = now_rfc3339();
     let whole_host = matches!(selection, Selection::All);
     let containers = engine.list_managed()?;

@@ -46,7 +46,7 @@ impl Scan<'_> {
 
 /// The orphans of the host, given the repairs this run made (a dropped row no longer keeps its
 /// instance alive).
-pub fn find(store: &Store, observation: &Observation, repairs: &[Repair], dry_run: bool) -> Result<Vec<Orphan>> {
+pub(crate) fn find(store: &Store, observation: &Observation, repairs: &[Repair], dry_run: bool) -> Result<Vec<Orphan>> {
     let dirs = &observation.catalog.dirs;
     let mut alive: BTreeSet<InstanceName> = observation.catalog.names().cloned().collect();
     for r in repairs.iter().filter(|r| r.kind == RepairKind::RowDropped) {

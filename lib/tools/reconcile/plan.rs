@@ -16,23 +16,23 @@ use crate::state::names::InstanceName;
 /// What a reconciliation will write.
 #[derive(Debug, Default)]
 pub struct Plan {
-    pub changes: Vec<StatusChange>,
+    pub(crate) changes: Vec<StatusChange>,
     /// Never for an instance that also changes status: its status write refreshes the row.
-    pub row_repairs: Vec<(InstanceName, RepairKind)>,
+    pub(crate) row_repairs: Vec<(InstanceName, RepairKind)>,
     /// Sessions whose role container runs: their recipe is captured if they have none yet.
-    pub recipes: Vec<(InstanceName, Manifest)>,
-    pub failures: Vec<Failure>,
+    pub(crate) recipes: Vec<(InstanceName, Manifest)>,
+    pub(crate) failures: Vec<Failure>,
 }
 
 /// A status change decided, not yet written.
 #[derive(Debug)]
-pub struct StatusChange {
-    pub name: InstanceName,
-    pub manifest: Manifest,
-    pub from: Status,
-    pub to: Status,
-    pub cause: &'static str,
-    pub evidence: Value,
+pub(crate) struct StatusChange {
+    pub(crate) name: InstanceName,
+    pub(crate) manifest: Manifest,
+    pub(crate) from: Status,
+    pub(crate) to: Status,
+    pub(crate) cause: &'static str,
+    pub(crate) evidence: Value,
 }
 
 /// A session jackin still counts as live.
@@ -42,11 +42,11 @@ fn session_live(status: Status) -> bool {
 
 /// Whether the plan judges how a role container ended, so the observation must inspect it: it
 /// exited under a live row, or under `failed_setup` (which only a host kill changes).
-pub fn needs_inspection(status: Status, role_state: Option<&str>) -> bool {
+pub(crate) fn needs_inspection(status: Status, role_state: Option<&str>) -> bool {
     matches!(role_state, Some("exited" | "dead")) && (session_live(status) || status == Status::FailedSetup)
 }
 
-pub fn plan(observation: &Observation) -> Plan {
+pub(crate) fn plan(observation: &Observation) -> Plan {
     let mut plan = Plan::default();
     for seen in &observation.instances {
         plan_instance(observation, seen, &mut plan);
@@ -129,7 +129,7 @@ fn failure(name: &InstanceName, code: &'static str, error: anyhow::Error) -> Fai
 }
 
 /// Whether an index row says what its manifest says.
-pub fn row_matches(row: &IndexRow, manifest: &Manifest) -> bool {
+pub(crate) fn row_matches(row: &IndexRow, manifest: &Manifest) -> bool {
     let fresh = IndexRow::from_manifest(manifest);
     row.instance_id == fresh.instance_id
         && row.workspace_name == fresh.workspace_name
