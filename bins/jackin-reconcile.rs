@@ -9,6 +9,7 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::ReconcileArgs;
 use jackin::face::driver::{self, Ctx, OutputFormat};
 use jackin::protocol::records::RepairKind;
+use jackin::state::store::Store;
 use jackin::tools::reconcile::{self, Options, Report, Selection};
 
 const TOOL: &str = "jackin-reconcile";
@@ -38,7 +39,7 @@ fn emit(ctx: &mut Ctx, report: Report) -> Result<bool> {
     for repair in &report.repairs {
         if repair.kind == RepairKind::IndexRebuilt {
             // Said even with --quiet: the operator's index was replaced.
-            eprintln!("{TOOL}: warning: {}: {}", repair.name, repair.reason);
+            ctx.say(format_args!("warning: {}: {}", repair.name, repair.reason));
         }
         ctx.emit(repair)?;
     }
@@ -61,7 +62,7 @@ fn emit(ctx: &mut Ctx, report: Report) -> Result<bool> {
 
 /// `--watch`: until SIGTERM (exit 0) or SIGINT (exit 130). Signals only set a flag; the watcher
 /// checks it between events, so a reconciliation in progress always finishes its writes.
-fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &jackin::state::store::Store, options: &Options) -> Result<Exit> {
+fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &Store, options: &Options) -> Result<Exit> {
     if !args.instances.is_empty() {
         return Err(Exit::Usage.err("--watch reconciles every instance; name none"));
     }
@@ -72,15 +73,17 @@ fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &jackin::state::store::Stor
     }
     signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))?;
     let (quiet, verbose) = (ctx.quiet, ctx.verbose > 0);
+    // The watcher calls one of the two at a time: both write through the one context.
+    let ctx = std::cell::RefCell::new(ctx);
     reconcile::watch(
         store,
         options,
         &stop,
-        |report| emit(ctx, report).map(|_| ()),
+        |report| emit(&mut ctx.borrow_mut(), report).map(|_| ()),
         |notice| {
             let routine = notice.starts_with("watching") || notice.starts_with("event: ");
             if verbose || (!quiet && !routine) {
-                eprintln!("{TOOL}: {notice}");
+                ctx.borrow().say(notice);
             }
         },
     )?;

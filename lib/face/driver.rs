@@ -188,7 +188,7 @@ impl Ctx {
 
     /// A line on the diagnostics stream, after the tool's name; a failing stderr is ignored,
     /// as `eprintln!` would not.
-    pub(crate) fn say(&self, message: impl std::fmt::Display) {
+    pub fn say(&self, message: impl std::fmt::Display) {
         let _ = writeln!(self.err.borrow_mut(), "{}: {message}", self.tool);
     }
 
