@@ -16,57 +16,28 @@ pub struct ExitUse {
     pub(crate) note: Option<&'static str>,
 }
 
-const fn plain(exit: Exit) -> ExitUse {
-    ExitUse { exit, note: None }
-}
-
-const fn noted(exit: Exit, note: &'static str) -> ExitUse {
-    ExitUse { exit, note: Some(note) }
-}
-
-/// assess and reconcile: every code; 1 with `--exit-code`.
-const SOURCE_EXITS: &[ExitUse] = &[
-    plain(Exit::Ok),
-    plain(Exit::Findings),
-    plain(Exit::Usage),
-    plain(Exit::BadInput),
-    plain(Exit::Unavailable),
-    plain(Exit::Busy),
-    plain(Exit::Partial),
-    plain(Exit::Internal),
-    plain(Exit::Interrupted),
+/// What some codes mean for jackin-keep, beyond what they mean for every tool.
+const KEEP_NOTES: [(Exit, &str); 5] = [
+    (Exit::Usage, "pipe assessment records into it"),
+    (Exit::BadInput, "nothing was changed"),
+    (Exit::Unavailable, "also when a config file does not parse"),
+    (Exit::Busy, "a live session (its role container runs) is not touched"),
+    (Exit::Interrupted, "nothing was changed"),
 ];
 
-/// purge and restore have no `--exit-code`.
-const ACTING_EXITS: &[ExitUse] = &[
-    plain(Exit::Ok),
-    plain(Exit::Usage),
-    plain(Exit::BadInput),
-    plain(Exit::Unavailable),
-    plain(Exit::Busy),
-    plain(Exit::Partial),
-    plain(Exit::Internal),
-    plain(Exit::Interrupted),
-];
-
-const KEEP_EXITS: &[ExitUse] = &[
-    plain(Exit::Ok),
-    noted(Exit::Usage, "pipe assessment records into it"),
-    noted(Exit::BadInput, "nothing was changed"),
-    noted(Exit::Unavailable, "also when a config file does not parse"),
-    noted(Exit::Busy, "a live session (its role container runs) is not touched"),
-    plain(Exit::Partial),
-    plain(Exit::Internal),
-    noted(Exit::Interrupted, "nothing was changed"),
-];
-
-/// The codes the tool named `tool` can end with: its EXIT STATUS.
-pub fn exit_status(tool: &str) -> &'static [ExitUse] {
-    match tool {
-        "jackin-keep" => KEEP_EXITS,
-        "jackin-purge" | "jackin-restore" => ACTING_EXITS,
-        _ => SOURCE_EXITS,
-    }
+/// The codes the tool named `tool` can end with: its EXIT STATUS. Only the tools with
+/// `--exit-code` (assess, reconcile) end with 1.
+pub fn exit_status(tool: &str) -> Vec<ExitUse> {
+    let has_exit_code = matches!(tool, "jackin-assess" | "jackin-reconcile");
+    let note = |exit: Exit| match tool {
+        "jackin-keep" => KEEP_NOTES.iter().find(|(noted, _)| *noted == exit).map(|(_, note)| *note),
+        _ => None,
+    };
+    Exit::ALL
+        .into_iter()
+        .filter(|&exit| exit != Exit::Findings || has_exit_code)
+        .map(|exit| ExitUse { exit, note: note(exit) })
+        .collect()
 }
 
 impl ExitUse {
@@ -80,11 +51,11 @@ impl ExitUse {
 }
 
 /// The EXIT STATUS block of `--help`: one code a line, wrapped under its meaning.
-fn exit_status_help(uses: &[ExitUse]) -> String {
+fn exit_status_help(tool: &str) -> String {
     const WIDTH: usize = 79;
     const INDENT: &str = "       ";
     let mut out = String::from("Exit status:");
-    for usage in uses {
+    for usage in exit_status(tool) {
         let mut line = format!("  {:<4} ", usage.exit.code());
         for word in usage.meaning().split(' ') {
             if line.len() + word.len() > WIDTH && line.len() > INDENT.len() {
@@ -155,7 +126,7 @@ pub trait ToolArgs: Parser {
 or clone) it lists the dirty files, the commits that no surviving ref reaches, and the stashes that \
 live only in a clone, and gives a verdict: clean, dirty, unpushed or unknown (cannot verify; treated \
 as at risk). It never writes anything. Its assessment records feed jackin-keep and jackin-purge.",
-    after_help = exit_status_help(SOURCE_EXITS),
+    after_help = exit_status_help("jackin-assess"),
 )]
 pub struct AssessArgs {
     /// Instances to assess: container name, instance id or a unique id prefix of 4+ characters;
@@ -247,7 +218,7 @@ to each session: keep it (free Docker, keep everything resuming needs), mark it 
 jackin-purge, or return to the agent. Writes one decision record per session; other records pass \
 through unchanged. The ask dialog runs on the terminal (/dev/tty), never on stdin.",
     after_help = "Typical use: jackin-assess \"$C\" | jackin-keep | jackin-purge\n\nThe policy table and the exit status: --help.",
-    after_long_help = format!("{EXIT_POLICY}\n\n{}", exit_status_help(KEEP_EXITS)),
+    after_long_help = format!("{EXIT_POLICY}\n\n{}", exit_status_help("jackin-keep")),
 )]
 pub struct KeepArgs {
     /// Override the configured exit policy (discard means clean)
@@ -297,7 +268,7 @@ index (rows restored from manifests, rows of vanished instances dropped, an unpa
 aside and rebuilt), reports orphans for jackin-purge, and captures the launch recipe of every \
 running session that has none yet. Only jackin's own ten status strings are ever written. With \
 the Docker engine unreachable it changes nothing and exits 4.",
-    after_help = exit_status_help(SOURCE_EXITS),
+    after_help = exit_status_help("jackin-reconcile"),
 )]
 pub struct ReconcileArgs {
     /// Instances to reconcile: container name, instance id or a unique id prefix of 4+
@@ -357,7 +328,7 @@ recreate network, volume, sidecar and container from the launch recipe captured 
 Tier 3: the image is gone too; rebuild it from the role's source at exactly the recorded commit, then \
 tier 2. Secrets are resolved from this process's environment or 1Password at resume time and never \
 written to disk. A failed resume never deletes anything.",
-    after_help = exit_status_help(ACTING_EXITS),
+    after_help = exit_status_help("jackin-restore"),
 )]
 pub struct RestoreArgs {
     /// The session to resume: container name, instance id or a unique id prefix of 4+ characters
@@ -430,7 +401,7 @@ first), stamps a terminal status, removes the Docker resources, the worktree reg
 scratch branches, the data and socket directories, the name lock and the index row. A rerun after a \
 crash at any step finishes the job. Without INSTANCE or a selection flag it reads records on stdin: \
 each decision with outcome clean and each orphan is acted on, every other record passes through.",
-    after_help = exit_status_help(ACTING_EXITS),
+    after_help = exit_status_help("jackin-purge"),
 )]
 pub struct PurgeArgs {
     /// Instances to purge: container name, instance id or a unique id prefix of 4+ characters
