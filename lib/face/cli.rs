@@ -116,6 +116,35 @@ pub trait ToolArgs: Parser {
     }
 }
 
+/// `ToolArgs` for a tool's arguments: their common flags, and which of their flags make a dry run.
+macro_rules! tool_args {
+    ($args:ty) => {
+        impl ToolArgs for $args {
+            fn common(&self) -> &CommonArgs {
+                &self.common
+            }
+        }
+    };
+    ($args:ty, |$this:ident| $dry_run:expr) => {
+        impl ToolArgs for $args {
+            fn common(&self) -> &CommonArgs {
+                &self.common
+            }
+
+            fn dry_run(&self) -> bool {
+                let $this = self;
+                $dry_run
+            }
+        }
+    };
+}
+
+tool_args!(AssessArgs);
+tool_args!(KeepArgs, |args| args.dry_run);
+tool_args!(ReconcileArgs, |args| args.dry_run);
+tool_args!(RestoreArgs, |args| args.plan || args.dry_run);
+tool_args!(PurgeArgs, |args| args.dry_run);
+
 /// What would a purge of these sessions destroy that exists nowhere else?
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -148,12 +177,6 @@ pub struct AssessArgs {
 
     #[command(flatten)]
     pub common: CommonArgs,
-}
-
-impl ToolArgs for AssessArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
 }
 
 /// The answer to the ask dialog when no terminal can ask.
@@ -293,26 +316,6 @@ pub struct ReconcileArgs {
     pub(crate) common: CommonArgs,
 }
 
-impl ToolArgs for KeepArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn dry_run(&self) -> bool {
-        self.dry_run
-    }
-}
-
-impl ToolArgs for ReconcileArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn dry_run(&self) -> bool {
-        self.dry_run
-    }
-}
-
 /// List resumable sessions; resume one by the cheapest faithful tier.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -379,16 +382,6 @@ pub struct RestoreArgs {
     pub(crate) common: CommonArgs,
 }
 
-impl ToolArgs for RestoreArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn dry_run(&self) -> bool {
-        self.plan || self.dry_run
-    }
-}
-
 /// The one program that deletes a finished session, in a crash-safe order.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -447,16 +440,6 @@ pub struct PurgeArgs {
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,
-}
-
-impl ToolArgs for PurgeArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn dry_run(&self) -> bool {
-        self.dry_run
-    }
 }
 
 /// An INSTANCE argument that could name an instance at all, checked before anything is looked up:
