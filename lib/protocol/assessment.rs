@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::envelope::Record;
-use crate::protocol::records::Identity;
+use crate::protocol::identity::Identity;
 
 /// How much a purge would destroy, in increasing order of worry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

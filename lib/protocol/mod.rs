@@ -3,6 +3,7 @@
 
 pub mod assessment;
 pub mod envelope;
+pub mod identity;
 pub mod records;
 
 use serde::de::DeserializeOwned;

@@ -59,6 +59,11 @@ impl Status {
         matches!(self, Status::CleanExited | Status::Superseded | Status::Purged)
     }
 
+    /// The session runs, as far as the row knows (`active`, `running`).
+    pub(crate) fn is_live(self) -> bool {
+        matches!(self, Status::Active | Status::Running)
+    }
+
     /// Kept by an operator or a policy to be resumed.
     pub(crate) fn is_kept(self) -> bool {
         matches!(self, Status::RestoreAvailable | Status::PreservedDirty | Status::PreservedUnpushed)

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::engines::git;
 use crate::protocol::assessment::{summary, Assessment, MountAssessment, Verdict};
 use crate::protocol::envelope::InputRecord;
-use crate::protocol::records::Identity;
+use crate::protocol::identity::Identity;
 use crate::state::model::{IndexRow, IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::names::InstanceName;
 use crate::state::select::{Catalog, Target, Unresolved};

@@ -9,7 +9,8 @@ use anyhow::Result;
 
 use super::{refused, Outcome, Purger};
 use crate::base::exit::Exit;
-use crate::protocol::records::{Identity, Orphan, Purged, Removed};
+use crate::protocol::identity::Identity;
+use crate::protocol::records::{Orphan, Purged, Removed};
 use crate::state::names::{instance_id_of, is_docker_name, is_valid_name, InstanceName};
 use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
 

@@ -16,7 +16,7 @@ use super::bundle::{self, BundleContents};
 use super::remove;
 use crate::engines::git::HostRefs;
 use crate::protocol::assessment::{Assessment, MountAssessment};
-use crate::protocol::records::Identity;
+use crate::protocol::identity::Identity;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::Result;
 
 use super::evidence::Clock;
-use super::plan::needs_inspection;
 use super::{Failure, Options, Selection};
 use crate::base::exit::Exit;
 use crate::base::time::now_rfc3339;
@@ -176,4 +175,10 @@ fn inspect_exited(engine: &Engine, observation: &mut Observation) {
         })();
         observation.instances[i].inspected = inspected.unwrap_or_else(Inspected::Failed);
     }
+}
+
+/// Whether the plan judges how a role container ended, so the observation must inspect it: it
+/// exited under a live row, or under `failed_setup` (which only a host kill changes).
+pub(crate) fn needs_inspection(status: Status, role_state: Option<&str>) -> bool {
+    matches!(role_state, Some("exited" | "dead")) && (status.is_live() || status == Status::FailedSetup)
 }

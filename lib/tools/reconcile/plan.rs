@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use super::evidence::{judge_exit, state_evidence};
-use super::observe::{Exited, Inspected, Observation, Seen};
+use super::observe::{needs_inspection, Exited, Inspected, Observation, Seen};
 use super::Failure;
 use crate::protocol::records::RepairKind;
 use crate::state::model::{IndexRow, Manifest, Status};
@@ -36,16 +36,6 @@ pub(crate) struct StatusChange {
 }
 
 /// A session jackin still counts as live.
-fn session_live(status: Status) -> bool {
-    matches!(status, Status::Active | Status::Running)
-}
-
-/// Whether the plan judges how a role container ended, so the observation must inspect it: it
-/// exited under a live row, or under `failed_setup` (which only a host kill changes).
-pub(crate) fn needs_inspection(status: Status, role_state: Option<&str>) -> bool {
-    matches!(role_state, Some("exited" | "dead")) && (session_live(status) || status == Status::FailedSetup)
-}
-
 pub(crate) fn plan(observation: &Observation) -> Plan {
     let mut plan = Plan::default();
     for seen in &observation.instances {
@@ -93,7 +83,7 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
     };
     let now = &observation.now;
     match role_state {
-        None if session_live(status) && !seen.lock_held => {
+        None if status.is_live() && !seen.lock_held => {
             let evidence = json!({
                 "role": state_evidence(&manifest.docker.role_container, None),
                 "observed_at": now,
@@ -106,7 +96,7 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
                 let sidecar = sidecar.as_ref().map(|(name, state)| (name.as_str(), state.as_ref()));
                 let clock = observation.clock.clone().unwrap_or_default();
                 let (cause, evidence) = judge_exit(&manifest.docker.role_container, role, sidecar, &clock, now);
-                if session_live(status) || cause == "killed_by_host" {
+                if status.is_live() || cause == "killed_by_host" {
                     plan.changes.push(change(Status::Crashed, cause, evidence));
                 }
             }
