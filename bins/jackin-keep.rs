@@ -30,7 +30,8 @@ enum Step<'a> {
 fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
     // In the exit hook, jackin-assess is still reading git while this waits for its records:
     // talking to Docker meanwhile takes the engine's round trips off the hook's critical path.
-    let connecting = std::thread::spawn(Engine::connect);
+    let endpoint = args.docker.endpoint();
+    let connecting = std::thread::spawn(move || Engine::connect(&endpoint?));
     let input = ctx.read_stdin_records("pipe assessments into it: jackin-assess \"$C\" | jackin-keep")?;
     let mut assessments = Vec::new();
     for record in input.iter().filter(|r| r.kind == "assessment") {

@@ -69,7 +69,7 @@ fn purge_items(
     if work == 0 {
         return Ok(items.iter().map(|_| None).collect());
     }
-    let engine = Engine::connect()?;
+    let engine = Engine::connect(&args.docker.endpoint()?)?;
     let options = PurgeOptions {
         stop: args.stop,
         dry_run: args.dry_run,

@@ -24,7 +24,7 @@ fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
     if args.watch {
         return watch(&args, ctx, &store, &options);
     }
-    let engine = Engine::connect()?;
+    let engine = Engine::connect(&args.docker.endpoint()?)?;
     let selection = if args.instances.is_empty() { Selection::All } else { Selection::Args(args.instances.clone()) };
     let report = reconcile::reconcile(&engine, &store, &selection, &options)?;
     let changed = emit(ctx, report)?;
@@ -76,6 +76,7 @@ fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &Store, options: &Options) 
     // The watcher calls one of the two at a time: both write through the one context.
     let ctx = std::cell::RefCell::new(ctx);
     reconcile::watch(
+        &args.docker.endpoint()?,
         store,
         options,
         &stop,

@@ -29,7 +29,7 @@ fn main() {
 
 fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     let store = ctx.store()?;
-    let engine = Engine::connect()?;
+    let engine = Engine::connect(&args.docker.endpoint()?)?;
     let catalog = ctx.catalog(&store)?;
     match &args.instance {
         None => list(&args, ctx, &engine, &store, &catalog),

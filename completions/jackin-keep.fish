@@ -5,6 +5,7 @@ discard\t''"
 complete -c jackin-keep -l answer -d 'The answer to the ask dialog when no terminal can ask' -r -f -a "return\t'Return to the agent: change nothing'
 keep\t'Exit and keep the session to resume later'
 clean\t'Exit and clean up (the unfinished work is quarantined, then deleted by jackin-purge)'"
+complete -c jackin-keep -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-keep -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
 complete -c jackin-keep -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
 complete -c jackin-keep -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'

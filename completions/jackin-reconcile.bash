@@ -23,12 +23,16 @@ _jackin__reconcile() {
 
     case "${cmd}" in
         jackin__reconcile)
-            opts="-q -v -h -V --watch --exit-code --dry-run --home --config-dir --format --quiet --verbose --help --version"
+            opts="-q -v -h -V --watch --exit-code --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --docker-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --home)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -23,7 +23,7 @@ _jackin__restore() {
 
     case "${cmd}" in
         jackin__restore)
-            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --plan --dry-run --yes --exec --health-timeout --home --config-dir --format --quiet --verbose --help --version"
+            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --plan --dry-run --yes --exec --health-timeout --docker-host --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -46,6 +46,10 @@ _jackin__restore() {
                     return 0
                     ;;
                 --health-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --docker-host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -3,6 +3,7 @@ complete -c jackin-restore -l role -d 'Only sessions of this role' -r
 complete -c jackin-restore -l agent -d 'Only sessions of this agent runtime' -r
 complete -c jackin-restore -l workdir -d 'Only sessions with this working directory' -r
 complete -c jackin-restore -l health-timeout -d 'Seconds to wait for the sidecar\'s health command to succeed' -r
+complete -c jackin-restore -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-restore -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
 complete -c jackin-restore -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
 complete -c jackin-restore -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'

@@ -18,7 +18,7 @@ fn lists_inspects_and_removes_a_real_session() {
         name,
         SessionOptions { env: vec![("SECRET_TOKEN", "s3cr3t-value"), ("TERM", "xterm")], ..Default::default() },
     );
-    let engine = Engine::connect().unwrap();
+    let engine = Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
     let listed = engine.list_managed().unwrap();
     let role = listed.iter().find(|c| c.name == name).expect("the role container is listed");
     assert_eq!(role.state, "running");
@@ -75,7 +75,7 @@ fn connect_from_env_probe() {
     if std::env::var_os("JACKIN_PROBE").is_none() {
         return;
     }
-    match Engine::connect() {
+    match jackin::engines::endpoint::Endpoint::resolve(None).and_then(|endpoint| Engine::connect(&endpoint)) {
         Ok(_) => println!("probe: connected"),
         Err(e) => println!("probe: exit={} {e:#}", Exit::of(&e).code()),
     }
@@ -105,7 +105,7 @@ fn a_captured_recipe_holds_the_shape_and_no_secret_value() {
     })
     .unwrap();
     let name = jackin::state::names::InstanceName::parse(&inst.container).unwrap();
-    let engine = Engine::connect().unwrap();
+    let engine = Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
     let names = jackin::state::model::DockerNames::derived(&inst.container);
     let recipe = jackin::tools::capture::capture(&engine, &store, &name, &names, "test").unwrap().unwrap();
     let text = serde_json::to_string(&recipe).unwrap();
@@ -133,7 +133,7 @@ fn creating_a_container_whose_name_is_taken_takes_the_one_there() {
     // What a rerun meets after a run was killed once it had asked the engine for the container.
     let name = "jk-dk2test0-engine";
     let session = Session::launch(name, SessionOptions { dind: false, running: false, ..Default::default() });
-    let engine = Engine::connect().unwrap();
+    let engine = Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
     let existing = engine.inspect(name).unwrap().expect("created by the launch");
     let again = engine.create_container(&existing.spec, &existing.spec.image_id, existing.env.clone()).unwrap();
     assert_eq!(again, existing.id, "the container already there, not a second one");

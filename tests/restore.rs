@@ -44,7 +44,8 @@ fn capture_and_keep(home: &Home, inst: &Instance, sidecar: bool) {
     let store = store(home);
     let name = InstanceName::parse(&inst.container).unwrap();
     let manifest = store.read_manifest(&name).unwrap().unwrap();
-    let engine = jackin::engines::docker::Engine::connect().unwrap();
+    let engine =
+        jackin::engines::docker::Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
     let recipe = jackin::tools::capture::capture(&engine, &store, &name, &manifest.docker, "test").unwrap().unwrap();
     jackin::state::continuity::update(&store, &name, |c| {
         c.recipe = Some(recipe);

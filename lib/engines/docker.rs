@@ -21,6 +21,7 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use crate::base::exit::Exit;
+use crate::engines::endpoint::Endpoint;
 use crate::state::recipe::{ContainerSpec, MountSpec};
 
 /// How long to wait for the engine to answer the first call before calling it unreachable.
@@ -28,11 +29,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Every later call.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A connection to the engine named by `DOCKER_HOST` (unix, tcp or ssh), or the default socket.
+/// A connection to one resolved engine (unix, tcp with or without TLS, or ssh).
 pub struct Engine {
     runtime: tokio::runtime::Runtime,
     api: bollard::Docker,
     calls: AtomicU64,
+    endpoint: Endpoint,
 }
 
 /// A container as the list call shows it.
@@ -129,40 +131,87 @@ fn ping_api_version(socket: &Path) -> std::io::Result<Option<bollard::ClientVers
     }))
 }
 
+/// A client for an engine whose API version must be negotiated. Only a tcp engine with TLS files
+/// builds bollard's TLS client (rustls and the system's roots): the local socket never pays for it.
+fn client_for(endpoint: &Endpoint) -> Result<bollard::Docker, BollardError> {
+    let host = endpoint.host.as_str();
+    let timeout = CALL_TIMEOUT.as_secs();
+    let version = bollard::API_DEFAULT_VERSION;
+    match (&endpoint.tls, host) {
+        (Some(dir), _) => bollard::Docker::connect_with_ssl(
+            host,
+            &dir.join("key.pem"),
+            &dir.join("cert.pem"),
+            &dir.join("ca.pem"),
+            timeout,
+            version,
+        ),
+        (None, h) if h.starts_with("tcp://") || h.starts_with("http://") => {
+            bollard::Docker::connect_with_http(h, timeout, version)
+        }
+        (None, h) if h.starts_with("unix://") => bollard::Docker::connect_with_unix(h, timeout, version),
+        (None, h) if h.starts_with("ssh://") => bollard::Docker::connect_with_ssh(h, timeout, version, None),
+        (None, h) => bollard::Docker::connect_with_host(h),
+    }
+}
+
+/// An error with its causes, `outer: inner: …`: a TLS failure's reason is several causes deep.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 impl Engine {
-    /// Connects and agrees on an API version; an engine that does not answer is "unavailable"
-    /// (exit 4) with one clear line.
-    pub fn connect() -> Result<Engine> {
-        let host = std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".to_owned());
+    /// Connects to the resolved engine and agrees on an API version; an engine that does not
+    /// answer is "unavailable" (exit 4) with one line that names it.
+    pub fn connect(endpoint: &Endpoint) -> Result<Engine> {
         let unavailable = |e: &dyn std::fmt::Display| {
-            Exit::Unavailable.err(format_args!("the Docker engine at {host} cannot be reached: {e}"))
+            Exit::Unavailable.err(format_args!("the Docker engine at {endpoint} cannot be reached: {e}"))
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .context("starting the Docker client runtime")?;
-        let socket = local_socket();
-        let pinged = match &socket {
+        let pinged = match endpoint.local_socket() {
             Some(path) => ping_api_version(path).map_err(|e| unavailable(&e))?,
             None => None,
         };
-        let api = match (socket.as_deref().and_then(Path::to_str), pinged) {
+        let api = match (endpoint.local_socket().and_then(Path::to_str), pinged) {
             (Some(path), Some(version)) => {
                 let version =
                     if version < *bollard::API_DEFAULT_VERSION { version } else { *bollard::API_DEFAULT_VERSION };
                 bollard::Docker::connect_with_unix(path, CALL_TIMEOUT.as_secs(), &version)
-                    .map_err(|e| unavailable(&e))?
+                    .map_err(|e| unavailable(&error_chain(&e)))?
             }
             _ => {
-                let api = bollard::Docker::connect_with_defaults().map_err(|e| unavailable(&e))?;
+                let api = client_for(endpoint).map_err(|e| unavailable(&error_chain(&e)))?;
                 runtime
                     .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, api.negotiate_version()).await })
                     .map_err(|_| unavailable(&"no answer within 10 seconds"))?
-                    .map_err(|e| unavailable(&e))?
+                    .map_err(|e| unavailable(&error_chain(&e)))?
                     .with_timeout(CALL_TIMEOUT)
             }
         };
-        Ok(Engine { runtime, api, calls: AtomicU64::new(1) })
+        Ok(Engine { runtime, api, calls: AtomicU64::new(1), endpoint: endpoint.clone() })
+    }
+
+    /// The engine this connection reaches, as resolved.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// `what` failed, naming the engine, so that "which engine?" is never a question.
+    fn doing(&self, what: impl std::fmt::Display) -> String {
+        format!("{what} on the Docker engine {}", self.endpoint)
     }
 
     /// API requests made so far, the version negotiation included.
@@ -181,9 +230,9 @@ impl Engine {
             .all(true)
             .filters(&filters(&[("label", "jackin.managed=true")]))
             .build();
-        let list = self
-            .call(self.api.list_containers(Some(options)))
-            .map_err(|e| Exit::Unavailable.wrap(anyhow::Error::new(e).context("listing jackin's containers")))?;
+        let list = self.call(self.api.list_containers(Some(options))).map_err(|e| {
+            Exit::Unavailable.wrap(anyhow::Error::new(e).context(self.doing("listing jackin's containers")))
+        })?;
         Ok(list
             .into_iter()
             .map(|c| ContainerBrief {
@@ -205,7 +254,7 @@ impl Engine {
         let response = match self.call(self.api.inspect_container(name, None::<InspectContainerOptions>)) {
             Ok(r) => r,
             Err(e) if is_not_found(&e) => return Ok(None),
-            Err(e) => return Err(anyhow::Error::new(e).context(format!("inspecting container {name}"))),
+            Err(e) => return Err(anyhow::Error::new(e).context(self.doing(format!("inspecting container {name}")))),
         };
         let state = response.state.unwrap_or_default();
         let config = response.config.unwrap_or_default();
@@ -284,7 +333,7 @@ impl Engine {
             Ok(()) => Ok(true),
             Err(e) if is_not_modified(&e) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("stopping container {name}"))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("stopping container {name}")))),
         }
     }
 
@@ -298,7 +347,7 @@ impl Engine {
             Err(e) if is_removal_in_progress(&e) => {
                 self.wait_until(name, "removal did not finish", Option::is_none).map(|_| false)
             }
-            Err(e) => Err(anyhow::Error::new(e).context(format!("removing container {name}"))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("removing container {name}")))),
         }
     }
 
@@ -317,7 +366,7 @@ impl Engine {
                 return Ok(details);
             }
             if std::time::Instant::now() > deadline {
-                anyhow::bail!("container {name}: the engine's {failure} within 30 s");
+                anyhow::bail!(self.doing(format_args!("container {name}: the engine's {failure} within 30 s")));
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
@@ -327,7 +376,7 @@ impl Engine {
         match self.call(self.api.remove_network(name)) {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("removing network {name}"))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("removing network {name}")))),
         }
     }
 
@@ -336,21 +385,21 @@ impl Engine {
         match self.call(self.api.remove_volume(name, Some(options))) {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("removing volume {name}"))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("removing volume {name}")))),
         }
     }
 
     /// Networks labelled `jackin.managed=true`: name and labels.
     pub(crate) fn list_managed_networks(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
         let options = ListNetworksOptionsBuilder::new().filters(&filters(&[("label", "jackin.managed=true")])).build();
-        let list = self.call(self.api.list_networks(Some(options))).context("listing networks")?;
+        let list = self.call(self.api.list_networks(Some(options))).with_context(|| self.doing("listing networks"))?;
         Ok(list.into_iter().map(|n| (n.name.unwrap_or_default(), labels(n.labels))).collect())
     }
 
     /// Every volume's name and labels (jackin's certs volumes carry no label; their name tells).
     pub(crate) fn list_volumes(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
         let options = ListVolumesOptionsBuilder::new().build();
-        let list = self.call(self.api.list_volumes(Some(options))).context("listing volumes")?;
+        let list = self.call(self.api.list_volumes(Some(options))).with_context(|| self.doing("listing volumes"))?;
         Ok(list.volumes.unwrap_or_default().into_iter().map(|v| (v.name, labels(Some(v.labels)))).collect())
     }
 
@@ -358,7 +407,7 @@ impl Engine {
         match self.call(self.api.inspect_network(name, None)) {
             Ok(_) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting network {name}"))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting network {name}")))),
         }
     }
 
@@ -368,12 +417,16 @@ impl Engine {
             labels: Some(labels.clone().into_iter().collect()),
             ..Default::default()
         };
-        self.call(self.api.create_network(request)).map(|_| ()).with_context(|| format!("creating network {name}"))
+        self.call(self.api.create_network(request))
+            .map(|_| ())
+            .with_context(|| self.doing(format!("creating network {name}")))
     }
 
     pub(crate) fn create_volume(&self, name: &str) -> Result<()> {
         let request = VolumeCreateRequest { name: Some(name.to_owned()), ..Default::default() };
-        self.call(self.api.create_volume(request)).map(|_| ()).with_context(|| format!("creating volume {name}"))
+        self.call(self.api.create_volume(request))
+            .map(|_| ())
+            .with_context(|| self.doing(format!("creating volume {name}")))
     }
 
     /// The ID of an image by reference or ID; `None` when the engine does not have it.
@@ -381,7 +434,7 @@ impl Engine {
         match self.call(self.api.inspect_image(reference)) {
             Ok(image) => Ok(image.id),
             Err(e) if is_not_found(&e) => Ok(None),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting image {reference}"))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting image {reference}")))),
         }
     }
 
@@ -439,7 +492,7 @@ impl Engine {
                 let done = self.wait_until(&spec.name, "create under this name did not finish", Option::is_some)?;
                 Ok(done.map(|details| details.id).unwrap_or_default())
             }
-            Err(e) => Err(anyhow::Error::new(e).context(format!("creating container {}", spec.name))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("creating container {}", spec.name)))),
         }
     }
 
@@ -447,7 +500,7 @@ impl Engine {
         match self.call(self.api.start_container(name, None::<StartContainerOptions>)) {
             Ok(()) => Ok(()),
             Err(e) if is_not_modified(&e) => Ok(()),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("starting container {name}"))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("starting container {name}")))),
         }
     }
 
@@ -461,7 +514,7 @@ impl Engine {
         };
         let exec = self
             .call(self.api.create_exec(container, config))
-            .with_context(|| format!("running {cmd:?} in {container}"))?;
+            .with_context(|| self.doing(format!("running {cmd:?} in {container}")))?;
         let started = self.call(self.api.start_exec(&exec.id, None))?;
         if let bollard::exec::StartExecResults::Attached { mut output, .. } = started {
             self.runtime.block_on(async { while output.next().await.is_some() {} });
@@ -498,13 +551,13 @@ impl Engine {
             }
             Ok(())
         });
-        result.with_context(|| format!("building image {tag}"))
+        result.with_context(|| self.doing(format!("building image {tag}")))
     }
 
     /// The engine's clock and boot facts for evidence: (`SystemTime` as the engine reports it,
     /// the engine's ID).
     pub(crate) fn engine_facts(&self) -> Result<BTreeMap<String, String>> {
-        let info = self.call(self.api.info()).context("asking the engine for its info")?;
+        let info = self.call(self.api.info()).with_context(|| self.doing("asking the engine for its info"))?;
         let mut facts = BTreeMap::new();
         if let Some(t) = info.system_time {
             facts.insert("engine_time".to_owned(), t);
@@ -552,8 +605,8 @@ impl Engine {
         let next = self.runtime.block_on(async { tokio::time::timeout(wait, subscription.stream.next()).await });
         match next {
             Err(_) => Ok(None),
-            Ok(None) => Err(anyhow::anyhow!("the engine closed its event stream")),
-            Ok(Some(Err(e))) => Err(anyhow::Error::new(e).context("reading the engine's events")),
+            Ok(None) => Err(anyhow::anyhow!(self.doing("the engine closed its event stream"))),
+            Ok(Some(Err(e))) => Err(anyhow::Error::new(e).context(self.doing("reading the engine's events"))),
             Ok(Some(Ok(event))) => {
                 let attributes = event.actor.unwrap_or_default().attributes.unwrap_or_default();
                 Ok(Some(ContainerEvent {
@@ -566,28 +619,21 @@ impl Engine {
     }
 }
 
-/// The engine's unix socket on this host (`DOCKER_HOST=unix://…`, or the default socket when
-/// `DOCKER_HOST` is unset); `None` for a tcp or ssh engine, whose host is another machine.
-pub(crate) fn local_socket() -> Option<std::path::PathBuf> {
-    match std::env::var("DOCKER_HOST") {
-        Ok(host) if host.is_empty() => Some("/var/run/docker.sock".into()),
-        Ok(host) => host.strip_prefix("unix://").map(std::path::PathBuf::from),
-        Err(_) => Some("/var/run/docker.sock".into()),
+impl Engine {
+    /// When the engine started, if it runs on this host: dockerd creates its socket anew at every
+    /// start, so the socket's modification time is the engine's start. `None` for a remote engine.
+    pub(crate) fn local_started_at(&self) -> Option<std::time::SystemTime> {
+        std::fs::metadata(self.endpoint.local_socket()?).ok()?.modified().ok()
     }
 }
 
-/// When the local engine started: dockerd creates its socket anew at every start, so the
-/// socket's modification time is the engine's start. `None` for a remote engine.
-pub(crate) fn local_engine_started_at() -> Option<std::time::SystemTime> {
-    std::fs::metadata(local_socket()?).ok()?.modified().ok()
-}
 impl Engine {
     /// Whether a volume by this name exists.
     pub(crate) fn volume_exists(&self, name: &str) -> Result<bool> {
         match self.call(self.api.inspect_volume(name)) {
             Ok(_) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => Err(anyhow::Error::new(e).context(format!("inspecting volume {name}"))),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting volume {name}")))),
         }
     }
 }

@@ -7,6 +7,7 @@ use clap::builder::TypedValueParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
 
 use crate::base::exit::Exit;
+use crate::engines::endpoint::Endpoint;
 use crate::state::select::{check_arg, Unresolved};
 
 /// A code a tool can end with, and what it adds to the code's meaning for this tool.
@@ -104,6 +105,23 @@ pub struct CommonArgs {
     /// Say more on stderr about what is being done
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+}
+
+/// The flag of every tool that talks to Docker.
+#[derive(Debug, Clone, Args)]
+pub struct DockerArgs {
+    /// The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the
+    /// docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of
+    /// $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]
+    #[arg(long, value_name = "HOST")]
+    pub(crate) docker_host: Option<String>,
+}
+
+impl DockerArgs {
+    /// The engine these flags and the environment name; resolved once per run.
+    pub fn endpoint(&self) -> anyhow::Result<Endpoint> {
+        Endpoint::resolve(self.docker_host.as_deref())
+    }
 }
 
 /// Every tool's arguments expose the common flags to the driver.
@@ -274,6 +292,9 @@ pub struct KeepArgs {
     pub dry_run: bool,
 
     #[command(flatten)]
+    pub docker: DockerArgs,
+
+    #[command(flatten)]
     pub(crate) common: CommonArgs,
 }
 
@@ -311,6 +332,9 @@ pub struct ReconcileArgs {
     /// Change nothing; emit the records a real run would emit, each with "dry_run": true
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub docker: DockerArgs,
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,
@@ -379,6 +403,9 @@ pub struct RestoreArgs {
     pub health_timeout: u64,
 
     #[command(flatten)]
+    pub docker: DockerArgs,
+
+    #[command(flatten)]
     pub(crate) common: CommonArgs,
 }
 
@@ -437,6 +464,9 @@ pub struct PurgeArgs {
     /// Change nothing; emit the purged records that would be written, with "dry_run": true
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub docker: DockerArgs,
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{json, Value};
 
 use crate::base::time::{parse_rfc3339, rfc3339};
-use crate::engines::docker::{self, Engine, RunState};
+use crate::engines::docker::{Engine, RunState};
 
 /// How long after the engine's start a container may read `FinishedAt` and still count as one
 /// the restarting engine found dead (Docker stamps the moment it came back, not the kill).
@@ -23,10 +23,10 @@ pub(crate) struct Clock {
 
 impl Clock {
     pub(crate) fn read(engine: &Engine) -> Clock {
-        let local = docker::local_socket().is_some();
+        let local = engine.endpoint().local_socket().is_some();
         Clock {
             host_boot: if local { host_boot_time() } else { None },
-            engine_started: docker::local_engine_started_at(),
+            engine_started: engine.local_started_at(),
             engine: engine.engine_facts().ok(),
         }
     }

@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use super::{reconcile, Options, Report, Selection};
 use crate::engines::docker::{Engine, EventSubscription};
+use crate::engines::endpoint::Endpoint;
 use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::store::Store;
 
@@ -54,9 +55,10 @@ struct Out<S, N> {
 }
 
 /// Follows the engine's events and reconciles the instance each one concerns, after one full
-/// pass; reconnects with backoff when the engine goes away (and makes a full pass again, since
-/// events were missed). Returns when `stop` is set. `sink` gets every report; `say` the notices.
+/// pass; reconnects with backoff to the same resolved engine when it goes away (and makes a full
+/// pass again, since events were missed). Returns when `stop` is set. `sink` gets every report; `say` the notices.
 pub fn watch(
+    endpoint: &Endpoint,
     store: &Store,
     options: &Options,
     stop: &AtomicBool,
@@ -67,7 +69,7 @@ pub fn watch(
     let mut backoff = Backoff { step: Backoff::FIRST };
     let mut connected_once = false;
     while !stop.load(Ordering::Relaxed) {
-        let lost = match Engine::connect() {
+        let lost = match Engine::connect(endpoint) {
             Ok(engine) => {
                 connected_once = true;
                 follow(&engine, store, options, stop, &mut backoff, &mut out)?

@@ -1,0 +1,154 @@
+//! Which Docker engine the tools reach: the one the docker CLI reaches in the same shell. Contexts
+//! are made with `docker context create` in a config directory of the test's own, pointing at a
+//! second engine of the test's own.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::docker::{docker_quiet, engine_available, OwnEngine, TEST_IMAGE};
+use common::records::{records_of, Change};
+use common::Home;
+
+/// `docker …` with the test's config directory (its contexts), which must succeed.
+fn docker_with(config: &Path, args: &[&str]) -> String {
+    let out = Command::new("docker").env("DOCKER_CONFIG", config).args(args).output().expect("docker runs");
+    assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A role container of jackin's on the engine `host` that ran and exited with `code`.
+fn exited_role(host: &str, name: &str, code: u8) {
+    drop(docker_quiet(&["-H", host, "rm", "-f", name]));
+    let script = format!("exit {code}");
+    let mut args = vec!["-H", host, "create", "--name", name, "--network", "none"];
+    args.extend(["--label", "jackin.managed=true", "--label", "jackin.kind=role", TEST_IMAGE, "sh", "-c", &script]);
+    common::docker::docker(&args);
+    common::docker::docker(&["-H", host, "start", name]);
+    common::docker::docker(&["-H", host, "wait", name]);
+}
+
+fn have_dockerd(test: &str) -> bool {
+    if Command::new("dockerd").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    eprintln!("SKIPPED {test}: no dockerd binary");
+    false
+}
+
+/// The exit code reconcile saw on the role container of `container` (a dry run: nothing written).
+fn exit_code_seen(home: &Home, container: &str, env: &[(&str, &str)], args: &[&str]) -> i64 {
+    let mut cmd = home.cmd("jackin-reconcile");
+    cmd.args(["--format", "json", "--dry-run"]).args(args).env_remove("DOCKER_HOST").env_remove("DOCKER_CONTEXT");
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{env:?} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let changes = records_of::<Change>(&out.stdout);
+    let change = changes.iter().find(|c| c.identity.container_base == container).expect("the exited session changes");
+    change.evidence["role"]["exit_code"].as_i64().unwrap()
+}
+
+#[test]
+fn a_context_reaches_its_engine_and_not_the_default() {
+    let test = "a_context_reaches_its_engine_and_not_the_default";
+    if !engine_available(test) || !have_dockerd(test) {
+        return;
+    }
+    let engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-context-").tempdir().unwrap());
+    let host = engine.host();
+    let load = Command::new("sh")
+        .arg("-c")
+        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+    let mut home = Home::new();
+    let inst = home.instance("cx7aaaaa", |_, _| Vec::new());
+    // The same name on both engines, with different exit codes: the code seen says which engine.
+    exited_role(&host, &inst.container, 4);
+    exited_role("unix:///var/run/docker.sock", &inst.container, 7);
+    let _removed = RemovedOnDrop(inst.container.clone());
+    let config = tempfile::tempdir().unwrap();
+    let config_dir = config.path().to_str().unwrap();
+    docker_with(config.path(), &["context", "create", "second", "--docker", &format!("host={host}")]);
+
+    let by_env = [("DOCKER_CONFIG", config_dir), ("DOCKER_CONTEXT", "second")];
+    assert_eq!(exit_code_seen(&home, &inst.container, &by_env, &[]), 4, "DOCKER_CONTEXT");
+    assert_eq!(exit_code_seen(&home, &inst.container, &[("DOCKER_CONFIG", config_dir)], &[]), 7, "no context");
+    docker_with(config.path(), &["context", "use", "second"]);
+    assert_eq!(exit_code_seen(&home, &inst.container, &[("DOCKER_CONFIG", config_dir)], &[]), 4, "context use");
+    // DOCKER_HOST and the flag come before any context, as for the docker CLI.
+    let default_host = [("DOCKER_CONFIG", config_dir), ("DOCKER_HOST", "unix:///var/run/docker.sock")];
+    assert_eq!(exit_code_seen(&home, &inst.container, &default_host, &[]), 7, "DOCKER_HOST");
+    let flag = ["--docker-host", "unix:///var/run/docker.sock"];
+    assert_eq!(exit_code_seen(&home, &inst.container, &by_env, &flag), 7, "--docker-host");
+    let flag = ["--docker-host", host.as_str()];
+    assert_eq!(exit_code_seen(&home, &inst.container, &[], &flag), 4, "--docker-host");
+
+    // Restore reaches the same engine: with the default engine's container gone, its plan still
+    // starts the container that exists on the context's engine.
+    drop(docker_quiet(&["rm", "-f", &inst.container]));
+    let out = home
+        .cmd("jackin-restore")
+        .args(["--plan", "--format", "json", &inst.container])
+        .env("DOCKER_CONFIG", config_dir)
+        .env_remove("DOCKER_HOST")
+        .env_remove("DOCKER_CONTEXT")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let start = format!("\"actions\":[\"start {}\"]", inst.container);
+    assert!(stdout.contains(&start), "restore saw the context's engine: {stdout}");
+    drop(engine);
+}
+
+/// A container of the default engine, removed when the test ends, passed or failed.
+struct RemovedOnDrop(String);
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        drop(docker_quiet(&["rm", "-f", &self.0]));
+    }
+}
+
+/// Every Docker tool on a context that does not answer: exit 4 naming the context, nothing changed.
+#[test]
+fn a_context_that_does_not_answer_is_unavailable_and_an_unknown_one_is_a_usage_error() {
+    let mut home = Home::new();
+    let inst = home.instance("cx7bbbbb", |_, _| Vec::new());
+    let config = tempfile::tempdir().unwrap();
+    let dead = format!("unix://{}/docker.sock", config.path().display());
+    docker_with(config.path(), &["context", "create", "gone", "--docker", &format!("host={dead}")]);
+    let before = home.snapshot();
+    let runs: [(&str, &[&str]); 4] =
+        [("jackin-reconcile", &[]), ("jackin-reconcile", &["--watch"]), ("jackin-restore", &[]), ("jackin-purge", &[])];
+    for (context, code, named) in [("gone", 4, "context \"gone\""), ("nowhere", 2, "\"nowhere\"")] {
+        for (tool, args) in runs {
+            let mut cmd = home.cmd(tool);
+            cmd.args(args);
+            if !args.contains(&"--watch") {
+                cmd.arg(&inst.container);
+            }
+            let out = cmd
+                .env("DOCKER_CONFIG", config.path())
+                .env("DOCKER_CONTEXT", context)
+                .env_remove("DOCKER_HOST")
+                .timeout(std::time::Duration::from_secs(60))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{tool} {context}: {stderr}");
+            assert!(stderr.contains(named), "{tool} {context}: {stderr}");
+            assert_eq!(home.snapshot(), before, "{tool} {context}: nothing changed");
+        }
+    }
+    // The context chosen by `docker context use` is checked the same way.
+    std::fs::write(config.path().join("config.json"), r#"{"currentContext": "nowhere"}"#).unwrap();
+    let out = home.cmd("jackin-reconcile").env("DOCKER_CONFIG", config.path()).env_remove("DOCKER_HOST").output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown Docker context \"nowhere\""));
+}
