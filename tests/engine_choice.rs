@@ -9,6 +9,7 @@ use std::process::Command;
 
 use common::docker::{docker_quiet, engine_available, OwnEngine, TEST_IMAGE};
 use common::records::{records_of, Change};
+use common::tls::Authority;
 use common::Home;
 
 /// `docker …` with the test's config directory (its contexts), which must succeed.
@@ -37,10 +38,26 @@ fn have_dockerd(test: &str) -> bool {
     false
 }
 
+/// An engine of the test's own, with the test image.
+fn engine_with_image(dir: tempfile::TempDir, extra_args: Vec<String>) -> OwnEngine {
+    let engine = OwnEngine::start_with(dir, extra_args);
+    let host = engine.host();
+    let load = Command::new("sh")
+        .arg("-c")
+        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+    engine
+}
+
 /// The exit code reconcile saw on the role container of `container` (a dry run: nothing written).
 fn exit_code_seen(home: &Home, container: &str, env: &[(&str, &str)], args: &[&str]) -> i64 {
     let mut cmd = home.cmd("jackin-reconcile");
-    cmd.args(["--format", "json", "--dry-run"]).args(args).env_remove("DOCKER_HOST").env_remove("DOCKER_CONTEXT");
+    cmd.args(["--format", "json", "--dry-run"]).args(args);
+    for name in ["DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH"] {
+        cmd.env_remove(name);
+    }
     for (name, value) in env {
         cmd.env(name, value);
     }
@@ -57,14 +74,8 @@ fn a_context_reaches_its_engine_and_not_the_default() {
     if !engine_available(test) || !have_dockerd(test) {
         return;
     }
-    let engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-context-").tempdir().unwrap());
+    let engine = engine_with_image(tempfile::Builder::new().prefix("jk-context-").tempdir().unwrap(), Vec::new());
     let host = engine.host();
-    let load = Command::new("sh")
-        .arg("-c")
-        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
-        .output()
-        .unwrap();
-    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
     let mut home = Home::new();
     let inst = home.instance("cx7aaaaa", |_, _| Vec::new());
     // The same name on both engines, with different exit codes: the code seen says which engine.
@@ -151,4 +162,86 @@ fn a_context_that_does_not_answer_is_unavailable_and_an_unknown_one_is_a_usage_e
     let out = out.unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown Docker context \"nowhere\""));
+}
+
+/// A free port on the loopback interface, for an engine's TLS listener.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn a_tls_engine_is_reached_with_the_clis_tls_settings_and_a_wrong_ca_is_refused() {
+    let test = "a_tls_engine_is_reached_with_the_clis_tls_settings_and_a_wrong_ca_is_refused";
+    if !engine_available(test) || !have_dockerd(test) {
+        return;
+    }
+    let certs = tempfile::tempdir().unwrap();
+    let authority = Authority::new("jackin test CA");
+    authority.write_server(&certs.path().join("server"));
+    authority.write_client(&certs.path().join("client"), &authority);
+    let stranger = Authority::new("another CA");
+    authority.write_client(&certs.path().join("wrong-ca"), &stranger);
+    let server = certs.path().join("server");
+    let tcp = format!("tcp://127.0.0.1:{}", free_port());
+    let file = |name: &str| server.join(name).display().to_string();
+    let tls_args = vec![
+        "--tlsverify".to_owned(),
+        format!("--tlscacert={}", file("ca.pem")),
+        format!("--tlscert={}", file("server-cert.pem")),
+        format!("--tlskey={}", file("server-key.pem")),
+        format!("--host={tcp}"),
+    ];
+    let engine = engine_with_image(tempfile::Builder::new().prefix("jk-tls-").tempdir().unwrap(), tls_args);
+    let mut home = Home::new();
+    let inst = home.instance("tl7aaaaa", |_, _| Vec::new());
+    exited_role(&engine.host(), &inst.container, 4);
+    exited_role("unix:///var/run/docker.sock", &inst.container, 7);
+    let _removed = RemovedOnDrop(inst.container.clone());
+    let config = tempfile::tempdir().unwrap();
+    let config_dir = config.path().to_str().unwrap();
+    let client = certs.path().join("client").display().to_string();
+    let by_env = |cert_path: &str| {
+        vec![
+            ("DOCKER_CONFIG", config_dir.to_owned()),
+            ("DOCKER_HOST", tcp.clone()),
+            ("DOCKER_TLS_VERIFY", "1".to_owned()),
+            ("DOCKER_CERT_PATH", cert_path.to_owned()),
+        ]
+    };
+    let env = |pairs: &[(&'static str, String)]| pairs.iter().map(|(n, v)| (*n, v.clone())).collect::<Vec<_>>();
+    let pairs = env(&by_env(&client));
+    let borrowed: Vec<(&str, &str)> = pairs.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    assert_eq!(exit_code_seen(&home, &inst.container, &borrowed, &[]), 4, "DOCKER_TLS_VERIFY");
+
+    let context_docker = format!("host={tcp},ca={client}/ca.pem,cert={client}/cert.pem,key={client}/key.pem");
+    docker_with(config.path(), &["context", "create", "tls", "--docker", &context_docker]);
+    let by_context = [("DOCKER_CONFIG", config_dir), ("DOCKER_CONTEXT", "tls")];
+    assert_eq!(exit_code_seen(&home, &inst.container, &by_context, &[]), 4, "a context's TLS files");
+
+    // Restore plans through the TLS engine (the default engine's container is gone).
+    drop(docker_quiet(&["rm", "-f", &inst.container]));
+    let out = home
+        .cmd("jackin-restore")
+        .args(["--plan", "--format", "json", &inst.container])
+        .envs(borrowed.iter().copied())
+        .output()
+        .unwrap();
+    let start = format!("\"actions\":[\"start {}\"]", inst.container);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&start), "{}", String::from_utf8_lossy(&out.stderr));
+    // And reconcile writes through it.
+    let out = home.cmd("jackin-reconcile").args(["--format", "json"]).envs(borrowed.iter().copied()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(home.row(&inst.container).unwrap()["status"], "crashed");
+
+    // A CA that did not sign the engine's certificate: exit 4 with the reason, nothing changed.
+    let before = home.snapshot();
+    let wrong = certs.path().join("wrong-ca").display().to_string();
+    for tool in ["jackin-reconcile", "jackin-restore"] {
+        let out = home.cmd(tool).arg(&inst.container).envs(env(&by_env(&wrong))).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{tool}: {stderr}");
+        assert!(stderr.contains(&tcp) && stderr.contains("certificate"), "{tool}: {stderr}");
+        assert_eq!(home.snapshot(), before, "{tool}: nothing changed");
+    }
+    drop(engine);
 }

@@ -239,6 +239,8 @@ pub fn delete_bridges(bridges: &[String]) {
 pub struct OwnEngine {
     dir: tempfile::TempDir,
     dockerd: Option<std::process::Child>,
+    /// More `dockerd` arguments, e.g. a TLS listener besides the socket.
+    extra_args: Vec<String>,
 }
 
 impl OwnEngine {
@@ -251,7 +253,13 @@ impl OwnEngine {
     }
 
     pub fn start(dir: tempfile::TempDir) -> OwnEngine {
-        let mut engine = OwnEngine { dir, dockerd: None };
+        OwnEngine::start_with(dir, Vec::new())
+    }
+
+    /// An engine started with more `dockerd` arguments; the docker CLI still sets it up through
+    /// its socket.
+    pub fn start_with(dir: tempfile::TempDir, extra_args: Vec<String>) -> OwnEngine {
+        let mut engine = OwnEngine { dir, dockerd: None, extra_args };
         engine.launch();
         engine
     }
@@ -266,6 +274,7 @@ impl OwnEngine {
             .arg(self.path("exec"))
             .arg("--pidfile")
             .arg(self.path("docker.pid"))
+            .args(&self.extra_args)
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()

@@ -6,6 +6,7 @@ pub mod docker;
 pub mod records;
 pub mod smart_http;
 pub mod ssh;
+pub mod tls;
 
 use std::fs;
 use std::path::{Path, PathBuf};
