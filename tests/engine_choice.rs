@@ -99,6 +99,27 @@ fn a_context_reaches_its_engine_and_not_the_default() {
     let flag = ["--docker-host", host.as_str()];
     assert_eq!(exit_code_seen(&home, &inst.container, &[], &flag), 4, "--docker-host");
 
+    // jackin-keep too: a session running on the context's engine only is live there (exit 5,
+    // untouched), and not on the default engine (the `default` context).
+    let live = home.instance("cx7ccccc", |_, _| Vec::new());
+    let mut run = vec!["-H", host.as_str(), "run", "-d", "--name", &live.container, "--network", "none"];
+    run.extend(["--label", "jackin.managed=true", "--label", "jackin.kind=role", TEST_IMAGE, "sleep", "3600"]);
+    common::docker::docker(&run);
+    let assessment = home.cmd("jackin-assess").args([live.container.as_str(), "--format=json"]).output().unwrap();
+    assert!(assessment.status.success(), "{}", String::from_utf8_lossy(&assessment.stderr));
+    for (context, code) in [("second", 5), ("default", 0)] {
+        let out = home
+            .cmd("jackin-keep")
+            .args(["--policy=keep", "--dry-run", "--format=json"])
+            .env("DOCKER_CONFIG", config_dir)
+            .env("DOCKER_CONTEXT", context)
+            .env_remove("DOCKER_HOST")
+            .write_stdin(assessment.stdout.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "keep on {context}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
     // Restore reaches the same engine: with the default engine's container gone, its plan still
     // starts the container that exists on the context's engine.
     drop(docker_quiet(&["rm", "-f", &inst.container]));
