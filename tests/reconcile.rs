@@ -450,7 +450,7 @@ fn the_index_is_repaired() {
     fs::write(home.index_path(), future).unwrap();
     let before = home.snapshot();
     let out = home.cmd("jackin-reconcile").output().unwrap();
-    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported index version 2"));
     assert_eq!(home.snapshot(), before);
 }
