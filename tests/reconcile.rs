@@ -351,6 +351,53 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
     drop(engine);
 }
 
+/// A session that ended on its own (role and sidecar both exit 255) before a graceful restart of
+/// the engine is `container_exited`: the restart happened after it was over.
+#[test]
+fn an_exit_before_an_engine_restart_is_not_killed_by_host() {
+    if !engine_available("an_exit_before_an_engine_restart_is_not_killed_by_host") {
+        return;
+    }
+    if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
+        eprintln!("SKIPPED an_exit_before_an_engine_restart_is_not_killed_by_host: no dockerd binary");
+        return;
+    }
+    let mut engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-restart-").tempdir().unwrap());
+    let host = engine.host();
+    let load = Command::new("sh")
+        .arg("-c")
+        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+    let mut home = Home::new();
+    let ended = home.instance("rs7aaaaa", |_, _| Vec::new());
+    with_sidecar(&home, &ended.container);
+    let mut made = Made { host: Some(host.clone()), items: Vec::new() };
+    let net = format!("{}-net", ended.container);
+    made.network(&net, &ended.container);
+    let sidecar = format!("{}-dind", ended.container);
+    made.container(&sidecar, Some(&ended.container), &["--network", &net], &["sh", "-c", "exit 255"]);
+    made.docker(&["start", &sidecar]);
+    made.docker(&["wait", &sidecar]);
+    made.run_to_exit(&ended.container, &["--network", &net], &["sh", "-c", "exit 255"]);
+    // The engine's socket carries its start time at a one-second grain: let it fall after the exit.
+    std::thread::sleep(Duration::from_millis(1100));
+    engine.stop_gracefully();
+    engine.launch();
+
+    let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).env("DOCKER_HOST", &host).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let changes = records_of::<Change>(&out.stdout);
+    let c = change_of(&changes, &ended.container).unwrap_or_else(|| panic!("no change: {changes:?}"));
+    assert_eq!(transition(c), ("active", "crashed", "container_exited"), "{c:?}");
+    assert_eq!(c.evidence["role"]["exit_code"], 255, "{}", c.evidence);
+    assert!(c.evidence["engine_started_at"].is_string(), "{}", c.evidence);
+    drop(made);
+    drop(engine);
+}
+
 #[test]
 fn an_unreachable_engine_changes_nothing() {
     let mut home = Home::new();

@@ -358,9 +358,10 @@ impl OwnEngine {
     }
 }
 
-impl Drop for OwnEngine {
-    fn drop(&mut self) {
-        let bridges = engine_bridges(&self.host());
+impl OwnEngine {
+    /// Stops dockerd the way a service manager does (SIGTERM, then up to 30 s to shut down);
+    /// `launch` starts it again over the same data root.
+    pub fn stop_gracefully(&mut self) {
         if let Some(mut child) = self.dockerd.take() {
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
             let deadline = Instant::now() + Duration::from_secs(30);
@@ -370,6 +371,13 @@ impl Drop for OwnEngine {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+impl Drop for OwnEngine {
+    fn drop(&mut self) {
+        let bridges = engine_bridges(&self.host());
+        self.stop_gracefully();
         for pid in self.processes(&[]) {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
