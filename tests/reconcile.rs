@@ -561,6 +561,56 @@ fn orphans_are_reported_and_jackins_other_locks_are_not() {
     drop(made);
 }
 
+/// jackin's prewarmed sidecar, its certs volume and its files belong to no instance: never
+/// reported as orphans, and jackin-purge leaves them alone even when told they are.
+#[test]
+fn the_prewarmed_sidecar_is_never_an_orphan() {
+    if !engine_available("the_prewarmed_sidecar_is_never_an_orphan") {
+        return;
+    }
+    let home = Home::new();
+    let sidecar = format!("jk-prewarm-dind-{}", std::process::id());
+    let certs = format!("jk-prewarm-certs-{}", std::process::id());
+    let mut made = Made::new();
+    made.docker(&["volume", "create", "--label", "jackin.managed=true", &certs]);
+    made.items.push(("volume", certs.clone()));
+    let labels = ["jackin.managed=true", "jackin.kind=prewarm-dind", "jackin.prewarm=true"];
+    let mut create = vec!["create", "--name", &sidecar, "--network", "none"];
+    for label in &labels {
+        create.extend(["--label", label]);
+    }
+    let mount = format!("{certs}:/certs");
+    create.extend(["-v", &mount, TEST_IMAGE, "sleep", "3600"]);
+    made.docker(&create);
+    made.items.push(("container", sidecar.clone()));
+    made.docker(&["start", &sidecar]);
+    let data = home.home.join("data");
+    fs::write(data.join("prewarm-dind.json"), "{\"container\": \"jk-prewarm-dind-1\"}").unwrap();
+
+    let out = home.cmd("jackin-reconcile").args(["--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let named: Vec<Orphan> =
+        records_of::<Orphan>(&out.stdout).into_iter().filter(|o| o.name.contains("prewarm")).collect();
+    assert!(named.is_empty(), "{named:?}");
+    let told: String = [("container", &sidecar), ("volume", &certs)]
+        .iter()
+        .map(|(kind, name)| {
+            format!(
+                "{{\"schema_version\":1,\"type\":\"orphan\",\"data\":{{\"kind\":\"{kind}\",\"name\":\"{name}\",\"reason\":\"r\"}}}}\n"
+            )
+        })
+        .collect();
+    let before = home.snapshot();
+    let out = home.cmd("jackin-purge").args(["--stop", "--format", "json"]).write_stdin(told).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert_eq!(stderr.matches("jackin's prewarmed sidecar").count(), 2, "{stderr}");
+    assert!(Session::exists("container", &sidecar) && Session::exists("volume", &certs));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &sidecar]), "true");
+    assert_eq!(home.snapshot(), before);
+    drop(made);
+}
+
 #[test]
 fn watch_reacts_to_a_stopped_container_and_exits_on_sigterm() {
     if !engine_available("watch_reacts_to_a_stopped_container_and_exits_on_sigterm") {
