@@ -4,6 +4,7 @@ mod common;
 
 use std::fs;
 
+use common::docker::engine_available;
 use common::records::{envelopes, records, Assessment, ErrorRecord};
 use common::{tool_path, Home};
 
@@ -64,7 +65,46 @@ fn a_corrupt_index_is_unavailable_and_named() {
     fs::write(home.home.join("data/instances.json"), "{\"version\": 1, \"instances\": [").unwrap();
     refused(&home, &[&container], None, 4, "instances.json is corrupt");
     fs::write(home.home.join("data/instances.json"), "{\"version\": 9, \"instances\": []}").unwrap();
-    refused(&home, &["--all"], None, 4, "unsupported index version 9");
+    refused(&home, &["--all"], None, 3, "unsupported index version 9");
+}
+
+/// An index a newer jackin wrote: every tool says so and exits 3 (bad input), and the file,
+/// like the rest of the home, stays byte for byte what it was.
+#[test]
+fn a_newer_index_is_bad_input_for_every_tool_and_never_rewritten() {
+    if !engine_available("a_newer_index_is_bad_input_for_every_tool_and_never_rewritten") {
+        return;
+    }
+    let (home, container) = home_with_instance();
+    let assessed = home.cmd("jackin-assess").args([&container, "--format=json"]).output().unwrap();
+    assert!(assessed.status.success(), "{}", common::stderr(&assessed));
+    let assessment = String::from_utf8(assessed.stdout).unwrap();
+    let index = home.index_path();
+    let newer = fs::read_to_string(&index).unwrap().replacen("\"version\": 1", "\"version\": 2", 1);
+    assert!(newer.contains("\"version\": 2"), "{newer}");
+    fs::write(&index, &newer).unwrap();
+    let before = home.snapshot();
+    let runs: [(&str, Vec<&str>, Option<&str>); 7] = [
+        ("jackin-assess", vec![&container], None),
+        ("jackin-assess", vec!["--all"], None),
+        ("jackin-keep", vec!["--policy=clean"], Some(&assessment)),
+        ("jackin-purge", vec![&container, "--discard-unfinished"], None),
+        ("jackin-reconcile", vec![], None),
+        ("jackin-restore", vec![], None),
+        ("jackin-restore", vec![&container], None),
+    ];
+    for (tool, args, stdin) in runs {
+        let mut cmd = home.cmd(tool);
+        cmd.args(&args);
+        cmd.write_stdin(stdin.unwrap_or("").to_owned());
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{tool} {args:?}: {stderr}");
+        assert!(stderr.contains("unsupported index version 2"), "{tool} {args:?}: {stderr}");
+        assert!(stderr.contains("newer jackin"), "{tool} {args:?}: {stderr}");
+        assert_eq!(fs::read_to_string(&index).unwrap(), newer, "{tool} {args:?} rewrote the index");
+        assert_eq!(home.snapshot(), before, "{tool} {args:?} changed a file");
+    }
 }
 
 #[test]

@@ -354,6 +354,7 @@ fn docker_session(f: &Four, inst: &Instance, env: Vec<(&'static str, &'static st
             env,
             binds: vec![(inst.dir.join("home"), "/home/agent"), (inst.mount_path(0), "/workspace/my-app")],
             running: true,
+            sidecar_image: Some(common::docker::TEST_DIND_IMAGE),
             ..Default::default()
         },
     );
@@ -373,6 +374,8 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
     let c = inst.container.as_str();
     let secret = "s3cr3t-kpk-9f8e7d6c";
     let session = docker_session(&f, inst, vec![("SECRET_TOKEN", secret), ("TERM", "xterm")], false);
+    let anonymous = session.sidecar_anonymous_volumes();
+    assert_eq!(anonymous.len(), 1, "the sidecar image declares /var/lib/docker: {anonymous:?}");
     fs::write(inst.dir.join("home/conversation.jsonl"), "{\"turn\":1}\n").unwrap();
     let input = assess(&f.home, &[c]);
 
@@ -384,6 +387,7 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
         ("container", format!("{c}-dind")),
         ("network", format!("{c}-net")),
         ("volume", format!("{c}-dind-certs")),
+        ("volume", anonymous[0].clone()),
     ] {
         assert!(!Session::exists(kind, &name), "{kind} {name} is still there");
     }

@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions};
+use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_DIND_IMAGE};
 use common::records::{envelopes, records, ErrorRecord, Purged};
 use common::{commit_file, git, stderr, unique_id, Home, Instance};
 use serde_json::{json, Value};
@@ -88,7 +88,11 @@ fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
         vec![h.worktree_record(c, &app, "/workspace/app"), h.clone_record(c, &app, "/workspace/lib")]
     });
     with_dind(&home, &inst);
-    let session = Session::launch(&inst.container, SessionOptions { running: false, ..Default::default() });
+    let sidecar_image = Some(TEST_DIND_IMAGE);
+    let session =
+        Session::launch(&inst.container, SessionOptions { running: false, sidecar_image, ..Default::default() });
+    let anonymous = session.sidecar_anonymous_volumes();
+    assert_eq!(anonymous.len(), 1, "the sidecar image declares /var/lib/docker: {anonymous:?}");
     fs::create_dir_all(home.home.join("sockets").join(&inst.container)).unwrap();
     fs::write(home.home.join("sockets").join(&inst.container).join("agent.toml"), "role = \"agent-smith\"\n").unwrap();
     fs::write(inst.dir.join("home/conversation.jsonl"), "x".repeat(1000)).unwrap();
@@ -131,6 +135,7 @@ fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
     }
     assert!(!Session::exists("network", &session.network));
     assert!(!Session::exists("volume", session.volume.as_ref().unwrap()));
+    assert!(!Session::exists("volume", &anonymous[0]), "the sidecar's anonymous volume leaked");
     assert!(!git(&app, &["worktree", "list"]).contains(&inst.container), "the worktree is still registered");
     assert!(!app.join(".git/worktrees").join(&inst.container).exists());
     let b = branches(&app);

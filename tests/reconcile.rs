@@ -351,6 +351,53 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
     drop(engine);
 }
 
+/// A session that ended on its own (role and sidecar both exit 255) before a graceful restart of
+/// the engine is `container_exited`: the restart happened after it was over.
+#[test]
+fn an_exit_before_an_engine_restart_is_not_killed_by_host() {
+    if !engine_available("an_exit_before_an_engine_restart_is_not_killed_by_host") {
+        return;
+    }
+    if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
+        eprintln!("SKIPPED an_exit_before_an_engine_restart_is_not_killed_by_host: no dockerd binary");
+        return;
+    }
+    let mut engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-restart-").tempdir().unwrap());
+    let host = engine.host();
+    let load = Command::new("sh")
+        .arg("-c")
+        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+    let mut home = Home::new();
+    let ended = home.instance("rs7aaaaa", |_, _| Vec::new());
+    with_sidecar(&home, &ended.container);
+    let mut made = Made { host: Some(host.clone()), items: Vec::new() };
+    let net = format!("{}-net", ended.container);
+    made.network(&net, &ended.container);
+    let sidecar = format!("{}-dind", ended.container);
+    made.container(&sidecar, Some(&ended.container), &["--network", &net], &["sh", "-c", "exit 255"]);
+    made.docker(&["start", &sidecar]);
+    made.docker(&["wait", &sidecar]);
+    made.run_to_exit(&ended.container, &["--network", &net], &["sh", "-c", "exit 255"]);
+    // The engine's socket carries its start time at a one-second grain: let it fall after the exit.
+    std::thread::sleep(Duration::from_millis(1100));
+    engine.stop_gracefully();
+    engine.launch();
+
+    let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).env("DOCKER_HOST", &host).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let changes = records_of::<Change>(&out.stdout);
+    let c = change_of(&changes, &ended.container).unwrap_or_else(|| panic!("no change: {changes:?}"));
+    assert_eq!(transition(c), ("active", "crashed", "container_exited"), "{c:?}");
+    assert_eq!(c.evidence["role"]["exit_code"], 255, "{}", c.evidence);
+    assert!(c.evidence["engine_started_at"].is_string(), "{}", c.evidence);
+    drop(made);
+    drop(engine);
+}
+
 #[test]
 fn an_unreachable_engine_changes_nothing() {
     let mut home = Home::new();
@@ -450,7 +497,7 @@ fn the_index_is_repaired() {
     fs::write(home.index_path(), future).unwrap();
     let before = home.snapshot();
     let out = home.cmd("jackin-reconcile").output().unwrap();
-    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported index version 2"));
     assert_eq!(home.snapshot(), before);
 }
@@ -511,6 +558,56 @@ fn orphans_are_reported_and_jackins_other_locks_are_not() {
     found.sort();
     expected.sort();
     assert_eq!(found, expected);
+    drop(made);
+}
+
+/// jackin's prewarmed sidecar, its certs volume and its files belong to no instance: never
+/// reported as orphans, and jackin-purge leaves them alone even when told they are.
+#[test]
+fn the_prewarmed_sidecar_is_never_an_orphan() {
+    if !engine_available("the_prewarmed_sidecar_is_never_an_orphan") {
+        return;
+    }
+    let home = Home::new();
+    let sidecar = format!("jk-prewarm-dind-{}", std::process::id());
+    let certs = format!("jk-prewarm-certs-{}", std::process::id());
+    let mut made = Made::new();
+    made.docker(&["volume", "create", "--label", "jackin.managed=true", &certs]);
+    made.items.push(("volume", certs.clone()));
+    let labels = ["jackin.managed=true", "jackin.kind=prewarm-dind", "jackin.prewarm=true"];
+    let mut create = vec!["create", "--name", &sidecar, "--network", "none"];
+    for label in &labels {
+        create.extend(["--label", label]);
+    }
+    let mount = format!("{certs}:/certs");
+    create.extend(["-v", &mount, TEST_IMAGE, "sleep", "3600"]);
+    made.docker(&create);
+    made.items.push(("container", sidecar.clone()));
+    made.docker(&["start", &sidecar]);
+    let data = home.home.join("data");
+    fs::write(data.join("prewarm-dind.json"), "{\"container\": \"jk-prewarm-dind-1\"}").unwrap();
+
+    let out = home.cmd("jackin-reconcile").args(["--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let named: Vec<Orphan> =
+        records_of::<Orphan>(&out.stdout).into_iter().filter(|o| o.name.contains("prewarm")).collect();
+    assert!(named.is_empty(), "{named:?}");
+    let told: String = [("container", &sidecar), ("volume", &certs)]
+        .iter()
+        .map(|(kind, name)| {
+            format!(
+                "{{\"schema_version\":1,\"type\":\"orphan\",\"data\":{{\"kind\":\"{kind}\",\"name\":\"{name}\",\"reason\":\"r\"}}}}\n"
+            )
+        })
+        .collect();
+    let before = home.snapshot();
+    let out = home.cmd("jackin-purge").args(["--stop", "--format", "json"]).write_stdin(told).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert_eq!(stderr.matches("jackin's prewarmed sidecar").count(), 2, "{stderr}");
+    assert!(Session::exists("container", &sidecar) && Session::exists("volume", &certs));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &sidecar]), "true");
+    assert_eq!(home.snapshot(), before);
     drop(made);
 }
 

@@ -42,7 +42,8 @@ impl Exit {
             Exit::Findings => "findings, only with --exit-code",
             Exit::Usage => "usage: bad flags or arguments, or records expected on stdin but stdin is a terminal",
             Exit::BadInput => {
-                "bad input: a line that is not JSON, a record without the envelope, a too-new schema_version"
+                "bad input: a line that is not JSON, a record without the envelope, a too-new schema_version, \
+                 an index of another version (written by a newer jackin)"
             }
             Exit::Unavailable => {
                 "unavailable: the Docker engine, a git repository or the state directory cannot be reached, \

@@ -337,9 +337,11 @@ impl Engine {
         }
     }
 
-    /// Removes a container, running or not; a missing one counts as removed (returns false).
+    /// Removes a container, running or not, with its anonymous volumes (a DinD sidecar's
+    /// `/var/lib/docker` would otherwise stay behind, unnamed and unowned); a missing one counts
+    /// as removed (returns false).
     pub fn remove_container(&self, name: &str) -> Result<bool> {
-        let options = RemoveContainerOptionsBuilder::new().force(true).build();
+        let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
         match self.call(self.api.remove_container(name, Some(options))) {
             Ok(()) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),

@@ -113,8 +113,12 @@ impl Ctx {
     }
 
     /// The jackin home, which must exist.
+    /// The jackin home; one whose index a newer jackin wrote is refused here, so that no tool
+    /// acts on a home it does not understand.
     pub fn store(&self) -> Result<Store> {
-        Store::open(self.roots()?)
+        let store = Store::open(self.roots()?)?;
+        store.refuse_newer_index()?;
+        Ok(store)
     }
 
     /// Every instance the host knows; index rows whose name could never be a path are skipped,

@@ -110,6 +110,9 @@ pub(crate) fn instance_of(
     name: &str,
     labels: &std::collections::BTreeMap<String, String>,
 ) -> Option<InstanceName> {
+    if is_prewarm(name, labels) {
+        return None;
+    }
     let suffix = match kind {
         DockerKind::Container if labels.get("jackin.kind").is_some_and(|k| k == "dind") => "-dind",
         DockerKind::Container => "",
@@ -119,6 +122,17 @@ pub(crate) fn instance_of(
     let base = labels.get("jackin.role").map(String::as_str).or_else(|| name.strip_suffix(suffix)).unwrap_or(name);
     InstanceName::parse(base).ok()
 }
+
+/// jackin's prewarmed sidecar or one of its resources (`jk-prewarm-*`, or labelled so): it belongs
+/// to no instance until a manifest names it, so it is never an orphan.
+pub(crate) fn is_prewarm(name: &str, labels: &std::collections::BTreeMap<String, String>) -> bool {
+    name.starts_with(PREWARM_PREFIX)
+        || labels.get("jackin.kind").is_some_and(|k| k == "prewarm-dind")
+        || labels.get("jackin.prewarm").is_some_and(|v| v == "true")
+}
+
+/// The name prefix of jackin's prewarmed sidecar and its resources.
+pub(crate) const PREWARM_PREFIX: &str = "jk-prewarm-";
 
 /// A Docker name jackin gives: `jk-` then lowercase letters, digits and dashes (the derived
 /// names of an instance are longer than the 58 characters of its container name).
@@ -154,6 +168,10 @@ mod owner_tests {
         assert_eq!(of(DockerKind::Volume, "jk-abcd-x-dind-certs", &none).as_deref(), Some("jk-abcd-x"));
         assert_eq!(of(DockerKind::Network, "whatever", &labelled).as_deref(), Some("jk-abcd-role"));
         assert_eq!(of(DockerKind::Container, "prewarm-1-dind", &dind), None);
+        let prewarm = BTreeMap::from([("jackin.kind".to_owned(), "prewarm-dind".to_owned())]);
+        assert_eq!(of(DockerKind::Container, "jk-abcd-x", &prewarm), None);
+        assert_eq!(of(DockerKind::Container, "jk-prewarm-dind-7", &none), None);
+        assert_eq!(of(DockerKind::Volume, "jk-prewarm-certs-7", &none), None);
         assert!(is_docker_name("jk-abcd-x-dind-certs") && !is_docker_name("jk-") && !is_docker_name("jk-a.b"));
         assert_eq!(instance_id_of("jk-abcd-x.lock"), Some("abcd"));
         assert_eq!(instance_id_of("abcd"), None);

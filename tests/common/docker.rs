@@ -10,6 +10,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub const TEST_IMAGE: &str = "jackin-test-busybox:2";
+/// The test image with `VOLUME /var/lib/docker`, as jackin's DinD image declares: each container
+/// made from it gets an anonymous volume.
+pub const TEST_DIND_IMAGE: &str = "jackin-test-dind:1";
 
 /// Whether a Docker engine answers. Without one a test skips with a printed reason; with
 /// `CI=true` a missing engine fails the test instead.
@@ -55,24 +58,34 @@ pub fn docker_quiet(args: &[&str]) -> Option<String> {
 pub fn build_test_image() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        if docker_quiet(&["image", "inspect", TEST_IMAGE]).is_some() {
+        build_busybox_image();
+        if docker_quiet(&["image", "inspect", TEST_DIND_IMAGE]).is_some() {
             return;
         }
-        let busybox = ["/bin/busybox", "/usr/bin/busybox"]
-            .into_iter()
-            .map(Path::new)
-            .find(|p| p.exists())
-            .expect("busybox-static is installed (apt-get install busybox-static)");
         let dir = tempfile::tempdir().unwrap();
-        std::fs::copy(busybox, dir.path().join("busybox")).unwrap();
-        std::fs::write(
-            dir.path().join("Dockerfile"),
-            "FROM scratch\nCOPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n\
-             RUN [\"/bin/mkdir\", \"-p\", \"/tmp\", \"/workspace\"]\nENV PATH=/bin\nCMD [\"/bin/sh\"]\n",
-        )
-        .unwrap();
-        docker(&["build", "-q", "-t", TEST_IMAGE, dir.path().to_str().unwrap()]);
+        std::fs::write(dir.path().join("Dockerfile"), format!("FROM {TEST_IMAGE}\nVOLUME /var/lib/docker\n")).unwrap();
+        docker(&["build", "-q", "-t", TEST_DIND_IMAGE, dir.path().to_str().unwrap()]);
     });
+}
+
+fn build_busybox_image() {
+    if docker_quiet(&["image", "inspect", TEST_IMAGE]).is_some() {
+        return;
+    }
+    let busybox = ["/bin/busybox", "/usr/bin/busybox"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+        .expect("busybox-static is installed (apt-get install busybox-static)");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(busybox, dir.path().join("busybox")).unwrap();
+    std::fs::write(
+        dir.path().join("Dockerfile"),
+        "FROM scratch\nCOPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n\
+             RUN [\"/bin/mkdir\", \"-p\", \"/tmp\", \"/workspace\"]\nENV PATH=/bin\nCMD [\"/bin/sh\"]\n",
+    )
+    .unwrap();
+    docker(&["build", "-q", "-t", TEST_IMAGE, dir.path().to_str().unwrap()]);
 }
 
 /// The Docker side of one session, removed on drop.
@@ -93,6 +106,8 @@ pub struct SessionOptions<'a> {
     pub image: Option<&'a str>,
     /// Seconds the sidecar's health command keeps failing after each start.
     pub sidecar_ready_after: u32,
+    /// The sidecar's image (default: the test image).
+    pub sidecar_image: Option<&'a str>,
 }
 
 impl Default for SessionOptions<'_> {
@@ -104,6 +119,7 @@ impl Default for SessionOptions<'_> {
             running: true,
             image: None,
             sidecar_ready_after: 0,
+            sidecar_image: None,
         }
     }
 }
@@ -144,7 +160,7 @@ impl Session {
                 "test -e /tmp/healthy",
                 "--health-interval",
                 "1s",
-                TEST_IMAGE,
+                options.sidecar_image.unwrap_or(TEST_IMAGE),
                 "sh",
                 "-c",
                 &sidecar_cmd,
@@ -204,13 +220,21 @@ impl Session {
     pub fn exists(kind: &str, name: &str) -> bool {
         docker_quiet(&[kind, "inspect", name]).is_some()
     }
+
+    /// The anonymous volumes of the sidecar (those its image declares), while it exists.
+    pub fn sidecar_anonymous_volumes(&self) -> Vec<String> {
+        let Some(sidecar) = &self.sidecar else { return Vec::new() };
+        let format =
+            "{{range .Mounts}}{{if and (eq .Type \"volume\") (ne .Destination \"/certs\")}}{{.Name}} {{end}}{{end}}";
+        docker(&["inspect", "-f", format, sidecar]).split_whitespace().map(str::to_owned).collect()
+    }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = docker_quiet(&["rm", "-f", &self.container]);
         if let Some(sidecar) = &self.sidecar {
-            let _ = docker_quiet(&["rm", "-f", sidecar]);
+            let _ = docker_quiet(&["rm", "-f", "-v", sidecar]);
         }
         let _ = docker_quiet(&["network", "rm", &self.network]);
         if let Some(volume) = &self.volume {
@@ -343,9 +367,10 @@ impl OwnEngine {
     }
 }
 
-impl Drop for OwnEngine {
-    fn drop(&mut self) {
-        let bridges = engine_bridges(&self.host());
+impl OwnEngine {
+    /// Stops dockerd the way a service manager does (SIGTERM, then up to 30 s to shut down);
+    /// `launch` starts it again over the same data root.
+    pub fn stop_gracefully(&mut self) {
         if let Some(mut child) = self.dockerd.take() {
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
             let deadline = Instant::now() + Duration::from_secs(30);
@@ -355,6 +380,13 @@ impl Drop for OwnEngine {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+impl Drop for OwnEngine {
+    fn drop(&mut self) {
+        let bridges = engine_bridges(&self.host());
+        self.stop_gracefully();
         for pid in self.processes(&[]) {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }

@@ -248,6 +248,16 @@ impl Store {
         Ok(index)
     }
 
+    /// Refuses an index a newer jackin wrote, before a tool acts on anything. An index that
+    /// cannot be read or parsed is left to the step that needs it (jackin-reconcile mends it).
+    pub(crate) fn refuse_newer_index(&self) -> Result<()> {
+        let path = self.index_path();
+        match parse_index(&path) {
+            Ok(Ok(index)) => check_index_version(&index, &path),
+            _ => Ok(()),
+        }
+    }
+
     /// One read-modify-write of the index under its lock. `change` returns whether it changed
     /// anything; an unchanged index is not rewritten.
     pub fn update_index<T>(&self, change: impl FnOnce(&mut Index) -> Result<(T, bool)>) -> Result<T> {
@@ -312,8 +322,10 @@ fn check_index_version(index: &Index, path: &Path) -> Result<()> {
     if index.version == 1 {
         return Ok(());
     }
-    Err(Exit::Unavailable.err(format_args!(
-        "{}: unsupported index version {} (expected 1); not touching it",
+    // Bad input, not unavailable: retrying cannot help, and the file belongs to whichever jackin
+    // wrote it.
+    Err(Exit::BadInput.err(format_args!(
+        "{}: unsupported index version {} (expected 1; written by a newer jackin?); not touching it",
         path.display(),
         index.version
     )))

@@ -11,7 +11,7 @@ use super::{refused, Outcome, Purger};
 use crate::base::exit::Exit;
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Orphan, Purged, Removed};
-use crate::state::names::{instance_id_of, is_docker_name, is_valid_name, InstanceName};
+use crate::state::names::{instance_id_of, is_docker_name, is_prewarm, is_valid_name, InstanceName, PREWARM_PREFIX};
 use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
 
 /// The instance a name lock orphan names: `jk-…`, `jk-….lock`, or that file's absolute path.
@@ -60,6 +60,12 @@ fn identity(name: &str) -> Identity {
     Identity::of_name(name, id)
 }
 
+fn prewarm_refused(orphan: &Orphan) -> Outcome {
+    let why =
+        anyhow::anyhow!("{} {} is jackin's prewarmed sidecar or its resource; left alone", orphan.kind, orphan.name);
+    refused("not_orphan", why)
+}
+
 impl Purger<'_> {
     pub(crate) fn orphan(&self, orphan: &Orphan) -> Outcome {
         match self.orphan_inner(orphan) {
@@ -100,7 +106,11 @@ impl Purger<'_> {
     fn orphan_inner(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
         let dry = self.options.dry_run;
         let removed = |kind: &str, name: &str| vec![Removed { kind: kind.into(), name: name.into() }];
-        if matches!(orphan.kind.as_str(), "container" | "network" | "volume") && self.owner_exists(&orphan.name) {
+        let docker = matches!(orphan.kind.as_str(), "container" | "network" | "volume");
+        if docker && orphan.name.starts_with(PREWARM_PREFIX) {
+            return Ok(Err(prewarm_refused(orphan)));
+        }
+        if docker && self.owner_exists(&orphan.name) {
             return Ok(Err(refused(
                 "not_orphan",
                 anyhow::anyhow!("{} {}: its instance still exists; left alone", orphan.kind, orphan.name),
@@ -109,6 +119,9 @@ impl Purger<'_> {
         match orphan.kind.as_str() {
             "container" => {
                 let Some(details) = self.engine.inspect(&orphan.name)? else { return Ok(Ok(Vec::new())) };
+                if is_prewarm(&orphan.name, &details.spec.labels) {
+                    return Ok(Err(prewarm_refused(orphan)));
+                }
                 if details.spec.labels.get("jackin.managed").map(String::as_str) != Some("true") {
                     return Ok(Err(refused(
                         "not_jackin",

@@ -56,6 +56,13 @@ pub fn host_kill_sign(ended: &Ended) -> Option<&'static str> {
     let at = |t: &Option<String>| t.as_deref().and_then(parse_rfc3339);
     let started = at(&role.started_at);
     let finished = at(&role.finished_at);
+    // A restart stamps the containers it found dead with its own time; one that had finished
+    // before the latest known restart was over by then, whatever it and its sidecar read.
+    if let (Some(restarted), Some(finished)) = (ended.engine_started.max(ended.host_boot), finished) {
+        if finished < restarted {
+            return None;
+        }
+    }
     if let (Some(boot), Some(started)) = (ended.host_boot, started) {
         if boot > started {
             return Some("host_rebooted_after_start");
@@ -176,6 +183,10 @@ mod tests {
             engine_started: None,
         };
         assert_eq!(host_kill_sign(&rebooted), Some("host_rebooted_after_start"));
+        let over_before_reboot = Ended { role: exited(0, t0, "2026-11-29T10:10:00Z"), ..rebooted.clone() };
+        assert_eq!(host_kill_sign(&over_before_reboot), None, "it finished before the host went away");
+        let over_before_restart = Ended { engine_started: at("2026-11-29T12:00:00Z"), ..base.clone() };
+        assert_eq!(host_kill_sign(&over_before_restart), None, "255 and 255, but before the engine restarted");
         let mut oom = base.clone();
         oom.role.oom_killed = true;
         assert_eq!(host_kill_sign(&oom), None);
