@@ -73,6 +73,24 @@ impl Made {
         self.docker(&["start", name]);
         self.docker(&["wait", name]);
     }
+
+    /// Runs a container that outgrows its memory until the engine says it was OOM-killed: the
+    /// engine records the kernel's OOM event apart from the exit, and under load the exit can
+    /// win, leaving `OOMKilled` false on a run the kernel did kill.
+    fn run_until_oom_killed(&mut self, name: &str, extra: &[&str], cmd: &[&str]) {
+        self.run_to_exit(name, extra, cmd);
+        for _ in 0..5 {
+            for _ in 0..20 {
+                if self.docker(&["inspect", "-f", "{{.State.OOMKilled}}", name]) == "true" {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            self.docker(&["start", name]);
+            self.docker(&["wait", name]);
+        }
+        panic!("the engine never marked {name} OOM-killed");
+    }
 }
 
 impl Drop for Made {
@@ -160,7 +178,7 @@ fn the_rules_table_with_real_containers() {
 
     let mut made = Made::new();
     made.run_to_exit(&exited.container, &[], &["sh", "-c", "exit 3"]);
-    made.run_to_exit(
+    made.run_until_oom_killed(
         &oom.container,
         &["--memory", "8m", "--memory-swap", "8m"],
         &["sh", "-c", "x=$(head -c 60000000 /dev/zero | tr '\\0' a)"],
