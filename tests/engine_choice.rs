@@ -38,19 +38,6 @@ fn have_dockerd(test: &str) -> bool {
     false
 }
 
-/// An engine of the test's own, with the test image.
-fn engine_with_image(dir: tempfile::TempDir, extra_args: Vec<String>) -> OwnEngine {
-    let engine = OwnEngine::start_with(dir, extra_args);
-    let host = engine.host();
-    let load = Command::new("sh")
-        .arg("-c")
-        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
-        .output()
-        .unwrap();
-    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
-    engine
-}
-
 /// The exit code reconcile saw on the role container of `container` (a dry run: nothing written).
 fn exit_code_seen(home: &Home, container: &str, env: &[(&str, &str)], args: &[&str]) -> i64 {
     let mut cmd = home.cmd("jackin-reconcile");
@@ -74,7 +61,8 @@ fn a_context_reaches_its_engine_and_not_the_default() {
     if !engine_available(test) || !have_dockerd(test) {
         return;
     }
-    let engine = engine_with_image(tempfile::Builder::new().prefix("jk-context-").tempdir().unwrap(), Vec::new());
+    let engine =
+        OwnEngine::start_with_test_image(tempfile::Builder::new().prefix("jk-context-").tempdir().unwrap(), Vec::new());
     let host = engine.host();
     let mut home = Home::new();
     let inst = home.instance("cx7aaaaa", |_, _| Vec::new());
@@ -212,7 +200,8 @@ fn a_tls_engine_is_reached_with_the_clis_tls_settings_and_a_wrong_ca_is_refused(
         format!("--tlskey={}", file("server-key.pem")),
         format!("--host={tcp}"),
     ];
-    let engine = engine_with_image(tempfile::Builder::new().prefix("jk-tls-").tempdir().unwrap(), tls_args);
+    let engine =
+        OwnEngine::start_with_test_image(tempfile::Builder::new().prefix("jk-tls-").tempdir().unwrap(), tls_args);
     let mut home = Home::new();
     let inst = home.instance("tl7aaaaa", |_, _| Vec::new());
     exited_role(&engine.host(), &inst.container, 4);

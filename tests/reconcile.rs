@@ -303,14 +303,11 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
         eprintln!("SKIPPED a_real_host_kill_is_labelled_killed_by_host: no dockerd binary");
         return;
     }
-    let mut engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-hostkill-").tempdir().unwrap());
+    let mut engine = OwnEngine::start_with_test_image(
+        tempfile::Builder::new().prefix("jk-hostkill-").tempdir().unwrap(),
+        Vec::new(),
+    );
     let host = engine.host();
-    let load = Command::new("sh")
-        .arg("-c")
-        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
-        .output()
-        .unwrap();
-    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
 
     let mut home = Home::new();
     let live = home.instance("hk7aaaaa", |_, _| Vec::new());
@@ -380,14 +377,9 @@ fn an_exit_before_an_engine_restart_is_not_killed_by_host() {
         eprintln!("SKIPPED an_exit_before_an_engine_restart_is_not_killed_by_host: no dockerd binary");
         return;
     }
-    let mut engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-restart-").tempdir().unwrap());
+    let mut engine =
+        OwnEngine::start_with_test_image(tempfile::Builder::new().prefix("jk-restart-").tempdir().unwrap(), Vec::new());
     let host = engine.host();
-    let load = Command::new("sh")
-        .arg("-c")
-        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
-        .output()
-        .unwrap();
-    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
     let mut home = Home::new();
     let ended = home.instance("rs7aaaaa", |_, _| Vec::new());
     with_sidecar(&home, &ended.container);

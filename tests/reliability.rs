@@ -989,14 +989,9 @@ fn engine_killed(t: &mut Tally) -> bool {
     if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
         return false;
     }
-    let mut engine = OwnEngine::start(tempfile::Builder::new().prefix("jk-relkill-").tempdir().unwrap());
+    let mut engine =
+        OwnEngine::start_with_test_image(tempfile::Builder::new().prefix("jk-relkill-").tempdir().unwrap(), Vec::new());
     let host = engine.host();
-    let load = Command::new("sh")
-        .arg("-c")
-        .arg(format!("docker save {TEST_IMAGE} | docker -H {host} load -q"))
-        .output()
-        .unwrap();
-    assert!(load.status.success(), "{}", stderr(&load));
     let mut home = Home::new();
     let sessions: Vec<Instance> = (0..3).map(|_| home.instance(&unique_id(), |_, _| Vec::new())).collect();
     let mut pids = Vec::new();

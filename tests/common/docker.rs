@@ -288,6 +288,18 @@ impl OwnEngine {
         engine
     }
 
+    /// An engine of the test's own holding the test image, copied from the default engine.
+    pub fn start_with_test_image(dir: tempfile::TempDir, extra_args: Vec<String>) -> OwnEngine {
+        let engine = OwnEngine::start_with(dir, extra_args);
+        let load = Command::new("sh")
+            .arg("-c")
+            .arg(format!("docker save {TEST_IMAGE} | docker -H {} load -q", engine.host()))
+            .output()
+            .unwrap();
+        assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+        engine
+    }
+
     pub fn launch(&mut self) {
         let log = fs::OpenOptions::new().create(true).append(true).open(self.path("dockerd.log")).unwrap();
         let child = Command::new("dockerd")
