@@ -9,7 +9,7 @@ json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
 complete -c jackin-purge -l terminal -d 'Purge every instance whose status is terminal (clean_exited, superseded, purged; failed_setup only when its work is verified clean)'
 complete -c jackin-purge -l discard-unfinished -d 'Allow deleting work at risk; it is saved to the quarantine first'
-complete -c jackin-purge -l no-quarantine -d 'Do not save work at risk before deleting it (only with --discard-unfinished)'
+complete -c jackin-purge -l no-quarantine -d 'Do not save work at risk before deleting it (only with --discard-unfinished): the one exception to "discarded work is saved first"; what is deleted cannot be got back'
 complete -c jackin-purge -l expire-quarantine -d 'Delete expired quarantines (alone: only that; reads no stdin)'
 complete -c jackin-purge -l stop -d 'Stop a still-running session\'s containers first (else it is live: exit 5)'
 complete -c jackin-purge -l dry-run -d 'Change nothing; emit the purged records that would be written, with "dry_run": true'

@@ -445,7 +445,8 @@ pub struct PurgeArgs {
     #[arg(long)]
     pub discard_unfinished: bool,
 
-    /// Do not save work at risk before deleting it (only with --discard-unfinished)
+    /// Do not save work at risk before deleting it (only with --discard-unfinished): the one
+    /// exception to "discarded work is saved first"; what is deleted cannot be got back
     #[arg(long, requires = "discard_unfinished")]
     pub no_quarantine: bool,
 
