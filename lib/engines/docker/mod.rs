@@ -1,8 +1,9 @@
 //! The Docker engine, behind blocking calls. This is the only module that knows bollard or
-//! tokio; everything else sees the plain types below.
+//! tokio; everything else sees the plain types below. `connect` reaches the resolved engine,
+//! `events` follows its container events; this file holds the calls on containers, networks,
+//! volumes and images.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -13,9 +14,9 @@ use bollard::models::{
     NetworkingConfig, VolumeCreateRequest,
 };
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, EventsOptionsBuilder, InspectContainerOptions,
-    ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, RemoveContainerOptionsBuilder,
-    RemoveVolumeOptionsBuilder, StartContainerOptions, StopContainerOptionsBuilder,
+    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
+    ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
+    StartContainerOptions, StopContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -24,10 +25,10 @@ use crate::base::exit::Exit;
 use crate::engines::endpoint::Endpoint;
 use crate::state::recipe::{ContainerSpec, MountSpec};
 
-/// How long to wait for the engine to answer the first call before calling it unreachable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Every later call.
-const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+mod connect;
+mod events;
+
+pub(crate) use events::EventSubscription;
 
 /// A connection to one resolved engine (unix, tcp with or without TLS, or ssh).
 pub struct Engine {
@@ -69,14 +70,6 @@ pub struct RunState {
     pub(crate) finished_at: Option<String>,
 }
 
-/// An engine event about a container.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ContainerEvent {
-    pub(crate) action: String,
-    pub(crate) name: String,
-    pub(crate) labels: BTreeMap<String, String>,
-}
-
 fn is_not_found(e: &BollardError) -> bool {
     matches!(e, BollardError::DockerResponseServerError { status_code: 404, .. })
 }
@@ -105,105 +98,7 @@ fn filters(pairs: &[(&str, &str)]) -> HashMap<String, Vec<String>> {
     map
 }
 
-/// The API version a local engine speaks, from the `Api-Version` header of `GET /_ping`, as the
-/// docker CLI negotiates. bollard negotiates with `GET /version` instead, which has the engine run
-/// `runc --version` and the like on every call (9 ms here, more than some of our tools' whole
-/// work), and its ping does not return headers. `None` when the engine answers without the header
-/// (then bollard negotiates); an error when the socket does not answer.
-fn ping_api_version(socket: &Path) -> std::io::Result<Option<bollard::ClientVersion>> {
-    use std::io::{Read, Write};
-    let mut stream = std::os::unix::net::UnixStream::connect(socket)?;
-    stream.set_read_timeout(Some(CONNECT_TIMEOUT))?;
-    stream.set_write_timeout(Some(CONNECT_TIMEOUT))?;
-    // HTTP/1.0: the engine closes the connection after the answer, so reading to the end is safe.
-    stream.write_all(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")?;
-    let mut answer = Vec::new();
-    stream.take(64 * 1024).read_to_end(&mut answer)?;
-    let answer = String::from_utf8_lossy(&answer);
-    let head = answer.split("\r\n\r\n").next().unwrap_or_default();
-    let version = head.lines().skip(1).find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        name.trim().eq_ignore_ascii_case("api-version").then(|| value.trim().to_owned())
-    });
-    Ok(version.and_then(|v| {
-        let (major, minor) = v.split_once('.')?;
-        Some(bollard::ClientVersion { major_version: major.parse().ok()?, minor_version: minor.parse().ok()? })
-    }))
-}
-
-/// A client for an engine whose API version must be negotiated. Only a tcp engine with TLS files
-/// builds bollard's TLS client (rustls and the system's roots): the local socket never pays for it.
-fn client_for(endpoint: &Endpoint) -> Result<bollard::Docker, BollardError> {
-    let host = endpoint.host.as_str();
-    let timeout = CALL_TIMEOUT.as_secs();
-    let version = bollard::API_DEFAULT_VERSION;
-    match (&endpoint.tls, host) {
-        (Some(dir), _) => bollard::Docker::connect_with_ssl(
-            host,
-            &dir.join("key.pem"),
-            &dir.join("cert.pem"),
-            &dir.join("ca.pem"),
-            timeout,
-            version,
-        ),
-        (None, h) if h.starts_with("tcp://") || h.starts_with("http://") => {
-            bollard::Docker::connect_with_http(h, timeout, version)
-        }
-        (None, h) if h.starts_with("unix://") => bollard::Docker::connect_with_unix(h, timeout, version),
-        (None, h) if h.starts_with("ssh://") => bollard::Docker::connect_with_ssh(h, timeout, version, None),
-        (None, h) => bollard::Docker::connect_with_host(h),
-    }
-}
-
-/// An error with its causes, `outer: inner: …`: a TLS failure's reason is several causes deep.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
 impl Engine {
-    /// Connects to the resolved engine and agrees on an API version; an engine that does not
-    /// answer is "unavailable" (exit 4) with one line that names it.
-    pub fn connect(endpoint: &Endpoint) -> Result<Engine> {
-        let unavailable = |e: &dyn std::fmt::Display| {
-            Exit::Unavailable.err(format_args!("the Docker engine at {endpoint} cannot be reached: {e}"))
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("starting the Docker client runtime")?;
-        let pinged = match endpoint.local_socket() {
-            Some(path) => ping_api_version(path).map_err(|e| unavailable(&e))?,
-            None => None,
-        };
-        let api = match (endpoint.local_socket().and_then(Path::to_str), pinged) {
-            (Some(path), Some(version)) => {
-                let version =
-                    if version < *bollard::API_DEFAULT_VERSION { version } else { *bollard::API_DEFAULT_VERSION };
-                bollard::Docker::connect_with_unix(path, CALL_TIMEOUT.as_secs(), &version)
-                    .map_err(|e| unavailable(&error_chain(&e)))?
-            }
-            _ => {
-                let api = client_for(endpoint).map_err(|e| unavailable(&error_chain(&e)))?;
-                runtime
-                    .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, api.negotiate_version()).await })
-                    .map_err(|_| unavailable(&"no answer within 10 seconds"))?
-                    .map_err(|e| unavailable(&error_chain(&e)))?
-                    .with_timeout(CALL_TIMEOUT)
-            }
-        };
-        Ok(Engine { runtime, api, calls: AtomicU64::new(1), endpoint: endpoint.clone() })
-    }
-
     /// The engine this connection reaches, as resolved.
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
@@ -392,6 +287,15 @@ impl Engine {
     }
 
     /// Networks labelled `jackin.managed=true`: name and labels.
+    /// Whether a volume by this name exists.
+    pub(crate) fn volume_exists(&self, name: &str) -> Result<bool> {
+        match self.call(self.api.inspect_volume(name)) {
+            Ok(_) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting volume {name}")))),
+        }
+    }
+
     pub(crate) fn list_managed_networks(&self) -> Result<Vec<(String, BTreeMap<String, String>)>> {
         let options = ListNetworksOptionsBuilder::new().filters(&filters(&[("label", "jackin.managed=true")])).build();
         let list = self.call(self.api.list_networks(Some(options))).with_context(|| self.doing("listing networks"))?;
@@ -577,65 +481,4 @@ impl Engine {
 /// Docker adds the container's short ID as an alias; it changes with every container.
 fn is_short_id(alias: &str, id: &Option<String>) -> bool {
     id.as_deref().is_some_and(|id| id.starts_with(alias) && alias.len() >= 12)
-}
-
-/// A subscription to the engine's container events, read one event at a time with a deadline so
-/// that the caller can make other engine calls and check for signals between events.
-pub(crate) struct EventSubscription<'a> {
-    stream:
-        std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bollard::models::EventMessage, BollardError>> + 'a>>,
-}
-
-impl Engine {
-    /// Subscribes to container events of jackin's containers with these actions. The request is
-    /// sent on the first [`Engine::next_event`].
-    pub(crate) fn subscribe_events(&self, actions: &[&str]) -> EventSubscription<'_> {
-        let mut pairs = vec![("type", "container"), ("label", "jackin.managed=true")];
-        pairs.extend(actions.iter().map(|a| ("event", *a)));
-        let options = EventsOptionsBuilder::new().filters(&filters(&pairs)).build();
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        EventSubscription { stream: Box::pin(self.api.events(Some(options))) }
-    }
-
-    /// The next event, waiting at most `wait`: `Ok(None)` when none came in time, an error when
-    /// the stream broke or ended (the engine went away).
-    pub(crate) fn next_event(
-        &self,
-        subscription: &mut EventSubscription<'_>,
-        wait: Duration,
-    ) -> Result<Option<ContainerEvent>> {
-        let next = self.runtime.block_on(async { tokio::time::timeout(wait, subscription.stream.next()).await });
-        match next {
-            Err(_) => Ok(None),
-            Ok(None) => Err(anyhow::anyhow!(self.doing("the engine closed its event stream"))),
-            Ok(Some(Err(e))) => Err(anyhow::Error::new(e).context(self.doing("reading the engine's events"))),
-            Ok(Some(Ok(event))) => {
-                let attributes = event.actor.unwrap_or_default().attributes.unwrap_or_default();
-                Ok(Some(ContainerEvent {
-                    action: event.action.unwrap_or_default(),
-                    name: attributes.get("name").cloned().unwrap_or_default(),
-                    labels: attributes.into_iter().collect(),
-                }))
-            }
-        }
-    }
-}
-
-impl Engine {
-    /// When the engine started, if it runs on this host: dockerd creates its socket anew at every
-    /// start, so the socket's modification time is the engine's start. `None` for a remote engine.
-    pub(crate) fn local_started_at(&self) -> Option<std::time::SystemTime> {
-        std::fs::metadata(self.endpoint.local_socket()?).ok()?.modified().ok()
-    }
-}
-
-impl Engine {
-    /// Whether a volume by this name exists.
-    pub(crate) fn volume_exists(&self, name: &str) -> Result<bool> {
-        match self.call(self.api.inspect_volume(name)) {
-            Ok(_) => Ok(true),
-            Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting volume {name}")))),
-        }
-    }
 }
