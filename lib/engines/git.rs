@@ -361,42 +361,79 @@ fn upstream_of(repo: &Repository, refname: &str) -> Option<String> {
     )
 }
 
-/// Why a worktree mount can no longer be resumed as it was left, if so: it must still be
-/// registered in its host repository, and its scratch branch must still point where its HEAD does.
-pub(crate) fn worktree_divergence(worktree_path: &Path, host_path: &Path, scratch_branch: &str) -> Option<String> {
+/// Whether a mount can be resumed as it is now (real-host.md, "Resume").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resumability {
+    Intact,
+    /// Resumable; the note says what changed since it was kept (for `drift`).
+    Drifted(String),
+    /// Not resumable: what is gone.
+    Diverged(String),
+}
+
+/// A worktree mount stops a resume only when its path is gone or no longer registered in its
+/// host repository. An agent that switched branches (`git switch -c feature`) or detached HEAD
+/// has not lost anything: that is drift.
+pub(crate) fn worktree_resumability(worktree_path: &Path, host_path: &Path, scratch_branch: &str) -> Resumability {
     if !worktree_path.exists() {
-        return Some(format!("worktree {} is gone", worktree_path.display()));
+        return Resumability::Diverged(format!("worktree {} is gone", worktree_path.display()));
     }
     let host = match Repository::open(host_path) {
         Ok(host) => host,
-        Err(e) => return Some(format!("host repository {} cannot be read: {}", host_path.display(), e.message())),
+        Err(e) => {
+            return Resumability::Diverged(format!(
+                "host repository {} cannot be read: {}",
+                host_path.display(),
+                e.message()
+            ))
+        }
     };
     let wanted = canonical(worktree_path);
     let registered = host.worktrees().ok().is_some_and(|names| {
         names.iter().flatten().flatten().any(|n| host.find_worktree(n).is_ok_and(|w| canonical(w.path()) == wanted))
     });
     if !registered {
-        return Some(format!(
+        return Resumability::Diverged(format!(
             "worktree {} is no longer registered in {}",
             worktree_path.display(),
             host_path.display()
         ));
     }
-    let branch_tip = match host.find_reference(&format!("refs/heads/{scratch_branch}")) {
-        Ok(r) => r.peel_to_commit().ok().map(|c| c.id()),
-        Err(_) => return Some(format!("scratch branch {scratch_branch} is gone from {}", host_path.display())),
+    let scratch_ref = format!("refs/heads/{scratch_branch}");
+    let worktree = match Repository::open(worktree_path) {
+        Ok(worktree) => worktree,
+        Err(e) => {
+            return Resumability::Diverged(format!(
+                "worktree {} cannot be read: {}",
+                worktree_path.display(),
+                e.message()
+            ))
+        }
     };
-    let head =
-        Repository::open(worktree_path).ok().and_then(|wt| wt.head().ok()?.peel_to_commit().ok().map(|c| c.id()));
-    if branch_tip != head {
-        let short = |id: Option<Oid>| id.map(|i| i.to_string()[..10].to_owned()).unwrap_or_else(|| "nothing".into());
-        return Some(format!(
-            "scratch branch {scratch_branch} points at {}, the worktree's HEAD at {}",
-            short(branch_tip),
-            short(head)
-        ));
-    }
-    None
+    let short = |id: Option<Oid>| id.map(|i| i.to_string()[..10].to_owned()).unwrap_or_else(|| "nothing".into());
+    let head = worktree.head().ok();
+    let head_commit = head.as_ref().and_then(|h| h.peel_to_commit().ok()).map(|c| c.id());
+    let place = if worktree.head_detached().unwrap_or(false) {
+        format!("has a detached HEAD at {}", short(head_commit))
+    } else {
+        match head.as_ref().and_then(|h| h.name().ok()) {
+            Some(name) if name == scratch_ref => {
+                return if host.find_reference(&scratch_ref).is_ok() {
+                    Resumability::Intact
+                } else {
+                    Resumability::Drifted(format!("scratch branch {scratch_branch} has no commit yet"))
+                };
+            }
+            Some(name) => {
+                format!(
+                    "is on branch {}, not its scratch branch {scratch_branch}",
+                    name.trim_start_matches("refs/heads/")
+                )
+            }
+            None => format!("is on no branch jackin made (its scratch branch is {scratch_branch})"),
+        }
+    };
+    Resumability::Drifted(format!("worktree {} {place}", worktree_path.display()))
 }
 
 /// Credentials for an ssh fetch: the user, then keys from the running ssh-agent. Each kind is
@@ -427,12 +464,71 @@ fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
     callbacks
 }
 
-/// Why a clone mount can no longer be resumed, if so.
-pub(crate) fn clone_divergence(path: &Path) -> Option<String> {
+/// A clone mount stops a resume only when it is gone (or no longer a repository).
+pub(crate) fn clone_resumability(path: &Path) -> Resumability {
     if !path.exists() {
-        return Some(format!("clone {} is gone", path.display()));
+        return Resumability::Diverged(format!("clone {} is gone", path.display()));
     }
-    Repository::open(path).err().map(|e| format!("clone {} cannot be read: {}", path.display(), e.message()))
+    match Repository::open(path) {
+        Ok(_) => Resumability::Intact,
+        Err(e) => Resumability::Diverged(format!("clone {} cannot be read: {}", path.display(), e.message())),
+    }
+}
+
+/// The full id of the role commit `sha` names (a full id, or the abbreviation jackin records when
+/// it reused an image), fetched into the cache `cache` when it is not there yet.
+pub fn role_commit(cache: &Path, url: &str, sha: &str) -> anyhow::Result<String> {
+    let repo = source_cache(cache)?;
+    Ok(fetched_commit(&repo, url, sha)?.to_string())
+}
+
+fn source_cache(cache: &Path) -> anyhow::Result<Repository> {
+    use anyhow::Context;
+    match Repository::open_bare(cache) {
+        Ok(repo) => Ok(repo),
+        Err(_) => {
+            std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
+            Repository::init_bare(cache).with_context(|| format!("creating the source cache {}", cache.display()))
+        }
+    }
+}
+
+/// A commit by full id or unique prefix, as the cache has it; `None` when it has none.
+fn commit_in(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Option<Oid>> {
+    let is_hex = sha.len() >= 4 && sha.len() <= 40 && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    if !is_hex {
+        anyhow::bail!("role_git_sha {sha:?} is not a commit id or an abbreviation of one");
+    }
+    match repo.find_commit_by_prefix(sha) {
+        Ok(commit) => Ok(Some(commit.id())),
+        Err(e) if e.code() == git2::ErrorCode::Ambiguous => {
+            anyhow::bail!("role_git_sha {sha} is ambiguous in {url}: more than one object's id starts with it")
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// `sha` resolved in the cache, fetching `url` into it first when the cache does not have it.
+fn fetched_commit(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Oid> {
+    use anyhow::Context;
+    if let Some(id) = commit_in(repo, url, sha)? {
+        return Ok(id);
+    }
+    let mut options = git2::FetchOptions::new();
+    options.remote_callbacks(fetch_callbacks());
+    let mut remote = repo.remote_anonymous(url)?;
+    remote
+        .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
+        .map_err(|e| match e.code() {
+            git2::ErrorCode::Certificate if e.class() == git2::ErrorClass::Ssh => anyhow::anyhow!(
+                "{}: the host is not in ~/.ssh/known_hosts with this key (`ssh` to it once, or ssh-keyscan)",
+                e.message()
+            ),
+            _ => anyhow::Error::new(e),
+        })
+        .with_context(|| format!("fetching {url}"))?;
+    let what = if sha.len() == 40 { "commit" } else { "role_git_sha" };
+    commit_in(repo, url, sha)?.with_context(|| format!("{what} {sha} is not in {url}"))
 }
 
 /// Fetches `url` into the bare cache repository `cache` and returns the tree of exactly `sha` as
@@ -440,31 +536,9 @@ pub(crate) fn clone_divergence(path: &Path) -> Option<String> {
 /// read. https:// needs the transport jackin-restore registers at start (git2-curl); this library
 /// does not link it, see bins/jackin-restore.rs.
 pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>> {
-    use anyhow::Context;
-    let repo = match Repository::open_bare(cache) {
-        Ok(repo) => repo,
-        Err(_) => {
-            std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
-            Repository::init_bare(cache).with_context(|| format!("creating the source cache {}", cache.display()))?
-        }
-    };
-    let id = Oid::from_str(sha).with_context(|| format!("{sha:?} is not a commit id"))?;
-    if repo.find_commit(id).is_err() {
-        let mut options = git2::FetchOptions::new();
-        options.remote_callbacks(fetch_callbacks());
-        let mut remote = repo.remote_anonymous(url)?;
-        remote
-            .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
-            .map_err(|e| match e.code() {
-                git2::ErrorCode::Certificate if e.class() == git2::ErrorClass::Ssh => anyhow::anyhow!(
-                    "{}: the host is not in ~/.ssh/known_hosts with this key (`ssh` to it once, or ssh-keyscan)",
-                    e.message()
-                ),
-                _ => anyhow::Error::new(e),
-            })
-            .with_context(|| format!("fetching {url}"))?;
-    }
-    let commit = repo.find_commit(id).with_context(|| format!("commit {sha} is not in {url}"))?;
+    let repo = source_cache(cache)?;
+    let id = fetched_commit(&repo, url, sha)?;
+    let commit = repo.find_commit(id)?;
     let tree = commit.tree()?;
     let mut archive = tar::Builder::new(Vec::new());
     let mut failure = None;

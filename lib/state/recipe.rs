@@ -7,8 +7,19 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+/// The recipe format this code writes. 1 (no `format` key): the whole `Config.Env`, no run shape
+/// beyond lifecycle.md's list, the network's name and labels. 2: only the variables the launch
+/// added, the whole run shape, the network's driver, `Internal` flag and options.
+pub const RECIPE_FORMAT: u32 = 2;
+
+fn first_format() -> u32 {
+    1
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaunchRecipe {
+    #[serde(default = "first_format")]
+    pub format: u32,
     pub(crate) captured_at: String,
     /// Which tool captured it: `jackin-keep` or `jackin-reconcile`.
     pub(crate) captured_by: String,
@@ -73,6 +84,42 @@ pub struct ContainerSpec {
     pub(crate) open_stdin: bool,
     /// The container's own Docker healthcheck command, when it has one.
     pub healthcheck: Option<Vec<String>>,
+    // The rest of the run shape (real-host.md, "Run shape"): what the launch chose, replayed
+    // rather than left to Docker's defaults. Absent from format 1 recipes.
+    #[serde(default)]
+    pub cap_add: Vec<String>,
+    #[serde(default)]
+    pub cap_drop: Vec<String>,
+    #[serde(default)]
+    pub group_add: Vec<String>,
+    #[serde(default)]
+    pub(crate) security_opt: Vec<String>,
+    /// Mount point → options.
+    #[serde(default)]
+    pub(crate) tmpfs: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(crate) devices: Vec<DeviceSpec>,
+    pub(crate) init: Option<bool>,
+    pub(crate) shm_size: Option<i64>,
+    #[serde(default)]
+    pub(crate) extra_hosts: Vec<String>,
+    pub(crate) restart_policy: Option<RestartSpec>,
+    #[serde(default)]
+    pub(crate) readonly_rootfs: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceSpec {
+    pub(crate) path_on_host: String,
+    pub(crate) path_in_container: String,
+    pub(crate) cgroup_permissions: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestartSpec {
+    /// `no`, `always`, `unless-stopped` or `on-failure`.
+    pub(crate) name: String,
+    pub(crate) maximum_retry_count: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +136,47 @@ pub struct MountSpec {
 pub struct NetworkRecipe {
     pub name: String,
     pub(crate) labels: BTreeMap<String, String>,
+    /// `None` in format 1 recipes: the engine's default (`bridge`).
+    #[serde(default)]
+    pub(crate) driver: Option<String>,
+    /// No route out: a session launched on an internal network never comes back with one.
+    #[serde(default)]
+    pub internal: bool,
+    #[serde(default)]
+    pub(crate) options: BTreeMap<String, String>,
+}
+
+/// The entries of a container's `Config.Env` that the launch added: those the image's own
+/// `Config.Env` does not hold with the same value. The image's come back with the image.
+pub(crate) fn added_by_launch(container_env: &[String], image_env: &[String]) -> Vec<String> {
+    container_env.iter().filter(|entry| !image_env.contains(entry)).cloned().collect()
+}
+
+/// The bindings a restore resolves for a container created from an image whose environment is
+/// `image_env`. A format 1 recipe recorded the image's variables too: a literal the image holds
+/// with the same value is the image's, and an `env:NAME` whose name the image sets is taken from
+/// the image, unless agent.toml's `exec_bindings` (`exec_sources`) give it a source.
+pub(crate) fn bindings_to_resolve(
+    recipe_format: u32,
+    env: &[EnvBinding],
+    image_env: &[String],
+    exec_sources: &BTreeMap<String, String>,
+) -> Vec<EnvBinding> {
+    if recipe_format >= 2 {
+        return env.to_vec();
+    }
+    let image_sets = |name: &str| image_env.iter().any(|e| e.split_once('=').map_or(e.as_str(), |(n, _)| n) == name);
+    env.iter()
+        .filter(|b| {
+            if b.source == "literal" {
+                let entry = format!("{}={}", b.name, b.value.as_deref().unwrap_or_default());
+                !image_env.contains(&entry)
+            } else {
+                exec_sources.contains_key(&b.name) || !image_sets(&b.name)
+            }
+        })
+        .cloned()
+        .collect()
 }
 
 /// Variables whose values are configuration, not secrets: kept as literals.
@@ -244,6 +332,26 @@ mod tests {
         assert_eq!(missing, ["A", "B"]);
         let values = resolve_env(&bindings, |n| Some(format!("v{n}")), |_| None).unwrap();
         assert_eq!(values, ["A=vA", "B=vB", "PATH=/bin"]);
+    }
+
+    #[test]
+    fn the_image_environment_is_the_images() {
+        let image = ["PATH=/usr/local/bin:/bin".to_owned(), "NODE_VERSION=22.1.0".into(), "HOME=/root".into()];
+        let container = [
+            "PATH=/usr/local/bin:/bin".to_owned(),
+            "NODE_VERSION=22.1.0".into(),
+            "HOME=/home/agent".into(),
+            "T=1".into(),
+        ];
+        assert_eq!(added_by_launch(&container, &image), ["HOME=/home/agent", "T=1"]);
+
+        // A format 1 recipe recorded them all: the image's variables are not asked for.
+        let recorded = env_bindings(&container, &BTreeMap::new());
+        let names = |bindings: Vec<EnvBinding>| bindings.into_iter().map(|b| b.name).collect::<Vec<_>>();
+        assert_eq!(names(bindings_to_resolve(1, &recorded, &image, &BTreeMap::new())), ["HOME", "T"]);
+        let sourced = BTreeMap::from([("NODE_VERSION".to_owned(), "env:MY_NODE".to_owned())]);
+        assert_eq!(names(bindings_to_resolve(1, &recorded, &image, &sourced)), ["NODE_VERSION", "HOME", "T"]);
+        assert_eq!(bindings_to_resolve(2, &recorded, &image, &BTreeMap::new()), recorded);
     }
 
     #[test]

@@ -9,17 +9,23 @@ use crate::engines::docker::{ContainerDetails, Engine};
 use crate::state::model::DockerNames;
 use crate::state::names::InstanceName;
 use crate::state::recipe::{
-    env_bindings, exec_binding_sources, health_argv, ContainerRecipe, LaunchRecipe, NetworkRecipe,
+    added_by_launch, env_bindings, exec_binding_sources, health_argv, ContainerRecipe, LaunchRecipe, NetworkRecipe,
+    RECIPE_FORMAT,
 };
 use crate::state::store::Store;
 
+/// The container's recipe: its environment less what its image sets (real-host.md, "Environment").
 fn container_recipe(
+    engine: &Engine,
     details: ContainerDetails,
     sources: &BTreeMap<String, String>,
     default_health: Option<Vec<String>>,
-) -> ContainerRecipe {
+) -> Result<ContainerRecipe> {
     let health = details.spec.healthcheck.as_deref().and_then(health_argv).or(default_health);
-    ContainerRecipe { env: env_bindings(&details.env, sources), spec: details.spec, health }
+    // The container holds its image, so the image is there; by ID, as the tag may have moved.
+    let image_env = engine.image_env(&details.spec.image_id)?.unwrap_or_default();
+    let env = env_bindings(&added_by_launch(&details.env, &image_env), sources);
+    Ok(ContainerRecipe { env, spec: details.spec, health })
 }
 
 /// Captures the recipe of a session whose role container exists; `None` when it does not.
@@ -37,19 +43,28 @@ pub fn capture(
         Some(sidecar) => engine.inspect(sidecar)?,
         None => None,
     };
-    let network = role.spec.network.as_ref().map(|network| NetworkRecipe {
-        name: network.clone(),
-        labels: BTreeMap::from([
-            ("jackin.managed".to_owned(), "true".to_owned()),
-            ("jackin.role".to_owned(), name.to_string()),
-        ]),
-    });
+    let network = match role.spec.network.as_deref() {
+        Some(network) => Some(engine.network_shape(network)?.unwrap_or_else(|| NetworkRecipe {
+            // Gone already (jackin's garbage collection): its shape is unknown, so the labels jackin
+            // gives it and the engine's defaults.
+            name: network.to_owned(),
+            labels: BTreeMap::from([
+                ("jackin.managed".to_owned(), "true".to_owned()),
+                ("jackin.role".to_owned(), name.to_string()),
+            ]),
+            driver: None,
+            internal: false,
+            options: BTreeMap::new(),
+        })),
+        None => None,
+    };
     let docker_info = Some(vec!["docker".to_owned(), "info".to_owned()]);
     Ok(Some(LaunchRecipe {
+        format: RECIPE_FORMAT,
         captured_at: crate::base::time::now_rfc3339(),
         captured_by: captured_by.to_owned(),
-        role: container_recipe(role, &sources, None),
-        sidecar: sidecar.map(|s| container_recipe(s, &sources, docker_info)),
+        role: container_recipe(engine, role, &sources, None)?,
+        sidecar: sidecar.map(|s| container_recipe(engine, s, &sources, docker_info)).transpose()?,
         network,
         certs_volume: docker.certs_volume.clone(),
         agent_toml,

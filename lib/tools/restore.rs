@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 
 use crate::base::exit::Exit;
 use crate::engines::docker::{ContainerDetails, Engine};
+use crate::engines::git::{self, Resumability};
 use crate::protocol::assessment::Assessment;
 use crate::protocol::envelope::Record;
 use crate::protocol::identity::Identity;
@@ -16,7 +17,7 @@ use crate::protocol::records::{Candidate, Change, Restored};
 use crate::state::continuity::{self, Continuity, HistoryEntry};
 use crate::state::model::{IsolationKind, Manifest, Status};
 use crate::state::names::InstanceName;
-use crate::state::recipe::{self, ContainerRecipe, LaunchRecipe};
+use crate::state::recipe::{self, ContainerRecipe, LaunchRecipe, NetworkRecipe, RECIPE_FORMAT};
 use crate::state::select::Catalog;
 use crate::state::store::Store;
 use crate::tools::assess::{AssessOptions, Assessor};
@@ -65,6 +66,8 @@ pub struct Plan {
     pub(crate) role_image: Option<String>,
     pub role: Option<ContainerDetails>,
     pub(crate) sidecar: Option<ContainerDetails>,
+    /// `Config.User` of the role container (or of its recipe): who the attach command runs as.
+    pub(crate) attach_user: Option<String>,
 }
 
 impl Plan {
@@ -73,25 +76,29 @@ impl Plan {
     }
 }
 
-/// Every reason the preserved state no longer matches what was kept.
-pub(crate) fn divergences(store: &Store, name: &InstanceName) -> Vec<String> {
+/// What stops a resume (the preserved state is gone or unregistered), and what only drifted
+/// (a worktree on another branch or a detached HEAD): (stops, drift).
+pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, Vec<String>) {
     let isolation = match store.read_isolation(name) {
         Ok(isolation) => isolation,
-        Err(e) => return vec![format!("isolation records unreadable: {e:#}")],
+        Err(e) => return (vec![format!("isolation records unreadable: {e:#}")], Vec::new()),
     };
-    isolation
-        .mounts()
-        .into_iter()
-        .filter_map(|mount| match mount {
-            Err(bad) => Some(bad.reason),
-            Ok(r) if r.isolation == IsolationKind::Worktree => crate::engines::git::worktree_divergence(
-                Path::new(&r.worktree_path),
-                Path::new(&r.original_src),
-                &r.scratch_branch,
-            ),
-            Ok(r) => crate::engines::git::clone_divergence(Path::new(&r.worktree_path)),
-        })
-        .collect()
+    let (mut stops, mut drift) = (Vec::new(), Vec::new());
+    for mount in isolation.mounts() {
+        let state = match mount {
+            Err(bad) => Resumability::Diverged(bad.reason),
+            Ok(r) if r.isolation == IsolationKind::Worktree => {
+                git::worktree_resumability(Path::new(&r.worktree_path), Path::new(&r.original_src), &r.scratch_branch)
+            }
+            Ok(r) => git::clone_resumability(Path::new(&r.worktree_path)),
+        };
+        match state {
+            Resumability::Intact => {}
+            Resumability::Drifted(note) => drift.push(note),
+            Resumability::Diverged(why) => stops.push(why),
+        }
+    }
+    (stops, drift)
 }
 
 /// Works out the tier from what Docker says now and what was captured.
@@ -102,7 +109,15 @@ pub(crate) fn plan(
     manifest: &Manifest,
     recipe: Option<&LaunchRecipe>,
 ) -> Result<Plan> {
-    let mut plan = Plan { missing: divergences(store, name), ..Plan::default() };
+    let (missing, drift) = divergences(store, name);
+    let mut plan = Plan { missing, drift, ..Plan::default() };
+    if let Some(recipe) = recipe.filter(|r| r.format > RECIPE_FORMAT) {
+        plan.missing.push(format!(
+            "the launch recipe is format {}, newer than the {RECIPE_FORMAT} this jackin-restore reads",
+            recipe.format
+        ));
+        return Ok(plan);
+    }
     let role = engine.inspect(&manifest.docker.role_container)?;
     let sidecar = match &manifest.docker.dind_container {
         Some(sidecar) => engine.inspect(sidecar)?,
@@ -120,6 +135,7 @@ pub(crate) fn plan(
                 None if store.agent_toml_path(name).exists() => {}
                 None => plan.missing.push("agent.toml is gone and no launch recipe holds it".into()),
             }
+            plan_resources(engine, recipe, role, &mut plan)?;
             if let Some(sidecar) = &sidecar {
                 plan.steps.push(format!("start {} and wait until it is healthy", sidecar.name));
             }
@@ -127,23 +143,82 @@ pub(crate) fn plan(
         }
         None => match recipe {
             None => plan.missing.push("no launch recipe: the session was lost before one was captured".into()),
-            Some(recipe) => plan_recreate(engine, manifest, recipe, &mut plan)?,
+            Some(recipe) => plan_recreate(engine, store, manifest, recipe, &mut plan)?,
         },
     }
+    plan.attach_user = match &role {
+        Some(role) => role.spec.user.clone(),
+        None => recipe.and_then(|r| r.role.spec.user.clone()),
+    };
     plan.role = role;
     plan.sidecar = sidecar;
     Ok(plan)
 }
 
-fn plan_recreate(engine: &Engine, manifest: &Manifest, recipe: &LaunchRecipe, plan: &mut Plan) -> Result<()> {
-    let mut bindings = recipe.role.env.clone();
-    if let Some(sidecar) = &recipe.sidecar {
-        bindings.extend(sidecar.env.iter().cloned());
+/// Tier 1: jackin's garbage collection removes the networks of roles that are not running; the
+/// network (and the certs volume) come back from the recipe before the sidecar starts.
+fn plan_resources(
+    engine: &Engine,
+    recipe: Option<&LaunchRecipe>,
+    role: &ContainerDetails,
+    plan: &mut Plan,
+) -> Result<()> {
+    if let Some(network) = &role.spec.network {
+        match recipe.and_then(|r| r.network.as_ref()).filter(|n| n.name == *network) {
+            Some(recorded) => plan_network(engine, recorded, plan)?,
+            None if engine.network_exists(network)? => {}
+            None => plan.missing.push(format!("network {network} is gone and no launch recipe holds its shape")),
+        }
     }
-    if let Err(names) = recipe::resolve_env(&bindings, |n| std::env::var(n).ok(), recipe::op_read) {
-        plan.missing.extend(names.iter().map(|n| format!("needs {n}")));
-        plan.missing_env = names;
+    if let Some(volume) = recipe.and_then(|r| r.certs_volume.as_ref()) {
+        if !engine.volume_exists(volume)? {
+            plan.steps.push(format!("create volume {volume}"));
+        }
     }
+    Ok(())
+}
+
+/// The recorded network: created when it is gone; one there already must not give an internal
+/// session a route out.
+fn plan_network(engine: &Engine, recorded: &NetworkRecipe, plan: &mut Plan) -> Result<()> {
+    match engine.network_shape(&recorded.name)? {
+        None => {
+            let internal = if recorded.internal { " (internal)" } else { "" };
+            plan.steps.push(format!("create network {}{internal}", recorded.name));
+        }
+        Some(there) if recorded.internal && !there.internal => plan.missing.push(format!(
+            "network {} was internal at launch and the one there now is not: it would give the session a route out",
+            recorded.name
+        )),
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// Creates the recorded network and certs volume when they are gone.
+fn ensure_resources(engine: &Engine, recipe: &LaunchRecipe, actions: &mut Vec<String>) -> Result<()> {
+    if let Some(network) = &recipe.network {
+        if !engine.network_exists(&network.name)? {
+            engine.create_network(network)?;
+            actions.push(format!("created network {}", network.name));
+        }
+    }
+    if let Some(volume) = &recipe.certs_volume {
+        if !engine.volume_exists(volume)? {
+            engine.create_volume(volume)?;
+            actions.push(format!("created volume {volume}"));
+        }
+    }
+    Ok(())
+}
+
+fn plan_recreate(
+    engine: &Engine,
+    store: &Store,
+    manifest: &Manifest,
+    recipe: &LaunchRecipe,
+    plan: &mut Plan,
+) -> Result<()> {
     let spec = &recipe.role.spec;
     let tag_id = engine.image_id(&spec.image)?;
     let recorded = if spec.image_id.is_empty() { None } else { engine.image_id(&spec.image_id)? };
@@ -156,25 +231,41 @@ fn plan_recreate(engine: &Engine, manifest: &Manifest, recipe: &LaunchRecipe, pl
             plan.drift.push(format!("image tag {} moved to {moved_to}; using the recorded image {id}", spec.image));
         }
         plan.role_image = Some(id);
-    } else if !manifest.role_source_git.is_empty() && manifest.role_git_sha.is_some() {
-        plan.tier = Some(3);
-        let sha = manifest.role_git_sha.as_deref().unwrap_or_default();
-        plan.steps.push(format!("build {} from {} at {sha}", manifest.image_tag, manifest.role_source_git));
-        plan.role_image = Some(manifest.image_tag.clone());
+    } else if let Some(sha) = manifest.role_git_sha.as_deref().filter(|_| !manifest.role_source_git.is_empty()) {
+        match role_commit(store, manifest, sha) {
+            Ok(commit) => {
+                plan.tier = Some(3);
+                let at = if commit == sha { commit } else { format!("{sha} ({commit})") };
+                plan.steps.push(format!("build {} from {} at {at}", manifest.image_tag, manifest.role_source_git));
+                plan.role_image = Some(manifest.image_tag.clone());
+            }
+            Err(e) => plan.missing.push(format!("the image is gone and cannot be rebuilt: {e:#}")),
+        }
     } else {
         plan.missing.push(format!("image {} is gone and there is no source to rebuild it from", spec.image));
     }
+    let mut bindings = match &plan.role_image {
+        Some(image) => env_to_resolve(engine, recipe, &recipe.role, image)?,
+        None => recipe.role.env.clone(),
+    };
     if let Some(network) = &recipe.network {
-        plan.steps.push(format!("create network {}", network.name));
+        plan_network(engine, network, plan)?;
     }
     if let Some(volume) = &recipe.certs_volume {
-        plan.steps.push(format!("create volume {volume}"));
+        if !engine.volume_exists(volume)? {
+            plan.steps.push(format!("create volume {volume}"));
+        }
     }
     if let Some(sidecar) = &recipe.sidecar {
-        if engine.image_id(&sidecar.spec.image_id)?.is_none() && engine.image_id(&sidecar.spec.image)?.is_none() {
-            plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image));
+        match sidecar_image(engine, sidecar)? {
+            Some(image) => bindings.extend(env_to_resolve(engine, recipe, sidecar, &image)?),
+            None => plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image)),
         }
         plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
+    }
+    if let Err(names) = recipe::resolve_env(&bindings, |n| std::env::var(n).ok(), recipe::op_read) {
+        plan.missing.extend(names.iter().map(|n| format!("needs {n}")));
+        plan.missing_env = names;
     }
     if recipe.agent_toml.is_some() {
         plan.steps.push("rewrite agent.toml from the launch recipe".into());
@@ -239,7 +330,7 @@ pub fn planned(manifest: &Manifest, plan: &Plan) -> Restored {
         tier: plan.tier,
         missing: plan.missing.clone(),
         actions: plan.steps.clone(),
-        attach: attach_argv(&manifest.docker.role_container),
+        attach: attach_argv(&manifest.docker.role_container, plan.attach_user.as_deref()),
         drift: plan.drift.clone(),
         dry_run: true,
     }
@@ -273,6 +364,9 @@ pub fn execute(
             if let Some(text) = recipe.and_then(|r| r.agent_toml.as_ref()) {
                 store.write_agent_toml(name, text)?;
                 actions.push("rewrote agent.toml".to_owned());
+            }
+            if let Some(recipe) = recipe {
+                ensure_resources(engine, recipe, &mut actions)?;
             }
             if let Some(sidecar) = &plan.sidecar {
                 engine.start(&sidecar.name)?;
@@ -308,8 +402,40 @@ pub fn execute(
     Ok(actions)
 }
 
-fn resolved_env(container: &ContainerRecipe) -> Result<Vec<String>> {
-    recipe::resolve_env(&container.env, |n| std::env::var(n).ok(), recipe::op_read).map_err(|missing| {
+/// The sidecar's image: the recorded ID, else the tag; `None` when both are gone.
+fn sidecar_image(engine: &Engine, sidecar: &ContainerRecipe) -> Result<Option<String>> {
+    for reference in [&sidecar.spec.image_id, &sidecar.spec.image] {
+        if !reference.is_empty() && engine.image_id(reference)?.is_some() {
+            return Ok(Some(reference.clone()));
+        }
+    }
+    Ok(None)
+}
+
+/// The variables to resolve for a container created from `image`: the launch's own, never the
+/// image's (real-host.md, "Environment").
+fn env_to_resolve(
+    engine: &Engine,
+    recipe: &LaunchRecipe,
+    container: &ContainerRecipe,
+    image: &str,
+) -> Result<Vec<recipe::EnvBinding>> {
+    if recipe.format >= RECIPE_FORMAT {
+        return Ok(container.env.clone());
+    }
+    let image_env = engine.image_env(image)?.unwrap_or_default();
+    let exec_sources = recipe.agent_toml.as_deref().map(recipe::exec_binding_sources).unwrap_or_default();
+    Ok(recipe::bindings_to_resolve(recipe.format, &container.env, &image_env, &exec_sources))
+}
+
+fn resolved_env(
+    engine: &Engine,
+    recipe: &LaunchRecipe,
+    container: &ContainerRecipe,
+    image: &str,
+) -> Result<Vec<String>> {
+    let bindings = env_to_resolve(engine, recipe, container, image)?;
+    recipe::resolve_env(&bindings, |n| std::env::var(n).ok(), recipe::op_read).map_err(|missing| {
         Exit::Partial.err(format_args!("cannot resolve {}: nothing was started", missing.join(", ")))
     })
 }
@@ -324,26 +450,18 @@ fn recreate(
     actions: &mut Vec<String>,
 ) -> Result<()> {
     // Every value first: a missing one must stop the restore before anything exists.
-    let role_env = resolved_env(&recipe.role)?;
-    let sidecar_env = recipe.sidecar.as_ref().map(resolved_env).transpose()?;
-    if let Some(network) = &recipe.network {
-        if !engine.network_exists(&network.name)? {
-            engine.create_network(&network.name, &network.labels)?;
-            actions.push(format!("created network {}", network.name));
+    let role_env = resolved_env(engine, recipe, &recipe.role, image)?;
+    let sidecar = match &recipe.sidecar {
+        Some(sidecar) => {
+            let image = sidecar_image(engine, sidecar)?.unwrap_or_else(|| sidecar.spec.image.clone());
+            Some((sidecar, resolved_env(engine, recipe, sidecar, &image)?, image))
         }
-    }
-    if let Some(volume) = &recipe.certs_volume {
-        engine.create_volume(volume)?;
-        actions.push(format!("created volume {volume}"));
-    }
-    if let (Some(sidecar), Some(env)) = (&recipe.sidecar, sidecar_env) {
-        let sidecar_image = if engine.image_id(&sidecar.spec.image_id)?.is_some() {
-            &sidecar.spec.image_id
-        } else {
-            &sidecar.spec.image
-        };
+        None => None,
+    };
+    ensure_resources(engine, recipe, actions)?;
+    if let Some((sidecar, env, sidecar_image)) = sidecar {
         if engine.inspect(&sidecar.spec.name)?.is_none() {
-            engine.create_container(&sidecar.spec, sidecar_image, env)?;
+            engine.create_container(&sidecar.spec, &sidecar_image, env)?;
         }
         engine.start(&sidecar.spec.name)?;
         let health = sidecar.health.clone().unwrap_or_else(|| vec!["docker".into(), "info".into()]);
@@ -381,11 +499,23 @@ pub(crate) fn wait_healthy(engine: &Engine, container: &str, argv: &[String], ti
     }
 }
 
+/// The full id of the recorded role commit. A full id is taken as it is (the build fetches it);
+/// an abbreviation (jackin records 7 characters when it reused an image) is resolved in the
+/// fetched source now, so that a plan never promises tier 3 on an unknown or ambiguous one.
+fn role_commit(store: &Store, manifest: &Manifest, sha: &str) -> Result<String> {
+    if sha.len() == 40 {
+        return Ok(sha.to_owned());
+    }
+    let cache = store.role_source_cache(&manifest.role_source_git);
+    git::role_commit(&cache, &manifest.role_source_git, sha)
+}
+
 /// Tier 3: the role's source at exactly the recorded commit, built by the engine.
 fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Result<()> {
     let sha = manifest.role_git_sha.as_deref().context("no role_git_sha recorded")?;
+    let sha = &role_commit(store, manifest, sha)?;
     let cache = store.role_source_cache(&manifest.role_source_git);
-    let context = crate::engines::git::source_tar(&cache, &manifest.role_source_git, sha)?;
+    let context = git::source_tar(&cache, &manifest.role_source_git, sha)?;
     let labels = std::collections::BTreeMap::from([("jackin.role_git_sha".to_owned(), sha.to_owned())]);
     engine.build_image(context, &manifest.image_tag, &labels)
 }
@@ -415,9 +545,18 @@ pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tie
     })
 }
 
-/// The argv that reconnects an operator to the session.
-pub(crate) fn attach_argv(container: &str) -> Vec<String> {
-    vec!["docker".into(), "attach".into(), container.into()]
+/// Where jackin's agent capsule lives in a role container.
+const CAPSULE: &str = "/jackin/runtime/jackin-capsule";
+
+/// The argv that reconnects an operator to the session: jackin's capsule reconnect, as the
+/// container's user (`docker attach` would reach PID 1, which is not the agent).
+pub(crate) fn attach_argv(container: &str, user: Option<&str>) -> Vec<String> {
+    let mut argv: Vec<String> = vec!["docker".into(), "exec".into(), "-it".into()];
+    if let Some(user) = user.filter(|u| !u.is_empty()) {
+        argv.extend(["--user".into(), user.into()]);
+    }
+    argv.extend([container.into(), CAPSULE.into()]);
+    argv
 }
 
 /// `2h ago`, `3d ago`.

@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use bollard::errors::Error as BollardError;
 use bollard::models::{
-    ContainerCreateBody, EndpointSettings, HealthConfig, HostConfig, Mount, MountType, NetworkCreateRequest,
-    NetworkingConfig, VolumeCreateRequest,
+    ContainerCreateBody, DeviceMapping, EndpointSettings, HealthConfig, HostConfig, Mount, MountType,
+    NetworkCreateRequest, NetworkingConfig, RestartPolicy, RestartPolicyNameEnum, VolumeCreateRequest,
 };
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::exit::Exit;
 use crate::engines::endpoint::Endpoint;
-use crate::state::recipe::{ContainerSpec, MountSpec};
+use crate::state::recipe::{ContainerSpec, DeviceSpec, MountSpec, NetworkRecipe, RestartSpec};
 
 mod connect;
 mod events;
@@ -204,6 +204,30 @@ impl Engine {
             tty: config.tty.unwrap_or(false),
             open_stdin: config.open_stdin.unwrap_or(false),
             healthcheck: config.healthcheck.and_then(|h| h.test).filter(|t| t.first().is_some_and(|k| k != "NONE")),
+            cap_add: host.cap_add.unwrap_or_default(),
+            cap_drop: host.cap_drop.unwrap_or_default(),
+            group_add: host.group_add.unwrap_or_default(),
+            security_opt: host.security_opt.unwrap_or_default(),
+            tmpfs: host.tmpfs.unwrap_or_default().into_iter().collect(),
+            devices: host
+                .devices
+                .unwrap_or_default()
+                .into_iter()
+                .map(|d| DeviceSpec {
+                    path_on_host: d.path_on_host.unwrap_or_default(),
+                    path_in_container: d.path_in_container.unwrap_or_default(),
+                    cgroup_permissions: d.cgroup_permissions.unwrap_or_default(),
+                })
+                .collect(),
+            init: host.init,
+            shm_size: host.shm_size.filter(|s| *s > 0),
+            extra_hosts: host.extra_hosts.unwrap_or_default(),
+            restart_policy: host
+                .restart_policy
+                .and_then(|p| Some((p.name?, p.maximum_retry_count)))
+                .filter(|(name, _)| *name != RestartPolicyNameEnum::EMPTY)
+                .map(|(name, maximum_retry_count)| RestartSpec { name: name.to_string(), maximum_retry_count }),
+            readonly_rootfs: host.readonly_rootfs.unwrap_or(false),
         };
         Ok(Some(ContainerDetails {
             id: response.id.unwrap_or_default(),
@@ -317,15 +341,34 @@ impl Engine {
         }
     }
 
-    pub(crate) fn create_network(&self, name: &str, labels: &BTreeMap<String, String>) -> Result<()> {
+    /// A network's shape as a recipe records it; `None` when there is no such network.
+    pub(crate) fn network_shape(&self, name: &str) -> Result<Option<NetworkRecipe>> {
+        match self.call(self.api.inspect_network(name, None)) {
+            Ok(network) => Ok(Some(NetworkRecipe {
+                name: network.name.unwrap_or_else(|| name.to_owned()),
+                labels: labels(network.labels),
+                driver: network.driver.filter(|d| !d.is_empty()),
+                internal: network.internal.unwrap_or(false),
+                options: network.options.unwrap_or_default().into_iter().collect(),
+            })),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting network {name}")))),
+        }
+    }
+
+    /// Creates a network with the recorded driver, `Internal` flag, options and labels.
+    pub(crate) fn create_network(&self, network: &NetworkRecipe) -> Result<()> {
         let request = NetworkCreateRequest {
-            name: name.to_owned(),
-            labels: Some(labels.clone().into_iter().collect()),
+            name: network.name.clone(),
+            driver: network.driver.clone(),
+            internal: Some(network.internal),
+            options: Some(network.options.clone().into_iter().collect()),
+            labels: Some(network.labels.clone().into_iter().collect()),
             ..Default::default()
         };
         self.call(self.api.create_network(request))
             .map(|_| ())
-            .with_context(|| self.doing(format!("creating network {name}")))
+            .with_context(|| self.doing(format!("creating network {}", network.name)))
     }
 
     pub(crate) fn create_volume(&self, name: &str) -> Result<()> {
@@ -339,6 +382,15 @@ impl Engine {
     pub(crate) fn image_id(&self, reference: &str) -> Result<Option<String>> {
         match self.call(self.api.inspect_image(reference)) {
             Ok(image) => Ok(image.id),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting image {reference}")))),
+        }
+    }
+
+    /// The image's own `Config.Env`; `None` when the engine does not have the image.
+    pub(crate) fn image_env(&self, reference: &str) -> Result<Option<Vec<String>>> {
+        match self.call(self.api.inspect_image(reference)) {
+            Ok(image) => Ok(Some(image.config.and_then(|c| c.env).unwrap_or_default())),
             Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting image {reference}")))),
         }
@@ -365,6 +417,26 @@ impl Engine {
             nano_cpus: spec.nano_cpus,
             pids_limit: spec.pids_limit,
             network_mode: spec.network.clone(),
+            cap_add: Some(spec.cap_add.clone()),
+            cap_drop: Some(spec.cap_drop.clone()),
+            group_add: Some(spec.group_add.clone()),
+            security_opt: Some(spec.security_opt.clone()),
+            tmpfs: Some(spec.tmpfs.clone().into_iter().collect()),
+            devices: Some(
+                spec.devices
+                    .iter()
+                    .map(|d| DeviceMapping {
+                        path_on_host: Some(d.path_on_host.clone()),
+                        path_in_container: Some(d.path_in_container.clone()),
+                        cgroup_permissions: Some(d.cgroup_permissions.clone()),
+                    })
+                    .collect(),
+            ),
+            init: spec.init,
+            shm_size: spec.shm_size,
+            extra_hosts: Some(spec.extra_hosts.clone()),
+            restart_policy: spec.restart_policy.as_ref().map(restart_policy).transpose()?,
+            readonly_rootfs: Some(spec.readonly_rootfs),
             ..Default::default()
         };
         let networking_config = spec.network.as_ref().map(|network| NetworkingConfig {
@@ -476,6 +548,14 @@ impl Engine {
         }
         Ok(facts)
     }
+}
+
+fn restart_policy(spec: &RestartSpec) -> Result<RestartPolicy> {
+    let name = spec
+        .name
+        .parse::<RestartPolicyNameEnum>()
+        .map_err(|_| anyhow::anyhow!("the recipe's restart policy {:?} is not one Docker knows", spec.name))?;
+    Ok(RestartPolicy { name: Some(name), maximum_retry_count: spec.maximum_retry_count })
 }
 
 /// Docker adds the container's short ID as an alias; it changes with every container.
