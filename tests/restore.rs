@@ -5,7 +5,10 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::docker::{
+    build_real_images, docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE,
+    TEST_REAL_DIND_IMAGE, TEST_REAL_DIND_IMAGE_ENV, TEST_ROLE_IMAGE, TEST_ROLE_IMAGE_ENV,
+};
 use common::records::{envelopes, records, Candidate, ErrorRecord, Restored};
 use common::{git, read_json, Home, Instance};
 use jackin::state::model::Status;
@@ -111,7 +114,7 @@ fn tier_1_starts_the_sidecar_when_healthy_then_the_container_and_rewrites_agent_
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rec = restored(&out.stdout);
     assert_eq!(rec.tier, Some(1));
-    assert_eq!(rec.attach, ["docker", "attach", &inst.container]);
+    assert_eq!(rec.attach, ["docker", "exec", "-it", &inst.container, "/jackin/runtime/jackin-capsule"]);
     assert!(rec.actions.iter().any(|a| a.contains("(healthy)")), "{:?}", rec.actions);
     assert!(fs::read_to_string(&agent_toml).unwrap().contains("agent-smith"), "agent.toml came back");
     use std::os::unix::fs::PermissionsExt;
@@ -422,7 +425,7 @@ fn tier_3(mut home: Home, id: &str, url_of: impl FnOnce(&Path) -> String, env: &
 }
 
 #[test]
-fn a_diverged_worktree_stops_the_restore_and_changes_nothing() {
+fn a_worktree_on_another_branch_resumes_with_drift_and_only_a_lost_one_stops_the_restore() {
     if !engine_available("diverged") {
         return;
     }
@@ -433,20 +436,40 @@ fn a_diverged_worktree_stops_the_restore_and_changes_nothing() {
     let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
     capture_and_keep(&home, &inst, false);
     docker(&["stop", "-t", "0", &inst.container]);
+    let worktree = inst.mount_path(0);
 
-    // The worktree's HEAD left its scratch branch.
-    git(&inst.mount_path(0), &["checkout", "-q", "--detach", "HEAD~1"]);
-    let before = home.snapshot();
+    // The agent started a branch of its own: nothing is lost, the plan says so and is ready.
+    git(&worktree, &["switch", "-q", "-c", "feature"]);
+    let out = restore(&home, &[&inst.container, "--plan"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let planned = restored(&out.stdout);
+    assert_eq!(planned.tier, Some(1));
+    assert_eq!(
+        planned.drift,
+        [format!(
+            "worktree {} is on branch feature, not its scratch branch jackin/scratch/{}",
+            worktree.display(),
+            inst.container
+        )]
+    );
+
+    // A detached HEAD resumes too, with the drift in the record.
+    git(&worktree, &["checkout", "-q", "--detach", "HEAD~1"]);
     let out = restore(&home, &[&inst.container, "--yes"]);
-    assert_eq!(out.status.code(), Some(6));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("scratch branch jackin/scratch/{} points at", inst.container)), "{stderr}");
-    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "false");
-    assert_eq!(home.snapshot(), before);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(1));
+    assert!(rec.drift.len() == 1 && rec.drift[0].contains("has a detached HEAD at"), "{rec:?}");
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
+    assert_eq!(git(&worktree, &["rev-parse", "--abbrev-ref", "HEAD"]), "HEAD", "restore moves no HEAD");
+    docker(&["stop", "-t", "0", &inst.container]);
+    store(&home)
+        .set_status(&InstanceName::parse(&inst.container).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
+        .unwrap();
 
-    // The worktree is no longer registered in its host repository.
-    git(&inst.mount_path(0), &["checkout", "-q", &format!("jackin/scratch/{}", inst.container)]);
+    // The worktree is no longer registered in its host repository: that stops it.
     fs::remove_dir_all(app.join(".git/worktrees").join(&inst.container)).unwrap();
+    let before = home.snapshot();
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert_eq!(out.status.code(), Some(6));
     assert!(
@@ -455,6 +478,13 @@ fn a_diverged_worktree_stops_the_restore_and_changes_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "false");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+
+    // Its path is gone: that stops it too.
+    fs::remove_dir_all(&worktree).unwrap();
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert_eq!(out.status.code(), Some(6));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is gone"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -567,7 +597,10 @@ fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_comm
     let stdout = String::from_utf8_lossy(&out.stdout);
     let mut lines = stdout.lines();
     assert!(lines.next().unwrap().contains("\"tier\":1"), "{stdout}");
-    assert_eq!(lines.next().unwrap(), format!("attached with: attach {}", inst.container));
+    assert_eq!(
+        lines.next().unwrap(),
+        format!("attached with: exec -it {} /jackin/runtime/jackin-capsule", inst.container)
+    );
 
     // Gone without a recipe: nothing can recreate it, and the list and the plan say exactly why.
     drop(session);
@@ -593,4 +626,277 @@ fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_comm
     assert!(!candidate.ready);
     assert_eq!(candidate.tier, None);
     assert!(candidate.label.contains("cannot resume: no launch recipe"), "{candidate:?}");
+}
+
+/// A per-test tag of the role image shaped like jackin's (own `ENV`, `USER`, the capsule).
+fn real_role_image(id: &str) -> String {
+    build_real_images();
+    let tag = format!("jackin-test-role-{id}:latest");
+    docker(&["tag", TEST_ROLE_IMAGE, &tag]);
+    tag
+}
+
+/// `jackin-restore` with none of the images' own variables in its environment.
+fn restore_without_image_env(home: &Home, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = home.cmd("jackin-restore");
+    cmd.args(args).arg("--format=json");
+    for (name, _) in TEST_ROLE_IMAGE_ENV.iter().chain(&TEST_REAL_DIND_IMAGE_ENV) {
+        cmd.env_remove(name);
+    }
+    cmd.envs(env.iter().copied()).output().unwrap()
+}
+
+fn host_config(container: &str, field: &str) -> String {
+    docker(&["inspect", "-f", &format!("{{{{json .HostConfig.{field}}}}}"), container])
+}
+
+/// The attach argv of a record, run without `-it` (no terminal here): what it reaches.
+fn run_attach(attach: &[String]) -> String {
+    let argv: Vec<&str> = attach.iter().map(String::as_str).filter(|a| *a != "-it").collect();
+    assert_eq!(argv[0], "docker");
+    docker(&argv[1..])
+}
+
+#[test]
+fn a_real_session_comes_back_as_it_was_launched_at_tiers_2_1_and_0() {
+    if !engine_available("real_session") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("r3a1aaaa", |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let image = real_role_image("r3a1aaaa");
+    let c = inst.container.clone();
+    let _session = Session::launch(
+        &c,
+        SessionOptions {
+            image: Some(&image),
+            sidecar_image: Some(TEST_REAL_DIND_IMAGE),
+            internal_network: true,
+            env: vec![("SECRET_TOKEN", "real-secret-1234"), ("TERM", "xterm")],
+            role_args: vec![
+                "--user",
+                "1000:1000",
+                "--group-add",
+                "0",
+                "--cap-drop",
+                "NET_RAW",
+                "--cap-add",
+                "SYS_PTRACE",
+                "--security-opt",
+                "no-new-privileges",
+                "--tmpfs",
+                "/scratch:size=1m",
+                "--device",
+                "/dev/zero:/dev/jackin-zero",
+                "--init",
+                "--shm-size",
+                "32m",
+                "--add-host",
+                "jackin.test:10.0.0.1",
+                "--restart",
+                "unless-stopped",
+                "--read-only",
+            ],
+            ..Default::default()
+        },
+    );
+    let launched: Vec<String> =
+        ["CapAdd", "CapDrop", "GroupAdd", "SecurityOpt", "Tmpfs", "Devices", "Init", "ShmSize", "ExtraHosts"]
+            .into_iter()
+            .chain(["RestartPolicy", "ReadonlyRootfs"])
+            .map(|field| host_config(&c, field))
+            .collect();
+    capture_and_keep(&home, &inst, true);
+    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    assert_eq!(recipe["format"], 2);
+    let recorded_names = |container: &str| -> Vec<String> {
+        recipe[container]["env"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(recorded_names("role"), ["SECRET_TOKEN", "TERM"], "only what the launch added");
+    assert_eq!(recorded_names("sidecar"), Vec::<String>::new(), "the DinD image's variables are the image's");
+    assert_eq!(recipe["network"]["internal"], true);
+    remove_docker_side(&inst);
+
+    // Tier 2, with none of the images' variables in the restoring environment: nothing is asked.
+    let listed = restore_without_image_env(&home, &[], &[("SECRET_TOKEN", "real-secret-1234")]);
+    let candidate = &records::<Candidate>(&listed.stdout)[0];
+    assert!(candidate.ready && candidate.missing.is_empty(), "{candidate:?}");
+    let out = restore_without_image_env(&home, &[&c, "--yes"], &[("SECRET_TOKEN", "real-secret-1234")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(2));
+    let env = docker(&["exec", &c, "env"]);
+    for (name, value) in TEST_ROLE_IMAGE_ENV {
+        assert!(env.lines().any(|l| l == format!("{name}={value}")), "the image's {name}: {env}");
+    }
+    assert!(env.lines().any(|l| l == "SECRET_TOKEN=real-secret-1234"), "{env}");
+    let sidecar_env = docker(&["exec", &format!("{c}-dind"), "env"]);
+    for (name, value) in TEST_REAL_DIND_IMAGE_ENV {
+        assert!(sidecar_env.lines().any(|l| l == format!("{name}={value}")), "the DinD image's {name}: {sidecar_env}");
+    }
+    let net = format!("{c}-net");
+    assert_eq!(docker(&["network", "inspect", "-f", "{{.Internal}}", &net]), "true", "no route out");
+    assert_eq!(docker(&["network", "inspect", "-f", "{{index .Labels \"jackin.role\"}}", &net]), c);
+    let restored_shape: Vec<String> =
+        ["CapAdd", "CapDrop", "GroupAdd", "SecurityOpt", "Tmpfs", "Devices", "Init", "ShmSize", "ExtraHosts"]
+            .into_iter()
+            .chain(["RestartPolicy", "ReadonlyRootfs"])
+            .map(|field| host_config(&c, field))
+            .collect();
+    assert_eq!(restored_shape, launched);
+    assert_eq!(host_config(&c, "CapDrop"), r#"["CAP_NET_RAW"]"#);
+    assert_eq!(host_config(&c, "GroupAdd"), r#"["0"]"#);
+    assert_eq!(docker(&["inspect", "-f", "{{.Config.User}}", &c]), "1000:1000");
+    let capsule = ["docker", "exec", "-it", "--user", "1000:1000", c.as_str(), "/jackin/runtime/jackin-capsule"];
+    assert_eq!(rec.attach, capsule);
+    assert_eq!(run_attach(&rec.attach), "capsule reached as 1000:1000 groups 1000 0");
+
+    // Tier 1 after jackin's garbage collection took the network of the stopped session.
+    docker(&["stop", "-t", "0", &c, &format!("{c}-dind")]);
+    docker(&["network", "rm", &net]);
+    store(&home)
+        .set_status(&InstanceName::parse(&c).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
+        .unwrap();
+    let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(1));
+    assert!(rec.actions.iter().any(|a| a == &format!("created network {net}")), "{:?}", rec.actions);
+    assert_eq!(docker(&["network", "inspect", "-f", "{{.Internal}}", &net]), "true", "no route out");
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true");
+
+    // Tier 0: the attach command reaches the capsule, as the container's user.
+    let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(0));
+    assert_eq!(rec.attach, capsule);
+    assert_eq!(run_attach(&rec.attach), "capsule reached as 1000:1000 groups 1000 0");
+    docker(&["rm", "-f", &c]);
+    docker(&["rmi", &image]);
+}
+
+/// A recipe as the first format wrote it (the whole `Config.Env`, the network's name and labels
+/// only), from tests/fixtures/recipe-format-1.json: it still restores, and the images' variables it
+/// recorded as `env:NAME` come from the images, not from the restoring shell.
+#[test]
+fn a_recipe_in_the_first_format_still_restores() {
+    if !engine_available("recipe_format_1") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("f0rmat1a", |_, _| Vec::new());
+    let image = real_role_image("f0rmat1a");
+    let c = inst.container.clone();
+    let image_id = docker(&["image", "inspect", "-f", "{{.Id}}", &image]);
+    let dind_id = docker(&["image", "inspect", "-f", "{{.Id}}", TEST_REAL_DIND_IMAGE]);
+    let fixture = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recipe-format-1.json"))
+        .unwrap()
+        .replace("@CONTAINER@", &c)
+        .replace("@IMAGE@", &image)
+        .replace("@IMAGE_ID@", &image_id)
+        .replace("@DIND_IMAGE@", TEST_REAL_DIND_IMAGE)
+        .replace("@DIND_IMAGE_ID@", &dind_id);
+    let recipe: Value = serde_json::from_str(&fixture).unwrap();
+    assert!(recipe.get("format").is_none(), "the fixture is in the first format");
+    let continuity = serde_json::json!({ "version": 1, "recipe": recipe, "cause": "kept" });
+    fs::write(inst.dir.join(".jackin/continuity.json"), serde_json::to_string_pretty(&continuity).unwrap()).unwrap();
+    store(&home)
+        .set_status(&InstanceName::parse(&c).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
+        .unwrap();
+    let _cleanup = Session {
+        container: c.clone(),
+        sidecar: Some(format!("{c}-dind")),
+        network: format!("{c}-net"),
+        volume: Some(format!("{c}-dind-certs")),
+    };
+
+    let listed = restore_without_image_env(&home, &[], &[]);
+    let candidate = &records::<Candidate>(&listed.stdout)[0];
+    assert!(candidate.label.ends_with("needs SECRET_TOKEN"), "only the launch's secret is asked: {candidate:?}");
+    let out = restore_without_image_env(&home, &[&c, "--yes"], &[("SECRET_TOKEN", "fixture-secret")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(restored(&out.stdout).tier, Some(2));
+    let env = docker(&["exec", &c, "env"]);
+    for (name, value) in TEST_ROLE_IMAGE_ENV {
+        assert!(env.lines().any(|l| l == format!("{name}={value}")), "the image's {name}: {env}");
+    }
+    assert!(env.lines().any(|l| l == "SECRET_TOKEN=fixture-secret"), "{env}");
+    let sidecar_env = docker(&["exec", &format!("{c}-dind"), "env"]);
+    assert!(sidecar_env.lines().any(|l| l == "DIND_COMMIT=8b94a1b0a0b1"), "{sidecar_env}");
+    let anonymous = "5d0f6c3e9b8a7f1e2d4c6b8a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f10";
+    assert!(docker_quiet(&["volume", "inspect", anonymous]).is_none(), "the image's volume stays anonymous");
+    assert_eq!(docker(&["inspect", "-f", "{{.Config.User}}", &c]), "1000:1000");
+    docker(&["rm", "-f", &c]);
+    docker(&["rmi", &image]);
+}
+
+/// A role repository with over a thousand objects, so that some 4-character prefix is shared by
+/// two of them: the shortest abbreviation libgit2 resolves, and an ambiguous one.
+fn ambiguous_prefix(bare: &Path, source: &Path) -> String {
+    for i in 0..1500 {
+        fs::write(source.join(format!("f{i}")), format!("{i}\n")).unwrap();
+    }
+    git(source, &["add", "-A"]);
+    git(source, &["commit", "-q", "-m", "many files"]);
+    git(source, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    let objects = git(bare, &["rev-list", "--objects", "--all"]);
+    let mut seen = std::collections::HashSet::new();
+    for line in objects.lines() {
+        let prefix = line[..4].to_owned();
+        if !seen.insert(prefix.clone()) {
+            return prefix;
+        }
+    }
+    panic!("no two of {} objects share a 4-character prefix", seen.len())
+}
+
+#[test]
+fn tier_3_resolves_a_short_role_sha_and_refuses_an_ambiguous_or_unknown_one() {
+    if !engine_available("tier_3_short_sha") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("t3sh0rta", |_, _| Vec::new());
+    let image = "jackin-test-role-t3sh0rta:latest".to_owned();
+    let (source, bare, sha) = role_source(&home, "role-src", Some(&image));
+    let url = bare.to_str().unwrap().to_owned();
+    let short = sha[..7].to_owned();
+    set_manifest(&home, &inst, |m| {
+        m["role_source_git"] = Value::from(url.clone());
+        m["role_git_sha"] = Value::from(short.clone());
+        m["image_tag"] = Value::from(image.clone());
+    });
+    let _session =
+        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
+    capture_and_keep(&home, &inst, false);
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", &image]);
+
+    let plan = restore(&home, &[&inst.container, "--plan"]);
+    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+    let planned = restored(&plan.stdout);
+    assert_eq!(planned.tier, Some(3));
+    assert!(planned.actions.iter().any(|a| a.contains(&format!("at {short} ({sha})"))), "{planned:?}");
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(restored(&out.stdout).tier, Some(3));
+    assert_eq!(docker(&["exec", &inst.container, "cat", "/marker"]), "launched");
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", &image]);
+
+    // An unknown and an ambiguous abbreviation: the plan names it and promises no tier.
+    let ambiguous = ambiguous_prefix(&bare, &source);
+    for (prefix, why) in [("0000000", "is not in"), (ambiguous.as_str(), "is ambiguous in")] {
+        set_manifest(&home, &inst, |m| m["role_git_sha"] = Value::from(prefix));
+        let plan = restore(&home, &[&inst.container, "--plan"]);
+        assert_eq!(plan.status.code(), Some(6), "{}", String::from_utf8_lossy(&plan.stderr));
+        let planned = restored(&plan.stdout);
+        assert_eq!(planned.tier, None, "{planned:?}");
+        let expected = format!("role_git_sha {prefix} {why} {url}");
+        assert!(planned.missing.iter().any(|m| m.contains(&expected)), "{expected}: {planned:?}");
+        let out = restore(&home, &[&inst.container, "--yes"]);
+        assert_eq!(out.status.code(), Some(6));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(&expected), "{}", String::from_utf8_lossy(&out.stderr));
+    }
 }

@@ -152,6 +152,15 @@ pub(crate) fn added_by_launch(container_env: &[String], image_env: &[String]) ->
     container_env.iter().filter(|entry| !image_env.contains(entry)).cloned().collect()
 }
 
+/// The mounts the launch chose: an anonymous volume (a 64-hex name) on a path the image declares
+/// as `VOLUME` comes back with the image, anonymous; recreated by its name it would become a named
+/// volume that removing the container leaves behind.
+pub(crate) fn mounts_of_launch(mounts: &[MountSpec], image_volumes: &[String]) -> Vec<MountSpec> {
+    let anonymous =
+        |m: &MountSpec| m.kind == "volume" && m.source.len() == 64 && m.source.bytes().all(|b| b.is_ascii_hexdigit());
+    mounts.iter().filter(|m| !(anonymous(m) && image_volumes.contains(&m.destination))).cloned().collect()
+}
+
 /// The bindings a restore resolves for a container created from an image whose environment is
 /// `image_env`. A format 1 recipe recorded the image's variables too: a literal the image holds
 /// with the same value is the image's, and an `env:NAME` whose name the image sets is taken from

@@ -9,8 +9,8 @@ use crate::engines::docker::{ContainerDetails, Engine};
 use crate::state::model::DockerNames;
 use crate::state::names::InstanceName;
 use crate::state::recipe::{
-    added_by_launch, env_bindings, exec_binding_sources, health_argv, ContainerRecipe, LaunchRecipe, NetworkRecipe,
-    RECIPE_FORMAT,
+    added_by_launch, env_bindings, exec_binding_sources, health_argv, mounts_of_launch, ContainerRecipe, LaunchRecipe,
+    NetworkRecipe, RECIPE_FORMAT,
 };
 use crate::state::store::Store;
 
@@ -23,9 +23,11 @@ fn container_recipe(
 ) -> Result<ContainerRecipe> {
     let health = details.spec.healthcheck.as_deref().and_then(health_argv).or(default_health);
     // The container holds its image, so the image is there; by ID, as the tag may have moved.
-    let image_env = engine.image_env(&details.spec.image_id)?.unwrap_or_default();
-    let env = env_bindings(&added_by_launch(&details.env, &image_env), sources);
-    Ok(ContainerRecipe { env, spec: details.spec, health })
+    let image = engine.image_defaults(&details.spec.image_id)?.unwrap_or_default();
+    let env = env_bindings(&added_by_launch(&details.env, &image.env), sources);
+    let mut spec = details.spec;
+    spec.mounts = mounts_of_launch(&spec.mounts, &image.volumes);
+    Ok(ContainerRecipe { env, spec, health })
 }
 
 /// Captures the recipe of a session whose role container exists; `None` when it does not.

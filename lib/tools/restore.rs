@@ -17,7 +17,7 @@ use crate::protocol::records::{Candidate, Change, Restored};
 use crate::state::continuity::{self, Continuity, HistoryEntry};
 use crate::state::model::{IsolationKind, Manifest, Status};
 use crate::state::names::InstanceName;
-use crate::state::recipe::{self, ContainerRecipe, LaunchRecipe, NetworkRecipe, RECIPE_FORMAT};
+use crate::state::recipe::{self, ContainerRecipe, ContainerSpec, LaunchRecipe, NetworkRecipe, RECIPE_FORMAT};
 use crate::state::select::Catalog;
 use crate::state::store::Store;
 use crate::tools::assess::{AssessOptions, Assessor};
@@ -423,9 +423,24 @@ fn env_to_resolve(
     if recipe.format >= RECIPE_FORMAT {
         return Ok(container.env.clone());
     }
-    let image_env = engine.image_env(image)?.unwrap_or_default();
+    let image_env = engine.image_defaults(image)?.unwrap_or_default().env;
     let exec_sources = recipe.agent_toml.as_deref().map(recipe::exec_binding_sources).unwrap_or_default();
     Ok(recipe::bindings_to_resolve(recipe.format, &container.env, &image_env, &exec_sources))
+}
+
+/// The shape to create: a format 1 recipe recorded the image's anonymous volumes by name too.
+fn spec_to_create(
+    engine: &Engine,
+    recipe: &LaunchRecipe,
+    container: &ContainerRecipe,
+    image: &str,
+) -> Result<ContainerSpec> {
+    let mut spec = container.spec.clone();
+    if recipe.format < RECIPE_FORMAT {
+        let volumes = engine.image_defaults(image)?.unwrap_or_default().volumes;
+        spec.mounts = recipe::mounts_of_launch(&spec.mounts, &volumes);
+    }
+    Ok(spec)
 }
 
 fn resolved_env(
@@ -461,7 +476,7 @@ fn recreate(
     ensure_resources(engine, recipe, actions)?;
     if let Some((sidecar, env, sidecar_image)) = sidecar {
         if engine.inspect(&sidecar.spec.name)?.is_none() {
-            engine.create_container(&sidecar.spec, &sidecar_image, env)?;
+            engine.create_container(&spec_to_create(engine, recipe, sidecar, &sidecar_image)?, &sidecar_image, env)?;
         }
         engine.start(&sidecar.spec.name)?;
         let health = sidecar.health.clone().unwrap_or_else(|| vec!["docker".into(), "info".into()]);
@@ -472,7 +487,7 @@ fn recreate(
         store.write_agent_toml(name, text)?;
         actions.push("rewrote agent.toml".to_owned());
     }
-    engine.create_container(&recipe.role.spec, image, role_env)?;
+    engine.create_container(&spec_to_create(engine, recipe, &recipe.role, image)?, image, role_env)?;
     engine.start(&recipe.role.spec.name)?;
     actions.push(format!("recreated {} from {image}", recipe.role.spec.name));
     Ok(())

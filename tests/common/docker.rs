@@ -14,6 +14,44 @@ pub const TEST_IMAGE: &str = "jackin-test-busybox:2";
 /// made from it gets an anonymous volume.
 pub const TEST_DIND_IMAGE: &str = "jackin-test-dind:1";
 
+/// A role image shaped like jackin's: its own `ENV` and `USER`, and the agent capsule at
+/// `/jackin/runtime/jackin-capsule` (a script that says who reached it).
+pub const TEST_ROLE_IMAGE: &str = "jackin-test-role-real:1";
+/// The image's own variables, which a restore must never ask for.
+pub const TEST_ROLE_IMAGE_ENV: [(&str, &str); 2] = [("NODE_VERSION", "22.11.0"), ("DOCKER_TLS_CERTDIR", "/certs")];
+/// A sidecar image shaped like jackin's DinD image: `VOLUME /var/lib/docker` and its own `ENV`.
+pub const TEST_REAL_DIND_IMAGE: &str = "jackin-test-dind-real:1";
+pub const TEST_REAL_DIND_IMAGE_ENV: [(&str, &str); 2] = [("DOCKER_VERSION", "28.0.4"), ("DIND_COMMIT", "8b94a1b0a0b1")];
+
+/// Builds the role and sidecar images shaped like a real jackin host's (once per process).
+pub fn build_real_images() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        build_test_image();
+        let env_lines = |vars: &[(&str, &str)]| vars.iter().map(|(k, v)| format!("ENV {k}={v}\n")).collect::<String>();
+        if docker_quiet(&["image", "inspect", TEST_ROLE_IMAGE]).is_none() {
+            let dir = tempfile::tempdir().unwrap();
+            let capsule = dir.path().join("jackin-capsule");
+            std::fs::write(&capsule, "#!/bin/sh\necho \"capsule reached as $(id -u):$(id -g) groups $(id -G)\"\n")
+                .unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&capsule, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let dockerfile = format!(
+                "FROM {TEST_IMAGE}\n{}COPY jackin-capsule /jackin/runtime/jackin-capsule\nUSER 1000:1000\n",
+                env_lines(&TEST_ROLE_IMAGE_ENV)
+            );
+            std::fs::write(dir.path().join("Dockerfile"), dockerfile).unwrap();
+            docker(&["build", "-q", "-t", TEST_ROLE_IMAGE, dir.path().to_str().unwrap()]);
+        }
+        if docker_quiet(&["image", "inspect", TEST_REAL_DIND_IMAGE]).is_none() {
+            let dir = tempfile::tempdir().unwrap();
+            let dockerfile = format!("FROM {TEST_DIND_IMAGE}\n{}", env_lines(&TEST_REAL_DIND_IMAGE_ENV));
+            std::fs::write(dir.path().join("Dockerfile"), dockerfile).unwrap();
+            docker(&["build", "-q", "-t", TEST_REAL_DIND_IMAGE, dir.path().to_str().unwrap()]);
+        }
+    });
+}
+
 /// Whether a Docker engine answers. Without one a test skips with a printed reason; with
 /// `CI=true` a missing engine fails the test instead.
 pub fn engine_available(test: &str) -> bool {
@@ -108,6 +146,10 @@ pub struct SessionOptions<'a> {
     pub sidecar_ready_after: u32,
     /// The sidecar's image (default: the test image).
     pub sidecar_image: Option<&'a str>,
+    /// `docker network create --internal`: no route out.
+    pub internal_network: bool,
+    /// More `docker create` arguments for the role container (`--cap-drop NET_RAW`, …).
+    pub role_args: Vec<&'a str>,
 }
 
 impl Default for SessionOptions<'_> {
@@ -120,6 +162,8 @@ impl Default for SessionOptions<'_> {
             image: None,
             sidecar_ready_after: 0,
             sidecar_image: None,
+            internal_network: false,
+            role_args: Vec::new(),
         }
     }
 }
@@ -130,7 +174,12 @@ impl Session {
     pub fn launch(container: &str, options: SessionOptions) -> Session {
         let network = format!("{container}-net");
         let role_label = format!("jackin.role={container}");
-        docker(&["network", "create", "--label", "jackin.managed=true", "--label", &role_label, &network]);
+        let mut network_args = vec!["network", "create", "--label", "jackin.managed=true", "--label", &role_label];
+        if options.internal_network {
+            network_args.push("--internal");
+        }
+        network_args.push(&network);
+        docker(&network_args);
         let (sidecar, volume) = if options.dind {
             let sidecar = format!("{container}-dind");
             let volume = format!("{container}-dind-certs");
@@ -201,6 +250,7 @@ impl Session {
         for bind in &binds {
             args.extend(["-v", bind]);
         }
+        args.extend(options.role_args.iter().copied());
         args.extend([options.image.unwrap_or(TEST_IMAGE), "sleep", "3600"]);
         docker(&args);
         let session = Session { container: container.to_owned(), sidecar, network, volume };

@@ -60,6 +60,13 @@ pub struct ContainerDetails {
     pub env: Vec<String>,
 }
 
+/// An image's own `Config.Env` and the paths it declares as `VOLUME`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ImageDefaults {
+    pub(crate) env: Vec<String>,
+    pub(crate) volumes: Vec<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunState {
     pub(crate) status: String,
@@ -387,10 +394,17 @@ impl Engine {
         }
     }
 
-    /// The image's own `Config.Env`; `None` when the engine does not have the image.
-    pub(crate) fn image_env(&self, reference: &str) -> Result<Option<Vec<String>>> {
+    /// What the image itself gives every container made from it; `None` when the engine does not
+    /// have the image.
+    pub(crate) fn image_defaults(&self, reference: &str) -> Result<Option<ImageDefaults>> {
         match self.call(self.api.inspect_image(reference)) {
-            Ok(image) => Ok(Some(image.config.and_then(|c| c.env).unwrap_or_default())),
+            Ok(image) => {
+                let config = image.config.unwrap_or_default();
+                Ok(Some(ImageDefaults {
+                    env: config.env.unwrap_or_default(),
+                    volumes: config.volumes.unwrap_or_default(),
+                }))
+            }
             Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("inspecting image {reference}")))),
         }
