@@ -195,12 +195,15 @@ fn plan_network(engine: &Engine, recorded: &NetworkRecipe, plan: &mut Plan) -> R
     Ok(())
 }
 
-/// Creates the recorded network and certs volume when they are gone.
-fn ensure_resources(engine: &Engine, recipe: &LaunchRecipe, actions: &mut Vec<String>) -> Result<()> {
+/// Creates the recorded network and certs volume when they are gone. Returns whether it created
+/// the network.
+fn ensure_resources(engine: &Engine, recipe: &LaunchRecipe, actions: &mut Vec<String>) -> Result<bool> {
+    let mut network_created = false;
     if let Some(network) = &recipe.network {
         if !engine.network_exists(&network.name)? {
             engine.create_network(network)?;
             actions.push(format!("created network {}", network.name));
+            network_created = true;
         }
     }
     if let Some(volume) = &recipe.certs_volume {
@@ -209,7 +212,7 @@ fn ensure_resources(engine: &Engine, recipe: &LaunchRecipe, actions: &mut Vec<St
             actions.push(format!("created volume {volume}"));
         }
     }
-    Ok(())
+    Ok(network_created)
 }
 
 fn plan_recreate(
@@ -365,8 +368,16 @@ pub fn execute(
                 store.write_agent_toml(name, text)?;
                 actions.push("rewrote agent.toml".to_owned());
             }
-            if let Some(recipe) = recipe {
-                ensure_resources(engine, recipe, &mut actions)?;
+            let network_created = match recipe {
+                Some(recipe) => ensure_resources(engine, recipe, &mut actions)?,
+                None => false,
+            };
+            if network_created {
+                for container in plan.sidecar.iter().chain(&plan.role) {
+                    if let Some(network) = &container.spec.network {
+                        engine.reconnect(&container.name, network, &container.spec.aliases)?;
+                    }
+                }
             }
             if let Some(sidecar) = &plan.sidecar {
                 engine.start(&sidecar.name)?;

@@ -394,6 +394,17 @@ impl Engine {
         }
     }
 
+    /// Attaches a stopped container to `network` again under its aliases. A network removed and
+    /// created again has a new ID, and the engine starts a container by the ID it last ran on.
+    pub(crate) fn reconnect(&self, container: &str, network: &str, aliases: &[String]) -> Result<()> {
+        let request = bollard::models::NetworkConnectRequest {
+            container: container.to_owned(),
+            endpoint_config: Some(EndpointSettings { aliases: Some(aliases.to_vec()), ..Default::default() }),
+        };
+        self.call(self.api.connect_network(network, request))
+            .with_context(|| self.doing(format!("connecting container {container} to network {network}")))
+    }
+
     /// What the image itself gives every container made from it; `None` when the engine does not
     /// have the image.
     pub(crate) fn image_defaults(&self, reference: &str) -> Result<Option<ImageDefaults>> {
