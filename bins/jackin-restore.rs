@@ -18,8 +18,8 @@ use jackin::tools::reconcile;
 use jackin::tools::restore::{self, Filters, Prepared, Waits};
 
 fn main() {
-    // https:// for tier 3's fetch of a role source, through libcurl (credentials: ~/.netrc or the
-    // URL). Only this tool links curl: its start-up would cost every hook run (docs/performance.md).
+    // https:// for tier 3's fetch of a role source, through libcurl (credentials: the URL, ~/.netrc,
+    // then git's credential helpers after a 401). Only this tool links curl: its start-up would cost every hook run (docs/performance.md).
     let mut http = curl::easy::Easy::new();
     let _ = http.netrc(curl::easy::NetRc::Optional);
     // SAFETY: registered once, before any libgit2 call of this process.

@@ -900,3 +900,80 @@ fn tier_3_resolves_a_short_role_sha_and_refuses_an_ambiguous_or_unknown_one() {
         assert!(String::from_utf8_lossy(&out.stderr).contains(&expected), "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[test]
+fn tier_3_over_https_takes_credentials_from_the_configured_credential_helper() {
+    if !engine_available("tier_3_credential_helper") {
+        return;
+    }
+    let mut home = Home::new();
+    let server =
+        common::smart_http::SmartHttp::serve_tls_with_password(home.tmp.path(), Some(("agent", "s3cret/pass")));
+    let certificate = server.certificate.clone().unwrap();
+    let inst = home.instance("t3cr3dhp", |_, _| Vec::new());
+    let image = "jackin-test-role-t3cr3dhp:latest".to_owned();
+    let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
+    let url = server.url_by_name(bare.file_name().unwrap().to_str().unwrap());
+    assert!(!url.contains('@'), "no credentials in the URL");
+    set_manifest(&home, &inst, |m| {
+        m["role_source_git"] = Value::from(url.clone());
+        m["role_git_sha"] = Value::from(sha.clone());
+        m["image_tag"] = Value::from(image.clone());
+    });
+    let _session =
+        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
+    capture_and_keep(&home, &inst, false);
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", &image]);
+
+    // git's own configuration: a `store` helper whose file holds the credentials for the host.
+    let user_home = home.tmp.path().join("operator");
+    fs::create_dir_all(&user_home).unwrap();
+    let store_file = user_home.join("git-credentials");
+    fs::write(
+        user_home.join(".gitconfig"),
+        format!("[credential]\n\thelper = store --file={}\n", store_file.display()),
+    )
+    .unwrap();
+    let port = server.port;
+    let restore = |password: Option<&str>| {
+        let _ = fs::remove_dir_all(home.home.join("cache"));
+        match password {
+            Some(password) => {
+                let encoded = password.replace('/', "%2f");
+                fs::write(&store_file, format!("https://agent:{encoded}@localhost:{port}\n")).unwrap()
+            }
+            None => fs::write(&store_file, "").unwrap(),
+        }
+        home.cmd("jackin-restore")
+            .args([&inst.container, "--yes", "--format=json"])
+            .env("SSL_CERT_FILE", &certificate)
+            .env("HOME", &user_home)
+            .env("XDG_CONFIG_HOME", user_home.join(".config"))
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .output()
+            .unwrap()
+    };
+
+    // No credentials anywhere: the 401 is named with the URL.
+    let out = restore(None);
+    assert_eq!(out.status.code(), Some(6));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{url} asks for credentials (HTTP 401)")), "{stderr}");
+    // Wrong ones: the URL refused them.
+    let out = restore(Some("wrong"));
+    assert_eq!(out.status.code(), Some(6));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{url} refused the credentials of the credential helper")), "{stderr}");
+    assert!(!stderr.contains("wrong"), "no credential in the message: {stderr}");
+    assert!(docker_quiet(&["inspect", &inst.container]).is_none(), "nothing was started");
+
+    let out = restore(Some("s3cret/pass"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(restored(&out.stdout).tier, Some(3));
+    assert_eq!(docker(&["exec", &inst.container, "cat", "/marker"]), "launched");
+    assert!(server.refused.load(std::sync::atomic::Ordering::SeqCst) >= 3, "the server asked for credentials");
+    no_file_holds(&home, "s3cret");
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", &image]);
+}

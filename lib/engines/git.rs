@@ -438,7 +438,8 @@ pub(crate) fn worktree_resumability(worktree_path: &Path, host_path: &Path, scra
 
 /// Credentials for an ssh fetch: the user, then keys from the running ssh-agent. Each kind is
 /// tried once, so a refused key ends the fetch with libgit2's error instead of a loop. (https
-/// credentials are libcurl's business: `~/.netrc` or the URL, see bins/jackin-restore.rs.)
+/// credentials: the URL or `~/.netrc` through libcurl, then git's credential helpers, see
+/// `fetched_commit`.)
 fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
     let mut tried = git2::CredentialType::empty();
     let mut callbacks = git2::RemoteCallbacks::new();
@@ -508,25 +509,78 @@ fn commit_in(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Option<O
     }
 }
 
+fn fetch(repo: &Repository, url: &str) -> Result<(), git2::Error> {
+    let mut options = git2::FetchOptions::new();
+    options.remote_callbacks(fetch_callbacks());
+    let mut remote = repo.remote_anonymous(url)?;
+    remote.fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
+}
+
+/// The https transport (git2-curl) reports a refusal as a status it did not expect.
+fn is_http_401(e: &git2::Error) -> bool {
+    e.message().contains("got 401")
+}
+
+/// Credentials for `url` from the credential helpers git's configuration names
+/// (`credential.helper`, `credential.<url>.helper`), as `git` asks them after a 401: libgit2 runs
+/// the helper (`git credential-store`, a keychain helper, …) with git's credential protocol.
+fn helper_credentials(url: &str) -> Option<(String, String)> {
+    let config = git2::Config::open_default().ok()?;
+    git2::CredentialHelper::new(url).config(&config).execute()
+}
+
+/// `url` with `user:password@` before its host, percent-encoded.
+fn with_userinfo(url: &str, user: &str, password: &str) -> String {
+    let encode = |text: &str| {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let rest = rest.split_once('@').filter(|(userinfo, _)| !userinfo.contains('/')).map_or(rest, |(_, r)| r);
+            format!("{scheme}://{}:{}@{rest}", encode(user), encode(password))
+        }
+        None => url.to_owned(),
+    }
+}
+
 /// `sha` resolved in the cache, fetching `url` into it first when the cache does not have it.
 fn fetched_commit(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Oid> {
     use anyhow::Context;
     if let Some(id) = commit_in(repo, url, sha)? {
         return Ok(id);
     }
-    let mut options = git2::FetchOptions::new();
-    options.remote_callbacks(fetch_callbacks());
-    let mut remote = repo.remote_anonymous(url)?;
-    remote
-        .fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
-        .map_err(|e| match e.code() {
+    match fetch(repo, url) {
+        Err(e) if is_http_401(&e) && (url.starts_with("https://") || url.starts_with("http://")) => {
+            let Some((user, password)) = helper_credentials(url) else {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "{url} asks for credentials (HTTP 401) and none were found in the URL, ~/.netrc or a \
+                     configured credential helper (credential.helper)"
+                )));
+            };
+            // In memory only: the URL with the helper's credentials is never written or shown.
+            fetch(repo, &with_userinfo(url, &user, &password)).map_err(|e| {
+                let refused = if is_http_401(&e) {
+                    "refused the credentials of the credential helper (HTTP 401)"
+                } else {
+                    "failed"
+                };
+                anyhow::Error::new(e).context(format!("{url} {refused}"))
+            })
+        }
+        result => result.map_err(|e| match e.code() {
             git2::ErrorCode::Certificate if e.class() == git2::ErrorClass::Ssh => anyhow::anyhow!(
                 "{}: the host is not in ~/.ssh/known_hosts with this key (`ssh` to it once, or ssh-keyscan)",
                 e.message()
             ),
             _ => anyhow::Error::new(e),
-        })
-        .with_context(|| format!("fetching {url}"))?;
+        }),
+    }
+    .with_context(|| format!("fetching {url}"))?;
     let what = if sha.len() == 40 { "commit" } else { "role_git_sha" };
     commit_in(repo, url, sha)?.with_context(|| format!("{what} {sha} is not in {url}"))
 }

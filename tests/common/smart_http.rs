@@ -21,53 +21,92 @@ pub struct SmartHttp {
     pub certificate: Option<PathBuf>,
     /// Requests answered so far, so a test can tell the fetch really went over HTTP.
     pub requests: Arc<AtomicUsize>,
+    /// Requests refused with 401 (no or wrong Basic credentials).
+    pub refused: Arc<AtomicUsize>,
 }
 
 impl SmartHttp {
     /// Serves the repositories under `root` at `http://127.0.0.1:<port>/<name>` until the test
     /// process ends.
     pub fn serve(root: &Path) -> SmartHttp {
-        Self::start(root, None)
+        Self::start(root, None, None)
     }
 
     /// The same over https, with a certificate for 127.0.0.1 written to `<root>/server-cert.pem`.
     pub fn serve_tls(root: &Path) -> SmartHttp {
+        Self::serve_tls_with_password(root, None)
+    }
+
+    /// https that answers 401 to any request without HTTP Basic credentials `(user, password)`.
+    pub fn serve_tls_with_password(root: &Path, credentials: Option<(&str, &str)>) -> SmartHttp {
         let (acceptor, pem) = self_signed_acceptor();
         let certificate = root.join("server-cert.pem");
         std::fs::write(&certificate, pem).unwrap();
-        let mut server = Self::start(root, Some(acceptor));
+        let expected =
+            credentials.map(|(user, password)| format!("Basic {}", base64(format!("{user}:{password}").as_bytes())));
+        let mut server = Self::start(root, Some(acceptor), expected);
         server.certificate = Some(certificate);
         server
     }
 
-    fn start(root: &Path, tls: Option<SslAcceptor>) -> SmartHttp {
+    fn start(root: &Path, tls: Option<SslAcceptor>, authorization: Option<String>) -> SmartHttp {
         let listener = TcpListener::bind("127.0.0.1:0").expect("binding a loopback port");
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(AtomicUsize::new(0));
-        let (root, counter) = (root.to_path_buf(), requests.clone());
+        let refused = Arc::new(AtomicUsize::new(0));
+        let (root, counter, refusals) = (root.to_path_buf(), requests.clone(), refused.clone());
         let scheme = if tls.is_some() { "https" } else { "http" };
         let tls = tls.map(Arc::new);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (root, tls) = (root.clone(), tls.clone());
+                let (root, tls, authorization, refusals) =
+                    (root.clone(), tls.clone(), authorization.clone(), refusals.clone());
                 counter.fetch_add(1, Ordering::SeqCst);
                 std::thread::spawn(move || {
+                    let gate = Gate { authorization: authorization.as_deref(), refused: &refusals };
                     let _ = match tls {
                         Some(acceptor) => match acceptor.accept(stream) {
-                            Ok(stream) => answer(stream, &root),
+                            Ok(stream) => answer(stream, &root, gate),
                             Err(_) => Ok(()),
                         },
-                        None => answer(stream, &root),
+                        None => answer(stream, &root, gate),
                     };
                 });
             }
         });
-        SmartHttp { port, scheme, certificate: None, requests }
+        SmartHttp { port, scheme, certificate: None, requests, refused }
     }
 
     pub fn url(&self, name: &str) -> String {
         format!("{}://127.0.0.1:{}/{name}", self.scheme, self.port)
     }
+
+    /// The same by host name: git's credential helpers match credentials by host name.
+    pub fn url_by_name(&self, name: &str) -> String {
+        format!("{}://localhost:{}/{name}", self.scheme, self.port)
+    }
+}
+
+/// The Basic credentials a server requires, if any, and the count of requests it refused.
+struct Gate<'a> {
+    authorization: Option<&'a str>,
+    refused: &'a AtomicUsize,
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// A TLS acceptor with a fresh self-signed certificate for IP 127.0.0.1, and that certificate.
@@ -93,7 +132,8 @@ fn self_signed_acceptor() -> (SslAcceptor, Vec<u8>) {
     let serial = openssl::bn::BigNum::from_u32(1).unwrap().to_asn1_integer().unwrap();
     cert.set_serial_number(&serial).unwrap();
     cert.append_extension(BasicConstraints::new().critical().ca().build().unwrap()).unwrap();
-    let san = SubjectAlternativeName::new().ip("127.0.0.1").build(&cert.x509v3_context(None, None)).unwrap();
+    let san =
+        SubjectAlternativeName::new().ip("127.0.0.1").dns("localhost").build(&cert.x509v3_context(None, None)).unwrap();
     cert.append_extension(san).unwrap();
     cert.sign(&key, MessageDigest::sha256()).unwrap();
     let cert = cert.build();
@@ -103,13 +143,13 @@ fn self_signed_acceptor() -> (SslAcceptor, Vec<u8>) {
     (acceptor.build(), cert.to_pem().unwrap())
 }
 
-fn answer<S: Read + Write>(stream: S, root: &Path) -> std::io::Result<()> {
+fn answer<S: Read + Write>(stream: S, root: &Path, gate: Gate) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
     let mut parts = request_line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or("GET").to_owned(), parts.next().unwrap_or("/").to_owned());
-    let (mut content_length, mut content_type) = (0usize, String::new());
+    let (mut content_length, mut content_type, mut authorization) = (0usize, String::new(), None);
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
@@ -119,11 +159,21 @@ fn answer<S: Read + Write>(stream: S, root: &Path) -> std::io::Result<()> {
         match name.trim().to_ascii_lowercase().as_str() {
             "content-length" => content_length = value.trim().parse().unwrap_or(0),
             "content-type" => content_type = value.trim().to_owned(),
+            "authorization" => authorization = Some(value.trim().to_owned()),
             _ => {}
         }
     }
     let mut body = vec![0; content_length];
     reader.read_exact(&mut body)?;
+    if gate.authorization.is_some_and(|wanted| authorization.as_deref() != Some(wanted)) {
+        gate.refused.fetch_add(1, Ordering::SeqCst);
+        let stream = reader.get_mut();
+        write!(
+            stream,
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )?;
+        return stream.flush();
+    }
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
 
     let mut cgi = Command::new("git")
