@@ -79,15 +79,15 @@ fn resume(
     }
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
     let tier = plan.tier.expect("a ready plan has a tier");
-    let actions = match restore::execute(engine, store, &name, &manifest, kept.recipe.as_ref(), &plan, waits) {
-        Ok(actions) => actions,
+    let ran = match restore::execute(engine, store, &name, &manifest, kept.recipe.as_ref(), &plan, waits) {
+        Ok(ran) => ran,
         Err(e) => {
             ctx.fail(Some(name.as_str()), "restore_failed", &e)?;
             return Ok(Exit::Partial);
         }
     };
     restore::mark_resumed(store, &name, &manifest, tier)?;
-    let resumed = restore::resumed(&manifest, &plan, actions);
+    let resumed = restore::resumed(&manifest, &plan, ran);
     ctx.emit(&resumed)?;
     if args.exec {
         use std::os::unix::process::CommandExt;

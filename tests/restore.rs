@@ -977,3 +977,43 @@ fn tier_3_over_https_takes_credentials_from_the_configured_credential_helper() {
     docker(&["rm", "-f", &inst.container]);
     docker(&["rmi", "-f", &image]);
 }
+
+#[test]
+fn tier_3_builds_on_the_recorded_base_image_and_reports_a_dockerfile_that_names_another() {
+    if !engine_available("tier_3_base_image") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("t3ba5eaa", |_, _| Vec::new());
+    let image = "jackin-test-role-t3ba5eaa:latest".to_owned();
+    let base = "jackin-test-base-t3ba5eaa:1".to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("Dockerfile"),
+        format!("FROM {TEST_IMAGE}\nLABEL test.home={:?}\nRUN echo recorded > /base\n", home.tmp.path()),
+    )
+    .unwrap();
+    docker(&["build", "-q", "-t", &base, dir.path().to_str().unwrap()]);
+    let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
+    set_manifest(&home, &inst, |m| {
+        m["role_source_git"] = Value::from(bare.to_str().unwrap());
+        m["role_git_sha"] = Value::from(sha.clone());
+        m["image_tag"] = Value::from(image.clone());
+        m["base_image_ref"] = Value::from(base.clone());
+    });
+    let _session =
+        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
+    capture_and_keep(&home, &inst, false);
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", &image]);
+
+    let out = restore(&home, &[&inst.container, "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(3));
+    let expected = format!("the Dockerfile's base is {TEST_IMAGE}, not the recorded {base}: built on the recorded one");
+    assert_eq!(rec.drift, [expected]);
+    assert_eq!(docker(&["exec", &inst.container, "cat", "/base", "/marker"]), "recorded\nlaunched");
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", &image, &base]);
+}

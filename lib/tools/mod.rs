@@ -1,6 +1,7 @@
 //! What each program does, over the state, the protocol and the engines.
 
 pub mod assess;
+pub(crate) mod base_image;
 pub mod capture;
 pub mod keep;
 pub mod purge;

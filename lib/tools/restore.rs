@@ -21,6 +21,7 @@ use crate::state::recipe::{self, ContainerRecipe, ContainerSpec, LaunchRecipe, N
 use crate::state::select::Catalog;
 use crate::state::store::Store;
 use crate::tools::assess::{AssessOptions, Assessor};
+use crate::tools::base_image;
 
 /// `--workspace`, `--role`, `--agent`, `--workdir`.
 #[derive(Debug, Clone, Default)]
@@ -339,9 +340,25 @@ pub fn planned(manifest: &Manifest, plan: &Plan) -> Restored {
     }
 }
 
-/// The `restored` record of a resume that ran `actions`.
-pub fn resumed(manifest: &Manifest, plan: &Plan, actions: Vec<String>) -> Restored {
-    Restored { tier: plan.tier, missing: Vec::new(), actions, dry_run: false, ..planned(manifest, plan) }
+/// What a resume did, and what it found different from the launch on the way (tier 3's base).
+#[derive(Debug, Default)]
+pub struct Ran {
+    pub actions: Vec<String>,
+    pub drift: Vec<String>,
+}
+
+/// The `restored` record of a resume that ran.
+pub fn resumed(manifest: &Manifest, plan: &Plan, ran: Ran) -> Restored {
+    let mut drift = plan.drift.clone();
+    drift.extend(ran.drift);
+    Restored {
+        tier: plan.tier,
+        missing: Vec::new(),
+        actions: ran.actions,
+        drift,
+        dry_run: false,
+        ..planned(manifest, plan)
+    }
 }
 
 /// How long a sidecar may take to answer its health command.
@@ -350,7 +367,7 @@ pub struct Waits {
     pub health: Duration,
 }
 
-/// Runs the plan. Returns the actions taken. Never deletes anything.
+/// Runs the plan. Returns the actions taken and the drift found. Never deletes anything.
 pub fn execute(
     engine: &Engine,
     store: &Store,
@@ -359,8 +376,9 @@ pub fn execute(
     recipe: Option<&LaunchRecipe>,
     plan: &Plan,
     waits: Waits,
-) -> Result<Vec<String>> {
+) -> Result<Ran> {
     let mut actions = Vec::new();
+    let mut drift = Vec::new();
     match plan.tier {
         Some(0) => actions.push("nothing to start: the session is running".to_owned()),
         Some(1) => {
@@ -398,7 +416,7 @@ pub fn execute(
             let recipe = recipe.context("no launch recipe")?;
             let image = plan.role_image.clone().context("no image to create the role container from")?;
             if tier == 3 {
-                build_role_image(engine, store, manifest)?;
+                drift.extend(build_role_image(engine, store, manifest)?);
                 actions.push(format!(
                     "built {} from {} at {}",
                     manifest.image_tag,
@@ -410,7 +428,7 @@ pub fn execute(
         }
         _ => anyhow::bail!("this session cannot be resumed: {}", plan.missing.join("; ")),
     }
-    Ok(actions)
+    Ok(Ran { actions, drift })
 }
 
 /// The sidecar's image: the recorded ID, else the tag; `None` when both are gone.
@@ -536,14 +554,22 @@ fn role_commit(store: &Store, manifest: &Manifest, sha: &str) -> Result<String> 
     git::role_commit(&cache, &manifest.role_source_git, sha)
 }
 
-/// Tier 3: the role's source at exactly the recorded commit, built by the engine.
-fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Result<()> {
+/// Tier 3: the role's source at exactly the recorded commit, built by the engine on the recorded
+/// base image when the manifest has one. Returns the drift found in the Dockerfile's base.
+fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Result<Option<String>> {
     let sha = manifest.role_git_sha.as_deref().context("no role_git_sha recorded")?;
     let sha = &role_commit(store, manifest, sha)?;
     let cache = store.role_source_cache(&manifest.role_source_git);
-    let context = git::source_tar(&cache, &manifest.role_source_git, sha)?;
+    let mut context = git::source_tar(&cache, &manifest.role_source_git, sha)?;
+    let mut drift = None;
+    if let Some(base) =
+        base_image::recorded_base(manifest.base_image_ref.as_deref(), manifest.base_image_digest.as_deref())
+    {
+        (context, drift) = base_image::pin_in_context(context, &base)?;
+    }
     let labels = std::collections::BTreeMap::from([("jackin.role_git_sha".to_owned(), sha.to_owned())]);
-    engine.build_image(context, &manifest.image_tag, &labels)
+    engine.build_image(context, &manifest.image_tag, &labels)?;
+    Ok(drift)
 }
 
 /// After a successful start: `active` (manifest, then index), the isolation records back to
