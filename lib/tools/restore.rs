@@ -166,7 +166,7 @@ fn plan_resources(
 ) -> Result<()> {
     if let Some(network) = &role.spec.network {
         match recipe.and_then(|r| r.network.as_ref()).filter(|n| n.name == *network) {
-            Some(recorded) => plan_network(engine, recorded, plan)?,
+            Some(recorded) => plan_network(engine, recipe.map_or(RECIPE_FORMAT, |r| r.format), recorded, plan)?,
             None if engine.network_exists(network)? => {}
             None => plan.missing.push(format!("network {network} is gone and no launch recipe holds its shape")),
         }
@@ -181,11 +181,18 @@ fn plan_resources(
 
 /// The recorded network: created when it is gone; one there already must not give an internal
 /// session a route out.
-fn plan_network(engine: &Engine, recorded: &NetworkRecipe, plan: &mut Plan) -> Result<()> {
+fn plan_network(engine: &Engine, recipe_format: u32, recorded: &NetworkRecipe, plan: &mut Plan) -> Result<()> {
     match engine.network_shape(&recorded.name)? {
         None => {
             let internal = if recorded.internal { " (internal)" } else { "" };
             plan.steps.push(format!("create network {}{internal}", recorded.name));
+            if recipe_format < 2 {
+                plan.drift.push(format!(
+                    "network {} is created from a first-format launch recipe, which did not record its driver, \
+                     options or whether it was internal: the engine's defaults",
+                    recorded.name
+                ));
+            }
         }
         Some(there) if recorded.internal && !there.internal => plan.missing.push(format!(
             "network {} was internal at launch and the one there now is not: it would give the session a route out",
@@ -253,7 +260,7 @@ fn plan_recreate(
         None => recipe.role.env.clone(),
     };
     if let Some(network) = &recipe.network {
-        plan_network(engine, network, plan)?;
+        plan_network(engine, recipe.format, network, plan)?;
     }
     if let Some(volume) = &recipe.certs_volume {
         if !engine.volume_exists(volume)? {
