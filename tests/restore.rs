@@ -816,7 +816,9 @@ fn a_recipe_in_the_first_format_still_restores() {
     assert!(candidate.label.ends_with("needs SECRET_TOKEN"), "only the launch's secret is asked: {candidate:?}");
     let out = restore_without_image_env(&home, &[&c, "--yes"], &[("SECRET_TOKEN", "fixture-secret")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(restored(&out.stdout).tier, Some(2));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(2));
+    assert!(rec.drift.iter().any(|d| d.contains("first-format launch recipe")), "{rec:?}");
     let env = docker(&["exec", &c, "env"]);
     for (name, value) in TEST_ROLE_IMAGE_ENV {
         assert!(env.lines().any(|l| l == format!("{name}={value}")), "the image's {name}: {env}");
