@@ -364,6 +364,26 @@ mod tests {
     }
 
     #[test]
+    fn the_images_anonymous_volumes_stay_anonymous() {
+        let mount = |kind: &str, source: &str, destination: &str| MountSpec {
+            kind: kind.into(),
+            source: source.into(),
+            destination: destination.into(),
+            read_only: false,
+        };
+        let anonymous = "5d0f6c3e9b8a7f1e2d4c6b8a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f10";
+        let mounts = [
+            mount("volume", "jk-x-dind-certs", "/certs"),
+            mount("volume", anonymous, "/var/lib/docker"),
+            mount("volume", "named-by-the-launch", "/cache"),
+            mount("volume", anonymous, "/not-declared"),
+        ];
+        let kept = mounts_of_launch(&mounts, &["/var/lib/docker".to_owned(), "/cache".to_owned()]);
+        let destinations: Vec<&str> = kept.iter().map(|m| m.destination.as_str()).collect();
+        assert_eq!(destinations, ["/certs", "/cache", "/not-declared"]);
+    }
+
+    #[test]
     fn healthchecks_become_exec_argv() {
         assert_eq!(health_argv(&["CMD-SHELL".into(), "docker info".into()]).unwrap(), ["sh", "-c", "docker info"]);
         assert_eq!(health_argv(&["CMD".into(), "true".into()]).unwrap(), ["true"]);
