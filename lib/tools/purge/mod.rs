@@ -13,7 +13,7 @@ pub mod remove;
 pub use plan::{plan_from_args, plan_from_catalog, plan_from_records, Item, Request, Selection};
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -96,14 +96,38 @@ pub struct Purger<'a> {
     /// ref lock files.
     git: Mutex<()>,
     pub(crate) catalog: &'a Catalog,
+    /// Taken at the first orphan, before any orphan is removed.
+    snapshot: OnceLock<Result<orphans::EngineSnapshot>>,
 }
 
 impl<'a> Purger<'a> {
     pub fn new(store: &'a Store, engine: &'a Engine, catalog: &'a Catalog, options: PurgeOptions) -> Self {
-        Purger { store, engine, options, git: Mutex::new(()), catalog }
+        Purger { store, engine, options, git: Mutex::new(()), catalog, snapshot: OnceLock::new() }
     }
 
-    pub fn item(&self, item: &Item<'_>) -> Option<Outcome> {
+    /// Purges the instances and orphans among `items` in parallel (`None` for the rest), calling
+    /// `done` after each. Orphan networks and volumes go last, once the containers that used
+    /// them are gone.
+    pub fn items(&self, items: &[Item<'_>], done: impl Fn(&Item<'_>) + Sync) -> Vec<Option<Outcome>> {
+        let last = |item: &Item<'_>| matches!(item, Item::Orphan(o) if orphans::waits_for_containers(o));
+        let run = |item: &Item<'_>| {
+            let outcome = self.item(item);
+            if outcome.is_some() {
+                done(item);
+            }
+            outcome
+        };
+        let mut outcomes = crate::base::parallel::map(items, |item| if last(item) { None } else { run(item) });
+        let second = crate::base::parallel::map(items, |item| if last(item) { run(item) } else { None });
+        for (outcome, later) in outcomes.iter_mut().zip(second) {
+            if later.is_some() {
+                *outcome = later;
+            }
+        }
+        outcomes
+    }
+
+    fn item(&self, item: &Item<'_>) -> Option<Outcome> {
         match item {
             Item::Instance(request) => Some(self.instance(request)),
             Item::Orphan(orphan) => Some(self.orphan(orphan)),
