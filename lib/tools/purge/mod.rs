@@ -106,22 +106,22 @@ impl<'a> Purger<'a> {
     }
 
     /// Purges the instances and orphans among `items` in parallel (`None` for the rest), calling
-    /// `done` after each. Orphan networks and volumes go last, once the containers that used
-    /// them are gone.
+    /// `done` after each, orphans in the stages of [`orphans::stage`].
     pub fn items(&self, items: &[Item<'_>], done: impl Fn(&Item<'_>) + Sync) -> Vec<Option<Outcome>> {
-        let last = |item: &Item<'_>| matches!(item, Item::Orphan(o) if orphans::waits_for_containers(o));
-        let run = |item: &Item<'_>| {
-            let outcome = self.item(item);
-            if outcome.is_some() {
-                done(item);
-            }
-            outcome
-        };
-        let mut outcomes = crate::base::parallel::map(items, |item| if last(item) { None } else { run(item) });
-        let second = crate::base::parallel::map(items, |item| if last(item) { run(item) } else { None });
-        for (outcome, later) in outcomes.iter_mut().zip(second) {
-            if later.is_some() {
-                *outcome = later;
+        let stage = |item: &Item<'_>| if let Item::Orphan(o) = item { orphans::stage(o) } else { 0 };
+        let mut outcomes: Vec<Option<Outcome>> = items.iter().map(|_| None).collect();
+        for now in 0..3 {
+            let staged = crate::base::parallel::map(items, |item| {
+                let outcome = if stage(item) == now { self.item(item) } else { None };
+                if outcome.is_some() {
+                    done(item);
+                }
+                outcome
+            });
+            for (outcome, this_stage) in outcomes.iter_mut().zip(staged) {
+                if this_stage.is_some() {
+                    *outcome = this_stage;
+                }
             }
         }
         outcomes

@@ -32,14 +32,17 @@ impl EngineSnapshot {
     }
 }
 
-/// The orphan kinds whose removal waits until the containers of the run are gone: a network or
-/// volume is never removed while a container still uses it, and the orphan's own containers
-/// would.
-pub(crate) fn waits_for_containers(orphan: &Orphan) -> bool {
-    matches!(orphan.kind.as_str(), "network" | "volume")
+/// When an orphan's turn comes, in a run that removes orphans in stages: containers (0), then the
+/// networks and volumes they used (1: never removed while a container still uses them), then name
+/// locks and temp files (2: a name lock is the proof that a network or volume is this home's).
+pub(crate) fn stage(orphan: &Orphan) -> usize {
+    match orphan.kind.as_str() {
+        "container" => 0,
+        "network" | "volume" => 1,
+        _ => 2,
+    }
 }
 
-/// The instance a name lock orphan names: `jk-…`, `jk-….lock`, or that file's absolute path.
 fn lock_instance(name: &str) -> Option<InstanceName> {
     let file = if name.starts_with('/') { Path::new(name).file_name()?.to_str()? } else { name };
     name_lock_owner(file).or_else(|| InstanceName::parse(file).ok())
