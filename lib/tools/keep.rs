@@ -1,6 +1,6 @@
 //! The exit policy (lifecycle.md, "The exit policy"): what happens to a session when it ends, and
 //! the two outcomes that change anything — keep (free Docker, keep everything resuming needs) and
-//! clean (stamp `clean_exited` for jackin-purge). The table itself is [`decide`], a pure function.
+//! clean (stamp `clean_exited` for jackin-purge, or keep a `preserved_*` status while work is at risk). The table itself is [`decide`], a pure function.
 
 use std::time::{Duration, SystemTime};
 
@@ -123,6 +123,16 @@ pub(crate) fn kept_status(verdict: Verdict) -> Status {
     }
 }
 
+/// jackin's status for a session cleaned up. jackin's own prune deletes `clean_exited` rows with
+/// a plain recursive delete, so work at risk keeps its `preserved_*` status until jackin-purge
+/// has quarantined it and stamps the terminal status itself.
+pub(crate) fn cleaned_status(verdict: Verdict) -> Status {
+    match verdict {
+        Verdict::Clean => Status::CleanExited,
+        at_risk => kept_status(at_risk),
+    }
+}
+
 /// The isolation records' `cleanup_status` for a kept session; `None` leaves them as they are.
 /// `cleanup_status` says whether a mount holds work to preserve, and a clean mount holds none:
 /// a kept clean session's records stay `active` (its status, `restore_available`, says it is kept).
@@ -217,7 +227,7 @@ pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: P
 pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
     let status = match ruling.outcome {
         Outcome::Keep => Some(kept_status(session.assessment.verdict).as_str().to_owned()),
-        Outcome::Clean => Some(Status::CleanExited.as_str().to_owned()),
+        Outcome::Clean => Some(cleaned_status(session.assessment.verdict).as_str().to_owned()),
         Outcome::Return => None,
     };
     Decision {
@@ -239,7 +249,8 @@ pub fn apply(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling)
         Outcome::Keep => keep(store, engine, session, ruling),
         Outcome::Clean => {
             stop_if_live(engine, session)?;
-            store.set_status(&session.name, Status::CleanExited, &crate::base::time::now_rfc3339())?;
+            let status = cleaned_status(session.assessment.verdict);
+            store.set_status(&session.name, status, &crate::base::time::now_rfc3339())?;
             store.clear_exit_action(&session.name)?;
             Ok(Vec::new())
         }
