@@ -580,3 +580,52 @@ fn in_the_text_format_records_passed_through_are_shown_as_text() {
     assert_eq!(lines, [format!("{} · keep · clean session (clean policy)", inst.container).as_str(), future]);
     assert_eq!(home.snapshot(), before, "a keep decision purges nothing");
 }
+
+/// Two sessions of one host repository whose worktrees are clean at a commit that only their two
+/// scratch branches reach: each, alone, is safe to purge because the other's branch survives.
+fn sessions_sharing_a_commit(home: &mut Home) -> (Instance, Instance, PathBuf, String) {
+    let app = home.host_repo("app");
+    let first = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let second = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = first.mount_path(0);
+    git(&wt, &["config", "user.email", "agent@example.invalid"]);
+    git(&wt, &["config", "user.name", "Agent"]);
+    let commit = commit_file(&wt, "src/feature.rs", "fn feature() {}\n", "agent work");
+    git(&second.mount_path(0), &["reset", "-q", "--hard", &commit]);
+    (first, second, app, commit)
+}
+
+/// Purges at once: two jackin-purge processes, one per session, each counting on the other's
+/// scratch branch. Serialised per host repository, the second re-assesses after the first deleted
+/// its branch, finds the commit at risk and refuses; the commit survives every round.
+#[test]
+fn two_purges_at_once_never_both_count_on_each_others_scratch_branch() {
+    if !engine_available("two_purges_at_once_never_both_count_on_each_others_scratch_branch") {
+        return;
+    }
+    for round in 0..20 {
+        let mut home = Home::new();
+        let (first, second, app, commit) = sessions_sharing_a_commit(&mut home);
+        let spawn = |inst: &Instance| {
+            std::process::Command::new(common::tool_path("jackin-purge"))
+                .arg("--home")
+                .arg(&home.home)
+                .arg("--config-dir")
+                .arg(&home.config)
+                .args(["--format=json", &inst.container])
+                .env_remove("JACKIN_HOME_DIR")
+                .env_remove("JACKIN_CONFIG_DIR")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(&first), spawn(&second));
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let mut codes = [a.status.code(), b.status.code()];
+        codes.sort();
+        let refs = git(&app, &["for-each-ref", "--contains", &commit, "--format=%(refname)"]);
+        assert!(!refs.is_empty(), "round {round}: the commit is lost: {} / {}", stderr(&a), stderr(&b));
+        assert_eq!(codes, [Some(0), Some(6)], "round {round}: {} / {}", stderr(&a), stderr(&b));
+    }
+}

@@ -1,5 +1,5 @@
-//! The locks of a home: the index lock every read-modify-write of `instances.json` holds, and
-//! the launcher's per-instance name locks.
+//! The locks of a home: the index lock every read-modify-write of `instances.json` holds, the
+//! launcher's per-instance name locks, and the purge's per-host-repository locks.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::ErrorKind;
@@ -55,6 +55,56 @@ impl IndexLock {
                 _ => continue,
             }
         }
+    }
+}
+
+/// Exclusive `flock(2)`s on host repositories, held by a purge from its re-assessment of an
+/// instance to the deletion of its scratch branches: a commit can be safe only because another
+/// session's scratch branch reaches it, so two purges of sessions sharing a repository must not
+/// each count the other's branch as the surviving ref. The lock is taken on the repository's
+/// directory itself (resolved, so every spelling of the path takes the same one): no file is
+/// created anywhere, so a purge that refuses leaves nothing behind, and no jackin home of its own
+/// is needed for two homes' purges of one repository to see each other. A flock excludes every
+/// other open of the directory, threads of one run as well as other processes.
+#[derive(Debug)]
+pub(crate) struct HostRepoLocks {
+    _dirs: Vec<File>,
+}
+
+impl HostRepoLocks {
+    /// Locks every repository in `repos` that still exists, in sorted order (two purges never
+    /// wait on each other in a circle), waiting up to `wait` for each; then "busy" (exit 5). A
+    /// repository that is gone has no branch left to delete.
+    pub(crate) fn acquire(repos: &[&Path], wait: Duration) -> Result<Self> {
+        let mut resolved: Vec<std::path::PathBuf> = repos.iter().filter_map(|r| fs::canonicalize(r).ok()).collect();
+        resolved.sort();
+        resolved.dedup();
+        let mut dirs = Vec::with_capacity(resolved.len());
+        for repo in &resolved {
+            let dir = match File::open(repo) {
+                Ok(dir) => dir,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(e) => return Err(e).with_context(|| format!("cannot open the host repository {}", repo.display())),
+            };
+            let deadline = Instant::now() + wait;
+            loop {
+                match fs2::FileExt::try_lock_exclusive(&dir) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        if Instant::now() >= deadline {
+                            return Err(Exit::Busy.err(format_args!(
+                                "the host repository {} is locked by another purge",
+                                repo.display()
+                            )));
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    Err(e) => return Err(e).with_context(|| format!("cannot lock {}", repo.display())),
+                }
+            }
+            dirs.push(dir);
+        }
+        Ok(HostRepoLocks { _dirs: dirs })
     }
 }
 

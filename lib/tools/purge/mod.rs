@@ -27,7 +27,7 @@ use crate::protocol::records::{human_bytes, Purged, Removed};
 use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::select::Catalog;
-use crate::state::store::{name_lock_held, PurgeMark, Store};
+use crate::state::store::{name_lock_held, HostRepoLocks, PurgeMark, Store};
 use crate::tools::assess::{AssessOptions, Assessor};
 
 /// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
@@ -40,6 +40,9 @@ pub(crate) fn crash_point(step: &str) {
     }
     let _ = step;
 }
+
+/// How long a purge waits for another purge to finish with a host repository it shares.
+const HOST_REPO_WAIT: Duration = Duration::from_secs(600);
 
 /// The crash points, in order (for the tests and the docs).
 pub const CRASH_POINTS: [&str; 8] = ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"];
@@ -152,7 +155,12 @@ impl<'a> Purger<'a> {
         let docker = manifest.as_ref().map(|m| m.docker.clone()).unwrap_or_else(|| DockerNames::derived(name.as_str()));
         self.stop_if_live(&docker)?;
 
-        // 2. Re-assess, unless an earlier run already passed this point.
+        // 2. Re-assess, unless an earlier run already passed this point; from here to the end of
+        // step 5 under the locks of the instance's host repositories.
+        let repo_locks = self.lock_host_repos(name).map_err(|error| {
+            let busy = Exit::of(&error) == Exit::Busy;
+            Box::new(Outcome::Refused { code: if busy { "busy" } else { "purge_failed" }, error, busy })
+        })?;
         let checked = match store.read_purge_mark(name) {
             Some(mark) => Checked {
                 identity: identity_of(manifest.as_ref(), request.target.row.as_ref(), name),
@@ -169,10 +177,27 @@ impl<'a> Purger<'a> {
         if self.options.dry_run {
             return Ok(self.dry_run_report(name, checked.identity, &docker, claim.exists));
         }
-        let (removed, freed_bytes) =
-            self.delete(name, manifest.is_some(), &checked, &docker).map_err(|e| stop("purge_failed", e))?;
+        let (removed, freed_bytes) = self
+            .delete(name, manifest.is_some(), &checked, &docker, repo_locks)
+            .map_err(|e| stop("purge_failed", e))?;
         drop(claim);
         Ok(Purged { identity: checked.identity, removed, freed_bytes, quarantine: checked.quarantine, dry_run: false })
+    }
+
+    /// The locks of the host repositories of the instance's worktrees (none in a dry run, which
+    /// deletes no branch).
+    fn lock_host_repos(&self, name: &InstanceName) -> Result<Option<HostRepoLocks>> {
+        if self.options.dry_run {
+            return Ok(None);
+        }
+        let isolation = self.store.read_isolation(name).unwrap_or_default();
+        let records: Vec<IsolationRecord> = isolation.mounts().into_iter().flatten().collect();
+        let repos: Vec<&Path> = records
+            .iter()
+            .filter(|r| r.isolation == IsolationKind::Worktree)
+            .map(|r| Path::new(&r.original_src))
+            .collect();
+        HostRepoLocks::acquire(&repos, HOST_REPO_WAIT).map(Some)
     }
 
     /// Step 1's second half: a running role container is a live session, stopped only on `--stop`.
@@ -260,6 +285,7 @@ impl<'a> Purger<'a> {
         has_manifest: bool,
         checked: &Checked,
         docker: &DockerNames,
+        repo_locks: Option<HostRepoLocks>,
     ) -> Result<(Vec<Removed>, u64)> {
         // 3. The terminal status, manifest first, then the index row.
         self.stamp(name, has_manifest, checked)?;
@@ -271,6 +297,7 @@ impl<'a> Purger<'a> {
 
         // 5. Worktree registrations and scratch branches.
         removed.extend(self.remove_worktrees(name)?);
+        drop(repo_locks);
         crash_point("worktrees");
 
         // 6. The directories: into the trash (atomic), then emptied there.
