@@ -629,3 +629,34 @@ fn two_purges_at_once_never_both_count_on_each_others_scratch_branch() {
         assert_eq!(codes, [Some(0), Some(6)], "round {round}: {} / {}", stderr(&a), stderr(&b));
     }
 }
+
+/// Unreadable isolation records: no mount can be assessed, so a discard moves the instance's
+/// whole `git/` tree into the quarantine before anything is deleted, and the receipt says so.
+#[test]
+fn unreadable_isolation_records_put_the_whole_git_tree_in_the_quarantine() {
+    if !engine_available("unreadable_isolation_records_put_the_whole_git_tree_in_the_quarantine") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, _, _) = at_risk_worktree(&mut home);
+    let worktree = inst.mount_path(0);
+    let rel = worktree.strip_prefix(inst.dir.join("git")).unwrap().to_path_buf();
+    fs::write(inst.dir.join(".jackin/isolation.json"), "{\"version\": 1, \"records\": ").unwrap();
+
+    let before = home.snapshot();
+    let out = purge(&home, &[&inst.container], None);
+    assert_eq!(out.status.code(), Some(6), "unreadable work is at risk: {}", stderr(&out));
+    assert_eq!(home.snapshot(), before);
+
+    let out = purge(&home, &["--discard-unfinished", &inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!inst.dir.exists());
+    let q = home.quarantines().pop().expect("a quarantine");
+    let saved = q.join("git").join(&rel);
+    assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "changed by the agent\n");
+    assert_eq!(fs::read_to_string(saved.join("notes/plan.md")).unwrap(), "the plan\n");
+    let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
+    assert_eq!(receipt["git_tree"], "git");
+    let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
+    assert!(text.contains("git/ tree of the instance"), "{text}");
+}

@@ -250,8 +250,14 @@ impl<'a> Purger<'a> {
                 return Err(stop("at_risk", e));
             }
             if !self.options.dry_run && !self.options.no_quarantine {
-                let records = self.store.read_isolation(name).map(|i| i.mounts()).unwrap_or_default();
-                let dir = quarantine::save(self.store, &assessment, &records, self.options.quarantine_days)
+                let isolation = self.store.read_isolation(name).map(|i| i.mounts());
+                let at_risk = match &isolation {
+                    Ok(records) => quarantine::AtRisk::Mounts(records),
+                    Err(_) => {
+                        quarantine::AtRisk::UnreadableRecords { git_tree: self.store.instance_dir(name).join("git") }
+                    }
+                };
+                let dir = quarantine::save(self.store, &assessment, at_risk, self.options.quarantine_days)
                     .map_err(|e| stop("quarantine_failed", e.context("saving the work at risk")))?;
                 quarantine = Some(dir.to_string_lossy().into_owned());
             }
