@@ -660,3 +660,56 @@ fn unreadable_isolation_records_put_the_whole_git_tree_in_the_quarantine() {
     let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
     assert!(text.contains("git/ tree of the instance"), "{text}");
 }
+
+/// A tmpfs mounted for one test, unmounted when it ends, however it ends.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `None` where this machine does not let the tests mount (not root, no CAP_SYS_ADMIN).
+    fn mount(at: &Path) -> Option<Tmpfs> {
+        fs::create_dir_all(at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "mode=0700,size=16m", "tmpfs"])
+            .arg(at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tmpfs(at.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The trash on another filesystem than the data (EXDEV on the rename): the directories are
+/// deleted in place, links unlinked and never followed, and the purge finishes.
+#[test]
+fn a_trash_on_another_filesystem_deletes_in_place() {
+    if !engine_available("a_trash_on_another_filesystem_deletes_in_place") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let Some(_trash) = Tmpfs::mount(&home.home.join("trash")) else {
+        eprintln!("a_trash_on_another_filesystem_deletes_in_place: skipped, this machine cannot mount a tmpfs");
+        return;
+    };
+    let outside = home.tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("keep.txt"), "not the instance's").unwrap();
+    fs::write(inst.dir.join("home/notes.txt"), "12345").unwrap();
+    std::os::unix::fs::symlink(&outside, inst.dir.join("home/link")).unwrap();
+    let sockets = home.home.join("sockets").join(&inst.container);
+    fs::create_dir_all(&sockets).unwrap();
+    fs::write(sockets.join("agent.toml"), "x").unwrap();
+
+    let out = purge(&home, &[&inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!inst.dir.exists() && !sockets.exists() && !has_row(&home, &inst.container));
+    assert_eq!(fs::read_to_string(outside.join("keep.txt")).unwrap(), "not the instance's");
+    assert!(records::<Purged>(&out.stdout)[0].freed_bytes >= 5);
+    assert_eq!(fs::read_dir(home.home.join("trash")).unwrap().count(), 0, "nothing was left in the trash");
+}
