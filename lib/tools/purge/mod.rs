@@ -307,9 +307,8 @@ impl<'a> Purger<'a> {
         crash_point("worktrees");
 
         // 6. The directories: into the trash (atomic), then emptied there.
-        let trashed = self.move_dirs_to_trash(name, &mut removed)?;
+        let (trashed, mut freed) = self.move_dirs_to_trash(name, &mut removed)?;
         crash_point("trash");
-        let mut freed = 0;
         for dir in &trashed {
             freed += remove::remove_tree(dir)?;
         }
@@ -364,15 +363,19 @@ impl<'a> Purger<'a> {
         Ok(removed)
     }
 
-    /// Step 6's first half: the data and socket directories renamed into the trash. Returns
-    /// where they went, to be emptied there.
-    fn move_dirs_to_trash(&self, name: &InstanceName, removed: &mut Vec<Removed>) -> Result<Vec<PathBuf>> {
+    /// Step 6's first half: the data and socket directories renamed into the trash (or, with the
+    /// trash on another filesystem, deleted in place). Returns where they went, to be emptied
+    /// there, and the bytes deleted in place.
+    fn move_dirs_to_trash(&self, name: &InstanceName, removed: &mut Vec<Removed>) -> Result<(Vec<PathBuf>, u64)> {
         let store = self.store;
         let mut trashed = Vec::new();
+        let mut freed = 0;
         for (dir, which) in [(store.instance_dir(name), "data"), (store.socket_dir(name), "sockets")] {
             let existed = fs_exists_after(&dir);
-            if let Some(in_trash) = remove::move_to_trash(store, &dir, &format!("{name}.{which}"))? {
-                trashed.push(in_trash);
+            match remove::move_to_trash(store, &dir, &format!("{name}.{which}"))? {
+                remove::Trashed::Moved(in_trash) => trashed.push(in_trash),
+                remove::Trashed::DeletedInPlace(bytes) => freed += bytes,
+                remove::Trashed::Nothing => {}
             }
             if fs_exists_after(&dir) {
                 anyhow::bail!("{} is still there", dir.display());
@@ -381,7 +384,7 @@ impl<'a> Purger<'a> {
                 removed.push(Removed { kind: "directory".into(), name: dir.to_string_lossy().into_owned() });
             }
         }
-        Ok(trashed)
+        Ok((trashed, freed))
     }
 
     fn remove_docker(&self, docker: &DockerNames) -> Result<Vec<Removed>> {
