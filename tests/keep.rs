@@ -554,6 +554,26 @@ fn a_clean_up_of_work_at_risk_stays_preserved_until_purge_has_quarantined_it() {
     );
 }
 
+/// Each isolation record's `cleanup_status` follows its own mount's verdict, not the instance's
+/// worst: the clean worktree beside a dirty one stays `active`.
+#[test]
+fn each_isolation_record_is_marked_by_its_own_mount() {
+    if !engine_available("each_isolation_record_is_marked_by_its_own_mount") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let lib = home.host_repo("lib");
+    let inst = home.instance("kpm00000", |h, c| {
+        vec![h.worktree_record(c, &app, "/workspace/app"), h.worktree_record(c, &lib, "/workspace/lib")]
+    });
+    fs::write(inst.mount_path(0).join("README.md"), "changed by the agent\n").unwrap();
+    let input = assess(&home, &[&inst.container]);
+    let decision = &ok(&keep(&home, &["--policy=keep"], &input))[0];
+    assert_eq!(decision.status.as_deref(), Some("preserved_dirty"));
+    assert_eq!(cleanup_statuses(&home, &inst.container), ["preserved_dirty", "active"]);
+}
+
 // ---- with a terminal -------------------------------------------------------------------------
 
 static RUN: AtomicUsize = AtomicUsize::new(0);

@@ -13,7 +13,7 @@ use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::records::{Decision, Outcome};
 use crate::state::config::Policy;
 use crate::state::continuity::{self, HistoryEntry, Kept};
-use crate::state::model::{DockerNames, Manifest, Status};
+use crate::state::model::{DockerNames, Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
 
@@ -140,6 +140,25 @@ pub(crate) fn kept_cleanup_status(verdict: Verdict) -> Option<Status> {
     match verdict {
         Verdict::Clean => None,
         other => Some(kept_status(other)),
+    }
+}
+
+/// Each isolation record's `cleanup_status` after a keep follows its own mount's verdict: a clean
+/// worktree beside a dirty one holds nothing to preserve. A record the assessment does not
+/// describe (the file changed since) takes the instance's worst verdict.
+fn mark_kept_records(isolation: &mut Isolation, assessment: &Assessment) {
+    let worst = kept_cleanup_status(assessment.verdict);
+    for (i, record) in isolation.mounts().into_iter().enumerate() {
+        let own = record.ok().and_then(|r| {
+            assessment
+                .mounts
+                .iter()
+                .find(|m| m.mount_dst == r.mount_dst && m.path == r.worktree_path)
+                .map(|m| m.verdict)
+        });
+        if let Some(status) = own.map_or(worst, kept_cleanup_status) {
+            isolation.set_cleanup_status_of(i, status.as_str());
+        }
     }
 }
 
@@ -312,10 +331,10 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     if verdict == Verdict::Unknown {
         warnings.push("its work cannot be verified: kept as preserved_dirty".into());
     }
-    if let Some(cleanup) = kept_cleanup_status(verdict) {
+    if kept_cleanup_status(verdict).is_some() {
         match store.read_isolation(name) {
             Ok(mut isolation) if !isolation.records.is_empty() => {
-                isolation.set_cleanup_status(cleanup.as_str());
+                mark_kept_records(&mut isolation, &session.assessment);
                 store.write_isolation(name, &isolation)?;
             }
             Ok(_) => {}

@@ -126,6 +126,28 @@ pub(crate) fn name_lock_held(path: &Path) -> Result<bool> {
     }
 }
 
+/// Unlinks the name lock `path` unless another process holds it, testing it by taking it and
+/// unlinking it while held, so a launcher that claimed the name since is never robbed of its
+/// claim. Returns whether it was removed. For a caller that does not hold the lock itself (a
+/// holder's own test would see its own lock as another's).
+pub(crate) fn remove_name_lock_unless_held(path: &Path) -> Result<bool> {
+    let file = match OpenOptions::new().read(true).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+    };
+    match fs2::FileExt::try_lock_exclusive(&file) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+        Err(e) => return Err(e).with_context(|| format!("cannot test {}", path.display())),
+    }
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
+    }
+}
+
 /// The instance whose name lock is the file `<container>.lock` ([`Store::name_lock_path`]).
 /// jackin's other locks (`instances.json.lock`, `*.repo.lock`, `caffeinate.lock`, …) never have
 /// an instance name as their stem.
@@ -143,5 +165,20 @@ mod tests {
         assert_eq!(name_lock_owner("instances.json.lock"), None);
         assert_eq!(name_lock_owner("jk-abc.repo.lock"), None);
         assert_eq!(name_lock_owner("jk-abcd-x"), None);
+    }
+
+    #[test]
+    fn a_name_lock_another_holds_is_not_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jk-abcd-x.lock");
+        fs::write(&path, "").unwrap();
+        let holder = File::open(&path).unwrap();
+        fs2::FileExt::lock_exclusive(&holder).unwrap();
+        assert!(!remove_name_lock_unless_held(&path).unwrap());
+        assert!(path.exists(), "held by another open of the file, as a launcher holds it");
+        drop(holder);
+        assert!(remove_name_lock_unless_held(&path).unwrap());
+        assert!(!path.exists());
+        assert!(!remove_name_lock_unless_held(&path).unwrap(), "gone already");
     }
 }

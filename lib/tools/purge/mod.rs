@@ -27,7 +27,7 @@ use crate::protocol::records::{human_bytes, Purged, Removed};
 use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::select::Catalog;
-use crate::state::store::{name_lock_held, HostRepoLocks, PurgeMark, Store};
+use crate::state::store::{name_lock_held, remove_name_lock_unless_held, HostRepoLocks, PurgeMark, Store};
 use crate::tools::assess::{AssessOptions, Assessor};
 
 /// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
@@ -178,7 +178,7 @@ impl<'a> Purger<'a> {
             return Ok(self.dry_run_report(name, checked.identity, &docker, claim.exists));
         }
         let (removed, freed_bytes) = self
-            .delete(name, manifest.is_some(), &checked, &docker, repo_locks)
+            .delete(name, manifest.is_some(), &checked, &docker, repo_locks, &claim)
             .map_err(|e| stop("purge_failed", e))?;
         drop(claim);
         Ok(Purged { identity: checked.identity, removed, freed_bytes, quarantine: checked.quarantine, dry_run: false })
@@ -292,6 +292,7 @@ impl<'a> Purger<'a> {
         checked: &Checked,
         docker: &DockerNames,
         repo_locks: Option<HostRepoLocks>,
+        claim: &NameClaim,
     ) -> Result<(Vec<Removed>, u64)> {
         // 3. The terminal status, manifest first, then the index row.
         self.stamp(name, has_manifest, checked)?;
@@ -314,8 +315,8 @@ impl<'a> Purger<'a> {
         }
         crash_point("dirs");
 
-        // 7. The name lock, unless another process holds it (we hold it ourselves right now).
-        removed.extend(remove_name_lock(&self.store.name_lock_path(name))?);
+        // 7. The name lock, unless another process holds it.
+        removed.extend(claim.remove(&self.store.name_lock_path(name))?);
         crash_point("lock");
 
         // 8. The index row.
@@ -481,15 +482,6 @@ fn stamp_row(store: &Store, name: &InstanceName, now: &str) -> Result<()> {
     })
 }
 
-/// Step 7: `data/<c>.lock`, when it is there.
-fn remove_name_lock(lock: &Path) -> Result<Option<Removed>> {
-    match std::fs::remove_file(lock) {
-        Ok(()) => Ok(Some(Removed { kind: "name_lock".into(), name: lock.to_string_lossy().into_owned() })),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("removing {}", lock.display())),
-    }
-}
-
 fn fs_exists_after(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
@@ -587,6 +579,21 @@ struct NameClaim {
 }
 
 impl NameClaim {
+    /// Step 7: `data/<c>.lock`, when it is there. Held since step 1, it is ours to unlink; a lock
+    /// that did not exist at step 1 may have been claimed by a launch since, so it is tested first.
+    fn remove(&self, path: &Path) -> Result<Option<Removed>> {
+        let removed = if self._file.is_some() {
+            match std::fs::remove_file(path) {
+                Ok(()) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+            }
+        } else {
+            remove_name_lock_unless_held(path)?
+        };
+        Ok(removed.then(|| Removed { kind: "name_lock".into(), name: path.to_string_lossy().into_owned() }))
+    }
+
     fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
         if dry_run {
             let exists = path.exists();
