@@ -152,7 +152,7 @@ impl Engine {
             .map(|c| {
                 let mounts = c.mounts.unwrap_or_default();
                 let of_kind = |kind: &'static str| {
-                    mounts.iter().filter(move |m| m.typ.as_ref().is_some_and(|t| t.to_string() == kind)).cloned()
+                    mounts.iter().filter(move |m| m.typ.as_ref().is_some_and(|t| *t == kind)).cloned()
                 };
                 ContainerBrief {
                     id: c.id.unwrap_or_default(),
