@@ -83,13 +83,17 @@ pub(crate) struct Exited {
 pub(crate) fn observe(engine: &Engine, store: &Store, selection: &Selection, options: &Options) -> Result<Observation> {
     let now = now_rfc3339();
     let whole_host = matches!(selection, Selection::All);
-    let containers = engine.list_managed()?;
-    let (networks, volumes, every_container) = if whole_host {
+    // A whole-host run needs every container (what still uses a network or a volume); jackin's
+    // are among them, so the one list serves both.
+    let (containers, networks, volumes, every_container) = if whole_host {
+        let every_container = engine.list_all()?;
+        let managed = every_container.iter().filter(|c| c.labels.get("jackin.managed").is_some_and(|v| v == "true"));
+        let containers = managed.cloned().collect();
         let networks = engine.list_managed_networks().map_err(|e| Exit::Unavailable.wrap(e))?;
         let volumes = engine.list_volumes().map_err(|e| Exit::Unavailable.wrap(e))?;
-        (networks, volumes, engine.list_all()?)
+        (containers, networks, volumes, every_container)
     } else {
-        (Vec::new(), Vec::new(), Vec::new())
+        (engine.list_managed()?, Vec::new(), Vec::new(), Vec::new())
     };
     let by_name = containers.iter().enumerate().map(|(i, c)| (c.name.clone(), i)).collect();
 
