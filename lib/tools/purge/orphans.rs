@@ -144,8 +144,8 @@ impl Purger<'_> {
         };
         let listed = snapshot.managed.iter().find(|c| c.name == orphan.name);
         let labels = listed.map(|c| c.labels.clone()).unwrap_or_default();
-        if kind == DockerKind::Container && listed.is_none() {
-            // Gone already, or never jackin's: the removal below finds out which.
+        if kind == DockerKind::Container && listed.is_none() && self.engine.inspect(&orphan.name)?.is_none() {
+            // Gone already: the removal below finds nothing to remove.
             return Ok(None);
         }
         let instance = instance_of(kind, &orphan.name, &labels);
