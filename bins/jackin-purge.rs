@@ -2,7 +2,6 @@
 
 use anyhow::Result;
 use jackin::base::exit::Exit;
-use jackin::base::parallel;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
@@ -79,13 +78,7 @@ fn purge_items(
     };
     let progress = Progress::new("purging", work, ctx.quiet);
     let purger = Purger::new(store, &engine, catalog, options);
-    let outcomes = parallel::map(items, |item| {
-        let outcome = purger.item(item);
-        if outcome.is_some() {
-            progress.tick(item_name(item));
-        }
-        outcome
-    });
+    let outcomes = purger.items(items, |item| progress.tick(item_name(item)));
     progress.finish();
     Ok(outcomes)
 }

@@ -155,8 +155,8 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
         &input,
         [
             ("clean", "clean session", false, "clean_exited"),
-            ("clean", "answer clean", true, "clean_exited"),
-            ("clean", "answer clean", true, "clean_exited"),
+            ("clean", "answer clean", true, "preserved_dirty"),
+            ("clean", "answer clean", true, "preserved_unpushed"),
             ("keep", "unknown", false, "preserved_dirty"),
         ],
     );
@@ -166,9 +166,9 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
         &input,
         [
             ("clean", "clean session", false, "clean_exited"),
-            ("clean", "answer clean", true, "clean_exited"),
-            ("clean", "answer clean", true, "clean_exited"),
-            ("clean", "answer clean", true, "clean_exited"),
+            ("clean", "answer clean", true, "preserved_dirty"),
+            ("clean", "answer clean", true, "preserved_unpushed"),
+            ("clean", "answer clean", true, "preserved_dirty"),
         ],
     );
     check_cells(
@@ -199,8 +199,8 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
         &input,
         [
             ("clean", "clean session", false, "clean_exited"),
-            ("clean", "policy clean", true, "clean_exited"),
-            ("clean", "policy clean", true, "clean_exited"),
+            ("clean", "policy clean", true, "preserved_dirty"),
+            ("clean", "policy clean", true, "preserved_unpushed"),
             ("keep", "unknown", false, "preserved_dirty"),
         ],
     );
@@ -518,12 +518,60 @@ fn dry_run_decides_and_changes_nothing() {
         decisions,
         [
             decided("clean", "clean_exited"),
-            decided("clean", "clean_exited"),
-            decided("clean", "clean_exited"),
+            decided("clean", "preserved_dirty"),
+            decided("clean", "preserved_unpushed"),
             decided("keep", "preserved_dirty"),
         ]
     );
     assert_eq!(f.home.snapshot(), before);
+}
+
+/// Under the `clean` outcome, work at risk keeps its `preserved_*` status (jackin's own prune
+/// deletes `clean_exited` rows unchecked); jackin-purge stamps the terminal status itself, once
+/// the work is in the quarantine.
+#[test]
+fn a_clean_up_of_work_at_risk_stays_preserved_until_purge_has_quarantined_it() {
+    if !engine_available("a_clean_up_of_work_at_risk_stays_preserved_until_purge_has_quarantined_it") {
+        return;
+    }
+    let f = four("kps");
+    let input = assess(&f.home, &[&f.dirty.container]);
+    let out = keep(&f.home, &["--policy=clean"], &input);
+    let decision = &ok(&out)[0];
+    assert_eq!((decision.outcome.as_str(), decision.discard_unfinished), ("clean", true));
+    assert_eq!(decision.status.as_deref(), Some("preserved_dirty"));
+    assert_eq!(statuses(&f.home, &f.dirty.container), ("preserved_dirty".into(), "preserved_dirty".into()));
+
+    let mut purge = f.home.cmd("jackin-purge");
+    let purge = purge.arg("--format=json").env("JACKIN_PURGE_CRASH_AT", "stamped").write_stdin(out.stdout);
+    let crashed = purge.output().unwrap();
+    assert_ne!(crashed.status.code(), Some(0), "the test crash point stops it: {}", common::stderr(&crashed));
+    assert_eq!(statuses(&f.home, &f.dirty.container), ("purged".into(), "purged".into()));
+    let saved: Vec<PathBuf> = f.home.quarantines().iter().flat_map(|q| files_under(q)).collect();
+    assert!(
+        saved.iter().any(|p| p.ends_with("README.md") && fs::read_to_string(p).unwrap() == "changed by the agent\n"),
+        "{saved:?}"
+    );
+}
+
+/// Each isolation record's `cleanup_status` follows its own mount's verdict, not the instance's
+/// worst: the clean worktree beside a dirty one stays `active`.
+#[test]
+fn each_isolation_record_is_marked_by_its_own_mount() {
+    if !engine_available("each_isolation_record_is_marked_by_its_own_mount") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let lib = home.host_repo("lib");
+    let inst = home.instance("kpm00000", |h, c| {
+        vec![h.worktree_record(c, &app, "/workspace/app"), h.worktree_record(c, &lib, "/workspace/lib")]
+    });
+    fs::write(inst.mount_path(0).join("README.md"), "changed by the agent\n").unwrap();
+    let input = assess(&home, &[&inst.container]);
+    let decision = &ok(&keep(&home, &["--policy=keep"], &input))[0];
+    assert_eq!(decision.status.as_deref(), Some("preserved_dirty"));
+    assert_eq!(cleanup_statuses(&home, &inst.container), ["preserved_dirty", "active"]);
 }
 
 // ---- with a terminal -------------------------------------------------------------------------
@@ -627,7 +675,8 @@ fn the_dialog_clean_up_shows_diffs_on_request_and_marks_the_session() {
     assert_eq!(finish(pty).0, 0);
     let d = decisions(&output);
     assert_eq!((d[0].outcome.as_str(), d[0].discard_unfinished), ("clean", true));
-    assert_eq!(statuses(&f.home, &f.dirty.container), ("clean_exited".into(), "clean_exited".into()));
+    let kept_until_purged = ("preserved_dirty".to_owned(), "preserved_dirty".to_owned());
+    assert_eq!(statuses(&f.home, &f.dirty.container), kept_until_purged, "jackin's prune never deletes it");
     assert_eq!(
         fs::read_to_string(f.dirty.mount_path(0).join("README.md")).unwrap(),
         "changed by the agent\n",

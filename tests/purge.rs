@@ -580,3 +580,136 @@ fn in_the_text_format_records_passed_through_are_shown_as_text() {
     assert_eq!(lines, [format!("{} · keep · clean session (clean policy)", inst.container).as_str(), future]);
     assert_eq!(home.snapshot(), before, "a keep decision purges nothing");
 }
+
+/// Two sessions of one host repository whose worktrees are clean at a commit that only their two
+/// scratch branches reach: each, alone, is safe to purge because the other's branch survives.
+fn sessions_sharing_a_commit(home: &mut Home) -> (Instance, Instance, PathBuf, String) {
+    let app = home.host_repo("app");
+    let first = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let second = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = first.mount_path(0);
+    git(&wt, &["config", "user.email", "agent@example.invalid"]);
+    git(&wt, &["config", "user.name", "Agent"]);
+    let commit = commit_file(&wt, "src/feature.rs", "fn feature() {}\n", "agent work");
+    git(&second.mount_path(0), &["reset", "-q", "--hard", &commit]);
+    (first, second, app, commit)
+}
+
+/// Purges at once: two jackin-purge processes, one per session, each counting on the other's
+/// scratch branch. Serialised per host repository, the second re-assesses after the first deleted
+/// its branch, finds the commit at risk and refuses; the commit survives every round.
+#[test]
+fn two_purges_at_once_never_both_count_on_each_others_scratch_branch() {
+    if !engine_available("two_purges_at_once_never_both_count_on_each_others_scratch_branch") {
+        return;
+    }
+    for round in 0..20 {
+        let mut home = Home::new();
+        let (first, second, app, commit) = sessions_sharing_a_commit(&mut home);
+        let spawn = |inst: &Instance| {
+            std::process::Command::new(common::tool_path("jackin-purge"))
+                .arg("--home")
+                .arg(&home.home)
+                .arg("--config-dir")
+                .arg(&home.config)
+                .args(["--format=json", &inst.container])
+                .env_remove("JACKIN_HOME_DIR")
+                .env_remove("JACKIN_CONFIG_DIR")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(&first), spawn(&second));
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let mut codes = [a.status.code(), b.status.code()];
+        codes.sort();
+        let refs = git(&app, &["for-each-ref", "--contains", &commit, "--format=%(refname)"]);
+        assert!(!refs.is_empty(), "round {round}: the commit is lost: {} / {}", stderr(&a), stderr(&b));
+        assert_eq!(codes, [Some(0), Some(6)], "round {round}: {} / {}", stderr(&a), stderr(&b));
+    }
+}
+
+/// Unreadable isolation records: no mount can be assessed, so a discard moves the instance's
+/// whole `git/` tree into the quarantine before anything is deleted, and the receipt says so.
+#[test]
+fn unreadable_isolation_records_put_the_whole_git_tree_in_the_quarantine() {
+    if !engine_available("unreadable_isolation_records_put_the_whole_git_tree_in_the_quarantine") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, _, _) = at_risk_worktree(&mut home);
+    let worktree = inst.mount_path(0);
+    let rel = worktree.strip_prefix(inst.dir.join("git")).unwrap().to_path_buf();
+    fs::write(inst.dir.join(".jackin/isolation.json"), "{\"version\": 1, \"records\": ").unwrap();
+
+    let before = home.snapshot();
+    let out = purge(&home, &[&inst.container], None);
+    assert_eq!(out.status.code(), Some(6), "unreadable work is at risk: {}", stderr(&out));
+    assert_eq!(home.snapshot(), before);
+
+    let out = purge(&home, &["--discard-unfinished", &inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!inst.dir.exists());
+    let q = home.quarantines().pop().expect("a quarantine");
+    let saved = q.join("git").join(&rel);
+    assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "changed by the agent\n");
+    assert_eq!(fs::read_to_string(saved.join("notes/plan.md")).unwrap(), "the plan\n");
+    let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
+    assert_eq!(receipt["git_tree"], "git");
+    let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
+    assert!(text.contains("git/ tree of the instance"), "{text}");
+}
+
+/// A tmpfs mounted for one test, unmounted when it ends, however it ends.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `None` where this machine does not let the tests mount (not root, no CAP_SYS_ADMIN).
+    fn mount(at: &Path) -> Option<Tmpfs> {
+        fs::create_dir_all(at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "mode=0700,size=16m", "tmpfs"])
+            .arg(at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tmpfs(at.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The trash on another filesystem than the data (EXDEV on the rename): the directories are
+/// deleted in place, links unlinked and never followed, and the purge finishes.
+#[test]
+fn a_trash_on_another_filesystem_deletes_in_place() {
+    if !engine_available("a_trash_on_another_filesystem_deletes_in_place") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let Some(_trash) = Tmpfs::mount(&home.home.join("trash")) else {
+        eprintln!("a_trash_on_another_filesystem_deletes_in_place: skipped, this machine cannot mount a tmpfs");
+        return;
+    };
+    let outside = home.tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("keep.txt"), "not the instance's").unwrap();
+    fs::write(inst.dir.join("home/notes.txt"), "12345").unwrap();
+    std::os::unix::fs::symlink(&outside, inst.dir.join("home/link")).unwrap();
+    let sockets = home.home.join("sockets").join(&inst.container);
+    fs::create_dir_all(&sockets).unwrap();
+    fs::write(sockets.join("agent.toml"), "x").unwrap();
+
+    let out = purge(&home, &[&inst.container], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!inst.dir.exists() && !sockets.exists() && !has_row(&home, &inst.container));
+    assert_eq!(fs::read_to_string(outside.join("keep.txt")).unwrap(), "not the instance's");
+    assert!(records::<Purged>(&out.stdout)[0].freed_bytes >= 5);
+    assert_eq!(fs::read_dir(home.home.join("trash")).unwrap().count(), 0, "nothing was left in the trash");
+}

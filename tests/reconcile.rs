@@ -523,7 +523,13 @@ fn orphans_are_reported_and_jackins_other_locks_are_not() {
     let mut made = Made::new();
     made.network(&format!("{gone}-net"), gone);
     made.volume(&format!("{gone}-dind-certs"));
-    made.container(gone, None, &["--network", "none"], &["true"]);
+    // Its proof of being this home's: the role container's bind mount under data/, which stays in
+    // the container's config after the data dir is gone.
+    let gone_home = home.data(gone).join("home");
+    fs::create_dir_all(&gone_home).unwrap();
+    let bind = format!("{}:/home/agent", gone_home.display());
+    made.container(gone, None, &["--network", "none", "-v", &bind], &["true"]);
+    fs::remove_dir_all(home.data(gone)).unwrap();
     made.container(&format!("{gone}-dind"), Some(gone), &["--network", "none"], &["true"]);
     made.network(&format!("{}-net", alive.container), &alive.container);
     made.container(&alive.container, None, &["--network", "none"], &["true"]);
@@ -568,6 +574,101 @@ fn orphans_are_reported_and_jackins_other_locks_are_not() {
     found.sort();
     expected.sort();
     assert_eq!(found, expected);
+    drop(made);
+}
+
+/// The state of each Docker resource: a container's status, or whether a network or volume exists.
+fn engine_state(items: &[(&str, String)]) -> Vec<(String, Option<String>)> {
+    items
+        .iter()
+        .map(|(kind, name)| {
+            let state = match *kind {
+                "container" => docker_quiet(&["inspect", "-f", "{{.State.Status}}", name]),
+                _ => docker_quiet(&[kind, "inspect", "-f", "{{.Name}}", name]),
+            };
+            (name.clone(), state)
+        })
+        .collect()
+}
+
+/// Two homes on one engine: home A's `jackin-reconcile | jackin-purge --stop` reports and removes
+/// A's own orphans only. Home B's running session, its stopped session and what is left of a
+/// session half torn down (its sidecar, network and certs volume) are neither reported nor touched.
+#[test]
+fn another_homes_sessions_on_the_same_engine_are_neither_reported_nor_touched() {
+    if !engine_available("another_homes_sessions_on_the_same_engine_are_neither_reported_nor_touched") {
+        return;
+    }
+    let home_a = Home::new();
+    let mut home_b = Home::new();
+    let running = home_b.instance(&common::unique_id(), |_, _| Vec::new());
+    let stopped = home_b.instance(&common::unique_id(), |_, _| Vec::new());
+    let binds = |dir: &std::path::Path| vec![(dir.join("home"), "/home/agent")];
+    let b_running =
+        Session::launch(&running.container, SessionOptions { binds: binds(&running.dir), ..Default::default() });
+    let b_stopped = Session::launch(
+        &stopped.container,
+        SessionOptions { binds: binds(&stopped.dir), running: false, ..Default::default() },
+    );
+    let mut made = Made::new();
+    let torn = Home::container_name(&common::unique_id());
+    made.network(&format!("{torn}-net"), &torn);
+    made.volume(&format!("{torn}-dind-certs"));
+    made.container(&format!("{torn}-dind"), Some(&torn), &["--network", "none"], &["true"]);
+    fs::write(home_b.home.join("data").join(format!("{torn}.lock")), "").unwrap();
+
+    let mine = Home::container_name(&common::unique_id());
+    let mine_home = home_a.data(&mine).join("home");
+    fs::create_dir_all(&mine_home).unwrap();
+    let bind = format!("{}:/home/agent", mine_home.display());
+    made.container(&mine, None, &["--network", "none", "-v", &bind], &["true"]);
+    fs::remove_dir_all(home_a.data(&mine)).unwrap();
+    made.network(&format!("{mine}-net"), &mine);
+
+    let mut b_items: Vec<(&str, String)> = Vec::new();
+    for session in [&b_running, &b_stopped] {
+        b_items.push(("container", session.container.clone()));
+        b_items.push(("container", session.sidecar.clone().unwrap()));
+        b_items.push(("network", session.network.clone()));
+        b_items.push(("volume", session.volume.clone().unwrap()));
+    }
+    b_items.extend([
+        ("container", format!("{torn}-dind")),
+        ("network", format!("{torn}-net")),
+        ("volume", format!("{torn}-dind-certs")),
+    ]);
+    let b_before = engine_state(&b_items);
+    assert_eq!(b_before[0].1.as_deref(), Some("running"));
+    assert_eq!(b_before[4].1.as_deref(), Some("created"));
+
+    let out = home_a.cmd("jackin-reconcile").args(["--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let orphans: Vec<String> = records_of::<Orphan>(&out.stdout).into_iter().map(|o| o.name).collect();
+    for (_, name) in &b_items {
+        assert!(!orphans.contains(name), "home B's {name} reported as home A's orphan: {orphans:?}");
+    }
+    assert!(orphans.contains(&mine) && orphans.contains(&format!("{mine}-net")), "{orphans:?}");
+
+    let purge =
+        home_a.cmd("jackin-purge").args(["--stop", "--format", "json"]).write_stdin(out.stdout).output().unwrap();
+    assert_eq!(purge.status.code(), Some(0), "{}", String::from_utf8_lossy(&purge.stderr));
+    assert!(!Session::exists("container", &mine) && !Session::exists("network", &format!("{mine}-net")));
+    assert_eq!(engine_state(&b_items), b_before, "home B's resources are as they were");
+
+    // Told by hand that home B's resources are orphans, home A's purge still leaves them alone.
+    let told: String = b_items
+        .iter()
+        .map(|(kind, name)| {
+            json!({"schema_version": 1, "type": "orphan", "data": {"kind": kind, "name": name, "reason": "r"}})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    let purge = home_a.cmd("jackin-purge").args(["--stop", "--format", "json"]).write_stdin(told).output().unwrap();
+    let stderr = String::from_utf8_lossy(&purge.stderr);
+    assert_eq!(purge.status.code(), Some(6), "{stderr}");
+    assert_eq!(stderr.matches("not provably this home's").count(), b_items.len(), "{stderr}");
+    assert_eq!(engine_state(&b_items), b_before, "home B's resources are as they were");
     drop(made);
 }
 

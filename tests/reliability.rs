@@ -888,6 +888,12 @@ fn work_loss(t: &mut Tally) {
         t.case(verdict == "dirty" || verdict == "unpushed", || format!("{state}: assessed {verdict}"));
         let decided = run(tool(&home, "jackin-keep", &["--policy=clean", "--format=json"]), assessment.as_bytes());
         t.case(decided.status.success(), || format!("{state}: keep: {}", stderr(&decided)));
+        // jackin's own prune deletes clean_exited rows unchecked: at-risk work is never one.
+        let status = row_status(&home, &inst.container);
+        t.case(
+            matches!(status.as_ref().map(|s| s.as_deref()), Ok(Some("preserved_dirty" | "preserved_unpushed"))),
+            || format!("{state}: cleaned up before purge, the row is {status:?}"),
+        );
         let out = run(tool(&home, "jackin-purge", &["--format=json"]), &decided.stdout);
         t.case(out.status.success() && !inst.dir.exists(), || {
             format!("{state}: purge: {:?} {}", out.status, stderr(&out))
@@ -926,6 +932,154 @@ fn work_loss(t: &mut Tally) {
         }
     }
     t.note = "assess → keep --policy clean → purge; bundles fetched with git, files compared".into();
+}
+
+// ---------------------------------------------------------------------------------------------
+// shared engine
+
+/// Rounds of two homes on the one engine: home B's running session, stopped session and the
+/// sidecar, network and volume of a session half torn down; home A's own orphan (a role container
+/// bound into A's data/ whose instance is gone, and its network). Home A's
+/// `jackin-reconcile | jackin-purge --stop` removes A's and neither reports nor touches B's.
+fn shared_engine(t: &mut Tally) {
+    let rounds = if long() { 5 } else { 2 };
+    for round in 0..rounds {
+        let home_a = Home::new();
+        let mut home_b = Home::new();
+        let running = home_b.instance(&unique_id(), |_, _| Vec::new());
+        let stopped = home_b.instance(&unique_id(), |_, _| Vec::new());
+        let bind = |inst: &Instance| vec![(inst.dir.join("home"), "/home/agent")];
+        let sessions = [
+            Session::launch(&running.container, SessionOptions { binds: bind(&running), ..Default::default() }),
+            Session::launch(
+                &stopped.container,
+                SessionOptions { binds: bind(&stopped), running: false, ..Default::default() },
+            ),
+        ];
+        // What is left of a session of B half torn down: its sidecar, network and certs volume.
+        let torn = Session::launch(
+            &Home::container_name(&unique_id()),
+            SessionOptions { running: false, ..Default::default() },
+        );
+        docker_quiet(&["rm", "-f", &torn.container]);
+        fs::write(home_b.home.join("data").join(format!("{}.lock", torn.container)), "").unwrap();
+        // A's own orphan, proved A's by its bind mount under A's data/.
+        let mine = Home::container_name(&unique_id());
+        let mine_home = home_a.data(&mine).join("home");
+        fs::create_dir_all(&mine_home).unwrap();
+        let mine_session = Session::launch(
+            &mine,
+            SessionOptions {
+                dind: false,
+                binds: vec![(mine_home, "/home/agent")],
+                running: false,
+                ..Default::default()
+            },
+        );
+        fs::remove_dir_all(home_a.data(&mine)).unwrap();
+
+        let mut b_items: Vec<(&str, String)> = Vec::new();
+        for session in sessions.iter().chain([&torn]) {
+            b_items.push(("container", session.container.clone()));
+            b_items.extend(session.sidecar.clone().map(|s| ("container", s)));
+            b_items.push(("network", session.network.clone()));
+            b_items.extend(session.volume.clone().map(|v| ("volume", v)));
+        }
+        let state = |items: &[(&str, String)]| -> Vec<Option<String>> {
+            items
+                .iter()
+                .map(|(kind, name)| match *kind {
+                    "container" => docker_quiet(&["inspect", "-f", "{{.State.Status}}", name]),
+                    _ => docker_quiet(&[kind, "inspect", "-f", "{{.Name}}", name]),
+                })
+                .collect()
+        };
+        let before = state(&b_items);
+        let reconciled = run(tool(&home_a, "jackin-reconcile", &["--format=json"]), b"");
+        let reported: Vec<String> =
+            records_of::<common::records::Orphan>(&reconciled.stdout).into_iter().map(|o| o.name).collect();
+        for (_, name) in &b_items {
+            t.case(!reported.contains(name), || format!("round {round}: home B's {name} reported by home A"));
+        }
+        t.case(reported.contains(&mine) && reported.contains(&mine_session.network), || {
+            format!("round {round}: home A's own orphans not reported: {reported:?}")
+        });
+        let purged = run(tool(&home_a, "jackin-purge", &["--stop", "--format=json"]), &reconciled.stdout);
+        t.case(purged.status.success(), || format!("round {round}: purge: {:?} {}", purged.status, stderr(&purged)));
+        t.case(state(&b_items) == before, || format!("round {round}: home B's resources changed"));
+        t.case(!Session::exists("container", &mine) && !Session::exists("network", &mine_session.network), || {
+            format!("round {round}: home A's orphan is still there")
+        });
+    }
+    t.note = format!("{rounds} rounds: home A's reconcile piped into purge --stop beside home B's running, stopped and half torn-down sessions");
+}
+
+// ---------------------------------------------------------------------------------------------
+// purges at once
+
+/// Rounds of two jackin-purge processes at once, one per session, over two sessions whose only
+/// copy of a commit is each other's scratch branch: the commit must survive every round.
+fn purges_at_once(t: &mut Tally) {
+    let rounds = if long() { 100 } else { 20 };
+    for round in 0..rounds {
+        let mut home = Home::new();
+        let app = home.host_repo("app");
+        let first = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+        let second = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+        let commit = commit_file(&first.mount_path(0), "feature.rs", "fn feature() {}\n", "agent work");
+        git(&second.mount_path(0), &["reset", "-q", "--hard", &commit]);
+        let spawn = |inst: &Instance| {
+            tool(&home, "jackin-purge", &["--format=json", &inst.container])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let (mut a, mut b) = (spawn(&first), spawn(&second));
+        let (a, b) = (a.wait().unwrap(), b.wait().unwrap());
+        let refs = git(&app, &["for-each-ref", "--contains", &commit, "--format=%(refname)"]);
+        t.case(!refs.is_empty(), || format!("round {round}: the commit is lost (exits {a:?}, {b:?})"));
+    }
+    t.note = format!("{rounds} rounds of two purges at once counting on each other's scratch branch");
+}
+
+// ---------------------------------------------------------------------------------------------
+// work-loss edges
+
+/// Corrupt isolation records with a discard: the dirty file is in the quarantine. A trash on
+/// another filesystem (a tmpfs, where this machine lets the suite mount one): the purge finishes.
+fn work_loss_edges(t: &mut Tally) {
+    let mut home = Home::new();
+    let (inst, _) = at_risk(&mut home);
+    let rel = inst.mount_path(0).strip_prefix(inst.dir.join("git")).unwrap().join("README.md");
+    fs::write(inst.dir.join(".jackin/isolation.json"), "{\"version\": 1, \"records\": [").unwrap();
+    let out = run(tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]), b"");
+    t.case(out.status.success(), || format!("unreadable isolation: purge: {}", stderr(&out)));
+    let saved = home.quarantines().first().map(|q| q.join("git").join(&rel));
+    let content = saved.and_then(|p| fs::read_to_string(p).ok());
+    t.case(content.as_deref() == Some("changed by the agent\n"), || {
+        format!("unreadable isolation: the dirty file is not in the quarantine: {content:?}")
+    });
+
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let trash = home.home.join("trash");
+    fs::create_dir_all(&trash).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "mode=0700,size=16m", "tmpfs"])
+        .arg(&trash)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if mounted {
+        fs::write(inst.dir.join("home/notes.txt"), "notes").unwrap();
+        let out = run(tool(&home, "jackin-purge", &["--format=json", &inst.container]), b"");
+        let _ = Command::new("umount").arg("-l").arg(&trash).status();
+        t.case(out.status.success() && !inst.dir.exists(), || format!("trash on a tmpfs: {}", stderr(&out)));
+        t.note = "unreadable isolation records + discard; a trash on a tmpfs".into();
+    } else {
+        t.note = "unreadable isolation records + discard; trash on a tmpfs not run (this machine cannot mount)".into();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1128,7 +1282,7 @@ fn secrets(t: &mut Tally) {
 
 type Check = (&'static str, bool, fn(&mut Tally));
 
-const CHECKS: [Check; 7] = [
+const CHECKS: [Check; 10] = [
     ("crash points", true, crash_points),
     ("concurrency", true, concurrency),
     ("bad input", false, bad_input),
@@ -1136,6 +1290,9 @@ const CHECKS: [Check; 7] = [
     ("work-loss matrix", true, work_loss),
     ("Docker faults", false, docker_faults),
     ("secrets", true, secrets),
+    ("shared engine", true, shared_engine),
+    ("purges at once", true, purges_at_once),
+    ("work-loss edges", true, work_loss_edges),
 ];
 
 #[test]

@@ -242,10 +242,15 @@ impl Isolation {
 
     /// Sets `cleanup_status` on every record that is an object, leaving every other key as is.
     pub fn set_cleanup_status(&mut self, status: &str) {
-        for record in &mut self.records {
-            if let Some(obj) = record.as_object_mut() {
-                obj.insert("cleanup_status".into(), Value::String(status.to_owned()));
-            }
+        for i in 0..self.records.len() {
+            self.set_cleanup_status_of(i, status);
+        }
+    }
+
+    /// Sets `cleanup_status` on the `i`th record when it is an object, leaving every other key.
+    pub(crate) fn set_cleanup_status_of(&mut self, i: usize, status: &str) {
+        if let Some(obj) = self.records.get_mut(i).and_then(Value::as_object_mut) {
+            obj.insert("cleanup_status".into(), Value::String(status.to_owned()));
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The exit policy (lifecycle.md, "The exit policy"): what happens to a session when it ends, and
 //! the two outcomes that change anything — keep (free Docker, keep everything resuming needs) and
-//! clean (stamp `clean_exited` for jackin-purge). The table itself is [`decide`], a pure function.
+//! clean (stamp `clean_exited` for jackin-purge, or keep a `preserved_*` status while work is at risk). The table itself is [`decide`], a pure function.
 
 use std::time::{Duration, SystemTime};
 
@@ -13,7 +13,7 @@ use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::records::{Decision, Outcome};
 use crate::state::config::Policy;
 use crate::state::continuity::{self, HistoryEntry, Kept};
-use crate::state::model::{DockerNames, Manifest, Status};
+use crate::state::model::{DockerNames, Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
 
@@ -123,6 +123,16 @@ pub(crate) fn kept_status(verdict: Verdict) -> Status {
     }
 }
 
+/// jackin's status for a session cleaned up. jackin's own prune deletes `clean_exited` rows with
+/// a plain recursive delete, so work at risk keeps its `preserved_*` status until jackin-purge
+/// has quarantined it and stamps the terminal status itself.
+pub(crate) fn cleaned_status(verdict: Verdict) -> Status {
+    match verdict {
+        Verdict::Clean => Status::CleanExited,
+        at_risk => kept_status(at_risk),
+    }
+}
+
 /// The isolation records' `cleanup_status` for a kept session; `None` leaves them as they are.
 /// `cleanup_status` says whether a mount holds work to preserve, and a clean mount holds none:
 /// a kept clean session's records stay `active` (its status, `restore_available`, says it is kept).
@@ -130,6 +140,25 @@ pub(crate) fn kept_cleanup_status(verdict: Verdict) -> Option<Status> {
     match verdict {
         Verdict::Clean => None,
         other => Some(kept_status(other)),
+    }
+}
+
+/// Each isolation record's `cleanup_status` after a keep follows its own mount's verdict: a clean
+/// worktree beside a dirty one holds nothing to preserve. A record the assessment does not
+/// describe (the file changed since) takes the instance's worst verdict.
+fn mark_kept_records(isolation: &mut Isolation, assessment: &Assessment) {
+    let worst = kept_cleanup_status(assessment.verdict);
+    for (i, record) in isolation.mounts().into_iter().enumerate() {
+        let own = record.ok().and_then(|r| {
+            assessment
+                .mounts
+                .iter()
+                .find(|m| m.mount_dst == r.mount_dst && m.path == r.worktree_path)
+                .map(|m| m.verdict)
+        });
+        if let Some(status) = own.map_or(worst, kept_cleanup_status) {
+            isolation.set_cleanup_status_of(i, status.as_str());
+        }
     }
 }
 
@@ -217,7 +246,7 @@ pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: P
 pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
     let status = match ruling.outcome {
         Outcome::Keep => Some(kept_status(session.assessment.verdict).as_str().to_owned()),
-        Outcome::Clean => Some(Status::CleanExited.as_str().to_owned()),
+        Outcome::Clean => Some(cleaned_status(session.assessment.verdict).as_str().to_owned()),
         Outcome::Return => None,
     };
     Decision {
@@ -239,7 +268,8 @@ pub fn apply(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling)
         Outcome::Keep => keep(store, engine, session, ruling),
         Outcome::Clean => {
             stop_if_live(engine, session)?;
-            store.set_status(&session.name, Status::CleanExited, &crate::base::time::now_rfc3339())?;
+            let status = cleaned_status(session.assessment.verdict);
+            store.set_status(&session.name, status, &crate::base::time::now_rfc3339())?;
             store.clear_exit_action(&session.name)?;
             Ok(Vec::new())
         }
@@ -301,10 +331,10 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     if verdict == Verdict::Unknown {
         warnings.push("its work cannot be verified: kept as preserved_dirty".into());
     }
-    if let Some(cleanup) = kept_cleanup_status(verdict) {
+    if kept_cleanup_status(verdict).is_some() {
         match store.read_isolation(name) {
             Ok(mut isolation) if !isolation.records.is_empty() => {
-                isolation.set_cleanup_status(cleanup.as_str());
+                mark_kept_records(&mut isolation, &session.assessment);
                 store.write_isolation(name, &isolation)?;
             }
             Ok(_) => {}

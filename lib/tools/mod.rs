@@ -3,6 +3,7 @@
 pub mod assess;
 pub(crate) mod base_image;
 pub mod capture;
+pub(crate) mod home_claims;
 pub mod keep;
 pub mod purge;
 pub mod reconcile;

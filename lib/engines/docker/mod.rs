@@ -4,6 +4,7 @@
 //! volumes and images.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -46,6 +47,11 @@ pub struct ContainerBrief {
     pub labels: BTreeMap<String, String>,
     /// `created`, `running`, `paused`, `restarting`, `exited`, `removing` or `dead`.
     pub state: String,
+    /// The host paths of its bind mounts: which jackin home it belongs to, if any.
+    pub(crate) binds: Vec<PathBuf>,
+    /// The networks it is attached to and the named volumes it mounts, whatever its state.
+    pub(crate) networks: Vec<String>,
+    pub(crate) volumes: Vec<String>,
 }
 
 /// What `docker inspect` says of a container: its state, and the shape that recreates it.
@@ -128,25 +134,51 @@ impl Engine {
 
     /// Every container jackin manages (label `jackin.managed=true`), in any state: one call.
     pub fn list_managed(&self) -> Result<Vec<ContainerBrief>> {
-        let options = ListContainersOptionsBuilder::new()
-            .all(true)
-            .filters(&filters(&[("label", "jackin.managed=true")]))
-            .build();
-        let list = self.call(self.api.list_containers(Some(options))).map_err(|e| {
-            Exit::Unavailable.wrap(anyhow::Error::new(e).context(self.doing("listing jackin's containers")))
-        })?;
+        self.list(&[("label", "jackin.managed=true")], "listing jackin's containers")
+    }
+
+    /// Every container of the engine, jackin's or not, in any state: what still uses a network
+    /// or a volume.
+    pub(crate) fn list_all(&self) -> Result<Vec<ContainerBrief>> {
+        self.list(&[], "listing containers")
+    }
+
+    /// The containers, in any state, attached to this network or mounting this volume.
+    pub(crate) fn users_of(&self, network_or_volume: (&str, &str)) -> Result<Vec<String>> {
+        let what = format!("listing the containers using {} {}", network_or_volume.0, network_or_volume.1);
+        Ok(self.list(&[network_or_volume], &what)?.into_iter().map(|c| c.name).collect())
+    }
+
+    fn list(&self, filter: &[(&str, &str)], what: &str) -> Result<Vec<ContainerBrief>> {
+        let options = ListContainersOptionsBuilder::new().all(true).filters(&filters(filter)).build();
+        let list = self
+            .call(self.api.list_containers(Some(options)))
+            .map_err(|e| Exit::Unavailable.wrap(anyhow::Error::new(e).context(self.doing(what))))?;
         Ok(list
             .into_iter()
-            .map(|c| ContainerBrief {
-                id: c.id.unwrap_or_default(),
-                name: c
-                    .names
-                    .unwrap_or_default()
-                    .first()
-                    .map(|n| n.trim_start_matches('/').to_owned())
-                    .unwrap_or_default(),
-                labels: labels(c.labels),
-                state: c.state.map(|s| s.to_string()).unwrap_or_default(),
+            .map(|c| {
+                let mounts = c.mounts.unwrap_or_default();
+                let of_kind = |kind: &'static str| {
+                    mounts.iter().filter(move |m| m.typ.as_ref().is_some_and(|t| *t == kind)).cloned()
+                };
+                ContainerBrief {
+                    id: c.id.unwrap_or_default(),
+                    name: c
+                        .names
+                        .unwrap_or_default()
+                        .first()
+                        .map(|n| n.trim_start_matches('/').to_owned())
+                        .unwrap_or_default(),
+                    labels: labels(c.labels),
+                    state: c.state.map(|s| s.to_string()).unwrap_or_default(),
+                    binds: of_kind("bind").filter_map(|m| m.source).map(PathBuf::from).collect(),
+                    volumes: of_kind("volume").filter_map(|m| m.name).collect(),
+                    networks: c
+                        .network_settings
+                        .and_then(|n| n.networks)
+                        .map(|n| n.into_keys().collect())
+                        .unwrap_or_default(),
+                }
             })
             .collect())
     }

@@ -13,7 +13,7 @@ pub mod remove;
 pub use plan::{plan_from_args, plan_from_catalog, plan_from_records, Item, Request, Selection};
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -27,7 +27,7 @@ use crate::protocol::records::{human_bytes, Purged, Removed};
 use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::select::Catalog;
-use crate::state::store::{name_lock_held, PurgeMark, Store};
+use crate::state::store::{name_lock_held, remove_name_lock_unless_held, HostRepoLocks, PurgeMark, Store};
 use crate::tools::assess::{AssessOptions, Assessor};
 
 /// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
@@ -40,6 +40,9 @@ pub(crate) fn crash_point(step: &str) {
     }
     let _ = step;
 }
+
+/// How long a purge waits for another purge to finish with a host repository it shares.
+const HOST_REPO_WAIT: Duration = Duration::from_secs(600);
 
 /// The crash points, in order (for the tests and the docs).
 pub const CRASH_POINTS: [&str; 8] = ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"];
@@ -96,14 +99,38 @@ pub struct Purger<'a> {
     /// ref lock files.
     git: Mutex<()>,
     pub(crate) catalog: &'a Catalog,
+    /// Taken at the first orphan, before any orphan is removed.
+    snapshot: OnceLock<Result<orphans::EngineSnapshot>>,
 }
 
 impl<'a> Purger<'a> {
     pub fn new(store: &'a Store, engine: &'a Engine, catalog: &'a Catalog, options: PurgeOptions) -> Self {
-        Purger { store, engine, options, git: Mutex::new(()), catalog }
+        Purger { store, engine, options, git: Mutex::new(()), catalog, snapshot: OnceLock::new() }
     }
 
-    pub fn item(&self, item: &Item<'_>) -> Option<Outcome> {
+    /// Purges the instances and orphans among `items` in parallel (`None` for the rest), calling
+    /// `done` after each, orphans in the stages of [`orphans::stage`].
+    pub fn items(&self, items: &[Item<'_>], done: impl Fn(&Item<'_>) + Sync) -> Vec<Option<Outcome>> {
+        let stage = |item: &Item<'_>| if let Item::Orphan(o) = item { orphans::stage(o) } else { 0 };
+        let mut outcomes: Vec<Option<Outcome>> = items.iter().map(|_| None).collect();
+        for now in 0..3 {
+            let staged = crate::base::parallel::map(items, |item| {
+                let outcome = if stage(item) == now { self.item(item) } else { None };
+                if outcome.is_some() {
+                    done(item);
+                }
+                outcome
+            });
+            for (outcome, this_stage) in outcomes.iter_mut().zip(staged) {
+                if this_stage.is_some() {
+                    *outcome = this_stage;
+                }
+            }
+        }
+        outcomes
+    }
+
+    fn item(&self, item: &Item<'_>) -> Option<Outcome> {
         match item {
             Item::Instance(request) => Some(self.instance(request)),
             Item::Orphan(orphan) => Some(self.orphan(orphan)),
@@ -128,7 +155,12 @@ impl<'a> Purger<'a> {
         let docker = manifest.as_ref().map(|m| m.docker.clone()).unwrap_or_else(|| DockerNames::derived(name.as_str()));
         self.stop_if_live(&docker)?;
 
-        // 2. Re-assess, unless an earlier run already passed this point.
+        // 2. Re-assess, unless an earlier run already passed this point; from here to the end of
+        // step 5 under the locks of the instance's host repositories.
+        let repo_locks = self.lock_host_repos(name).map_err(|error| {
+            let busy = Exit::of(&error) == Exit::Busy;
+            Box::new(Outcome::Refused { code: if busy { "busy" } else { "purge_failed" }, error, busy })
+        })?;
         let checked = match store.read_purge_mark(name) {
             Some(mark) => Checked {
                 identity: identity_of(manifest.as_ref(), request.target.row.as_ref(), name),
@@ -145,10 +177,27 @@ impl<'a> Purger<'a> {
         if self.options.dry_run {
             return Ok(self.dry_run_report(name, checked.identity, &docker, claim.exists));
         }
-        let (removed, freed_bytes) =
-            self.delete(name, manifest.is_some(), &checked, &docker).map_err(|e| stop("purge_failed", e))?;
+        let (removed, freed_bytes) = self
+            .delete(name, manifest.is_some(), &checked, &docker, repo_locks, &claim)
+            .map_err(|e| stop("purge_failed", e))?;
         drop(claim);
         Ok(Purged { identity: checked.identity, removed, freed_bytes, quarantine: checked.quarantine, dry_run: false })
+    }
+
+    /// The locks of the host repositories of the instance's worktrees (none in a dry run, which
+    /// deletes no branch).
+    fn lock_host_repos(&self, name: &InstanceName) -> Result<Option<HostRepoLocks>> {
+        if self.options.dry_run {
+            return Ok(None);
+        }
+        let isolation = self.store.read_isolation(name).unwrap_or_default();
+        let records: Vec<IsolationRecord> = isolation.mounts().into_iter().flatten().collect();
+        let repos: Vec<&Path> = records
+            .iter()
+            .filter(|r| r.isolation == IsolationKind::Worktree)
+            .map(|r| Path::new(&r.original_src))
+            .collect();
+        HostRepoLocks::acquire(&repos, HOST_REPO_WAIT).map(Some)
     }
 
     /// Step 1's second half: a running role container is a live session, stopped only on `--stop`.
@@ -201,8 +250,14 @@ impl<'a> Purger<'a> {
                 return Err(stop("at_risk", e));
             }
             if !self.options.dry_run && !self.options.no_quarantine {
-                let records = self.store.read_isolation(name).map(|i| i.mounts()).unwrap_or_default();
-                let dir = quarantine::save(self.store, &assessment, &records, self.options.quarantine_days)
+                let isolation = self.store.read_isolation(name).map(|i| i.mounts());
+                let at_risk = match &isolation {
+                    Ok(records) => quarantine::AtRisk::Mounts(records),
+                    Err(_) => {
+                        quarantine::AtRisk::UnreadableRecords { git_tree: self.store.instance_dir(name).join("git") }
+                    }
+                };
+                let dir = quarantine::save(self.store, &assessment, at_risk, self.options.quarantine_days)
                     .map_err(|e| stop("quarantine_failed", e.context("saving the work at risk")))?;
                 quarantine = Some(dir.to_string_lossy().into_owned());
             }
@@ -236,6 +291,8 @@ impl<'a> Purger<'a> {
         has_manifest: bool,
         checked: &Checked,
         docker: &DockerNames,
+        repo_locks: Option<HostRepoLocks>,
+        claim: &NameClaim,
     ) -> Result<(Vec<Removed>, u64)> {
         // 3. The terminal status, manifest first, then the index row.
         self.stamp(name, has_manifest, checked)?;
@@ -247,19 +304,19 @@ impl<'a> Purger<'a> {
 
         // 5. Worktree registrations and scratch branches.
         removed.extend(self.remove_worktrees(name)?);
+        drop(repo_locks);
         crash_point("worktrees");
 
         // 6. The directories: into the trash (atomic), then emptied there.
-        let trashed = self.move_dirs_to_trash(name, &mut removed)?;
+        let (trashed, mut freed) = self.move_dirs_to_trash(name, &mut removed)?;
         crash_point("trash");
-        let mut freed = 0;
         for dir in &trashed {
             freed += remove::remove_tree(dir)?;
         }
         crash_point("dirs");
 
-        // 7. The name lock, unless another process holds it (we hold it ourselves right now).
-        removed.extend(remove_name_lock(&self.store.name_lock_path(name))?);
+        // 7. The name lock, unless another process holds it.
+        removed.extend(claim.remove(&self.store.name_lock_path(name))?);
         crash_point("lock");
 
         // 8. The index row.
@@ -307,15 +364,19 @@ impl<'a> Purger<'a> {
         Ok(removed)
     }
 
-    /// Step 6's first half: the data and socket directories renamed into the trash. Returns
-    /// where they went, to be emptied there.
-    fn move_dirs_to_trash(&self, name: &InstanceName, removed: &mut Vec<Removed>) -> Result<Vec<PathBuf>> {
+    /// Step 6's first half: the data and socket directories renamed into the trash (or, with the
+    /// trash on another filesystem, deleted in place). Returns where they went, to be emptied
+    /// there, and the bytes deleted in place.
+    fn move_dirs_to_trash(&self, name: &InstanceName, removed: &mut Vec<Removed>) -> Result<(Vec<PathBuf>, u64)> {
         let store = self.store;
         let mut trashed = Vec::new();
+        let mut freed = 0;
         for (dir, which) in [(store.instance_dir(name), "data"), (store.socket_dir(name), "sockets")] {
             let existed = fs_exists_after(&dir);
-            if let Some(in_trash) = remove::move_to_trash(store, &dir, &format!("{name}.{which}"))? {
-                trashed.push(in_trash);
+            match remove::move_to_trash(store, &dir, &format!("{name}.{which}"))? {
+                remove::Trashed::Moved(in_trash) => trashed.push(in_trash),
+                remove::Trashed::DeletedInPlace(bytes) => freed += bytes,
+                remove::Trashed::Nothing => {}
             }
             if fs_exists_after(&dir) {
                 anyhow::bail!("{} is still there", dir.display());
@@ -324,7 +385,7 @@ impl<'a> Purger<'a> {
                 removed.push(Removed { kind: "directory".into(), name: dir.to_string_lossy().into_owned() });
             }
         }
-        Ok(trashed)
+        Ok((trashed, freed))
     }
 
     fn remove_docker(&self, docker: &DockerNames) -> Result<Vec<Removed>> {
@@ -419,15 +480,6 @@ fn stamp_row(store: &Store, name: &InstanceName, now: &str) -> Result<()> {
         index.sort();
         Ok(((), true))
     })
-}
-
-/// Step 7: `data/<c>.lock`, when it is there.
-fn remove_name_lock(lock: &Path) -> Result<Option<Removed>> {
-    match std::fs::remove_file(lock) {
-        Ok(()) => Ok(Some(Removed { kind: "name_lock".into(), name: lock.to_string_lossy().into_owned() })),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("removing {}", lock.display())),
-    }
 }
 
 fn fs_exists_after(path: &Path) -> bool {
@@ -527,6 +579,21 @@ struct NameClaim {
 }
 
 impl NameClaim {
+    /// Step 7: `data/<c>.lock`, when it is there. Held since step 1, it is ours to unlink; a lock
+    /// that did not exist at step 1 may have been claimed by a launch since, so it is tested first.
+    fn remove(&self, path: &Path) -> Result<Option<Removed>> {
+        let removed = if self._file.is_some() {
+            match std::fs::remove_file(path) {
+                Ok(()) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+            }
+        } else {
+            remove_name_lock_unless_held(path)?
+        };
+        Ok(removed.then(|| Removed { kind: "name_lock".into(), name: path.to_string_lossy().into_owned() }))
+    }
+
     fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
         if dry_run {
             let exists = path.exists();

@@ -9,12 +9,40 @@ use anyhow::Result;
 
 use super::{refused, Outcome, Purger};
 use crate::base::exit::Exit;
+use crate::engines::docker::ContainerBrief;
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Orphan, Purged, Removed};
-use crate::state::names::{instance_id_of, is_docker_name, is_prewarm, is_valid_name, InstanceName, PREWARM_PREFIX};
+use crate::state::names::{
+    instance_id_of, instance_of, is_docker_name, is_prewarm, is_valid_name, DockerKind, InstanceName, PREWARM_PREFIX,
+};
 use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
+use crate::tools::home_claims::HomeClaims;
 
-/// The instance a name lock orphan names: `jk-…`, `jk-….lock`, or that file's absolute path.
+/// What the engine showed of jackin's containers when this run checked its first orphan: before
+/// it removed any, so a sidecar is still judged by its role container.
+pub(crate) struct EngineSnapshot {
+    claims: HomeClaims,
+    managed: Vec<ContainerBrief>,
+}
+
+impl EngineSnapshot {
+    pub(crate) fn take(store: &Store, engine: &crate::engines::docker::Engine) -> Result<Self> {
+        let managed = engine.list_managed()?;
+        Ok(EngineSnapshot { claims: HomeClaims::new(store, &managed), managed })
+    }
+}
+
+/// When an orphan's turn comes, in a run that removes orphans in stages: containers (0), then the
+/// networks and volumes they used (1: never removed while a container still uses them), then name
+/// locks and temp files (2: a name lock is the proof that a network or volume is this home's).
+pub(crate) fn stage(orphan: &Orphan) -> usize {
+    match orphan.kind.as_str() {
+        "container" => 0,
+        "network" | "volume" => 1,
+        _ => 2,
+    }
+}
+
 fn lock_instance(name: &str) -> Option<InstanceName> {
     let file = if name.starts_with('/') { Path::new(name).file_name()?.to_str()? } else { name };
     name_lock_owner(file).or_else(|| InstanceName::parse(file).ok())
@@ -103,6 +131,50 @@ impl Purger<'_> {
         row || dir
     }
 
+    /// Another home's resource on the shared engine, or one a container still uses: refused.
+    fn not_this_homes(&self, orphan: &Orphan) -> Result<Option<Outcome>> {
+        let snapshot = match self.snapshot.get_or_init(|| EngineSnapshot::take(self.store, self.engine)) {
+            Ok(snapshot) => snapshot,
+            Err(e) => anyhow::bail!("{e:#}"),
+        };
+        let kind = match orphan.kind.as_str() {
+            "container" => DockerKind::Container,
+            "network" => DockerKind::Network,
+            _ => DockerKind::Volume,
+        };
+        let listed = snapshot.managed.iter().find(|c| c.name == orphan.name);
+        let labels = listed.map(|c| c.labels.clone()).unwrap_or_default();
+        if kind == DockerKind::Container && listed.is_none() && self.engine.inspect(&orphan.name)?.is_none() {
+            // Gone already: the removal below finds nothing to remove.
+            return Ok(None);
+        }
+        let instance = instance_of(kind, &orphan.name, &labels);
+        if !instance.is_some_and(|i| snapshot.claims.claims(self.store, kind, &orphan.name, &i)) {
+            let why = anyhow::anyhow!(
+                "{} {} is not provably this home's (no bind mount of its instance under {} or {}, no name here); \
+                 another jackin home may share this engine, so it is left alone",
+                orphan.kind,
+                orphan.name,
+                self.store.data_dir().display(),
+                self.store.sockets_dir().display()
+            );
+            return Ok(Some(refused("not_orphan", why)));
+        }
+        if kind != DockerKind::Container {
+            let users = self.engine.users_of((orphan.kind.as_str(), orphan.name.as_str()))?;
+            if !users.is_empty() {
+                let why = anyhow::anyhow!(
+                    "{} {} is still used by {}; left alone",
+                    orphan.kind,
+                    orphan.name,
+                    users.join(", ")
+                );
+                return Ok(Some(refused("not_orphan", why)));
+            }
+        }
+        Ok(None)
+    }
+
     fn orphan_inner(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
         let dry = self.options.dry_run;
         let removed = |kind: &str, name: &str| vec![Removed { kind: kind.into(), name: name.into() }];
@@ -115,6 +187,11 @@ impl Purger<'_> {
                 "not_orphan",
                 anyhow::anyhow!("{} {}: its instance still exists; left alone", orphan.kind, orphan.name),
             )));
+        }
+        if docker {
+            if let Some(refusal) = self.not_this_homes(orphan)? {
+                return Ok(Err(refusal));
+            }
         }
         match orphan.kind.as_str() {
             "container" => {

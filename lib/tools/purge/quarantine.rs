@@ -32,6 +32,10 @@ pub(crate) struct Receipt {
     pub(crate) verdict: String,
     pub(crate) summary: String,
     pub(crate) mounts: Vec<SavedMount>,
+    /// When the isolation records could not be read: the instance's whole `git/` tree, moved
+    /// here (relative to the quarantine directory), since no mount in it could be assessed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) git_tree: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -62,13 +66,15 @@ pub(crate) struct SavedFile {
     pub(crate) saved: bool,
 }
 
+/// What a quarantine saves: the at-risk mounts the isolation records describe, or, when those
+/// records cannot be read, the instance's whole `git/` tree.
+pub(crate) enum AtRisk<'a> {
+    Mounts(&'a [Result<IsolationRecord, MalformedRecord>]),
+    UnreadableRecords { git_tree: PathBuf },
+}
+
 /// Saves the at-risk work of `assessment` and returns the quarantine directory.
-pub(crate) fn save(
-    store: &Store,
-    assessment: &Assessment,
-    records: &[Result<IsolationRecord, MalformedRecord>],
-    days: u64,
-) -> Result<PathBuf> {
+pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, days: u64) -> Result<PathBuf> {
     let root = store.quarantine_root();
     ensure_private_dir(&root)?;
     let now = SystemTime::now();
@@ -87,8 +93,23 @@ pub(crate) fn save(
         verdict: assessment.verdict.as_str().to_owned(),
         summary: assessment.summary.clone(),
         mounts: Vec::new(),
+        git_tree: None,
+    };
+    let records = match at_risk {
+        AtRisk::Mounts(records) => records,
+        AtRisk::UnreadableRecords { git_tree } => {
+            if fs::symlink_metadata(&git_tree).is_ok_and(|m| m.is_dir()) {
+                fs::rename(&git_tree, partial.join("git"))
+                    .with_context(|| format!("moving {} into the quarantine", git_tree.display()))?;
+                receipt.git_tree = Some("git".into());
+            }
+            &[]
+        }
     };
     for (i, mount) in assessment.mounts.iter().enumerate() {
+        if receipt.git_tree.is_some() {
+            break;
+        }
         if !mount.verdict.at_risk() {
             continue;
         }
@@ -282,6 +303,12 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
          What was at risk: {}\n",
         receipt.identity.container_base, receipt.saved_at, receipt.expires_at, receipt.summary
     );
+    if let Some(tree) = &receipt.git_tree {
+        t.push_str(&format!(
+            "\nThe isolation records could not be read, so no mount could be assessed: the whole\n\
+             git/ tree of the instance (every worktree and clone) was moved to {d}/{tree}/\n"
+        ));
+    }
     for m in &receipt.mounts {
         t.push_str(&format!("\n{} ({}, was {})\n", m.mount_dst, m.isolation, m.path));
         let repo = m.original_src.as_deref().unwrap_or("<a clone of the repository>");

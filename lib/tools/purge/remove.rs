@@ -1,6 +1,8 @@
 //! Deleting without following a symlink and without leaving the jackin home. A directory is
 //! first renamed into `<home>/trash/` (atomic on one filesystem), then emptied there; a run that
-//! dies while emptying leaves a trash entry that the next run finishes.
+//! dies while emptying leaves a trash entry that the next run finishes. When the trash is on
+//! another filesystem than the directory (`EXDEV`), the directory is deleted where it is, the same
+//! way: a rerun of a purge that died half-way finds the rest there and finishes it.
 
 use std::ffi::{CStr, CString};
 use std::fs;
@@ -18,27 +20,39 @@ use crate::state::store::{ensure_private_dir, Store};
 
 static TRASH_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Moves `path` into the trash. `None` when there was nothing there. A symlink is unlinked on the
-/// spot (the link is what belongs to the instance, never its target).
-pub(crate) fn move_to_trash(store: &Store, path: &Path, label: &str) -> Result<Option<PathBuf>> {
+/// Where a directory went on its way out.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Trashed {
+    /// Nothing was there, or only a link or a file, unlinked on the spot.
+    Nothing,
+    /// Renamed into the trash, to be emptied there.
+    Moved(PathBuf),
+    /// The trash is on another filesystem: deleted where it was; the bytes freed.
+    DeletedInPlace(u64),
+}
+
+/// Moves `path` into the trash. A symlink is unlinked on the spot (the link is what belongs to
+/// the instance, never its target).
+pub(crate) fn move_to_trash(store: &Store, path: &Path, label: &str) -> Result<Trashed> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Trashed::Nothing),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     if !meta.is_dir() {
         fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
-        return Ok(None);
+        return Ok(Trashed::Nothing);
     }
     let trash = store.trash_dir();
     ensure_private_dir(&trash)?;
     let n = TRASH_COUNTER.fetch_add(1, Ordering::Relaxed);
     let dest = trash.join(format!("{label}.{}.{n}", std::process::id()));
     match fs::rename(path, &dest) {
-        Ok(()) => Ok(Some(dest)),
-        // Another filesystem mounted under the home: removed in place, still without following.
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) => Ok(Some(path.to_path_buf())),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Ok(()) => Ok(Trashed::Moved(dest)),
+        Err(e) if e.raw_os_error() == Some(Errno::XDEV.raw_os_error()) => {
+            Ok(Trashed::DeletedInPlace(remove_tree(path)?))
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(Trashed::Nothing),
         Err(e) => Err(e).with_context(|| format!("cannot move {} into {}", path.display(), trash.display())),
     }
 }

@@ -27,9 +27,11 @@ pub(crate) struct Observation {
     /// jackin's containers, in the engine's order.
     pub(crate) containers: Vec<ContainerBrief>,
     pub(super) by_name: HashMap<String, usize>,
-    /// Listed only for a whole-host run (the orphan scan).
+    /// Listed only for a whole-host run (the orphan scan): jackin's networks and every volume,
+    /// and every container of the engine (what still uses a network or a volume).
     pub(crate) networks: Vec<Labelled>,
     pub(crate) volumes: Vec<Labelled>,
+    pub(crate) every_container: Vec<ContainerBrief>,
     /// The index (mended if it did not parse) and the data dirs.
     pub(crate) catalog: Catalog,
     pub(crate) index_rebuilt: Option<IndexRebuilt>,
@@ -81,13 +83,17 @@ pub(crate) struct Exited {
 pub(crate) fn observe(engine: &Engine, store: &Store, selection: &Selection, options: &Options) -> Result<Observation> {
     let now = now_rfc3339();
     let whole_host = matches!(selection, Selection::All);
-    let containers = engine.list_managed()?;
-    let (networks, volumes) = if whole_host {
+    // A whole-host run needs every container (what still uses a network or a volume); jackin's
+    // are among them, so the one list serves both.
+    let (containers, networks, volumes, every_container) = if whole_host {
+        let every_container = engine.list_all()?;
+        let managed = every_container.iter().filter(|c| c.labels.get("jackin.managed").is_some_and(|v| v == "true"));
+        let containers = managed.cloned().collect();
         let networks = engine.list_managed_networks().map_err(|e| Exit::Unavailable.wrap(e))?;
         let volumes = engine.list_volumes().map_err(|e| Exit::Unavailable.wrap(e))?;
-        (networks, volumes)
+        (containers, networks, volumes, every_container)
     } else {
-        (Vec::new(), Vec::new())
+        (engine.list_managed()?, Vec::new(), Vec::new(), Vec::new())
     };
     let by_name = containers.iter().enumerate().map(|(i, c)| (c.name.clone(), i)).collect();
 
@@ -110,6 +116,7 @@ pub(crate) fn observe(engine: &Engine, store: &Store, selection: &Selection, opt
         by_name,
         networks,
         volumes,
+        every_container,
         catalog,
         index_rebuilt,
         unresolved,

@@ -10,6 +10,7 @@ use super::observe::Observation;
 use crate::protocol::records::{Orphan, Repair, RepairKind};
 use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
+use crate::tools::home_claims::HomeClaims;
 
 /// What an orphan is judged against.
 struct Scan<'a> {
@@ -19,6 +20,8 @@ struct Scan<'a> {
     /// Docker names some manifest records (an adopted prewarmed sidecar keeps a name that cannot
     /// be derived).
     owned: BTreeSet<String>,
+    /// What of the engine provably is this home's: the engine may be shared with other homes.
+    claims: HomeClaims,
     dry_run: bool,
 }
 
@@ -32,9 +35,14 @@ impl Scan<'_> {
         Orphan { kind: kind.to_owned(), name: name.to_owned(), reason, dry_run: self.dry_run }
     }
 
-    /// The orphan record of a resource whose instance is gone.
-    fn of_instance(&self, kind: &str, name: &str, instance: Option<InstanceName>) -> Option<Orphan> {
-        let instance = instance.filter(|i| self.gone(i))?;
+    /// The orphan record of a resource of this home whose instance is gone.
+    fn of_instance(&self, kind: DockerKind, name: &str, instance: Option<InstanceName>) -> Option<Orphan> {
+        let instance = instance.filter(|i| self.gone(i) && self.claims.claims(self.store, kind, name, i))?;
+        let kind = match kind {
+            DockerKind::Container => "container",
+            DockerKind::Network => "network",
+            DockerKind::Volume => "volume",
+        };
         let why = format!("its instance {instance} no longer exists (no data dir, no index row)");
         Some(self.orphan(kind, name, why))
     }
@@ -65,7 +73,8 @@ pub(crate) fn find(store: &Store, observation: &Observation, repairs: &[Repair],
             owned.extend(m.docker.certs_volume.clone());
         }
     }
-    let scan = Scan { store, alive, owned, dry_run };
+    let claims = HomeClaims::new(store, &observation.containers);
+    let scan = Scan { store, alive, owned, claims, dry_run };
     let mut orphans = docker_orphans(&scan, observation);
     file_orphans(&scan, dirs, &mut orphans)?;
     Ok(orphans)
@@ -75,17 +84,29 @@ fn docker_orphans(scan: &Scan, observation: &Observation) -> Vec<Orphan> {
     let mut orphans = Vec::new();
     for c in observation.containers.iter().filter(|c| !scan.owned.contains(&c.name)) {
         let instance = instance_of(DockerKind::Container, &c.name, &c.labels);
-        orphans.extend(scan.of_instance("container", &c.name, instance));
+        orphans.extend(scan.of_instance(DockerKind::Container, &c.name, instance));
     }
-    for (name, labels) in observation.networks.iter().filter(|(name, _)| !scan.owned.contains(name)) {
-        orphans.extend(scan.of_instance("network", name, instance_of(DockerKind::Network, name, labels)));
+    // A network or volume still used by a container that is not itself going is no orphan,
+    // whichever home (or none) that container belongs to.
+    let going: BTreeSet<&str> = orphans.iter().map(|o| o.name.as_str()).collect();
+    let users = observation.every_container.iter().filter(|c| !going.contains(c.name.as_str()));
+    let (mut networks_used, mut volumes_used) = (BTreeSet::new(), BTreeSet::new());
+    for c in users {
+        networks_used.extend(c.networks.iter().map(String::as_str));
+        volumes_used.extend(c.volumes.iter().map(String::as_str));
+    }
+    for (name, labels) in &observation.networks {
+        if scan.owned.contains(name) || networks_used.contains(name.as_str()) {
+            continue;
+        }
+        orphans.extend(scan.of_instance(DockerKind::Network, name, instance_of(DockerKind::Network, name, labels)));
     }
     for (name, labels) in &observation.volumes {
         let jackins = name.ends_with("-dind-certs") || labels.get("jackin.managed").is_some_and(|v| v == "true");
-        if !jackins || scan.owned.contains(name) {
+        if !jackins || scan.owned.contains(name) || volumes_used.contains(name.as_str()) {
             continue;
         }
-        orphans.extend(scan.of_instance("volume", name, instance_of(DockerKind::Volume, name, labels)));
+        orphans.extend(scan.of_instance(DockerKind::Volume, name, instance_of(DockerKind::Volume, name, labels)));
     }
     orphans
 }

@@ -190,6 +190,9 @@ mod tests {
                 name: NAME.into(),
                 labels: Default::default(),
                 state: state.into(),
+                binds: Vec::new(),
+                networks: Vec::new(),
+                volumes: Vec::new(),
             })
             .into_iter()
             .collect();
@@ -200,6 +203,7 @@ mod tests {
             containers,
             networks: Vec::new(),
             volumes: Vec::new(),
+            every_container: Vec::new(),
             catalog: Catalog::over_every_dir(Index::default(), BTreeSet::new()),
             index_rebuilt: None,
             unresolved: Vec::new(),
