@@ -1,4 +1,5 @@
-//! The terminal screens of both tools: jackin-keep's exit dialog (`exit.rs`). They run on the
+//! The terminal screens of both tools: jackin-keep's exit dialog (`exit.rs`) and jackin-restore's
+//! resume picker (`picker.rs`). They run on the
 //! controlling terminal (`/dev/tty`), never stdin, which is the record pipe; crossterm reads the
 //! keys there (its `use-dev-tty` feature) and ratatui draws. A terminal that cannot do more
 //! (`TERM=dumb`, no `TERM`, no size) gets plain numbered text, read through the same key reader.
@@ -9,6 +10,7 @@
 //! default action.
 
 pub mod exit;
+pub mod picker;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -43,7 +45,7 @@ impl Tty {
 
     /// Screens, or numbered text: `TERM` unset, empty or `dumb`, or a terminal too small or of
     /// no known size.
-    fn can_draw(&self) -> bool {
+    pub fn can_draw(&self) -> bool {
         let term = std::env::var("TERM").unwrap_or_default();
         if term.is_empty() || term == "dumb" {
             return false;
