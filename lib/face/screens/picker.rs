@@ -109,7 +109,7 @@ impl<'a> Picker<'a> {
             if !candidate.ready {
                 style = style.add_modifier(Modifier::DIM);
             }
-            let text = format!("{marker} {}  {}  {tier}", row + 1, candidate.label);
+            let text = format!("{marker} {}  {tier:<7}  {}", row + 1, candidate.label);
             lines.push(Line::styled(text, styled(style)));
         }
         if !self.note.is_empty() {
