@@ -649,6 +649,15 @@ fn an_explicit_answer_answers_without_a_screen_even_on_a_terminal() {
 
 const DOWN: &str = "\x1b[B";
 
+/// What a terminal window does when it is resized: the new size on the pty (the kernel then
+/// sends SIGWINCH to the program in front).
+fn resize(pty: &PtySession, cols: u16, rows: u16) {
+    use std::os::fd::AsRawFd;
+    let size = libc::winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCSWINSZ on the pty master this test owns, with a valid winsize.
+    assert_eq!(unsafe { libc::ioctl(pty.process.pty.as_raw_fd(), libc::TIOCSWINSZ, &size) }, 0);
+}
+
 #[test]
 fn the_screens_need_the_acknowledgement_before_keep_or_clean() {
     if !engine_available("the_screens_need_the_acknowledgement_before_keep_or_clean") {
@@ -663,6 +672,10 @@ fn the_screens_need_the_acknowledgement_before_keep_or_clean() {
     pty.exp_string("unfinished").unwrap();
     pty.exp_string("notes.txt").unwrap();
     pty.exp_string("upstream").unwrap();
+    pty.exp_string("read").unwrap();
+    // A resize redraws the screen at the new size.
+    resize(&pty, 70, 16);
+    pty.exp_string("unfinished").unwrap();
     pty.exp_string("read").unwrap();
     // The choices' keys do nothing on screen 1, and nothing is decided.
     pty.send("2").unwrap();
