@@ -743,7 +743,9 @@ fn ctrl_c_on_the_screens_changes_nothing() {
     let input = format!("{}{}", assess(&f.home, &[&f.clean.container]), assess(&f.home, &[&f.dirty.container]));
     let before = f.home.snapshot();
     for screen in [1, 2] {
-        let (mut pty, output) = keep_on_screens(&f.home, &["--policy=ask"], &input, &[]);
+        // Screen 1 with NO_COLOR: no bold, no reverse video.
+        let env: &[(&str, &str)] = if screen == 1 { &[("NO_COLOR", "1")] } else { &[] };
+        let (mut pty, output) = keep_on_screens(&f.home, &["--policy=ask"], &input, env);
         pty.exp_string("unfinished").unwrap();
         if screen == 2 {
             pty.send("\r").unwrap();
@@ -754,6 +756,10 @@ fn ctrl_c_on_the_screens_changes_nothing() {
         let (code, rest) = finish(pty);
         assert_eq!(code, 130, "{rest}");
         assert!(rest.contains("interrupted: nothing was changed"), "{rest}");
+        if screen == 1 {
+            assert!(rest.contains("Ctrl-C"), "{rest:?}");
+            assert!(!rest.contains("\x1b[1m") && !rest.contains("\x1b[7m"), "NO_COLOR: {rest:?}");
+        }
         assert!(fs::read(&output).unwrap().is_empty(), "nothing written on stdout");
         let after: Vec<_> =
             f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
