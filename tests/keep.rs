@@ -742,7 +742,8 @@ fn ctrl_c_on_the_screens_changes_nothing() {
     let f = four("kpc");
     let input = format!("{}{}", assess(&f.home, &[&f.clean.container]), assess(&f.home, &[&f.dirty.container]));
     let before = f.home.snapshot();
-    for screen in [1, 2] {
+    // The terminal closing (SIGHUP) is an interruption like Ctrl-C.
+    for (screen, hang_up) in [(1, false), (2, false), (2, true)] {
         // Screen 1 with NO_COLOR: no bold, no reverse video.
         let env: &[(&str, &str)] = if screen == 1 { &[("NO_COLOR", "1")] } else { &[] };
         let (mut pty, output) = keep_on_screens(&f.home, &["--policy=ask"], &input, env);
@@ -752,7 +753,11 @@ fn ctrl_c_on_the_screens_changes_nothing() {
             pty.flush().unwrap();
             pty.exp_string("Inspect").unwrap();
         }
-        pty.send_control('c').unwrap();
+        if hang_up {
+            pty.process.signal(rexpect::process::signal::Signal::SIGHUP).unwrap();
+        } else {
+            pty.send_control('c').unwrap();
+        }
         let (code, rest) = finish(pty);
         assert_eq!(code, 130, "{rest}");
         assert!(rest.contains("interrupted: nothing was changed"), "{rest}");
