@@ -487,7 +487,7 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
     })
     .unwrap();
 
-    let out = home.cmd("jackin-restore").arg("--format=json").env_remove("LIST_SECRET").output().unwrap();
+    let out = home.cmd("jackin-restore").args(["--list", "--format=json"]).env_remove("LIST_SECRET").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let recs = records::<Candidate>(&out.stdout);
     let names: Vec<&str> = recs.iter().map(|r| r.identity.container_base.as_str()).collect();
@@ -503,9 +503,9 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
     assert!(second.label.contains("interrupted by host"), "{second:?}");
     assert!(second.label.ends_with("needs LIST_SECRET"), "{second:?}");
 
-    let filtered = home.cmd("jackin-restore").args(["--format=json", "--role", "nobody"]).output().unwrap();
+    let filtered = home.cmd("jackin-restore").args(["--list", "--format=json", "--role", "nobody"]).output().unwrap();
     assert!(envelopes(&filtered.stdout).is_empty());
-    let text = home.cmd("jackin-restore").args(["--format=text"]).env("LIST_SECRET", "x").output().unwrap();
+    let text = home.cmd("jackin-restore").args(["--list", "--format=text"]).env("LIST_SECRET", "x").output().unwrap();
     assert!(
         String::from_utf8_lossy(&text.stdout).lines().all(|l| l.starts_with("Resume jk-")),
         "{}",
@@ -588,7 +588,7 @@ fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_comm
     let text = home.cmd("jackin-restore").args([&inst.container, "--plan", "--format=text"]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.starts_with(&format!("{} · cannot resume: no launch recipe", inst.container)), "{text}");
-    let listed = restore(&home, &[]);
+    let listed = restore(&home, &["--list"]);
     let candidate = &records::<Candidate>(&listed.stdout)[0];
     assert!(!candidate.ready);
     assert_eq!(candidate.tier, None);
