@@ -142,7 +142,6 @@ impl Dialog<'_> {
         let shown = (self.with_diffs)().and_then(|full| session.page(&inspection(&full)));
         match shown {
             Ok(()) => String::new(),
-            Err(e) if crate::base::exit::Exit::of(&e) == crate::base::exit::Exit::Interrupted => String::new(),
             Err(e) => format!("The diffs cannot be shown: {e:#}"),
         }
     }
