@@ -664,6 +664,13 @@ fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
     assert_eq!(home.snapshot(), before, "q changes nothing");
     assert!(!attach_log.exists());
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &second.container]), "false");
+    let (mut pty, output) = restore_on_screen(&home, &attach_log);
+    pty.exp_string("p1ckcccc").unwrap();
+    pty.send_control('c').unwrap();
+    let (code, shown) = exit_code(pty);
+    assert_eq!(code, 130, "{shown}");
+    assert!(fs::read(&output).unwrap().is_empty());
+    assert_eq!(home.snapshot(), before, "Ctrl-C changes nothing");
 
     // Down and Enter: the second, acknowledged, resumed, then its attach command runs.
     let (mut pty, output) = restore_on_screen(&home, &attach_log);
