@@ -6,8 +6,8 @@ use anyhow::Result;
 use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::{AnswerArg, KeepArgs};
-use jackin::face::dialog::{self, Tty};
 use jackin::face::driver::{self, Ctx};
+use jackin::face::screens::{exit as dialog, Tty};
 use jackin::protocol::assessment::{Assessment, Verdict};
 use jackin::protocol::envelope::InputRecord;
 use jackin::protocol::records::Outcome;
@@ -105,8 +105,9 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
     Ok(if live > 0 { Exit::Busy } else { Exit::Ok })
 }
 
-/// The answer to the table's question, when it asks one: the operator on the terminal; with no
-/// terminal, `--answer`, else a fresh exit-action file, else nobody (which keeps).
+/// The answer to the table's question, when it asks one: `--answer` (a script run from an
+/// interactive shell must not block on the dialog), else the operator on the terminal, else a
+/// fresh exit-action file, else nobody (which keeps).
 fn ask(
     ctx: &Ctx,
     args: &KeepArgs,
@@ -118,12 +119,6 @@ fn ask(
     if !keep::needs_answer(session.policy, session.assessment.verdict, flags) {
         return Ok(Asked::Nobody);
     }
-    if let Some(tty) = tty.get_or_insert_with(Tty::open) {
-        let clean_allowed = session.assessment.verdict != Verdict::Unknown || flags.discard_unfinished;
-        let with_diffs = || Assessor::new(AssessOptions { with_diff: true }).instance(store, &session.name, None);
-        let outcome = dialog::ask(tty, &session.assessment, clean_allowed, &with_diffs)?;
-        return Ok(Asked::Answered(outcome, AnswerSource::Dialog));
-    }
     if let Some(answer) = args.answer {
         let outcome = match answer {
             AnswerArg::Return => Outcome::Return,
@@ -131,6 +126,12 @@ fn ask(
             AnswerArg::Clean => Outcome::Clean,
         };
         return Ok(Asked::Answered(outcome, AnswerSource::Flag));
+    }
+    if let Some(tty) = tty.get_or_insert_with(Tty::open) {
+        let clean_allowed = session.assessment.verdict != Verdict::Unknown || flags.discard_unfinished;
+        let with_diffs = || Assessor::new(AssessOptions { with_diff: true }).instance(store, &session.name, None);
+        let outcome = dialog::ask(tty, &session.assessment, clean_allowed, &with_diffs)?;
+        return Ok(Asked::Answered(outcome, AnswerSource::Dialog));
     }
     match &session.exit_action {
         ExitAction::Fresh(outcome) => return Ok(Asked::Answered(*outcome, AnswerSource::ExitAction)),

@@ -7,6 +7,7 @@ use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::RestoreArgs;
 use jackin::face::driver::{self, Ctx};
+use jackin::face::screens::{picker, Tty};
 use jackin::protocol::envelope::Record;
 use jackin::protocol::records::Change;
 use jackin::state::model::Status;
@@ -46,10 +47,21 @@ fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catal
         agent: args.agent.clone(),
         workdir: args.workdir.clone(),
     };
-    for candidate in restore::candidates(engine, store, &changes, &filters)? {
-        ctx.emit(&candidate)?;
-    }
-    Ok(Exit::Ok)
+    let candidates = restore::candidates(engine, store, &changes, &filters)?;
+    // The picker on a terminal that can draw, unless a list was asked for; else the list.
+    let asked_for_a_list = args.list || args.plan || args.dry_run;
+    let Some(tty) = Tty::open().filter(|tty| !asked_for_a_list && tty.can_draw()) else {
+        for candidate in &candidates {
+            ctx.emit(candidate)?;
+        }
+        return Ok(Exit::Ok);
+    };
+    let Some(chosen) = picker::pick(&tty, &candidates)? else { return Ok(Exit::Ok) };
+    drop(tty);
+    // Chosen on the picker: resumed as `jackin-restore INSTANCE --exec` would.
+    let mut args = args.clone();
+    args.exec = true;
+    resume(&args, &chosen, ctx, engine, store, catalog)
 }
 
 fn resume(

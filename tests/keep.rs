@@ -579,13 +579,30 @@ fn each_isolation_record_is_marked_by_its_own_mount() {
 static RUN: AtomicUsize = AtomicUsize::new(0);
 
 /// jackin-keep with a pseudo-terminal as its controlling terminal (and stderr); stdin is the
-/// record file, stdout a file whose path is returned.
+/// record file, stdout a file whose path is returned. `TERM=dumb`: the numbered-text dialog.
 fn keep_on_pty(home: &Home, args: &[&str], input: &str) -> (PtySession, PathBuf) {
+    let mut cmd = keep_command(home, args);
+    cmd.env("TERM", "dumb");
+    spawn_on_pty(home, cmd, input)
+}
+
+/// jackin-keep on a 100×30 pseudo-terminal that can draw (`TERM=xterm-256color`): the screens.
+fn keep_on_screens(home: &Home, args: &[&str], input: &str, env: &[(&str, &str)]) -> (PtySession, PathBuf) {
+    let keep = keep_command(home, args);
+    let mut cmd = Command::new("sh");
+    // The pty starts with no size; stty gives it one before jackin-keep starts.
+    cmd.arg("-c").arg("stty rows 30 cols 100 </dev/tty && exec \"$0\" \"$@\"").arg(keep.get_program());
+    cmd.args(keep.get_args()).env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+    cmd.env("TERM", "xterm-256color").env_remove("NO_COLOR").env_remove("JACKIN_PAGER").env_remove("PAGER");
+    cmd.envs(env.iter().copied());
+    spawn_on_pty(home, cmd, input)
+}
+
+fn spawn_on_pty(home: &Home, mut cmd: Command, input: &str) -> (PtySession, PathBuf) {
     let n = RUN.fetch_add(1, Ordering::SeqCst);
     let input_path = home.tmp.path().join(format!("keep-in-{n}.jsonl"));
     let output_path = home.tmp.path().join(format!("keep-out-{n}.jsonl"));
     fs::write(&input_path, input).unwrap();
-    let mut cmd = keep_command(home, args);
     cmd.stdin(fs::File::open(&input_path).unwrap()).stdout(fs::File::create(&output_path).unwrap());
     (rexpect::session::spawn_command(cmd, Some(30_000)).unwrap(), output_path)
 }
@@ -644,17 +661,163 @@ fn the_dialog_return_default_changes_nothing() {
     let f = four("kpr");
     let input = assess(&f.home, &[&f.dirty.container]);
     let before = f.home.snapshot();
-    let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask", "--answer=keep"], &input);
+    let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
     pty.exp_string(" M README.md").unwrap();
     pty.send_line("").unwrap();
     pty.exp_string("Choose [1]").unwrap();
     pty.send_line("").unwrap();
-    assert_eq!(finish(pty).0, 0);
+    let (code, shown) = finish(pty);
+    assert_eq!(code, 0);
+    assert!(!shown.contains("\x1b[?1049h"), "TERM=dumb: no alternate screen, numbered text: {shown:?}");
     let d = decisions(&output);
     assert_eq!((d[0].outcome.as_str(), d[0].reason.as_str()), ("return", "operator return"));
     let after: Vec<_> =
         f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
-    assert_eq!(after, before, "the terminal is asked; --answer is only for no terminal");
+    assert_eq!(after, before);
+}
+
+#[test]
+fn an_explicit_answer_answers_without_a_screen_even_on_a_terminal() {
+    if !engine_available("an_explicit_answer_answers_without_a_screen_even_on_a_terminal") {
+        return;
+    }
+    let f = four("kpe");
+    let input = assess(&f.home, &[&f.dirty.container]);
+    let before = f.home.snapshot();
+    let (pty, output) = keep_on_screens(&f.home, &["--policy=ask", "--answer=return"], &input, &[]);
+    let (code, shown) = finish(pty);
+    assert_eq!(code, 0, "{shown}");
+    assert!(!shown.contains("unfinished"), "no dialog was shown: {shown:?}");
+    let d = decisions(&output);
+    assert_eq!((d[0].outcome.as_str(), d[0].reason.as_str()), ("return", "answer return"));
+    let after: Vec<_> =
+        f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
+    assert_eq!(after, before);
+}
+
+const DOWN: &str = "\x1b[B";
+
+/// What a terminal window does when it is resized: the new size on the pty (the kernel then
+/// sends SIGWINCH to the program in front).
+fn resize(pty: &PtySession, cols: u16, rows: u16) {
+    use std::os::fd::AsRawFd;
+    let size = libc::winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCSWINSZ on the pty master this test owns, with a valid winsize.
+    assert_eq!(unsafe { libc::ioctl(pty.process.pty.as_raw_fd(), libc::TIOCSWINSZ, &size) }, 0);
+}
+
+#[test]
+fn the_screens_need_the_acknowledgement_before_keep_or_clean() {
+    if !engine_available("the_screens_need_the_acknowledgement_before_keep_or_clean") {
+        return;
+    }
+    let f = four("kps");
+    fs::write(f.unpushed.mount_path(0).join("notes.txt"), "untracked\n").unwrap();
+    let input = assess(&f.home, &[&f.unpushed.container]);
+    let (mut pty, output) = keep_on_screens(&f.home, &["--policy=ask"], &input, &[]);
+    // ratatui writes only the cells that change, so words are matched one by one.
+    pty.exp_string("\x1b[?1049h").unwrap();
+    pty.exp_string("unfinished").unwrap();
+    pty.exp_string("notes.txt").unwrap();
+    pty.exp_string("upstream").unwrap();
+    pty.exp_string("read").unwrap();
+    // A resize redraws the screen at the new size.
+    resize(&pty, 70, 16);
+    pty.exp_string("unfinished").unwrap();
+    pty.exp_string("read").unwrap();
+    // The choices' keys do nothing on screen 1, and nothing is decided.
+    pty.send("2").unwrap();
+    pty.send(DOWN).unwrap();
+    pty.send("3").unwrap();
+    pty.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(fs::read(&output).unwrap().is_empty(), "nothing is decided before the acknowledgement");
+    assert_eq!(statuses(&f.home, &f.unpushed.container).0, "active");
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    pty.exp_string("What").unwrap();
+    pty.exp_string("Return").unwrap();
+    pty.exp_string("Inspect").unwrap();
+    pty.send(DOWN).unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    let (code, shown) = finish(pty);
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("\x1b[?1049l"), "the alternate screen is left: {shown:?}");
+    let d = decisions(&output);
+    assert_eq!((d[0].outcome.as_str(), d[0].reason.as_str()), ("keep", "operator keep"));
+    assert_eq!(statuses(&f.home, &f.unpushed.container).0, "preserved_dirty");
+}
+
+#[test]
+fn inspect_pages_the_diffs_and_the_unpushed_commits() {
+    if !engine_available("inspect_pages_the_diffs_and_the_unpushed_commits") {
+        return;
+    }
+    let f = four("kpi");
+    fs::write(f.unpushed.mount_path(0).join("README.md"), "changed before inspecting\n").unwrap();
+    let input = assess(&f.home, &[&f.unpushed.container]);
+    let paged = f.home.tmp.path().join("paged.txt");
+    let pager = format!("cat > '{}'", paged.display());
+    let (mut pty, output) = keep_on_screens(&f.home, &["--policy=ask"], &input, &[("JACKIN_PAGER", &pager)]);
+    pty.exp_string("unfinished").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    pty.exp_string("Inspect").unwrap();
+    pty.send("i").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    // Back from the pager: the choices are drawn again, Return still the default of the row keys.
+    pty.exp_string("Inspect").unwrap();
+    pty.send("1").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    let (code, shown) = finish(pty);
+    assert_eq!(code, 0, "{shown}");
+    let paged = fs::read_to_string(&paged).expect("the pager ran");
+    assert!(paged.contains("M README.md"), "{paged}");
+    assert!(paged.contains("+changed before inspecting"), "{paged}");
+    let log = common::git(&f.unpushed.mount_path(0), &["log", "--oneline", "-1"]);
+    assert!(paged.contains(log.trim()), "the unpushed commit as git log --oneline shows it: {paged}");
+    assert_eq!(decisions(&output)[0].outcome, "return");
+}
+
+#[test]
+fn ctrl_c_on_the_screens_changes_nothing() {
+    if !engine_available("ctrl_c_on_the_screens_changes_nothing") {
+        return;
+    }
+    let f = four("kpc");
+    let input = format!("{}{}", assess(&f.home, &[&f.clean.container]), assess(&f.home, &[&f.dirty.container]));
+    let before = f.home.snapshot();
+    // The terminal closing (SIGHUP) is an interruption like Ctrl-C.
+    for (screen, hang_up) in [(1, false), (2, false), (2, true)] {
+        // Screen 1 with NO_COLOR: no bold, no reverse video.
+        let env: &[(&str, &str)] = if screen == 1 { &[("NO_COLOR", "1")] } else { &[] };
+        let (mut pty, output) = keep_on_screens(&f.home, &["--policy=ask"], &input, env);
+        pty.exp_string("unfinished").unwrap();
+        if screen == 2 {
+            pty.send("\r").unwrap();
+            pty.flush().unwrap();
+            pty.exp_string("Inspect").unwrap();
+        }
+        if hang_up {
+            pty.process.signal(rexpect::process::signal::Signal::SIGHUP).unwrap();
+        } else {
+            pty.send_control('c').unwrap();
+        }
+        let (code, rest) = finish(pty);
+        assert_eq!(code, 130, "{rest}");
+        assert!(rest.contains("interrupted: nothing was changed"), "{rest}");
+        if screen == 1 {
+            assert!(rest.contains("Ctrl-C"), "{rest:?}");
+            assert!(!rest.contains("\x1b[1m") && !rest.contains("\x1b[7m"), "NO_COLOR: {rest:?}");
+        }
+        assert!(fs::read(&output).unwrap().is_empty(), "nothing written on stdout");
+        let after: Vec<_> =
+            f.home.snapshot().into_iter().filter(|(p, _)| !p.starts_with(f.home.tmp.path().join("keep-"))).collect();
+        assert_eq!(after, before);
+    }
 }
 
 #[test]

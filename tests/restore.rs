@@ -517,7 +517,7 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
     })
     .unwrap();
 
-    let out = home.cmd("jackin-restore").arg("--format=json").env_remove("LIST_SECRET").output().unwrap();
+    let out = home.cmd("jackin-restore").args(["--list", "--format=json"]).env_remove("LIST_SECRET").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let recs = records::<Candidate>(&out.stdout);
     let names: Vec<&str> = recs.iter().map(|r| r.identity.container_base.as_str()).collect();
@@ -533,9 +533,9 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
     assert!(second.label.contains("interrupted by host"), "{second:?}");
     assert!(second.label.ends_with("needs LIST_SECRET"), "{second:?}");
 
-    let filtered = home.cmd("jackin-restore").args(["--format=json", "--role", "nobody"]).output().unwrap();
+    let filtered = home.cmd("jackin-restore").args(["--list", "--format=json", "--role", "nobody"]).output().unwrap();
     assert!(envelopes(&filtered.stdout).is_empty());
-    let text = home.cmd("jackin-restore").args(["--format=text"]).env("LIST_SECRET", "x").output().unwrap();
+    let text = home.cmd("jackin-restore").args(["--list", "--format=text"]).env("LIST_SECRET", "x").output().unwrap();
     assert!(
         String::from_utf8_lossy(&text.stdout).lines().all(|l| l.starts_with("Resume jk-")),
         "{}",
@@ -621,7 +621,7 @@ fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_comm
     let text = home.cmd("jackin-restore").args([&inst.container, "--plan", "--format=text"]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.starts_with(&format!("{} · cannot resume: no launch recipe", inst.container)), "{text}");
-    let listed = restore(&home, &[]);
+    let listed = restore(&home, &["--list"]);
     let candidate = &records::<Candidate>(&listed.stdout)[0];
     assert!(!candidate.ready);
     assert_eq!(candidate.tier, None);
@@ -719,7 +719,7 @@ fn a_real_session_comes_back_as_it_was_launched_at_tiers_2_1_and_0() {
     remove_docker_side(&inst);
 
     // Tier 2, with none of the images' variables in the restoring environment: nothing is asked.
-    let listed = restore_without_image_env(&home, &[], &[("SECRET_TOKEN", "real-secret-1234")]);
+    let listed = restore_without_image_env(&home, &["--list"], &[("SECRET_TOKEN", "real-secret-1234")]);
     let candidate = &records::<Candidate>(&listed.stdout)[0];
     assert!(candidate.ready && candidate.missing.is_empty(), "{candidate:?}");
     let out = restore_without_image_env(&home, &[&c, "--yes"], &[("SECRET_TOKEN", "real-secret-1234")]);
@@ -811,7 +811,7 @@ fn a_recipe_in_the_first_format_still_restores() {
         volume: Some(format!("{c}-dind-certs")),
     };
 
-    let listed = restore_without_image_env(&home, &[], &[]);
+    let listed = restore_without_image_env(&home, &["--list"], &[]);
     let candidate = &records::<Candidate>(&listed.stdout)[0];
     assert!(candidate.label.ends_with("needs SECRET_TOKEN"), "only the launch's secret is asked: {candidate:?}");
     let out = restore_without_image_env(&home, &[&c, "--yes"], &[("SECRET_TOKEN", "fixture-secret")]);
@@ -1018,4 +1018,100 @@ fn tier_3_builds_on_the_recorded_base_image_and_reports_a_dockerfile_that_names_
     assert_eq!(docker(&["exec", &inst.container, "cat", "/base", "/marker"]), "recorded\nlaunched");
     docker(&["rm", "-f", &inst.container]);
     docker(&["rmi", "-f", &image, &base]);
+}
+
+// ---- the picker, on a terminal ---------------------------------------------------------------
+
+/// jackin-restore with no INSTANCE on a 120×30 pseudo-terminal that can draw; stdout goes to a
+/// file. A stand-in `docker` on PATH records the attach command it is run as.
+fn restore_on_screen(home: &Home, attach_log: &Path) -> (rexpect::session::PtySession, std::path::PathBuf) {
+    let bin = home.tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::write(bin.join("docker"), format!("#!/bin/sh\necho \"$*\" > '{}'\n", attach_log.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(bin.join("docker"), fs::Permissions::from_mode(0o755)).unwrap();
+    let output = home.tmp.path().join(format!("restore-out-{}.jsonl", std::process::id()));
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg("stty rows 30 cols 120 </dev/tty && exec \"$0\" \"$@\"").arg(common::tool_path("jackin-restore"));
+    cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).arg("--format=json");
+    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR").env("TERM", "xterm-256color");
+    cmd.env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()));
+    cmd.stdout(fs::File::create(&output).unwrap());
+    (rexpect::session::spawn_command(cmd, Some(30_000)).unwrap(), output)
+}
+
+fn exit_code(mut pty: rexpect::session::PtySession) -> (i32, String) {
+    let rest = pty.exp_eof().unwrap();
+    match pty.process.wait().unwrap() {
+        rexpect::process::WaitStatus::Exited(_, code) => (code, rest),
+        other => panic!("jackin-restore ended with {other:?}"),
+    }
+}
+
+#[test]
+fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
+    if !engine_available("picker") {
+        return;
+    }
+    let mut home = Home::new();
+    let [newest, second, gone] = ["p1ckaaaa", "p1ckbbbb", "p1ckcccc"].map(|id| home.instance(id, |_, _| Vec::new()));
+    let mut sessions = Vec::new();
+    for (inst, at) in
+        [(&newest, "2026-11-29T12:00:00Z"), (&second, "2026-11-29T11:00:00Z"), (&gone, "2026-11-29T10:00:00Z")]
+    {
+        with_agent_toml(&home, inst);
+        sessions.push(Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() }));
+        docker(&["stop", "-t", "0", &inst.container]);
+        store(&home).set_status(&InstanceName::parse(&inst.container).unwrap(), Status::RestoreAvailable, at).unwrap();
+    }
+    // Gone with no launch recipe: listed, not ready.
+    drop(sessions.pop());
+    let listed = home.cmd("jackin-restore").args(["--list", "--format=json"]).output().unwrap();
+    let listed = records::<Candidate>(&listed.stdout);
+    let names: Vec<&str> = listed.iter().map(|c| c.identity.container_base.as_str()).collect();
+    assert_eq!(names, [&newest.container, &second.container, &gone.container]);
+    let attach_log = home.tmp.path().join("attached.txt");
+
+    // `q` leaves; choosing the one that is not ready says why and does nothing.
+    let before = home.snapshot();
+    let (mut pty, output) = restore_on_screen(&home, &attach_log);
+    pty.exp_string("Pick").unwrap();
+    pty.exp_string("p1ckcccc").unwrap();
+    pty.send("3").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    pty.exp_string("recipe").unwrap();
+    pty.send("q").unwrap();
+    pty.flush().unwrap();
+    let (code, shown) = exit_code(pty);
+    assert_eq!(code, 0, "{shown}");
+    assert!(fs::read(&output).unwrap().is_empty(), "nothing resumed, nothing listed");
+    assert_eq!(home.snapshot(), before, "q changes nothing");
+    assert!(!attach_log.exists());
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &second.container]), "false");
+    let (mut pty, output) = restore_on_screen(&home, &attach_log);
+    pty.exp_string("p1ckcccc").unwrap();
+    pty.send_control('c').unwrap();
+    let (code, shown) = exit_code(pty);
+    assert_eq!(code, 130, "{shown}");
+    assert!(fs::read(&output).unwrap().is_empty());
+    assert_eq!(home.snapshot(), before, "Ctrl-C changes nothing");
+
+    // Down and Enter: the second, acknowledged, resumed, then its attach command runs.
+    let (mut pty, output) = restore_on_screen(&home, &attach_log);
+    pty.exp_string("p1ckcccc").unwrap();
+    pty.send("\x1b[B").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    pty.exp_string("Press Enter to resume it").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    let (code, shown) = exit_code(pty);
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &second.container]), "true");
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &newest.container]), "false");
+    let resumed = restored(&fs::read(&output).unwrap());
+    assert_eq!((resumed.identity.container_base.as_str(), resumed.tier), (second.container.as_str(), Some(1)));
+    let attached = fs::read_to_string(&attach_log).expect("the attach command ran");
+    assert_eq!(attached.trim(), resumed.attach[1..].join(" "));
 }

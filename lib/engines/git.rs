@@ -633,3 +633,33 @@ pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>>
     }
     Ok(archive.into_inner()?)
 }
+
+/// The newest `count` commits of `reference` that `upstream` does not have, as `git log
+/// --oneline` prints them: what the exit dialog's Inspect shows for an unpushed ref.
+pub(crate) fn oneline_log(
+    path: &Path,
+    reference: &str,
+    upstream: Option<&str>,
+    count: usize,
+) -> Result<Vec<String>, git2::Error> {
+    let repo = Repository::open(path)?;
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
+    walk.push(repo.revparse_single(reference)?.peel_to_commit()?.id())?;
+    if let Some(upstream) = upstream {
+        if let Ok(theirs) = repo.revparse_single(upstream).and_then(|o| o.peel_to_commit()) {
+            walk.hide(theirs.id())?;
+        }
+    }
+    let mut lines = Vec::new();
+    for oid in walk.take(count) {
+        let commit = repo.find_commit(oid?)?;
+        let short = commit.as_object().short_id()?;
+        lines.push(format!(
+            "{} {}",
+            short.as_str().unwrap_or_default(),
+            String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default())
+        ));
+    }
+    Ok(lines)
+}

@@ -348,7 +348,10 @@ pub struct ReconcileArgs {
     about = "List resumable sessions; resume one by the cheapest faithful tier",
     long_about = "Without an instance, lists the sessions that can be resumed (kept, preserved with \
 unfinished work, crashed, failed setup), newest first, each with its age, its work summary, the tier a \
-resume would take and whether it is ready. With an instance, resumes it: the same container name, data \
+resume would take and whether it is ready; on a terminal that can draw (not TERM=dumb), and without \
+--list, --plan or --dry-run, the list is a picker on /dev/tty instead: arrows or numbers move, w and r \
+filter by workspace and role, Enter resumes a ready session and runs its attach command, q or Esc \
+leaves with nothing resumed. With an instance, resumes it: the same container name, data \
 directory and worktrees. Tier 0: the container is running, nothing to start. Tier 1: it is stopped; \
 start the sidecar, wait until it is healthy, start it. Tier 2: it is gone but its image is present; \
 recreate network, volume, sidecar and container from the launch recipe captured when it was kept. \
@@ -362,9 +365,10 @@ pub struct RestoreArgs {
     #[arg(value_name = "INSTANCE", value_parser = instance)]
     pub instance: Option<String>,
 
-    /// List resumable sessions, newest first (the default without INSTANCE)
+    /// List resumable sessions, newest first, instead of opening the picker (the default without
+    /// INSTANCE when no terminal can show the picker)
     #[arg(long, conflicts_with = "instance")]
-    pub(crate) list: bool,
+    pub list: bool,
 
     /// Only sessions of this workspace
     #[arg(long, value_name = "NAME")]

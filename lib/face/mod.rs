@@ -1,6 +1,6 @@
 //! What the binaries call: their command lines, the driver every tool runs under, the screens.
 
 pub mod cli;
-pub mod dialog;
 pub mod driver;
 pub mod progress;
+pub mod screens;
