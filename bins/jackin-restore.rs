@@ -34,7 +34,7 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     let catalog = ctx.catalog(&store)?;
     match &args.instance {
         None => list(&args, ctx, &engine, &store, &catalog),
-        Some(arg) => resume(&args, arg, ctx, &engine, &store, &catalog),
+        Some(arg) => resume(&args, arg, ctx, &engine, &store, &catalog, None),
     }
 }
 
@@ -57,11 +57,11 @@ fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catal
         return Ok(Exit::Ok);
     };
     let Some(chosen) = picker::pick(&tty, &candidates)? else { return Ok(Exit::Ok) };
-    drop(tty);
-    // Chosen on the picker: resumed as `jackin-restore INSTANCE --exec` would.
+    // Chosen on the picker: resumed as `jackin-restore INSTANCE --exec` would, attached on the
+    // picker's terminal.
     let mut args = args.clone();
     args.exec = true;
-    resume(&args, &chosen, ctx, engine, store, catalog)
+    resume(&args, &chosen, ctx, engine, store, catalog, Some(&tty))
 }
 
 fn resume(
@@ -71,6 +71,7 @@ fn resume(
     engine: &Engine,
     store: &Store,
     catalog: &Catalog,
+    attach_on: Option<&Tty>,
 ) -> Result<Exit> {
     let target = catalog.resolve(arg).map_err(|why| Exit::Partial.wrap(why))?;
     let name = target.name;
@@ -104,7 +105,12 @@ fn resume(
     if args.exec {
         use std::os::unix::process::CommandExt;
         let attach = &resumed.attach;
-        let error = std::process::Command::new(&attach[0]).args(&attach[1..]).exec();
+        let mut command = std::process::Command::new(&attach[0]);
+        command.args(&attach[1..]);
+        if let Some(tty) = attach_on {
+            tty.hand_to(&mut command)?;
+        }
+        let error = command.exec();
         return Err(anyhow::Error::new(error).context(format!("running {}", attach.join(" "))));
     }
     Ok(Exit::Ok)

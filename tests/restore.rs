@@ -1023,19 +1023,13 @@ fn tier_3_builds_on_the_recorded_base_image_and_reports_a_dockerfile_that_names_
 // ---- the picker, on a terminal ---------------------------------------------------------------
 
 /// jackin-restore with no INSTANCE on a 120×30 pseudo-terminal that can draw; stdout goes to a
-/// file. A stand-in `docker` on PATH records the attach command it is run as.
-fn restore_on_screen(home: &Home, attach_log: &Path) -> (rexpect::session::PtySession, std::path::PathBuf) {
-    let bin = home.tmp.path().join("bin");
-    fs::create_dir_all(&bin).unwrap();
-    fs::write(bin.join("docker"), format!("#!/bin/sh\necho \"$*\" > '{}'\n", attach_log.display())).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(bin.join("docker"), fs::Permissions::from_mode(0o755)).unwrap();
+/// file, the screens and the attach command's terminal are the pseudo-terminal.
+fn restore_on_screen(home: &Home) -> (rexpect::session::PtySession, std::path::PathBuf) {
     let output = home.tmp.path().join(format!("restore-out-{}.jsonl", std::process::id()));
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg("stty rows 30 cols 120 </dev/tty && exec \"$0\" \"$@\"").arg(common::tool_path("jackin-restore"));
     cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).arg("--format=json");
     cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR").env("TERM", "xterm-256color");
-    cmd.env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()));
     cmd.stdout(fs::File::create(&output).unwrap());
     (rexpect::session::spawn_command(cmd, Some(30_000)).unwrap(), output)
 }
@@ -1060,7 +1054,12 @@ fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
         [(&newest, "2026-11-29T12:00:00Z"), (&second, "2026-11-29T11:00:00Z"), (&gone, "2026-11-29T10:00:00Z")]
     {
         with_agent_toml(&home, inst);
-        sessions.push(Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() }));
+        // Shaped like jackin's role image: the attach command reaches its capsule script.
+        let image = real_role_image(&inst.id);
+        sessions.push(Session::launch(
+            &inst.container,
+            SessionOptions { dind: false, image: Some(&image), ..Default::default() },
+        ));
         docker(&["stop", "-t", "0", &inst.container]);
         store(&home).set_status(&InstanceName::parse(&inst.container).unwrap(), Status::RestoreAvailable, at).unwrap();
     }
@@ -1070,11 +1069,10 @@ fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
     let listed = records::<Candidate>(&listed.stdout);
     let names: Vec<&str> = listed.iter().map(|c| c.identity.container_base.as_str()).collect();
     assert_eq!(names, [&newest.container, &second.container, &gone.container]);
-    let attach_log = home.tmp.path().join("attached.txt");
 
     // `q` leaves; choosing the one that is not ready says why and does nothing.
     let before = home.snapshot();
-    let (mut pty, output) = restore_on_screen(&home, &attach_log);
+    let (mut pty, output) = restore_on_screen(&home);
     pty.exp_string("Pick").unwrap();
     pty.exp_string("p1ckcccc").unwrap();
     pty.send("3").unwrap();
@@ -1087,9 +1085,8 @@ fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
     assert_eq!(code, 0, "{shown}");
     assert!(fs::read(&output).unwrap().is_empty(), "nothing resumed, nothing listed");
     assert_eq!(home.snapshot(), before, "q changes nothing");
-    assert!(!attach_log.exists());
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &second.container]), "false");
-    let (mut pty, output) = restore_on_screen(&home, &attach_log);
+    let (mut pty, output) = restore_on_screen(&home);
     pty.exp_string("p1ckcccc").unwrap();
     pty.send_control('c').unwrap();
     let (code, shown) = exit_code(pty);
@@ -1098,7 +1095,7 @@ fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
     assert_eq!(home.snapshot(), before, "Ctrl-C changes nothing");
 
     // Down and Enter: the second, acknowledged, resumed, then its attach command runs.
-    let (mut pty, output) = restore_on_screen(&home, &attach_log);
+    let (mut pty, output) = restore_on_screen(&home);
     pty.exp_string("p1ckcccc").unwrap();
     pty.send("\x1b[B").unwrap();
     pty.send("\r").unwrap();
@@ -1112,6 +1109,7 @@ fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &newest.container]), "false");
     let resumed = restored(&fs::read(&output).unwrap());
     assert_eq!((resumed.identity.container_base.as_str(), resumed.tier), (second.container.as_str(), Some(1)));
-    let attached = fs::read_to_string(&attach_log).expect("the attach command ran");
-    assert_eq!(attached.trim(), resumed.attach[1..].join(" "));
+    assert_eq!(resumed.attach[..3], ["docker", "exec", "-it"]);
+    // The attach command ran on the operator's terminal and reached the agent's capsule.
+    assert!(shown.contains("capsule reached as 1000:1000"), "{shown}");
 }

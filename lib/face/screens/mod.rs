@@ -52,6 +52,14 @@ impl Tty {
         }
         matches!(terminal::size(), Ok((w, h)) if w >= MIN_SIZE.0 && h >= MIN_SIZE.1)
     }
+
+    /// Runs `command` with the terminal as its stdin, stdout and stderr: a session chosen on a
+    /// screen is attached on that screen's terminal, whatever stdout is (a pipe, a file).
+    pub fn hand_to(&self, command: &mut Command) -> Result<()> {
+        let end = || self.file.try_clone().context("sharing the terminal with the attach command");
+        command.stdin(end()?).stdout(end()?).stderr(end()?);
+        Ok(())
+    }
 }
 
 /// `NO_COLOR` (set and not empty) turns every style off, bold and reverse included: the screens
