@@ -306,3 +306,68 @@ fn purge_deletes_a_squash_merged_session_without_discarding_and_refuses_a_partia
     assert_eq!(partial.home.snapshot(), before, "nothing changed");
     assert!(partial.inst.dir.exists());
 }
+
+#[test]
+fn the_exit_dialog_and_the_resume_list_show_what_was_integrated() {
+    use std::os::unix::process::CommandExt;
+    if !engine_available("the_exit_dialog_and_the_resume_list_show_what_was_integrated") {
+        return;
+    }
+    let scene = Scene::worktree();
+    scene.squash_merge("pr~1");
+    let out = scene.home.cmd("jackin-assess").arg(&scene.inst.container).arg("--format=json").output().unwrap();
+    let input = scene.home.tmp.path().join("assessment.jsonl");
+    fs::write(&input, &out.stdout).unwrap();
+    let decided = scene.home.tmp.path().join("decision.jsonl");
+    let mut keep = std::process::Command::new(common::tool_path("jackin-keep"));
+    keep.arg("--home").arg(&scene.home.home).arg("--config-dir").arg(&scene.home.config);
+    keep.args(["--format=json", "--policy=ask"]).env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+    keep.stdin(fs::File::open(&input).unwrap()).stdout(fs::File::create(&decided).unwrap());
+    // SAFETY: setsid is async-signal-safe; the pty rexpect opens becomes the controlling terminal.
+    unsafe {
+        keep.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut pty = rexpect::session::spawn_command(keep, Some(30_000)).unwrap();
+    pty.exp_string("has unfinished work").unwrap();
+    // rexpect reads bytes as Latin-1, so the "·" between the words is matched around.
+    pty.exp_string(" 1 commit ").unwrap();
+    pty.exp_string(" 2 commits integrated into origin/main (squash)").unwrap();
+    pty.exp_string("Press Enter once you have read this").unwrap();
+    pty.send_line("").unwrap();
+    pty.exp_string("Choose [1]").unwrap();
+    pty.send_line("2").unwrap();
+    pty.exp_eof().unwrap();
+    let decision: serde_json::Value =
+        serde_json::from_str(fs::read_to_string(&decided).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(decision["data"]["outcome"], "keep", "{decision}");
+
+    let out = scene.home.cmd("jackin-restore").arg("--format=json").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let candidates = records::<common::records::Candidate>(&out.stdout);
+    let ours = candidates.iter().find(|c| c.identity.container_base == scene.inst.container).expect("listed");
+    assert_eq!(ours.summary, "1 branch unpushed · 2 commits integrated");
+    assert!(ours.label.contains(" · 1 branch unpushed · 2 commits integrated · "), "{ours:?}");
+}
+
+#[test]
+fn a_branch_updated_from_main_then_squash_merged_is_clean() {
+    // "Update branch": main is merged into the pull request before it is squashed onto main.
+    let scene = Scene::worktree();
+    scene.publish();
+    let work = scene.inst.mount_path(0);
+    git(&work, &["merge", "-q", "--no-edit", "origin/main"]);
+    let after_merge = commit_file(&work, "docs/feature.md", "# Feature\n\nMore.\n", "after the update");
+    git(&scene.reviewer, &["fetch", "-q", work.to_str().unwrap(), "+HEAD:refs/heads/pr"]);
+    let squash = scene.squash_merge("pr");
+    let a = scene.assess();
+    assert_eq!(a.verdict, "clean", "{a:?}");
+    let entry = &a.mounts[0].unpushed[0];
+    assert_eq!(entry.commits, 0);
+    // The three commits, the merge and the commit after it.
+    assert_eq!(entry.integrated.len(), 5, "{entry:?}");
+    assert_eq!(entry.integrated[0].commit, after_merge);
+    assert!(entry.integrated.iter().all(|i| i.as_commit == squash && i.how == "squash"), "{entry:?}");
+}

@@ -105,7 +105,7 @@ pub(crate) fn integrated(
         }
     }
     // The first-parent run from the merge base to the tip: its prefixes of two commits or more
-    // are the squashes to look for (a prefix of one is that commit's own patch).
+    // are the squashes to look for (a prefix of one is that commit's own patch, unless a merge).
     let mut run = Vec::new();
     let mut at = Some(tip);
     while let Some(id) = at.filter(|id| at_risk_set.contains(id) && run.len() < SQUASH_LIMIT) {
@@ -115,15 +115,32 @@ pub(crate) fn integrated(
     run.reverse();
     // A run cut short by the limit does not start at the merge base: no squash to look for.
     if at.is_none_or(|base| !at_risk_set.contains(&base)) {
-        for end in run.iter().skip(1) {
-            offers.push(Offer { end: *end, how: Integration::Squash, patch: Lazy::Pending(at, *end) });
+        // A branch brought up to date by merging main into it ("Update branch") is squashed
+        // onto that newer main: the base moves to the newest surviving commit merged in.
+        // `Some(None)`: from the empty tree (a branch with no merge base); `None`: the branch
+        // merged in commits that do not line up, and no later prefix has one base.
+        let mut base = Some(at);
+        for (position, end) in run.iter().enumerate() {
+            let commit = repo.find_commit(*end)?;
+            for merged in commit.parent_ids().skip(1).filter(|p| !at_risk_set.contains(p)) {
+                base = match base {
+                    Some(Some(b)) if b == merged || repo.graph_descendant_of(b, merged)? => Some(Some(b)),
+                    Some(Some(b)) if repo.graph_descendant_of(merged, b)? => Some(Some(merged)),
+                    _ => None,
+                };
+            }
+            let Some(from) = base else { break };
+            if position > 0 || commit.parent_count() > 1 {
+                offers.push(Offer { end: *end, how: Integration::Squash, patch: Lazy::Pending(from, *end) });
+            }
         }
     }
 
+    let mut trees = Trees::default();
     let mut by_paths: HashMap<Vec<Vec<u8>>, Vec<usize>> = HashMap::new();
     for (i, offer) in offers.iter().enumerate() {
         let Lazy::Pending(from, to) = offer.patch else { continue };
-        let paths = changed_paths(&diff(repo, from, to)?);
+        let paths = changed_paths(&mut trees, repo, from, to)?;
         if !paths.is_empty() {
             by_paths.entry(paths).or_default().push(i);
         }
@@ -163,14 +180,16 @@ pub(crate) fn integrated(
             if commit.parent_count() > 1 {
                 continue;
             }
-            let candidate_diff = diff(source.repo, commit.parent_id(0).ok(), candidate)?;
-            let Some(wanting) = by_paths.get(&changed_paths(&candidate_diff)) else { continue };
+            let parent = commit.parent_id(0).ok();
+            let paths = changed_paths(&mut trees, source.repo, parent, candidate)?;
+            let Some(wanting) = by_paths.get(&paths) else { continue };
+            let candidate_diff = diff(source.repo, parent, candidate, &paths)?;
             let mut candidate_key = None;
             for offer_index in wanting {
                 if found.contains_key(offer_index) {
                     continue;
                 }
-                let offered = offer_key(repo, &mut offers[*offer_index].patch)?;
+                let offered = offer_key(&mut trees, repo, &mut offers[*offer_index].patch)?;
                 if candidate_key.is_none() {
                     candidate_key = Some(patch_key(source.repo, &candidate_diff)?);
                 }
@@ -228,30 +247,105 @@ pub(crate) fn integrated(
 
 /// The diff from `from` (the empty tree when `None`) to `to`, without rename detection, as git's
 /// patch-id reads it.
-fn diff(repo: &Repository, from: Option<Oid>, to: Oid) -> Result<Diff<'_>, git2::Error> {
+/// Only `paths`, the ones [`changed_paths`] found, as exact paths: libgit2 then reads only the
+/// subtrees that lead to them.
+fn diff<'r>(repo: &'r Repository, from: Option<Oid>, to: Oid, paths: &[Vec<u8>]) -> Result<Diff<'r>, git2::Error> {
     let tree_of = |id: Oid| -> Result<Tree<'_>, git2::Error> { repo.find_commit(id).and_then(|c: Commit| c.tree()) };
     let old = from.map(tree_of).transpose()?;
     let new = tree_of(to)?;
-    repo.diff_tree_to_tree(old.as_ref(), Some(&new), Some(&mut DiffOptions::new()))
+    let mut options = DiffOptions::new();
+    options.disable_pathspec_match(true);
+    for path in paths {
+        options.pathspec(path.as_slice());
+    }
+    repo.diff_tree_to_tree(old.as_ref(), Some(&new), Some(&mut options))
 }
 
-/// The paths a diff touches, sorted: two diffs with different paths cannot share a patch-id, and
-/// comparing paths needs no file content.
-fn changed_paths(diff: &Diff<'_>) -> Vec<Vec<u8>> {
-    let mut paths: Vec<Vec<u8>> = diff
-        .deltas()
-        .flat_map(|d| [d.old_file().path_bytes(), d.new_file().path_bytes()])
-        .flatten()
-        .map(<[u8]>::to_vec)
-        .collect();
+/// A tree's entries by name: (id, is a tree, mode).
+type Entries = std::collections::BTreeMap<Vec<u8>, (Oid, bool, i32)>;
+
+/// Trees read once per run: hundreds of candidates share their parents' subtrees, and libgit2's
+/// object cache keeps no tree over 4 KiB. Tree ids name their content, so one cache serves the
+/// clone and its host alike.
+#[derive(Default)]
+struct Trees(HashMap<Oid, std::rc::Rc<Entries>>);
+
+impl Trees {
+    fn entries(&mut self, repo: &Repository, id: Option<Oid>) -> Result<std::rc::Rc<Entries>, git2::Error> {
+        let Some(id) = id else { return Ok(Default::default()) };
+        if let Some(entries) = self.0.get(&id) {
+            return Ok(entries.clone());
+        }
+        let mut entries = Entries::new();
+        for entry in repo.find_tree(id)?.iter() {
+            let is_tree = entry.kind() == Some(git2::ObjectType::Tree);
+            entries.insert(entry.name_bytes().to_vec(), (entry.id(), is_tree, entry.filemode()));
+        }
+        let entries = std::rc::Rc::new(entries);
+        self.0.insert(id, entries.clone());
+        Ok(entries)
+    }
+}
+
+/// The paths the diff from commit `from` (the empty tree when `None`) to `to` touches, sorted:
+/// two diffs with other paths cannot share a patch-id. Read from the trees alone, skipping equal
+/// subtrees (a libgit2 diff reads every subtree and sets up a patch generator: most of a run's
+/// cost when hundreds of candidates are compared).
+fn changed_paths(
+    trees: &mut Trees,
+    repo: &Repository,
+    from: Option<Oid>,
+    to: Oid,
+) -> Result<Vec<Vec<u8>>, git2::Error> {
+    let old = from.map(|id| repo.find_commit(id).map(|c| c.tree_id())).transpose()?;
+    let new = repo.find_commit(to)?.tree_id();
+    let mut paths = Vec::new();
+    tree_changes(trees, repo, old, Some(new), &mut Vec::new(), &mut paths)?;
     paths.sort();
     paths.dedup();
-    paths
+    Ok(paths)
 }
 
-fn offer_key<'k>(repo: &Repository, patch: &'k mut Lazy) -> Result<&'k PatchKey, git2::Error> {
+fn tree_changes(
+    trees: &mut Trees,
+    repo: &Repository,
+    old: Option<Oid>,
+    new: Option<Oid>,
+    prefix: &mut Vec<u8>,
+    out: &mut Vec<Vec<u8>>,
+) -> Result<(), git2::Error> {
+    if old == new {
+        return Ok(());
+    }
+    let (old_entries, new_entries) = (trees.entries(repo, old)?, trees.entries(repo, new)?);
+    let names: std::collections::BTreeSet<&Vec<u8>> = old_entries.keys().chain(new_entries.keys()).collect();
+    for name in names {
+        let (before, after) = (old_entries.get(name), new_entries.get(name));
+        if before == after {
+            continue;
+        }
+        let len = prefix.len();
+        prefix.extend_from_slice(name);
+        let subtree = |side: Option<&(Oid, bool, i32)>| side.filter(|(_, is_tree, _)| *is_tree).map(|(id, _, _)| *id);
+        let (old_tree, new_tree) = (subtree(before), subtree(after));
+        if old_tree.is_some() || new_tree.is_some() {
+            prefix.push(b'/');
+            tree_changes(trees, repo, old_tree, new_tree, prefix, out)?;
+            prefix.truncate(len + name.len());
+        }
+        let is_file = |side: Option<&(Oid, bool, i32)>| side.is_some_and(|(_, is_tree, _)| !*is_tree);
+        if is_file(before) || is_file(after) {
+            out.push(prefix.clone());
+        }
+        prefix.truncate(len);
+    }
+    Ok(())
+}
+
+fn offer_key<'k>(trees: &mut Trees, repo: &Repository, patch: &'k mut Lazy) -> Result<&'k PatchKey, git2::Error> {
     if let Lazy::Pending(from, to) = *patch {
-        *patch = Lazy::Done(patch_key(repo, &diff(repo, from, to)?)?);
+        let paths = changed_paths(trees, repo, from, to)?;
+        *patch = Lazy::Done(patch_key(repo, &diff(repo, from, to, &paths)?)?);
     }
     match patch {
         Lazy::Done(key) => Ok(key),
