@@ -40,7 +40,7 @@ fn files(mount: &Mount) -> Vec<(String, String)> {
 }
 
 fn unpushed(name: &str, commits: u64, upstream: Option<&str>) -> UnpushedRef {
-    UnpushedRef { name: name.to_owned(), commits, upstream: upstream.map(str::to_owned) }
+    UnpushedRef { name: name.to_owned(), commits, upstream: upstream.map(str::to_owned), integrated: Vec::new() }
 }
 
 fn pair(status: &str, path: &str) -> (String, String) {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use git2::{Oid, Repository, Status, StatusOptions};
 
+use crate::engines::patches::{self, Surviving};
 use crate::protocol::assessment::{FileChange, UnpushedRef};
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
@@ -163,6 +164,18 @@ impl HostRefs {
         })
     }
 
+    /// Every ref and HEAD of the host, by name (`HEAD`, `worktrees/<name>/HEAD` for the HEADs).
+    fn named_tips(&self) -> Vec<(String, Oid)> {
+        self.tips
+            .iter()
+            .cloned()
+            .chain(self.detached_head.map(|id| ("HEAD".to_owned(), id)))
+            .chain(
+                self.worktree_heads.iter().map(|(dir, id)| (format!("worktrees/{}/HEAD", dir.to_string_lossy()), *id)),
+            )
+            .collect()
+    }
+
     fn all_tips(&self) -> impl Iterator<Item = Oid> + '_ {
         self.tips
             .iter()
@@ -234,26 +247,40 @@ pub(crate) fn worktree_unpushed(
     let surviving = surviving_worktree_purge(worktree, host, &scratch_ref);
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in at_risk_tips {
-        let commits = only_reachable_from(worktree, tip, &surviving)?.len();
-        if commits > 0 {
-            unpushed.push(UnpushedRef { name, commits, upstream });
+        let at_risk = only_reachable_from(worktree, tip, &surviving)?;
+        if at_risk.is_empty() {
+            continue;
         }
+        let named = Surviving::new(worktree, surviving_worktree_refs(worktree, host, &scratch_ref));
+        let integrated = patches::integrated(worktree, tip, &at_risk, &[named])?;
+        unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
     Ok(unpushed)
+}
+
+/// The refs behind [`surviving_worktree_purge`], by name, to say where a patch was found: the
+/// host's refs but the scratch branch, `HEAD` when detached, `worktrees/<name>/HEAD`.
+fn surviving_worktree_refs(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<(String, Oid)> {
+    let own_registration = worktree.path().file_name().map(|n| n.to_os_string());
+    host.tips
+        .iter()
+        .filter(|(name, _)| *name != scratch_ref)
+        .cloned()
+        .chain(host.detached_head.map(|id| ("HEAD".to_owned(), id)))
+        .chain(
+            host.worktree_heads
+                .iter()
+                .filter(|(dir, _)| Some(dir) != own_registration.as_ref())
+                .map(|(dir, id)| (format!("worktrees/{}/HEAD", dir.to_string_lossy()), *id)),
+        )
+        .collect()
 }
 
 /// The commits that survive the purge of `worktree`: every host ref but its scratch branch, the
 /// host's HEAD, and the HEADs of the host's other worktrees.
 pub(crate) fn surviving_worktree_purge(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<Oid> {
-    let own_registration = worktree.path().file_name().map(|n| n.to_os_string());
-    let surviving: HashSet<Oid> = host
-        .tips
-        .iter()
-        .filter(|(name, _)| *name != scratch_ref)
-        .map(|(_, id)| *id)
-        .chain(host.detached_head)
-        .chain(host.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own_registration.as_ref()).map(|(_, id)| *id))
-        .collect();
+    let surviving: HashSet<Oid> =
+        surviving_worktree_refs(worktree, host, scratch_ref).into_iter().map(|(_, id)| id).collect();
     surviving.into_iter().collect()
 }
 
@@ -270,6 +297,7 @@ pub(crate) fn clone_unpushed(
 ) -> Result<(Vec<UnpushedRef>, usize), git2::Error> {
     let mut tips = Vec::new();
     let mut surviving = HashSet::new();
+    let mut remote_tracking = Vec::new();
     for reference in clone.references()? {
         let reference = reference?;
         let Ok(name) = reference.name().map(str::to_owned) else { continue };
@@ -279,6 +307,7 @@ pub(crate) fn clone_unpushed(
             tips.push((name, commit.id(), upstream));
         } else if name.starts_with("refs/remotes/") {
             surviving.insert(commit.id());
+            remote_tracking.push((name, commit.id()));
         }
     }
     if clone.head_detached().unwrap_or(false) {
@@ -300,7 +329,7 @@ pub(crate) fn clone_unpushed(
     let mut in_host: HashMap<Oid, bool> = HashMap::new();
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in tips {
-        let mut commits = 0;
+        let mut at_risk = Vec::new();
         for id in only_reachable_from(clone, tip, &surviving)? {
             let repo = host_repo.get_or_insert_with(|| host.and_then(|(path, _)| Repository::open(path).ok()));
             let kept_by_host = match repo {
@@ -308,12 +337,20 @@ pub(crate) fn clone_unpushed(
                 None => false,
             };
             if !kept_by_host {
-                commits += 1;
+                at_risk.push(id);
             }
         }
-        if commits > 0 {
-            unpushed.push(UnpushedRef { name, commits, upstream });
+        if at_risk.is_empty() {
+            continue;
         }
+        // The clone's remote-tracking refs, then the host's refs in the host repository: the host
+        // may have fetched a squash merge the clone never saw.
+        let mut places = vec![Surviving::new(clone, remote_tracking.clone())];
+        if let (Some(Some(repo)), Some((_, refs))) = (host_repo.as_ref(), host) {
+            places.push(Surviving::new(repo, refs.named_tips()));
+        }
+        let integrated = patches::integrated(clone, tip, &at_risk, &places)?;
+        unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
     Ok((unpushed, stash_count(clone)))
 }

@@ -3,3 +3,4 @@
 pub mod docker;
 pub mod endpoint;
 pub mod git;
+pub mod patches;

@@ -110,7 +110,12 @@ impl Record for Assessment {
                 }
             }
             for r in &mount.unpushed {
-                out.push_str(&format!("\n    {} · {}", r.display_name(), ahead_phrase(r)));
+                let mut phrases = Vec::new();
+                if r.commits > 0 {
+                    phrases.push(ahead_phrase(r));
+                }
+                phrases.extend(integrated_phrases(&r.integrated));
+                out.push_str(&format!("\n    {} · {}", r.display_name(), phrases.join(" · ")));
             }
             if mount.stashes > 0 {
                 out.push_str(&format!("\n    {} · only in this clone", plural(mount.stashes, "stash", "stashes")));
@@ -130,6 +135,27 @@ pub(crate) fn ahead_phrase(r: &UnpushedRef) -> String {
         Some(upstream) => format!("{commits} ahead of {upstream}"),
         None => format!("{commits} · no upstream"),
     }
+}
+
+/// "2 commits integrated into origin/main (squash)", one phrase per surviving ref and way.
+pub(crate) fn integrated_phrases(integrated: &[Integrated]) -> Vec<String> {
+    let mut groups: Vec<(&str, Integration, usize)> = Vec::new();
+    for i in integrated {
+        match groups.iter_mut().find(|(into, how, _)| *into == i.into && *how == i.how) {
+            Some(group) => group.2 += 1,
+            None => groups.push((&i.into, i.how, 1)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(into, how, n)| {
+            let how = match how {
+                Integration::Patch => "same patch",
+                Integration::Squash => "squash",
+            };
+            format!("{} integrated into {} ({how})", plural(n, "commit", "commits"), short_ref(into))
+        })
+        .collect()
 }
 
 pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
@@ -152,7 +178,7 @@ pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
         return phrase;
     }
     let files: usize = mounts.iter().map(|m| m.files.len()).sum();
-    let refs = || mounts.iter().flat_map(|m| &m.unpushed);
+    let refs = || mounts.iter().flat_map(|m| &m.unpushed).filter(|r| r.commits > 0);
     let branches = refs().filter(|r| r.name.starts_with("refs/heads/")).count();
     let tags = refs().filter(|r| r.name.starts_with("refs/tags/")).count();
     let detached = refs().filter(|r| r.name == "HEAD").count();
@@ -174,10 +200,13 @@ pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
         parts.push(plural(stashes, "stash", "stashes"));
     }
     if parts.is_empty() {
-        "clean".to_owned()
-    } else {
-        parts.join(" · ")
+        parts.push("clean".to_owned());
     }
+    let integrated: usize = mounts.iter().flat_map(|m| &m.unpushed).map(|r| r.integrated.len()).sum();
+    if integrated > 0 {
+        parts.push(format!("{} integrated", plural(integrated, "commit", "commits")));
+    }
+    parts.join(" · ")
 }
 
 /// One changed file, with the two status letters of `git status --short` (index, work tree).
@@ -244,19 +273,55 @@ pub(crate) struct UnpushedRef {
     pub(crate) commits: usize,
     /// The branch's upstream (`origin/feature-x`), when it has one.
     pub(crate) upstream: Option<String>,
+    /// Commits the reachability rule puts at risk whose patch a surviving ref already holds:
+    /// not counted in `commits`.
+    #[serde(default)]
+    pub(crate) integrated: Vec<Integrated>,
+}
+
+/// An at-risk commit whose patch a surviving ref holds (a rebase merge, a cherry-pick, a squash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Integrated {
+    /// The commit that only the purged refs reach.
+    pub(crate) commit: String,
+    /// The commit on the surviving ref with the same patch (for a squash, the squash commit).
+    #[serde(rename = "as")]
+    pub(crate) as_commit: String,
+    /// The surviving ref that reaches `as`, by full name.
+    #[serde(rename = "ref")]
+    pub(crate) into: String,
+    pub(crate) how: Integration,
+}
+
+/// How an integrated commit's patch was found: its own patch (`patch`), or with the commits
+/// before it since the merge base, as one squashed commit (`squash`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Integration {
+    Patch,
+    Squash,
+}
+
+/// `origin/main`, `main`, `tag v1`: a ref as the exit dialog names it.
+pub(crate) fn short_ref(name: &str) -> String {
+    if let Some(remote) = name.strip_prefix("refs/remotes/") {
+        remote.to_owned()
+    } else if let Some(branch) = name.strip_prefix("refs/heads/") {
+        branch.to_owned()
+    } else if let Some(tag) = name.strip_prefix("refs/tags/") {
+        format!("tag {tag}")
+    } else {
+        name.to_owned()
+    }
 }
 
 impl UnpushedRef {
     /// `feature/x`, `tag v1`, `detached HEAD`: the words the exit dialog shows.
     pub(crate) fn display_name(&self) -> String {
-        if let Some(branch) = self.name.strip_prefix("refs/heads/") {
-            branch.to_owned()
-        } else if let Some(tag) = self.name.strip_prefix("refs/tags/") {
-            format!("tag {tag}")
-        } else if self.name == "HEAD" {
+        if self.name == "HEAD" {
             "detached HEAD".to_owned()
         } else {
-            self.name.clone()
+            short_ref(&self.name)
         }
     }
 }

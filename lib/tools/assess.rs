@@ -132,7 +132,7 @@ impl Assessor {
                 mount.error = None;
                 mount.verdict = if !mount.files.is_empty() {
                     Verdict::Dirty
-                } else if !mount.unpushed.is_empty() || mount.stashes > 0 {
+                } else if mount.unpushed.iter().any(|r| r.commits > 0) || mount.stashes > 0 {
                     Verdict::Unpushed
                 } else {
                     Verdict::Clean

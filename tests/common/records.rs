@@ -125,6 +125,20 @@ pub struct UnpushedRef {
     pub name: String,
     pub commits: u64,
     pub upstream: Option<String>,
+    pub integrated: Vec<Integrated>,
+}
+
+/// An at-risk commit whose patch a surviving ref holds.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Integrated {
+    pub commit: String,
+    #[serde(rename = "as")]
+    pub as_commit: String,
+    #[serde(rename = "ref")]
+    pub into: String,
+    /// `patch` or `squash`.
+    pub how: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -1,0 +1,368 @@
+//! Which at-risk commits a surviving ref already holds as the same patch (lifecycle.md's
+//! reachability rule, refined for "Rebase and merge" and "Squash and merge"): git's patch-id,
+//! as `git cherry` compares commits, and nothing weaker — no message or branch-name matching.
+//!
+//! Runs only for commits the reachability rule already put at risk, so an assessment with
+//! nothing at risk never pays for it.
+
+use std::collections::{HashMap, HashSet};
+
+use git2::{Commit, Diff, DiffOptions, Oid, Repository, Sort, Tree};
+
+use crate::protocol::assessment::{Integrated, Integration};
+
+/// Commits of the surviving refs searched for the same patch, newest first, per repository:
+/// a squash or rebase merge is a recent commit, and an old one buried deeper than this is left
+/// at risk (docs/decisions.md, "Squash and rebase merges").
+pub(crate) const CANDIDATE_LIMIT: usize = 2000;
+/// The longest first-parent run of at-risk commits whose prefixes are tried as one squash.
+pub(crate) const SQUASH_LIMIT: usize = 500;
+
+/// Where surviving commits live: a repository and its surviving refs by full name, most telling
+/// first (remote-tracking branches, local branches, tags, then `origin/HEAD` and HEADs).
+pub(crate) struct Surviving<'r> {
+    pub(crate) repo: &'r Repository,
+    pub(crate) tips: Vec<(String, Oid)>,
+}
+
+impl<'r> Surviving<'r> {
+    pub(crate) fn new(repo: &'r Repository, mut tips: Vec<(String, Oid)>) -> Self {
+        tips.sort_by(|(a, _), (b, _)| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+        tips.dedup();
+        Surviving { repo, tips }
+    }
+
+    /// The first ref, in the order above, that reaches `id`.
+    fn ref_reaching(&self, id: Oid) -> Option<&str> {
+        self.tips
+            .iter()
+            .find(|(_, tip)| *tip == id || self.repo.graph_descendant_of(*tip, id).unwrap_or(false))
+            .map(|(name, _)| name.as_str())
+    }
+}
+
+fn rank(name: &str) -> u8 {
+    // `origin/HEAD` only repeats the branch it points to: name that branch.
+    if name.starts_with("refs/remotes/") && name.ends_with("/HEAD") {
+        3
+    } else if name.starts_with("refs/remotes/") {
+        0
+    } else if name.starts_with("refs/heads/") {
+        1
+    } else if name.starts_with("refs/tags/") {
+        2
+    } else {
+        4
+    }
+}
+
+/// A patch the at-risk side offers: one commit's own, or the first `k` commits' squashed.
+struct Offer {
+    /// The commit whose tree ends the patch.
+    end: Oid,
+    how: Integration,
+    patch: Lazy,
+}
+
+/// A patch-id computed only once a candidate touches the same paths.
+enum Lazy {
+    Pending(Option<Oid>, Oid),
+    Done(PatchKey),
+}
+
+/// What two commits with the same patch have in common: the patch-id, and the blob ids of the
+/// binary files (libgit2's patch-id, like git's without `--binary`, does not see binary content).
+#[derive(PartialEq, Eq)]
+struct PatchKey {
+    id: Oid,
+    binary: Vec<(Oid, Oid)>,
+}
+
+/// Of `at_risk` (the commits only `tip` reaches in `repo`), those whose patch one of `surviving`
+/// holds. Merge commits have no patch of their own; a squash covers them.
+pub(crate) fn integrated(
+    repo: &Repository,
+    tip: Oid,
+    at_risk: &[Oid],
+    surviving: &[Surviving<'_>],
+) -> Result<Vec<Integrated>, git2::Error> {
+    let at_risk_set: HashSet<Oid> = at_risk.iter().copied().collect();
+    let mut offers = Vec::new();
+    let mut boundary = HashSet::new();
+    for id in at_risk {
+        let commit = repo.find_commit(*id)?;
+        for parent in commit.parent_ids() {
+            if !at_risk_set.contains(&parent) {
+                boundary.insert(parent);
+            }
+        }
+        if commit.parent_count() <= 1 {
+            offers.push(Offer {
+                end: *id,
+                how: Integration::Patch,
+                patch: Lazy::Pending(commit.parent_id(0).ok(), *id),
+            });
+        }
+    }
+    // The first-parent run from the merge base to the tip: its prefixes of two commits or more
+    // are the squashes to look for (a prefix of one is that commit's own patch, unless a merge).
+    let mut run = Vec::new();
+    let mut at = Some(tip);
+    while let Some(id) = at.filter(|id| at_risk_set.contains(id) && run.len() < SQUASH_LIMIT) {
+        run.push(id);
+        at = repo.find_commit(id)?.parent_id(0).ok();
+    }
+    run.reverse();
+    // A run cut short by the limit does not start at the merge base: no squash to look for.
+    if at.is_none_or(|base| !at_risk_set.contains(&base)) {
+        // A branch brought up to date by merging main into it ("Update branch") is squashed
+        // onto that newer main: the base moves to the newest surviving commit merged in.
+        // `Some(None)`: from the empty tree (a branch with no merge base); `None`: the branch
+        // merged in commits that do not line up, and no later prefix has one base.
+        let mut base = Some(at);
+        for (position, end) in run.iter().enumerate() {
+            let commit = repo.find_commit(*end)?;
+            for merged in commit.parent_ids().skip(1).filter(|p| !at_risk_set.contains(p)) {
+                base = match base {
+                    Some(Some(b)) if b == merged || repo.graph_descendant_of(b, merged)? => Some(Some(b)),
+                    Some(Some(b)) if repo.graph_descendant_of(merged, b)? => Some(Some(merged)),
+                    _ => None,
+                };
+            }
+            let Some(from) = base else { break };
+            if position > 0 || commit.parent_count() > 1 {
+                offers.push(Offer { end: *end, how: Integration::Squash, patch: Lazy::Pending(from, *end) });
+            }
+        }
+    }
+
+    let mut trees = Trees::default();
+    let mut by_paths: HashMap<Vec<Vec<u8>>, Vec<usize>> = HashMap::new();
+    for (i, offer) in offers.iter().enumerate() {
+        let Lazy::Pending(from, to) = offer.patch else { continue };
+        let paths = changed_paths(&mut trees, repo, from, to)?;
+        if !paths.is_empty() {
+            by_paths.entry(paths).or_default().push(i);
+        }
+    }
+    if by_paths.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    // Offer index → (the surviving commit with its patch, which repository).
+    let mut found: HashMap<usize, (Oid, usize)> = HashMap::new();
+    let mut seen = HashSet::new();
+    for (source_index, source) in surviving.iter().enumerate() {
+        let odb = source.repo.odb()?;
+        let mut walk = source.repo.revwalk()?;
+        walk.set_sorting(Sort::TIME)?;
+        let mut pushed = false;
+        for (_, id) in &source.tips {
+            if odb.exists(*id) {
+                walk.push(*id)?;
+                pushed = true;
+            }
+        }
+        if !pushed {
+            continue;
+        }
+        for id in boundary.iter().chain(std::iter::once(&tip)) {
+            if odb.exists(*id) {
+                walk.hide(*id)?;
+            }
+        }
+        for candidate in walk.take(CANDIDATE_LIMIT) {
+            let candidate = candidate?;
+            if !seen.insert(candidate) || at_risk_set.contains(&candidate) {
+                continue;
+            }
+            let commit = source.repo.find_commit(candidate)?;
+            if commit.parent_count() > 1 {
+                continue;
+            }
+            let parent = commit.parent_id(0).ok();
+            let paths = changed_paths(&mut trees, source.repo, parent, candidate)?;
+            let Some(wanting) = by_paths.get(&paths) else { continue };
+            let candidate_diff = diff(source.repo, parent, candidate, &paths)?;
+            let mut candidate_key = None;
+            for offer_index in wanting {
+                if found.contains_key(offer_index) {
+                    continue;
+                }
+                let offered = offer_key(&mut trees, repo, &mut offers[*offer_index].patch)?;
+                if candidate_key.is_none() {
+                    candidate_key = Some(patch_key(source.repo, &candidate_diff)?);
+                }
+                if Some(offered) == candidate_key.as_ref() {
+                    found.insert(*offer_index, (candidate, source_index));
+                }
+            }
+        }
+    }
+
+    // Own patches first; then the longest squash found covers what it reaches.
+    let mut integrated: HashMap<Oid, Integrated> = HashMap::new();
+    let mut record = |commit: Oid, (as_commit, source): (Oid, usize), how| {
+        let Some(into) = surviving[source].ref_reaching(as_commit) else { return };
+        integrated.entry(commit).or_insert_with(|| Integrated {
+            commit: commit.to_string(),
+            as_commit: as_commit.to_string(),
+            into: into.to_owned(),
+            how,
+        });
+    };
+    for (i, offer) in offers.iter().enumerate() {
+        if let (Integration::Patch, Some(found)) = (offer.how, found.get(&i)) {
+            record(offer.end, *found, Integration::Patch);
+        }
+    }
+    let longest_squash = offers
+        .iter()
+        .enumerate()
+        .filter(|(i, offer)| offer.how == Integration::Squash && found.contains_key(i))
+        .filter_map(|(i, offer)| Some((run.iter().position(|id| *id == offer.end)?, i)))
+        .max();
+    if let Some((_, i)) = longest_squash {
+        let mut walk = repo.revwalk()?;
+        walk.push(offers[i].end)?;
+        for id in &boundary {
+            walk.hide(*id)?;
+        }
+        for id in walk {
+            let id = id?;
+            if at_risk_set.contains(&id) {
+                record(id, found[&i], Integration::Squash);
+            }
+        }
+    }
+    // In the order the reachability rule listed the commits: newest first.
+    let mut ordered = Vec::new();
+    for id in at_risk {
+        if let Some(entry) = integrated.remove(id) {
+            ordered.push(entry);
+        }
+    }
+    Ok(ordered)
+}
+
+/// The diff from `from` (the empty tree when `None`) to `to`, without rename detection, as git's
+/// patch-id reads it.
+/// Only `paths`, the ones [`changed_paths`] found, as exact paths: libgit2 then reads only the
+/// subtrees that lead to them.
+fn diff<'r>(repo: &'r Repository, from: Option<Oid>, to: Oid, paths: &[Vec<u8>]) -> Result<Diff<'r>, git2::Error> {
+    let tree_of = |id: Oid| -> Result<Tree<'_>, git2::Error> { repo.find_commit(id).and_then(|c: Commit| c.tree()) };
+    let old = from.map(tree_of).transpose()?;
+    let new = tree_of(to)?;
+    let mut options = DiffOptions::new();
+    options.disable_pathspec_match(true);
+    for path in paths {
+        options.pathspec(path.as_slice());
+    }
+    repo.diff_tree_to_tree(old.as_ref(), Some(&new), Some(&mut options))
+}
+
+/// A tree's entries by name: (id, is a tree, mode).
+type Entries = std::collections::BTreeMap<Vec<u8>, (Oid, bool, i32)>;
+
+/// Trees read once per run: hundreds of candidates share their parents' subtrees, and libgit2's
+/// object cache keeps no tree over 4 KiB. Tree ids name their content, so one cache serves the
+/// clone and its host alike.
+#[derive(Default)]
+struct Trees(HashMap<Oid, std::rc::Rc<Entries>>);
+
+impl Trees {
+    fn entries(&mut self, repo: &Repository, id: Option<Oid>) -> Result<std::rc::Rc<Entries>, git2::Error> {
+        let Some(id) = id else { return Ok(Default::default()) };
+        if let Some(entries) = self.0.get(&id) {
+            return Ok(entries.clone());
+        }
+        let mut entries = Entries::new();
+        for entry in repo.find_tree(id)?.iter() {
+            let is_tree = entry.kind() == Some(git2::ObjectType::Tree);
+            entries.insert(entry.name_bytes().to_vec(), (entry.id(), is_tree, entry.filemode()));
+        }
+        let entries = std::rc::Rc::new(entries);
+        self.0.insert(id, entries.clone());
+        Ok(entries)
+    }
+}
+
+/// The paths the diff from commit `from` (the empty tree when `None`) to `to` touches, sorted:
+/// two diffs with other paths cannot share a patch-id. Read from the trees alone, skipping equal
+/// subtrees (a libgit2 diff reads every subtree and sets up a patch generator: most of a run's
+/// cost when hundreds of candidates are compared).
+fn changed_paths(
+    trees: &mut Trees,
+    repo: &Repository,
+    from: Option<Oid>,
+    to: Oid,
+) -> Result<Vec<Vec<u8>>, git2::Error> {
+    let old = from.map(|id| repo.find_commit(id).map(|c| c.tree_id())).transpose()?;
+    let new = repo.find_commit(to)?.tree_id();
+    let mut paths = Vec::new();
+    tree_changes(trees, repo, old, Some(new), &mut Vec::new(), &mut paths)?;
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
+fn tree_changes(
+    trees: &mut Trees,
+    repo: &Repository,
+    old: Option<Oid>,
+    new: Option<Oid>,
+    prefix: &mut Vec<u8>,
+    out: &mut Vec<Vec<u8>>,
+) -> Result<(), git2::Error> {
+    if old == new {
+        return Ok(());
+    }
+    let (old_entries, new_entries) = (trees.entries(repo, old)?, trees.entries(repo, new)?);
+    let names: std::collections::BTreeSet<&Vec<u8>> = old_entries.keys().chain(new_entries.keys()).collect();
+    for name in names {
+        let (before, after) = (old_entries.get(name), new_entries.get(name));
+        if before == after {
+            continue;
+        }
+        let len = prefix.len();
+        prefix.extend_from_slice(name);
+        let subtree = |side: Option<&(Oid, bool, i32)>| side.filter(|(_, is_tree, _)| *is_tree).map(|(id, _, _)| *id);
+        let (old_tree, new_tree) = (subtree(before), subtree(after));
+        if old_tree.is_some() || new_tree.is_some() {
+            prefix.push(b'/');
+            tree_changes(trees, repo, old_tree, new_tree, prefix, out)?;
+            prefix.truncate(len + name.len());
+        }
+        let is_file = |side: Option<&(Oid, bool, i32)>| side.is_some_and(|(_, is_tree, _)| !*is_tree);
+        if is_file(before) || is_file(after) {
+            out.push(prefix.clone());
+        }
+        prefix.truncate(len);
+    }
+    Ok(())
+}
+
+fn offer_key<'k>(trees: &mut Trees, repo: &Repository, patch: &'k mut Lazy) -> Result<&'k PatchKey, git2::Error> {
+    if let Lazy::Pending(from, to) = *patch {
+        let paths = changed_paths(trees, repo, from, to)?;
+        *patch = Lazy::Done(patch_key(repo, &diff(repo, from, to, &paths)?)?);
+    }
+    match patch {
+        Lazy::Done(key) => Ok(key),
+        Lazy::Pending(..) => unreachable!("computed above"),
+    }
+}
+
+fn patch_key(repo: &Repository, diff: &Diff<'_>) -> Result<PatchKey, git2::Error> {
+    let id = diff.patchid(None)?;
+    let mut binary = Vec::new();
+    for delta in diff.deltas() {
+        let (old, new) = (delta.old_file().id(), delta.new_file().id());
+        let is_binary = |id: Oid| !id.is_zero() && repo.find_blob(id).is_ok_and(|b| b.is_binary());
+        if is_binary(old) || is_binary(new) {
+            binary.push((old, new));
+        }
+    }
+    binary.sort();
+    Ok(PatchKey { id, binary })
+}
