@@ -322,6 +322,8 @@ fn the_exit_dialog_and_the_resume_list_show_what_was_integrated() {
     let mut keep = std::process::Command::new(common::tool_path("jackin-keep"));
     keep.arg("--home").arg(&scene.home.home).arg("--config-dir").arg(&scene.home.config);
     keep.args(["--format=json", "--policy=ask"]).env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+    // The numbered text of a terminal that cannot draw: its words are matched line by line.
+    keep.env("TERM", "dumb");
     keep.stdin(fs::File::open(&input).unwrap()).stdout(fs::File::create(&decided).unwrap());
     // SAFETY: setsid is async-signal-safe; the pty rexpect opens becomes the controlling terminal.
     unsafe {
@@ -344,7 +346,7 @@ fn the_exit_dialog_and_the_resume_list_show_what_was_integrated() {
         serde_json::from_str(fs::read_to_string(&decided).unwrap().lines().next().unwrap()).unwrap();
     assert_eq!(decision["data"]["outcome"], "keep", "{decision}");
 
-    let out = scene.home.cmd("jackin-restore").arg("--format=json").output().unwrap();
+    let out = scene.home.cmd("jackin-restore").args(["--list", "--format=json"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let candidates = records::<common::records::Candidate>(&out.stdout);
     let ours = candidates.iter().find(|c| c.identity.container_base == scene.inst.container).expect("listed");
