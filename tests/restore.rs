@@ -389,21 +389,36 @@ fn an_ssh_role_source_needs_a_known_host_key_and_a_key_the_server_accepts() {
     assert!(output.contains(&format!("fetching {url}: the server accepted no key the ssh-agent offered")), "{output}");
 }
 
+/// A kept session whose image is gone, with the manifest's role source (and `more` of it): what
+/// only tier 3 can bring back.
+fn kept_with_only_its_role_source(
+    home: &Home,
+    inst: &Instance,
+    image: &str,
+    url: &str,
+    sha: &str,
+    more: impl FnOnce(&mut Value),
+) -> Session {
+    set_manifest(home, inst, |m| {
+        m["role_source_git"] = Value::from(url);
+        m["role_git_sha"] = Value::from(sha);
+        m["image_tag"] = Value::from(image);
+        more(m);
+    });
+    let session =
+        Session::launch(&inst.container, SessionOptions { image: Some(image), dind: false, ..Default::default() });
+    capture_and_keep(home, inst, false);
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["rmi", "-f", image]);
+    session
+}
+
 fn tier_3(mut home: Home, id: &str, url_of: impl FnOnce(&Path) -> String, env: &[(&str, &str)]) {
     let inst = home.instance(id, |_, _| Vec::new());
     let image = format!("jackin-test-role-{id}:latest");
     let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
     let url = url_of(&bare);
-    set_manifest(&home, &inst, |m| {
-        m["role_source_git"] = Value::from(url.clone());
-        m["role_git_sha"] = Value::from(sha.clone());
-        m["image_tag"] = Value::from(image.clone());
-    });
-    let _session =
-        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
-    capture_and_keep(&home, &inst, false);
-    docker(&["rm", "-f", &inst.container]);
-    docker(&["rmi", "-f", &image]);
+    let _session = kept_with_only_its_role_source(&home, &inst, &image, &url, &sha, |_| {});
 
     let restore = |args: &[&str]| {
         home.cmd("jackin-restore").args(args).arg("--format=json").envs(env.iter().copied()).output().unwrap()
@@ -864,16 +879,7 @@ fn tier_3_resolves_a_short_role_sha_and_refuses_an_ambiguous_or_unknown_one() {
     let (source, bare, sha) = role_source(&home, "role-src", Some(&image));
     let url = bare.to_str().unwrap().to_owned();
     let short = sha[..7].to_owned();
-    set_manifest(&home, &inst, |m| {
-        m["role_source_git"] = Value::from(url.clone());
-        m["role_git_sha"] = Value::from(short.clone());
-        m["image_tag"] = Value::from(image.clone());
-    });
-    let _session =
-        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
-    capture_and_keep(&home, &inst, false);
-    docker(&["rm", "-f", &inst.container]);
-    docker(&["rmi", "-f", &image]);
+    let _session = kept_with_only_its_role_source(&home, &inst, &image, &url, &short, |_| {});
 
     let plan = restore(&home, &[&inst.container, "--plan"]);
     assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
@@ -917,16 +923,7 @@ fn tier_3_over_https_takes_credentials_from_the_configured_credential_helper() {
     let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
     let url = server.url_by_name(bare.file_name().unwrap().to_str().unwrap());
     assert!(!url.contains('@'), "no credentials in the URL");
-    set_manifest(&home, &inst, |m| {
-        m["role_source_git"] = Value::from(url.clone());
-        m["role_git_sha"] = Value::from(sha.clone());
-        m["image_tag"] = Value::from(image.clone());
-    });
-    let _session =
-        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
-    capture_and_keep(&home, &inst, false);
-    docker(&["rm", "-f", &inst.container]);
-    docker(&["rmi", "-f", &image]);
+    let _session = kept_with_only_its_role_source(&home, &inst, &image, &url, &sha, |_| {});
 
     // git's own configuration: a `store` helper whose file holds the credentials for the host.
     let user_home = home.tmp.path().join("operator");
@@ -997,17 +994,9 @@ fn tier_3_builds_on_the_recorded_base_image_and_reports_a_dockerfile_that_names_
     .unwrap();
     docker(&["build", "-q", "-t", &base, dir.path().to_str().unwrap()]);
     let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
-    set_manifest(&home, &inst, |m| {
-        m["role_source_git"] = Value::from(bare.to_str().unwrap());
-        m["role_git_sha"] = Value::from(sha.clone());
-        m["image_tag"] = Value::from(image.clone());
+    let _session = kept_with_only_its_role_source(&home, &inst, &image, bare.to_str().unwrap(), &sha, |m| {
         m["base_image_ref"] = Value::from(base.clone());
     });
-    let _session =
-        Session::launch(&inst.container, SessionOptions { image: Some(&image), dind: false, ..Default::default() });
-    capture_and_keep(&home, &inst, false);
-    docker(&["rm", "-f", &inst.container]);
-    docker(&["rmi", "-f", &image]);
 
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
