@@ -547,6 +547,16 @@ fn git_status_z(dir: &std::path::Path) -> Vec<String> {
     lines
 }
 
+/// Whether the worktree's index caches a valid tree id for its root (the TREE extension's first
+/// entry has an entry count, not -1).
+fn cached_trees_valid(worktree: &std::path::Path) -> bool {
+    let index = fs::read(worktree.join(git(worktree, &["rev-parse", "--git-path", "index"]))).unwrap();
+    let Some(at) = index.windows(4).position(|w| w == b"TREE") else { return false };
+    let root = &index[at + 8..];
+    let count = &root[root.iter().position(|&b| b == 0).unwrap() + 1..];
+    !count.starts_with(b"-1")
+}
+
 /// Copies whole crates of the cargo registry (the sources every build of this project unpacks)
 /// into `dest` until at least `files` files are copied; returns the crate directories used.
 fn copy_real_sources(dest: &std::path::Path, files: usize) -> Vec<std::path::PathBuf> {
@@ -622,6 +632,14 @@ fn real_source_tree_matches_git_status_in_every_case() {
     fs::remove_file(wt.join(&deleted)).unwrap();
     let mode = next();
     fs::set_permissions(wt.join(&mode), fs::Permissions::from_mode(0o755)).unwrap();
+    // Nothing staged yet, the index's cached trees valid: the assessment may skip comparing
+    // HEAD with the index, and must still equal git.
+    assert!(cached_trees_valid(&wt), "the index's TREE extension should hold the root's tree id");
+    let unstaged = git_status_z(&wt);
+    let mut want = vec![format!(" D {deleted}"), format!(" M {mode}"), format!(" M {modified}")];
+    want.sort();
+    assert_eq!(unstaged, want);
+    assert_eq!(status_lines(&assess(&home, &inst).mounts[0]), unstaged);
     let renamed = next();
     git(&wt, &["mv", &renamed, &format!("{renamed}.moved")]);
     let staged_then_edited = next();
@@ -684,4 +702,19 @@ fn real_source_tree_matches_git_status_in_every_case() {
         assert!(!expected.iter().any(|l| l.ends_with(hidden.as_str())), "git status lists {hidden}: {expected:#?}");
     }
     assert_eq!(status_lines(&a.mounts[0]), expected);
+}
+
+/// An intent-to-add entry (`git add -N`) is left out of the index's cached trees, so the index
+/// still "matches" HEAD there, also once a commit has re-validated them: the file must be listed
+/// all the same.
+#[test]
+fn an_intent_to_add_file_is_listed() {
+    let (home, inst, _) = worktree_setup();
+    let wt = inst.mount_path(0);
+    fs::write(wt.join("planned.rs"), "fn planned() {}\n").unwrap();
+    git(&wt, &["add", "-N", "planned.rs"]);
+    commit_file(&wt, "other.txt", "committed beside it\n", "a commit that leaves planned.rs intent-to-add");
+    let a = assess(&home, &inst);
+    assert_eq!(a.verdict, "dirty");
+    assert_eq!(files(&a.mounts[0]), vec![pair("AM", "planned.rs")]);
 }
