@@ -523,3 +523,198 @@ fn the_record_mirrors_refuse_a_field_they_do_not_list() {
     assert!(with(|d| d["mounts"][0]["files"][0]["unplanned"] = json!(1)).is_err(), "in a file entry");
     assert!(with(|d| d["mounts"][0]["files"][0]["orig_path"] = json!("OLD.md")).is_ok(), "orig_path is planned");
 }
+
+/// `git status --porcelain=v1 -uall -z`, parsed: `XY path` or `XY orig -> path`, sorted.
+fn git_status_z(dir: &std::path::Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain=v1", "-uall", "-z"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut fields = text.split('\0').filter(|f| !f.is_empty());
+    let mut lines = Vec::new();
+    while let Some(entry) = fields.next() {
+        let (xy, path) = entry.split_at(3);
+        if xy.starts_with('R') || xy.starts_with('C') {
+            lines.push(format!("{xy}{} -> {path}", fields.next().unwrap()));
+        } else {
+            lines.push(entry.to_owned());
+        }
+    }
+    lines.sort();
+    lines
+}
+
+/// Whether the worktree's index caches a valid tree id for its root (the TREE extension's first
+/// entry has an entry count, not -1).
+fn cached_trees_valid(worktree: &std::path::Path) -> bool {
+    let index = fs::read(worktree.join(git(worktree, &["rev-parse", "--git-path", "index"]))).unwrap();
+    let Some(at) = index.windows(4).position(|w| w == b"TREE") else { return false };
+    let root = &index[at + 8..];
+    let count = &root[root.iter().position(|&b| b == 0).unwrap() + 1..];
+    !count.starts_with(b"-1")
+}
+
+/// Copies whole crates of the cargo registry (the sources every build of this project unpacks)
+/// into `dest` until at least `files` files are copied; returns the crate directories used.
+fn copy_real_sources(dest: &std::path::Path, files: usize) -> Vec<std::path::PathBuf> {
+    let registry = std::path::PathBuf::from(
+        std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap())),
+    )
+    .join("registry/src");
+    let mut crates: Vec<std::path::PathBuf> = fs::read_dir(&registry)
+        .unwrap_or_else(|e| panic!("{}: {e}", registry.display()))
+        .flat_map(|index| fs::read_dir(index.unwrap().path()).unwrap())
+        .map(|c| c.unwrap().path())
+        .filter(|c| c.is_dir())
+        .collect();
+    crates.sort();
+    let (mut copied, mut used) = (0, Vec::new());
+    for krate in crates {
+        if copied >= files {
+            break;
+        }
+        let into = dest.join(krate.file_name().unwrap());
+        for file in common::files_under(&krate) {
+            let meta = fs::symlink_metadata(&file).unwrap();
+            if !meta.is_file() {
+                continue;
+            }
+            let target = into.join(file.strip_prefix(&krate).unwrap());
+            fs::create_dir_all(target.parent().unwrap()).unwrap();
+            fs::copy(&file, &target).unwrap();
+            copied += 1;
+        }
+        used.push(into);
+    }
+    assert!(copied >= files, "only {copied} files under {}", registry.display());
+    used
+}
+
+/// On a worktree of a repository made of real crate sources (their directory depth and their
+/// own `.gitignore` files), every kind of change and every ignore source at once: the files are
+/// exactly what `git status --porcelain=v1 -uall -z` prints.
+#[test]
+fn real_source_tree_matches_git_status_in_every_case() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let crates = copy_real_sources(&host.join("crates"), 600);
+    let tracked = |dir: &std::path::Path| -> Vec<String> {
+        let listed = git(&host, &["ls-files", "-z", "--", dir.to_str().unwrap()]);
+        listed.split('\0').filter(|p| p.ends_with(".rs")).map(str::to_owned).collect()
+    };
+    fs::write(host.join("crates/.gitignore"), "*.scratch\n!keep.scratch\n").unwrap();
+    let nested = crates[1].join("src/.gitignore");
+    fs::write(&nested, "/generated/\n").unwrap();
+    git(&host, &["add", "-A"]);
+    git(&host, &["commit", "-q", "-m", "real sources"]);
+    git(&host, &["push", "-q", "origin", "main"]);
+    fs::write(host.join(".git/info/exclude"), "*.excluded\n").unwrap();
+    let global_excludes = host.parent().unwrap().join("excludes");
+    fs::write(&global_excludes, "*.personal\n").unwrap();
+    git(&host, &["config", "core.excludesFile", global_excludes.to_str().unwrap()]);
+    let inst = home.instance("r3al7ree", |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
+    let wt = inst.mount_path(0);
+
+    let mut sources = tracked(&host.join("crates")).into_iter();
+    let mut next = || sources.next().expect("enough tracked .rs files");
+    let append = |path: &str, text: &str| {
+        let mut body = fs::read(wt.join(path)).unwrap();
+        body.extend_from_slice(text.as_bytes());
+        fs::write(wt.join(path), body).unwrap();
+    };
+    let modified = next();
+    append(&modified, "// edited\n");
+    let deleted = next();
+    fs::remove_file(wt.join(&deleted)).unwrap();
+    let mode = next();
+    fs::set_permissions(wt.join(&mode), fs::Permissions::from_mode(0o755)).unwrap();
+    // Nothing staged yet, the index's cached trees valid: the assessment may skip comparing
+    // HEAD with the index, and must still equal git.
+    assert!(cached_trees_valid(&wt), "the index's TREE extension should hold the root's tree id");
+    let unstaged = git_status_z(&wt);
+    let mut want = vec![format!(" D {deleted}"), format!(" M {mode}"), format!(" M {modified}")];
+    want.sort();
+    assert_eq!(unstaged, want);
+    assert_eq!(status_lines(&assess(&home, &inst).mounts[0]), unstaged);
+    let renamed = next();
+    git(&wt, &["mv", &renamed, &format!("{renamed}.moved")]);
+    let staged_then_edited = next();
+    append(&staged_then_edited, "// staged\n");
+    git(&wt, &["add", &staged_then_edited]);
+    append(&staged_then_edited, "// and edited after\n");
+    fs::create_dir_all(wt.join("new dir/sous-dossier été")).unwrap();
+    fs::write(wt.join("new dir/sous-dossier été/naïve file ✓.rs"), "fn main() {}\n").unwrap();
+    fs::write(wt.join("new dir/plain.txt"), "x\n").unwrap();
+    fs::write(wt.join("crates/a.scratch"), "ignored\n").unwrap();
+    fs::write(wt.join("crates/keep.scratch"), "negated: untracked\n").unwrap();
+    let nested_dir = nested.parent().unwrap().strip_prefix(&host).unwrap();
+    fs::create_dir_all(wt.join(nested_dir).join("generated")).unwrap();
+    fs::write(wt.join(nested_dir).join("generated/out.rs"), "ignored\n").unwrap();
+    fs::write(wt.join("notes.excluded"), "info/exclude\n").unwrap();
+    fs::write(wt.join("mine.personal"), "core.excludesFile\n").unwrap();
+    std::os::unix::fs::symlink("README.md", wt.join("readme-link")).unwrap();
+    fs::create_dir_all(wt.join("vendored")).unwrap();
+    git(&wt.join("vendored"), &["init", "-q"]);
+    fs::write(wt.join("vendored/inner.txt"), "inside a nested repository\n").unwrap();
+    let skipped = next();
+    git(&wt, &["update-index", "--skip-worktree", &skipped]);
+    append(&skipped, "// hidden by skip-worktree\n");
+    let assumed = next();
+    git(&wt, &["update-index", "--assume-unchanged", &assumed]);
+    append(&assumed, "// hidden by assume-unchanged\n");
+    // Racily clean: different bytes of the same size, with the mtime the index entry records,
+    // in an index written no earlier. Only a content comparison can see it (ctime is not
+    // trusted here, as on filesystems where it moves without a change).
+    let racy = next();
+    git(&host, &["config", "core.trustctime", "false"]);
+    git(&wt, &["status", "--porcelain"]); // refreshes and writes the index
+    let entry_mtime = fs::metadata(wt.join(&racy)).unwrap().modified().unwrap();
+    let mut body = fs::read(wt.join(&racy)).unwrap();
+    body[0] = if body[0] == b'X' { b'Y' } else { b'X' };
+    fs::write(wt.join(&racy), &body).unwrap();
+    fs::File::options().write(true).open(wt.join(&racy)).unwrap().set_modified(entry_mtime).unwrap();
+    let index = wt.join(git(&wt, &["rev-parse", "--git-path", "index"]));
+    fs::File::options().write(true).open(&index).unwrap().set_modified(entry_mtime).unwrap();
+
+    let a = assess(&home, &inst);
+    let expected = git_status_z(&wt);
+    for line in [
+        format!(" M {modified}"),
+        format!(" D {deleted}"),
+        format!(" M {mode}"),
+        format!("R  {renamed} -> {renamed}.moved"),
+        format!("MM {staged_then_edited}"),
+        "?? new dir/sous-dossier été/naïve file ✓.rs".to_owned(),
+        "?? crates/keep.scratch".to_owned(),
+        "?? readme-link".to_owned(),
+        "?? vendored/".to_owned(),
+        format!(" M {racy}"),
+    ] {
+        assert!(expected.contains(&line), "git status lacks {line:?}: {expected:#?}");
+    }
+    for hidden in
+        [&skipped, &assumed, &"crates/a.scratch".to_owned(), &"notes.excluded".to_owned(), &"mine.personal".to_owned()]
+    {
+        assert!(!expected.iter().any(|l| l.ends_with(hidden.as_str())), "git status lists {hidden}: {expected:#?}");
+    }
+    assert_eq!(status_lines(&a.mounts[0]), expected);
+}
+
+/// An intent-to-add entry (`git add -N`) is left out of the index's cached trees, so the index
+/// still "matches" HEAD there, also once a commit has re-validated them: the file must be listed
+/// all the same.
+#[test]
+fn an_intent_to_add_file_is_listed() {
+    let (home, inst, _) = worktree_setup();
+    let wt = inst.mount_path(0);
+    fs::write(wt.join("planned.rs"), "fn planned() {}\n").unwrap();
+    git(&wt, &["add", "-N", "planned.rs"]);
+    commit_file(&wt, "other.txt", "committed beside it\n", "a commit that leaves planned.rs intent-to-add");
+    let a = assess(&home, &inst);
+    assert_eq!(a.verdict, "dirty");
+    assert_eq!(files(&a.mounts[0]), vec![pair("AM", "planned.rs")]);
+}

@@ -28,6 +28,11 @@ pub(crate) fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState
         // Renames in the work tree are left out as git leaves them out: git pairs a deleted file
         // with an untracked one only when the new file is intent-to-add, libgit2 with any.
         .renames_head_to_index(true);
+    if index_matches_head(repo) {
+        // Nothing is staged: the comparison of HEAD's tree with the index, which reads every
+        // tree object of HEAD, can only come back empty (docs/performance.md, real trees).
+        options.show(git2::StatusShow::Workdir);
+    }
     let statuses = repo.statuses(Some(&mut options))?;
     let mut state = WorkState::default();
     for entry in statuses.iter() {
@@ -46,6 +51,25 @@ pub(crate) fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState
         attach_diffs(repo, &mut state.files)?;
     }
     Ok(state)
+}
+
+/// `git add -N`: in the index, left out of its trees.
+const INTENT_TO_ADD: u16 = 1 << 13;
+
+/// Whether the index holds exactly HEAD's tree, told from the index's own cache of its tree ids
+/// (the TREE extension git keeps, as `git status` uses it) without reading a tree object. `false`
+/// whenever that cannot be told so cheaply: no HEAD, an invalidated cache, a conflict, or an
+/// intent-to-add entry (which the cached trees leave out).
+fn index_matches_head(repo: &Repository) -> bool {
+    let Some(head_tree) = repo.head().and_then(|h| h.peel_to_commit()).ok().map(|c| c.tree_id()) else {
+        return false;
+    };
+    let Ok(mut index) = repo.index() else { return false };
+    // An object database with no backend: a cached tree id comes back as it is, and a tree that
+    // would have to be computed fails to be written instead of being written.
+    let Ok(nowhere) = git2::Odb::new().and_then(Repository::from_odb) else { return false };
+    let Ok(index_tree) = index.write_tree_to(&nowhere) else { return false };
+    index_tree == head_tree && !index.iter().any(|entry| entry.flags_extended & INTENT_TO_ADD != 0)
 }
 
 /// The original and the current path of a rename in the index (`git mv`), as `git status`
