@@ -1,0 +1,193 @@
+//! A role's source at the commit jackin built it from, fetched into the tools' cache for a
+//! tier 3 rebuild: the only network access of the git engine.
+
+use std::path::Path;
+
+use git2::{Oid, Repository};
+
+/// Credentials for an ssh fetch: the user, then keys from the running ssh-agent. Each kind is
+/// tried once, so a refused key ends the fetch with libgit2's error instead of a loop. (https
+/// credentials: the URL or `~/.netrc` through libcurl, then git's credential helpers, see
+/// `fetched_commit`.)
+fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
+    let mut tried = git2::CredentialType::empty();
+    let mut callbacks = git2::RemoteCallbacks::new();
+    callbacks.credentials(move |_url, username, allowed| {
+        let user = username.unwrap_or("git");
+        if allowed.contains(git2::CredentialType::USERNAME) && !tried.contains(git2::CredentialType::USERNAME) {
+            tried |= git2::CredentialType::USERNAME;
+            return git2::Cred::username(user);
+        }
+        if allowed.contains(git2::CredentialType::SSH_KEY) && !tried.contains(git2::CredentialType::SSH_KEY) {
+            tried |= git2::CredentialType::SSH_KEY;
+            return git2::Cred::ssh_key_from_agent(user);
+        }
+        Err(git2::Error::from_str(&if tried.contains(git2::CredentialType::SSH_KEY) {
+            let agent = std::env::var("SSH_AUTH_SOCK").unwrap_or_else(|_| "not set".into());
+            format!("the server accepted no key the ssh-agent offered (SSH_AUTH_SOCK: {agent})")
+        } else {
+            format!(
+                "the server asks for credentials the tools do not offer ({allowed:?}); they use the ssh-agent's keys"
+            )
+        }))
+    });
+    callbacks
+}
+
+/// The full id of the role commit `sha` names (a full id, or the abbreviation jackin records when
+/// it reused an image), fetched into the cache `cache` when it is not there yet.
+pub fn role_commit(cache: &Path, url: &str, sha: &str) -> anyhow::Result<String> {
+    let repo = source_cache(cache)?;
+    Ok(fetched_commit(&repo, url, sha)?.to_string())
+}
+
+fn source_cache(cache: &Path) -> anyhow::Result<Repository> {
+    use anyhow::Context;
+    match Repository::open_bare(cache) {
+        Ok(repo) => Ok(repo),
+        Err(_) => {
+            std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
+            Repository::init_bare(cache).with_context(|| format!("creating the source cache {}", cache.display()))
+        }
+    }
+}
+
+/// A commit by full id or unique prefix, as the cache has it; `None` when it has none.
+fn commit_in(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Option<Oid>> {
+    let is_hex = sha.len() >= 4 && sha.len() <= 40 && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    if !is_hex {
+        anyhow::bail!("role_git_sha {sha:?} is not a commit id or an abbreviation of one");
+    }
+    match repo.find_commit_by_prefix(sha) {
+        Ok(commit) => Ok(Some(commit.id())),
+        Err(e) if e.code() == git2::ErrorCode::Ambiguous => {
+            anyhow::bail!("role_git_sha {sha} is ambiguous in {url}: more than one object's id starts with it")
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+fn fetch(repo: &Repository, url: &str) -> Result<(), git2::Error> {
+    let mut options = git2::FetchOptions::new();
+    options.remote_callbacks(fetch_callbacks());
+    let mut remote = repo.remote_anonymous(url)?;
+    remote.fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
+}
+
+/// The https transport (git2-curl) reports a refusal as a status it did not expect.
+fn is_http_401(e: &git2::Error) -> bool {
+    e.message().contains("got 401")
+}
+
+/// Credentials for `url` from the credential helpers git's configuration names
+/// (`credential.helper`, `credential.<url>.helper`), as `git` asks them after a 401: libgit2 runs
+/// the helper (`git credential-store`, a keychain helper, …) with git's credential protocol.
+fn helper_credentials(url: &str) -> Option<(String, String)> {
+    let config = git2::Config::open_default().ok()?;
+    git2::CredentialHelper::new(url).config(&config).execute()
+}
+
+/// `url` with `user:password@` before its host, percent-encoded.
+fn with_userinfo(url: &str, user: &str, password: &str) -> String {
+    let encode = |text: &str| {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let rest = rest.split_once('@').filter(|(userinfo, _)| !userinfo.contains('/')).map_or(rest, |(_, r)| r);
+            format!("{scheme}://{}:{}@{rest}", encode(user), encode(password))
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// `sha` resolved in the cache, fetching `url` into it first when the cache does not have it.
+fn fetched_commit(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Oid> {
+    use anyhow::Context;
+    if let Some(id) = commit_in(repo, url, sha)? {
+        return Ok(id);
+    }
+    match fetch(repo, url) {
+        Err(e) if is_http_401(&e) && (url.starts_with("https://") || url.starts_with("http://")) => {
+            let Some((user, password)) = helper_credentials(url) else {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "{url} asks for credentials (HTTP 401) and none were found in the URL, ~/.netrc or a \
+                     configured credential helper (credential.helper)"
+                )));
+            };
+            // In memory only: the URL with the helper's credentials is never written or shown.
+            fetch(repo, &with_userinfo(url, &user, &password)).map_err(|e| {
+                let refused = if is_http_401(&e) {
+                    "refused the credentials of the credential helper (HTTP 401)"
+                } else {
+                    "failed"
+                };
+                anyhow::Error::new(e).context(format!("{url} {refused}"))
+            })
+        }
+        result => result.map_err(|e| match e.code() {
+            git2::ErrorCode::Certificate if e.class() == git2::ErrorClass::Ssh => anyhow::anyhow!(
+                "{}: the host is not in ~/.ssh/known_hosts with this key (`ssh` to it once, or ssh-keyscan)",
+                e.message()
+            ),
+            _ => anyhow::Error::new(e),
+        }),
+    }
+    .with_context(|| format!("fetching {url}"))?;
+    let what = if sha.len() == 40 { "commit" } else { "role_git_sha" };
+    commit_in(repo, url, sha)?.with_context(|| format!("{what} {sha} is not in {url}"))
+}
+
+/// Fetches `url` into the bare cache repository `cache` and returns the tree of exactly `sha` as
+/// a tar archive (a build context). Branches that moved on since do not matter: only `sha` is
+/// read. https:// needs the transport jackin-restore registers at start (git2-curl); this library
+/// does not link it, see bins/jackin-restore.rs.
+pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>> {
+    let repo = source_cache(cache)?;
+    let id = fetched_commit(&repo, url, sha)?;
+    let commit = repo.find_commit(id)?;
+    let tree = commit.tree()?;
+    let mut archive = tar::Builder::new(Vec::new());
+    let mut failure = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+        let Ok(name) = entry.name() else { return git2::TreeWalkResult::Skip };
+        let path = format!("{root}{name}");
+        let mode = entry.filemode();
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return git2::TreeWalkResult::Ok;
+        }
+        let blob = match repo.find_blob(entry.id()) {
+            Ok(blob) => blob,
+            Err(e) => {
+                failure = Some(e);
+                return git2::TreeWalkResult::Abort;
+            }
+        };
+        let mut header = tar::Header::new_gnu();
+        header.set_mtime(commit.time().seconds().max(0) as u64);
+        let result = if mode == 0o120000 {
+            header.set_entry_type(tar::EntryType::Symlink);
+            header.set_size(0);
+            header.set_mode(0o777);
+            let target = String::from_utf8_lossy(blob.content()).into_owned();
+            archive.append_link(&mut header, &path, target)
+        } else {
+            header.set_size(blob.content().len() as u64);
+            header.set_mode(if mode == 0o100755 { 0o755 } else { 0o644 });
+            archive.append_data(&mut header, &path, blob.content())
+        };
+        match result {
+            Ok(()) => git2::TreeWalkResult::Ok,
+            Err(_) => git2::TreeWalkResult::Abort,
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    Ok(archive.into_inner()?)
+}
