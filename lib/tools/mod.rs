@@ -1,7 +1,6 @@
 //! What each program does, over the state, the protocol and the engines.
 
 pub mod assess;
-pub(crate) mod base_image;
 pub mod capture;
 pub(crate) mod home_claims;
 pub mod keep;

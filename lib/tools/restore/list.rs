@@ -1,0 +1,98 @@
+//! The sessions that can be resumed now, each as a `candidate` record in the words of the list.
+
+use super::*;
+
+/// Every session that can be resumed now, newest first, as the list shows them. `changes` are
+/// what reconciliation just decided. A session whose files cannot be read is left out.
+pub fn candidates(engine: &Engine, store: &Store, changes: &[Change], filters: &Filters) -> Result<Vec<Candidate>> {
+    let assessor = Assessor::new(AssessOptions::default());
+    let mut candidates = Vec::new();
+    for target in Catalog::load(store)?.all() {
+        let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { continue };
+        let mut kept = continuity::read(store, &target.name).unwrap_or_default();
+        as_reconciled(&mut manifest, &mut kept, changes);
+        let status = Status::parse(&manifest.status);
+        if !filters.admit(&manifest) || !resumable(status, true) {
+            continue;
+        }
+        let plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref())?;
+        if !resumable(status, plan.role.is_some()) {
+            continue;
+        }
+        let assessment = assessor.instance(store, &target.name, target.row.as_ref()).ok();
+        candidates.push(candidate(&manifest, &kept, assessment.as_ref(), &plan, SystemTime::now()));
+    }
+    candidates.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    Ok(candidates)
+}
+
+/// `2h ago`, `3d ago`.
+pub(crate) fn age(since: &str, now: SystemTime) -> String {
+    let Some(then) = crate::base::time::parse_rfc3339(since) else { return "some time ago".into() };
+    let secs = now.duration_since(then).map(|d| d.as_secs()).unwrap_or(0);
+    match secs {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+fn cause_words(cause: Option<&str>) -> Option<&'static str> {
+    match cause? {
+        "killed_by_host" => Some("interrupted by host"),
+        "container_exited" => Some("exited"),
+        "container_removed" => Some("container removed"),
+        _ => None,
+    }
+}
+
+/// The `candidate` record of one resumable session.
+pub(crate) fn candidate(
+    manifest: &Manifest,
+    continuity: &Continuity,
+    assessment: Option<&Assessment>,
+    plan: &Plan,
+    now: SystemTime,
+) -> Candidate {
+    let short = format!("jk-{}", manifest.instance_id);
+    let age = age(&manifest.updated_at, now);
+    let when = match cause_words(continuity.cause.as_deref()) {
+        Some(words) => format!("{words} {age}"),
+        None => age,
+    };
+    let summary = assessment.map(|a| a.summary.clone()).unwrap_or_else(|| "not assessed".into());
+    let label = if plan.ready() {
+        format!("Resume {short} · {when} · {summary} · ready")
+    } else if !plan.missing_env.is_empty() && plan.missing.len() == plan.missing_env.len() {
+        format!("{short} · {when} · {summary} · needs {}", plan.missing_env.join(", "))
+    } else {
+        format!("{short} · {when} · {summary} · cannot resume: {}", plan.missing.join("; "))
+    };
+    Candidate {
+        identity: Identity::from_manifest(manifest),
+        status: manifest.status.clone(),
+        cause: continuity.cause.clone(),
+        updated_at: manifest.updated_at.clone(),
+        verdict: assessment.map(|a| a.verdict.as_str().to_owned()),
+        summary,
+        tier: plan.tier,
+        ready: plan.ready(),
+        missing: plan.missing.clone(),
+        label,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_like_people_talk() {
+        let now = crate::base::time::parse_rfc3339("2026-11-29T12:00:00Z").unwrap();
+        assert_eq!(age("2026-11-29T10:00:00Z", now), "2h ago");
+        assert_eq!(age("2026-11-29T11:40:00Z", now), "20m ago");
+        assert_eq!(age("2026-11-26T12:00:00Z", now), "3d ago");
+        assert_eq!(age("nonsense", now), "some time ago");
+    }
+}

@@ -1,0 +1,163 @@
+//! Resuming a session (lifecycle.md, "Restore"): the same instance, container name, data dir and
+//! worktrees, by the cheapest faithful tier. A failed restore never deletes anything.
+
+mod base_image;
+mod list;
+mod plan;
+mod run;
+
+pub use list::candidates;
+pub(crate) use plan::plan;
+pub use plan::Plan;
+pub use run::{execute, mark_resumed, Ran, Waits};
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, Result};
+
+use crate::base::exit::Exit;
+use crate::engines::docker::{ContainerDetails, Engine};
+use crate::engines::git::{self, Resumability};
+use crate::protocol::assessment::Assessment;
+use crate::protocol::envelope::Record;
+use crate::protocol::identity::Identity;
+use crate::protocol::records::{Candidate, Change, Restored};
+use crate::state::continuity::{self, Continuity, HistoryEntry};
+use crate::state::model::{IsolationKind, Manifest, Status};
+use crate::state::names::InstanceName;
+use crate::state::recipe::{self, ContainerRecipe, ContainerSpec, LaunchRecipe, NetworkRecipe, RECIPE_FORMAT};
+use crate::state::select::Catalog;
+use crate::state::store::Store;
+use crate::tools::assess::{AssessOptions, Assessor};
+
+/// `--workspace`, `--role`, `--agent`, `--workdir`.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub workspace: Option<String>,
+    pub role: Option<String>,
+    pub agent: Option<String>,
+    pub workdir: Option<String>,
+}
+
+impl Filters {
+    pub(crate) fn admit(&self, m: &Manifest) -> bool {
+        let matches = |want: &Option<String>, have: Option<&str>| want.as_deref().is_none_or(|w| have == Some(w));
+        matches(&self.workspace, m.workspace_name.as_deref().or(Some(&m.workspace_label)))
+            && matches(&self.role, Some(&m.role_key))
+            && matches(&self.agent, Some(&m.agent_runtime))
+            && matches(&self.workdir, Some(&m.workdir))
+    }
+}
+
+/// Whether a status can be resumed at all; `active`/`running` only with a container to go to.
+pub fn resumable(status: Option<Status>, has_container: bool) -> bool {
+    match status {
+        Some(Status::RestoreAvailable | Status::PreservedDirty | Status::PreservedUnpushed) => true,
+        Some(Status::Crashed | Status::FailedSetup) => true,
+        Some(Status::Active | Status::Running) => has_container,
+        _ => false,
+    }
+}
+
+/// A session as restore decides on it: its manifest and continuity as reconcile left them (or,
+/// in a dry run, would have left them), and the plan that resumes it.
+pub struct Prepared {
+    pub manifest: Manifest,
+    pub kept: Continuity,
+    pub plan: Plan,
+}
+
+pub fn prepare(engine: &Engine, store: &Store, name: &InstanceName, changes: &[Change]) -> Result<Prepared> {
+    let mut manifest =
+        store.read_manifest(name)?.ok_or_else(|| Exit::Partial.err(format_args!("{name}: no manifest")))?;
+    let mut kept = continuity::read(store, name)?;
+    as_reconciled(&mut manifest, &mut kept, changes);
+    let plan = plan(engine, store, name, &manifest, kept.recipe.as_ref())?;
+    Ok(Prepared { manifest, kept, plan })
+}
+
+/// In a dry run reconcile writes nothing: decide on the statuses it would have written.
+fn as_reconciled(manifest: &mut Manifest, kept: &mut Continuity, changes: &[Change]) {
+    if let Some(change) = changes.iter().rev().find(|c| c.identity.container_base == manifest.container_base) {
+        manifest.status = change.to.clone();
+        kept.cause = Some(change.cause.clone());
+    }
+}
+
+/// The `restored` record of a plan (`--plan`, `--dry-run`): the tier it would take, or none and why.
+pub fn planned(manifest: &Manifest, plan: &Plan) -> Restored {
+    Restored {
+        identity: Identity::from_manifest(manifest),
+        tier: plan.tier,
+        missing: plan.missing.clone(),
+        actions: plan.steps.clone(),
+        attach: attach_argv(&manifest.docker.role_container, plan.attach_user.as_deref()),
+        drift: plan.drift.clone(),
+        dry_run: true,
+    }
+}
+
+/// The `restored` record of a resume that ran.
+pub fn resumed(manifest: &Manifest, plan: &Plan, ran: Ran) -> Restored {
+    let mut drift = plan.drift.clone();
+    drift.extend(ran.drift);
+    Restored {
+        tier: plan.tier,
+        missing: Vec::new(),
+        actions: ran.actions,
+        drift,
+        dry_run: false,
+        ..planned(manifest, plan)
+    }
+}
+
+/// Where jackin's agent capsule lives in a role container.
+const CAPSULE: &str = "/jackin/runtime/jackin-capsule";
+
+/// The argv that reconnects an operator to the session: jackin's capsule reconnect, as the
+/// container's user (`docker attach` would reach PID 1, which is not the agent).
+pub(crate) fn attach_argv(container: &str, user: Option<&str>) -> Vec<String> {
+    let mut argv: Vec<String> = vec!["docker".into(), "exec".into(), "-it".into()];
+    if let Some(user) = user.filter(|u| !u.is_empty()) {
+        argv.extend(["--user".into(), user.into()]);
+    }
+    argv.extend([container.into(), CAPSULE.into()]);
+    argv
+}
+
+/// The preserved work is shown and acknowledged on the terminal before anything starts.
+pub fn acknowledge(assessment: &Assessment, yes: bool) -> Result<()> {
+    if yes {
+        return Ok(());
+    }
+    let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+        return Err(Exit::Usage.err("no terminal to show the preserved work on\n  hint: pass --yes to acknowledge it"));
+    };
+    let mut out = &tty;
+    writeln!(out, "Preserved work of this session:\n{}\n", assessment.text())?;
+    write!(out, "Press Enter to resume it, or Ctrl-C to stop: ")?;
+    out.flush()?;
+    let mut line = String::new();
+    if BufReader::new(&tty).read_line(&mut line)? == 0 {
+        return Err(Exit::Interrupted.err("not acknowledged; nothing was changed"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_kept_crashed_and_live_sessions_resume() {
+        assert!(resumable(Some(Status::RestoreAvailable), false));
+        assert!(resumable(Some(Status::Crashed), false));
+        assert!(resumable(Some(Status::FailedSetup), false));
+        assert!(!resumable(Some(Status::Active), false));
+        assert!(resumable(Some(Status::Running), true));
+        assert!(!resumable(Some(Status::CleanExited), true));
+        assert!(!resumable(None, true));
+    }
+}

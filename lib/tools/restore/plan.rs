@@ -1,0 +1,253 @@
+//! Which tier a resume takes, from what Docker says now and what was captured; what stops it.
+
+use super::*;
+
+/// Which tier a resume takes and the steps it will run; what stops it, if anything.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub tier: Option<u8>,
+    pub(crate) steps: Vec<String>,
+    /// What prevents the resume: unresolvable variables (by name), a diverged mount, an image
+    /// that is gone with no source to rebuild it from.
+    pub missing: Vec<String>,
+    /// Variable names that cannot be resolved now (also in `missing`).
+    pub(crate) missing_env: Vec<String>,
+    pub(crate) drift: Vec<String>,
+    /// The image the role container is created from (tiers 2 and 3).
+    pub(crate) role_image: Option<String>,
+    pub role: Option<ContainerDetails>,
+    pub(crate) sidecar: Option<ContainerDetails>,
+    /// `Config.User` of the role container (or of its recipe): who the attach command runs as.
+    pub(crate) attach_user: Option<String>,
+}
+
+impl Plan {
+    pub fn ready(&self) -> bool {
+        self.tier.is_some() && self.missing.is_empty()
+    }
+}
+
+/// What stops a resume (the preserved state is gone or unregistered), and what only drifted
+/// (a worktree on another branch or a detached HEAD): (stops, drift).
+pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, Vec<String>) {
+    let isolation = match store.read_isolation(name) {
+        Ok(isolation) => isolation,
+        Err(e) => return (vec![format!("isolation records unreadable: {e:#}")], Vec::new()),
+    };
+    let (mut stops, mut drift) = (Vec::new(), Vec::new());
+    for mount in isolation.mounts() {
+        let state = match mount {
+            Err(bad) => Resumability::Diverged(bad.reason),
+            Ok(r) if r.isolation == IsolationKind::Worktree => {
+                git::worktree_resumability(Path::new(&r.worktree_path), Path::new(&r.original_src), &r.scratch_branch)
+            }
+            Ok(r) => git::clone_resumability(Path::new(&r.worktree_path)),
+        };
+        match state {
+            Resumability::Intact => {}
+            Resumability::Drifted(note) => drift.push(note),
+            Resumability::Diverged(why) => stops.push(why),
+        }
+    }
+    (stops, drift)
+}
+
+/// Works out the tier from what Docker says now and what was captured.
+pub(crate) fn plan(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    manifest: &Manifest,
+    recipe: Option<&LaunchRecipe>,
+) -> Result<Plan> {
+    let (missing, drift) = divergences(store, name);
+    let mut plan = Plan { missing, drift, ..Plan::default() };
+    if let Some(recipe) = recipe.filter(|r| r.format > RECIPE_FORMAT) {
+        plan.missing.push(format!(
+            "the launch recipe is format {}, newer than the {RECIPE_FORMAT} this jackin-restore reads",
+            recipe.format
+        ));
+        return Ok(plan);
+    }
+    let role = engine.inspect(&manifest.docker.role_container)?;
+    let sidecar = match &manifest.docker.dind_container {
+        Some(sidecar) => engine.inspect(sidecar)?,
+        None => None,
+    };
+    match &role {
+        Some(role) if role.state.running => {
+            plan.tier = Some(0);
+            plan.steps.push(format!("{} is running: nothing to start", role.name));
+        }
+        Some(role) => {
+            plan.tier = Some(1);
+            match recipe.and_then(|r| r.agent_toml.as_ref()) {
+                Some(_) => plan.steps.push("rewrite agent.toml from the launch recipe".into()),
+                None if store.agent_toml_path(name).exists() => {}
+                None => plan.missing.push("agent.toml is gone and no launch recipe holds it".into()),
+            }
+            plan_resources(engine, recipe, role, &mut plan)?;
+            if let Some(sidecar) = &sidecar {
+                plan.steps.push(format!("start {} and wait until it is healthy", sidecar.name));
+            }
+            plan.steps.push(format!("start {}", role.name));
+        }
+        None => match recipe {
+            None => plan.missing.push("no launch recipe: the session was lost before one was captured".into()),
+            Some(recipe) => plan_recreate(engine, store, manifest, recipe, &mut plan)?,
+        },
+    }
+    plan.attach_user = match &role {
+        Some(role) => role.spec.user.clone(),
+        None => recipe.and_then(|r| r.role.spec.user.clone()),
+    };
+    plan.role = role;
+    plan.sidecar = sidecar;
+    Ok(plan)
+}
+
+/// Tier 1: jackin's garbage collection removes the networks of roles that are not running; the
+/// network (and the certs volume) come back from the recipe before the sidecar starts.
+fn plan_resources(
+    engine: &Engine,
+    recipe: Option<&LaunchRecipe>,
+    role: &ContainerDetails,
+    plan: &mut Plan,
+) -> Result<()> {
+    if let Some(network) = &role.spec.network {
+        match recipe.and_then(|r| r.network.as_ref()).filter(|n| n.name == *network) {
+            Some(recorded) => plan_network(engine, recipe.map_or(RECIPE_FORMAT, |r| r.format), recorded, plan)?,
+            None if engine.network_exists(network)? => {}
+            None => plan.missing.push(format!("network {network} is gone and no launch recipe holds its shape")),
+        }
+    }
+    if let Some(volume) = recipe.and_then(|r| r.certs_volume.as_ref()) {
+        if !engine.volume_exists(volume)? {
+            plan.steps.push(format!("create volume {volume}"));
+        }
+    }
+    Ok(())
+}
+
+/// The recorded network: created when it is gone; one there already must not give an internal
+/// session a route out.
+fn plan_network(engine: &Engine, recipe_format: u32, recorded: &NetworkRecipe, plan: &mut Plan) -> Result<()> {
+    match engine.network_shape(&recorded.name)? {
+        None => {
+            let internal = if recorded.internal { " (internal)" } else { "" };
+            plan.steps.push(format!("create network {}{internal}", recorded.name));
+            if recipe_format < 2 {
+                plan.drift.push(format!(
+                    "network {} is created from a first-format launch recipe, which did not record its driver, \
+                     options or whether it was internal: the engine's defaults",
+                    recorded.name
+                ));
+            }
+        }
+        Some(there) if recorded.internal && !there.internal => plan.missing.push(format!(
+            "network {} was internal at launch and the one there now is not: it would give the session a route out",
+            recorded.name
+        )),
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+fn plan_recreate(
+    engine: &Engine,
+    store: &Store,
+    manifest: &Manifest,
+    recipe: &LaunchRecipe,
+    plan: &mut Plan,
+) -> Result<()> {
+    let spec = &recipe.role.spec;
+    let tag_id = engine.image_id(&spec.image)?;
+    let recorded = if spec.image_id.is_empty() { None } else { engine.image_id(&spec.image_id)? };
+    if tag_id.is_some() && tag_id.as_deref() == Some(spec.image_id.as_str()) {
+        plan.tier = Some(2);
+        plan.role_image = Some(spec.image.clone());
+    } else if let Some(id) = recorded {
+        plan.tier = Some(2);
+        if let Some(moved_to) = tag_id {
+            plan.drift.push(format!("image tag {} moved to {moved_to}; using the recorded image {id}", spec.image));
+        }
+        plan.role_image = Some(id);
+    } else if let Some(sha) = manifest.role_git_sha.as_deref().filter(|_| !manifest.role_source_git.is_empty()) {
+        match role_commit(store, manifest, sha) {
+            Ok(commit) => {
+                plan.tier = Some(3);
+                let at = if commit == sha { commit } else { format!("{sha} ({commit})") };
+                plan.steps.push(format!("build {} from {} at {at}", manifest.image_tag, manifest.role_source_git));
+                plan.role_image = Some(manifest.image_tag.clone());
+            }
+            Err(e) => plan.missing.push(format!("the image is gone and cannot be rebuilt: {e:#}")),
+        }
+    } else {
+        plan.missing.push(format!("image {} is gone and there is no source to rebuild it from", spec.image));
+    }
+    let mut bindings = match &plan.role_image {
+        Some(image) => env_to_resolve(engine, recipe, &recipe.role, image)?,
+        None => recipe.role.env.clone(),
+    };
+    if let Some(network) = &recipe.network {
+        plan_network(engine, recipe.format, network, plan)?;
+    }
+    if let Some(volume) = &recipe.certs_volume {
+        if !engine.volume_exists(volume)? {
+            plan.steps.push(format!("create volume {volume}"));
+        }
+    }
+    if let Some(sidecar) = &recipe.sidecar {
+        match sidecar_image(engine, sidecar)? {
+            Some(image) => bindings.extend(env_to_resolve(engine, recipe, sidecar, &image)?),
+            None => plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image)),
+        }
+        plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
+    }
+    if let Err(names) = recipe::resolve_env(&bindings, |n| std::env::var(n).ok(), recipe::op_read) {
+        plan.missing.extend(names.iter().map(|n| format!("needs {n}")));
+        plan.missing_env = names;
+    }
+    if recipe.agent_toml.is_some() {
+        plan.steps.push("rewrite agent.toml from the launch recipe".into());
+    }
+    plan.steps.push(format!("create and start {}", spec.name));
+    Ok(())
+}
+
+/// The full id of the recorded role commit. A full id is taken as it is (the build fetches it);
+/// an abbreviation (jackin records 7 characters when it reused an image) is resolved in the
+/// fetched source now, so that a plan never promises tier 3 on an unknown or ambiguous one.
+pub(super) fn role_commit(store: &Store, manifest: &Manifest, sha: &str) -> Result<String> {
+    if sha.len() == 40 {
+        return Ok(sha.to_owned());
+    }
+    let cache = store.role_source_cache(&manifest.role_source_git);
+    git::role_commit(&cache, &manifest.role_source_git, sha)
+}
+
+/// The sidecar's image: the recorded ID, else the tag; `None` when both are gone.
+pub(super) fn sidecar_image(engine: &Engine, sidecar: &ContainerRecipe) -> Result<Option<String>> {
+    for reference in [&sidecar.spec.image_id, &sidecar.spec.image] {
+        if !reference.is_empty() && engine.image_id(reference)?.is_some() {
+            return Ok(Some(reference.clone()));
+        }
+    }
+    Ok(None)
+}
+
+/// The variables to resolve for a container created from `image`: the launch's own, never the
+/// image's (real-host.md, "Environment").
+pub(super) fn env_to_resolve(
+    engine: &Engine,
+    recipe: &LaunchRecipe,
+    container: &ContainerRecipe,
+    image: &str,
+) -> Result<Vec<recipe::EnvBinding>> {
+    if recipe.format >= RECIPE_FORMAT {
+        return Ok(container.env.clone());
+    }
+    let image_env = engine.image_defaults(image)?.unwrap_or_default().env;
+    let exec_sources = recipe.agent_toml.as_deref().map(recipe::exec_binding_sources).unwrap_or_default();
+    Ok(recipe::bindings_to_resolve(recipe.format, &container.env, &image_env, &exec_sources))
+}
