@@ -12,9 +12,11 @@ use crate::protocol::assessment::{FileChange, UnpushedRef};
 
 mod resume;
 mod role_source;
+mod worktrees;
 
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
 pub use role_source::{role_commit, source_tar};
+pub(crate) use worktrees::registration;
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
 #[derive(Debug, Clone, Default)]

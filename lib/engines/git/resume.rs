@@ -5,8 +5,6 @@ use std::path::Path;
 
 use git2::{Oid, Repository};
 
-use super::canonical;
-
 /// Whether a mount can be resumed as it is now (real-host.md, "Resume").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Resumability {
@@ -34,11 +32,7 @@ pub(crate) fn worktree_resumability(worktree_path: &Path, host_path: &Path, scra
             ))
         }
     };
-    let wanted = canonical(worktree_path);
-    let registered = host.worktrees().ok().is_some_and(|names| {
-        names.iter().flatten().flatten().any(|n| host.find_worktree(n).is_ok_and(|w| canonical(w.path()) == wanted))
-    });
-    if !registered {
+    if super::registration(&host, worktree_path, None).is_none() {
         return Resumability::Diverged(format!(
             "worktree {} is no longer registered in {}",
             worktree_path.display(),

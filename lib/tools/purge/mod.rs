@@ -21,6 +21,7 @@ use git2::{BranchType, Repository, WorktreePruneOptions};
 
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
+use crate::engines::git;
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{human_bytes, Purged, Removed};
@@ -436,7 +437,7 @@ impl<'a> Purger<'a> {
                 continue;
             }
             if let Ok(host) = Repository::open(&record.original_src) {
-                if registration(&host, &record, name).is_some() {
+                if git::registration(&host, Path::new(&record.worktree_path), Some(name.as_str())).is_some() {
                     removed.push(Removed { kind: "worktree".into(), name: record.worktree_path.clone() });
                 }
                 if record.scratch_branch == name.scratch_branch()
@@ -498,39 +499,6 @@ fn identity_of(
     }
 }
 
-/// The host's registration of this worktree: the one whose path is the record's, or, when the
-/// directory is already gone, the one named after the container.
-fn registration(host: &Repository, record: &IsolationRecord, name: &InstanceName) -> Option<String> {
-    let wanted = normalize(Path::new(&record.worktree_path));
-    let names = host.worktrees().ok()?;
-    let names: Vec<String> = names.iter().flatten().flatten().map(str::to_owned).collect();
-    names
-        .iter()
-        .find(|n| host.find_worktree(n).is_ok_and(|wt| normalize(wt.path()) == wanted))
-        .or_else(|| names.iter().find(|n| *n == name.as_str()))
-        .cloned()
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let path = path.strip_suffix_slash();
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(file)) => {
-            std::fs::canonicalize(parent).map(|p| p.join(file)).unwrap_or_else(|_| path.to_path_buf())
-        }
-        _ => path.to_path_buf(),
-    }
-}
-
-trait StripSlash {
-    fn strip_suffix_slash(&self) -> PathBuf;
-}
-
-impl StripSlash for Path {
-    fn strip_suffix_slash(&self) -> PathBuf {
-        self.components().collect()
-    }
-}
-
 /// Step 5 for one worktree mount: prune its registration in the host repository and delete its
 /// scratch branch, then check that both are gone. No other branch is touched, whatever the
 /// record says.
@@ -543,7 +511,7 @@ fn remove_worktree(record: &IsolationRecord, name: &InstanceName) -> Result<Vec<
         Err(e) => return Err(e).with_context(|| format!("opening the host repository {}", host_path.display())),
     };
     let mut removed = Vec::new();
-    if let Some(reg) = registration(&host, record, name) {
+    if let Some(reg) = git::registration(&host, Path::new(&record.worktree_path), Some(name.as_str())) {
         let worktree = host.find_worktree(&reg)?;
         worktree
             .prune(Some(WorktreePruneOptions::new().valid(true).locked(true).working_tree(false)))
