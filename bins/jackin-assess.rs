@@ -37,7 +37,7 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
         assess::plan(&catalog, &named, &records)
     };
 
-    let assessor = Assessor::new(AssessOptions { with_diff: args.diff });
+    let assessor = Assessor::new(AssessOptions { with_diff: args.diff, with_disk: args.disk });
     let mut results: Vec<Option<Result<Assessment>>> =
         parallel::map(&targets, |t| assessor.instance(&store, &t.name, t.row.as_ref())).into_iter().map(Some).collect();
     let mut findings = false;

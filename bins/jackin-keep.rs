@@ -129,7 +129,8 @@ fn ask(
     }
     if let Some(tty) = tty.get_or_insert_with(Tty::open) {
         let clean_allowed = session.assessment.verdict != Verdict::Unknown || flags.discard_unfinished;
-        let with_diffs = || Assessor::new(AssessOptions { with_diff: true }).instance(store, &session.name, None);
+        let with_diffs =
+            || Assessor::new(AssessOptions { with_diff: true, with_disk: false }).instance(store, &session.name, None);
         let outcome = dialog::ask(tty, &session.assessment, clean_allowed, &with_diffs)?;
         return Ok(Asked::Answered(outcome, AnswerSource::Dialog));
     }

@@ -17,9 +17,13 @@ fn main() {
 }
 
 fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
+    let slim = args.slim || args.slim_older_than.is_some();
+    if slim && args.instances.is_empty() && !args.kept && args.slim_older_than.is_none() {
+        return Err(Exit::Usage.err("--slim needs instances, --kept or --slim-older-than DUR"));
+    }
     let selection = Selection { terminal: args.terminal, older_than: args.older_than, keep_last: args.keep_last };
     let from_catalog = selection.terminal || selection.older_than.is_some() || selection.keep_last.is_some();
-    let from_stdin = args.instances.is_empty() && !from_catalog && !args.expire_quarantine;
+    let from_stdin = args.instances.is_empty() && !from_catalog && !args.expire_quarantine && !slim;
     let records = if from_stdin {
         ctx.read_stdin_records("pipe decisions into it (jackin-assess \"$C\" | jackin-keep | jackin-purge), or name instances, or use --terminal")?
     } else {
@@ -32,11 +36,13 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
         purge::plan_from_records(&records, &catalog)?
     } else if !args.instances.is_empty() {
         purge::plan_from_args(&args.instances, &catalog, &store)
+    } else if slim {
+        purge::plan_kept(&catalog, args.slim_older_than)
     } else {
         purge::plan_from_catalog(&catalog, selection)
     };
 
-    if !args.dry_run {
+    if !args.dry_run && !slim {
         // Finish what an earlier run moved into the trash and did not get to delete.
         if let Err(e) = purge::remove::empty_trash(&store) {
             ctx.warn(format_args!("emptying the trash: {e:#}"));
@@ -51,7 +57,7 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
         expire(&args, ctx, &store, &mut tally)?;
     }
     if ctx.format == driver::OutputFormat::Text && !ctx.quiet && (tally.purged > 0 || args.expire_quarantine) {
-        ctx.line(&purge::total_line(tally.purged, tally.freed, args.dry_run))?;
+        ctx.line(&purge::total_line(tally.purged, tally.freed, args.dry_run, slim))?;
     }
     Ok(if tally.busy > 0 { Exit::Busy } else { Exit::Ok })
 }
@@ -75,8 +81,9 @@ fn purge_items(
         discard_unfinished: args.discard_unfinished,
         no_quarantine: args.no_quarantine,
         quarantine_days: args.quarantine_days,
+        slim: args.slim || args.slim_older_than.is_some(),
     };
-    let progress = Progress::new("purging", work, ctx.quiet);
+    let progress = Progress::new(if options.slim { "slimming" } else { "purging" }, work, ctx.quiet);
     let purger = Purger::new(store, &engine, catalog, options);
     let outcomes = purger.items(items, |item| progress.tick(item_name(item)));
     progress.finish();
@@ -126,6 +133,7 @@ fn expire(args: &PurgeArgs, ctx: &mut Ctx, store: &Store, tally: &mut Tally) -> 
             removed: vec![Removed { kind: "quarantine".into(), name }],
             freed_bytes: expired.bytes,
             quarantine: None,
+            slimmed: false,
             dry_run: args.dry_run,
         }))?;
     }

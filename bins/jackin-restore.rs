@@ -5,7 +5,7 @@ use std::time::Duration;
 use anyhow::Result;
 use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
-use jackin::face::cli::RestoreArgs;
+use jackin::face::cli::{RestoreArgs, SortArg};
 use jackin::face::driver::{self, Ctx};
 use jackin::face::screens::{picker, Tty};
 use jackin::protocol::envelope::Record;
@@ -47,7 +47,11 @@ fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catal
         agent: args.agent.clone(),
         workdir: args.workdir.clone(),
     };
-    let candidates = restore::candidates(engine, store, &changes, &filters)?;
+    let order = match args.sort {
+        SortArg::Age => restore::Order::Newest,
+        SortArg::Size => restore::Order::Largest,
+    };
+    let candidates = restore::candidates(engine, store, &changes, &filters, order)?;
     // The picker on a terminal that can draw, unless a list was asked for; else the list.
     let asked_for_a_list = args.list || args.plan || args.dry_run;
     let Some(tty) = Tty::open().filter(|tty| !asked_for_a_list && tty.can_draw()) else {

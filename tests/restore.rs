@@ -541,7 +541,10 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
     assert_eq!(first.tier, Some(2));
     assert!(first.ready);
     assert!(first.label.starts_with("Resume jk-l1staaaa · "), "{first:?}");
-    assert!(first.label.ends_with(" · 1 file dirty · ready"), "{first:?}");
+    assert!(first.label.contains(" · 1 file dirty · ") && first.label.ends_with("B · ready"), "{first:?}");
+    let disk = first.disk.expect("a candidate says what it holds on disk");
+    assert_eq!(disk.total, disk.data + disk.work + disk.ignored);
+    assert!(disk.work > 0 && disk.rebuildable == 0, "{disk:?}");
     let second = &recs[1];
     assert!(!second.ready);
     assert_eq!(second.cause.as_deref(), Some("killed_by_host"));

@@ -189,12 +189,26 @@ pub struct AssessArgs {
     #[arg(long)]
     pub diff: bool,
 
+    /// Add the bytes on disk: the data directory outside the mounts, each mount's work, what git
+    /// ignores and the rebuildable part of it (walks every file: not for the exit hook)
+    #[arg(long)]
+    pub disk: bool,
+
     /// Exit 1 when any verdict is not clean
     #[arg(long)]
     pub exit_code: bool,
 
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// The order of the resume list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SortArg {
+    /// Newest first
+    Age,
+    /// Most bytes on disk first
+    Size,
 }
 
 /// The answer to the ask dialog when no terminal can ask.
@@ -386,6 +400,10 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<String>,
 
+    /// The list's order: age (newest first) or size (most bytes on disk first)
+    #[arg(long, value_enum, value_name = "ORDER", default_value_t = SortArg::Age, conflicts_with = "instance")]
+    pub sort: SortArg,
+
     /// Say which tier and steps a resume would take; change nothing (same as --dry-run)
     #[arg(long)]
     pub plan: bool,
@@ -465,6 +483,22 @@ pub struct PurgeArgs {
     /// Stop a still-running session's containers first (else it is live: exit 5)
     #[arg(long)]
     pub stop: bool,
+
+    /// Slim kept sessions instead of purging them: remove from their mounts only what git ignores
+    /// (as git clean -dX would: build outputs, caches), except ignored dotfiles outside ignored
+    /// directories (.env.local); the session, its work and its verdict stay. A live session is
+    /// refused (exit 5). With INSTANCE, or --kept for every kept session
+    #[arg(long, conflicts_with_all = ["terminal", "older_than", "keep_last", "discard_unfinished", "expire_quarantine", "stop"])]
+    pub slim: bool,
+
+    /// With --slim: every kept session (restore_available, preserved_dirty, preserved_unpushed)
+    #[arg(long, requires = "slim", conflicts_with = "instances")]
+    pub kept: bool,
+
+    /// Retention: slim the kept sessions last updated longer ago than DUR (e.g. 7d); implies --slim
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration,
+          conflicts_with_all = ["instances", "kept", "terminal", "older_than", "keep_last", "discard_unfinished", "expire_quarantine", "stop"])]
+    pub slim_older_than: Option<std::time::Duration>,
 
     /// Change nothing; emit the purged records that would be written, with "dry_run": true
     #[arg(long)]

@@ -53,6 +53,49 @@ pub(crate) struct MountAssessment {
     /// The host repository the mount was made from.
     #[serde(default)]
     pub(crate) original_src: Option<String>,
+    /// Its bytes on disk, when they were asked for (`--disk`, the resume list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) disk: Option<MountDisk>,
+}
+
+/// A mount's bytes on disk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct MountDisk {
+    /// Tracked and untracked files (for a clone, its repository too): the work.
+    pub(crate) work: u64,
+    /// Everything git ignores.
+    pub(crate) ignored: u64,
+    /// The part of `ignored` that `jackin-purge --slim` takes back: all but the ignored dotfiles
+    /// outside ignored directories (docs/decisions.md).
+    pub(crate) rebuildable: u64,
+}
+
+/// An instance's bytes on disk: its data directory outside the mounts, and its mounts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Disk {
+    /// `data + work + ignored`.
+    pub(crate) total: u64,
+    /// The data directory outside the mounts: agent homes, state, auth slots, records.
+    pub(crate) data: u64,
+    pub(crate) work: u64,
+    pub(crate) ignored: u64,
+    pub(crate) rebuildable: u64,
+}
+
+impl Disk {
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// `4.1 GiB (3.8 GiB rebuildable)`, or `4.1 GiB` when nothing is.
+    pub(crate) fn phrase(&self) -> String {
+        let total = crate::protocol::records::human_bytes(self.total);
+        if self.rebuildable == 0 {
+            total
+        } else {
+            format!("{total} ({} rebuildable)", crate::protocol::records::human_bytes(self.rebuildable))
+        }
+    }
 }
 
 impl MountAssessment {
@@ -69,6 +112,7 @@ impl MountAssessment {
             ignored: 0,
             error: Some(why),
             original_src: None,
+            disk: None,
         }
     }
 }
@@ -86,6 +130,15 @@ pub struct Assessment {
     /// The instance's status when it was assessed.
     #[serde(default)]
     pub(crate) status: Option<String>,
+    /// Its bytes on disk, when they were asked for (`--disk`, the resume list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) disk: Option<Disk>,
+}
+
+impl Assessment {
+    pub fn disk(&self) -> Option<&Disk> {
+        self.disk.as_ref()
+    }
 }
 
 impl Record for Assessment {
@@ -93,6 +146,9 @@ impl Record for Assessment {
 
     fn text(&self) -> String {
         let mut out = format!("{} · {}", self.identity.container_base, self.summary);
+        if let Some(disk) = &self.disk {
+            out.push_str(&format!(" · {}", disk.phrase()));
+        }
         if self.in_place {
             out.push_str(" · in place");
         }

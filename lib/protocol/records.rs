@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::assessment::Verdict;
+use crate::protocol::assessment::{Disk, Verdict};
 use crate::protocol::envelope::Record;
 use crate::protocol::identity::Identity;
 use crate::state::config::Policy;
@@ -94,7 +94,8 @@ impl Record for Decision {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Removed {
     /// `container`, `network`, `volume`, `worktree`, `branch`, `directory`, `name_lock`,
-    /// `index_row`, `temp_file`, `quarantine`.
+    /// `index_row`, `temp_file`, `quarantine`; for a slim, `ignored` (an ignored file or
+    /// directory of a mount, whose name ends in `/` when it is a directory).
     pub kind: String,
     pub name: String,
 }
@@ -108,6 +109,9 @@ pub struct Purged {
     pub freed_bytes: u64,
     /// Where at-risk work was saved before deletion, if any was.
     pub quarantine: Option<String>,
+    /// `jackin-purge --slim`: only what git ignores was removed; the session is still kept.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub slimmed: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     pub dry_run: bool,
 }
@@ -116,8 +120,9 @@ impl Record for Purged {
     const TYPE: &'static str = "purged";
     fn text(&self) -> String {
         let mut line = format!(
-            "{} · purged · {} removed · {} freed",
+            "{} · {} · {} removed · {} freed",
             self.identity.container_base,
+            if self.slimmed { "slimmed" } else { "purged" },
             self.removed.len(),
             human_bytes(self.freed_bytes)
         );
@@ -217,7 +222,10 @@ pub struct Candidate {
     pub(crate) tier: Option<u8>,
     pub(crate) ready: bool,
     pub(crate) missing: Vec<String>,
-    /// The human line: `Resume jk-… · 2h ago · clean · ready`.
+    /// Its bytes on disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) disk: Option<Disk>,
+    /// The human line: `Resume jk-… · 2h ago · clean · 4.1 GiB (3.8 GiB rebuildable) · ready`.
     pub(crate) label: String,
 }
 

@@ -61,6 +61,8 @@ pub fn plan<'a>(catalog: &Catalog, named: &[&String], records: &'a [InputRecord]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AssessOptions {
     pub with_diff: bool,
+    /// Measure the bytes on disk (a walk of the whole instance: off the exit hook's path).
+    pub with_disk: bool,
 }
 
 /// Assesses instances; shares what one run learns about host repositories between them.
@@ -87,7 +89,7 @@ impl Assessor {
             (None, Some(r)) => (Identity::from_row(r), Some(r.status.clone())),
             (None, None) => anyhow::bail!("no manifest and no index row"),
         };
-        let (in_place, mounts) = match store.read_isolation(name) {
+        let (in_place, mut mounts) = match store.read_isolation(name) {
             Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
             Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| self.mount(m)).collect()),
             Err(e) => {
@@ -97,6 +99,7 @@ impl Assessor {
             }
         };
         let verdict = mounts.iter().map(|m| m.verdict).max().unwrap_or(Verdict::Clean);
+        let disk = if self.options.with_disk { crate::tools::disk::measure(store, name, &mut mounts) } else { None };
         Ok(Assessment {
             identity,
             verdict,
@@ -105,6 +108,7 @@ impl Assessor {
             mounts,
             assessed_at: crate::base::time::now_rfc3339(),
             status,
+            disk,
         })
     }
 

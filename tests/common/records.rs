@@ -79,6 +79,29 @@ pub struct Assessment {
     pub summary: String,
     pub assessed_at: String,
     pub status: Option<String>,
+    /// Only with `--disk` (and in the resume list's candidates).
+    #[serde(default)]
+    pub disk: Option<Disk>,
+}
+
+/// An instance's bytes on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Disk {
+    pub total: u64,
+    pub data: u64,
+    pub work: u64,
+    pub ignored: u64,
+    pub rebuildable: u64,
+}
+
+/// A mount's bytes on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MountDisk {
+    pub work: u64,
+    pub ignored: u64,
+    pub rebuildable: u64,
 }
 
 impl Record for Assessment {
@@ -99,6 +122,8 @@ pub struct Mount {
     pub ignored: u64,
     pub error: Option<String>,
     pub original_src: Option<String>,
+    #[serde(default)]
+    pub disk: Option<MountDisk>,
 }
 
 /// One changed file of a mount, with the two status letters of `git status --short`.
@@ -171,6 +196,9 @@ pub struct Purged {
     pub removed: Vec<Removed>,
     pub freed_bytes: u64,
     pub quarantine: Option<String>,
+    /// `--slim`: only what git ignores was removed.
+    #[serde(default)]
+    pub slimmed: bool,
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -253,6 +281,8 @@ pub struct Candidate {
     pub tier: Option<u8>,
     pub ready: bool,
     pub missing: Vec<String>,
+    #[serde(default)]
+    pub disk: Option<Disk>,
     pub label: String,
 }
 

@@ -10,10 +10,12 @@ use git2::{Oid, Repository, Status, StatusOptions};
 use crate::engines::patches::{self, Surviving};
 use crate::protocol::assessment::{FileChange, UnpushedRef};
 
+mod ignored;
 mod resume;
 mod role_source;
 mod worktrees;
 
+pub(crate) use ignored::{ignored, inside};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
 pub use role_source::{role_commit, source_tar};
 pub(crate) use worktrees::registration;

@@ -9,8 +9,9 @@ pub mod orphans;
 pub mod plan;
 pub mod quarantine;
 pub mod remove;
+mod slim;
 
-pub use plan::{plan_from_args, plan_from_catalog, plan_from_records, Item, Request, Selection};
+pub use plan::{plan_from_args, plan_from_catalog, plan_from_records, plan_kept, Item, Request, Selection};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -55,6 +56,8 @@ pub struct PurgeOptions {
     pub discard_unfinished: bool,
     pub no_quarantine: bool,
     pub quarantine_days: u64,
+    /// Take back only what git ignores from kept sessions (slim.rs) instead of purging them.
+    pub slim: bool,
 }
 
 /// What happened to one instance or orphan.
@@ -133,6 +136,7 @@ impl<'a> Purger<'a> {
 
     fn item(&self, item: &Item<'_>) -> Option<Outcome> {
         match item {
+            Item::Instance(request) if self.options.slim => Some(self.slim(request)),
             Item::Instance(request) => Some(self.instance(request)),
             Item::Orphan(orphan) => Some(self.orphan(orphan)),
             _ => None,
@@ -182,7 +186,14 @@ impl<'a> Purger<'a> {
             .delete(name, manifest.is_some(), &checked, &docker, repo_locks, &claim)
             .map_err(|e| stop("purge_failed", e))?;
         drop(claim);
-        Ok(Purged { identity: checked.identity, removed, freed_bytes, quarantine: checked.quarantine, dry_run: false })
+        Ok(Purged {
+            identity: checked.identity,
+            removed,
+            freed_bytes,
+            quarantine: checked.quarantine,
+            slimmed: false,
+            dry_run: false,
+        })
     }
 
     /// The locks of the host repositories of the instance's worktrees (none in a dry run, which
@@ -280,6 +291,7 @@ impl<'a> Purger<'a> {
                 summary: "clean".into(),
                 assessed_at: crate::base::time::now_rfc3339(),
                 status: None,
+                disk: None,
             }),
             Err(e) => Err(stop("assess_failed", e)),
         }
@@ -463,7 +475,7 @@ impl<'a> Purger<'a> {
         if self.catalog.index.row(name.as_str()).is_some() {
             removed.push(Removed { kind: "index_row".into(), name: name.to_string() });
         }
-        Purged { identity, removed, freed_bytes: freed, quarantine: None, dry_run: true }
+        Purged { identity, removed, freed_bytes: freed, quarantine: None, slimmed: false, dry_run: true }
     }
 }
 
@@ -588,7 +600,12 @@ impl NameClaim {
 }
 
 /// The closing line of the text format.
-pub fn total_line(purged: usize, bytes: u64, dry_run: bool) -> String {
-    let verb = if dry_run { "would purge" } else { "purged" };
+pub fn total_line(purged: usize, bytes: u64, dry_run: bool, slim: bool) -> String {
+    let verb = match (dry_run, slim) {
+        (true, false) => "would purge",
+        (false, false) => "purged",
+        (true, true) => "would slim",
+        (false, true) => "slimmed",
+    };
     format!("{verb} {purged} · {} freed", human_bytes(bytes))
 }

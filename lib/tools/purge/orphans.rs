@@ -102,6 +102,7 @@ impl Purger<'_> {
                 removed,
                 freed_bytes: 0,
                 quarantine: None,
+                slimmed: false,
                 dry_run: self.options.dry_run,
             }),
             Ok(Err(outcome)) => outcome,

@@ -156,3 +156,25 @@ pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'s
     }
     picked.into_iter().map(Item::Instance).collect()
 }
+
+/// The kept instances (for `--slim --kept` and `--slim-older-than`), newest first; with
+/// `older_than`, only those last updated longer ago than that.
+pub fn plan_kept(catalog: &Catalog, older_than: Option<Duration>) -> Vec<Item<'static>> {
+    let now = std::time::SystemTime::now();
+    let mut targets = catalog.all();
+    targets.sort_by(|a, b| {
+        let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();
+        at(b).cmp(&at(a))
+    });
+    targets
+        .into_iter()
+        .filter(|target| {
+            let Some(row) = &target.row else { return false };
+            let kept = Status::parse(&row.status).is_some_and(Status::is_kept);
+            let old = older_than
+                .is_none_or(|age| crate::base::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
+            kept && old
+        })
+        .map(|target| Item::Instance(Request { target, discard: false, only_if_clean: false }))
+        .collect()
+}

@@ -2,10 +2,25 @@
 
 use super::*;
 
-/// Every session that can be resumed now, newest first, as the list shows them. `changes` are
+/// The order of the resume list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Order {
+    #[default]
+    Newest,
+    /// The most bytes on disk first: which kept sessions to slim or purge.
+    Largest,
+}
+
+/// Every session that can be resumed now, in `order`, as the list shows them. `changes` are
 /// what reconciliation just decided. A session whose files cannot be read is left out.
-pub fn candidates(engine: &Engine, store: &Store, changes: &[Change], filters: &Filters) -> Result<Vec<Candidate>> {
-    let assessor = Assessor::new(AssessOptions::default());
+pub fn candidates(
+    engine: &Engine,
+    store: &Store,
+    changes: &[Change],
+    filters: &Filters,
+    order: Order,
+) -> Result<Vec<Candidate>> {
+    let assessor = Assessor::new(AssessOptions { with_diff: false, with_disk: true });
     let mut candidates = Vec::new();
     for target in Catalog::load(store)?.all() {
         let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { continue };
@@ -23,6 +38,10 @@ pub fn candidates(engine: &Engine, store: &Store, changes: &[Change], filters: &
         candidates.push(candidate(&manifest, &kept, assessment.as_ref(), &plan, SystemTime::now()));
     }
     candidates.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    if order == Order::Largest {
+        // Stable: sessions of one size stay newest first.
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.disk.map_or(0, |d| d.total())));
+    }
     Ok(candidates)
 }
 
@@ -62,12 +81,17 @@ pub(crate) fn candidate(
         None => age,
     };
     let summary = assessment.map(|a| a.summary.clone()).unwrap_or_else(|| "not assessed".into());
+    let disk = assessment.and_then(|a| a.disk().copied());
+    let words = match &disk {
+        Some(disk) => format!("{summary} · {}", disk.phrase()),
+        None => summary.clone(),
+    };
     let label = if plan.ready() {
-        format!("Resume {short} · {when} · {summary} · ready")
+        format!("Resume {short} · {when} · {words} · ready")
     } else if !plan.missing_env.is_empty() && plan.missing.len() == plan.missing_env.len() {
-        format!("{short} · {when} · {summary} · needs {}", plan.missing_env.join(", "))
+        format!("{short} · {when} · {words} · needs {}", plan.missing_env.join(", "))
     } else {
-        format!("{short} · {when} · {summary} · cannot resume: {}", plan.missing.join("; "))
+        format!("{short} · {when} · {words} · cannot resume: {}", plan.missing.join("; "))
     };
     Candidate {
         identity: Identity::from_manifest(manifest),
@@ -79,6 +103,7 @@ pub(crate) fn candidate(
         tier: plan.tier,
         ready: plan.ready(),
         missing: plan.missing.clone(),
+        disk,
         label,
     }
 }

@@ -6,7 +6,7 @@ mod list;
 mod plan;
 mod run;
 
-pub use list::candidates;
+pub use list::{candidates, Order};
 pub(crate) use plan::plan;
 pub use plan::Plan;
 pub use run::{execute, mark_resumed, Ran, Waits};

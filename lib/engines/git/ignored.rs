@@ -1,0 +1,85 @@
+//! What git ignores in a work tree: the one rule for what counts as rebuildable on disk and what
+//! `jackin-purge --slim` takes back. The entries are those `git clean -dX` would remove, by git's
+//! own exclude rules (the repository's `.gitignore` files, `info/exclude` of the repository,
+//! shared by its worktrees, and `core.excludesFile`): an ignored directory is one entry, a file
+//! tracked despite a rule (`git add -f`) is tracked, not ignored.
+
+use std::path::{Path, PathBuf};
+
+use git2::{Repository, StatusOptions};
+
+/// One ignored entry of a work tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ignored {
+    /// Relative to the work tree.
+    pub(crate) path: PathBuf,
+    pub(crate) is_dir: bool,
+}
+
+impl Ignored {
+    /// Whether taking it back loses nothing that a build cannot make again. An ignored file whose
+    /// name starts with a dot outside any ignored directory (`.env.local`, `.envrc`) is local
+    /// configuration, often written by hand: ignored, but kept.
+    pub(crate) fn rebuildable(&self) -> bool {
+        self.is_dir || !self.path.file_name().is_some_and(|name| name.as_encoded_bytes().starts_with(b"."))
+    }
+}
+
+/// The ignored entries of `repo`'s work tree, each ignored directory once
+/// (what is under it is not listed). Entries under an untracked directory are found too, as
+/// `git clean -dX` finds them.
+pub(crate) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
+    if repo.workdir().is_none() {
+        return Ok(Vec::new());
+    }
+    let mut options = StatusOptions::new();
+    options
+        .show(git2::StatusShow::Workdir)
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(true)
+        .recurse_ignored_dirs(false)
+        .exclude_submodules(true);
+    let statuses = repo.statuses(Some(&mut options))?;
+    let tracked = tracked_paths(repo)?;
+    let mut entries = Vec::new();
+    for entry in statuses.iter().filter(|e| e.status().is_ignored()) {
+        let relative = String::from_utf8_lossy(entry.path_bytes()).into_owned();
+        let is_dir = relative.ends_with('/');
+        let relative = relative.trim_end_matches('/');
+        // A tracked file inside a directory would make the directory not wholly ignored; libgit2
+        // then lists the entries under it instead, and this keeps that promise checked.
+        if is_dir && holds_tracked(&tracked, relative) {
+            continue;
+        }
+        entries.push(Ignored { path: PathBuf::from(relative), is_dir });
+    }
+    Ok(entries)
+}
+
+/// The index's paths, sorted.
+fn tracked_paths(repo: &Repository) -> Result<Vec<Vec<u8>>, git2::Error> {
+    let mut paths: Vec<Vec<u8>> = repo.index()?.iter().map(|e| e.path).collect();
+    paths.sort();
+    Ok(paths)
+}
+
+fn holds_tracked(tracked: &[Vec<u8>], dir: &str) -> bool {
+    let prefix = format!("{dir}/").into_bytes();
+    let at = tracked.partition_point(|p| p.as_slice() < prefix.as_slice());
+    tracked.get(at).is_some_and(|p| p.starts_with(&prefix))
+}
+
+/// Where an entry is under the (resolved) work tree `root`, when it stays inside it: a relative
+/// path without `..`, whose directories resolve to somewhere under `root` (an entry's own name is
+/// never followed).
+pub(crate) fn inside(root: &Path, entry: &Ignored) -> Option<PathBuf> {
+    use std::path::Component;
+    if !entry.path.components().all(|c| matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let path = root.join(&entry.path);
+    let name = path.file_name()?;
+    let parent = path.parent()?.canonicalize().ok()?;
+    parent.starts_with(root).then(|| parent.join(name))
+}

@@ -1,0 +1,243 @@
+//! `jackin-assess --disk` and `jackin-purge --slim`, on real git work trees with real sizes:
+//! what a kept session costs on disk, and taking back only what git ignores.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::docker::{engine_available, Session, SessionOptions};
+use common::records::{records, Assessment, ErrorRecord, Purged};
+use common::{git, stderr, unique_id, Home, Instance};
+use serde_json::{json, Value};
+
+const MB: usize = 1024 * 1024;
+
+/// Sets the manifest's and the row's status and time, as jackin-keep would have.
+fn set_status(home: &Home, inst: &Instance, status: &str, updated: &str) {
+    let path = inst.dir.join(".jackin/instance.json");
+    let mut manifest: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["status"] = json!(status);
+    manifest["updated_at"] = json!(updated);
+    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let mut index = home.index();
+    for row in index["instances"].as_array_mut().unwrap() {
+        if row["container_base"] == inst.container.as_str() {
+            row["status"] = json!(status);
+            row["updated_at"] = json!(updated);
+        }
+    }
+    fs::write(home.index_path(), serde_json::to_string_pretty(&index).unwrap()).unwrap();
+}
+
+fn run(home: &Home, tool: &str, args: &[&str]) -> Output {
+    home.cmd(tool).args(args).arg("--format=json").output().unwrap()
+}
+
+fn assess(home: &Home, inst: &Instance) -> Assessment {
+    let out = run(home, "jackin-assess", &["--disk", &inst.container]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    records::<Assessment>(&out.stdout).remove(0)
+}
+
+/// `du -sb`: apparent bytes, links not followed, each hard-linked file once.
+fn du(paths: &[&Path]) -> u64 {
+    let mut cmd = std::process::Command::new("du");
+    cmd.args(["-sbc"]).args(paths);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines().last().unwrap().split_whitespace().next().unwrap().parse().unwrap()
+}
+
+fn within_one_percent(ours: u64, reference: u64) -> bool {
+    (ours as f64 - reference as f64).abs() <= reference as f64 * 0.01
+}
+
+fn filled(path: &Path, bytes: usize, byte: u8) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, vec![byte; bytes]).unwrap();
+}
+
+/// A kept session whose worktree holds a 50 MB ignored `target/` (with a hard link, and a symlink
+/// to a directory outside the home), an ignored `build.log`, an ignored `.env.local` (by the host's
+/// `info/exclude`), an untracked notes file and a dirty tracked file.
+struct Scene {
+    home: Home,
+    inst: Instance,
+    worktree: PathBuf,
+    outside: PathBuf,
+}
+
+fn scene() -> Scene {
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    fs::write(app.join(".git/info/exclude"), ".env.local\n").unwrap();
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    set_status(&home, &inst, "preserved_dirty", "2026-08-20T09:00:03Z");
+    let worktree = inst.mount_path(0);
+    filled(&worktree.join("target/debug/app"), 40 * MB, 1);
+    filled(&worktree.join("target/debug/deps/libdep.rlib"), 10 * MB, 2);
+    fs::hard_link(worktree.join("target/debug/app"), worktree.join("target/debug/deps/app-linked")).unwrap();
+    let outside = home.tmp.path().join("outside");
+    filled(&outside.join("keep.bin"), 3 * MB, 3);
+    std::os::unix::fs::symlink(&outside, worktree.join("target/outside")).unwrap();
+    filled(&worktree.join("build.log"), 4096, b'l');
+    fs::write(worktree.join(".env.local"), "API_URL=http://localhost:8080\n").unwrap();
+    fs::write(worktree.join("notes.md"), "what to do tomorrow\n").unwrap();
+    fs::write(worktree.join("README.md"), "hello, changed\n").unwrap();
+    filled(&inst.dir.join("home/.claude/history.jsonl"), 256 * 1024, b'h');
+    Scene { home, inst, worktree, outside }
+}
+
+#[test]
+fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
+    if !engine_available("disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores") {
+        return;
+    }
+    let Scene { home, inst, worktree, outside } = scene();
+    let status_before = git(&worktree, &["status", "--porcelain=v1", "-uall"]);
+    let before = assess(&home, &inst);
+    let disk = before.disk.expect("--disk adds the bytes on disk");
+    let mount_disk = before.mounts[0].disk.expect("and per mount");
+    assert!(within_one_percent(disk.total, du(&[&inst.dir])), "{disk:?} vs du {}", du(&[&inst.dir]));
+    let ignored = [worktree.join("target"), worktree.join("build.log"), worktree.join(".env.local")];
+    let ignored_du = du(&ignored.iter().map(PathBuf::as_path).collect::<Vec<_>>());
+    assert!(within_one_percent(disk.ignored, ignored_du), "{disk:?} vs du {ignored_du}");
+    assert!(disk.ignored >= 50 * MB as u64 && disk.ignored < 51 * MB as u64, "the hard link counts once: {disk:?}");
+    let env_local = fs::metadata(worktree.join(".env.local")).unwrap().len();
+    assert_eq!(disk.rebuildable, disk.ignored - env_local, ".env.local is ignored, not rebuildable");
+    assert_eq!(disk.total, disk.data + disk.work + disk.ignored);
+    assert!(disk.data >= 256 * 1024 && disk.data < 300 * 1024, "the agent home, outside the mounts: {disk:?}");
+    assert_eq!((mount_disk.work, mount_disk.ignored), (disk.work, disk.ignored));
+    let text = home.cmd("jackin-assess").args(["--disk", "--format=text", &inst.container]).output().unwrap();
+    let first_line = String::from_utf8_lossy(&text.stdout).lines().next().unwrap_or_default().to_owned();
+    assert!(first_line.ends_with(" MiB (50.0 MiB rebuildable)"), "{first_line}");
+    let without = records::<Assessment>(&run(&home, "jackin-assess", &[&inst.container]).stdout).remove(0);
+    assert!(without.disk.is_none() && without.mounts[0].disk.is_none(), "no walk without --disk");
+
+    // --dry-run lists and measures, and changes nothing.
+    let snapshot = home.snapshot();
+    let out = run(&home, "jackin-purge", &["--slim", "--dry-run", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let planned = records::<Purged>(&out.stdout).remove(0);
+    assert!(planned.slimmed && planned.dry_run);
+    assert_eq!(planned.freed_bytes, disk.rebuildable);
+    let mut names: Vec<&str> = planned.removed.iter().map(|r| r.name.as_str()).collect();
+    names.sort();
+    let target = format!("{}/", worktree.canonicalize().unwrap().join("target").display());
+    let log = worktree.canonicalize().unwrap().join("build.log").to_string_lossy().into_owned();
+    assert_eq!(names, [log.as_str(), target.as_str()]);
+    assert!(planned.removed.iter().all(|r| r.kind == "ignored"));
+    assert!(home.snapshot() == snapshot, "a dry run changed a file");
+
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let slimmed = records::<Purged>(&out.stdout).remove(0);
+    assert!(slimmed.slimmed && !slimmed.dry_run);
+    assert_eq!(slimmed.freed_bytes, disk.rebuildable);
+    assert!(!worktree.join("target").exists() && !worktree.join("build.log").exists());
+    assert_eq!(fs::read_to_string(worktree.join(".env.local")).unwrap(), "API_URL=http://localhost:8080\n");
+    assert_eq!(fs::read_to_string(worktree.join("notes.md")).unwrap(), "what to do tomorrow\n");
+    assert_eq!(fs::read_to_string(worktree.join("README.md")).unwrap(), "hello, changed\n");
+    assert_eq!(fs::metadata(outside.join("keep.bin")).unwrap().len(), 3 * MB as u64, "the link's target stays");
+    assert_eq!(git(&worktree, &["status", "--porcelain=v1", "-uall"]), status_before);
+
+    let after = assess(&home, &inst);
+    assert_eq!(after.verdict, before.verdict);
+    assert_eq!(after.summary, before.summary);
+    assert_eq!(after.status.as_deref(), Some("preserved_dirty"), "still kept");
+    let comparable = |a: &Assessment| {
+        a.mounts.iter().map(|m| (m.verdict.clone(), m.files.clone(), m.unpushed.clone(), m.stashes)).collect::<Vec<_>>()
+    };
+    assert_eq!(comparable(&after), comparable(&before), "the same work, only `ignored` differs");
+    let after_disk = after.disk.unwrap();
+    assert_eq!((after_disk.ignored, after_disk.rebuildable), (env_local, 0));
+    assert_eq!((after_disk.work, after_disk.data), (disk.work, disk.data));
+
+    let again = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let again = records::<Purged>(&again.stdout).remove(0);
+    assert_eq!((again.freed_bytes, again.removed.len()), (0, 0), "a second run frees nothing");
+}
+
+#[test]
+fn a_file_tracked_despite_an_ignore_rule_is_work() {
+    if !engine_available("a_file_tracked_despite_an_ignore_rule_is_work") {
+        return;
+    }
+    let Scene { home, inst, worktree, .. } = scene();
+    fs::write(worktree.join("target/RELEASE-NOTES"), "tracked with git add -f\n").unwrap();
+    git(&worktree, &["add", "-f", "target/RELEASE-NOTES"]);
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read_to_string(worktree.join("target/RELEASE-NOTES")).unwrap(), "tracked with git add -f\n");
+    assert!(!worktree.join("target/debug").exists(), "what git ignores under it went");
+    // libgit2 lists a partly tracked ignored directory's ignored subdirectories but not its
+    // other direct entries (here the link `target/outside`): those stay, the safe way to be wrong.
+    let ignored = git(&worktree, &["status", "--porcelain=v1", "--ignored"]);
+    assert!(!ignored.contains("target/debug"), "{ignored}");
+}
+
+#[test]
+fn live_and_unkept_sessions_are_refused_and_nothing_changes() {
+    if !engine_available("live_and_unkept_sessions_are_refused_and_nothing_changes") {
+        return;
+    }
+    let Scene { home, inst, worktree, .. } = scene();
+    let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
+    let snapshot = home.snapshot();
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "live");
+    assert!(home.snapshot() == snapshot && worktree.join("target/debug/app").exists());
+    drop(_session);
+
+    let lock = fs::File::create(home.home.join("data").join(format!("{}.lock", inst.container))).unwrap();
+    fs2::FileExt::lock_exclusive(&lock).unwrap();
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "busy");
+    drop(lock);
+
+    set_status(&home, &inst, "active", "2026-08-20T09:00:03Z");
+    let snapshot = home.snapshot();
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "not_kept");
+    assert!(home.snapshot() == snapshot && worktree.join("target/debug/app").exists());
+}
+
+#[test]
+fn slim_older_than_picks_only_old_kept_sessions() {
+    if !engine_available("slim_older_than_picks_only_old_kept_sessions") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let mut make = |status: &str, updated: &str| {
+        let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+        filled(&inst.mount_path(0).join("target/out.bin"), 64 * 1024, 7);
+        (inst, status.to_owned(), updated.to_owned())
+    };
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let made = [
+        make("restore_available", "2026-01-01T00:00:00Z"),
+        make("restore_available", &now),
+        make("clean_exited", "2026-01-01T00:00:00Z"),
+    ];
+    for (inst, status, updated) in &made {
+        set_status(&home, inst, status, updated);
+    }
+    let out = run(&home, "jackin-purge", &["--slim-older-than", "7d"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let slimmed: Vec<String> = records::<Purged>(&out.stdout).into_iter().map(|p| p.identity.container_base).collect();
+    assert_eq!(slimmed, [made[0].0.container.clone()]);
+    assert!(!made[0].0.mount_path(0).join("target").exists());
+    assert!(made[1].0.mount_path(0).join("target/out.bin").exists(), "recent: kept whole");
+    assert!(made[2].0.mount_path(0).join("target/out.bin").exists(), "not kept: not slimmed");
+
+    let usage = run(&home, "jackin-purge", &["--slim"]);
+    assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));
+}
