@@ -241,3 +241,40 @@ fn slim_older_than_picks_only_old_kept_sessions() {
     let usage = run(&home, "jackin-purge", &["--slim"]);
     assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));
 }
+
+#[test]
+fn the_resume_list_sorts_by_size() {
+    if !engine_available("the_resume_list_sorts_by_size") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let mut make = |bytes: usize, updated: &str| {
+        let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+        filled(&inst.mount_path(0).join("target/out.bin"), bytes, 7);
+        (inst, updated.to_owned())
+    };
+    let made =
+        [make(MB, "2026-08-20T09:00:00Z"), make(3 * MB, "2026-08-19T09:00:00Z"), make(2 * MB, "2026-08-21T09:00:00Z")];
+    for (inst, updated) in &made {
+        set_status(&home, inst, "restore_available", updated);
+    }
+    let listed = |sort: &str| {
+        let out = run(&home, "jackin-restore", &["--list", "--sort", sort]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        records::<common::records::Candidate>(&out.stdout)
+    };
+    let names = |list: &[common::records::Candidate]| {
+        list.iter().map(|c| c.identity.container_base.clone()).collect::<Vec<_>>()
+    };
+    let by_size = listed("size");
+    assert_eq!(
+        names(&by_size),
+        [made[1].0.container.as_str(), made[2].0.container.as_str(), made[0].0.container.as_str()]
+    );
+    assert!(by_size[0].label.contains(" · 3.0 MiB (3.0 MiB rebuildable) · "), "{:?}", by_size[0].label);
+    assert_eq!(
+        names(&listed("age")),
+        [made[2].0.container.as_str(), made[0].0.container.as_str(), made[1].0.container.as_str()]
+    );
+}
