@@ -23,7 +23,7 @@ _jackin__assess() {
 
     case "${cmd}" in
         jackin__assess)
-            opts="-q -v -h -V --all --diff --exit-code --home --config-dir --format --quiet --verbose --help --version"
+            opts="-q -v -h -V --all --diff --disk --exit-code --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

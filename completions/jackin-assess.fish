@@ -5,6 +5,7 @@ json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
 complete -c jackin-assess -l all -d 'Assess every instance on the host'
 complete -c jackin-assess -l diff -d 'Add each changed file\'s unified diff to the mount (the inspect view)'
+complete -c jackin-assess -l disk -d 'Add the bytes on disk: the data directory outside the mounts, each mount\'s work, what git ignores and the rebuildable part of it (walks every file: not for the exit hook)'
 complete -c jackin-assess -l exit-code -d 'Exit 1 when any verdict is not clean'
 complete -c jackin-assess -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-assess -s v -l verbose -d 'Say more on stderr about what is being done'

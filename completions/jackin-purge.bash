@@ -23,7 +23,7 @@ _jackin__purge() {
 
     case "${cmd}" in
         jackin__purge)
-            opts="-q -v -h -V --terminal --older-than --keep-last --discard-unfinished --no-quarantine --quarantine-days --expire-quarantine --stop --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-q -v -h -V --terminal --older-than --keep-last --discard-unfinished --no-quarantine --quarantine-days --expire-quarantine --stop --slim --kept --slim-older-than --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -38,6 +38,10 @@ _jackin__purge() {
                     return 0
                     ;;
                 --quarantine-days)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slim-older-than)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

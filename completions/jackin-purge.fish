@@ -1,6 +1,7 @@
 complete -c jackin-purge -l older-than -d 'Retention: purge kept instances last updated longer ago than DUR (e.g. 30d, 12h)' -r
 complete -c jackin-purge -l keep-last -d 'Retention: keep the N newest kept instances per (workspace, role, agent), purge the rest' -r
 complete -c jackin-purge -l quarantine-days -d 'Days a quarantine is kept before --expire-quarantine deletes it' -r
+complete -c jackin-purge -l slim-older-than -d 'Retention: slim the kept sessions last updated longer ago than DUR (e.g. 7d); implies --slim' -r
 complete -c jackin-purge -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-purge -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
 complete -c jackin-purge -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
@@ -12,6 +13,8 @@ complete -c jackin-purge -l discard-unfinished -d 'Allow deleting work at risk; 
 complete -c jackin-purge -l no-quarantine -d 'Do not save work at risk before deleting it (only with --discard-unfinished): the one exception to "discarded work is saved first"; what is deleted cannot be got back'
 complete -c jackin-purge -l expire-quarantine -d 'Delete expired quarantines (alone: only that; reads no stdin)'
 complete -c jackin-purge -l stop -d 'Stop a still-running session\'s containers first (else it is live: exit 5)'
+complete -c jackin-purge -l slim -d 'Slim kept sessions instead of purging them: remove from their mounts only what git ignores (as git clean -dX would: build outputs, caches), except ignored dotfiles outside ignored directories (.env.local); the session, its work and its verdict stay. A live session is refused (exit 5). With INSTANCE, or --kept for every kept session'
+complete -c jackin-purge -l kept -d 'With --slim: every kept session (restore_available, preserved_dirty, preserved_unpushed)'
 complete -c jackin-purge -l dry-run -d 'Change nothing; emit the purged records that would be written, with "dry_run": true'
 complete -c jackin-purge -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-purge -s v -l verbose -d 'Say more on stderr about what is being done'

@@ -23,7 +23,7 @@ _jackin__restore() {
 
     case "${cmd}" in
         jackin__restore)
-            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --plan --dry-run --yes --exec --health-timeout --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --sort --plan --dry-run --yes --exec --health-timeout --docker-host --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -43,6 +43,10 @@ _jackin__restore() {
                     ;;
                 --workdir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "age size" -- "${cur}"))
                     return 0
                     ;;
                 --health-timeout)

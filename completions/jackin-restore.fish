@@ -2,6 +2,8 @@ complete -c jackin-restore -l workspace -d 'Only sessions of this workspace' -r
 complete -c jackin-restore -l role -d 'Only sessions of this role' -r
 complete -c jackin-restore -l agent -d 'Only sessions of this agent runtime' -r
 complete -c jackin-restore -l workdir -d 'Only sessions with this working directory' -r
+complete -c jackin-restore -l sort -d 'The list\'s order: age (newest first) or size (most bytes on disk first)' -r -f -a "age\t'Newest first'
+size\t'Most bytes on disk first'"
 complete -c jackin-restore -l health-timeout -d 'Seconds to wait for the sidecar\'s health command to succeed' -r
 complete -c jackin-restore -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-restore -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
