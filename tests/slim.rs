@@ -84,6 +84,7 @@ fn scene() -> Scene {
     filled(&outside.join("keep.bin"), 3 * MB, 3);
     std::os::unix::fs::symlink(&outside, worktree.join("target/outside")).unwrap();
     filled(&worktree.join("build.log"), 4096, b'l');
+    std::os::unix::fs::symlink(outside.join("keep.bin"), worktree.join("latest.log")).unwrap();
     fs::write(worktree.join(".env.local"), "API_URL=http://localhost:8080\n").unwrap();
     fs::write(worktree.join("notes.md"), "what to do tomorrow\n").unwrap();
     fs::write(worktree.join("README.md"), "hello, changed\n").unwrap();
@@ -102,7 +103,8 @@ fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
     let disk = before.disk.expect("--disk adds the bytes on disk");
     let mount_disk = before.mounts[0].disk.expect("and per mount");
     assert!(within_one_percent(disk.total, du(&[&inst.dir])), "{disk:?} vs du {}", du(&[&inst.dir]));
-    let ignored = [worktree.join("target"), worktree.join("build.log"), worktree.join(".env.local")];
+    let ignored =
+        [worktree.join("target"), worktree.join("build.log"), worktree.join("latest.log"), worktree.join(".env.local")];
     let ignored_du = du(&ignored.iter().map(PathBuf::as_path).collect::<Vec<_>>());
     assert!(within_one_percent(disk.ignored, ignored_du), "{disk:?} vs du {ignored_du}");
     assert!(disk.ignored >= 50 * MB as u64 && disk.ignored < 51 * MB as u64, "the hard link counts once: {disk:?}");
@@ -128,7 +130,8 @@ fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
     names.sort();
     let target = format!("{}/", worktree.canonicalize().unwrap().join("target").display());
     let log = worktree.canonicalize().unwrap().join("build.log").to_string_lossy().into_owned();
-    assert_eq!(names, [log.as_str(), target.as_str()]);
+    let link = worktree.canonicalize().unwrap().join("latest.log").to_string_lossy().into_owned();
+    assert_eq!(names, [log.as_str(), link.as_str(), target.as_str()]);
     assert!(planned.removed.iter().all(|r| r.kind == "ignored"));
     assert!(home.snapshot() == snapshot, "a dry run changed a file");
 
@@ -138,6 +141,7 @@ fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
     assert!(slimmed.slimmed && !slimmed.dry_run);
     assert_eq!(slimmed.freed_bytes, disk.rebuildable);
     assert!(!worktree.join("target").exists() && !worktree.join("build.log").exists());
+    assert!(fs::symlink_metadata(worktree.join("latest.log")).is_err(), "an ignored link goes as a link");
     assert_eq!(fs::read_to_string(worktree.join(".env.local")).unwrap(), "API_URL=http://localhost:8080\n");
     assert_eq!(fs::read_to_string(worktree.join("notes.md")).unwrap(), "what to do tomorrow\n");
     assert_eq!(fs::read_to_string(worktree.join("README.md")).unwrap(), "hello, changed\n");

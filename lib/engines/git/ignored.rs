@@ -83,3 +83,37 @@ pub(crate) fn inside(root: &Path, entry: &Ignored) -> Option<PathBuf> {
     let parent = path.parent()?.canonicalize().ok()?;
     parent.starts_with(root).then(|| parent.join(name))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignored_dotfiles_are_kept_and_ignored_dot_directories_are_not() {
+        let entry = |path: &str, is_dir| Ignored { path: PathBuf::from(path), is_dir };
+        assert!(!entry(".env.local", false).rebuildable());
+        assert!(!entry("web/.envrc", false).rebuildable());
+        assert!(entry(".venv", true).rebuildable());
+        assert!(entry("build.log", false).rebuildable());
+    }
+
+    #[test]
+    fn a_directory_holding_a_tracked_file_is_not_wholly_ignored() {
+        let tracked: Vec<Vec<u8>> = vec![b"src/main.rs".to_vec(), b"target/NOTES".to_vec(), b"targets.txt".to_vec()];
+        assert!(holds_tracked(&tracked, "target"));
+        assert!(!holds_tracked(&tracked, "targ"));
+        assert!(!holds_tracked(&tracked, "node_modules"));
+    }
+
+    #[test]
+    fn an_entry_never_leads_out_of_its_work_tree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("a")).unwrap();
+        std::os::unix::fs::symlink("/", root.join("up")).unwrap();
+        assert_eq!(inside(&root, &Ignored { path: "a/x".into(), is_dir: false }), Some(root.join("a/x")));
+        assert_eq!(inside(&root, &Ignored { path: "up".into(), is_dir: false }), Some(root.join("up")));
+        assert_eq!(inside(&root, &Ignored { path: "up/etc".into(), is_dir: true }), None);
+        assert_eq!(inside(&root, &Ignored { path: "../x".into(), is_dir: false }), None);
+    }
+}
