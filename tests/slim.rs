@@ -282,3 +282,36 @@ fn the_resume_list_sorts_by_size() {
         [made[2].0.container.as_str(), made[0].0.container.as_str(), made[1].0.container.as_str()]
     );
 }
+
+/// A filesystem mounted inside an ignored directory (a bind mount, a tmpfs for a build cache) is
+/// never entered: the slim stops there with an error and the mounted files stay.
+#[test]
+fn a_filesystem_mounted_inside_target_is_not_entered() {
+    if !engine_available("a_filesystem_mounted_inside_target_is_not_entered") {
+        return;
+    }
+    let Scene { home, inst, worktree, .. } = scene();
+    let mount_point = worktree.join("target/zz-cache");
+    fs::create_dir_all(&mount_point).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&mount_point)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("a_filesystem_mounted_inside_target_is_not_entered: skipped, this machine cannot mount a tmpfs");
+        return;
+    }
+    fs::write(mount_point.join("other-fs.txt"), "not this session's disk\n").unwrap();
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    let kept = fs::read_to_string(mount_point.join("other-fs.txt"));
+    let _ = std::process::Command::new("umount").arg("-l").arg(&mount_point).status();
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(stderr(&out).contains("mount point of another filesystem"), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "slim_failed");
+    assert_eq!(kept.unwrap(), "not this session's disk\n");
+    let again = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(again.status.code(), Some(0), "once unmounted: {}", stderr(&again));
+    assert!(!worktree.join("target").exists());
+}

@@ -1,6 +1,6 @@
-//! Deleting without following a symlink and without leaving the jackin home. A directory is
-//! first renamed into `<home>/trash/` (atomic on one filesystem), then emptied there; a run that
-//! dies while emptying leaves a trash entry that the next run finishes. When the trash is on
+//! Deleting without following a symlink, without entering another filesystem mounted inside, and
+//! without leaving the jackin home. A directory is first renamed into `<home>/trash/` (atomic on
+//! one filesystem), then emptied there; a run that dies while emptying leaves a trash entry that the next run finishes. When the trash is on
 //! another filesystem than the directory (`EXDEV`), the directory is deleted where it is, the same
 //! way: a rerun of a purge that died half-way finds the rest there and finishes it.
 
@@ -89,12 +89,14 @@ pub(crate) fn remove_tree(path: &Path) -> Result<u64> {
     let name = CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name))?;
     let parent_fd = rfs::openat(CWD, parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
         .with_context(|| format!("cannot open {}", parent.display()))?;
-    let bytes = remove_entry(parent_fd.as_fd(), &name, FileType::Directory)
+    let bytes = remove_entry(parent_fd.as_fd(), &name, FileType::Directory, None)
         .with_context(|| format!("cannot remove {}", path.display()))?;
     Ok(bytes)
 }
 
-fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType) -> std::io::Result<u64> {
+/// `filesystem`: the device of the tree being removed; a directory on another one (a mount point
+/// inside the tree) is not entered, and the removal stops there with an error.
+fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType, filesystem: Option<u64>) -> std::io::Result<u64> {
     let kind = match kind {
         FileType::Unknown => match rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => FileType::from_raw_mode(st.st_mode),
@@ -111,7 +113,14 @@ fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType) -> std::io:
             Mode::empty(),
         ) {
             Ok(fd) => {
-                let bytes = remove_contents(Dir::new(fd)?)?;
+                let device = rfs::fstat(&fd)?.st_dev;
+                if filesystem.is_some_and(|expected| expected != device) {
+                    return Err(std::io::Error::other(format!(
+                        "{} is a mount point of another filesystem: not entered",
+                        name.to_string_lossy()
+                    )));
+                }
+                let bytes = remove_contents(Dir::new(fd)?, device)?;
                 return match rfs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
                     Ok(()) | Err(Errno::NOENT) => Ok(bytes),
                     Err(e) => Err(e.into()),
@@ -134,7 +143,7 @@ fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType) -> std::io:
     }
 }
 
-fn remove_contents(mut dir: Dir) -> std::io::Result<u64> {
+fn remove_contents(mut dir: Dir, filesystem: u64) -> std::io::Result<u64> {
     let mut entries: Vec<(CString, FileType)> = Vec::new();
     while let Some(entry) = dir.read() {
         let entry = entry?;
@@ -147,7 +156,7 @@ fn remove_contents(mut dir: Dir) -> std::io::Result<u64> {
     let fd = dir.fd()?;
     let mut bytes = 0;
     for (name, kind) in entries {
-        bytes += remove_entry(fd, &name, kind)?;
+        bytes += remove_entry(fd, &name, kind, Some(filesystem))?;
     }
     Ok(bytes)
 }
