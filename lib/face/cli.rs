@@ -442,7 +442,11 @@ its work (anything at risk stops it unless --discard-unfinished, and is then sav
 first), stamps a terminal status, removes the Docker resources, the worktree registrations and \
 scratch branches, the data and socket directories, the name lock and the index row. A rerun after a \
 crash at any step finishes the job. Without INSTANCE or a selection flag it reads records on stdin: \
-each decision with outcome clean and each orphan is acted on, every other record passes through.",
+each decision with outcome clean and each orphan is acted on, every other record passes through. \
+With --slim (or --slim-older-than) it deletes no session: it takes back from kept sessions what git \
+ignores in their mounts (by the repository's .gitignore files, its info/exclude and \
+core.excludesFile), keeping ignored dotfiles outside ignored directories such as .env.local; a file \
+you want kept must not be ignored.",
     after_help = exit_status_help("jackin-purge"),
 )]
 pub struct PurgeArgs {
