@@ -72,7 +72,7 @@ pub(crate) struct MountDisk {
 
 /// An instance's bytes on disk: its data directory outside the mounts, and its mounts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Disk {
+pub(crate) struct Disk {
     /// `data + work + ignored`.
     pub(crate) total: u64,
     /// The data directory outside the mounts: agent homes, state, auth slots, records.
@@ -83,7 +83,7 @@ pub struct Disk {
 }
 
 impl Disk {
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total
     }
 
@@ -135,12 +135,6 @@ pub struct Assessment {
     pub(crate) disk: Option<Disk>,
 }
 
-impl Assessment {
-    pub fn disk(&self) -> Option<&Disk> {
-        self.disk.as_ref()
-    }
-}
-
 impl Record for Assessment {
     const TYPE: &'static str = "assessment";
 
@@ -156,6 +150,10 @@ impl Record for Assessment {
             out.push_str(&format!("\n  {} ({}) · {}", mount.mount_dst, mount.isolation, mount.verdict.as_str()));
             if let Some(error) = &mount.error {
                 out.push_str(&format!(": {error}"));
+            }
+            if let Some(disk) = &mount.disk {
+                let whole = Disk { total: disk.work + disk.ignored, rebuildable: disk.rebuildable, ..Disk::default() };
+                out.push_str(&format!(" · {}", whole.phrase()));
             }
             for file in &mount.files {
                 out.push_str(&format!("\n    {}", file.text()));

@@ -81,7 +81,7 @@ pub(crate) fn candidate(
         None => age,
     };
     let summary = assessment.map(|a| a.summary.clone()).unwrap_or_else(|| "not assessed".into());
-    let disk = assessment.and_then(|a| a.disk().copied());
+    let disk = assessment.and_then(|a| a.disk);
     let words = match &disk {
         Some(disk) => format!("{summary} · {}", disk.phrase()),
         None => summary.clone(),
