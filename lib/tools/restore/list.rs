@@ -21,7 +21,7 @@ pub fn candidates(
     order: Order,
 ) -> Result<Vec<Candidate>> {
     let assessor = Assessor::new(AssessOptions { with_diff: false, with_disk: true });
-    let mut candidates = Vec::new();
+    let mut listed = Vec::new();
     for target in Catalog::load(store)?.all() {
         let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { continue };
         let mut kept = continuity::read(store, &target.name).unwrap_or_default();
@@ -34,9 +34,18 @@ pub fn candidates(
         if !resumable(status, plan.role.is_some()) {
             continue;
         }
-        let assessment = assessor.instance(store, &target.name, target.row.as_ref()).ok();
-        candidates.push(candidate(&manifest, &kept, assessment.as_ref(), &plan, SystemTime::now()));
+        listed.push((target, manifest, kept, plan));
     }
+    // The assessments, each with a walk of the session's files, on all cores.
+    let assessments = crate::base::parallel::map(&listed, |(target, ..)| {
+        assessor.instance(store, &target.name, target.row.as_ref()).ok()
+    });
+    let now = SystemTime::now();
+    let mut candidates: Vec<Candidate> = listed
+        .iter()
+        .zip(&assessments)
+        .map(|((_, manifest, kept, plan), assessment)| candidate(manifest, kept, assessment.as_ref(), plan, now))
+        .collect();
     candidates.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
     if order == Order::Largest {
         // Stable: sessions of one size stay newest first.
