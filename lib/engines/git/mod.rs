@@ -5,14 +5,13 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use git2::{Oid, Repository};
+use git2::{Oid, Repository, Status, StatusOptions};
 
 use crate::engines::patches::{self, Surviving};
 use crate::protocol::assessment::{FileChange, UnpushedRef};
 
 mod resume;
 mod role_source;
-mod status;
 mod worktrees;
 
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
@@ -28,17 +27,110 @@ pub(crate) struct WorkState {
 }
 
 pub(crate) fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2::Error> {
-    let workdir = repo.workdir().ok_or_else(|| git2::Error::from_str("not a work tree"))?;
-    let mut state = status::changed_files(workdir).map_err(|e| git2::Error::from_str(&format!("{e:#}")))?;
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(true)
+        .recurse_ignored_dirs(false)
+        // Renames in the work tree are left out as git leaves them out: git pairs a deleted file
+        // with an untracked one only when the new file is intent-to-add, libgit2 with any.
+        .renames_head_to_index(true);
+    if index_matches_head(repo) {
+        // Nothing is staged: the comparison of HEAD's tree with the index, which reads every
+        // tree object of HEAD, can only come back empty (docs/performance.md, real trees).
+        options.show(git2::StatusShow::Workdir);
+    }
+    let statuses = repo.statuses(Some(&mut options))?;
+    let mut state = WorkState::default();
+    for entry in statuses.iter() {
+        let status = entry.status();
+        if status.is_ignored() {
+            state.ignored += 1;
+            continue;
+        }
+        let (path, orig_path) = match renamed(&entry) {
+            Some((orig, path)) => (path, Some(orig)),
+            None => (String::from_utf8_lossy(entry.path_bytes()).into_owned(), None),
+        };
+        state.files.push(FileChange { status: status_letters(status), path, orig_path, diff: None });
+    }
     if with_diff {
         attach_diffs(repo, &mut state.files)?;
     }
     Ok(state)
 }
 
+/// `git add -N`: in the index, left out of its trees.
+const INTENT_TO_ADD: u16 = 1 << 13;
+
+/// Whether the index holds exactly HEAD's tree, told from the index's own cache of its tree ids
+/// (the TREE extension git keeps, as `git status` uses it) without reading a tree object. `false`
+/// whenever that cannot be told so cheaply: no HEAD, an invalidated cache, a conflict, or an
+/// intent-to-add entry (which the cached trees leave out).
+fn index_matches_head(repo: &Repository) -> bool {
+    let Some(head_tree) = repo.head().and_then(|h| h.peel_to_commit()).ok().map(|c| c.tree_id()) else {
+        return false;
+    };
+    let Ok(mut index) = repo.index() else { return false };
+    // An object database with no backend: a cached tree id comes back as it is, and a tree that
+    // would have to be computed fails to be written instead of being written.
+    let Ok(nowhere) = git2::Odb::new().and_then(Repository::from_odb) else { return false };
+    let Ok(index_tree) = index.write_tree_to(&nowhere) else { return false };
+    index_tree == head_tree && !index.iter().any(|entry| entry.flags_extended & INTENT_TO_ADD != 0)
+}
+
+/// The original and the current path of a rename in the index (`git mv`), as `git status`
+/// pairs them.
+fn renamed(entry: &git2::StatusEntry) -> Option<(String, String)> {
+    let delta = entry.head_to_index().filter(|_| entry.status().is_index_renamed())?;
+    Some((path_text(delta.old_file().path()?), path_text(delta.new_file().path()?)))
+}
+
 fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
+
+/// `git status --short`'s XY letters.
+fn status_letters(s: Status) -> String {
+    if s.is_conflicted() {
+        return "UU".into();
+    }
+    if s.is_wt_new() && !s.intersects(INDEX_ANY) {
+        return "??".into();
+    }
+    let x = if s.is_index_new() {
+        'A'
+    } else if s.is_index_modified() {
+        'M'
+    } else if s.is_index_deleted() {
+        'D'
+    } else if s.is_index_renamed() {
+        'R'
+    } else if s.is_index_typechange() {
+        'T'
+    } else {
+        ' '
+    };
+    let y = if s.is_wt_modified() {
+        'M'
+    } else if s.is_wt_deleted() {
+        'D'
+    } else if s.is_wt_renamed() {
+        'R'
+    } else if s.is_wt_typechange() {
+        'T'
+    } else {
+        ' '
+    };
+    format!("{x}{y}")
+}
+
+const INDEX_ANY: Status = Status::INDEX_NEW
+    .union(Status::INDEX_MODIFIED)
+    .union(Status::INDEX_DELETED)
+    .union(Status::INDEX_RENAMED)
+    .union(Status::INDEX_TYPECHANGE);
 
 fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2::Error> {
     let head_tree = match repo.head() {
