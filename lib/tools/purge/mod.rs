@@ -5,6 +5,7 @@
 //! crash at any point finishes the job.
 
 pub mod bundle;
+mod claim;
 pub mod orphans;
 pub mod plan;
 pub mod quarantine;
@@ -29,8 +30,9 @@ use crate::protocol::records::{human_bytes, Purged, Removed};
 use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::select::Catalog;
-use crate::state::store::{name_lock_held, remove_name_lock_unless_held, HostRepoLocks, PurgeMark, Store};
+use crate::state::store::{HostRepoLocks, PurgeMark, Store};
 use crate::tools::assess::{AssessOptions, Assessor};
+use claim::NameClaim;
 
 /// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
 /// after that step, as a SIGKILL would stop it. Release builds compile it away.
@@ -72,6 +74,13 @@ pub enum Outcome {
     },
     /// Not selected after all (a `failed_setup` whose work is not clean); said on stderr.
     Skipped(String),
+}
+
+/// The refusal of a live session: its role container runs.
+fn live(docker: &DockerNames, hint: &str) -> Stop {
+    let error =
+        Exit::Busy.err(format_args!("the session is live: its container {} is running{hint}", docker.role_container));
+    Box::new(Outcome::Refused { code: "live", error, busy: true })
 }
 
 fn refused(code: &'static str, error: anyhow::Error) -> Outcome {
@@ -154,8 +163,7 @@ impl<'a> Purger<'a> {
         let store = self.store;
 
         // 1. Live: the launcher's name claim held by another process, or the role container running.
-        let claim = NameClaim::take(&store.name_lock_path(name), self.options.dry_run)
-            .map_err(|error| Box::new(Outcome::Refused { code: "busy", error, busy: true }))?;
+        let claim = self.claim(name)?;
         let manifest = store.read_manifest(name).map_err(|e| stop("manifest_unreadable", e))?;
         let docker = manifest.as_ref().map(|m| m.docker.clone()).unwrap_or_else(|| DockerNames::derived(name.as_str()));
         self.stop_if_live(&docker)?;
@@ -214,21 +222,30 @@ impl<'a> Purger<'a> {
 
     /// Step 1's second half: a running role container is a live session, stopped only on `--stop`.
     fn stop_if_live(&self, docker: &DockerNames) -> Result<(), Stop> {
+        if !self.role_running(docker)? {
+            return Ok(());
+        }
+        if !self.options.stop {
+            return Err(live(docker, " (--stop stops it first)"));
+        }
+        if !self.options.dry_run {
+            self.stop_session(docker).map_err(|e| stop("stop_failed", e))?;
+        }
+        Ok(())
+    }
+
+    /// Step 1's name half, for purge and slim alike: the launcher's name claim, taken for this run;
+    /// another holder means the session is live.
+    fn claim(&self, name: &InstanceName) -> Result<NameClaim, Stop> {
+        NameClaim::take(&self.store.name_lock_path(name), self.options.dry_run)
+            .map_err(|error| Box::new(Outcome::Refused { code: "busy", error, busy: true }))
+    }
+
+    /// Step 1's container half, for purge and slim alike: a running role container makes the
+    /// session live.
+    fn role_running(&self, docker: &DockerNames) -> Result<bool, Stop> {
         match self.engine.inspect(&docker.role_container) {
-            Ok(Some(role)) if role.state.running => {
-                if !self.options.stop {
-                    let error = Exit::Busy.err(format_args!(
-                        "the session is live: its container {} is running (--stop stops it first)",
-                        docker.role_container
-                    ));
-                    return Err(Box::new(Outcome::Refused { code: "live", error, busy: true }));
-                }
-                if !self.options.dry_run {
-                    self.stop_session(docker).map_err(|e| stop("stop_failed", e))?;
-                }
-                Ok(())
-            }
-            Ok(_) => Ok(()),
+            Ok(role) => Ok(role.is_some_and(|role| role.state.running)),
             Err(e) => Err(stop("docker_failed", e)),
         }
     }
@@ -548,55 +565,6 @@ fn remove_worktree(record: &IsolationRecord, name: &InstanceName) -> Result<Vec<
         removed.push(Removed { kind: "branch".into(), name: branch });
     }
     Ok(removed)
-}
-
-/// The launcher's name claim `data/<c>.lock`, held by this run while it purges the instance so
-/// that no launch or other purge can take the name meanwhile. Another holder means the session
-/// is live: busy.
-struct NameClaim {
-    _file: Option<std::fs::File>,
-    exists: bool,
-}
-
-impl NameClaim {
-    /// Step 7: `data/<c>.lock`, when it is there. Held since step 1, it is ours to unlink; a lock
-    /// that did not exist at step 1 may have been claimed by a launch since, so it is tested first.
-    fn remove(&self, path: &Path) -> Result<Option<Removed>> {
-        let removed = if self._file.is_some() {
-            match std::fs::remove_file(path) {
-                Ok(()) => true,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-                Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
-            }
-        } else {
-            remove_name_lock_unless_held(path)?
-        };
-        Ok(removed.then(|| Removed { kind: "name_lock".into(), name: path.to_string_lossy().into_owned() }))
-    }
-
-    fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
-        if dry_run {
-            let exists = path.exists();
-            if name_lock_held(path)? {
-                return Err(
-                    Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display()))
-                );
-            }
-            return Ok(NameClaim { _file: None, exists });
-        }
-        let file = match std::fs::OpenOptions::new().read(true).open(path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(NameClaim { _file: None, exists: false }),
-            Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
-        };
-        match fs2::FileExt::try_lock_exclusive(&file) {
-            Ok(()) => Ok(NameClaim { _file: Some(file), exists: true }),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                Err(Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display())))
-            }
-            Err(e) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
-        }
-    }
 }
 
 /// The closing line of the text format.

@@ -11,9 +11,9 @@ use git2::Repository;
 use crate::base::disk_usage::SizeWalk;
 use crate::engines::git;
 use crate::protocol::records::{Purged, Removed};
-use crate::state::model::{DockerNames, IsolationRecord, Status};
+use crate::state::model::{IsolationRecord, Status};
 
-use super::{identity_of, refused, remove, NameClaim, Outcome, Purger, Request, Stop};
+use super::{identity_of, remove, Outcome, Purger, Request, Stop};
 
 impl Purger<'_> {
     /// Slims one instance: the live check of a purge's step 1, then per mount its rebuildable
@@ -26,14 +26,16 @@ impl Purger<'_> {
         let name = &request.target.name;
         let store = self.store;
         // Held for the whole slim: no launch or purge of this name runs meanwhile.
-        let _claim = NameClaim::take(&store.name_lock_path(name), self.options.dry_run)
-            .map_err(|error| Box::new(Outcome::Refused { code: "busy", error, busy: true }))?;
+        let _claim = self.claim(name)?;
         let manifest = store.read_manifest(name).map_err(|e| super::stop("manifest_unreadable", e))?;
         let Some(manifest) = manifest else {
             return Err(super::stop("not_kept", anyhow::anyhow!("no manifest: only a kept session can be slimmed")));
         };
         let docker = manifest.docker.clone();
-        self.refuse_live(&docker)?;
+        // A live session is refused, never stopped: --stop is purge's, not slim's.
+        if self.role_running(&docker)? {
+            return Err(super::live(&docker, ""));
+        }
         if !Status::parse(&manifest.status).is_some_and(Status::is_kept) {
             let error = anyhow::anyhow!(
                 "status {} is not kept (restore_available, preserved_dirty, preserved_unpushed): nothing slimmed",
@@ -59,19 +61,6 @@ impl Purger<'_> {
             slimmed: true,
             dry_run: self.options.dry_run,
         })
-    }
-
-    /// A running role container is a live session: refused, never stopped.
-    fn refuse_live(&self, docker: &DockerNames) -> Result<(), Stop> {
-        match self.engine.inspect(&docker.role_container) {
-            Ok(Some(role)) if role.state.running => {
-                let error = crate::base::exit::Exit::Busy
-                    .err(format_args!("the session is live: its container {} is running", docker.role_container));
-                Err(Box::new(Outcome::Refused { code: "live", error, busy: true }))
-            }
-            Ok(_) => Ok(()),
-            Err(e) => Err(Box::new(refused("docker_failed", e))),
-        }
     }
 
     /// One mount's rebuildable ignored entries, removed without following a link; the bytes freed.

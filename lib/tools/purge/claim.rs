@@ -1,0 +1,59 @@
+//! The launcher's name claim `data/<c>.lock`, as purge and slim hold it (lifecycle.md, purge
+//! steps 1 and 7).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::base::exit::Exit;
+use crate::protocol::records::Removed;
+use crate::state::store::{name_lock_held, remove_name_lock_unless_held};
+
+/// The launcher's name claim `data/<c>.lock`, held by this run while it purges the instance so
+/// that no launch or other purge can take the name meanwhile. Another holder means the session
+/// is live: busy.
+pub(super) struct NameClaim {
+    _file: Option<std::fs::File>,
+    pub(super) exists: bool,
+}
+
+impl NameClaim {
+    /// Step 7: `data/<c>.lock`, when it is there. Held since step 1, it is ours to unlink; a lock
+    /// that did not exist at step 1 may have been claimed by a launch since, so it is tested first.
+    pub(super) fn remove(&self, path: &Path) -> Result<Option<Removed>> {
+        let removed = if self._file.is_some() {
+            match std::fs::remove_file(path) {
+                Ok(()) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+            }
+        } else {
+            remove_name_lock_unless_held(path)?
+        };
+        Ok(removed.then(|| Removed { kind: "name_lock".into(), name: path.to_string_lossy().into_owned() }))
+    }
+
+    pub(super) fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
+        if dry_run {
+            let exists = path.exists();
+            if name_lock_held(path)? {
+                return Err(
+                    Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display()))
+                );
+            }
+            return Ok(NameClaim { _file: None, exists });
+        }
+        let file = match std::fs::OpenOptions::new().read(true).open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(NameClaim { _file: None, exists: false }),
+            Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+        };
+        match fs2::FileExt::try_lock_exclusive(&file) {
+            Ok(()) => Ok(NameClaim { _file: Some(file), exists: true }),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                Err(Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display())))
+            }
+            Err(e) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+        }
+    }
+}
