@@ -632,20 +632,6 @@ fn real_source_tree_matches_git_status_in_every_case() {
     fs::remove_file(wt.join(&deleted)).unwrap();
     let mode = next();
     fs::set_permissions(wt.join(&mode), fs::Permissions::from_mode(0o755)).unwrap();
-    // Nothing staged yet, the index's cached trees valid: the assessment may skip comparing
-    // HEAD with the index, and must still equal git.
-    assert!(cached_trees_valid(&wt), "the index's TREE extension should hold the root's tree id");
-    let unstaged = git_status_z(&wt);
-    let mut want = vec![format!(" D {deleted}"), format!(" M {mode}"), format!(" M {modified}")];
-    want.sort();
-    assert_eq!(unstaged, want);
-    assert_eq!(status_lines(&assess(&home, &inst).mounts[0]), unstaged);
-    let renamed = next();
-    git(&wt, &["mv", &renamed, &format!("{renamed}.moved")]);
-    let staged_then_edited = next();
-    append(&staged_then_edited, "// staged\n");
-    git(&wt, &["add", &staged_then_edited]);
-    append(&staged_then_edited, "// and edited after\n");
     fs::create_dir_all(wt.join("new dir/sous-dossier été")).unwrap();
     fs::write(wt.join("new dir/sous-dossier été/naïve file ✓.rs"), "fn main() {}\n").unwrap();
     fs::write(wt.join("new dir/plain.txt"), "x\n").unwrap();
@@ -660,12 +646,26 @@ fn real_source_tree_matches_git_status_in_every_case() {
     fs::create_dir_all(wt.join("vendored")).unwrap();
     git(&wt.join("vendored"), &["init", "-q"]);
     fs::write(wt.join("vendored/inner.txt"), "inside a nested repository\n").unwrap();
+    let to_symlink = next();
+    fs::remove_file(wt.join(&to_symlink)).unwrap();
+    std::os::unix::fs::symlink("README.md", wt.join(&to_symlink)).unwrap();
+    let to_directory = next();
+    fs::remove_file(wt.join(&to_directory)).unwrap();
+    fs::create_dir(wt.join(&to_directory)).unwrap();
+    fs::write(wt.join(&to_directory).join("inside.rs"), "// a file where a file was\n").unwrap();
+    // A whole tracked directory gone: nothing left to list it from.
+    assert!(crates.len() > 3, "the real tree should hold more than three crates: {crates:?}");
+    let gone_crate = crates[crates.len() - 1].strip_prefix(&host).unwrap().to_owned();
+    fs::remove_dir_all(wt.join(&gone_crate)).unwrap();
     let skipped = next();
     git(&wt, &["update-index", "--skip-worktree", &skipped]);
     append(&skipped, "// hidden by skip-worktree\n");
     let assumed = next();
     git(&wt, &["update-index", "--assume-unchanged", &assumed]);
     append(&assumed, "// hidden by assume-unchanged\n");
+    // update-index drops the cached tree ids of the flagged paths' directories; write-tree puts
+    // them back, as any later commit would.
+    git(&wt, &["write-tree"]);
     // Racily clean: different bytes of the same size, with the mtime the index entry records,
     // in an index written no earlier. Only a content comparison can see it (ctime is not
     // trusted here, as on filesystems where it moves without a change).
@@ -680,6 +680,35 @@ fn real_source_tree_matches_git_status_in_every_case() {
     let index = wt.join(git(&wt, &["rev-parse", "--git-path", "index"]));
     fs::File::options().write(true).open(&index).unwrap().set_modified(entry_mtime).unwrap();
 
+    // Nothing staged yet, the index's cached trees valid: the assessment may skip comparing
+    // HEAD with the index and narrow libgit2's status to the paths whose stat data changed, and
+    // must still equal git in every case.
+    assert!(cached_trees_valid(&wt), "the index's TREE extension should hold the root's tree id");
+    let unstaged = git_status_z(&wt);
+    for line in [
+        format!(" M {modified}"),
+        format!(" D {deleted}"),
+        format!(" M {mode}"),
+        "?? new dir/sous-dossier été/naïve file ✓.rs".to_owned(),
+        "?? crates/keep.scratch".to_owned(),
+        "?? readme-link".to_owned(),
+        "?? vendored/".to_owned(),
+        format!(" M {racy}"),
+        format!(" T {to_symlink}"),
+        format!(" D {to_directory}"),
+        format!("?? {to_directory}/inside.rs"),
+    ] {
+        assert!(unstaged.contains(&line), "git status lacks {line:?}: {unstaged:#?}");
+    }
+    let gone = format!(" D {}/", gone_crate.display());
+    assert!(unstaged.iter().any(|line| line.starts_with(&gone)), "git status lacks {gone:?}…: {unstaged:#?}");
+    assert_eq!(status_lines(&assess(&home, &inst).mounts[0]), unstaged);
+    let renamed = next();
+    git(&wt, &["mv", &renamed, &format!("{renamed}.moved")]);
+    let staged_then_edited = next();
+    append(&staged_then_edited, "// staged\n");
+    git(&wt, &["add", &staged_then_edited]);
+    append(&staged_then_edited, "// and edited after\n");
     let a = assess(&home, &inst);
     let expected = git_status_z(&wt);
     for line in [

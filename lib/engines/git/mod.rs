@@ -13,6 +13,7 @@ use crate::protocol::assessment::{FileChange, UnpushedRef};
 mod ignored;
 mod resume;
 mod role_source;
+mod stat_check;
 mod worktrees;
 
 pub(crate) use ignored::{ignored, inside};
@@ -29,6 +30,19 @@ pub(crate) struct WorkState {
 }
 
 pub(crate) fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2::Error> {
+    status(repo, with_diff, Narrowing::ByStatData)
+}
+
+/// Whether libgit2's status may be limited to the paths whose stat data say they changed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Narrowing {
+    ByStatData,
+    /// Every path goes to libgit2: what the narrowed status must equal (its tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    None,
+}
+
+fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<WorkState, git2::Error> {
     let mut options = StatusOptions::new();
     options
         .include_untracked(true)
@@ -38,10 +52,25 @@ pub(crate) fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState
         // Renames in the work tree are left out as git leaves them out: git pairs a deleted file
         // with an untracked one only when the new file is intent-to-add, libgit2 with any.
         .renames_head_to_index(true);
-    if index_matches_head(repo) {
+    let written = stat_check::IndexWritten::of(repo);
+    let mut index = repo.index()?;
+    if index_matches_head(repo, &mut index) {
         // Nothing is staged: the comparison of HEAD's tree with the index, which reads every
         // tree object of HEAD, can only come back empty (docs/performance.md, real trees).
         options.show(git2::StatusShow::Workdir);
+        // And only the paths whose stat data say they may have changed need libgit2's look.
+        let suspects = written
+            .filter(|_| narrowing == Narrowing::ByStatData)
+            .and_then(|written| stat_check::suspects(repo, &index, written));
+        if let Some(suspects) = suspects {
+            if suspects.is_empty() {
+                return Ok(WorkState::default());
+            }
+            options.disable_pathspec_match(true);
+            for path in suspects {
+                options.pathspec(path);
+            }
+        }
     }
     let statuses = repo.statuses(Some(&mut options))?;
     let mut state = WorkState::default();
@@ -70,11 +99,10 @@ const INTENT_TO_ADD: u16 = 1 << 13;
 /// (the TREE extension git keeps, as `git status` uses it) without reading a tree object. `false`
 /// whenever that cannot be told so cheaply: no HEAD, an invalidated cache, a conflict, or an
 /// intent-to-add entry (which the cached trees leave out).
-fn index_matches_head(repo: &Repository) -> bool {
+fn index_matches_head(repo: &Repository, index: &mut git2::Index) -> bool {
     let Some(head_tree) = repo.head().and_then(|h| h.peel_to_commit()).ok().map(|c| c.tree_id()) else {
         return false;
     };
-    let Ok(mut index) = repo.index() else { return false };
     // An object database with no backend: a cached tree id comes back as it is, and a tree that
     // would have to be computed fails to be written instead of being written.
     let Ok(nowhere) = git2::Odb::new().and_then(Repository::from_odb) else { return false };
