@@ -40,8 +40,14 @@ pub(crate) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
         .include_ignored(true)
         .recurse_ignored_dirs(false)
         .exclude_submodules(true);
+    let written = super::stat_check::IndexWritten::of(repo);
+    let index = repo.index()?;
+    // Every ignored entry is a name the index does not hold, which the stat check names.
+    if !super::narrow_by_stat_data(repo, &index, written, &mut options) {
+        return Ok(Vec::new());
+    }
     let statuses = repo.statuses(Some(&mut options))?;
-    let tracked = tracked_paths(repo)?;
+    let tracked = tracked_paths(&index);
     let mut entries = Vec::new();
     for entry in statuses.iter().filter(|e| e.status().is_ignored()) {
         let relative = String::from_utf8_lossy(entry.path_bytes()).into_owned();
@@ -58,10 +64,10 @@ pub(crate) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
 }
 
 /// The index's paths, sorted.
-fn tracked_paths(repo: &Repository) -> Result<Vec<Vec<u8>>, git2::Error> {
-    let mut paths: Vec<Vec<u8>> = repo.index()?.iter().map(|e| e.path).collect();
+fn tracked_paths(index: &git2::Index) -> Vec<Vec<u8>> {
+    let mut paths: Vec<Vec<u8>> = index.iter().map(|e| e.path).collect();
     paths.sort();
-    Ok(paths)
+    paths
 }
 
 fn holds_tracked(tracked: &[Vec<u8>], dir: &str) -> bool {

@@ -58,18 +58,8 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
         // Nothing is staged: the comparison of HEAD's tree with the index, which reads every
         // tree object of HEAD, can only come back empty (docs/performance.md, real trees).
         options.show(git2::StatusShow::Workdir);
-        // And only the paths whose stat data say they may have changed need libgit2's look.
-        let suspects = written
-            .filter(|_| narrowing == Narrowing::ByStatData)
-            .and_then(|written| stat_check::suspects(repo, &index, written));
-        if let Some(suspects) = suspects {
-            if suspects.is_empty() {
-                return Ok(WorkState::default());
-            }
-            options.disable_pathspec_match(true);
-            for path in suspects {
-                options.pathspec(path);
-            }
+        if narrowing == Narrowing::ByStatData && !narrow_by_stat_data(repo, &index, written, &mut options) {
+            return Ok(WorkState::default());
         }
     }
     let statuses = repo.statuses(Some(&mut options))?;
@@ -90,6 +80,25 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
         attach_diffs(repo, &mut state.files)?;
     }
     Ok(state)
+}
+
+/// Limits a status of the work tree against the index to the paths whose stat data say they
+/// may differ from it (`stat_check`); `false` when there are none and no status is needed.
+/// `written` is the index's modification time, read before `index`.
+fn narrow_by_stat_data(
+    repo: &Repository,
+    index: &git2::Index,
+    written: Option<stat_check::IndexWritten>,
+    options: &mut StatusOptions,
+) -> bool {
+    let Some(suspects) = written.and_then(|written| stat_check::suspects(repo, index, written)) else {
+        return true;
+    };
+    options.disable_pathspec_match(true);
+    for path in &suspects {
+        options.pathspec(path.as_slice());
+    }
+    !suspects.is_empty()
 }
 
 /// `git add -N`: in the index, left out of its trees.

@@ -366,6 +366,17 @@ mod tests {
         assert_eq!(narrowed.files, whole.files);
         assert_eq!(narrowed.ignored, whole.ignored);
         assert!(narrowed.ignored >= 5, "ignored entries: {}", narrowed.ignored);
+        let ignored: BTreeSet<String> =
+            crate::engines::git::ignored(&repo).unwrap().into_iter().map(|e| e.path.display().to_string()).collect();
+        let clean = Command::new("git").current_dir(&root).args(["clean", "-ndX"]).output().unwrap();
+        let would_remove: BTreeSet<String> = String::from_utf8(clean.stdout)
+            .unwrap()
+            .lines()
+            .filter_map(|line| line.strip_prefix("Would remove "))
+            .map(|path| path.trim_end_matches('/').to_owned())
+            .collect();
+        assert_eq!(ignored, would_remove, "as git clean -ndX lists them");
+        assert_eq!(ignored.len(), 5, "{ignored:?}");
         let listed: Vec<&str> = narrowed.files.iter().map(|f| f.path.as_str()).collect();
         for path in ["a-b/x.rs", "a/b/new dir/été ✓.rs", "deep/er/est/file.rs", "docs/guide.md/inside.md", "keep.log"] {
             assert!(listed.contains(&path), "{path} is missing from {listed:?}");
