@@ -383,3 +383,68 @@ mod tests {
         }
     }
 }
+
+/// Submodules: a gitlink's stat data say nothing of the commit checked out in it, so each one is
+/// asked about by name; populated, changed in three ways, and unpopulated in a worktree.
+#[cfg(test)]
+mod submodule_tests {
+    use std::fs;
+    use std::path::Path;
+    use std::process::Command;
+
+    use crate::engines::git::{status, Narrowing};
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "protocol.file.allow=always", "-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The narrowed status, checked against libgit2's whole one and against git's own lines.
+    fn assert_matches_git(work_tree: &Path, want: &[&str]) {
+        let repo = git2::Repository::open(work_tree).unwrap();
+        let narrowed = status(&repo, false, Narrowing::ByStatData).unwrap();
+        assert_eq!(narrowed.files, status(&repo, false, Narrowing::None).unwrap().files);
+        let lines: Vec<String> = narrowed.files.iter().map(|f| format!("{} {}", f.status, f.path)).collect();
+        let cli = git(work_tree, &["status", "--porcelain=v1", "-uall"]);
+        assert_eq!(lines, cli.lines().collect::<Vec<_>>());
+        assert_eq!(lines, want);
+    }
+
+    #[test]
+    fn submodules_are_asked_about_by_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sub = tmp.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        git(&sub, &["init", "-q", "-b", "main"]);
+        fs::write(sub.join("lib.rs"), "x\n").unwrap();
+        git(&sub, &["add", "-A"]);
+        git(&sub, &["commit", "-q", "-m", "sub"]);
+        let host = tmp.path().join("host");
+        fs::create_dir(&host).unwrap();
+        git(&host, &["init", "-q", "-b", "main"]);
+        fs::write(host.join("a.txt"), "a\n").unwrap();
+        for path in ["vendor/new-commit", "vendor/modified", "vendor/untracked", "vendor/untouched"] {
+            git(&host, &["submodule", "add", "-q", sub.to_str().unwrap(), path]);
+        }
+        git(&host, &["add", "-A"]);
+        git(&host, &["commit", "-q", "-m", "host"]);
+        assert_matches_git(&host, &[]);
+
+        fs::write(host.join("vendor/untracked/new.txt"), "untracked in the submodule\n").unwrap();
+        fs::write(host.join("vendor/modified/lib.rs"), "modified in the submodule\n").unwrap();
+        fs::write(host.join("vendor/new-commit/lib.rs"), "y\n").unwrap();
+        git(&host.join("vendor/new-commit"), &["commit", "-q", "-am", "a commit the host does not record"]);
+        assert_matches_git(&host, &[" M vendor/modified", " M vendor/new-commit", " M vendor/untracked"]);
+
+        // A worktree of the host: its submodules are empty directories until initialised.
+        let worktree = tmp.path().join("worktree");
+        git(&host, &["worktree", "add", "-q", worktree.to_str().unwrap()]);
+        assert_matches_git(&worktree, &[]);
+    }
+}
