@@ -37,7 +37,7 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
     } else if !args.instances.is_empty() {
         purge::plan_from_args(&args.instances, &catalog, &store)
     } else if slim {
-        purge::plan_kept(&catalog, args.slim_older_than)
+        purge::plan_kept(&catalog, &store, args.slim_older_than)
     } else {
         purge::plan_from_catalog(&catalog, selection)
     };

@@ -135,6 +135,8 @@ fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
     assert!(planned.removed.iter().all(|r| r.kind == "ignored"));
     assert!(home.snapshot() == snapshot, "a dry run changed a file");
 
+    let continuity_len = || fs::metadata(inst.dir.join(".jackin/continuity.json")).map_or(0, |m| m.len());
+    let continuity_before = continuity_len();
     let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let slimmed = records::<Purged>(&out.stdout).remove(0);
@@ -158,7 +160,9 @@ fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
     assert_eq!(comparable(&after), comparable(&before), "the same work, only `ignored` differs");
     let after_disk = after.disk.unwrap();
     assert_eq!((after_disk.ignored, after_disk.rebuildable), (env_local, 0));
-    assert_eq!((after_disk.work, after_disk.data), (disk.work, disk.data));
+    // The data directory changed by the slim's own record in the tools' file, nothing else.
+    let recorded = continuity_len() - continuity_before;
+    assert_eq!((after_disk.work, after_disk.data), (disk.work, disk.data + recorded));
 
     let again = run(&home, "jackin-purge", &["--slim", &inst.container]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
@@ -241,6 +245,25 @@ fn slim_older_than_picks_only_old_kept_sessions() {
     assert!(!made[0].0.mount_path(0).join("target").exists());
     assert!(made[1].0.mount_path(0).join("target/out.bin").exists(), "recent: kept whole");
     assert!(made[2].0.mount_path(0).join("target/out.bin").exists(), "not kept: not slimmed");
+
+    // Slimmed once after each keep: the next day's run leaves it alone, until it is kept again
+    // after its last slim (here: a slim recorded before its last update).
+    let continuity_path = made[0].0.dir.join(".jackin/continuity.json");
+    let continuity: Value = serde_json::from_str(&fs::read_to_string(&continuity_path).unwrap()).unwrap();
+    assert_eq!(continuity["slimmed"]["freed_bytes"], records::<Purged>(&out.stdout)[0].freed_bytes);
+    let again = run(&home, "jackin-purge", &["--slim-older-than", "7d"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(records::<Purged>(&again.stdout).is_empty(), "slimmed since its keep: {}", String::from_utf8_lossy(&again.stdout));
+    let mut continuity = continuity;
+    continuity["slimmed"]["at"] = json!("2025-12-31T00:00:00Z");
+    fs::write(&continuity_path, serde_json::to_string_pretty(&continuity).unwrap()).unwrap();
+    let after_a_new_keep = run(&home, "jackin-purge", &["--slim-older-than", "7d"]);
+    let slimmed: Vec<String> =
+        records::<Purged>(&after_a_new_keep.stdout).into_iter().map(|p| p.identity.container_base).collect();
+    assert_eq!(slimmed, [made[0].0.container.clone()]);
+    // Named, or with --kept, a session is slimmed whenever asked.
+    let named = run(&home, "jackin-purge", &["--slim", &made[0].0.container]);
+    assert_eq!(records::<Purged>(&named.stdout).len(), 1, "{}", stderr(&named));
 
     let usage = run(&home, "jackin-purge", &["--slim"]);
     assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));

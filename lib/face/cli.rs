@@ -499,7 +499,8 @@ pub struct PurgeArgs {
     #[arg(long, requires = "slim", conflicts_with = "instances")]
     pub kept: bool,
 
-    /// Retention: slim the kept sessions last updated longer ago than DUR (e.g. 7d); implies --slim
+    /// Retention: slim the kept sessions last updated longer ago than DUR (e.g. 7d) and not slimmed
+    /// since; implies --slim
     #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration,
           conflicts_with_all = ["instances", "kept", "terminal", "older_than", "keep_last", "discard_unfinished", "expire_quarantine", "stop"])]
     pub slim_older_than: Option<std::time::Duration>,

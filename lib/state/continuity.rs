@@ -29,6 +29,9 @@ pub struct Continuity {
     /// Every status change these tools made, oldest first.
     #[serde(default)]
     pub(crate) history: Vec<HistoryEntry>,
+    /// The last `jackin-purge --slim` of the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) slimmed: Option<Slimmed>,
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
 }
@@ -42,6 +45,7 @@ impl Default for Continuity {
             cause: None,
             evidence: None,
             history: Vec::new(),
+            slimmed: None,
             extra: Map::new(),
         }
     }
@@ -57,6 +61,13 @@ pub(crate) struct Kept {
     pub(crate) policy: String,
     pub(crate) verdict: String,
     pub(crate) assessment: Value,
+}
+
+/// When a session was last slimmed, and what that took back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Slimmed {
+    pub(crate) at: String,
+    pub(crate) freed_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

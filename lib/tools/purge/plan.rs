@@ -158,8 +158,9 @@ pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'s
 }
 
 /// The kept instances (for `--slim --kept` and `--slim-older-than`), newest first; with
-/// `older_than`, only those last updated longer ago than that.
-pub fn plan_kept(catalog: &Catalog, older_than: Option<Duration>) -> Vec<Item<'static>> {
+/// `older_than` (the retention a cron runs every day), only those last updated longer ago than
+/// that and not slimmed since: a session is slimmed once after each time it is kept.
+pub fn plan_kept(catalog: &Catalog, store: &Store, older_than: Option<Duration>) -> Vec<Item<'static>> {
     let now = std::time::SystemTime::now();
     let mut targets = catalog.all();
     targets.sort_by(|a, b| {
@@ -171,10 +172,20 @@ pub fn plan_kept(catalog: &Catalog, older_than: Option<Duration>) -> Vec<Item<'s
         .filter(|target| {
             let Some(row) = &target.row else { return false };
             let kept = Status::parse(&row.status).is_some_and(Status::is_kept);
-            let old = older_than
-                .is_none_or(|age| crate::base::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
-            kept && old
+            let updated = crate::base::time::parse_rfc3339(&row.updated_at);
+            let due = match older_than {
+                None => true,
+                Some(age) => updated.is_some_and(|at| at + age < now) && !slimmed_since(store, &target.name, updated),
+            };
+            kept && due
         })
         .map(|target| Item::Instance(Request { target, discard: false, only_if_clean: false }))
         .collect()
+}
+
+/// Whether the session's last slim came after `updated` (its last keep, or any later change).
+fn slimmed_since(store: &Store, name: &InstanceName, updated: Option<std::time::SystemTime>) -> bool {
+    let Ok(continuity) = crate::state::continuity::read(store, name) else { return false };
+    let slimmed = continuity.slimmed.and_then(|s| crate::base::time::parse_rfc3339(&s.at));
+    matches!((slimmed, updated), (Some(slimmed), Some(updated)) if slimmed >= updated)
 }

@@ -11,6 +11,7 @@ use git2::Repository;
 use crate::base::disk_usage::SizeWalk;
 use crate::engines::git;
 use crate::protocol::records::{Purged, Removed};
+use crate::state::continuity::{self, Slimmed};
 use crate::state::model::{IsolationRecord, Status};
 
 use super::{identity_of, remove, Outcome, Purger, Request, Stop};
@@ -52,6 +53,14 @@ impl Purger<'_> {
                 self.slim_mount(&record, &data_root).map_err(|e| super::stop("slim_failed", e))?;
             removed.extend(mount_removed);
             freed += bytes;
+        }
+        if !self.options.dry_run {
+            let at = crate::base::time::now_rfc3339();
+            continuity::update(store, name, |c| {
+                c.slimmed = Some(Slimmed { at, freed_bytes: freed });
+                Ok(((), true))
+            })
+            .map_err(|e| super::stop("slim_failed", e.context("recording the slim")))?;
         }
         Ok(Purged {
             identity: identity_of(Some(&manifest), request.target.row.as_ref(), name),
