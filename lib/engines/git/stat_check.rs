@@ -219,9 +219,15 @@ mod tests {
     use super::{suspects, IndexWritten};
     use crate::engines::git::{status, Narrowing};
 
-    fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git").current_dir(dir).args(args).output().unwrap();
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "protocol.file.allow=always", "-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
     }
 
     fn write(root: &Path, path: &str, text: &str) {
@@ -243,8 +249,6 @@ mod tests {
     /// them racily clean.
     fn committed(root: &Path, files: &[(&str, &str)]) -> git2::Repository {
         git(root, &["init", "-q", "-b", "main"]);
-        git(root, &["config", "user.name", "t"]);
-        git(root, &["config", "user.email", "t@example.com"]);
         for (path, text) in files {
             write(root, path, text);
         }
@@ -382,29 +386,9 @@ mod tests {
             assert!(listed.contains(&path), "{path} is missing from {listed:?}");
         }
     }
-}
 
-/// Submodules: a gitlink's stat data say nothing of the commit checked out in it, so each one is
-/// asked about by name; populated, changed in three ways, and unpopulated in a worktree.
-#[cfg(test)]
-mod submodule_tests {
-    use std::fs;
-    use std::path::Path;
-    use std::process::Command;
-
-    use crate::engines::git::{status, Narrowing};
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "protocol.file.allow=always", "-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    }
-
+    /// Submodules: a gitlink's stat data say nothing of the commit checked out in it, so each
+    /// one is asked about by name; populated, changed in three ways, and unpopulated in a worktree.
     /// The narrowed status, checked against libgit2's whole one and against git's own lines.
     fn assert_matches_git(work_tree: &Path, want: &[&str]) {
         let repo = git2::Repository::open(work_tree).unwrap();
