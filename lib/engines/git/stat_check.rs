@@ -4,9 +4,9 @@
 //!
 //! Only a narrowing: every path it names still goes to libgit2's status, which decides. A path
 //! it does not name is one whose stat data matches the index exactly and is not racily clean,
-//! which git itself reports as unchanged without reading it. Whenever the walk meets something it
-//! cannot tell this way (a tracked directory it cannot open, a conflict), it answers `None` and
-//! the whole work tree goes to libgit2. Stats are made relative to an open directory, one path
+//! which git itself reports as unchanged without reading it. A tracked directory it cannot open is
+//! named once. Whenever the walk meets something it cannot tell this way (a conflict, a root it
+//! cannot list, `core.ignorecase`), it answers `None` and the whole work tree goes to libgit2. Stats are made relative to an open directory, one path
 //! component each, where libgit2 stats every file by its absolute path (docs/performance.md).
 
 use std::ffi::CString;
