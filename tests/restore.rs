@@ -731,8 +731,12 @@ fn a_real_session_comes_back_as_it_was_launched_at_tiers_2_1_and_0() {
     // Sorted: the engine does not keep `-e`'s order in `Config.Env` (about one create in ten put
     // TERM first here, with docker 28.2 against dockerd 20.10), and the order means nothing.
     let recorded_names = |container: &str| -> Vec<String> {
-        let mut names: Vec<String> =
-            recipe[container]["env"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_owned()).collect();
+        let mut names: Vec<String> = recipe[container]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_owned())
+            .collect();
         names.sort();
         names
     };

@@ -253,7 +253,11 @@ fn slim_older_than_picks_only_old_kept_sessions() {
     assert_eq!(continuity["slimmed"]["freed_bytes"], records::<Purged>(&out.stdout)[0].freed_bytes);
     let again = run(&home, "jackin-purge", &["--slim-older-than", "7d"]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
-    assert!(records::<Purged>(&again.stdout).is_empty(), "slimmed since its keep: {}", String::from_utf8_lossy(&again.stdout));
+    assert!(
+        records::<Purged>(&again.stdout).is_empty(),
+        "slimmed since its keep: {}",
+        String::from_utf8_lossy(&again.stdout)
+    );
     let mut continuity = continuity;
     continuity["slimmed"]["at"] = json!("2025-12-31T00:00:00Z");
     fs::write(&continuity_path, serde_json::to_string_pretty(&continuity).unwrap()).unwrap();

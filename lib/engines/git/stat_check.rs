@@ -356,9 +356,25 @@ mod tests {
         set_mtime(&root.join(".git/index"), entry_mtime);
 
         let want: BTreeSet<String> = [
-            "a-b/x.rs", "a.txt", "a/b/c.rs", "a/b/f.rs", "a0", "deep/er", "docs/guide.md", "link",
-            "a/b/new dir", "a-b/y.rs", "z.txt", "build.log", "keep.log", "src/gen/out", "notes.excluded",
-            "mine.personal", "target", "vendored", "empty",
+            "a-b/x.rs",
+            "a.txt",
+            "a/b/c.rs",
+            "a/b/f.rs",
+            "a0",
+            "deep/er",
+            "docs/guide.md",
+            "link",
+            "a/b/new dir",
+            "a-b/y.rs",
+            "z.txt",
+            "build.log",
+            "keep.log",
+            "src/gen/out",
+            "notes.excluded",
+            "mine.personal",
+            "target",
+            "vendored",
+            "empty",
         ]
         .into_iter()
         .map(str::to_owned)
@@ -382,7 +398,8 @@ mod tests {
         assert_eq!(ignored, would_remove, "as git clean -ndX lists them");
         assert_eq!(ignored.len(), 5, "{ignored:?}");
         let listed: Vec<&str> = narrowed.files.iter().map(|f| f.path.as_str()).collect();
-        for path in ["a-b/x.rs", "a/b/new dir/été ✓.rs", "deep/er/est/file.rs", "docs/guide.md/inside.md", "keep.log"] {
+        for path in ["a-b/x.rs", "a/b/new dir/été ✓.rs", "deep/er/est/file.rs", "docs/guide.md/inside.md", "keep.log"]
+        {
             assert!(listed.contains(&path), "{path} is missing from {listed:?}");
         }
     }
