@@ -40,8 +40,7 @@ pub(crate) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
         .include_ignored(true)
         .recurse_ignored_dirs(false)
         .exclude_submodules(true);
-    let written = super::stat_check::IndexWritten::of(repo);
-    let index = repo.index()?;
+    let (index, written) = super::stat_check::read_index(repo)?;
     // Every ignored entry is a name the index does not hold, which the stat check names.
     if !super::narrow_by_stat_data(repo, &index, written, &mut options) {
         return Ok(Vec::new());

@@ -52,8 +52,7 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
         // Renames in the work tree are left out as git leaves them out: git pairs a deleted file
         // with an untracked one only when the new file is intent-to-add, libgit2 with any.
         .renames_head_to_index(true);
-    let written = stat_check::IndexWritten::of(repo);
-    let mut index = repo.index()?;
+    let (mut index, written) = stat_check::read_index(repo)?;
     if index_matches_head(repo, &mut index) {
         // Nothing is staged: the comparison of HEAD's tree with the index, which reads every
         // tree object of HEAD, can only come back empty (docs/performance.md, real trees).
@@ -84,7 +83,7 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
 
 /// Limits a status of the work tree against the index to the paths whose stat data say they
 /// may differ from it (`stat_check`); `false` when there are none and no status is needed.
-/// `written` is the index's modification time, read before `index`.
+/// `written` comes with `index` from `stat_check::read_index`.
 fn narrow_by_stat_data(
     repo: &Repository,
     index: &git2::Index,

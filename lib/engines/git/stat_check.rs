@@ -6,8 +6,9 @@
 //! it does not name is one whose stat data matches the index exactly and is not racily clean,
 //! which git itself reports as unchanged without reading it. A tracked directory it cannot open is
 //! named once. Whenever the walk meets something it cannot tell this way (a conflict, a root it
-//! cannot list, `core.ignorecase`), it answers `None` and the whole work tree goes to libgit2. Stats are made relative to an open directory, one path
-//! component each, where libgit2 stats every file by its absolute path (docs/performance.md).
+//! cannot list, `core.ignorecase`), it answers `None` and the whole work tree goes to libgit2.
+//! Stats are made relative to an open directory, one path component each, where libgit2 stats
+//! every file by its absolute path (docs/performance.md).
 
 use std::ffi::CString;
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -22,10 +23,11 @@ use super::INTENT_TO_ADD;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct IndexWritten(i64);
 
-impl IndexWritten {
-    pub(super) fn of(repo: &git2::Repository) -> Option<IndexWritten> {
-        fs::lstat(repo.path().join("index")).ok().map(|st| IndexWritten(st.st_mtime))
-    }
+/// The repository's index, with its modification time read first: an index rewritten in between
+/// only makes its entries look racier, never cleaner.
+pub(super) fn read_index(repo: &git2::Repository) -> Result<(git2::Index, Option<IndexWritten>), git2::Error> {
+    let written = fs::lstat(repo.path().join("index")).ok().map(|st| IndexWritten(st.st_mtime));
+    Ok((repo.index()?, written))
 }
 
 /// Past this many, a status of the whole work tree costs no more than one narrowed to them.
@@ -216,7 +218,7 @@ mod tests {
     use std::process::Command;
     use std::time::{Duration, SystemTime};
 
-    use super::{suspects, IndexWritten};
+    use super::{read_index, suspects};
     use crate::engines::git::{status, Narrowing};
 
     fn git(dir: &Path, args: &[&str]) -> String {
@@ -240,8 +242,8 @@ mod tests {
     }
 
     fn suspect_names(repo: &git2::Repository) -> Option<BTreeSet<String>> {
-        let index = repo.index().unwrap();
-        let found = suspects(repo, &index, IndexWritten::of(repo).unwrap())?;
+        let (index, written) = read_index(repo).unwrap();
+        let found = suspects(repo, &index, written.unwrap())?;
         Some(found.into_iter().map(|p| String::from_utf8(p).unwrap()).collect())
     }
 
@@ -404,8 +406,6 @@ mod tests {
         }
     }
 
-    /// Submodules: a gitlink's stat data say nothing of the commit checked out in it, so each
-    /// one is asked about by name; populated, changed in three ways, and unpopulated in a worktree.
     /// The narrowed status, checked against libgit2's whole one and against git's own lines.
     fn assert_matches_git(work_tree: &Path, want: &[&str]) {
         let repo = git2::Repository::open(work_tree).unwrap();
@@ -417,6 +417,8 @@ mod tests {
         assert_eq!(lines, want);
     }
 
+    /// Submodules: a gitlink's stat data say nothing of the commit checked out in it, so each
+    /// one is asked about by name; populated, changed in three ways, and unpopulated in a worktree.
     #[test]
     fn submodules_are_asked_about_by_name() {
         let tmp = tempfile::tempdir().unwrap();

@@ -1,8 +1,9 @@
 //! Deleting without following a symlink, without entering another filesystem mounted inside, and
 //! without leaving the jackin home. A directory is first renamed into `<home>/trash/` (atomic on
-//! one filesystem), then emptied there; a run that dies while emptying leaves a trash entry that the next run finishes. When the trash is on
-//! another filesystem than the directory (`EXDEV`), the directory is deleted where it is, the same
-//! way: a rerun of a purge that died half-way finds the rest there and finishes it.
+//! one filesystem), then emptied there; a run that dies while emptying leaves a trash entry that
+//! the next run finishes. When the trash is on another filesystem than the directory (`EXDEV`),
+//! the directory is deleted where it is, the same way: a rerun of a purge that died half-way finds
+//! the rest there and finishes it.
 
 use std::ffi::{CStr, CString};
 use std::fs;
