@@ -90,7 +90,7 @@ fn narrow_by_stat_data(
     written: Option<stat_check::IndexWritten>,
     options: &mut StatusOptions,
 ) -> bool {
-    let Some(suspects) = written.and_then(|written| stat_check::suspects(repo, index, written)) else {
+    let Some(suspects) = written.and_then(|written| stat_check::suspects(repo, index, written).ok()) else {
         return true;
     };
     options.disable_pathspec_match(true);

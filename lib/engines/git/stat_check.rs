@@ -6,7 +6,8 @@
 //! it does not name is one whose stat data matches the index exactly and is not racily clean,
 //! which git itself reports as unchanged without reading it. A tracked directory it cannot open is
 //! named once. Whenever the walk meets something it cannot tell this way (a conflict, a root it
-//! cannot list, `core.ignorecase`), it answers `None` and the whole work tree goes to libgit2.
+//! cannot list, `core.ignorecase`, more suspects than `MOST_SUSPECTS`), it answers why
+//! ([`Whole`]) and the whole work tree goes to libgit2.
 //! Stats are made relative to an open directory, one path component each, where libgit2 stats
 //! every file by its absolute path (docs/performance.md).
 
@@ -33,6 +34,24 @@ pub(super) fn read_index(repo: &git2::Repository) -> Result<(git2::Index, Option
 /// Past this many, a status of the whole work tree costs no more than one narrowed to them.
 const MOST_SUSPECTS: usize = 512;
 
+/// Why the stat data do not narrow the status: the whole work tree goes to libgit2. The status
+/// does not tell the reasons apart; the tests do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Whole {
+    /// A bare repository.
+    NoWorkTree,
+    /// `core.ignorecase`, or a configuration that cannot be read to tell.
+    CaseFolding,
+    /// The work tree's root cannot be opened or listed.
+    RootUnlisted,
+    /// An entry at a stage other than 0.
+    Conflict,
+    /// More than `MOST_SUSPECTS`.
+    TooManySuspects,
+    /// Index paths the walk cannot follow: not met, git keeps them sorted and well formed.
+    Unwalkable,
+}
+
 const STAGE_MASK: u16 = 0x3000;
 const ASSUME_UNCHANGED: u16 = 0x8000;
 const SKIP_WORKTREE: u16 = 1 << 14;
@@ -42,24 +61,33 @@ const EXECUTABLE: u32 = 0o100755;
 
 /// The paths, relative to the work tree, that may differ from the index: tracked files whose
 /// stat data does not match it and untracked or ignored entries of tracked directories (a
-/// directory the index does not know is named once, not walked). `None`: ask about everything.
-pub(super) fn suspects(repo: &git2::Repository, index: &git2::Index, written: IndexWritten) -> Option<Vec<Vec<u8>>> {
-    let workdir = repo.workdir()?;
-    if repo.config().ok()?.get_bool("core.ignorecase").unwrap_or(false) {
+/// directory the index does not know is named once, not walked). An error: ask about everything.
+pub(super) fn suspects(
+    repo: &git2::Repository,
+    index: &git2::Index,
+    written: IndexWritten,
+) -> Result<Vec<Vec<u8>>, Whole> {
+    let workdir = repo.workdir().ok_or(Whole::NoWorkTree)?;
+    let config = repo.config().map_err(|_| Whole::CaseFolding)?;
+    if config.get_bool("core.ignorecase").unwrap_or(false) {
         // The index's names and the directory's need not match byte for byte.
-        return None;
+        return Err(Whole::CaseFolding);
     }
-    let mut walk = Walk { stack: vec![Listing::open_root(workdir)?], suspects: Vec::new(), gone: None, written };
+    let root = Listing::open_root(workdir).ok_or(Whole::RootUnlisted)?;
+    let mut walk = Walk { stack: vec![root], suspects: Vec::new(), gone: None, written };
     for entry in index.iter() {
         walk.visit(&entry)?;
         if walk.suspects.len() > MOST_SUSPECTS {
-            return None;
+            return Err(Whole::TooManySuspects);
         }
     }
     while let Some(listing) = walk.stack.pop() {
         listing.unknown_names(&mut walk.suspects);
     }
-    (walk.suspects.len() <= MOST_SUSPECTS).then_some(walk.suspects)
+    if walk.suspects.len() > MOST_SUSPECTS {
+        return Err(Whole::TooManySuspects);
+    }
+    Ok(walk.suspects)
 }
 
 struct Walk {
@@ -75,32 +103,32 @@ struct Walk {
 impl Walk {
     /// The index is sorted by path, so each directory's entries come in one run, its
     /// subdirectories' runs nested inside it: a stack of open directories follows it.
-    fn visit(&mut self, entry: &git2::IndexEntry) -> Option<()> {
+    fn visit(&mut self, entry: &git2::IndexEntry) -> Result<(), Whole> {
         if entry.flags & STAGE_MASK != 0 {
-            return None;
+            return Err(Whole::Conflict);
         }
         let path = entry.path.as_slice();
         if self.gone.as_ref().is_some_and(|gone| path.starts_with(gone)) {
-            return Some(());
+            return Ok(());
         }
         let (dir, name) = match path.iter().rposition(|&b| b == b'/') {
             Some(slash) => (&path[..=slash], &path[slash + 1..]),
             None => (&path[..0], path),
         };
         while !dir.starts_with(&self.top().prefix) {
-            let done = self.stack.pop()?;
+            let done = self.stack.pop().ok_or(Whole::Unwalkable)?;
             done.unknown_names(&mut self.suspects);
         }
         while self.top().prefix.len() < dir.len() {
             let rest = &dir[self.top().prefix.len()..];
-            let component = &rest[..rest.iter().position(|&b| b == b'/')?];
+            let component = &rest[..rest.iter().position(|&b| b == b'/').ok_or(Whole::Unwalkable)?];
             match self.top_mut().enter(component) {
                 Ok(child) => self.stack.push(child),
                 Err(_) => {
                     let gone = [self.top().prefix.as_slice(), component].concat();
                     self.suspects.push(gone.clone());
                     self.gone = Some([gone.as_slice(), b"/"].concat());
-                    return Some(());
+                    return Ok(());
                 }
             }
         }
@@ -109,7 +137,7 @@ impl Walk {
         listing.mark_known(name);
         if entry.flags & ASSUME_UNCHANGED != 0 || entry.flags_extended & SKIP_WORKTREE != 0 {
             // git never looks at these files: whatever is on disk, they are reported unchanged.
-            return Some(());
+            return Ok(());
         }
         let unchanged = entry.mode != GITLINK
             && entry.flags_extended & INTENT_TO_ADD == 0
@@ -118,7 +146,7 @@ impl Walk {
         if !unchanged {
             self.suspects.push(path.to_vec());
         }
-        Some(())
+        Ok(())
     }
 
     fn top(&self) -> &Listing {
@@ -211,243 +239,4 @@ impl Listing {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-    use std::fs;
-    use std::path::Path;
-    use std::process::Command;
-    use std::time::{Duration, SystemTime};
-
-    use super::{read_index, suspects};
-    use crate::engines::git::{status, Narrowing};
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "protocol.file.allow=always", "-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn write(root: &Path, path: &str, text: &str) {
-        fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
-        fs::write(root.join(path), text).unwrap();
-    }
-
-    fn set_mtime(path: &Path, when: SystemTime) {
-        fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
-    }
-
-    fn suspect_names(repo: &git2::Repository) -> Option<BTreeSet<String>> {
-        let (index, written) = read_index(repo).unwrap();
-        let found = suspects(repo, &index, written.unwrap())?;
-        Some(found.into_iter().map(|p| String::from_utf8(p).unwrap()).collect())
-    }
-
-    /// A repository whose tracked files are ten seconds old in an index written now: none of
-    /// them racily clean.
-    fn committed(root: &Path, files: &[(&str, &str)]) -> git2::Repository {
-        git(root, &["init", "-q", "-b", "main"]);
-        for (path, text) in files {
-            write(root, path, text);
-        }
-        git(root, &["add", "-A"]);
-        git(root, &["commit", "-q", "-m", "files"]);
-        let past = SystemTime::now() - Duration::from_secs(10);
-        for (path, _) in files {
-            set_mtime(&root.join(path), past);
-        }
-        git(root, &["update-index", "--refresh"]);
-        git2::Repository::open(root).unwrap()
-    }
-
-    #[test]
-    fn a_clean_tree_has_no_suspects() {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = committed(tmp.path(), &[("a.txt", "a\n"), ("src/lib.rs", "\n"), ("src/deep/er.rs", "\n")]);
-        assert_eq!(suspect_names(&repo), Some(BTreeSet::new()));
-        fs::write(tmp.path().join("src/new.rs"), "\n").unwrap();
-        assert_eq!(suspect_names(&repo), Some(BTreeSet::from(["src/new.rs".to_owned()])));
-        // An index no newer than a file: that file may have changed since without its stat
-        // data showing it (racily clean), however exactly they match.
-        let a_mtime = fs::metadata(tmp.path().join("a.txt")).unwrap().modified().unwrap();
-        set_mtime(&tmp.path().join(".git/index"), a_mtime);
-        let all = ["a.txt", "src/deep/er.rs", "src/lib.rs", "src/new.rs"].map(str::to_owned);
-        assert_eq!(suspect_names(&repo), Some(BTreeSet::from(all)));
-    }
-
-    #[test]
-    fn a_case_folding_repository_is_not_narrowed() {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = committed(tmp.path(), &[("a.txt", "a\n")]);
-        git(tmp.path(), &["config", "core.ignorecase", "true"]);
-        assert_eq!(suspect_names(&repo), None);
-    }
-
-    /// Every case of the assessment's exactness matrix, nothing staged: the stat data name
-    /// exactly the paths that can differ (never a skip-worktree or assume-unchanged file), and
-    /// libgit2's status narrowed to them equals its status of the whole tree, ignored count too.
-    #[test]
-    fn the_narrowed_status_equals_the_whole_one() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("repo");
-        fs::create_dir(&root).unwrap();
-        let files = [
-            (".gitignore", "*.log\n!keep.log\ntarget/\n"),
-            ("a-b/x.rs", "racy one\n"),
-            ("a.txt", "mode\n"),
-            ("a/b/c.rs", "modified\n"),
-            ("a/b/d/e.rs", "kept\n"),
-            ("a/b/f.rs", "deleted\n"),
-            ("a0", "to a symlink\n"),
-            ("deep/er/est/file.rs", "its directory goes\n"),
-            ("deep/kept.rs", "kept\n"),
-            ("docs/guide.md", "to a directory\n"),
-            ("link", "to a regular file\n"),
-            ("src/gen/.gitignore", "/out/\n"),
-            ("src/lib.rs", "skip-worktree\n"),
-            ("tools/run.sh", "assume-unchanged\n"),
-        ];
-        let repo = committed(&root, &files);
-        fs::write(root.join(".git/info/exclude"), "*.excluded\n").unwrap();
-        fs::write(tmp.path().join("excludes"), "*.personal\n").unwrap();
-        git(&root, &["config", "core.excludesFile", tmp.path().join("excludes").to_str().unwrap()]);
-
-        write(&root, "a/b/c.rs", "modified, longer\n");
-        fs::remove_file(root.join("a/b/f.rs")).unwrap();
-        fs::set_permissions(root.join("a.txt"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        fs::remove_file(root.join("a0")).unwrap();
-        std::os::unix::fs::symlink("a.txt", root.join("a0")).unwrap();
-        fs::remove_dir_all(root.join("deep/er")).unwrap();
-        fs::remove_file(root.join("docs/guide.md")).unwrap();
-        write(&root, "docs/guide.md/inside.md", "x\n");
-        fs::remove_file(root.join("link")).unwrap();
-        write(&root, "link", "a file where a file was\n");
-        for (path, text) in [
-            ("a/b/new dir/été ✓.rs", "untracked, nested\n"),
-            ("a-b/y.rs", "untracked\n"),
-            ("z.txt", "untracked\n"),
-            ("build.log", "ignored\n"),
-            ("keep.log", "negated: untracked\n"),
-            ("src/gen/out/x.rs", "ignored by a nested .gitignore\n"),
-            ("notes.excluded", "info/exclude\n"),
-            ("mine.personal", "core.excludesFile\n"),
-            ("target/debug/x", "ignored directory\n"),
-            ("vendored/inner.txt", "a nested repository\n"),
-        ] {
-            write(&root, path, text);
-        }
-        git(&root.join("vendored"), &["init", "-q"]);
-        fs::create_dir(root.join("empty")).unwrap();
-        git(&root, &["update-index", "--skip-worktree", "src/lib.rs"]);
-        write(&root, "src/lib.rs", "hidden by skip-worktree\n");
-        git(&root, &["update-index", "--assume-unchanged", "tools/run.sh"]);
-        write(&root, "tools/run.sh", "hidden by assume-unchanged\n");
-        git(&root, &["write-tree"]);
-        // Racily clean: other bytes of the same size and the same mtime, the index no older.
-        // Five seconds younger than the other files, so that it alone is as new as the index.
-        let racy = root.join("a-b/x.rs");
-        let entry_mtime = SystemTime::now() - Duration::from_secs(5);
-        set_mtime(&racy, entry_mtime);
-        git(&root, &["status", "--porcelain"]); // refreshes and writes the index
-        fs::write(&racy, "racy One\n").unwrap();
-        set_mtime(&racy, entry_mtime);
-        set_mtime(&root.join(".git/index"), entry_mtime);
-
-        let want: BTreeSet<String> = [
-            "a-b/x.rs",
-            "a.txt",
-            "a/b/c.rs",
-            "a/b/f.rs",
-            "a0",
-            "deep/er",
-            "docs/guide.md",
-            "link",
-            "a/b/new dir",
-            "a-b/y.rs",
-            "z.txt",
-            "build.log",
-            "keep.log",
-            "src/gen/out",
-            "notes.excluded",
-            "mine.personal",
-            "target",
-            "vendored",
-            "empty",
-        ]
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-        let repo = git2::Repository::open(repo.workdir().unwrap()).unwrap();
-        assert_eq!(suspect_names(&repo), Some(want));
-        let narrowed = status(&repo, false, Narrowing::ByStatData).unwrap();
-        let whole = status(&repo, false, Narrowing::None).unwrap();
-        assert_eq!(narrowed.files, whole.files);
-        assert_eq!(narrowed.ignored, whole.ignored);
-        assert!(narrowed.ignored >= 5, "ignored entries: {}", narrowed.ignored);
-        let ignored: BTreeSet<String> =
-            crate::engines::git::ignored(&repo).unwrap().into_iter().map(|e| e.path.display().to_string()).collect();
-        let clean = Command::new("git").current_dir(&root).args(["clean", "-ndX"]).output().unwrap();
-        let would_remove: BTreeSet<String> = String::from_utf8(clean.stdout)
-            .unwrap()
-            .lines()
-            .filter_map(|line| line.strip_prefix("Would remove "))
-            .map(|path| path.trim_end_matches('/').to_owned())
-            .collect();
-        assert_eq!(ignored, would_remove, "as git clean -ndX lists them");
-        assert_eq!(ignored.len(), 5, "{ignored:?}");
-        let listed: Vec<&str> = narrowed.files.iter().map(|f| f.path.as_str()).collect();
-        for path in ["a-b/x.rs", "a/b/new dir/été ✓.rs", "deep/er/est/file.rs", "docs/guide.md/inside.md", "keep.log"]
-        {
-            assert!(listed.contains(&path), "{path} is missing from {listed:?}");
-        }
-    }
-
-    /// The narrowed status, checked against libgit2's whole one and against git's own lines.
-    fn assert_matches_git(work_tree: &Path, want: &[&str]) {
-        let repo = git2::Repository::open(work_tree).unwrap();
-        let narrowed = status(&repo, false, Narrowing::ByStatData).unwrap();
-        assert_eq!(narrowed.files, status(&repo, false, Narrowing::None).unwrap().files);
-        let lines: Vec<String> = narrowed.files.iter().map(|f| format!("{} {}", f.status, f.path)).collect();
-        let cli = git(work_tree, &["status", "--porcelain=v1", "-uall"]);
-        assert_eq!(lines, cli.lines().collect::<Vec<_>>());
-        assert_eq!(lines, want);
-    }
-
-    /// Submodules: a gitlink's stat data say nothing of the commit checked out in it, so each
-    /// one is asked about by name; populated, changed in three ways, and unpopulated in a worktree.
-    #[test]
-    fn submodules_are_asked_about_by_name() {
-        let tmp = tempfile::tempdir().unwrap();
-        let sub = tmp.path().join("sub");
-        fs::create_dir(&sub).unwrap();
-        git(&sub, &["init", "-q", "-b", "main"]);
-        fs::write(sub.join("lib.rs"), "x\n").unwrap();
-        git(&sub, &["add", "-A"]);
-        git(&sub, &["commit", "-q", "-m", "sub"]);
-        let host = tmp.path().join("host");
-        fs::create_dir(&host).unwrap();
-        git(&host, &["init", "-q", "-b", "main"]);
-        fs::write(host.join("a.txt"), "a\n").unwrap();
-        for path in ["vendor/new-commit", "vendor/modified", "vendor/untracked", "vendor/untouched"] {
-            git(&host, &["submodule", "add", "-q", sub.to_str().unwrap(), path]);
-        }
-        git(&host, &["add", "-A"]);
-        git(&host, &["commit", "-q", "-m", "host"]);
-        assert_matches_git(&host, &[]);
-
-        fs::write(host.join("vendor/untracked/new.txt"), "untracked in the submodule\n").unwrap();
-        fs::write(host.join("vendor/modified/lib.rs"), "modified in the submodule\n").unwrap();
-        fs::write(host.join("vendor/new-commit/lib.rs"), "y\n").unwrap();
-        git(&host.join("vendor/new-commit"), &["commit", "-q", "-am", "a commit the host does not record"]);
-        assert_matches_git(&host, &[" M vendor/modified", " M vendor/new-commit", " M vendor/untracked"]);
-
-        // A worktree of the host: its submodules are empty directories until initialised.
-        let worktree = tmp.path().join("worktree");
-        git(&host, &["worktree", "add", "-q", worktree.to_str().unwrap()]);
-        assert_matches_git(&worktree, &[]);
-    }
-}
+mod tests;
