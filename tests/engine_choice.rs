@@ -30,14 +30,6 @@ fn exited_role(host: &str, name: &str, code: u8) {
     common::docker::docker(&["-H", host, "wait", name]);
 }
 
-fn have_dockerd(test: &str) -> bool {
-    if Command::new("dockerd").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        return true;
-    }
-    eprintln!("SKIPPED {test}: no dockerd binary");
-    false
-}
-
 /// The exit code reconcile saw on the role container of `container` (a dry run: nothing written).
 fn exit_code_seen(home: &Home, container: &str, env: &[(&str, &str)], args: &[&str]) -> i64 {
     let mut cmd = home.cmd("jackin-reconcile");
@@ -58,7 +50,7 @@ fn exit_code_seen(home: &Home, container: &str, env: &[(&str, &str)], args: &[&s
 #[test]
 fn a_context_reaches_its_engine_and_not_the_default() {
     let test = "a_context_reaches_its_engine_and_not_the_default";
-    if !engine_available(test) || !have_dockerd(test) {
+    if !engine_available(test) || !common::have_dockerd(test) {
         return;
     }
     let engine =
@@ -181,7 +173,7 @@ fn free_port() -> u16 {
 #[test]
 fn a_tls_engine_is_reached_with_the_clis_tls_settings_and_a_wrong_ca_is_refused() {
     let test = "a_tls_engine_is_reached_with_the_clis_tls_settings_and_a_wrong_ca_is_refused";
-    if !engine_available(test) || !have_dockerd(test) {
+    if !engine_available(test) || !common::have_dockerd(test) {
         return;
     }
     let certs = tempfile::tempdir().unwrap();

@@ -208,14 +208,22 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
     assert!(common::stderr(&out).contains("what cannot be read cannot be saved"));
     assert_eq!(records::<Decision>(&out.stdout)[1].policy, "clean", "discard means clean");
 
-    // --answer return changes nothing at all.
+    // --answer return changes nothing at all of the sessions it returns to: only the clean
+    // session's files and its own index row may change (added, changed or removed).
     let before = f.home.snapshot();
+    let rows_before = f.home.index()["instances"].clone();
     let out = keep(&f.home, &["--policy=ask", "--answer=return"], &input);
     let outcomes: Vec<String> = ok(&out).into_iter().map(|d| d.outcome).collect();
     assert_eq!(outcomes, ["clean", "return", "return", "return"]);
-    let changed: Vec<_> = f.home.snapshot().into_iter().filter(|e| !before.contains(e)).map(|e| e.0).collect();
+    let changed = common::changed_paths(&before, &f.home.snapshot());
     let clean_dir = f.home.data(&f.clean.container);
-    assert!(changed.iter().all(|p| p.starts_with(&clean_dir) || p.ends_with("instances.json")), "{changed:?}");
+    assert!(changed.iter().all(|p| p.starts_with(&clean_dir) || *p == f.home.index_path()), "{changed:?}");
+    for returned in [&f.dirty, &f.unpushed, &f.unknown] {
+        let row = |rows: &serde_json::Value| {
+            rows.as_array().unwrap().iter().find(|r| r["container_base"] == returned.container.as_str()).cloned()
+        };
+        assert_eq!(row(&f.home.index()["instances"]), row(&rows_before), "{}'s row", returned.container);
+    }
 }
 
 #[test]
@@ -442,8 +450,10 @@ fn a_live_session_is_not_touched_without_stop() {
     assert_eq!(error.container_base.as_deref(), Some(c));
     assert!(common::stderr(&out).contains("is live"));
     assert_eq!(recs[1].data::<Decision>().outcome, "keep", "the other session is kept");
-    let changed: Vec<_> = f.home.snapshot().into_iter().filter(|e| !before.contains(e)).map(|e| e.0).collect();
+    // Nothing of the live session changed (its files, its row); the other one was kept.
+    let changed = common::changed_paths(&before, &f.home.snapshot());
     assert!(changed.iter().all(|p| !p.starts_with(&inst.dir)), "{changed:?}");
+    assert!(!changed.is_empty(), "the other session was kept: the snapshot sees its change");
     assert_eq!(_session.state(c).as_deref(), Some("running"));
     assert_eq!(statuses(&f.home, c).0, "active");
 

@@ -557,12 +557,43 @@ fn crash_after_row() {
     crash_at("row");
 }
 
+/// The `"…"` arguments of every call `call("…")` in `source`, in order.
+fn quoted_arguments(source: &str, call: &str) -> Vec<String> {
+    let open = format!("{call}(\"");
+    source.match_indices(&open).map(|(at, _)| source[at + open.len()..].split('"').next().unwrap().to_owned()).collect()
+}
+
+/// A crash point added to the code and not listed, listed and never passed, or without a test
+/// here, fails: every `crash_point("…")` of a tool in lib/ is one of its listed points, in order,
+/// each listed once; every listed point of purge has its `crash_at` test in this file (keep's and
+/// restore's are run by the reliability suite's crash row, which walks the same lists).
 #[test]
-fn every_crash_point_has_a_test() {
-    assert_eq!(
-        jackin::tools::purge::CRASH_POINTS,
-        ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"]
-    );
+fn every_crash_point_is_listed_passed_and_tested() {
+    use jackin::base::crash::Tool;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut called: Vec<(Tool, Vec<String>)> =
+        vec![(Tool::Purge, vec![]), (Tool::Keep, vec![]), (Tool::Restore, vec![])];
+    for entry in walkdir::WalkDir::new(root.join("lib")).into_iter().filter_map(Result::ok) {
+        let Ok(source) = fs::read_to_string(entry.path()) else { continue };
+        let points = quoted_arguments(&source, "crash_point");
+        if points.is_empty() {
+            continue;
+        }
+        let tool = [("Tool::Purge", Tool::Purge), ("Tool::Keep", Tool::Keep), ("Tool::Restore", Tool::Restore)]
+            .into_iter()
+            .find(|(name, _)| source.contains(name) || entry.path().starts_with(root.join("lib/tools/purge")))
+            .map(|(_, tool)| tool)
+            .unwrap_or_else(|| panic!("{}: crash points of no tool", entry.path().display()));
+        called.iter_mut().find(|(t, _)| *t == tool).unwrap().1.extend(points);
+    }
+    for (tool, points) in &called {
+        assert_eq!(points, tool.points(), "{tool:?}: the crash points called, in the order of the source");
+    }
+    let this_file = fs::read_to_string(root.join("tests/purge.rs")).unwrap();
+    let mut tested = quoted_arguments(&this_file, "crash_at");
+    tested.retain(|step| !step.contains('{'));
+    assert_eq!(tested, Tool::Purge.points(), "a crash_at test for each of purge's crash points, in order");
+    assert_eq!(jackin::tools::purge::CRASH_POINTS, Tool::Purge.points());
 }
 
 #[test]
@@ -661,29 +692,6 @@ fn unreadable_isolation_records_put_the_whole_git_tree_in_the_quarantine() {
     assert!(text.contains("git/ tree of the instance"), "{text}");
 }
 
-/// A tmpfs mounted for one test, unmounted when it ends, however it ends.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    /// `None` where this machine does not let the tests mount (not root, no CAP_SYS_ADMIN).
-    fn mount(at: &Path) -> Option<Tmpfs> {
-        fs::create_dir_all(at).unwrap();
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "mode=0700,size=16m", "tmpfs"])
-            .arg(at)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| Tmpfs(at.to_path_buf()))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 /// The trash on another filesystem than the data (EXDEV on the rename): the directories are
 /// deleted in place, links unlinked and never followed, and the purge finishes.
 #[test]
@@ -693,8 +701,8 @@ fn a_trash_on_another_filesystem_deletes_in_place() {
     }
     let mut home = Home::new();
     let inst = home.instance(&unique_id(), |_, _| Vec::new());
-    let Some(_trash) = Tmpfs::mount(&home.home.join("trash")) else {
-        eprintln!("a_trash_on_another_filesystem_deletes_in_place: skipped, this machine cannot mount a tmpfs");
+    let test = "a_trash_on_another_filesystem_deletes_in_place";
+    let Some(_trash) = common::Tmpfs::mount(test, &home.home.join("trash"), "mode=0700,size=16m") else {
         return;
     };
     let outside = home.tmp.path().join("outside");

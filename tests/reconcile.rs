@@ -257,11 +257,15 @@ fn the_rules_table_with_real_containers() {
     assert_eq!(recipe["captured_by"], "jackin-reconcile");
     let env = recipe["role"]["env"].as_array().unwrap();
     assert!(env.iter().any(|e| e["name"] == "SECRET_TOKEN" && e["source"] == "env:SECRET_TOKEN"));
-    for (path, bytes) in home.snapshot() {
-        assert!(!String::from_utf8_lossy(&bytes).contains("tok-9f8e7d6c5b4a"), "secret value in {}", path.display());
+    for (path, entry) in home.snapshot() {
+        assert!(
+            !String::from_utf8_lossy(entry.bytes()).contains("tok-9f8e7d6c5b4a"),
+            "secret value in {}",
+            path.display()
+        );
     }
-    for (_, bytes) in home.snapshot() {
-        let text = String::from_utf8_lossy(&bytes);
+    for (_, entry) in home.snapshot() {
+        let text = String::from_utf8_lossy(entry.bytes());
         if let Ok(v) = serde_json::from_str::<Value>(&text) {
             if let Some(s) = v.get("status").and_then(Value::as_str) {
                 assert!([
@@ -299,8 +303,7 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
     if !engine_available("a_real_host_kill_is_labelled_killed_by_host") {
         return;
     }
-    if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
-        eprintln!("SKIPPED a_real_host_kill_is_labelled_killed_by_host: no dockerd binary");
+    if !common::have_dockerd("a_real_host_kill_is_labelled_killed_by_host") {
         return;
     }
     let mut engine = OwnEngine::start_with_test_image(
@@ -373,8 +376,7 @@ fn an_exit_before_an_engine_restart_is_not_killed_by_host() {
     if !engine_available("an_exit_before_an_engine_restart_is_not_killed_by_host") {
         return;
     }
-    if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
-        eprintln!("SKIPPED an_exit_before_an_engine_restart_is_not_killed_by_host: no dockerd binary");
+    if !common::have_dockerd("an_exit_before_an_engine_restart_is_not_killed_by_host") {
         return;
     }
     let mut engine =
@@ -797,19 +799,9 @@ impl Drop for KillOnDrop {
 
 /// Writes statuses through the library when run as a child of the concurrency test.
 #[test]
+#[ignore = "a probe: the concurrency test runs it in a process of its own"]
 fn status_writer_probe() {
-    let Ok(spec) = std::env::var("JACKIN_STATUS_WRITER") else { return };
-    let (home, names) = spec.split_once('|').unwrap();
-    let store =
-        jackin::state::store::Store::open(jackin::state::store::Roots { home: home.into(), config_dir: home.into() })
-            .unwrap();
-    for name in names.split(',') {
-        let name = jackin::state::names::InstanceName::parse(name).unwrap();
-        store
-            .set_status(&name, jackin::state::model::Status::RestoreAvailable, &jackin::base::time::now_rfc3339())
-            .unwrap();
-    }
-    println!("probe: wrote");
+    common::status_writer_probe();
 }
 
 #[test]
@@ -846,6 +838,7 @@ fn sixteen_processes_at_once_lose_no_row() {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
+                .map(|child| (child, None))
                 .unwrap()
         } else {
             let mine: Vec<&str> = names
@@ -855,20 +848,19 @@ fn sixteen_processes_at_once_lose_no_row() {
                 .map(|(_, n)| n.as_str())
                 .take(25)
                 .collect();
-            Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "status_writer_probe", "--nocapture"])
-                .env("JACKIN_STATUS_WRITER", format!("{}|{}", home.home.display(), mine.join(",")))
+            common::status_writer(&home.home, &mine)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
+                .map(|child| (child, Some(mine.len())))
                 .unwrap()
         };
         children.push(child);
     }
-    for child in children {
+    for (child, writes) in children {
         let out = child.wait_with_output().unwrap();
         assert!(
-            out.status.success(),
+            out.status.success() && writes.is_none_or(|n| common::status_writer_wrote(&out, n)),
             "{}\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)

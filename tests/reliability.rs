@@ -22,7 +22,11 @@ use std::time::{Duration, Instant};
 
 use common::docker::{docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{records, records_of, Assessment, Candidate, Change};
-use common::{commit_file, files_under, git, read_json, stderr, tool_path, try_read_json, unique_id, Home, Instance};
+use common::{
+    commit_file, files_under, git, read_json, stderr, tool_path, try_read_json, unique_id, Entry, Home, Instance,
+};
+use jackin::base::crash::Tool;
+use jackin::tools::purge::CRASH_POINTS;
 use serde_json::{json, Value};
 
 fn long() -> bool {
@@ -35,6 +39,8 @@ struct Tally {
     cases: usize,
     failures: Vec<String>,
     note: String,
+    /// Parts of the check that could not run here (never under `CI=true`, where that fails).
+    skipped: Vec<String>,
 }
 
 impl Tally {
@@ -66,7 +72,10 @@ const STATUSES: [&str; 10] = [
 fn tool(home: &Home, name: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(tool_path(name));
     cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).args(args);
-    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR").env_remove("JACKIN_PURGE_CRASH_AT");
+    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+    for crashing in [Tool::Purge, Tool::Keep, Tool::Restore] {
+        cmd.env_remove(crashing.variable());
+    }
     // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
     unsafe {
         cmd.pre_exec(|| {
@@ -120,27 +129,6 @@ fn state_is_valid(home: &Home, inst: &Instance) -> Result<String, String> {
         }
     }
     Ok(status)
-}
-
-/// Every file, symlink and directory under `dir`, with file bytes and link targets.
-fn tree(dir: &Path) -> Vec<(PathBuf, String, Vec<u8>)> {
-    let mut entries: Vec<_> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .map(|e| {
-            let ft = e.file_type();
-            let (kind, bytes) = if ft.is_symlink() {
-                ("link", fs::read_link(e.path()).unwrap().into_os_string().into_vec())
-            } else if ft.is_file() {
-                ("file", fs::read(e.path()).unwrap_or_default())
-            } else {
-                ("dir", Vec::new())
-            };
-            (e.path().to_path_buf(), kind.to_owned(), bytes)
-        })
-        .collect();
-    entries.sort();
-    entries
 }
 
 /// The manifest's Docker names as jackin writes them for a session with a DinD sidecar, plus
@@ -212,15 +200,13 @@ fn at_risk(home: &mut Home) -> (Instance, PathBuf) {
 }
 
 fn crash_points(t: &mut Tally) {
-    for step in jackin::tools::purge::CRASH_POINTS {
+    for &step in CRASH_POINTS {
         let mut home = Home::new();
         let (inst, app) = at_risk(&mut home);
         let _session =
             Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
-        let mut cmd = tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]);
-        cmd.env("JACKIN_PURGE_CRASH_AT", step);
-        let out = run(cmd, b"");
-        t.case(out.status.code().is_none(), || format!("purge@{step}: not killed: {}", stderr(&out)));
+        let cmd = tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]);
+        stopped_at(t, "purge", cmd, b"", CrashAt::Step(Some(step)), Tool::Purge);
         t.case(try_read_json(&home.index_path()).is_ok(), || format!("purge@{step}: index invalid after the crash"));
         let out = run(tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]), b"");
         let expected = if step == "row" { 6 } else { 0 };
@@ -250,79 +236,113 @@ fn crash_points(t: &mut Tally) {
         t.case(end.is_ok(), || format!("purge@{step} end state: {}", end.unwrap_err()));
     }
 
-    // keep and restore have no crash points: SIGKILL at varying delays, then rerun.
-    let delays: Vec<u64> = if long() { vec![5, 15, 30, 60, 100, 150, 250, 400, 700] } else { vec![40, 250] };
-    let secret = "crash-secret-5f3e";
-    let (mut keep_kills, mut restore_kills, runs) = (0, 0, delays.len());
-    for delay in delays {
-        let mut home = Home::new();
-        let (inst, _) = at_risk(&mut home);
-        let work = inst.mount_path(0).join("README.md");
-        let _session = launch(&home, &inst, vec![("SECRET_TOKEN", secret)]);
-        let input = assess(&home, &[&inst.container]);
-        let killed = kill_after(
-            tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]),
-            input.as_bytes(),
-            Duration::from_millis(delay),
-        );
-        keep_kills += usize::from(killed);
-        let mid = state_is_valid(&home, &inst);
-        t.case(mid.is_ok(), || format!("keep killed at {delay} ms (killed={killed}): {}", mid.clone().unwrap_err()));
-        let out = run(tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]), input.as_bytes());
-        t.case(out.status.success(), || format!("keep rerun after {delay} ms: {:?} {}", out.status, stderr(&out)));
-        let end = state_is_valid(&home, &inst);
-        t.case(end.as_deref() == Ok("preserved_unpushed") || end.as_deref() == Ok("preserved_dirty"), || {
-            format!("keep after {delay} ms ends {end:?}")
-        });
-        t.case(fs::read_to_string(&work).ok().as_deref() == Some("changed by the agent\n"), || {
-            format!("keep killed at {delay} ms: the dirty file is gone")
-        });
-
-        let mut restore = tool(&home, "jackin-restore", &[&inst.container, "--yes", "--format=json"]);
-        restore.env("SECRET_TOKEN", secret);
-        let killed = kill_after(restore, b"", Duration::from_millis(delay * 3));
-        restore_kills += usize::from(killed);
-        let mid = state_is_valid(&home, &inst);
-        t.case(mid.is_ok(), || {
-            format!("restore killed at {} ms (killed={killed}): {}", delay * 3, mid.clone().unwrap_err())
-        });
-        let mut rerun = tool(&home, "jackin-restore", &[&inst.container, "--yes", "--format=json"]);
-        rerun.env("SECRET_TOKEN", secret);
-        let out = run(rerun, b"");
-        t.case(out.status.success(), || {
-            format!("restore rerun after {} ms: {:?} {}", delay * 3, out.status, stderr(&out))
-        });
-        let end = state_is_valid(&home, &inst);
-        t.case(end.as_deref() == Ok("active"), || format!("restore after {} ms ends {end:?}", delay * 3));
-        t.case(work.exists() && inst.mount_path(0).join("feature.rs").exists(), || {
-            format!("restore killed at {} ms: work files gone", delay * 3)
-        });
-        t.case(Session::exists("container", &inst.container), || {
-            format!("restore after {} ms: no container", delay * 3)
-        });
+    // keep and restore: aborted after each of their steps, then rerun; keep's step i and then
+    // restore's step i in one session.
+    let (keep_points, restore_points) = (Tool::Keep.points(), Tool::Restore.points());
+    for i in 0..keep_points.len().max(restore_points.len()) {
+        let keep_at = keep_points.get(i).copied();
+        let restore_at = restore_points.get(i).copied();
+        keep_then_restore(t, CrashAt::Step(keep_at), CrashAt::Step(restore_at));
     }
+    // The long form also SIGKILLs them at varying delays (between steps, mid-write), and counts
+    // how many kills landed mid-run; a kill that came after the run ended checks nothing more.
+    let delays: Vec<u64> = if long() { vec![5, 15, 30, 60, 100, 150, 250, 400, 700] } else { Vec::new() };
+    let (mut keep_kills, mut restore_kills) = (0, 0);
+    for &delay in &delays {
+        let (keep, restore) = keep_then_restore(t, CrashAt::Delay(delay), CrashAt::Delay(delay * 3));
+        keep_kills += usize::from(keep);
+        restore_kills += usize::from(restore);
+    }
+    let killed = if delays.is_empty() {
+        String::new()
+    } else {
+        let runs = delays.len();
+        format!("; SIGKILL at {runs} delays each (killed mid-run: keep {keep_kills}/{runs}, restore {restore_kills}/{runs})")
+    };
     t.note = format!(
-        "purge: its 8 crash points; keep, restore: SIGKILL at {runs} delays each (killed mid-run: keep \
-         {keep_kills}/{runs}, restore {restore_kills}/{runs}), rerun"
+        "purge: its {} crash points; keep: its {}, restore: its {} (tier 2){killed}; each rerun",
+        CRASH_POINTS.len(),
+        keep_points.len(),
+        restore_points.len()
     );
+}
+
+/// Where keep or restore is stopped: after a step (none: the run is not stopped), or by a
+/// SIGKILL after a delay in milliseconds.
+#[derive(Clone, Copy, Debug)]
+enum CrashAt {
+    Step(Option<&'static str>),
+    Delay(u64),
+}
+
+/// Runs `cmd` stopped at `at`; returns whether it was stopped mid-run. A crash point that does not
+/// stop the run is a failure.
+fn stopped_at(t: &mut Tally, what: &str, mut cmd: Command, stdin: &[u8], at: CrashAt, tool: Tool) -> bool {
+    match at {
+        CrashAt::Step(None) => false,
+        CrashAt::Step(Some(step)) => {
+            cmd.env(tool.variable(), step);
+            let out = run(cmd, stdin);
+            let aborted =
+                out.status.code().is_none() && stderr(&out).contains(&format!("test crash after step {step}"));
+            t.case(aborted, || format!("{what}@{step}: not stopped there: {:?} {}", out.status, stderr(&out)));
+            aborted
+        }
+        CrashAt::Delay(ms) => kill_after(cmd, stdin, Duration::from_millis(ms)),
+    }
+}
+
+/// One at-risk session kept (stopped at `keep_at`, then rerun) and resumed at tier 2 (stopped at
+/// `restore_at`, then rerun). Returns whether each was stopped mid-run.
+fn keep_then_restore(t: &mut Tally, keep_at: CrashAt, restore_at: CrashAt) -> (bool, bool) {
+    let secret = "crash-secret-5f3e";
+    let mut home = Home::new();
+    let (inst, _) = at_risk(&mut home);
+    let work = inst.mount_path(0).join("README.md");
+    let _session = launch(&home, &inst, vec![("SECRET_TOKEN", secret)]);
+    let input = assess(&home, &[&inst.container]);
+    let keep = || tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]);
+    let keep_stopped = stopped_at(t, "keep", keep(), input.as_bytes(), keep_at, Tool::Keep);
+    let mid = state_is_valid(&home, &inst);
+    t.case(mid.is_ok(), || format!("keep stopped at {keep_at:?}: {}", mid.clone().unwrap_err()));
+    let out = run(keep(), input.as_bytes());
+    t.case(out.status.success(), || format!("keep rerun after {keep_at:?}: {:?} {}", out.status, stderr(&out)));
+    let end = state_is_valid(&home, &inst);
+    t.case(end.as_deref() == Ok("preserved_unpushed") || end.as_deref() == Ok("preserved_dirty"), || {
+        format!("keep after {keep_at:?} ends {end:?}")
+    });
+    t.case(fs::read_to_string(&work).ok().as_deref() == Some("changed by the agent\n"), || {
+        format!("keep stopped at {keep_at:?}: the dirty file is gone")
+    });
+    t.case(!Session::exists("container", &inst.container), || format!("keep after {keep_at:?}: the container is left"));
+
+    let restore = || {
+        let mut cmd = tool(&home, "jackin-restore", &[&inst.container, "--yes", "--format=json"]);
+        cmd.env("SECRET_TOKEN", secret);
+        cmd
+    };
+    let restore_stopped = stopped_at(t, "restore", restore(), b"", restore_at, Tool::Restore);
+    let mid = state_is_valid(&home, &inst);
+    t.case(mid.is_ok(), || format!("restore stopped at {restore_at:?}: {}", mid.clone().unwrap_err()));
+    let out = run(restore(), b"");
+    t.case(out.status.success(), || format!("restore rerun after {restore_at:?}: {:?} {}", out.status, stderr(&out)));
+    let end = state_is_valid(&home, &inst);
+    t.case(end.as_deref() == Ok("active"), || format!("restore after {restore_at:?} ends {end:?}"));
+    t.case(work.exists() && inst.mount_path(0).join("feature.rs").exists(), || {
+        format!("restore stopped at {restore_at:?}: work files gone")
+    });
+    let running = docker_quiet(&["inspect", "-f", "{{.State.Running}}", &inst.container]);
+    t.case(running.as_deref() == Some("true"), || format!("restore after {restore_at:?}: container {running:?}"));
+    (keep_stopped, restore_stopped)
 }
 
 // ---------------------------------------------------------------------------------------------
 // concurrency
 
 #[test]
+#[ignore = "a probe: the concurrency test runs it in a process of its own"]
 fn status_writer_probe() {
-    let Ok(spec) = std::env::var("JACKIN_RELIABILITY_WRITER") else { return };
-    let (home, names) = spec.split_once('|').unwrap();
-    let store =
-        jackin::state::store::Store::open(jackin::state::store::Roots { home: home.into(), config_dir: home.into() })
-            .unwrap();
-    for name in names.split(',') {
-        let name = jackin::state::names::InstanceName::parse(name).unwrap();
-        store
-            .set_status(&name, jackin::state::model::Status::RestoreAvailable, &jackin::base::time::now_rfc3339())
-            .unwrap();
-    }
+    common::status_writer_probe();
 }
 
 fn concurrency(t: &mut Tally) {
@@ -357,6 +377,7 @@ fn concurrency(t: &mut Tally) {
             })
         };
         let mut children = Vec::new();
+        let mut writes: Vec<(usize, usize)> = Vec::new();
         for k in 0..16 {
             let (label, child) = match k % 5 {
                 0 => (
@@ -407,23 +428,27 @@ fn concurrency(t: &mut Tally) {
                         .filter(|(i, _)| i % 10 != 0 && i % 16 == k)
                         .map(|(_, n)| n.as_str())
                         .collect();
-                    let child = Command::new(std::env::current_exe().unwrap())
-                        .args(["--exact", "status_writer_probe", "--nocapture"])
-                        .env("JACKIN_RELIABILITY_WRITER", format!("{}|{}", home.home.display(), mine.join(",")))
+                    let child = common::status_writer(&home.home, &mine)
                         .stdin(Stdio::null())
                         .stdout(Stdio::piped())
                         .stderr(Stdio::piped())
                         .spawn()
                         .unwrap();
+                    writes.push((k, mine.len()));
                     ("status writes", child)
                 }
             };
             children.push((label, child));
         }
-        for (label, child) in children {
+        for (k, (label, child)) in children.into_iter().enumerate() {
             let out = child.wait_with_output().unwrap();
-            // keep --dry-run and restore may report per-session errors (exit 6); never a panic.
-            let ok = matches!(out.status.code(), Some(0) | Some(6)) && !panicked(&out);
+            // keep --dry-run and restore may report per-session errors (exit 6); never a panic. A
+            // status writer must have written every status it was given.
+            let wrote = writes
+                .iter()
+                .find(|(writer, _)| *writer == k)
+                .is_none_or(|&(_, n)| common::status_writer_wrote(&out, n));
+            let ok = matches!(out.status.code(), Some(0) | Some(6)) && !panicked(&out) && wrote;
             t.case(ok, || format!("round {round}: {label}: {:?} {}", out.status, stderr(&out)));
         }
         done.store(true, Ordering::Relaxed);
@@ -689,6 +714,112 @@ fn bad_input(t: &mut Tally) {
     );
 }
 
+/// Single generated records on `jackin-purge`'s stdin with the live engine, so that each one that
+/// parses reaches the orphan and deletion code: orphans of every kind naming this home's live
+/// session, a foreign container, network and volume, another home's session, this home's own
+/// files and hostile names; decisions naming the session (work at risk, no discard) or nobody.
+/// Nothing that exists may go: every resource on the engine and the home byte for byte.
+fn bad_input_live(t: &mut Tally) {
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/my-app")]);
+    fs::write(inst.mount_path(0).join("README.md"), "work at risk\n").unwrap();
+    dockerised(&home, &inst);
+    let c = inst.container.clone();
+    let _session = Session::launch(&c, SessionOptions { dind: true, running: false, ..Default::default() });
+    // Another home's stopped session on the same engine, and resources no jackin made.
+    let other = format!("jk-{}-other", unique_id());
+    let _other = Session::launch(&other, SessionOptions { dind: false, running: false, ..Default::default() });
+    let foreign = format!("jk-{}-ghost", unique_id());
+    common::docker::docker(&["create", "--name", &foreign, "--network", "none", TEST_IMAGE, "sleep", "1"]);
+    common::docker::docker(&["network", "create", &format!("{foreign}-net")]);
+    common::docker::docker(&["volume", "create", &format!("{foreign}-dind-certs")]);
+    let lock = home.home.join("data").join(format!("{c}.lock"));
+    fs::write(&lock, "").unwrap();
+    // As on any host where jackin has written its index once: a purge that finds nothing to do
+    // may still take the index lock (state.md), which is not a change to the home.
+    fs::write(home.home.join("data/instances.json.lock"), "").unwrap();
+    let resources: Vec<(&str, String)> = vec![
+        ("container", c.clone()),
+        ("container", format!("{c}-dind")),
+        ("network", format!("{c}-net")),
+        ("volume", format!("{c}-dind-certs")),
+        ("container", other.clone()),
+        ("network", format!("{other}-net")),
+        ("container", foreign.clone()),
+        ("network", format!("{foreign}-net")),
+        ("volume", format!("{foreign}-dind-certs")),
+    ];
+    let mut names: Vec<String> = resources.iter().map(|(_, name)| name.clone()).collect();
+    names.extend([
+        lock.to_string_lossy().into_owned(),
+        format!("{c}.lock"),
+        format!("{other}.lock"),
+        "instances.json".into(),
+        home.index_path().to_string_lossy().into_owned(),
+        format!("{c}/.jackin/instance.json"),
+        inst.dir.to_string_lossy().into_owned(),
+    ]);
+    names.extend(HOSTILE_NAMES.iter().map(|n| n.to_string()));
+    let kinds = ["container", "network", "volume", "name_lock", "temp_file", "image", "", "directory"];
+    let before = home.snapshot();
+    let mut rng = Rng(0x5EED_4C1F_E0E0_0003);
+    let runs = if long() { 1_500 } else { 300 };
+    let mut by_code: std::collections::BTreeMap<i32, usize> = Default::default();
+    for n in 0..runs {
+        let record = if rng.below(3) == 0 {
+            let (name, discard) = match rng.below(3) {
+                0 => (c.clone(), false),
+                1 => ("jk-zzzzzzzz-nobody".to_owned(), rng.below(2) == 0),
+                _ => (rng.pick(&names).clone(), false),
+            };
+            json!({"schema_version": 1, "type": "decision", "data": {
+                "container_base": name, "instance_id": inst.id, "workspace_name": "my-app",
+                "workspace_label": "my-app", "role_key": "agent-smith", "agent_runtime": "claude",
+                "outcome": rng.pick(&["clean", "keep", "return"]), "policy": "clean", "reason": "fuzz",
+                "verdict": rng.pick(&["clean", "dirty", "unknown"]), "discard_unfinished": discard,
+                "status": "clean_exited", "dry_run": rng.below(4) == 0}})
+        } else {
+            json!({"schema_version": 1, "type": "orphan", "data": {
+                "kind": rng.pick(&kinds), "name": rng.pick(&names), "dry_run": rng.below(4) == 0,
+                "reason": "fuzz"}})
+        };
+        // One record in four is mangled further the way the dead-engine fuzz mangles them.
+        let line = if rng.below(4) == 0 { hostile_line(&mut rng, &record) } else { record.to_string().into_bytes() };
+        let mut input = line.clone();
+        input.push(b'\n');
+        let args: &[&str] = if rng.below(4) == 0 { &["--format=json", "--stop"] } else { &["--format=json"] };
+        let out = run(tool(&home, "jackin-purge", args), &input);
+        let code = out.status.code().unwrap_or(-1);
+        *by_code.entry(code).or_default() += 1;
+        t.case(!panicked(&out) && [0, 3, 5, 6].contains(&code), || {
+            format!("run {n} {}: exit {code}: {}", String::from_utf8_lossy(&line), stderr(&out))
+        });
+        let changed = common::changed_paths(&before, &home.snapshot());
+        t.case(changed.is_empty(), || {
+            format!("run {n} {}: the home changed: {changed:?}", String::from_utf8_lossy(&line))
+        });
+        for (kind, name) in &resources {
+            t.case(Session::exists(kind, name), || {
+                format!("run {n} {}: {kind} {name} is gone", String::from_utf8_lossy(&line))
+            });
+        }
+        if !t.failures.is_empty() {
+            break;
+        }
+    }
+    drop(docker_quiet(&["rm", "-f", &foreign]));
+    drop(docker_quiet(&["network", "rm", &format!("{foreign}-net")]));
+    drop(docker_quiet(&["volume", "rm", &format!("{foreign}-dind-certs")]));
+    let exits: Vec<String> = by_code.iter().map(|(code, n)| format!("{code}: {n}")).collect();
+    t.note = format!(
+        "{runs} single records (seeded) on jackin-purge with the live engine, against {} resources that must stay \
+         (runs by exit code {}); no panic, home unchanged",
+        resources.len(),
+        exits.join(", ")
+    );
+}
+
 static EXITS: Mutex<std::collections::BTreeMap<i32, usize>> = Mutex::new(std::collections::BTreeMap::new());
 
 fn record_bad(t: &mut Tally, label: &str, out: &Output, documented: &[i32]) {
@@ -699,9 +830,10 @@ fn record_bad(t: &mut Tally, label: &str, out: &Output, documented: &[i32]) {
     }
 }
 
-fn check_unchanged(t: &mut Tally, home: &Home, before: &[(PathBuf, Vec<u8>)], runs: usize) {
-    if home.snapshot() != before {
-        t.failures.push(format!("the home changed by run {runs}"));
+fn check_unchanged(t: &mut Tally, home: &Home, before: &[(PathBuf, Entry)], runs: usize) {
+    let changed = common::changed_paths(before, &home.snapshot());
+    if !changed.is_empty() {
+        t.failures.push(format!("the home changed by run {runs}: {changed:?}"));
     }
 }
 
@@ -720,7 +852,7 @@ fn path_attacks(t: &mut Tally) {
     )
     .unwrap();
     std::os::unix::fs::symlink(sentinel.join("precious.txt"), sentinel.join("link-to-precious")).unwrap();
-    let before = tree(&sentinel);
+    let before = common::snapshot_of(&sentinel);
 
     // A link inside the data dir, a data dir that is a link, a socket dir that is a link, a
     // worktree_path outside the home.
@@ -794,7 +926,7 @@ fn path_attacks(t: &mut Tally) {
     for (label, cmd, stdin) in runs {
         let out = run(cmd, &stdin);
         t.case(!panicked(&out), || format!("{label}: panicked"));
-        let now = tree(&sentinel);
+        let now = common::snapshot_of(&sentinel);
         let gone: Vec<_> = before.iter().filter(|e| !now.contains(e)).map(|e| e.0.display().to_string()).collect();
         let new: Vec<_> = now.iter().filter(|e| !before.contains(e)).map(|e| e.0.display().to_string()).collect();
         t.case(now == before, || {
@@ -1064,21 +1196,18 @@ fn work_loss_edges(t: &mut Tally) {
     let mut home = Home::new();
     let inst = home.instance(&unique_id(), |_, _| Vec::new());
     let trash = home.home.join("trash");
-    fs::create_dir_all(&trash).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "mode=0700,size=16m", "tmpfs"])
-        .arg(&trash)
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if mounted {
-        fs::write(inst.dir.join("home/notes.txt"), "notes").unwrap();
-        let out = run(tool(&home, "jackin-purge", &["--format=json", &inst.container]), b"");
-        let _ = Command::new("umount").arg("-l").arg(&trash).status();
-        t.case(out.status.success() && !inst.dir.exists(), || format!("trash on a tmpfs: {}", stderr(&out)));
-        t.note = "unreadable isolation records + discard; a trash on a tmpfs".into();
-    } else {
-        t.note = "unreadable isolation records + discard; trash on a tmpfs not run (this machine cannot mount)".into();
+    match common::Tmpfs::mount("reliability: work-loss edges", &trash, "mode=0700,size=16m") {
+        Some(tmpfs) => {
+            fs::write(inst.dir.join("home/notes.txt"), "notes").unwrap();
+            let out = run(tool(&home, "jackin-purge", &["--format=json", &inst.container]), b"");
+            tmpfs.unmount();
+            t.case(out.status.success() && !inst.dir.exists(), || format!("trash on a tmpfs: {}", stderr(&out)));
+            t.note = "unreadable isolation records + discard; a trash on a tmpfs".into();
+        }
+        None => {
+            t.note = "unreadable isolation records + discard".into();
+            t.skipped.push("the trash on a tmpfs (this machine cannot mount one)".into());
+        }
     }
 }
 
@@ -1134,13 +1263,14 @@ fn docker_faults(t: &mut Tally) {
     if engine_killed(t) {
         t.note = "dead DOCKER_HOST for every Docker tool; a second engine SIGKILLed under 3 live sessions".into();
     } else {
-        t.note = "dead DOCKER_HOST for every Docker tool; engine kill SKIPPED: no dockerd binary".into();
+        t.note = "dead DOCKER_HOST for every Docker tool".into();
+        t.skipped.push("the engine kill (no dockerd binary)".into());
     }
 }
 
 /// Whether it ran (it needs the dockerd binary).
 fn engine_killed(t: &mut Tally) -> bool {
-    if Command::new("dockerd").arg("--version").output().map_or(true, |o| !o.status.success()) {
+    if !common::have_dockerd("reliability: Docker faults, the engine kill") {
         return false;
     }
     let mut engine =
@@ -1282,10 +1412,11 @@ fn secrets(t: &mut Tally) {
 
 type Check = (&'static str, bool, fn(&mut Tally));
 
-const CHECKS: [Check; 10] = [
+const CHECKS: [Check; 11] = [
     ("crash points", true, crash_points),
     ("concurrency", true, concurrency),
     ("bad input", false, bad_input),
+    ("bad input, live engine", true, bad_input_live),
     ("path attacks", true, path_attacks),
     ("work-loss matrix", true, work_loss),
     ("Docker faults", false, docker_faults),
@@ -1301,9 +1432,12 @@ fn reliability() {
     let started = Instant::now();
     let rows: Vec<(&str, Tally, Duration)> = std::thread::scope(|scope| {
         let only = std::env::var("JACKIN_RELIABILITY_ONLY").ok();
-        let handles: Vec<_> = CHECKS
-            .iter()
-            .filter(|(name, _, _)| only.as_deref().is_none_or(|o| name.contains(o)))
+        let chosen: Vec<&Check> =
+            CHECKS.iter().filter(|(name, _, _)| only.as_deref().is_none_or(|o| name.contains(o))).collect();
+        let names: Vec<&str> = CHECKS.iter().map(|(name, _, _)| *name).collect();
+        assert!(!chosen.is_empty(), "JACKIN_RELIABILITY_ONLY={only:?} matches no check of {names:?}");
+        let handles: Vec<_> = chosen
+            .into_iter()
             .map(|&(name, needs_engine, check)| {
                 scope.spawn(move || {
                     let start = Instant::now();
@@ -1330,15 +1464,19 @@ fn reliability() {
     let mut table = format!("reliability suite ({mode} form, {:.0} s)\n\n", started.elapsed().as_secs_f64());
     table.push_str("| check | cases run | failures | verdict | seconds | what |\n|---|---:|---:|---|---:|---|\n");
     for (name, tally, took) in &rows {
-        let verdict = if tally.note.starts_with("SKIPPED") {
-            "skipped"
-        } else if tally.failures.is_empty() {
-            "pass"
-        } else {
+        let verdict = if !tally.failures.is_empty() {
             "FAIL"
+        } else if tally.note.starts_with("SKIPPED") {
+            "skipped"
+        } else if !tally.skipped.is_empty() {
+            "pass, part skipped"
+        } else {
+            "pass"
         };
+        let skipped =
+            if tally.skipped.is_empty() { String::new() } else { format!("; SKIPPED: {}", tally.skipped.join(", ")) };
         table.push_str(&format!(
-            "| {name} | {} | {} | {verdict} | {:.1} | {} |\n",
+            "| {name} | {} | {} | {verdict} | {:.1} | {}{skipped} |\n",
             tally.cases,
             tally.failures.len(),
             took.as_secs_f64(),

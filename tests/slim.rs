@@ -320,20 +320,14 @@ fn a_filesystem_mounted_inside_target_is_not_entered() {
     let Scene { home, inst, worktree, .. } = scene();
     let mount_point = worktree.join("target/zz-cache");
     fs::create_dir_all(&mount_point).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
-        .arg(&mount_point)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("a_filesystem_mounted_inside_target_is_not_entered: skipped, this machine cannot mount a tmpfs");
+    let test = "a_filesystem_mounted_inside_target_is_not_entered";
+    let Some(tmpfs) = common::Tmpfs::mount(test, &mount_point, "size=4m") else {
         return;
-    }
+    };
     fs::write(mount_point.join("other-fs.txt"), "not this session's disk\n").unwrap();
     let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
     let kept = fs::read_to_string(mount_point.join("other-fs.txt"));
-    let _ = std::process::Command::new("umount").arg("-l").arg(&mount_point).status();
+    tmpfs.unmount();
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     assert!(stderr(&out).contains("mount point of another filesystem"), "{}", stderr(&out));
     assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "slim_failed");

@@ -1,5 +1,7 @@
-//! Building blocks that know nothing of jackin: exit codes, time, the parallel map, disk usage.
+//! Building blocks that know nothing of jackin: exit codes, time, the parallel map, disk usage,
+//! the test-only crash points.
 
+pub mod crash;
 pub(crate) mod disk_usage;
 pub mod exit;
 pub mod parallel;

@@ -291,6 +291,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     let verdict = session.assessment.verdict;
     let status = kept_status(verdict);
     stop_if_live(engine, session)?;
+    crash_point("stopped");
     let recipe = crate::tools::capture::capture(engine, store, name, &session.manifest.docker, TOOL)
         .context("capturing the launch recipe")?;
     if recipe.is_none() {
@@ -326,8 +327,11 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
         Ok(((), true))
     })
     .context("recording the keep")?;
+    crash_point("recorded");
     tear_down(engine, &session.manifest.docker)?;
+    crash_point("torn_down");
     store.set_status(name, status, &now)?;
+    crash_point("stamped");
     if verdict == Verdict::Unknown {
         warnings.push("its work cannot be verified: kept as preserved_dirty".into());
     }
@@ -341,8 +345,14 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
             Err(e) => warnings.push(format!("isolation records left as they are: {e:#}")),
         }
     }
+    crash_point("isolation");
     store.clear_exit_action(name)?;
     Ok(warnings)
+}
+
+/// A test-only failure point of keep (base/crash.rs).
+fn crash_point(step: &str) {
+    crate::base::crash::point(crate::base::crash::Tool::Keep, step);
 }
 
 /// The role container, the sidecar, the network and the certs volume, in the order Docker lets

@@ -43,6 +43,54 @@ pub fn commit_file(repo: &Path, file: &str, content: &str, message: &str) -> Str
     git(repo, &["rev-parse", "HEAD"])
 }
 
+/// Whether a test's prerequisite other than the engine is here; `missing` says what is absent
+/// and how `.ci/run` provides it. Without it the test is skipped with a line on stderr; under
+/// `CI=true` a check that cannot run fails instead, so a green CI run means every check ran.
+pub fn prerequisite(test: &str, present: bool, missing: &str) -> bool {
+    if present {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test}: CI=true and {missing}");
+    }
+    eprintln!("SKIPPED {test}: {missing}");
+    false
+}
+
+/// Whether the `dockerd` binary is here, for the tests that start an engine of their own.
+pub fn have_dockerd(test: &str) -> bool {
+    let present = Command::new("dockerd").arg("--version").output().is_ok_and(|o| o.status.success());
+    prerequisite(test, present, "there is no dockerd binary (apt-get install docker.io)")
+}
+
+/// A tmpfs mounted for one test, unmounted when it ends, however it ends.
+pub struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `None` (the test skipped, or failed under `CI=true`) where this machine does not let the
+    /// tests mount (not root, no CAP_SYS_ADMIN).
+    pub fn mount(test: &str, at: &Path, options: &str) -> Option<Tmpfs> {
+        fs::create_dir_all(at).unwrap();
+        let out = Command::new("mount").args(["-t", "tmpfs", "-o", options, "tmpfs"]).arg(at).output();
+        let mounted = out.as_ref().is_ok_and(|o| o.status.success());
+        let why = match &out {
+            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+            Err(e) => e.to_string(),
+        };
+        let missing = format!("this machine cannot mount a tmpfs (run as root, with CAP_SYS_ADMIN): {why}");
+        prerequisite(test, mounted, &missing).then(|| Tmpfs(at.to_path_buf()))
+    }
+
+    /// Unmounts it now (a test that checks what is left after the unmount).
+    pub fn unmount(self) {}
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
 /// One instance's identity and where its mounts are.
 #[derive(Debug, Clone)]
 pub struct Instance {
@@ -192,17 +240,99 @@ impl Home {
         dirs
     }
 
-    /// Every file under the home with its bytes: "nothing changed" is this map unchanged.
-    pub fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
-        let mut files: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(&self.home)
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file())
-            .map(|e| (e.path().to_path_buf(), fs::read(e.path()).unwrap_or_default()))
-            .collect();
-        files.sort();
-        files
+    /// Every entry under the home (files with their bytes and mode, directories with their mode,
+    /// symlinks with their target, and what could not be read, with why): "nothing changed" is
+    /// this list unchanged, so a deleted directory, a changed link or a mode change shows.
+    pub fn snapshot(&self) -> Vec<(PathBuf, Entry)> {
+        snapshot_of(&self.home)
     }
+}
+
+/// One entry of a [`Home::snapshot`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Entry {
+    File {
+        mode: u32,
+        bytes: Vec<u8>,
+    },
+    Dir {
+        mode: u32,
+    },
+    Link {
+        target: PathBuf,
+    },
+    /// A socket, a FIFO, a device.
+    Other {
+        mode: u32,
+    },
+    /// Listed but not readable: an entry the snapshot cannot compare by content still counts.
+    Unreadable {
+        error: String,
+    },
+}
+
+impl Entry {
+    /// The bytes of a regular file, empty for anything else.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Entry::File { bytes, .. } => bytes,
+            _ => &[],
+        }
+    }
+}
+
+/// Every entry under `root`, `root` itself included, in path order.
+pub fn snapshot_of(root: &Path) -> Vec<(PathBuf, Entry)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut entries: Vec<(PathBuf, Entry)> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(|entry| match entry {
+            Err(e) => {
+                let path = e.path().map(Path::to_path_buf).unwrap_or_default();
+                (path, Entry::Unreadable { error: e.to_string() })
+            }
+            Ok(e) => {
+                let path = e.path().to_path_buf();
+                let entry = match e.metadata() {
+                    Err(err) => Entry::Unreadable { error: err.to_string() },
+                    Ok(meta) => {
+                        let mode = meta.permissions().mode();
+                        let kind = e.file_type();
+                        if kind.is_symlink() {
+                            match fs::read_link(&path) {
+                                Ok(target) => Entry::Link { target },
+                                Err(err) => Entry::Unreadable { error: err.to_string() },
+                            }
+                        } else if kind.is_dir() {
+                            Entry::Dir { mode }
+                        } else if kind.is_file() {
+                            match fs::read(&path) {
+                                Ok(bytes) => Entry::File { mode, bytes },
+                                Err(err) => Entry::Unreadable { error: err.to_string() },
+                            }
+                        } else {
+                            Entry::Other { mode }
+                        }
+                    }
+                };
+                (path, entry)
+            }
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+/// The paths that were added, removed or changed (content, mode, kind, link target) from
+/// `before` to `after`, in path order.
+pub fn changed_paths(before: &[(PathBuf, Entry)], after: &[(PathBuf, Entry)]) -> Vec<PathBuf> {
+    let before: std::collections::BTreeMap<&PathBuf, &Entry> = before.iter().map(|(p, e)| (p, e)).collect();
+    let after: std::collections::BTreeMap<&PathBuf, &Entry> = after.iter().map(|(p, e)| (p, e)).collect();
+    let mut paths: Vec<PathBuf> = before.keys().chain(after.keys()).map(|p| (*p).clone()).collect();
+    paths.sort();
+    paths.dedup();
+    paths.retain(|p| before.get(p) != after.get(p));
+    paths
 }
 
 /// `count` sessions `jk-<prefix><n>-conc` in `home`, each with a manifest whose status is
@@ -341,4 +471,41 @@ pub fn unique_id() -> String {
             c
         })
         .collect()
+}
+
+/// The variable that hands a status writer its work: `<home>|<name>,<name>,…`.
+const STATUS_WRITER: &str = "JACKIN_STATUS_WRITER";
+
+/// The body of a test file's `status_writer_probe`: an ignored test, so it never counts as a
+/// passing test; a concurrency test runs it in a process of its own ([`status_writer`]) to write
+/// `restore_available` to the named sessions through the library, and reads its last line.
+pub fn status_writer_probe() {
+    let spec = std::env::var(STATUS_WRITER).expect("run by status_writer(), with JACKIN_STATUS_WRITER set");
+    let (home, names) = spec.split_once('|').unwrap();
+    let store =
+        jackin::state::store::Store::open(jackin::state::store::Roots { home: home.into(), config_dir: home.into() })
+            .unwrap();
+    let mut written = 0;
+    for name in names.split(',').filter(|n| !n.is_empty()) {
+        let name = jackin::state::names::InstanceName::parse(name).unwrap();
+        store
+            .set_status(&name, jackin::state::model::Status::RestoreAvailable, &jackin::base::time::now_rfc3339())
+            .unwrap();
+        written += 1;
+    }
+    println!("status writer: wrote {written}");
+}
+
+/// A process of this test binary that runs its `status_writer_probe` over `names` of `home`.
+pub fn status_writer(home: &Path, names: &[&str]) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--ignored", "--exact", "status_writer_probe", "--nocapture"]);
+    cmd.env(STATUS_WRITER, format!("{}|{}", home.display(), names.join(",")));
+    cmd
+}
+
+/// Whether a [`status_writer`] process ran its probe to the end and wrote `expected` statuses
+/// (a probe that was not found runs no test and exits 0: that is not a success).
+pub fn status_writer_wrote(out: &Output, expected: usize) -> bool {
+    out.status.success() && String::from_utf8_lossy(&out.stdout).contains(&format!("status writer: wrote {expected}\n"))
 }

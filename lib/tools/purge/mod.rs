@@ -34,22 +34,16 @@ use crate::state::store::{HostRepoLocks, PurgeMark, Store};
 use crate::tools::assess::{AssessOptions, Assessor};
 use claim::NameClaim;
 
-/// A test-only failure point: with `JACKIN_PURGE_CRASH_AT=<step>` a debug build aborts right
-/// after that step, as a SIGKILL would stop it. Release builds compile it away.
+/// A test-only failure point of purge (base/crash.rs).
 pub(crate) fn crash_point(step: &str) {
-    #[cfg(debug_assertions)]
-    if std::env::var("JACKIN_PURGE_CRASH_AT").is_ok_and(|at| at == step) {
-        eprintln!("jackin-purge: test crash after step {step}");
-        std::process::abort();
-    }
-    let _ = step;
+    crate::base::crash::point(crate::base::crash::Tool::Purge, step);
 }
 
 /// How long a purge waits for another purge to finish with a host repository it shares.
 const HOST_REPO_WAIT: Duration = Duration::from_secs(600);
 
 /// The crash points, in order (for the tests and the docs).
-pub const CRASH_POINTS: [&str; 8] = ["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"];
+pub const CRASH_POINTS: &[&str] = crate::base::crash::Tool::Purge.points();
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PurgeOptions {

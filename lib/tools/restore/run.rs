@@ -147,6 +147,7 @@ fn recreate(
         None => None,
     };
     ensure_resources(engine, recipe, actions)?;
+    crash_point("resources");
     if let Some((sidecar, env, sidecar_image)) = sidecar {
         if engine.inspect(&sidecar.spec.name)?.is_none() {
             engine.create_container(&spec_to_create(engine, recipe, sidecar, &sidecar_image)?, &sidecar_image, env)?;
@@ -155,13 +156,16 @@ fn recreate(
         let health = sidecar.health.clone().unwrap_or_else(|| vec!["docker".into(), "info".into()]);
         wait_healthy(engine, &sidecar.spec.name, &health, waits.health)?;
         actions.push(format!("recreated {} (healthy)", sidecar.spec.name));
+        crash_point("sidecar");
     }
     if let Some(text) = &recipe.agent_toml {
         store.write_agent_toml(name, text)?;
         actions.push("rewrote agent.toml".to_owned());
     }
     engine.create_container(&spec_to_create(engine, recipe, &recipe.role, image)?, image, role_env)?;
+    crash_point("created");
     engine.start(&recipe.role.spec.name)?;
+    crash_point("started");
     actions.push(format!("recreated {} from {image}", recipe.role.spec.name));
     Ok(())
 }
@@ -210,6 +214,7 @@ fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Resu
 pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tier: u8) -> Result<()> {
     let now = crate::base::time::now_rfc3339();
     store.set_status(name, Status::Active, &now)?;
+    crash_point("stamped");
     let mut isolation = store.read_isolation(name)?;
     if !isolation.records.is_empty() {
         isolation.set_cleanup_status("active");
@@ -228,4 +233,9 @@ pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tie
         c.evidence = None;
         Ok(((), true))
     })
+}
+
+/// A test-only failure point of a tier 2 or 3 resume (base/crash.rs).
+fn crash_point(step: &str) {
+    crate::base::crash::point(crate::base::crash::Tool::Restore, step);
 }
