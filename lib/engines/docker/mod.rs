@@ -387,9 +387,12 @@ impl Engine {
         tag: &str,
         image_labels: &BTreeMap<String, String>,
     ) -> Result<()> {
+        // `forcerm`: a step that fails leaves its intermediate container behind otherwise,
+        // stopped and unlabelled, where no tool of ours would ever find it again.
         let options = BuildImageOptionsBuilder::new()
             .t(tag)
             .rm(true)
+            .forcerm(true)
             .labels(&image_labels.clone().into_iter().collect::<HashMap<_, _>>())
             .build();
         self.calls.fetch_add(1, Ordering::Relaxed);

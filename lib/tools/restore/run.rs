@@ -205,7 +205,21 @@ fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Resu
         (context, drift) = base_image::pin_in_context(context, &base)?;
     }
     let labels = std::collections::BTreeMap::from([("jackin.role_git_sha".to_owned(), sha.to_owned())]);
-    engine.build_image(context, &manifest.image_tag, &labels)?;
+    // The engine's words alone ("Get https://registry-1.docker.io/v2/: no such host") name
+    // neither the commit nor the base being pulled.
+    let recorded: Vec<&str> = [&manifest.base_image_ref, &manifest.base_image_digest]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let on_base = match recorded.join("@") {
+        base if base.is_empty() => String::new(),
+        base => format!(" (recorded base image {base})"),
+    };
+    engine
+        .build_image(context, &manifest.image_tag, &labels)
+        .with_context(|| format!("the role source {} at {sha} does not build{on_base}", manifest.role_source_git))?;
     Ok(drift)
 }
 
