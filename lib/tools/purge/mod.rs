@@ -160,6 +160,7 @@ impl<'a> Purger<'a> {
         let claim = self.claim(name)?;
         let manifest = store.read_manifest(name).map_err(|e| stop("manifest_unreadable", e))?;
         let docker = manifest.as_ref().map(|m| m.docker.clone()).unwrap_or_else(|| DockerNames::derived(name.as_str()));
+        self.check_scratch_branches(name)?;
         self.stop_if_live(&docker)?;
 
         // 2. Re-assess, unless an earlier run already passed this point; from here to the end of
@@ -212,6 +213,22 @@ impl<'a> Purger<'a> {
             .map(|r| Path::new(&r.original_src))
             .collect();
         HostRepoLocks::acquire(&repos, HOST_REPO_WAIT).map(Some)
+    }
+
+    /// Before anything changes: each worktree record must name this instance's own scratch
+    /// branch. The re-assessment reads the record's branch as the one at risk and counts every
+    /// other branch as surviving, so under a record naming another branch the commits only the
+    /// real scratch branch has look safe, and a rerun after the record is put right (which trusts
+    /// the purge mark) would delete them unsaved. Step 5 checks it again before deleting.
+    fn check_scratch_branches(&self, name: &InstanceName) -> Result<(), Stop> {
+        let isolation = self.store.read_isolation(name).unwrap_or_default();
+        let branch = name.scratch_branch();
+        for record in isolation.mounts().into_iter().flatten() {
+            if record.isolation == IsolationKind::Worktree && record.scratch_branch != branch {
+                return Err(stop("purge_failed", not_the_scratch_branch(&record, &branch)));
+            }
+        }
+        Ok(())
     }
 
     /// Step 1's second half: a running role container is a live session, stopped only on `--stop`.
@@ -546,10 +563,7 @@ fn remove_worktree(record: &IsolationRecord, name: &InstanceName) -> Result<Vec<
     }
     let branch = name.scratch_branch();
     if record.scratch_branch != branch {
-        anyhow::bail!(
-            "the isolation record names branch {:?}, not this instance's scratch branch {branch}; not deleting it",
-            record.scratch_branch
-        );
+        return Err(not_the_scratch_branch(record, &branch));
     }
     if let Ok(mut found) = host.find_branch(&branch, BranchType::Local) {
         found.delete().with_context(|| format!("deleting branch {branch} in {}", host_path.display()))?;
@@ -559,6 +573,13 @@ fn remove_worktree(record: &IsolationRecord, name: &InstanceName) -> Result<Vec<
         removed.push(Removed { kind: "branch".into(), name: branch });
     }
     Ok(removed)
+}
+
+fn not_the_scratch_branch(record: &IsolationRecord, branch: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the isolation record names branch {:?}, not this instance's scratch branch {branch}; not deleting it",
+        record.scratch_branch
+    )
 }
 
 /// The closing line of the text format.

@@ -168,13 +168,16 @@ fn save_mount(
     let (Some(record), None) = (record, mount.error.as_ref()) else {
         // Unreadable: keep the whole directory when it is the instance's own.
         let inside = path.starts_with(store.data_dir()) && !mount.path.contains("/../");
+        if let Some(record) = record.filter(|r| r.isolation == IsolationKind::Worktree) {
+            save_unreadable_worktree_refs(record, &mount_dir, dir_name, &mut saved)?;
+        }
         if inside && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
             fs::rename(path, mount_dir.join("tree")).with_context(|| format!("moving {}", path.display()))?;
             saved.tree = Some(format!("{dir_name}/tree"));
             saved.note = Some("could not be read; the whole directory was moved here".into());
         } else {
-            saved.note =
-                Some(format!("could not be read, nothing saved: {}", mount.error.as_deref().unwrap_or("unknown")));
+            let what = if saved.bundle.is_some() { "only its commits were saved" } else { "nothing saved" };
+            saved.note = Some(format!("could not be read, {what}: {}", mount.error.as_deref().unwrap_or("unknown")));
         }
         return Ok(saved);
     };
@@ -200,6 +203,46 @@ fn save_mount(
         saved.files_dir = Some(format!("{dir_name}/files"));
     }
     Ok(saved)
+}
+
+/// A worktree git cannot read whose host repository still opens: the directory moved whole holds
+/// none of its commits (they live in the host), so what the purge deletes from the host, the
+/// scratch branch and the registration's detached HEAD, is bundled against every ref and HEAD
+/// that survives there. Nothing when the host repository cannot be read (its commits are gone
+/// with it, not deleted by the purge).
+fn save_unreadable_worktree_refs(
+    record: &IsolationRecord,
+    mount_dir: &Path,
+    dir_name: &str,
+    saved: &mut SavedMount,
+) -> Result<()> {
+    let host_path = Path::new(&record.original_src);
+    let (Ok(host), Ok(host_refs)) = (Repository::open(host_path), HostRefs::read(host_path)) else {
+        return Ok(());
+    };
+    let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
+    let own = crate::engines::git::registration(&host, Path::new(&record.worktree_path), Some(&record.container_name))
+        .map(std::ffi::OsString::from);
+    let mut refs: Tips = host_refs.tips.iter().filter(|(name, _)| *name == scratch_ref).cloned().collect();
+    let own_head = host_refs.worktree_heads.iter().find(|(dir, _)| Some(dir) == own.as_ref());
+    refs.extend(own_head.map(|(_, id)| ("HEAD".to_owned(), *id)));
+    let hidden: Vec<Oid> = host_refs
+        .tips
+        .iter()
+        .filter(|(name, _)| *name != scratch_ref)
+        .map(|(_, id)| *id)
+        .chain(host_refs.detached_head)
+        .chain(host_refs.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own.as_ref()).map(|(_, id)| *id))
+        .collect();
+    if refs.is_empty() {
+        return Ok(());
+    }
+    let bundle_path = mount_dir.join("commits.bundle");
+    if let Some(contents) = bundle::write(&host, &refs, &hidden, &bundle_path)? {
+        saved.bundle = Some(format!("{dir_name}/commits.bundle"));
+        saved.bundle_contents = Some(contents);
+    }
+    Ok(())
 }
 
 /// The commit each unpushed ref of the assessment names now.

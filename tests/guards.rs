@@ -1,0 +1,604 @@
+//! The deletion guards of jackin-purge that the other purge tests do not reach: quarantine
+//! expiry (by receipt, and by mtime for a save that died half-way), the whole-directory save of
+//! one unreadable mount, the refusal to copy through a symlinked directory, the refusal to
+//! delete a branch that is not the session's scratch branch, and a host repository that is gone.
+//! Each test checks what is on disk afterwards, so that it fails when the guard is taken away.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use common::docker::{engine_available, Session, SessionOptions};
+use common::records::{records, ErrorRecord, Purged};
+use common::{commit_file, git, stderr, unique_id, Home, Instance};
+use serde_json::{json, Value};
+
+const DAY: u64 = 86_400;
+
+fn purge(home: &Home, args: &[&str]) -> std::process::Output {
+    let mut cmd = home.cmd("jackin-purge");
+    cmd.args(args).arg("--format=json").env_remove("JACKIN_PURGE_CRASH_AT");
+    cmd.write_stdin(String::new());
+    cmd.output().unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn write_json(path: &Path, value: &Value) {
+    fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+}
+
+/// Every entry under `dir` (directories, files with their bytes, links with their targets), in
+/// path order: "untouched" is this list unchanged.
+fn tree(dir: &Path) -> Vec<(PathBuf, String, Vec<u8>)> {
+    let mut entries: Vec<(PathBuf, String, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let path = e.path().to_path_buf();
+            let (kind, bytes) = if e.file_type().is_symlink() {
+                ("link", fs::read_link(&path).unwrap().into_os_string().into_encoded_bytes())
+            } else if e.file_type().is_dir() {
+                ("dir", Vec::new())
+            } else {
+                ("file", fs::read(&path).unwrap())
+            };
+            (path, kind.to_owned(), bytes)
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+/// Sets the modification time of `path` (not following a link) `days` into the past.
+fn age(path: &Path, days: u64) {
+    let when = SystemTime::now() - Duration::from_secs(days * DAY);
+    let secs = when.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let out = std::process::Command::new("touch")
+        .arg("-h")
+        .arg("-m")
+        .arg("-d")
+        .arg(format!("@{secs}"))
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "touch {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+}
+
+fn rfc3339(at: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(at).to_string()
+}
+
+// --- 1. --expire-quarantine ---------------------------------------------------------------
+
+/// A quarantine directory as jackin-purge leaves one: a receipt (when the save finished) and
+/// the saved files. `expires_at` is `None` for a save that died before its receipt.
+fn quarantine(home: &Home, dir_name: &str, expires_at: Option<SystemTime>) -> PathBuf {
+    let dir = home.home.join("quarantine").join(dir_name);
+    fs::create_dir_all(dir.join("0-workspace-app/files/notes")).unwrap();
+    fs::write(dir.join("0-workspace-app/files/notes/plan.md"), format!("the plan of {dir_name}\n")).unwrap();
+    if let Some(expires_at) = expires_at {
+        let container = dir_name.trim_start_matches(".partial-").split("-2026").next().unwrap();
+        let receipt = json!({
+            "version": 1,
+            "container_base": container, "instance_id": "abcdefgh", "workspace_name": "my-app",
+            "workspace_label": "my-app", "role_key": "agent-smith", "agent_runtime": "test-runtime",
+            "saved_at": rfc3339(SystemTime::now() - Duration::from_secs(30 * DAY)),
+            "expires_at": rfc3339(expires_at),
+            "verdict": "dirty", "summary": "1 file dirty",
+            "mounts": [{
+                "mount_dst": "/workspace/app", "isolation": "worktree", "path": "/nowhere/app",
+                "original_src": "/nowhere/src/app", "verdict": "dirty", "bundle": null,
+                "bundle_contents": null, "files_dir": "0-workspace-app/files",
+                "files": [{"status": "??", "path": "notes/plan.md", "saved": true}],
+                "tree": null, "note": null
+            }]
+        });
+        write_json(&dir.join("receipt.json"), &receipt);
+        fs::write(dir.join("RECEIPT.txt"), "jackin-purge saved the unfinished work\n").unwrap();
+    }
+    dir
+}
+
+fn removed_quarantines(out: &std::process::Output) -> Vec<String> {
+    let mut names: Vec<String> = records::<Purged>(&out.stdout)
+        .into_iter()
+        .flat_map(|p| p.removed)
+        .map(|r| {
+            assert_eq!(r.kind, "quarantine");
+            r.name
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_str().unwrap().to_owned()
+}
+
+/// The receipt decides: a quarantine whose `expires_at` has passed is deleted even though its
+/// directory was modified a moment ago (its mtime alone would keep it another 14 days), and the
+/// record names the instance the receipt names.
+#[test]
+fn an_expired_quarantine_is_deleted_by_its_receipt_though_its_mtime_is_fresh() {
+    let home = Home::new();
+    let past = SystemTime::now() - Duration::from_secs(DAY);
+    let expired = quarantine(&home, "jk-expired1-myapp-agentsmith-20260101T000000Z", Some(past));
+
+    let out = purge(&home, &["--expire-quarantine"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!expired.exists(), "the expired quarantine is still there");
+    let recs = records::<Purged>(&out.stdout);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(recs[0].identity.container_base, "jk-expired1-myapp-agentsmith", "the identity comes from the receipt");
+    assert_eq!(removed_quarantines(&out), [path_text(&expired)]);
+    assert!(recs[0].freed_bytes > 0);
+    assert!(home.quarantines().is_empty());
+}
+
+/// The receipt decides the other way too: a quarantine whose `expires_at` is still ahead
+/// survives byte for byte, even when its directory was last modified long ago (by mtime alone
+/// it would have expired).
+#[test]
+fn an_unexpired_quarantine_survives_expiry_byte_for_byte_though_its_mtime_is_old() {
+    let home = Home::new();
+    let future = SystemTime::now() + Duration::from_secs(3 * DAY);
+    let kept = quarantine(&home, "jk-unexpird-myapp-agentsmith-20260101T000000Z", Some(future));
+    age(&kept, 400);
+    let before = tree(&kept);
+
+    for args in [&["--expire-quarantine"][..], &["--expire-quarantine", "--quarantine-days", "0"]] {
+        let out = purge(&home, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(records::<Purged>(&out.stdout).is_empty(), "{args:?}: nothing expired");
+        assert_eq!(tree(&kept), before, "{args:?}: the unexpired quarantine changed");
+    }
+    assert_eq!(home.quarantines(), vec![kept]);
+}
+
+/// A save that died half-way leaves a directory without a receipt; it expires
+/// `--quarantine-days` after its mtime. An old one goes (the `.partial-` name of an unfinished
+/// save and a finished name alike), a fresh one stays byte for byte, and a longer
+/// `--quarantine-days` keeps the old one too.
+#[test]
+fn a_quarantine_without_a_receipt_expires_quarantine_days_after_its_mtime() {
+    let home = Home::new();
+    let old_partial = quarantine(&home, ".partial-jk-oldpartl-myapp-agentsmith-20260101T000000Z-4242", None);
+    let old_named = quarantine(&home, "jk-oldnamed-myapp-agentsmith-20260101T000000Z", None);
+    let fresh = quarantine(&home, ".partial-jk-freshprt-myapp-agentsmith-20260101T000000Z-4243", None);
+    age(&old_partial, 20);
+    age(&old_named, 20);
+    age(&fresh, 2);
+    let fresh_before = tree(&fresh);
+    let old_before = (tree(&old_partial), tree(&old_named));
+
+    // 20 days old is within 30 days: nothing expires.
+    let out = purge(&home, &["--expire-quarantine", "--quarantine-days", "30"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(records::<Purged>(&out.stdout).is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!((tree(&old_partial), tree(&old_named)), old_before);
+
+    // The default 14 days: the two 20-day-old ones go, the 2-day-old one stays.
+    let out = purge(&home, &["--expire-quarantine"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut expected = vec![path_text(&old_partial), path_text(&old_named)];
+    expected.sort();
+    assert_eq!(removed_quarantines(&out), expected);
+    assert!(!old_partial.exists() && !old_named.exists(), "an old quarantine without a receipt survived");
+    assert_eq!(tree(&fresh), fresh_before, "the fresh one changed");
+    for rec in records::<Purged>(&out.stdout) {
+        assert!(rec.freed_bytes > 0, "{rec:?}");
+    }
+}
+
+/// `--dry-run` lists exactly what would expire (by receipt and by mtime) and removes nothing;
+/// the real run then removes exactly those. What is not a quarantine (not named `jk-…`) is
+/// never touched, however old.
+#[test]
+fn a_dry_run_of_expiry_lists_what_would_go_and_removes_nothing() {
+    let home = Home::new();
+    let past = SystemTime::now() - Duration::from_secs(DAY);
+    let future = SystemTime::now() + Duration::from_secs(DAY);
+    let by_receipt = quarantine(&home, "jk-byrecpt1-myapp-agentsmith-20260101T000000Z", Some(past));
+    let by_mtime = quarantine(&home, ".partial-jk-bymtime1-myapp-agentsmith-20260101T000000Z-7", None);
+    let unexpired = quarantine(&home, "jk-unexpird-myapp-agentsmith-20260101T000000Z", Some(future));
+    let fresh = quarantine(&home, ".partial-jk-freshprt-myapp-agentsmith-20260101T000000Z-8", None);
+    let not_ours = home.home.join("quarantine/operator-notes");
+    fs::create_dir_all(&not_ours).unwrap();
+    fs::write(not_ours.join("keep.txt"), "the operator's\n").unwrap();
+    for dir in [&by_mtime, &unexpired, &not_ours] {
+        age(dir, 100);
+    }
+
+    let before = home.snapshot();
+    let out = purge(&home, &["--expire-quarantine", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut expected = vec![path_text(&by_receipt), path_text(&by_mtime)];
+    expected.sort();
+    assert_eq!(removed_quarantines(&out), expected);
+    for rec in records::<Purged>(&out.stdout) {
+        assert!(rec.dry_run, "{rec:?}");
+        assert!(rec.freed_bytes > 0, "a dry run says what it would free: {rec:?}");
+    }
+    assert_eq!(home.snapshot(), before, "a dry run removed something");
+    assert!(by_receipt.exists() && by_mtime.exists());
+
+    let out = purge(&home, &["--expire-quarantine"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(removed_quarantines(&out), expected);
+    let mut left = vec![unexpired, fresh, not_ours.clone()];
+    left.sort();
+    assert_eq!(home.quarantines(), left);
+    assert_eq!(fs::read_to_string(not_ours.join("keep.txt")).unwrap(), "the operator's\n");
+}
+
+// --- purge fixtures -------------------------------------------------------------------------
+
+fn branches(repo: &Path) -> Vec<String> {
+    git(repo, &["branch", "--format=%(refname:short)"]).lines().map(str::to_owned).collect()
+}
+
+fn scratch_branch(inst: &Instance) -> String {
+    format!("jackin/scratch/{}", inst.container)
+}
+
+fn agent_identity(wt: &Path) {
+    git(wt, &["config", "user.email", "agent@example.invalid"]);
+    git(wt, &["config", "user.name", "Agent"]);
+}
+
+fn only_quarantine(home: &Home, out: &std::process::Output) -> PathBuf {
+    let recs = records::<Purged>(&out.stdout);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let q = PathBuf::from(recs[0].quarantine.as_deref().expect("a quarantine path in the record"));
+    assert_eq!(home.quarantines(), vec![q.clone()]);
+    q
+}
+
+fn is_gone(home: &Home, inst: &Instance) -> bool {
+    !inst.dir.exists() && home.row(&inst.container).is_none()
+}
+
+/// Every regular file's bytes under `dir`, as (path relative to `dir`, bytes).
+fn files_relative(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    tree(dir)
+        .into_iter()
+        .filter(|(_, kind, _)| kind == "file")
+        .map(|(path, _, bytes)| (path.strip_prefix(dir).unwrap().to_path_buf(), bytes))
+        .collect()
+}
+
+// --- 2. one unreadable mount, readable isolation records ------------------------------------
+
+/// One mount git cannot read (its `.git` file names a gitdir that does not exist) while the
+/// isolation records parse: a discard moves that mount's whole directory into the quarantine,
+/// every file's bytes with it, and the receipt says so for that mount alone; the readable mount
+/// beside it is saved file by file as usual, and no `git_tree` is claimed.
+#[test]
+fn one_unreadable_mount_is_moved_whole_into_the_quarantine() {
+    if !engine_available("one_unreadable_mount_is_moved_whole_into_the_quarantine") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let lib = home.host_repo("lib");
+    let inst = home.instance(&unique_id(), |h, c| {
+        vec![h.worktree_record(c, &app, "/workspace/app"), h.worktree_record(c, &lib, "/workspace/lib")]
+    });
+    let broken = inst.mount_path(0);
+    let readable = inst.mount_path(1);
+    fs::write(broken.join("README.md"), "changed by the agent\n").unwrap();
+    fs::create_dir_all(broken.join("notes")).unwrap();
+    fs::write(broken.join("notes/plan.md"), "the plan\n").unwrap();
+    let dot_git = "gitdir: /nonexistent/jackin-test/worktrees/gone\n";
+    fs::write(broken.join(".git"), dot_git).unwrap();
+    fs::write(readable.join("lib-notes.md"), "lib notes\n").unwrap();
+    let before_files = files_relative(&broken);
+    let isolation = read_json(&inst.dir.join(".jackin/isolation.json"));
+    assert_eq!(isolation["records"].as_array().unwrap().len(), 2, "the records parse");
+
+    let before = home.snapshot();
+    let out = purge(&home, &[&inst.container]);
+    assert_eq!(out.status.code(), Some(6), "an unreadable mount is at risk: {}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "at_risk");
+    assert_eq!(home.snapshot(), before, "a refusal changes nothing");
+
+    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    assert!(is_gone(&home, &inst), "the instance was not purged");
+
+    let receipt = read_json(&q.join("receipt.json"));
+    assert!(receipt.get("git_tree").is_none_or(Value::is_null), "not the whole git/ tree: {receipt:#}");
+    let mounts = receipt["mounts"].as_array().unwrap();
+    assert_eq!(mounts.len(), 2, "{receipt:#}");
+    let whole = &mounts[0];
+    assert_eq!(whole["mount_dst"], "/workspace/app");
+    assert_eq!(whole["verdict"], "unknown");
+    assert_eq!(whole["path"], path_text(&broken));
+    assert_eq!(whole["tree"], "0-workspace-app/tree");
+    assert_eq!(whole["note"], "could not be read; the whole directory was moved here");
+    assert!(whole["bundle"].is_null() && whole["files_dir"].is_null(), "{whole:#}");
+    let saved = q.join("0-workspace-app/tree");
+    assert_eq!(files_relative(&saved), before_files, "the whole directory, byte for byte");
+    assert_eq!(fs::read_to_string(saved.join(".git")).unwrap(), dot_git);
+    assert_eq!(fs::read_to_string(saved.join("notes/plan.md")).unwrap(), "the plan\n");
+
+    let by_file = &mounts[1];
+    assert_eq!(by_file["mount_dst"], "/workspace/lib");
+    assert_eq!(by_file["verdict"], "dirty");
+    assert!(by_file["tree"].is_null(), "{by_file:#}");
+    assert_eq!(
+        fs::read_to_string(q.join(by_file["files_dir"].as_str().unwrap()).join("lib-notes.md")).unwrap(),
+        "lib notes\n"
+    );
+
+    let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
+    assert!(text.contains(&format!("the whole directory is in {}/0-workspace-app/tree", q.display())), "{text}");
+    assert!(!text.contains("git/ tree of the instance"), "{text}");
+    assert!(!branches(&app).contains(&scratch_branch(&inst)) && !branches(&lib).contains(&scratch_branch(&inst)));
+}
+
+/// The whole-directory save of an unreadable worktree keeps its commits too: they live in the
+/// host repository, on the scratch branch the purge deletes and in the worktree's detached HEAD
+/// whose registration it prunes, not in the directory moved. Both come back from the bundle.
+#[test]
+fn an_unreadable_worktree_s_commits_are_saved_before_its_branch_and_registration_go() {
+    if !engine_available("an_unreadable_worktree_s_commits_are_saved_before_its_branch_and_registration_go") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    git(&app, &["branch", "feature/x"]);
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    agent_identity(&wt);
+    let commit = commit_file(&wt, "src/feature.rs", "fn feature() {}\n", "agent work");
+    git(&wt, &["checkout", "-q", "--detach"]);
+    let detached = commit_file(&wt, "src/more.rs", "fn more() {}\n", "more agent work, detached");
+    fs::write(wt.join(".git"), "gitdir: /nonexistent/jackin-test/worktrees/gone\n").unwrap();
+    let heads =
+        git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main", "refs/heads/feature"]);
+
+    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    assert!(is_gone(&home, &inst));
+    assert!(!branches(&app).contains(&scratch_branch(&inst)));
+
+    let receipt = read_json(&q.join("receipt.json"));
+    let mount = &receipt["mounts"][0];
+    let bundle = mount["bundle"].as_str().unwrap_or_else(|| panic!("no bundle of the scratch branch: {receipt:#}"));
+    let fresh = home.tmp.path().join("fresh");
+    let origin = git(&app, &["remote", "get-url", "origin"]);
+    git(home.tmp.path(), &["clone", "-q", &origin, fresh.to_str().unwrap()]);
+    let bundle = q.join(bundle);
+    git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
+    let recovered = git(&fresh, &["rev-parse", &format!("refs/recovered/heads/{}", scratch_branch(&inst))]);
+    assert_eq!(recovered, commit);
+    let listed = git(&fresh, &["bundle", "list-heads", bundle.to_str().unwrap()]);
+    assert!(listed.contains(&format!("{detached} HEAD")), "the detached HEAD is in the bundle: {listed}");
+    git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "HEAD:refs/recovered/detached"]);
+    assert_eq!(git(&fresh, &["show", "refs/recovered/detached:src/more.rs"]), "fn more() {}");
+    assert_eq!(mount["tree"], "0-workspace-app/tree", "the directory is moved whole as well: {receipt:#}");
+    assert_eq!(
+        git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main", "refs/heads/feature"]),
+        heads,
+        "the host's other branches are untouched"
+    );
+}
+
+// --- 3. no copy through a symlinked directory -----------------------------------------------
+
+/// git listed `src/main.rs` (tracked, now deleted) because the agent replaced the directory
+/// `src` by a link to a directory outside the home that has a `main.rs` of its own. The quarantine
+/// saves the link as a link and records `src/main.rs` as not saved; it never copies the outside
+/// file's content, and the outside file is untouched.
+#[test]
+fn a_changed_path_beneath_a_symlinked_directory_is_not_copied_through_the_link() {
+    if !engine_available("a_changed_path_beneath_a_symlinked_directory_is_not_copied_through_the_link") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    let outside = home.tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    let secret = "the outside file, not the session's\n";
+    fs::write(outside.join("main.rs"), secret).unwrap();
+    let outside_before = tree(&outside);
+    fs::write(wt.join("README.md"), "changed by the agent\n").unwrap();
+    fs::remove_dir_all(wt.join("src")).unwrap();
+    std::os::unix::fs::symlink(&outside, wt.join("src")).unwrap();
+
+    let out = home.cmd("jackin-assess").arg(&inst.container).arg("--format=json").output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(listed.contains("\"src/main.rs\""), "git lists the path beneath the link: {listed}");
+
+    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    assert!(is_gone(&home, &inst));
+    assert_eq!(tree(&outside), outside_before, "the outside directory changed");
+
+    let receipt = read_json(&q.join("receipt.json"));
+    let mount = &receipt["mounts"][0];
+    let files = q.join(mount["files_dir"].as_str().unwrap());
+    let saved: Vec<(&str, bool)> = mount["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["saved"].as_bool().unwrap()))
+        .collect();
+    assert!(saved.contains(&("src/main.rs", false)), "src/main.rs is not saved through the link: {saved:?}");
+    assert!(saved.contains(&("README.md", true)), "{saved:?}");
+    assert_eq!(fs::read_to_string(files.join("README.md")).unwrap(), "changed by the agent\n");
+    assert_eq!(fs::read_link(files.join("src")).unwrap(), outside, "the link is saved as a link");
+    for (path, kind, bytes) in tree(&q) {
+        assert!(
+            !(kind == "file" && bytes == secret.as_bytes()),
+            "the outside file's content was copied into the quarantine at {}",
+            path.display()
+        );
+    }
+}
+
+// --- 4. a record naming a branch that is not the scratch branch -----------------------------
+
+/// An isolation record whose `scratch_branch` names another branch of the host repository
+/// (`main`): the purge refuses with that message and deletes neither that branch nor anything
+/// else on disk. A rerun after the record is put right re-assesses the session, so the commit
+/// only the real scratch branch has is still found at risk, and it lands in the quarantine
+/// before the branch is deleted.
+#[test]
+fn a_record_naming_another_branch_is_refused_and_the_branch_survives() {
+    if !engine_available("a_record_naming_another_branch_is_refused_and_the_branch_survives") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    git(&app, &["branch", "feature/x"]);
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    agent_identity(&wt);
+    let commit = commit_file(&wt, "src/feature.rs", "fn feature() {}\n", "agent work");
+    let session =
+        Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
+    let isolation_path = inst.dir.join(".jackin/isolation.json");
+    let good_record = fs::read_to_string(&isolation_path).unwrap();
+
+    for named in ["main", "feature/x"] {
+        let mut isolation = read_json(&isolation_path);
+        isolation["records"][0]["scratch_branch"] = json!(named);
+        write_json(&isolation_path, &isolation);
+        let heads = git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]);
+        let worktrees = git(&app, &["worktree", "list", "--porcelain"]);
+        let before = home.snapshot();
+
+        let out = purge(&home, &["--discard-unfinished", &inst.container]);
+        assert_eq!(out.status.code(), Some(6), "{named}: {}", stderr(&out));
+        let message = format!(
+            "the isolation record names branch \"{named}\", not this instance's scratch branch {}",
+            scratch_branch(&inst)
+        );
+        assert!(stderr(&out).contains(&message), "{named}: {}", stderr(&out));
+        let errors = records::<ErrorRecord>(&out.stdout);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].message.contains(&message), "{errors:?}");
+
+        assert_eq!(
+            git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]),
+            heads,
+            "{named}: a branch of the host repository changed"
+        );
+        assert_eq!(git(&app, &["worktree", "list", "--porcelain"]), worktrees, "{named}");
+        assert_eq!(home.snapshot(), before, "{named}: the refusal changed the home");
+        assert_eq!(home.row(&inst.container).unwrap()["status"], "active", "{named}");
+        assert!(home.quarantines().is_empty(), "{named}: nothing was saved, since nothing is deleted");
+        assert!(Session::exists("container", &session.container), "{named}: the refusal comes before Docker");
+    }
+
+    // Put right, the record lets the purge finish, and the real scratch branch's commit is
+    // found at risk and saved before that branch goes.
+    fs::write(&isolation_path, &good_record).unwrap();
+    let out = purge(&home, &[&inst.container]);
+    assert_eq!(out.status.code(), Some(6), "the commit is at risk: {}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "at_risk");
+    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    assert!(is_gone(&home, &inst));
+    assert!(!Session::exists("container", &session.container));
+    let b = branches(&app);
+    assert!(!b.contains(&scratch_branch(&inst)), "{b:?}");
+    assert!(b.contains(&"main".to_owned()) && b.contains(&"feature/x".to_owned()), "{b:?}");
+    let receipt = read_json(&q.join("receipt.json"));
+    let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
+    let fresh = home.tmp.path().join("fresh");
+    let origin = git(&app, &["remote", "get-url", "origin"]);
+    git(home.tmp.path(), &["clone", "-q", &origin, fresh.to_str().unwrap()]);
+    git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
+    assert_eq!(git(&fresh, &["rev-parse", &format!("refs/recovered/heads/{}", scratch_branch(&inst))]), commit);
+}
+
+// --- 5. the host repository gone --------------------------------------------------------------
+
+/// The host repository of a clean worktree was deleted before the purge. Its worktree can no
+/// longer be read (its refs and objects lived in the host), so it is `unknown`, which is at risk:
+/// without a discard nothing is deleted. With `--discard-unfinished` the purge finishes, with no
+/// host repository to change: exit 0, the worktree directory in the quarantine, no data dir and
+/// no index row left.
+#[test]
+fn a_session_whose_host_repository_is_gone_still_purges_on_a_discard() {
+    if !engine_available("a_session_whose_host_repository_is_gone_still_purges_on_a_discard") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let session =
+        Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
+    let wt = inst.mount_path(0);
+    let out = purge(&home, &["--dry-run", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "clean while the host is there: {}", stderr(&out));
+    fs::remove_dir_all(&app).unwrap();
+
+    let before = home.snapshot();
+    let out = purge(&home, &[&inst.container]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let errors = records::<ErrorRecord>(&out.stdout);
+    assert_eq!(errors[0].code, "at_risk", "{errors:?}");
+    assert!(errors[0].message.contains("cannot verify"), "{errors:?}");
+    assert_eq!(home.snapshot(), before);
+
+    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    assert!(is_gone(&home, &inst), "the data dir or the row is left");
+    assert!(!Session::exists("container", &session.container));
+    let kinds: Vec<String> = records::<Purged>(&out.stdout)[0].removed.iter().map(|r| r.kind.clone()).collect();
+    assert!(!kinds.iter().any(|k| k == "worktree" || k == "branch"), "no host repository to change: {kinds:?}");
+    let receipt = read_json(&q.join("receipt.json"));
+    assert_eq!(receipt["mounts"][0]["tree"], "0-workspace-app/tree", "{receipt:#}");
+    let saved = q.join("0-workspace-app/tree");
+    assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "hello\n");
+    assert!(!wt.exists());
+}
+
+/// The host repository gone, with work in the worktree: on a discard that work lands in the
+/// quarantine, every file's bytes, before the directory is deleted.
+#[test]
+fn work_in_a_worktree_whose_host_repository_is_gone_lands_in_the_quarantine() {
+    if !engine_available("work_in_a_worktree_whose_host_repository_is_gone_lands_in_the_quarantine") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    fs::write(wt.join("README.md"), "changed by the agent\n").unwrap();
+    fs::create_dir_all(wt.join("notes")).unwrap();
+    fs::write(wt.join("notes/plan.md"), "the plan\n").unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", wt.join("notes/link")).unwrap();
+    fs::remove_dir_all(&app).unwrap();
+    let before_files = files_relative(&wt);
+
+    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    assert!(is_gone(&home, &inst));
+    let receipt = read_json(&q.join("receipt.json"));
+    let mount = &receipt["mounts"][0];
+    assert_eq!(mount["verdict"], "unknown");
+    assert_eq!(mount["tree"], "0-workspace-app/tree", "{receipt:#}");
+    let saved = q.join("0-workspace-app/tree");
+    assert_eq!(files_relative(&saved), before_files);
+    assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "changed by the agent\n");
+    assert_eq!(fs::read_link(saved.join("notes/link")).unwrap(), Path::new("/etc/hostname"));
+}
