@@ -57,3 +57,64 @@ impl NameClaim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Step 7 after someone else unlinked the held lock: nothing to remove, and no failure.
+    #[test]
+    fn a_held_lock_already_gone_is_not_removed_and_not_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("jk-a1b2c3d4.lock");
+        std::fs::write(&path, "").unwrap();
+        let claim = NameClaim::take(&path, false).unwrap();
+        assert!(claim.exists);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(claim.remove(&path).unwrap(), None);
+    }
+
+    /// Step 7 when the lock cannot be unlinked (a directory stands where the file was): an
+    /// error, never a silent "nothing removed".
+    #[test]
+    fn a_held_lock_that_cannot_be_unlinked_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("jk-a1b2c3d4.lock");
+        std::fs::write(&path, "").unwrap();
+        let claim = NameClaim::take(&path, false).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("inside"), "x").unwrap();
+        assert!(claim.remove(&path).is_err());
+        assert!(path.join("inside").exists());
+    }
+
+    /// Step 7 for a lock held since step 1: it is unlinked and reported.
+    #[test]
+    fn a_held_lock_is_removed_and_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("jk-a1b2c3d4.lock");
+        std::fs::write(&path, "").unwrap();
+        let claim = NameClaim::take(&path, false).unwrap();
+        let removed = claim.remove(&path).unwrap().expect("removed");
+        assert_eq!((removed.kind.as_str(), removed.name), ("name_lock", path.to_string_lossy().into_owned()));
+        assert!(!path.exists());
+    }
+
+    /// Another process's claim (here another open file description) makes the session busy.
+    #[test]
+    fn a_lock_held_elsewhere_is_busy_in_a_run_and_a_dry_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("jk-a1b2c3d4.lock");
+        std::fs::write(&path, "").unwrap();
+        let other = std::fs::File::open(&path).unwrap();
+        fs2::FileExt::lock_exclusive(&other).unwrap();
+        for dry_run in [false, true] {
+            let err = NameClaim::take(&path, dry_run).err().expect("busy");
+            assert_eq!(Exit::of(&err), Exit::Busy, "dry run {dry_run}");
+        }
+        drop(other);
+        assert!(NameClaim::take(&path, true).unwrap().exists);
+        assert!(!NameClaim::take(&tmp.path().join("jk-none.lock"), false).unwrap().exists);
+    }
+}
