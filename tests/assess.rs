@@ -6,7 +6,7 @@ mod common;
 use std::fs;
 
 use common::records::{envelopes, records, Assessment, Mount, Orphan, UnpushedRef};
-use common::{commit_file, git, Home, Instance};
+use common::{commit_file, git, stderr, Home, Instance};
 use serde_json::{json, Value};
 
 /// A home with one host repository and one instance whose mounts `mounts` makes.
@@ -26,15 +26,6 @@ fn clone_setup() -> (Home, Instance, std::path::PathBuf) {
     setup(|h, c, host| vec![h.clone_record(c, host, "/workspace/my-app")])
 }
 
-/// Runs jackin-assess on the instance and returns its one assessment.
-fn assess(home: &Home, instance: &Instance) -> Assessment {
-    let out = home.cmd("jackin-assess").arg(&instance.container).arg("--format=json").output().unwrap();
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    let mut recs = records::<Assessment>(&out.stdout);
-    assert_eq!(recs.len(), 1, "{recs:?}");
-    recs.remove(0)
-}
-
 fn files(mount: &Mount) -> Vec<(String, String)> {
     mount.files.iter().map(|f| (f.status.clone(), f.path.clone())).collect()
 }
@@ -50,7 +41,7 @@ fn pair(status: &str, path: &str) -> (String, String) {
 #[test]
 fn clean_worktree() {
     let (home, inst, _) = worktree_setup();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "clean");
     assert_eq!(a.summary, "clean");
     assert!(!a.in_place);
@@ -72,7 +63,7 @@ fn clean_worktree() {
 fn modified_file_is_dirty() {
     let (home, inst, _) = worktree_setup();
     fs::write(inst.mount_path(0).join("README.md"), "changed\n").unwrap();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "dirty");
     assert_eq!(files(&a.mounts[0]), [pair(" M", "README.md")]);
     assert_eq!(a.summary, "1 file dirty");
@@ -83,7 +74,7 @@ fn untracked_file_is_dirty() {
     let (home, inst, _) = worktree_setup();
     fs::create_dir_all(inst.mount_path(0).join("notes")).unwrap();
     fs::write(inst.mount_path(0).join("notes/plan.md"), "plan\n").unwrap();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "dirty");
     assert_eq!(files(&a.mounts[0]), [pair("??", "notes/plan.md")]);
 }
@@ -93,7 +84,7 @@ fn staged_new_file_is_dirty() {
     let (home, inst, _) = worktree_setup();
     fs::write(inst.mount_path(0).join("new.rs"), "x\n").unwrap();
     git(&inst.mount_path(0), &["add", "new.rs"]);
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "dirty");
     assert_eq!(files(&a.mounts[0]), [pair("A ", "new.rs")]);
 }
@@ -102,7 +93,7 @@ fn staged_new_file_is_dirty() {
 fn deleted_file_is_dirty() {
     let (home, inst, _) = worktree_setup();
     fs::remove_file(inst.mount_path(0).join("src/main.rs")).unwrap();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "dirty");
     assert_eq!(files(&a.mounts[0]), [pair(" D", "src/main.rs")]);
 }
@@ -111,7 +102,7 @@ fn deleted_file_is_dirty() {
 fn renamed_file_is_dirty_with_its_old_name() {
     let (home, inst, _) = worktree_setup();
     git(&inst.mount_path(0), &["mv", "README.md", "GUIDE.md"]);
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "dirty");
     let m = &a.mounts[0];
     assert_eq!(files(m), [pair("R ", "GUIDE.md")]);
@@ -126,7 +117,7 @@ fn git_status(dir: &std::path::Path) -> Vec<String> {
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     let mut lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
     lines.sort();
     lines
@@ -162,7 +153,7 @@ fn renames_are_listed_as_git_status_lists_them() {
     fs::rename(wt.join("gone.txt"), wt.join("untracked-copy.txt")).unwrap();
     git(&wt, &["mv", "docs/guide.txt", "guide.txt"]);
 
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     let m = &a.mounts[0];
     let expected = git_status(&wt);
     assert!(expected.iter().any(|l| l.starts_with("R  ") && l.contains(" -> ")), "{expected:?}");
@@ -180,7 +171,7 @@ fn commit_on_the_scratch_branch_is_unpushed() {
     let wt = inst.mount_path(0);
     commit_file(&wt, "feature.rs", "a\n", "one");
     commit_file(&wt, "feature.rs", "b\n", "two");
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unpushed");
     assert_eq!(a.mounts[0].unpushed, [unpushed(&format!("refs/heads/jackin/scratch/{}", inst.container), 2, None)]);
     assert_eq!(a.summary, "1 branch unpushed");
@@ -192,7 +183,7 @@ fn the_same_commit_pushed_to_a_remote_branch_is_clean() {
     let wt = inst.mount_path(0);
     commit_file(&wt, "feature.rs", "a\n", "one");
     git(&wt, &["push", "-q", "origin", "HEAD:refs/heads/feature"]);
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "clean", "{a:?}");
 }
 
@@ -202,7 +193,7 @@ fn a_commit_on_a_detached_head_is_unpushed() {
     let wt = inst.mount_path(0);
     git(&wt, &["checkout", "-q", "--detach"]);
     commit_file(&wt, "probe.rs", "a\n", "detached work");
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unpushed");
     assert_eq!(a.mounts[0].unpushed, [unpushed("HEAD", 1, None)]);
     assert_eq!(a.summary, "detached HEAD unpushed");
@@ -214,7 +205,7 @@ fn an_unrelated_unpushed_host_branch_is_not_at_risk() {
     git(&host, &["checkout", "-q", "-b", "operator-private"]);
     commit_file(&host, "private.txt", "mine\n", "operator's own work");
     git(&host, &["checkout", "-q", "main"]);
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "clean", "{a:?}");
 }
 
@@ -223,14 +214,14 @@ fn a_scratch_commit_that_another_host_branch_holds_is_not_at_risk() {
     let (home, inst, host) = worktree_setup();
     commit_file(&inst.mount_path(0), "feature.rs", "a\n", "one");
     git(&host, &["branch", "keep-this", &format!("jackin/scratch/{}", inst.container)]);
-    assert_eq!(assess(&home, &inst).verdict, "clean");
+    assert_eq!(home.assess(&inst.container).verdict, "clean");
 }
 
 #[test]
 fn a_local_commit_in_a_clone_is_unpushed_with_its_upstream() {
     let (home, inst, _) = clone_setup();
     commit_file(&inst.mount_path(0), "feature.rs", "a\n", "clone work");
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unpushed");
     assert_eq!(a.mounts[0].unpushed, [unpushed("refs/heads/main", 1, Some("origin/main"))]);
     assert_eq!(a.mounts[0].stashes, 0);
@@ -242,7 +233,7 @@ fn a_clone_commit_the_host_repo_also_has_is_clean() {
     let clone = inst.mount_path(0);
     commit_file(&clone, "feature.rs", "a\n", "clone work");
     git(&host, &["fetch", "-q", clone.to_str().unwrap(), "main:refs/heads/from-clone"]);
-    assert_eq!(assess(&home, &inst).verdict, "clean");
+    assert_eq!(home.assess(&inst.container).verdict, "clean");
 }
 
 #[test]
@@ -257,7 +248,7 @@ fn a_clone_commit_that_only_a_descendant_in_the_host_holds_is_clean() {
     git(&host, &["checkout", "-q", "main"]);
     git(&host, &["branch", "-q", "-f", "from-clone", "main"]);
     git(&host, &["branch", "-q", "later", "HEAD@{1}"]);
-    assert_eq!(assess(&home, &inst).verdict, "clean");
+    assert_eq!(home.assess(&inst.container).verdict, "clean");
 }
 
 #[test]
@@ -266,7 +257,7 @@ fn a_stash_in_a_clone_is_at_risk() {
     let clone = inst.mount_path(0);
     fs::write(clone.join("README.md"), "stashed change\n").unwrap();
     git(&clone, &["stash", "-q"]);
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unpushed");
     let m = &a.mounts[0];
     assert_eq!(m.stashes, 1);
@@ -282,7 +273,7 @@ fn a_clone_commit_only_a_local_tag_reaches_is_unpushed() {
     commit_file(&clone, "feature.rs", "a\n", "tagged work");
     git(&clone, &["tag", "v1-experiment"]);
     git(&clone, &["reset", "-q", "--hard", "origin/main"]);
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unpushed");
     assert_eq!(a.mounts[0].unpushed, [unpushed("refs/tags/v1-experiment", 1, None)]);
     assert_eq!(a.summary, "1 tag unpushed");
@@ -293,7 +284,7 @@ fn a_clone_whose_host_repo_is_gone_is_still_assessed() {
     let (home, inst, host) = clone_setup();
     commit_file(&inst.mount_path(0), "feature.rs", "a\n", "clone work");
     fs::remove_dir_all(&host).unwrap();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unpushed");
     assert_eq!(a.mounts[0].unpushed[0].commits, 1);
 }
@@ -302,7 +293,7 @@ fn a_clone_whose_host_repo_is_gone_is_still_assessed() {
 fn a_missing_worktree_path_is_unknown() {
     let (home, inst, _) = worktree_setup();
     fs::remove_dir_all(inst.mount_path(0)).unwrap();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unknown");
     let error = a.mounts[0].error.as_deref().unwrap();
     assert!(error.contains("is gone"), "{error}");
@@ -313,7 +304,7 @@ fn a_missing_worktree_path_is_unknown() {
 fn a_deleted_host_repo_under_a_worktree_is_unknown() {
     let (home, inst, host) = worktree_setup();
     fs::remove_dir_all(&host).unwrap();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unknown");
     let error = a.mounts[0].error.as_deref().unwrap();
     assert!(error.contains("cannot be read") || error.contains("is gone"), "{error}");
@@ -323,7 +314,7 @@ fn a_deleted_host_repo_under_a_worktree_is_unknown() {
 fn a_corrupt_git_dir_is_unknown() {
     let (home, inst, _) = worktree_setup();
     fs::write(inst.mount_path(0).join(".git"), "this is not a gitdir line\n").unwrap();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unknown");
     assert!(a.mounts[0].error.as_deref().unwrap().contains("cannot be read"), "{a:?}");
 }
@@ -332,7 +323,7 @@ fn a_corrupt_git_dir_is_unknown() {
 fn a_corrupt_clone_is_unknown() {
     let (home, inst, _) = clone_setup();
     fs::write(inst.mount_path(0).join(".git/HEAD"), "garbage").unwrap();
-    assert_eq!(assess(&home, &inst).verdict, "unknown");
+    assert_eq!(home.assess(&inst.container).verdict, "unknown");
 }
 
 #[test]
@@ -342,7 +333,7 @@ fn ignored_files_are_counted_not_at_risk() {
     fs::create_dir_all(wt.join("target/debug")).unwrap();
     fs::write(wt.join("target/debug/app"), "bin").unwrap();
     fs::write(wt.join("build.log"), "log").unwrap();
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "clean");
     assert_eq!(a.mounts[0].ignored, 2);
     assert_eq!(a.mounts[0].files, []);
@@ -358,7 +349,7 @@ fn a_two_mount_instance_takes_the_worst_verdict() {
     });
     fs::write(inst.mount_path(1).join("README.md"), "dirty in the clone\n").unwrap();
     commit_file(&inst.mount_path(0), "a.rs", "a\n", "worktree work");
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "dirty");
     assert_eq!(a.mounts[0].verdict, "unpushed");
     assert_eq!(a.mounts[1].verdict, "dirty");
@@ -369,7 +360,7 @@ fn a_two_mount_instance_takes_the_worst_verdict() {
 fn an_in_place_instance_is_clean_and_says_so() {
     let mut home = Home::new();
     let inst = home.instance("p1ace0ab", |_, _| Vec::new());
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "clean");
     assert!(a.in_place);
     assert_eq!(a.mounts, []);
@@ -385,7 +376,7 @@ fn a_malformed_isolation_record_is_unknown_for_its_mount_only() {
             json!({"mount_dst": "/workspace/x", "isolation": "worktree"}),
         ]
     });
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unknown");
     assert_eq!(a.mounts[0].verdict, "clean");
     assert_eq!(a.mounts[1].verdict, "unknown");
@@ -447,7 +438,7 @@ fn all_and_id_prefixes_and_stdin_select_instances() {
 
     let ambiguous = home.cmd("jackin-assess").arg("aaaa").output().unwrap();
     assert_eq!(ambiguous.status.code(), Some(6));
-    assert!(common::stderr(&ambiguous).contains("names 2 instances"));
+    assert!(stderr(&ambiguous).contains("names 2 instances"));
 
     let input = format!(
         "{}\n{}\n",
@@ -484,7 +475,7 @@ fn stdin_records_keep_their_place_and_their_bytes() {
         orphan("third")
     );
     let out = home.cmd("jackin-assess").arg("-").write_stdin(input).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.split_inclusive('\n').collect();
     assert_eq!(lines.len(), 5, "{stdout}");
@@ -531,7 +522,7 @@ fn git_status_z(dir: &std::path::Path) -> Vec<String> {
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     let mut fields = text.split('\0').filter(|f| !f.is_empty());
     let mut lines = Vec::new();
@@ -702,14 +693,14 @@ fn real_source_tree_matches_git_status_in_every_case() {
     }
     let gone = format!(" D {}/", gone_crate.display());
     assert!(unstaged.iter().any(|line| line.starts_with(&gone)), "git status lacks {gone:?}…: {unstaged:#?}");
-    assert_eq!(status_lines(&assess(&home, &inst).mounts[0]), unstaged);
+    assert_eq!(status_lines(&home.assess(&inst.container).mounts[0]), unstaged);
     let renamed = next();
     git(&wt, &["mv", &renamed, &format!("{renamed}.moved")]);
     let staged_then_edited = next();
     append(&staged_then_edited, "// staged\n");
     git(&wt, &["add", &staged_then_edited]);
     append(&staged_then_edited, "// and edited after\n");
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     let expected = git_status_z(&wt);
     for line in [
         format!(" M {modified}"),
@@ -743,7 +734,7 @@ fn an_intent_to_add_file_is_listed() {
     fs::write(wt.join("planned.rs"), "fn planned() {}\n").unwrap();
     git(&wt, &["add", "-N", "planned.rs"]);
     commit_file(&wt, "other.txt", "committed beside it\n", "a commit that leaves planned.rs intent-to-add");
-    let a = assess(&home, &inst);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "dirty");
     assert_eq!(files(&a.mounts[0]), vec![pair("AM", "planned.rs")]);
 }

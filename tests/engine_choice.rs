@@ -10,12 +10,12 @@ use std::process::Command;
 use common::docker::{docker_quiet, engine_available, OwnEngine, TEST_IMAGE};
 use common::records::{records_of, Change};
 use common::tls::Authority;
-use common::Home;
+use common::{stderr, Home};
 
 /// `docker …` with the test's config directory (its contexts), which must succeed.
 fn docker_with(config: &Path, args: &[&str]) -> String {
     let out = Command::new("docker").env("DOCKER_CONFIG", config).args(args).output().expect("docker runs");
-    assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "docker {args:?}: {}", stderr(&out));
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -41,7 +41,7 @@ fn exit_code_seen(home: &Home, container: &str, env: &[(&str, &str)], args: &[&s
         cmd.env(name, value);
     }
     let out = cmd.output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{env:?} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{env:?} {args:?}: {}", stderr(&out));
     let changes = records_of::<Change>(&out.stdout);
     let change = changes.iter().find(|c| c.identity.container_base == container).expect("the exited session changes");
     change.evidence["role"]["exit_code"].as_i64().unwrap()
@@ -85,8 +85,7 @@ fn a_context_reaches_its_engine_and_not_the_default() {
     let mut run = vec!["-H", host.as_str(), "run", "-d", "--name", &live.container, "--network", "none"];
     run.extend(["--label", "jackin.managed=true", "--label", "jackin.kind=role", TEST_IMAGE, "sleep", "3600"]);
     common::docker::docker(&run);
-    let assessment = home.cmd("jackin-assess").args([live.container.as_str(), "--format=json"]).output().unwrap();
-    assert!(assessment.status.success(), "{}", String::from_utf8_lossy(&assessment.stderr));
+    let assessment = home.assess_lines(&[&live.container]);
     for (context, code) in [("second", 5), ("default", 0)] {
         let out = home
             .cmd("jackin-keep")
@@ -94,10 +93,10 @@ fn a_context_reaches_its_engine_and_not_the_default() {
             .env("DOCKER_CONFIG", config_dir)
             .env("DOCKER_CONTEXT", context)
             .env_remove("DOCKER_HOST")
-            .write_stdin(assessment.stdout.clone())
+            .write_stdin(assessment.clone())
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(code), "keep on {context}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(code), "keep on {context}: {}", stderr(&out));
     }
 
     // Restore reaches the same engine: with the default engine's container gone, its plan still
@@ -151,7 +150,7 @@ fn a_context_that_does_not_answer_is_unavailable_and_an_unknown_one_is_a_usage_e
                 .timeout(std::time::Duration::from_secs(60))
                 .output()
                 .unwrap();
-            let stderr = String::from_utf8_lossy(&out.stderr);
+            let stderr = stderr(&out);
             assert_eq!(out.status.code(), Some(code), "{tool} {context}: {stderr}");
             assert!(stderr.contains(named), "{tool} {context}: {stderr}");
             assert_eq!(home.snapshot(), before, "{tool} {context}: nothing changed");
@@ -161,8 +160,8 @@ fn a_context_that_does_not_answer_is_unavailable_and_an_unknown_one_is_a_usage_e
     std::fs::write(config.path().join("config.json"), r#"{"currentContext": "nowhere"}"#).unwrap();
     let out = home.cmd("jackin-reconcile").env("DOCKER_CONFIG", config.path()).env_remove("DOCKER_HOST").output();
     let out = out.unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown Docker context \"nowhere\""));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("unknown Docker context \"nowhere\""));
 }
 
 /// A free port on the loopback interface, for an engine's TLS listener.
@@ -229,18 +228,18 @@ fn a_tls_engine_is_reached_with_the_clis_tls_settings_and_a_wrong_ca_is_refused(
         .output()
         .unwrap();
     let start = format!("\"actions\":[\"start {}\"]", inst.container);
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&start), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&start), "{}", stderr(&out));
     // And reconcile writes through it.
     let out = home.cmd("jackin-reconcile").args(["--format", "json"]).envs(borrowed.iter().copied()).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(home.row(&inst.container).unwrap()["status"], "crashed");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(home.status(&inst.container), ("crashed".into(), "crashed".into()));
 
     // A CA that did not sign the engine's certificate: exit 4 with the reason, nothing changed.
     let before = home.snapshot();
     let wrong = certs.path().join("wrong-ca").display().to_string();
     for tool in ["jackin-reconcile", "jackin-restore"] {
         let out = home.cmd(tool).arg(&inst.container).envs(env(&by_env(&wrong))).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = stderr(&out);
         assert_eq!(out.status.code(), Some(4), "{tool}: {stderr}");
         assert!(stderr.contains(&tcp) && stderr.contains("certificate"), "{tool}: {stderr}");
         assert_eq!(home.snapshot(), before, "{tool}: nothing changed");

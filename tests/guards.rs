@@ -12,47 +12,12 @@ use std::time::{Duration, SystemTime};
 
 use common::docker::{engine_available, Session, SessionOptions};
 use common::records::{records, ErrorRecord, Purged};
-use common::{commit_file, git, stderr, unique_id, Home, Instance};
+use common::{
+    branches, commit_file, git, read_json, snapshot_of, stderr, unique_id, write_json, Entry, Home, Instance,
+};
 use serde_json::{json, Value};
 
 const DAY: u64 = 86_400;
-
-fn purge(home: &Home, args: &[&str]) -> std::process::Output {
-    let mut cmd = home.cmd("jackin-purge");
-    cmd.args(args).arg("--format=json").env_remove("JACKIN_PURGE_CRASH_AT");
-    cmd.write_stdin(String::new());
-    cmd.output().unwrap()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn write_json(path: &Path, value: &Value) {
-    fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
-}
-
-/// Every entry under `dir` (directories, files with their bytes, links with their targets), in
-/// path order: "untouched" is this list unchanged.
-fn tree(dir: &Path) -> Vec<(PathBuf, String, Vec<u8>)> {
-    let mut entries: Vec<(PathBuf, String, Vec<u8>)> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(|e| e.unwrap())
-        .map(|e| {
-            let path = e.path().to_path_buf();
-            let (kind, bytes) = if e.file_type().is_symlink() {
-                ("link", fs::read_link(&path).unwrap().into_os_string().into_encoded_bytes())
-            } else if e.file_type().is_dir() {
-                ("dir", Vec::new())
-            } else {
-                ("file", fs::read(&path).unwrap())
-            };
-            (path, kind.to_owned(), bytes)
-        })
-        .collect();
-    entries.sort();
-    entries
-}
 
 /// Sets the modification time of `path` (not following a link) `days` into the past.
 fn age(path: &Path, days: u64) {
@@ -66,7 +31,7 @@ fn age(path: &Path, days: u64) {
         .arg(path)
         .output()
         .unwrap();
-    assert!(out.status.success(), "touch {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "touch {}: {}", path.display(), stderr(&out));
 }
 
 fn rfc3339(at: SystemTime) -> String {
@@ -130,7 +95,7 @@ fn an_expired_quarantine_is_deleted_by_its_receipt_though_its_mtime_is_fresh() {
     let past = SystemTime::now() - Duration::from_secs(DAY);
     let expired = quarantine(&home, "jk-expired1-myapp-agentsmith-20260101T000000Z", Some(past));
 
-    let out = purge(&home, &["--expire-quarantine"]);
+    let out = home.purge(&["--expire-quarantine"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!expired.exists(), "the expired quarantine is still there");
     let recs = records::<Purged>(&out.stdout);
@@ -150,13 +115,13 @@ fn an_unexpired_quarantine_survives_expiry_byte_for_byte_though_its_mtime_is_old
     let future = SystemTime::now() + Duration::from_secs(3 * DAY);
     let kept = quarantine(&home, "jk-unexpird-myapp-agentsmith-20260101T000000Z", Some(future));
     age(&kept, 400);
-    let before = tree(&kept);
+    let before = snapshot_of(&kept);
 
     for args in [&["--expire-quarantine"][..], &["--expire-quarantine", "--quarantine-days", "0"]] {
-        let out = purge(&home, args);
+        let out = home.purge(args, "");
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
         assert!(records::<Purged>(&out.stdout).is_empty(), "{args:?}: nothing expired");
-        assert_eq!(tree(&kept), before, "{args:?}: the unexpired quarantine changed");
+        assert_eq!(snapshot_of(&kept), before, "{args:?}: the unexpired quarantine changed");
     }
     assert_eq!(home.quarantines(), vec![kept]);
 }
@@ -174,23 +139,23 @@ fn a_quarantine_without_a_receipt_expires_quarantine_days_after_its_mtime() {
     age(&old_partial, 20);
     age(&old_named, 20);
     age(&fresh, 2);
-    let fresh_before = tree(&fresh);
-    let old_before = (tree(&old_partial), tree(&old_named));
+    let fresh_before = snapshot_of(&fresh);
+    let old_before = (snapshot_of(&old_partial), snapshot_of(&old_named));
 
     // 20 days old is within 30 days: nothing expires.
-    let out = purge(&home, &["--expire-quarantine", "--quarantine-days", "30"]);
+    let out = home.purge(&["--expire-quarantine", "--quarantine-days", "30"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(records::<Purged>(&out.stdout).is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
-    assert_eq!((tree(&old_partial), tree(&old_named)), old_before);
+    assert_eq!((snapshot_of(&old_partial), snapshot_of(&old_named)), old_before);
 
     // The default 14 days: the two 20-day-old ones go, the 2-day-old one stays.
-    let out = purge(&home, &["--expire-quarantine"]);
+    let out = home.purge(&["--expire-quarantine"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut expected = vec![path_text(&old_partial), path_text(&old_named)];
     expected.sort();
     assert_eq!(removed_quarantines(&out), expected);
     assert!(!old_partial.exists() && !old_named.exists(), "an old quarantine without a receipt survived");
-    assert_eq!(tree(&fresh), fresh_before, "the fresh one changed");
+    assert_eq!(snapshot_of(&fresh), fresh_before, "the fresh one changed");
     for rec in records::<Purged>(&out.stdout) {
         assert!(rec.freed_bytes > 0, "{rec:?}");
     }
@@ -216,7 +181,7 @@ fn a_dry_run_of_expiry_lists_what_would_go_and_removes_nothing() {
     }
 
     let before = home.snapshot();
-    let out = purge(&home, &["--expire-quarantine", "--dry-run"]);
+    let out = home.purge(&["--expire-quarantine", "--dry-run"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut expected = vec![path_text(&by_receipt), path_text(&by_mtime)];
     expected.sort();
@@ -228,7 +193,7 @@ fn a_dry_run_of_expiry_lists_what_would_go_and_removes_nothing() {
     assert_eq!(home.snapshot(), before, "a dry run removed something");
     assert!(by_receipt.exists() && by_mtime.exists());
 
-    let out = purge(&home, &["--expire-quarantine"]);
+    let out = home.purge(&["--expire-quarantine"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(removed_quarantines(&out), expected);
     let mut left = vec![unexpired, fresh, not_ours.clone()];
@@ -238,10 +203,6 @@ fn a_dry_run_of_expiry_lists_what_would_go_and_removes_nothing() {
 }
 
 // --- purge fixtures -------------------------------------------------------------------------
-
-fn branches(repo: &Path) -> Vec<String> {
-    git(repo, &["branch", "--format=%(refname:short)"]).lines().map(str::to_owned).collect()
-}
 
 fn scratch_branch(inst: &Instance) -> String {
     format!("jackin/scratch/{}", inst.container)
@@ -261,15 +222,17 @@ fn only_quarantine(home: &Home, out: &std::process::Output) -> PathBuf {
 }
 
 fn is_gone(home: &Home, inst: &Instance) -> bool {
-    !inst.dir.exists() && home.row(&inst.container).is_none()
+    !inst.dir.exists() && home.index_row(&inst.container).is_none()
 }
 
 /// Every regular file's bytes under `dir`, as (path relative to `dir`, bytes).
 fn files_relative(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    tree(dir)
+    snapshot_of(dir)
         .into_iter()
-        .filter(|(_, kind, _)| kind == "file")
-        .map(|(path, _, bytes)| (path.strip_prefix(dir).unwrap().to_path_buf(), bytes))
+        .filter_map(|(path, entry)| match entry {
+            Entry::File { bytes, .. } => Some((path.strip_prefix(dir).unwrap().to_path_buf(), bytes)),
+            _ => None,
+        })
         .collect()
 }
 
@@ -303,12 +266,12 @@ fn one_unreadable_mount_is_moved_whole_into_the_quarantine() {
     assert_eq!(isolation["records"].as_array().unwrap().len(), 2, "the records parse");
 
     let before = home.snapshot();
-    let out = purge(&home, &[&inst.container]);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(6), "an unreadable mount is at risk: {}", stderr(&out));
     assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "at_risk");
     assert_eq!(home.snapshot(), before, "a refusal changes nothing");
 
-    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst), "the instance was not purged");
@@ -365,7 +328,7 @@ fn an_unreadable_worktree_s_commits_are_saved_before_its_branch_and_registration
     let heads =
         git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main", "refs/heads/feature"]);
 
-    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst));
@@ -412,7 +375,7 @@ fn a_changed_path_beneath_a_symlinked_directory_is_not_copied_through_the_link()
     fs::create_dir_all(&outside).unwrap();
     let secret = "the outside file, not the session's\n";
     fs::write(outside.join("main.rs"), secret).unwrap();
-    let outside_before = tree(&outside);
+    let outside_before = snapshot_of(&outside);
     fs::write(wt.join("README.md"), "changed by the agent\n").unwrap();
     fs::remove_dir_all(wt.join("src")).unwrap();
     std::os::unix::fs::symlink(&outside, wt.join("src")).unwrap();
@@ -421,11 +384,11 @@ fn a_changed_path_beneath_a_symlinked_directory_is_not_copied_through_the_link()
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(listed.contains("\"src/main.rs\""), "git lists the path beneath the link: {listed}");
 
-    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst));
-    assert_eq!(tree(&outside), outside_before, "the outside directory changed");
+    assert_eq!(snapshot_of(&outside), outside_before, "the outside directory changed");
 
     let receipt = read_json(&q.join("receipt.json"));
     let mount = &receipt["mounts"][0];
@@ -440,9 +403,9 @@ fn a_changed_path_beneath_a_symlinked_directory_is_not_copied_through_the_link()
     assert!(saved.contains(&("README.md", true)), "{saved:?}");
     assert_eq!(fs::read_to_string(files.join("README.md")).unwrap(), "changed by the agent\n");
     assert_eq!(fs::read_link(files.join("src")).unwrap(), outside, "the link is saved as a link");
-    for (path, kind, bytes) in tree(&q) {
+    for (path, entry) in snapshot_of(&q) {
         assert!(
-            !(kind == "file" && bytes == secret.as_bytes()),
+            !matches!(&entry, Entry::File { bytes, .. } if bytes == secret.as_bytes()),
             "the outside file's content was copied into the quarantine at {}",
             path.display()
         );
@@ -481,7 +444,7 @@ fn a_record_naming_another_branch_is_refused_and_the_branch_survives() {
         let worktrees = git(&app, &["worktree", "list", "--porcelain"]);
         let before = home.snapshot();
 
-        let out = purge(&home, &["--discard-unfinished", &inst.container]);
+        let out = home.purge(&["--discard-unfinished", &inst.container], "");
         assert_eq!(out.status.code(), Some(6), "{named}: {}", stderr(&out));
         let message = format!(
             "the isolation record names branch \"{named}\", not this instance's scratch branch {}",
@@ -499,7 +462,7 @@ fn a_record_naming_another_branch_is_refused_and_the_branch_survives() {
         );
         assert_eq!(git(&app, &["worktree", "list", "--porcelain"]), worktrees, "{named}");
         assert_eq!(home.snapshot(), before, "{named}: the refusal changed the home");
-        assert_eq!(home.row(&inst.container).unwrap()["status"], "active", "{named}");
+        assert_eq!(home.status(&inst.container), ("active".into(), "active".into()), "{named}");
         assert!(home.quarantines().is_empty(), "{named}: nothing was saved, since nothing is deleted");
         assert!(Session::exists("container", &session.container), "{named}: the refusal comes before Docker");
     }
@@ -507,10 +470,10 @@ fn a_record_naming_another_branch_is_refused_and_the_branch_survives() {
     // Put right, the record lets the purge finish, and the real scratch branch's commit is
     // found at risk and saved before that branch goes.
     fs::write(&isolation_path, &good_record).unwrap();
-    let out = purge(&home, &[&inst.container]);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(6), "the commit is at risk: {}", stderr(&out));
     assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "at_risk");
-    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst));
@@ -545,19 +508,19 @@ fn a_session_whose_host_repository_is_gone_still_purges_on_a_discard() {
     let session =
         Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
     let wt = inst.mount_path(0);
-    let out = purge(&home, &["--dry-run", &inst.container]);
+    let out = home.purge(&["--dry-run", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "clean while the host is there: {}", stderr(&out));
     fs::remove_dir_all(&app).unwrap();
 
     let before = home.snapshot();
-    let out = purge(&home, &[&inst.container]);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     let errors = records::<ErrorRecord>(&out.stdout);
     assert_eq!(errors[0].code, "at_risk", "{errors:?}");
     assert!(errors[0].message.contains("cannot verify"), "{errors:?}");
     assert_eq!(home.snapshot(), before);
 
-    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst), "the data dir or the row is left");
@@ -589,7 +552,7 @@ fn work_in_a_worktree_whose_host_repository_is_gone_lands_in_the_quarantine() {
     fs::remove_dir_all(&app).unwrap();
     let before_files = files_relative(&wt);
 
-    let out = purge(&home, &["--discard-unfinished", &inst.container]);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst));

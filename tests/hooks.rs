@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::docker::{docker, engine_available, Session, SessionOptions};
-use common::{commit_file, git, manifest_text, read_json, tool_path, tools_dir, Home, Instance};
+use common::{commit_file, git, stderr, tool_path, tools_dir, Home, Instance};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -22,31 +22,6 @@ fn root() -> PathBuf {
 /// Where cargo put the tools for this test run (the debug binaries).
 fn bin_dir() -> PathBuf {
     tools_dir().to_path_buf()
-}
-
-/// (manifest status, index row status); the row is None once purge removed it.
-fn statuses(home: &Home, container: &str) -> (Option<String>, Option<String>) {
-    let manifest = home.data(container).join(".jackin/instance.json");
-    let manifest = manifest.exists().then(|| read_json(&manifest)["status"].as_str().unwrap().to_owned());
-    let row = home.row(container);
-    (manifest, row.map(|r| r["status"].as_str().unwrap().to_owned()))
-}
-
-/// Sets the status jackin's files give a session: manifest, then the index row.
-fn set_status(home: &Home, inst: &Instance, status: &str) {
-    fs::write(
-        inst.dir.join(".jackin/instance.json"),
-        manifest_text(&inst.id, &inst.container, status, "2026-08-20T10:00:00Z"),
-    )
-    .unwrap();
-    let path = home.index_path();
-    let mut index = read_json(&path);
-    for row in index["instances"].as_array_mut().unwrap() {
-        if row["container_base"] == inst.container.as_str() {
-            row["status"] = status.into();
-        }
-    }
-    fs::write(&path, serde_json::to_string_pretty(&index).unwrap()).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -68,12 +43,8 @@ fn exit_hook(home: &Home, container: &str, args: &[&str]) -> Output {
 }
 
 /// The session's containers, started, with the sidecar's names in its manifest as jackin writes them.
-fn running_session(inst: &Instance) -> Session {
-    let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&path);
-    manifest["docker"]["dind_container"] = format!("{}-dind", inst.container).into();
-    manifest["docker"]["certs_volume"] = format!("{}-dind-certs", inst.container).into();
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+fn running_session(home: &Home, inst: &Instance) -> Session {
+    home.with_sidecar(&inst.container);
     Session::launch(
         &inst.container,
         SessionOptions {
@@ -94,12 +65,12 @@ fn exit_hook_keeps_a_dirty_session_when_the_answer_is_keep() {
     let host = home.host_repo("app");
     let inst = home.instance("hq3kd001", |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
     fs::write(inst.mount_path(0).join("README.md"), "changed by the agent\n").unwrap();
-    let session = running_session(&inst);
+    let session = running_session(&home, &inst);
 
     let out = exit_hook(&home, &inst.container, &["--answer", "keep", "--stop"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let status = Some("preserved_dirty".to_owned());
-    assert_eq!(statuses(&home, &inst.container), (status.clone(), status));
+    assert_eq!(home.status_left(&inst.container), (status.clone(), status));
     assert_eq!(fs::read_to_string(inst.mount_path(0).join("README.md")).unwrap(), "changed by the agent\n");
     assert!(!Session::exists("container", &inst.container), "keep removes the stopped container");
     // The records purge passed through reach the hook's stdout (JSON Lines: not a terminal).
@@ -116,11 +87,11 @@ fn exit_hook_purges_a_clean_session() {
     let mut home = Home::new();
     let host = home.host_repo("app");
     let inst = home.instance("hq3kc002", |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
-    let session = running_session(&inst);
+    let session = running_session(&home, &inst);
 
     let out = exit_hook(&home, &inst.container, &["--stop"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(statuses(&home, &inst.container), (None, None));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(home.status_left(&inst.container), (None, None));
     assert!(!inst.dir.exists(), "the data dir is gone");
     assert!(!Session::exists("container", &inst.container));
     assert!(!Session::exists("network", &session.network));
@@ -139,13 +110,13 @@ fn exit_hook_tells_the_caller_to_reconnect_on_return() {
     let host = home.host_repo("app");
     let inst = home.instance("hq3kr003", |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
     commit_file(&inst.mount_path(0), "feature.rs", "fn f() {}\n", "agent work");
-    let _session = running_session(&inst);
+    let _session = running_session(&home, &inst);
     let before = home.snapshot();
 
     let out = exit_hook(&home, &inst.container, &["--answer", "return", "--stop"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(75), "{stderr}");
-    assert!(stderr.contains(&inst.container) && stderr.contains("reconnect"), "{stderr}");
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(75), "{said}");
+    assert!(said.contains(&inst.container) && said.contains("reconnect"), "{said}");
     assert_eq!(home.snapshot(), before, "return changes nothing");
     assert_eq!(docker(&["inspect", "-f", "{{.State.Status}}", &inst.container]), "running");
 
@@ -168,7 +139,7 @@ fn exit_hook_tells_the_caller_to_reconnect_on_return() {
         });
     }
     let out = launcher.stdin(Stdio::null()).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(fs::read_to_string(&mark).unwrap(), "reattached\n");
 }
 
@@ -180,8 +151,8 @@ fn exit_hook_reports_the_failing_tool_code_and_changes_nothing() {
     let before = home.snapshot();
     // Not an instance of this home: jackin-assess says so (exit 6) and the hook passes it on.
     let out = exit_hook(&home, "jk-hq3kx999-myapp-agentsmith", &[]);
-    assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no instance named"));
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no instance named"));
     // No container name at all: usage.
     let out = exit_hook(&home, "--stop", &[]);
     assert_eq!(out.status.code(), Some(2));
@@ -209,7 +180,7 @@ fn guarded(id: &str, status: &str) -> Guarded {
     let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
     let tip = commit_file(&inst.mount_path(0), "feature.rs", "fn f() {}\n", "agent work on the feature");
     git(&inst.mount_path(0), &["checkout", "-q", "--detach"]);
-    set_status(&home, &inst, status);
+    home.set_status(&inst.container, status, Some("2026-08-20T10:00:00Z"));
     let hook = host.join(".git/hooks/reference-transaction");
     fs::copy(root().join("contrib/git/reference-transaction"), &hook).unwrap();
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
@@ -241,7 +212,7 @@ impl Guarded {
     }
 
     fn assert_refused(&self, out: &Output) {
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = stderr(out);
         assert!(!out.status.success(), "{stderr}");
         assert!(stderr.contains("refusing to") && stderr.contains(&self.inst.container), "{stderr}");
         assert!(stderr.contains("agent work on the feature"), "names the commits at risk: {stderr}");
@@ -280,7 +251,7 @@ fn scratch_branch_of_a_kept_session_cannot_be_force_moved() {
     let wt = g.inst.mount_path(0);
     let ahead = commit_file(&wt, "more.rs", "fn g() {}\n", "more agent work");
     let out = g.git(&g.host, &["update-ref", &full, &ahead], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(g.tip().as_deref(), Some(ahead.as_str()));
 }
 
@@ -297,7 +268,7 @@ fn scratch_branch_whose_worktree_is_gone_is_still_guarded() {
 fn scratch_branch_of_an_active_session_can_be_deleted() {
     let g = guarded("hq3ra013", "active");
     let out = g.git(&g.host, &["branch", "-D", &g.branch], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(g.tip(), None);
 }
 
@@ -307,9 +278,9 @@ fn scratch_branch_whose_commits_are_pushed_can_be_deleted() {
     git(&g.host, &["push", "-q", "origin", &format!("{}:refs/heads/feature", g.branch)]);
     let full = format!("refs/heads/{}", g.branch);
     let out = g.git(&g.host, &["update-ref", &full, "main"], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     let out = g.git(&g.host, &["branch", "-D", &g.branch], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(g.tip(), None);
 }
 
@@ -317,7 +288,7 @@ fn scratch_branch_whose_commits_are_pushed_can_be_deleted() {
 fn scratch_branch_update_is_allowed_with_the_override() {
     let g = guarded("hq3ro015", "preserved_unpushed");
     let out = g.git(&g.host, &["branch", "-D", &g.branch], &[("JACKIN_ALLOW_SCRATCH_UPDATE", "1")]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(g.tip(), None);
 }
 
@@ -327,7 +298,7 @@ fn branches_that_are_no_session_are_not_looked_at() {
     for name in ["jackin/scratch/jk-hq3rz999-myapp-agentsmith", "jackin/scratch/Not_An_Instance", "feature/x"] {
         git(&g.host, &["branch", name, &g.tip]);
         let out = g.git(&g.host, &["branch", "-D", name], &[]);
-        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
     }
 }
 
@@ -337,7 +308,7 @@ fn purge_is_not_blocked_by_the_hook() {
     let g = guarded("hq3rq017", "preserved_unpushed");
     let out =
         g.home.cmd("jackin-purge").args(["--discard-unfinished", "--format=json", &g.inst.container]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(g.tip(), None, "purge deleted the scratch branch");
 }
 
@@ -369,7 +340,7 @@ fn scheduled_purge_units_use_existing_flags() {
     let home = Home::new();
     for args in commands {
         let out = home.cmd("jackin-purge").args(&args).arg("--dry-run").output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
     }
     let timer = fs::read_to_string(root().join("contrib/systemd/jackin-purge.timer")).unwrap();
     assert!(timer.contains("OnCalendar=daily"));
@@ -388,7 +359,7 @@ fn make_install_puts_everything_where_a_system_expects_it() {
     let prefix = tmp.path().join("usr");
     let bin_dir = format!("BIN_DIR={}", bin_dir().display());
     let out = make(&["install", &format!("PREFIX={}", prefix.display()), "DESTDIR=", &bin_dir]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     let tools = ["jackin-assess", "jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore"];
     let mut expected: Vec<String> = Vec::new();
     for tool in tools {
@@ -434,7 +405,7 @@ fn make_install_puts_everything_where_a_system_expects_it() {
     }
 
     let out = make(&["uninstall", &format!("PREFIX={}", prefix.display()), "DESTDIR="]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     for file in &expected {
         assert!(!prefix.join(file).exists(), "{file} uninstalled");
     }
@@ -446,7 +417,7 @@ fn make_install_stages_into_destdir() {
     let stage = tmp.path().join("stage");
     let bin_dir = format!("BIN_DIR={}", bin_dir().display());
     let out = make(&["install", "PREFIX=/usr/local", &format!("DESTDIR={}", stage.display()), &bin_dir]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     assert!(stage.join("usr/local/bin/jackin-restore").is_file());
     assert!(stage.join("usr/local/share/zsh/site-functions/_jackin-purge").is_file());
     assert!(stage.join("usr/local/share/jackin/git/reference-transaction").is_file());

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::docker::engine_available;
 use common::records::{records, Assessment, ErrorRecord, Integrated, Purged};
-use common::{commit_file, git, stderr, unique_id, Home, Instance};
+use common::{clean_decision, commit_file, git, stderr, unique_id, Home, Instance};
 
 /// A host repository with a bare origin, one session on it, and the session's three commits.
 struct Scene {
@@ -77,9 +77,7 @@ impl Scene {
     }
 
     fn assess(&self) -> Assessment {
-        let out = self.home.cmd("jackin-assess").arg(&self.inst.container).arg("--format=json").output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        records::<Assessment>(&out.stdout).remove(0)
+        self.home.assess(&self.inst.container)
     }
 
     fn text(&self) -> String {
@@ -213,8 +211,7 @@ fn a_binary_file_with_other_content_is_not_the_same_patch() {
     git(&host, &["add", "logo.bin"]);
     git(&host, &["commit", "-q", "-m", "logo"]);
     git(&host, &["checkout", "-q", "main"]);
-    let out = home.cmd("jackin-assess").arg(&inst.container).arg("--format=json").output().unwrap();
-    let a = records::<Assessment>(&out.stdout).remove(0);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "unpushed", "{a:?}");
     assert_eq!(a.mounts[0].unpushed[0].integrated, []);
 
@@ -224,8 +221,7 @@ fn a_binary_file_with_other_content_is_not_the_same_patch() {
     git(&host, &["add", "logo.bin"]);
     git(&host, &["commit", "-q", "-m", "the agent's logo, cherry-picked by hand"]);
     git(&host, &["checkout", "-q", "main"]);
-    let out = home.cmd("jackin-assess").arg(&inst.container).arg("--format=json").output().unwrap();
-    let a = records::<Assessment>(&out.stdout).remove(0);
+    let a = home.assess(&inst.container);
     assert_eq!(a.verdict, "clean", "{a:?}");
     assert_eq!(a.mounts[0].unpushed[0].integrated[0].into, "refs/heads/same");
 }
@@ -267,16 +263,7 @@ fn a_clone_session_partly_squashed_keeps_the_rest_at_risk_and_its_own_fetch_coun
 
 /// jackin-purge fed the decision an "Exit and clean up" makes, without `discard_unfinished`.
 fn purge(home: &Home, inst: &Instance) -> std::process::Output {
-    let data = serde_json::json!({
-        "container_base": inst.container, "instance_id": inst.id, "workspace_name": "my-app",
-        "workspace_label": "my-app", "role_key": "agent-smith", "agent_runtime": "claude",
-        "outcome": "clean", "policy": "clean", "reason": "clean session", "verdict": "clean",
-        "discard_unfinished": false, "status": "clean_exited"
-    });
-    let decision = serde_json::json!({"schema_version": 1, "type": "decision", "data": data});
-    let mut cmd = home.cmd("jackin-purge");
-    cmd.arg("--format=json").env_remove("JACKIN_PURGE_CRASH_AT").write_stdin(format!("{decision}\n"));
-    cmd.output().unwrap()
+    home.purge(&[], &format!("{}\n", clean_decision(&inst.container, &inst.id, false)))
 }
 
 #[test]

@@ -7,7 +7,6 @@ mod common;
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,16 +14,10 @@ use std::time::{Duration, SystemTime};
 
 use common::docker::{docker, engine_available, Session, SessionOptions};
 use common::records::{envelopes, records, records_of, Assessment, Decision, ErrorRecord};
-use common::{commit_file, files_under, read_json, tool_path, Home, Instance};
+use common::state::IndexRow;
+use common::{commit_file, files_under, stderr, tool_path, Home, Instance};
 use rexpect::process::WaitStatus;
 use rexpect::session::PtySession;
-
-/// The jackin-assess output for these instances, as a hook would pipe it.
-fn assess(home: &Home, containers: &[&str]) -> String {
-    let out = home.cmd("jackin-assess").args(containers).arg("--format=json").output().unwrap();
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn keep_command(home: &Home, args: &[&str]) -> Command {
     let mut cmd = Command::new(tool_path("jackin-keep"));
@@ -35,14 +28,8 @@ fn keep_command(home: &Home, args: &[&str]) -> Command {
 
 /// jackin-keep with no controlling terminal, `input` on stdin.
 fn keep(home: &Home, args: &[&str], input: &str) -> Output {
-    let mut cmd = keep_command(home, args);
-    // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    let mut cmd = home.detached("jackin-keep");
+    cmd.arg("--format=json").args(args);
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
@@ -50,20 +37,8 @@ fn keep(home: &Home, args: &[&str], input: &str) -> Output {
 
 /// The decisions of a run that succeeded and wrote nothing else.
 fn ok(out: &Output) -> Vec<Decision> {
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
     records(&out.stdout)
-}
-
-/// (manifest status, index row status).
-fn statuses(home: &Home, container: &str) -> (String, String) {
-    let manifest = read_json(&home.data(container).join(".jackin/instance.json"));
-    let row = home.row(container).unwrap();
-    (manifest["status"].as_str().unwrap().to_owned(), row["status"].as_str().unwrap().to_owned())
-}
-
-fn cleanup_statuses(home: &Home, container: &str) -> Vec<String> {
-    let isolation = read_json(&home.data(container).join(".jackin/isolation.json"));
-    isolation["records"].as_array().unwrap().iter().map(|r| r["cleanup_status"].as_str().unwrap().to_owned()).collect()
 }
 
 /// Four sessions of one host repository: clean, dirty, unpushed, unknown.
@@ -96,7 +71,7 @@ impl Four {
 
     fn input(&self) -> String {
         let names: Vec<&str> = self.all().iter().map(|i| i.container.as_str()).collect();
-        assess(&self.home, &names)
+        self.home.assess_lines(&names)
     }
 }
 
@@ -110,7 +85,7 @@ fn check_cells(f: &Four, args: &[&str], input: &str, expected: [(&str, &str, boo
         assert_eq!(d.identity.container_base, inst.container);
         assert_eq!((d.outcome.as_str(), d.reason.as_str()), (outcome, reason), "{args:?} {d:?}");
         assert_eq!(d.discard_unfinished, discard, "{args:?} {d:?}");
-        assert_eq!(statuses(&f.home, &inst.container), (status.to_owned(), status.to_owned()), "{args:?} {d:?}");
+        assert_eq!(f.home.status(&inst.container), (status.to_owned(), status.to_owned()), "{args:?} {d:?}");
         if outcome != "return" {
             assert_eq!(d.status.as_deref(), Some(status), "{d:?}");
         }
@@ -205,13 +180,13 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
         ],
     );
     let out = keep(&f.home, &["--policy=discard"], &input);
-    assert!(common::stderr(&out).contains("what cannot be read cannot be saved"));
+    assert!(stderr(&out).contains("what cannot be read cannot be saved"));
     assert_eq!(records::<Decision>(&out.stdout)[1].policy, "clean", "discard means clean");
 
     // --answer return changes nothing at all of the sessions it returns to: only the clean
     // session's files and its own index row may change (added, changed or removed).
     let before = f.home.snapshot();
-    let rows_before = f.home.index()["instances"].clone();
+    let rows_before = f.home.index_rows();
     let out = keep(&f.home, &["--policy=ask", "--answer=return"], &input);
     let outcomes: Vec<String> = ok(&out).into_iter().map(|d| d.outcome).collect();
     assert_eq!(outcomes, ["clean", "return", "return", "return"]);
@@ -219,10 +194,8 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
     let clean_dir = f.home.data(&f.clean.container);
     assert!(changed.iter().all(|p| p.starts_with(&clean_dir) || *p == f.home.index_path()), "{changed:?}");
     for returned in [&f.dirty, &f.unpushed, &f.unknown] {
-        let row = |rows: &serde_json::Value| {
-            rows.as_array().unwrap().iter().find(|r| r["container_base"] == returned.container.as_str()).cloned()
-        };
-        assert_eq!(row(&f.home.index()["instances"]), row(&rows_before), "{}'s row", returned.container);
+        let row = |rows: Vec<IndexRow>| rows.into_iter().find(|r| r.container_base == returned.container);
+        assert_eq!(row(f.home.index_rows()), row(rows_before.clone()), "{}'s row", returned.container);
     }
 }
 
@@ -233,19 +206,20 @@ fn keep_marks_the_isolation_records_and_leaves_a_clean_session_active() {
     }
     let f = four("kpi");
     ok(&keep(&f.home, &["--policy=keep"], &f.input()));
-    assert_eq!(cleanup_statuses(&f.home, &f.clean.container), ["active"]);
-    assert_eq!(cleanup_statuses(&f.home, &f.dirty.container), ["preserved_dirty"]);
-    assert_eq!(cleanup_statuses(&f.home, &f.unpushed.container), ["preserved_unpushed"]);
-    assert_eq!(cleanup_statuses(&f.home, &f.unknown.container), ["preserved_dirty"]);
-    let kept = read_json(&f.home.data(&f.dirty.container).join(".jackin/continuity.json"));
-    assert_eq!(kept["cause"], "kept");
-    assert_eq!(kept["kept"]["reason"], "policy keep");
-    assert_eq!(kept["kept"]["policy"], "keep");
-    assert_eq!(kept["kept"]["verdict"], "dirty");
-    assert_eq!(kept["kept"]["assessment"]["mounts"][0]["files"][0]["path"], "README.md");
-    assert_eq!(kept["history"][0]["from"], "active");
-    assert_eq!(kept["history"][0]["to"], "preserved_dirty");
-    assert_eq!(kept["history"][0]["tool"], "jackin-keep");
+    assert_eq!(f.home.cleanup_statuses(&f.clean.container), ["active"]);
+    assert_eq!(f.home.cleanup_statuses(&f.dirty.container), ["preserved_dirty"]);
+    assert_eq!(f.home.cleanup_statuses(&f.unpushed.container), ["preserved_unpushed"]);
+    assert_eq!(f.home.cleanup_statuses(&f.unknown.container), ["preserved_dirty"]);
+    let continuity = f.home.continuity(&f.dirty.container);
+    assert_eq!(continuity.cause.as_deref(), Some("kept"));
+    let kept = continuity.kept.expect("who kept it and why");
+    assert_eq!(kept.reason, "policy keep");
+    assert_eq!(kept.policy, "keep");
+    assert_eq!(kept.verdict, "dirty");
+    assert_eq!(kept.assessment["mounts"][0]["files"][0]["path"], "README.md");
+    let history = &continuity.history[0];
+    assert_eq!((history.from.as_str(), history.to.as_str()), ("active", "preserved_dirty"));
+    assert_eq!(history.tool, "jackin-keep");
 }
 
 #[test]
@@ -266,7 +240,7 @@ fn the_configured_policy_applies_and_a_broken_config_changes_nothing() {
     let before = f.home.snapshot();
     let out = keep(&f.home, &[], &input);
     assert_eq!(out.status.code(), Some(4));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = stderr(&out);
     assert!(stderr.contains("my-app.toml does not parse"), "{stderr}");
     assert!(out.stdout.is_empty());
     assert_eq!(f.home.snapshot(), before);
@@ -280,7 +254,7 @@ fn exit_action_files_decide_only_when_fresh() {
         return;
     }
     let f = four("kpe");
-    let input = assess(&f.home, &[&f.dirty.container]);
+    let input = f.home.assess_lines(&[&f.dirty.container]);
     let action = f.dirty.dir.join("state/exit-action.json");
 
     fs::write(&action, "\"discard\"").unwrap();
@@ -311,7 +285,7 @@ fn exit_action_files_decide_only_when_fresh() {
     fs::write(&action, "\"whatever\"").unwrap();
     let out = keep(&f.home, &["--policy=ask"], &input);
     assert_eq!(records::<Decision>(&out.stdout)[0].reason, "dirty, no answer");
-    assert!(common::stderr(&out).contains("exit-action.json ignored"));
+    assert!(stderr(&out).contains("exit-action.json ignored"));
 }
 
 #[test]
@@ -323,7 +297,7 @@ fn an_exit_action_older_than_the_containers_start_is_stale() {
     let c = &f.dirty.container;
     let _session = Session::launch(c, SessionOptions { dind: false, ..Default::default() });
     docker(&["stop", "-t", "0", c]);
-    let input = assess(&f.home, &[c]);
+    let input = f.home.assess_lines(&[c]);
     let action = f.dirty.dir.join("state/exit-action.json");
     fs::write(&action, "\"discard\"").unwrap();
     // After the manifest's updated_at (2026-08-20), but before the container last started (now).
@@ -343,11 +317,7 @@ fn an_exit_action_older_than_the_containers_start_is_stale() {
 /// its agent.toml in the socket dir.
 fn docker_session(f: &Four, inst: &Instance, env: Vec<(&'static str, &'static str)>, running: bool) -> Session {
     let c = &inst.container;
-    let manifest_path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&manifest_path);
-    manifest["docker"]["dind_container"] = format!("{c}-dind").into();
-    manifest["docker"]["certs_volume"] = format!("{c}-dind-certs").into();
-    fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    f.home.with_sidecar(c);
     let sockets = f.home.home.join("sockets").join(c);
     fs::create_dir_all(&sockets).unwrap();
     fs::write(
@@ -385,7 +355,7 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
     let anonymous = session.sidecar_anonymous_volumes();
     assert_eq!(anonymous.len(), 1, "the sidecar image declares /var/lib/docker: {anonymous:?}");
     fs::write(inst.dir.join("home/conversation.jsonl"), "{\"turn\":1}\n").unwrap();
-    let input = assess(&f.home, &[c]);
+    let input = f.home.assess_lines(&[c]);
 
     let recs = ok(&keep(&f.home, &["--policy=keep"], &input));
     assert_eq!(recs[0].outcome, "keep");
@@ -399,7 +369,7 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
     ] {
         assert!(!Session::exists(kind, &name), "{kind} {name} is still there");
     }
-    assert_eq!(statuses(&f.home, c), ("preserved_dirty".into(), "preserved_dirty".into()));
+    assert_eq!(f.home.status(c), ("preserved_dirty".into(), "preserved_dirty".into()));
     assert_eq!(fs::read_to_string(inst.mount_path(0).join("README.md")).unwrap(), "changed by the agent\n");
     assert_eq!(fs::read_to_string(inst.dir.join("home/conversation.jsonl")).unwrap(), "{\"turn\":1}\n");
     assert!(f.home.home.join("sockets").join(c).join("agent.toml").exists());
@@ -407,8 +377,8 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
         common::git(&f.clean.records[0]["original_src"].as_str().map(PathBuf::from).unwrap(), &["worktree", "list"]);
     assert!(worktrees.contains(c), "the worktree is still registered: {worktrees}");
 
-    let continuity = read_json(&inst.dir.join(".jackin/continuity.json"));
-    let recipe = &continuity["recipe"];
+    let continuity = f.home.continuity(c);
+    let recipe = continuity.recipe.as_ref().expect("the recipe keep captured");
     assert_eq!(recipe["captured_by"], "jackin-keep");
     assert_eq!(recipe["role"]["name"], c);
     assert_eq!(recipe["role"]["image"], common::docker::TEST_IMAGE);
@@ -420,7 +390,7 @@ fn keep_frees_docker_keeps_the_work_and_no_secret_value() {
     assert!(env
         .iter()
         .any(|e| e["name"] == "SECRET_TOKEN" && e["source"] == "env:SECRET_TOKEN" && e.get("value").is_none()));
-    assert_eq!(continuity["kept"]["by"].as_str().map(|b| b.contains('@')), Some(true));
+    assert!(continuity.kept.expect("who kept it").by.contains('@'));
 
     for path in files_under(&f.home.home) {
         let bytes = fs::read(&path).unwrap();
@@ -438,30 +408,30 @@ fn a_live_session_is_not_touched_without_stop() {
     let inst = &f.unpushed;
     let c = inst.container.as_str();
     let _session = docker_session(&f, inst, Vec::new(), true);
-    let input = format!("{}{}", assess(&f.home, &[c]), assess(&f.home, &[&f.clean.container]));
+    let input = format!("{}{}", f.home.assess_lines(&[c]), f.home.assess_lines(&[&f.clean.container]));
     let before = f.home.snapshot();
     let out = keep(&f.home, &["--policy=keep", "--dry-run"], &input);
-    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let out = keep(&f.home, &["--policy=keep"], &input);
-    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let recs = envelopes(&out.stdout);
     let error = recs[0].data::<ErrorRecord>();
     assert_eq!(error.code, "live");
     assert_eq!(error.container_base.as_deref(), Some(c));
-    assert!(common::stderr(&out).contains("is live"));
+    assert!(stderr(&out).contains("is live"));
     assert_eq!(recs[1].data::<Decision>().outcome, "keep", "the other session is kept");
     // Nothing of the live session changed (its files, its row); the other one was kept.
     let changed = common::changed_paths(&before, &f.home.snapshot());
     assert!(changed.iter().all(|p| !p.starts_with(&inst.dir)), "{changed:?}");
     assert!(!changed.is_empty(), "the other session was kept: the snapshot sees its change");
     assert_eq!(_session.state(c).as_deref(), Some("running"));
-    assert_eq!(statuses(&f.home, c).0, "active");
+    assert_eq!(f.home.status(c).0, "active");
 
-    let recs = ok(&keep(&f.home, &["--policy=keep", "--stop"], &assess(&f.home, &[c])));
+    let recs = ok(&keep(&f.home, &["--policy=keep", "--stop"], &f.home.assess_lines(&[c])));
     assert_eq!(recs[0].status.as_deref(), Some("preserved_unpushed"));
     assert!(!Session::exists("container", c));
-    let continuity = read_json(&inst.dir.join(".jackin/continuity.json"));
-    assert_eq!(continuity["recipe"]["role"]["name"], c, "the recipe was captured before the teardown");
+    let recipe = f.home.continuity(c).recipe.expect("the recipe was captured before the teardown");
+    assert_eq!(recipe["role"]["name"], c, "the recipe was captured before the teardown");
 }
 
 #[test]
@@ -472,8 +442,8 @@ fn an_unreachable_engine_changes_nothing() {
     let mut cmd = keep_command(&f.home, &["--policy=clean"]);
     cmd.env("DOCKER_HOST", format!("unix://{}/no-docker.sock", f.home.tmp.path().display()));
     let out = assert_cmd::Command::from_std(cmd).write_stdin(input).output().unwrap();
-    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be reached"));
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot be reached"));
     assert!(out.stdout.is_empty());
     assert_eq!(f.home.snapshot(), before);
 }
@@ -490,7 +460,7 @@ fn bad_input_changes_nothing_and_other_records_pass_through() {
     ] {
         let out = keep(&f.home, &["--policy=clean"], &format!("{input}{bad}"));
         assert_eq!(out.status.code(), Some(3), "{bad}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stderr(&out).contains(needle), "{}", stderr(&out));
         assert!(out.stdout.is_empty());
         assert_eq!(f.home.snapshot(), before, "{bad}");
     }
@@ -514,7 +484,7 @@ fn dry_run_decides_and_changes_nothing() {
     fs::write(f.dirty.dir.join("state/exit-action.json"), "\"discard\"").unwrap();
     let before = f.home.snapshot();
     let out = keep(&f.home, &["--policy=clean", "--dry-run"], &input);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).lines().next().unwrap(),
         orphan.trim_end(),
@@ -545,18 +515,18 @@ fn a_clean_up_of_work_at_risk_stays_preserved_until_purge_has_quarantined_it() {
         return;
     }
     let f = four("kps");
-    let input = assess(&f.home, &[&f.dirty.container]);
+    let input = f.home.assess_lines(&[&f.dirty.container]);
     let out = keep(&f.home, &["--policy=clean"], &input);
     let decision = &ok(&out)[0];
     assert_eq!((decision.outcome.as_str(), decision.discard_unfinished), ("clean", true));
     assert_eq!(decision.status.as_deref(), Some("preserved_dirty"));
-    assert_eq!(statuses(&f.home, &f.dirty.container), ("preserved_dirty".into(), "preserved_dirty".into()));
+    assert_eq!(f.home.status(&f.dirty.container), ("preserved_dirty".into(), "preserved_dirty".into()));
 
     let mut purge = f.home.cmd("jackin-purge");
     let purge = purge.arg("--format=json").env("JACKIN_PURGE_CRASH_AT", "stamped").write_stdin(out.stdout);
     let crashed = purge.output().unwrap();
-    assert_ne!(crashed.status.code(), Some(0), "the test crash point stops it: {}", common::stderr(&crashed));
-    assert_eq!(statuses(&f.home, &f.dirty.container), ("purged".into(), "purged".into()));
+    assert_ne!(crashed.status.code(), Some(0), "the test crash point stops it: {}", stderr(&crashed));
+    assert_eq!(f.home.status(&f.dirty.container), ("purged".into(), "purged".into()));
     let saved: Vec<PathBuf> = f.home.quarantines().iter().flat_map(|q| files_under(q)).collect();
     assert!(
         saved.iter().any(|p| p.ends_with("README.md") && fs::read_to_string(p).unwrap() == "changed by the agent\n"),
@@ -578,10 +548,10 @@ fn each_isolation_record_is_marked_by_its_own_mount() {
         vec![h.worktree_record(c, &app, "/workspace/app"), h.worktree_record(c, &lib, "/workspace/lib")]
     });
     fs::write(inst.mount_path(0).join("README.md"), "changed by the agent\n").unwrap();
-    let input = assess(&home, &[&inst.container]);
+    let input = home.assess_lines(&[&inst.container]);
     let decision = &ok(&keep(&home, &["--policy=keep"], &input))[0];
     assert_eq!(decision.status.as_deref(), Some("preserved_dirty"));
-    assert_eq!(cleanup_statuses(&home, &inst.container), ["preserved_dirty", "active"]);
+    assert_eq!(home.cleanup_statuses(&inst.container), ["preserved_dirty", "active"]);
 }
 
 // ---- with a terminal -------------------------------------------------------------------------
@@ -636,7 +606,7 @@ fn the_dialog_shows_the_work_and_needs_an_acknowledgement_before_the_choice() {
     }
     let f = four("kpa");
     fs::write(f.unpushed.mount_path(0).join("notes.txt"), "untracked\n").unwrap();
-    let input = assess(&f.home, &[&f.unpushed.container]);
+    let input = f.home.assess_lines(&[&f.unpushed.container]);
     let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
     pty.exp_string("has unfinished work").unwrap();
     pty.exp_string("?? notes.txt").unwrap();
@@ -648,7 +618,7 @@ fn the_dialog_shows_the_work_and_needs_an_acknowledgement_before_the_choice() {
     pty.send_line("2").unwrap();
     pty.exp_string("then press Enter").unwrap();
     assert!(fs::read(&output).unwrap().is_empty(), "nothing is decided before the acknowledgement");
-    assert_eq!(statuses(&f.home, &f.unpushed.container).0, "active");
+    assert_eq!(f.home.status(&f.unpushed.container).0, "active");
     pty.send_line("").unwrap();
     pty.exp_string("1) Return to agent (default)").unwrap();
     pty.exp_string("2) Exit and keep").unwrap();
@@ -660,7 +630,7 @@ fn the_dialog_shows_the_work_and_needs_an_acknowledgement_before_the_choice() {
     assert_eq!(code, 0);
     let d = decisions(&output);
     assert_eq!((d[0].outcome.as_str(), d[0].reason.as_str()), ("keep", "operator keep"));
-    assert_eq!(statuses(&f.home, &f.unpushed.container).0, "preserved_dirty");
+    assert_eq!(f.home.status(&f.unpushed.container).0, "preserved_dirty");
 }
 
 #[test]
@@ -669,7 +639,7 @@ fn the_dialog_return_default_changes_nothing() {
         return;
     }
     let f = four("kpr");
-    let input = assess(&f.home, &[&f.dirty.container]);
+    let input = f.home.assess_lines(&[&f.dirty.container]);
     let before = f.home.snapshot();
     let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
     pty.exp_string(" M README.md").unwrap();
@@ -692,7 +662,7 @@ fn an_explicit_answer_answers_without_a_screen_even_on_a_terminal() {
         return;
     }
     let f = four("kpe");
-    let input = assess(&f.home, &[&f.dirty.container]);
+    let input = f.home.assess_lines(&[&f.dirty.container]);
     let before = f.home.snapshot();
     let (pty, output) = keep_on_screens(&f.home, &["--policy=ask", "--answer=return"], &input, &[]);
     let (code, shown) = finish(pty);
@@ -723,7 +693,7 @@ fn the_screens_need_the_acknowledgement_before_keep_or_clean() {
     }
     let f = four("kps");
     fs::write(f.unpushed.mount_path(0).join("notes.txt"), "untracked\n").unwrap();
-    let input = assess(&f.home, &[&f.unpushed.container]);
+    let input = f.home.assess_lines(&[&f.unpushed.container]);
     let (mut pty, output) = keep_on_screens(&f.home, &["--policy=ask"], &input, &[]);
     // ratatui writes only the cells that change, so words are matched one by one.
     pty.exp_string("\x1b[?1049h").unwrap();
@@ -742,7 +712,7 @@ fn the_screens_need_the_acknowledgement_before_keep_or_clean() {
     pty.flush().unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert!(fs::read(&output).unwrap().is_empty(), "nothing is decided before the acknowledgement");
-    assert_eq!(statuses(&f.home, &f.unpushed.container).0, "active");
+    assert_eq!(f.home.status(&f.unpushed.container).0, "active");
     pty.send("\r").unwrap();
     pty.flush().unwrap();
     pty.exp_string("What").unwrap();
@@ -756,7 +726,7 @@ fn the_screens_need_the_acknowledgement_before_keep_or_clean() {
     assert!(shown.contains("\x1b[?1049l"), "the alternate screen is left: {shown:?}");
     let d = decisions(&output);
     assert_eq!((d[0].outcome.as_str(), d[0].reason.as_str()), ("keep", "operator keep"));
-    assert_eq!(statuses(&f.home, &f.unpushed.container).0, "preserved_dirty");
+    assert_eq!(f.home.status(&f.unpushed.container).0, "preserved_dirty");
 }
 
 #[test]
@@ -766,7 +736,7 @@ fn inspect_pages_the_diffs_and_the_unpushed_commits() {
     }
     let f = four("kpi");
     fs::write(f.unpushed.mount_path(0).join("README.md"), "changed before inspecting\n").unwrap();
-    let input = assess(&f.home, &[&f.unpushed.container]);
+    let input = f.home.assess_lines(&[&f.unpushed.container]);
     let paged = f.home.tmp.path().join("paged.txt");
     let pager = format!("cat > '{}'", paged.display());
     let (mut pty, output) = keep_on_screens(&f.home, &["--policy=ask"], &input, &[("JACKIN_PAGER", &pager)]);
@@ -798,7 +768,7 @@ fn ctrl_c_on_the_screens_changes_nothing() {
         return;
     }
     let f = four("kpc");
-    let input = format!("{}{}", assess(&f.home, &[&f.clean.container]), assess(&f.home, &[&f.dirty.container]));
+    let input = format!("{}{}", f.home.assess_lines(&[&f.clean.container]), f.home.assess_lines(&[&f.dirty.container]));
     let before = f.home.snapshot();
     // The terminal closing (SIGHUP) is an interruption like Ctrl-C.
     for (screen, hang_up) in [(1, false), (2, false), (2, true)] {
@@ -836,7 +806,7 @@ fn the_dialog_clean_up_shows_diffs_on_request_and_marks_the_session() {
         return;
     }
     let f = four("kpx");
-    let input = assess(&f.home, &[&f.dirty.container]);
+    let input = f.home.assess_lines(&[&f.dirty.container]);
     let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
     pty.exp_string("Press Enter").unwrap();
     pty.send_line("").unwrap();
@@ -849,7 +819,7 @@ fn the_dialog_clean_up_shows_diffs_on_request_and_marks_the_session() {
     let d = decisions(&output);
     assert_eq!((d[0].outcome.as_str(), d[0].discard_unfinished), ("clean", true));
     let kept_until_purged = ("preserved_dirty".to_owned(), "preserved_dirty".to_owned());
-    assert_eq!(statuses(&f.home, &f.dirty.container), kept_until_purged, "jackin's prune never deletes it");
+    assert_eq!(f.home.status(&f.dirty.container), kept_until_purged, "jackin's prune never deletes it");
     assert_eq!(
         fs::read_to_string(f.dirty.mount_path(0).join("README.md")).unwrap(),
         "changed by the agent\n",
@@ -863,7 +833,7 @@ fn the_dialog_refuses_to_clean_unreadable_work_without_the_flag() {
         return;
     }
     let f = four("kpn");
-    let input = assess(&f.home, &[&f.unknown.container]);
+    let input = f.home.assess_lines(&[&f.unknown.container]);
     let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
     pty.exp_string("is gone").unwrap();
     pty.send_line("").unwrap();
@@ -891,7 +861,7 @@ fn ctrl_c_in_the_dialog_changes_nothing() {
     }
     let f = four("kpq");
     // Two sessions: the first is decided (clean session), the second is interrupted.
-    let input = format!("{}{}", assess(&f.home, &[&f.clean.container]), assess(&f.home, &[&f.dirty.container]));
+    let input = format!("{}{}", f.home.assess_lines(&[&f.clean.container]), f.home.assess_lines(&[&f.dirty.container]));
     let before = f.home.snapshot();
     for screen in [1, 2] {
         let (mut pty, output) = keep_on_pty(&f.home, &["--policy=ask"], &input);
@@ -917,9 +887,9 @@ fn with_a_terminal_only_unfinished_work_under_ask_is_asked_about() {
         return;
     }
     let f = four("kpw");
-    let clean = assess(&f.home, &[&f.clean.container]);
-    let dirty = assess(&f.home, &[&f.dirty.container]);
-    let unknown = assess(&f.home, &[&f.unknown.container]);
+    let clean = f.home.assess_lines(&[&f.clean.container]);
+    let dirty = f.home.assess_lines(&[&f.dirty.container]);
+    let unknown = f.home.assess_lines(&[&f.unknown.container]);
     for (args, input, outcome, reason) in [
         (&["--policy=ask"][..], &clean, "clean", "clean session"),
         (&["--policy=ask", "--keep"][..], &clean, "keep", "operator keep"),
@@ -965,7 +935,7 @@ fn the_dialog_names_the_upstream_and_the_stashes_of_a_clone() {
     common::git(&clone, &["stash", "-q"]);
     commit_file(&clone, "a.rs", "a\n", "one");
     commit_file(&clone, "b.rs", "b\n", "two");
-    let input = assess(&home, &[&inst.container]);
+    let input = home.assess_lines(&[&inst.container]);
     let (mut pty, output) = keep_on_pty(&home, &["--policy=ask"], &input);
     pty.exp_string("main ").unwrap();
     pty.exp_string(" 2 commits ahead of origin/main").unwrap();
@@ -976,7 +946,7 @@ fn the_dialog_names_the_upstream_and_the_stashes_of_a_clone() {
     pty.send_line("2").unwrap();
     assert_eq!(finish(pty).0, 0);
     assert_eq!(decisions(&output)[0].status.as_deref(), Some("preserved_unpushed"));
-    assert_eq!(cleanup_statuses(&home, &inst.container), ["preserved_unpushed"]);
+    assert_eq!(home.cleanup_statuses(&inst.container), ["preserved_unpushed"]);
 }
 
 #[test]
@@ -992,16 +962,16 @@ fn an_in_place_session_is_kept_the_same_way() {
         SessionOptions { dind: false, binds: vec![(inst.dir.join("home"), "/home/agent")], ..Default::default() },
     );
     docker(&["stop", "-t", "0", c]);
-    let input = assess(&home, &[c]);
+    let input = home.assess_lines(&[c]);
     assert!(records::<Assessment>(input.as_bytes())[0].in_place);
     let recs = ok(&keep(&home, &["--policy=ask", "--keep"], &input));
     assert_eq!((recs[0].outcome.as_str(), recs[0].reason.as_str()), ("keep", "operator keep"));
-    assert_eq!(statuses(&home, c), ("restore_available".into(), "restore_available".into()));
+    assert_eq!(home.status(c), ("restore_available".into(), "restore_available".into()));
     assert!(!Session::exists("container", c) && !Session::exists("network", &format!("{c}-net")));
     assert!(inst.dir.join("home").is_dir());
     assert!(!inst.dir.join(".jackin/isolation.json").exists(), "no isolation records are invented");
     assert_eq!(
-        read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"]["role"]["mounts"][0]["destination"],
+        home.continuity(c).recipe.expect("the recipe keep captured")["role"]["mounts"][0]["destination"],
         "/home/agent"
     );
 }

@@ -11,8 +11,7 @@ use std::process::{Command, Output};
 
 use common::docker::{docker_quiet, engine_available, Session, SessionOptions};
 use common::records::{envelopes, records_of, Candidate, Decision, Envelope, Purged, Restored};
-use common::{commit_file, git, read_json, tools_dir, Home};
-use serde_json::Value;
+use common::{commit_file, git, stderr, tools_dir, Home};
 
 /// A shell pipeline of the tools, in a session of its own (no controlling terminal, as in a
 /// launcher's exit hook run by a service).
@@ -36,7 +35,7 @@ fn pipeline(home: &Home, script: &str, env: &[(&str, &str)]) -> Output {
 }
 
 fn ok(out: &Output) -> Vec<Envelope> {
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
     envelopes(&out.stdout)
 }
 
@@ -57,11 +56,7 @@ fn launch_work_keep_resume_exit_clean_purge_leaves_nothing() {
     let host = home.host_repo("app");
     let inst = home.instance("l1fecyc1", |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
     let c = inst.container.clone();
-    let manifest_path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&manifest_path);
-    manifest["docker"]["dind_container"] = Value::from(format!("{c}-dind"));
-    manifest["docker"]["certs_volume"] = Value::from(format!("{c}-dind-certs"));
-    fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    home.with_sidecar(&c);
     let sockets = home.home.join("sockets").join(&c);
     fs::create_dir_all(&sockets).unwrap();
     fs::write(sockets.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace/my-app\"\n").unwrap();
@@ -126,7 +121,7 @@ fn launch_work_keep_resume_exit_clean_purge_leaves_nothing() {
     assert!(!inst.dir.exists(), "data dir");
     assert!(!sockets.exists(), "socket dir");
     assert!(!home.home.join("data").join(format!("{c}.lock")).exists(), "name lock");
-    assert!(home.row(&c).is_none(), "index row");
+    assert!(home.index_row(&c).is_none(), "index row");
     for (kind, name) in [
         ("container", c.clone()),
         ("container", format!("{c}-dind")),

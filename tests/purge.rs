@@ -11,64 +11,15 @@ use std::path::{Path, PathBuf};
 
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_DIND_IMAGE};
 use common::records::{envelopes, records, ErrorRecord, Purged};
-use common::{commit_file, git, stderr, unique_id, Home, Instance};
-use serde_json::{json, Value};
+use common::{branches, clean_decision, commit_file, git, read_json, stderr, unique_id, Home, Instance};
+use serde_json::json;
 
 fn decision(inst: &Instance, discard: bool) -> String {
-    let data = json!({
-        "container_base": inst.container, "instance_id": inst.id, "workspace_name": "my-app",
-        "workspace_label": "my-app", "role_key": "agent-smith", "agent_runtime": "claude",
-        "outcome": "clean", "policy": "clean", "reason": "clean session", "verdict": "clean",
-        "discard_unfinished": discard, "status": "clean_exited"
-    });
-    json!({"schema_version": 1, "type": "decision", "data": data}).to_string()
-}
-
-/// Rewrites keys of the manifest (and the row's status) as a launch or jackin-keep would have.
-fn patch_manifest(home: &Home, inst: &Instance, patch: impl FnOnce(&mut Value)) {
-    let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-    patch(&mut manifest);
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-    let index_path = home.index_path();
-    let mut index: Value = serde_json::from_str(&fs::read_to_string(&index_path).unwrap()).unwrap();
-    for row in index["instances"].as_array_mut().unwrap() {
-        if row["container_base"] == inst.container.as_str() {
-            row["status"] = manifest["status"].clone();
-            row["updated_at"] = manifest["updated_at"].clone();
-        }
-    }
-    fs::write(&index_path, serde_json::to_string_pretty(&index).unwrap()).unwrap();
-}
-
-fn with_dind(home: &Home, inst: &Instance) {
-    let c = inst.container.clone();
-    patch_manifest(home, inst, |m| {
-        m["docker"]["dind_container"] = json!(format!("{c}-dind"));
-        m["docker"]["certs_volume"] = json!(format!("{c}-dind-certs"));
-    });
-}
-
-fn set_status(home: &Home, inst: &Instance, status: &str, updated: &str) {
-    patch_manifest(home, inst, |m| {
-        m["status"] = json!(status);
-        m["updated_at"] = json!(updated);
-    });
-}
-
-fn purge(home: &Home, args: &[&str], stdin: Option<&str>) -> std::process::Output {
-    let mut cmd = home.cmd("jackin-purge");
-    cmd.args(args).arg("--format=json").env_remove("JACKIN_PURGE_CRASH_AT");
-    cmd.write_stdin(stdin.unwrap_or("").to_owned());
-    cmd.output().unwrap()
+    clean_decision(&inst.container, &inst.id, discard).to_string()
 }
 
 fn has_row(home: &Home, container: &str) -> bool {
-    home.row(container).is_some()
-}
-
-fn branches(repo: &Path) -> Vec<String> {
-    git(repo, &["branch", "--format=%(refname:short)"]).lines().map(str::to_owned).collect()
+    home.index_row(container).is_some()
 }
 
 fn trash_is_empty(home: &Home) -> bool {
@@ -87,7 +38,7 @@ fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
     let inst = home.instance(&id, |h, c| {
         vec![h.worktree_record(c, &app, "/workspace/app"), h.clone_record(c, &app, "/workspace/lib")]
     });
-    with_dind(&home, &inst);
+    home.with_sidecar(&inst.container);
     let sidecar_image = Some(TEST_DIND_IMAGE);
     let session =
         Session::launch(&inst.container, SessionOptions { running: false, sidecar_image, ..Default::default() });
@@ -115,7 +66,7 @@ fn a_clean_decision_removes_everything_of_the_instance_and_nothing_else() {
     assert!(keep.contains("\"outcome\":\"keep\""));
     let future = r#"{"schema_version":1,"type":"future" ,"data":{"z":1}}"#;
     let input = format!("{keep}\n{}\n{future}\n", decision(&inst, false));
-    let out = purge(&home, &[], Some(&input));
+    let out = home.purge(&[], &input);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
     assert_eq!(lines[0], keep, "other records pass through byte for byte, in order");
@@ -159,14 +110,14 @@ fn a_running_session_is_refused_without_stop() {
     let inst = home.instance(&unique_id(), |_, _| Vec::new());
     let session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
     let before = home.snapshot();
-    let out = purge(&home, &[&inst.container], None);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(stderr(&out).contains("is running"), "{}", stderr(&out));
     assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "live");
     assert_eq!(home.snapshot(), before, "nothing changed");
     assert_eq!(session.state(&inst.container).as_deref(), Some("running"));
 
-    let out = purge(&home, &["--stop", &inst.container], None);
+    let out = home.purge(&["--stop", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!Session::exists("container", &inst.container));
     assert!(!inst.dir.exists() && !has_row(&home, &inst.container));
@@ -183,13 +134,13 @@ fn a_held_name_lock_is_refused() {
     let lock = fs::File::create(&lock_path).unwrap();
     fs2::FileExt::lock_exclusive(&lock).unwrap();
     let before = home.snapshot();
-    let out = purge(&home, &[&inst.container], None);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(stderr(&out).contains("held by another process"), "{}", stderr(&out));
     assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "busy");
     assert_eq!(home.snapshot(), before);
     drop(lock);
-    let out = purge(&home, &[&inst.container], None);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!lock_path.exists() && !inst.dir.exists());
 }
@@ -218,7 +169,7 @@ fn work_at_risk_is_refused_then_quarantined_and_comes_back() {
     let mut home = Home::new();
     let (inst, app, commit) = at_risk_worktree(&mut home);
     let before = home.snapshot();
-    let out = purge(&home, &[], Some(&format!("{}\n", decision(&inst, false))));
+    let out = home.purge(&[], &format!("{}\n", decision(&inst, false)));
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     let recs = records::<ErrorRecord>(&out.stdout);
     assert_eq!(recs[0].code, "at_risk");
@@ -227,7 +178,7 @@ fn work_at_risk_is_refused_then_quarantined_and_comes_back() {
     assert!(home.quarantines().is_empty());
 
     // The decision carries discard_unfinished: quarantined, then deleted.
-    let out = purge(&home, &[], Some(&format!("{}\n", decision(&inst, true))));
+    let out = home.purge(&[], &format!("{}\n", decision(&inst, true)));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recs = records::<Purged>(&out.stdout);
     let q = PathBuf::from(recs[0].quarantine.as_deref().expect("a quarantine path"));
@@ -236,7 +187,7 @@ fn work_at_risk_is_refused_then_quarantined_and_comes_back() {
     assert!(!inst.dir.exists());
     assert!(!branches(&app).iter().any(|b| b.contains("jackin/scratch")));
 
-    let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
+    let receipt = read_json(&q.join("receipt.json"));
     assert_eq!(receipt["container_base"], inst.container.as_str());
     let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
     assert!(text.contains("git fetch") && text.contains("cp -a"), "{text}");
@@ -273,10 +224,10 @@ fn a_clone_s_stashes_and_unpushed_commits_are_quarantined() {
     fs::write(clone.join("README.md"), "stashed change\n").unwrap();
     git(&clone, &["stash", "-q"]);
     let stash = git(&clone, &["rev-parse", "refs/stash"]);
-    let out = purge(&home, &["--discard-unfinished", &inst.container], None);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = PathBuf::from(records::<Purged>(&out.stdout)[0].quarantine.as_deref().unwrap());
-    let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
+    let receipt = read_json(&q.join("receipt.json"));
     let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
     let fresh = home.tmp.path().join("fresh");
     git(
@@ -302,7 +253,7 @@ fn a_symlink_out_of_the_data_dir_is_removed_as_a_link() {
     fs::write(outside.join("sub/data.txt"), "precious").unwrap();
     std::os::unix::fs::symlink(&outside, inst.dir.join("home/escape")).unwrap();
     std::os::unix::fs::symlink(outside.join("sub/data.txt"), inst.dir.join("state/file-link")).unwrap();
-    let out = purge(&home, &[&inst.container], None);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!inst.dir.exists());
     assert_eq!(fs::read_to_string(outside.join("sub/data.txt")).unwrap(), "precious");
@@ -320,7 +271,7 @@ fn dry_run_changes_nothing_and_says_what_would_go() {
         Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
     let before = home.snapshot();
     let branches_before = branches(&app);
-    let out = purge(&home, &["--dry-run", &inst.container], None);
+    let out = home.purge(&["--dry-run", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recs = records::<Purged>(&out.stdout);
     assert!(recs[0].dry_run);
@@ -358,18 +309,18 @@ fn bad_input_changes_nothing() {
         (format!("{good}\n{bad_temp}\n"), "line 2: bad orphan record"),
         (format!("{good}\n{{\"schema_version\":2,\"type\":\"decision\",\"data\":{{}}}}\n"), "newer than this tool"),
     ] {
-        let out = purge(&home, &[], Some(&input));
+        let out = home.purge(&[], &input);
         assert_eq!(out.status.code(), Some(3), "{input}: {}", stderr(&out));
         assert!(stderr(&out).contains(needle), "{input}: {}", stderr(&out));
         assert!(out.stdout.is_empty());
         assert_eq!(home.snapshot(), before, "{input}");
     }
     for bad in ["../etc", "jk-../../etc", "/etc/passwd", "jk-a/b"] {
-        let out = purge(&home, &[bad], None);
+        let out = home.purge(&[bad], "");
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert_eq!(home.snapshot(), before);
     }
-    let out = purge(&home, &["jk-zzzzzzzz-nobody"], None);
+    let out = home.purge(&["jk-zzzzzzzz-nobody"], "");
     assert_eq!(out.status.code(), Some(6));
     assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "unknown_instance");
     assert_eq!(home.snapshot(), before);
@@ -404,7 +355,7 @@ fn orphans_are_removed_and_jackin_s_other_files_are_not() {
         orphan("temp_file", "instances.json.tmp.999999999.3"),
     ]
     .join("\n");
-    let out = purge(&home, &[], Some(&input));
+    let out = home.purge(&[], &input);
     docker_quiet(&["network", "rm", &gone_net]);
     docker_quiet(&["volume", "rm", &gone_vol]);
     assert_eq!(out.status.code(), Some(6), "the live instance's lock is refused: {}", stderr(&out));
@@ -430,22 +381,22 @@ fn terminal_and_retention_select_the_right_instances() {
     let kept_old = home.instance(&unique_id(), |_, _| Vec::new());
     let kept_new = home.instance(&unique_id(), |_, _| Vec::new());
     // Written after every instance exists: `Home::instance` rewrites the index from its own rows.
-    set_status(&home, &done, "clean_exited", "2026-01-01T00:00:00Z");
-    set_status(&home, &kept_new, "restore_available", "2026-01-03T00:00:00Z");
-    set_status(&home, &kept_old, "restore_available", "2026-01-02T00:00:00Z");
+    home.set_status(&done.container, "clean_exited", Some("2026-01-01T00:00:00Z"));
+    home.set_status(&kept_new.container, "restore_available", Some("2026-01-03T00:00:00Z"));
+    home.set_status(&kept_old.container, "restore_available", Some("2026-01-02T00:00:00Z"));
 
-    let out = purge(&home, &["--terminal"], None);
+    let out = home.purge(&["--terminal"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(records::<Purged>(&out.stdout).len(), 1);
     assert!(!done.dir.exists() && !has_row(&home, &done.container));
     assert!(active.dir.exists() && kept_old.dir.exists() && kept_new.dir.exists());
 
-    let out = purge(&home, &["--keep-last", "1"], None);
+    let out = home.purge(&["--keep-last", "1"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(records::<Purged>(&out.stdout)[0].identity.container_base, kept_old.container);
     assert!(!kept_old.dir.exists() && kept_new.dir.exists() && active.dir.exists());
 
-    let out = purge(&home, &["--older-than", "1h"], None);
+    let out = home.purge(&["--older-than", "1h"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!kept_new.dir.exists() && active.dir.exists(), "active is never a retention target");
 }
@@ -457,13 +408,13 @@ fn expired_quarantines_are_deleted() {
     }
     let mut home = Home::new();
     let (inst, _, _) = at_risk_worktree(&mut home);
-    let out = purge(&home, &["--discard-unfinished", "--quarantine-days", "0", &inst.container], None);
+    let out = home.purge(&["--discard-unfinished", "--quarantine-days", "0", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(home.quarantines().len(), 1);
-    let out = purge(&home, &["--expire-quarantine", "--dry-run"], None);
+    let out = home.purge(&["--expire-quarantine", "--dry-run"], "");
     assert_eq!(records::<Purged>(&out.stdout)[0].removed[0].kind, "quarantine");
     assert_eq!(home.quarantines().len(), 1);
-    let out = purge(&home, &["--expire-quarantine"], None);
+    let out = home.purge(&["--expire-quarantine"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(records::<Purged>(&out.stdout)[0].identity.container_base, inst.container);
     assert!(home.quarantines().is_empty());
@@ -476,7 +427,7 @@ fn no_quarantine_discards_without_saving() {
     }
     let mut home = Home::new();
     let (inst, _, _) = at_risk_worktree(&mut home);
-    let out = purge(&home, &["--discard-unfinished", "--no-quarantine", &inst.container], None);
+    let out = home.purge(&["--discard-unfinished", "--no-quarantine", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(records::<Purged>(&out.stdout)[0].quarantine, None);
     assert!(home.quarantines().is_empty() && !inst.dir.exists());
@@ -496,14 +447,14 @@ fn crash_at(step: &str) {
     cmd.args(["--discard-unfinished", "--format=json", &inst.container]).env("JACKIN_PURGE_CRASH_AT", step);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), None, "{step}: the process was killed: {}", stderr(&out));
-    let _ = home.index();
+    let rows = home.index_rows();
     if step != "quarantined" {
-        if let Some(row) = home.row(&inst.container) {
-            assert_eq!(row["status"], "purged", "{step}: an honest index says the purge is under way");
+        if let Some(row) = rows.iter().find(|r| r.container_base == inst.container) {
+            assert_eq!(row.status, "purged", "{step}: an honest index says the purge is under way");
         }
     }
 
-    let out = purge(&home, &["--discard-unfinished", &inst.container], None);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     let finished_already = step == "row";
     if finished_already {
         assert_eq!(out.status.code(), Some(6), "{step}: {}", stderr(&out));
@@ -675,18 +626,18 @@ fn unreadable_isolation_records_put_the_whole_git_tree_in_the_quarantine() {
     fs::write(inst.dir.join(".jackin/isolation.json"), "{\"version\": 1, \"records\": ").unwrap();
 
     let before = home.snapshot();
-    let out = purge(&home, &[&inst.container], None);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(6), "unreadable work is at risk: {}", stderr(&out));
     assert_eq!(home.snapshot(), before);
 
-    let out = purge(&home, &["--discard-unfinished", &inst.container], None);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!inst.dir.exists());
     let q = home.quarantines().pop().expect("a quarantine");
     let saved = q.join("git").join(&rel);
     assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "changed by the agent\n");
     assert_eq!(fs::read_to_string(saved.join("notes/plan.md")).unwrap(), "the plan\n");
-    let receipt: Value = serde_json::from_str(&fs::read_to_string(q.join("receipt.json")).unwrap()).unwrap();
+    let receipt = read_json(&q.join("receipt.json"));
     assert_eq!(receipt["git_tree"], "git");
     let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
     assert!(text.contains("git/ tree of the instance"), "{text}");
@@ -714,7 +665,7 @@ fn a_trash_on_another_filesystem_deletes_in_place() {
     fs::create_dir_all(&sockets).unwrap();
     fs::write(sockets.join("agent.toml"), "x").unwrap();
 
-    let out = purge(&home, &[&inst.container], None);
+    let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!inst.dir.exists() && !sockets.exists() && !has_row(&home, &inst.container));
     assert_eq!(fs::read_to_string(outside.join("keep.txt")).unwrap(), "not the instance's");

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::docker::{docker, docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{envelopes, records_of, Change, Orphan, Repair};
-use common::{read_json, Home};
+use common::{stderr, write_json, Home};
 use serde_json::{json, Value};
 
 /// Docker resources made by the docker CLI in a test, removed on drop. `host` is the engine's
@@ -106,40 +106,6 @@ impl Drop for Made {
     }
 }
 
-fn manifest_path(home: &Home, container: &str) -> PathBuf {
-    home.data(container).join(".jackin/instance.json")
-}
-
-fn continuity(home: &Home, container: &str) -> Value {
-    read_json(&home.data(container).join(".jackin/continuity.json"))
-}
-
-/// Sets the status in the manifest and the index row, as jackin would have written it.
-fn set_status(home: &Home, container: &str, status: &str) {
-    let path = manifest_path(home, container);
-    let mut manifest = read_json(&path);
-    manifest["status"] = json!(status);
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-    let mut idx = home.index();
-    for r in idx["instances"].as_array_mut().unwrap() {
-        if r["container_base"] == container {
-            r["status"] = json!(status);
-        }
-    }
-    fs::write(home.index_path(), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
-}
-
-/// Records the DinD sidecar in the manifest's `docker` object, in jackin's key order.
-fn with_sidecar(home: &Home, container: &str) {
-    let path = manifest_path(home, container);
-    let mut manifest = read_json(&path);
-    manifest["docker"] = json!({
-        "role_container": container, "dind_container": format!("{container}-dind"),
-        "network": format!("{container}-net"), "certs_volume": format!("{container}-dind-certs"),
-    });
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-}
-
 fn change_of<'a>(changes: &'a [Change], container: &str) -> Option<&'a Change> {
     changes.iter().find(|c| c.identity.container_base == container)
 }
@@ -147,10 +113,6 @@ fn change_of<'a>(changes: &'a [Change], container: &str) -> Option<&'a Change> {
 /// (from, to, cause) of a change.
 fn transition(c: &Change) -> (&str, &str, &str) {
     (&c.from, &c.to, &c.cause)
-}
-
-fn status_of(home: &Home, container: &str) -> String {
-    read_json(&manifest_path(home, container))["status"].as_str().unwrap().to_owned()
 }
 
 /// Holds `data/<container>.lock` the way the launcher does, until dropped.
@@ -173,8 +135,8 @@ fn the_rules_table_with_real_containers() {
     let live = home.instance("rt7eeeee", |_, _| Vec::new());
     let failed = home.instance("rt7fffff", |_, _| Vec::new());
     let locked = home.instance("rt7ggggg", |_, _| Vec::new());
-    set_status(&home, &kept.container, "restore_available");
-    set_status(&home, &failed.container, "failed_setup");
+    home.set_status(&kept.container, "restore_available", None);
+    home.set_status(&failed.container, "failed_setup", None);
 
     let mut made = Made::new();
     made.run_to_exit(&exited.container, &[], &["sh", "-c", "exit 3"]);
@@ -199,16 +161,16 @@ fn the_rules_table_with_real_containers() {
     // A dry run says what would change, with --exit-code 1, and changes nothing.
     let before = home.snapshot();
     let out = home.cmd("jackin-reconcile").args(["--dry-run", "--exit-code", "--format", "json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let changes = records_of::<Change>(&out.stdout);
     let dry = change_of(&changes, &removed.container).expect("a dry-run change");
     assert!(dry.dry_run);
     assert_eq!(home.snapshot(), before, "a dry run changes nothing");
 
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("engine API calls"), "{stderr}");
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("engine API calls"), "{said}");
     let changes = records_of::<Change>(&out.stdout);
 
     let c = change_of(&changes, &removed.container).expect("removed container");
@@ -238,22 +200,21 @@ fn the_rules_table_with_real_containers() {
         (&failed, "failed_setup"),
         (&locked, "active"),
     ] {
-        assert_eq!(status_of(&home, &inst.container), status, "{}", inst.container);
-        assert_eq!(home.row(&inst.container).unwrap()["status"], status, "{}", inst.container);
+        assert_eq!(home.status(&inst.container), (status.into(), status.into()), "{}", inst.container);
     }
-    let cont = continuity(&home, &oom.container);
-    assert_eq!(cont["cause"], "container_exited");
-    assert_eq!(cont["evidence"]["role"]["oom_killed"], true);
-    let history = cont["history"].as_array().unwrap();
+    let cont = home.continuity(&oom.container);
+    assert_eq!(cont.cause.as_deref(), Some("container_exited"));
+    assert_eq!(cont.evidence.expect("the evidence of the exit")["role"]["oom_killed"], true);
+    let history = &cont.history;
     assert_eq!(history.len(), 1);
     assert_eq!(
-        (history[0]["from"].as_str(), history[0]["to"].as_str(), history[0]["tool"].as_str()),
-        (Some("active"), Some("crashed"), Some("jackin-reconcile"))
+        (history[0].from.as_str(), history[0].to.as_str(), history[0].tool.as_str()),
+        ("active", "crashed", "jackin-reconcile")
     );
-    assert_eq!(continuity(&home, &kept.container)["cause"], "container_running");
+    assert_eq!(home.continuity(&kept.container).cause.as_deref(), Some("container_running"));
 
     // Recipe on first sight, names only: the secret's value is in no file under the home.
-    let recipe = &continuity(&home, &live.container)["recipe"];
+    let recipe = home.continuity(&live.container).recipe.expect("a recipe on first sight");
     assert_eq!(recipe["captured_by"], "jackin-reconcile");
     let env = recipe["role"]["env"].as_array().unwrap();
     assert!(env.iter().any(|e| e["name"] == "SECRET_TOKEN" && e["source"] == "env:SECRET_TOKEN"));
@@ -287,11 +248,11 @@ fn the_rules_table_with_real_containers() {
 
     // Nothing new: text format prints nothing at all (cron mails only news), exit 0.
     let out = home.cmd("jackin-reconcile").args(["--format", "text", "--quiet", "--exit-code"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
 
     // Named instances are reconciled alone.
-    set_status(&home, &exited.container, "active");
+    home.set_status(&exited.container, "active", None);
     let out = home.cmd("jackin-reconcile").args(["--format", "text", "rt7bbbbb"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -317,7 +278,7 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
     let mislabelled = home.instance("hk7bbbbb", |_, _| Vec::new());
     let own_exit = home.instance("hk7ccccc", |_, _| Vec::new());
     for inst in [&live, &mislabelled] {
-        with_sidecar(&home, &inst.container);
+        home.with_sidecar(&inst.container);
     }
     let mut made = Made { host: Some(host.clone()), items: Vec::new() };
     let mut container_pids = Vec::new();
@@ -336,13 +297,13 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
     // An ordinary exit before the kill stays an ordinary exit.
     made.run_to_exit(&own_exit.container, &["--network", "none"], &["sh", "-c", "exit 4"]);
     // jackin saw the engine vanish during this one's start and called it a failed setup.
-    set_status(&home, &mislabelled.container, "failed_setup");
+    home.set_status(&mislabelled.container, "failed_setup", None);
 
     engine.kill_all(&container_pids);
     engine.launch();
 
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).env("DOCKER_HOST", &host).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let changes = records_of::<Change>(&out.stdout);
     for (inst, from) in [(&live, "active"), (&mislabelled, "failed_setup")] {
@@ -356,11 +317,10 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
         assert!(evidence["sign"].is_string(), "{evidence}");
         assert!(evidence["engine_started_at"].is_string(), "{evidence}");
         assert!(evidence["host_boot_time"].is_string(), "{evidence}");
-        assert_eq!(status_of(&home, &inst.container), "crashed");
-        assert_eq!(home.row(&inst.container).unwrap()["status"], "crashed");
-        let cont = continuity(&home, &inst.container);
-        assert_eq!(cont["cause"], "killed_by_host");
-        assert_eq!(cont["evidence"]["sidecar"]["exit_code"], 255);
+        assert_eq!(home.status(&inst.container), ("crashed".into(), "crashed".into()));
+        let cont = home.continuity(&inst.container);
+        assert_eq!(cont.cause.as_deref(), Some("killed_by_host"));
+        assert_eq!(cont.evidence.expect("the evidence of the kill")["sidecar"]["exit_code"], 255);
     }
     let c = change_of(&changes, &own_exit.container).expect("the ordinary exit");
     assert_eq!(c.cause, "container_exited");
@@ -384,7 +344,7 @@ fn an_exit_before_an_engine_restart_is_not_killed_by_host() {
     let host = engine.host();
     let mut home = Home::new();
     let ended = home.instance("rs7aaaaa", |_, _| Vec::new());
-    with_sidecar(&home, &ended.container);
+    home.with_sidecar(&ended.container);
     let mut made = Made { host: Some(host.clone()), items: Vec::new() };
     let net = format!("{}-net", ended.container);
     made.network(&net, &ended.container);
@@ -399,7 +359,7 @@ fn an_exit_before_an_engine_restart_is_not_killed_by_host() {
     engine.launch();
 
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "-v"]).env("DOCKER_HOST", &host).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let changes = records_of::<Change>(&out.stdout);
     let c = change_of(&changes, &ended.container).unwrap_or_else(|| panic!("no change: {changes:?}"));
@@ -431,7 +391,7 @@ fn an_unreachable_engine_changes_nothing() {
             .timeout(Duration::from_secs(60))
             .output()
             .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = stderr(&out);
         assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "one clear line: {stderr}");
         assert!(stderr.starts_with("jackin-reconcile: error: the Docker engine at unix://"), "{stderr}");
@@ -448,7 +408,7 @@ fn bad_arguments_change_nothing() {
     for arg in ["../etc", "jk-BAD", "ab"] {
         let out = home.cmd("jackin-reconcile").arg(arg).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{arg}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("jackin-reconcile: error:"));
+        assert!(stderr(&out).contains("jackin-reconcile: error:"));
     }
     let out = home.cmd("jackin-reconcile").args(["--watch", "ba7aaaaa"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -462,45 +422,44 @@ fn the_index_is_repaired() {
     }
     let mut home = Home::new();
     let kept = home.instance("ir7aaaaa", |_, _| Vec::new());
-    set_status(&home, &kept.container, "restore_available");
+    home.set_status(&kept.container, "restore_available", None);
     let vanished = home.instance("ir7bbbbb", |_, _| Vec::new());
-    set_status(&home, &vanished.container, "crashed");
+    home.set_status(&vanished.container, "crashed", None);
     fs::remove_dir_all(&vanished.dir).unwrap();
     let unrowed = "jk-ir7ccccc-myapp-agentsmith";
     fs::create_dir_all(home.data(unrowed).join(".jackin")).unwrap();
     fs::write(
-        manifest_path(&home, unrowed),
+        home.manifest_path(unrowed),
         common::manifest_text("ir7ccccc", unrowed, "preserved_dirty", "2026-08-21T00:00:00Z"),
     )
     .unwrap();
     let mut idx = home.index();
     idx["instances"].as_array_mut().unwrap()[0]["pinned"] = json!(true);
-    fs::write(home.index_path(), serde_json::to_string_pretty(&idx).unwrap()).unwrap();
+    write_json(&home.index_path(), &idx);
 
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "--exit-code"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let repairs = records_of::<Repair>(&out.stdout);
     let kinds: Vec<(&str, &str)> = repairs.iter().map(|r| (r.kind.as_str(), r.name.as_str())).collect();
     assert!(kinds.contains(&("row_restored", unrowed)), "{kinds:?}");
     assert!(kinds.contains(&("row_dropped", vanished.container.as_str())), "{kinds:?}");
-    assert_eq!(home.row(unrowed).unwrap()["status"], "preserved_dirty");
-    assert!(home.row(&vanished.container).is_none());
-    let kept_row = home.row(&kept.container).unwrap();
-    assert_eq!(kept_row["status"], "restore_available");
+    assert_eq!(home.status(unrowed), ("preserved_dirty".into(), "preserved_dirty".into()));
+    assert!(home.index_row(&vanished.container).is_none());
+    assert_eq!(home.status(&kept.container), ("restore_available".into(), "restore_available".into()));
 
     // An index that does not parse: moved aside, said so, rebuilt from the manifests.
     fs::write(home.index_path(), "{\"version\": 1, \"instances\": [").unwrap();
     let out = home.cmd("jackin-reconcile").args(["--format", "json", "--quiet"]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("moved aside and rebuilt"), "{stderr}");
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("moved aside and rebuilt"), "{said}");
     let repairs = records_of::<Repair>(&out.stdout);
     let rebuilt = repairs.iter().find(|r| r.kind == "index_rebuilt").expect("a repair record");
     let moved_to = PathBuf::from(rebuilt.moved_to.as_deref().unwrap());
     assert!(moved_to.file_name().unwrap().to_str().unwrap().starts_with("instances.json.corrupt-"));
     assert_eq!(fs::read_to_string(&moved_to).unwrap(), "{\"version\": 1, \"instances\": [");
-    let rows = home.index()["instances"].as_array().unwrap().clone();
-    let names: Vec<&str> = rows.iter().map(|r| r["container_base"].as_str().unwrap()).collect();
+    let rows = home.index_rows();
+    let names: Vec<&str> = rows.iter().map(|r| r.container_base.as_str()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(names.contains(&unrowed) && names.contains(&kept.container.as_str()));
 
@@ -510,7 +469,7 @@ fn the_index_is_repaired() {
     let before = home.snapshot();
     let out = home.cmd("jackin-reconcile").output().unwrap();
     assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unsupported index version 2"));
+    assert!(stderr(&out).contains("unsupported index version 2"));
     assert_eq!(home.snapshot(), before);
 }
 
@@ -556,7 +515,7 @@ fn orphans_are_reported_and_jackins_other_locks_are_not() {
 
     let before = home.snapshot();
     let out = home.cmd("jackin-reconcile").args(["--format", "json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(home.snapshot(), before, "orphans are reported, never removed");
     let orphans: Vec<(String, String)> = records_of::<Orphan>(&out.stdout)
         .into_iter()
@@ -644,7 +603,7 @@ fn another_homes_sessions_on_the_same_engine_are_neither_reported_nor_touched() 
     assert_eq!(b_before[4].1.as_deref(), Some("created"));
 
     let out = home_a.cmd("jackin-reconcile").args(["--format", "json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let orphans: Vec<String> = records_of::<Orphan>(&out.stdout).into_iter().map(|o| o.name).collect();
     for (_, name) in &b_items {
         assert!(!orphans.contains(name), "home B's {name} reported as home A's orphan: {orphans:?}");
@@ -653,7 +612,7 @@ fn another_homes_sessions_on_the_same_engine_are_neither_reported_nor_touched() 
 
     let purge =
         home_a.cmd("jackin-purge").args(["--stop", "--format", "json"]).write_stdin(out.stdout).output().unwrap();
-    assert_eq!(purge.status.code(), Some(0), "{}", String::from_utf8_lossy(&purge.stderr));
+    assert_eq!(purge.status.code(), Some(0), "{}", stderr(&purge));
     assert!(!Session::exists("container", &mine) && !Session::exists("network", &format!("{mine}-net")));
     assert_eq!(engine_state(&b_items), b_before, "home B's resources are as they were");
 
@@ -667,7 +626,7 @@ fn another_homes_sessions_on_the_same_engine_are_neither_reported_nor_touched() 
         })
         .collect();
     let purge = home_a.cmd("jackin-purge").args(["--stop", "--format", "json"]).write_stdin(told).output().unwrap();
-    let stderr = String::from_utf8_lossy(&purge.stderr);
+    let stderr = stderr(&purge);
     assert_eq!(purge.status.code(), Some(6), "{stderr}");
     assert_eq!(stderr.matches("not provably this home's").count(), b_items.len(), "{stderr}");
     assert_eq!(engine_state(&b_items), b_before, "home B's resources are as they were");
@@ -701,7 +660,7 @@ fn the_prewarmed_sidecar_is_never_an_orphan() {
     fs::write(data.join("prewarm-dind.json"), "{\"container\": \"jk-prewarm-dind-1\"}").unwrap();
 
     let out = home.cmd("jackin-reconcile").args(["--format", "json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let named: Vec<Orphan> =
         records_of::<Orphan>(&out.stdout).into_iter().filter(|o| o.name.contains("prewarm")).collect();
     assert!(named.is_empty(), "{named:?}");
@@ -715,7 +674,7 @@ fn the_prewarmed_sidecar_is_never_an_orphan() {
         .collect();
     let before = home.snapshot();
     let out = home.cmd("jackin-purge").args(["--stop", "--format", "json"]).write_stdin(told).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = stderr(&out);
     assert_eq!(out.status.code(), Some(6), "{stderr}");
     assert_eq!(stderr.matches("jackin's prewarmed sidecar").count(), 2, "{stderr}");
     assert!(Session::exists("container", &sidecar) && Session::exists("volume", &certs));
@@ -775,7 +734,7 @@ fn watch_reacts_to_a_stopped_container_and_exits_on_sigterm() {
             .is_some_and(|c| c.identity.container_base == container && c.cause == "container_exited")
     };
     assert!(wait_for(&exited, &mut log), "{log:?}");
-    assert_eq!(status_of(&home, &inst.container), "crashed");
+    assert_eq!(home.manifest(&inst.container).status, "crashed");
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
@@ -863,21 +822,21 @@ fn sixteen_processes_at_once_lose_no_row() {
             out.status.success() && writes.is_none_or(|n| common::status_writer_wrote(&out, n)),
             "{}\n{}",
             String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            stderr(&out)
         );
     }
     done.store(true, Ordering::Relaxed);
     reader.join().unwrap();
     assert!(reads.load(Ordering::Relaxed) > 0);
 
-    let rows = home.index()["instances"].as_array().unwrap().clone();
-    let mut seen: Vec<&str> = rows.iter().map(|r| r["container_base"].as_str().unwrap()).collect();
+    let rows = home.index_rows();
+    let mut seen: Vec<&str> = rows.iter().map(|r| r.container_base.as_str()).collect();
     seen.sort();
     let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();
     expected.sort();
     assert_eq!(seen, expected, "every row once, the 20 restored ones included");
     for (i, name) in names.iter().enumerate() {
-        let status = status_of(&home, name);
+        let status = home.manifest(name).status;
         if i % 10 == 0 {
             assert_eq!(status, "crashed", "{name}: its container does not exist");
         } else if i % 8 < 8

@@ -12,7 +12,6 @@ use std::ffi::OsString;
 use std::fs;
 use std::io::Write;
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::process::CommandExt;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -22,9 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::docker::{docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{records, records_of, Assessment, Candidate, Change};
-use common::{
-    commit_file, files_under, git, read_json, stderr, tool_path, try_read_json, unique_id, Entry, Home, Instance,
-};
+use common::{clean_decision, commit_file, files_under, git, stderr, unique_id, Entry, Home, Instance};
 use jackin::base::crash::Tool;
 use jackin::tools::purge::CRASH_POINTS;
 use serde_json::{json, Value};
@@ -70,19 +67,8 @@ const STATUSES: [&str; 10] = [
 
 /// A tool of the home in a session of its own (no controlling terminal, so no dialog can wait).
 fn tool(home: &Home, name: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(tool_path(name));
-    cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).args(args);
-    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
-    for crashing in [Tool::Purge, Tool::Keep, Tool::Restore] {
-        cmd.env_remove(crashing.variable());
-    }
-    // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    let mut cmd = home.detached(name);
+    cmd.args(args);
     cmd
 }
 
@@ -102,27 +88,15 @@ fn panicked(out: &Output) -> bool {
     out.status.code() == Some(101) || stderr(out).contains("panicked")
 }
 
-fn assess(home: &Home, containers: &[&str]) -> String {
-    let out = tool(home, "jackin-assess", &["--format=json"]).args(containers).output().unwrap();
-    assert!(out.status.success(), "assess: {}", stderr(&out));
-    String::from_utf8(out.stdout).unwrap()
-}
-
+/// The index row's status of `container` (`None`: no row), or why the index cannot be read.
 fn row_status(home: &Home, container: &str) -> Result<Option<String>, String> {
-    let index = try_read_json(&home.index_path())?;
-    Ok(index["instances"]
-        .as_array()
-        .ok_or("the index has no instances array")?
-        .iter()
-        .find(|r| r["container_base"] == container)
-        .map(|r| r["status"].as_str().unwrap_or("").to_owned()))
+    Ok(home.try_index_rows()?.into_iter().find(|r| r.container_base == container).map(|r| r.status))
 }
 
 /// Index valid, manifest valid, both statuses one of jackin's ten; the manifest's status.
 fn state_is_valid(home: &Home, inst: &Instance) -> Result<String, String> {
     let row = row_status(home, &inst.container)?.ok_or("the index row is gone")?;
-    let manifest = try_read_json(&inst.dir.join(".jackin/instance.json"))?;
-    let status = manifest["status"].as_str().unwrap_or("").to_owned();
+    let status = home.try_manifest(&inst.container)?.status;
     for s in [&row, &status] {
         if !STATUSES.contains(&s.as_str()) {
             return Err(format!("status {s:?} is not one of jackin's ten"));
@@ -135,11 +109,7 @@ fn state_is_valid(home: &Home, inst: &Instance) -> Result<String, String> {
 /// `sockets/<c>/agent.toml`, so keep and restore have a whole session to act on.
 fn dockerised(home: &Home, inst: &Instance) {
     let c = &inst.container;
-    let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&path);
-    manifest["docker"]["dind_container"] = format!("{c}-dind").into();
-    manifest["docker"]["certs_volume"] = format!("{c}-dind-certs").into();
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    home.with_sidecar(c);
     let sockets = home.home.join("sockets").join(c);
     fs::create_dir_all(&sockets).unwrap();
     fs::write(
@@ -207,14 +177,14 @@ fn crash_points(t: &mut Tally) {
             Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
         let cmd = tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]);
         stopped_at(t, "purge", cmd, b"", CrashAt::Step(Some(step)), Tool::Purge);
-        t.case(try_read_json(&home.index_path()).is_ok(), || format!("purge@{step}: index invalid after the crash"));
+        let rows = home.try_index_rows();
+        t.case(rows.is_ok(), || format!("purge@{step}: index invalid after the crash: {}", rows.unwrap_err()));
         let out = run(tool(&home, "jackin-purge", &["--discard-unfinished", "--format=json", &inst.container]), b"");
         let expected = if step == "row" { 6 } else { 0 };
         t.case(out.status.code() == Some(expected), || {
             format!("purge@{step} rerun: {:?} {}", out.status, stderr(&out))
         });
         let end = (|| -> Result<(), String> {
-            try_read_json(&home.index_path())?;
             if row_status(&home, &inst.container)?.is_some() {
                 return Err("row left".into());
             }
@@ -300,7 +270,7 @@ fn keep_then_restore(t: &mut Tally, keep_at: CrashAt, restore_at: CrashAt) -> (b
     let (inst, _) = at_risk(&mut home);
     let work = inst.mount_path(0).join("README.md");
     let _session = launch(&home, &inst, vec![("SECRET_TOKEN", secret)]);
-    let input = assess(&home, &[&inst.container]);
+    let input = home.assess_lines(&[&inst.container]);
     let keep = || tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]);
     let keep_stopped = stopped_at(t, "keep", keep(), input.as_bytes(), keep_at, Tool::Keep);
     let mid = state_is_valid(&home, &inst);
@@ -353,7 +323,7 @@ fn concurrency(t: &mut Tally) {
         let prefix = &unique_id()[..3];
         let names =
             common::many_sessions(&home, prefix, 500, 500, |i| if i % 10 == 0 { "active" } else { "preserved_dirty" });
-        let assessments = assess(&home, &names.iter().take(100).map(String::as_str).collect::<Vec<_>>());
+        let assessments = home.assess_lines(&names.iter().take(100).map(String::as_str).collect::<Vec<_>>());
 
         let done = Arc::new(AtomicBool::new(false));
         let reads = Arc::new(AtomicUsize::new(0));
@@ -456,24 +426,16 @@ fn concurrency(t: &mut Tally) {
         let bad = bad_reads.lock().unwrap().clone();
         t.cases += reads.load(Ordering::Relaxed);
         t.failures.extend(bad.into_iter().take(5));
-        let index = try_read_json(&data.join("instances.json"));
-        let mut seen: Vec<String> = index
-            .as_ref()
-            .map(|i| {
-                i["instances"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|r| r["container_base"].as_str().unwrap().to_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let rows = home.try_index_rows();
+        t.case(rows.is_ok(), || format!("round {round}: the index at the end: {}", rows.clone().unwrap_err()));
+        let rows = rows.unwrap_or_default();
+        let mut seen: Vec<String> = rows.iter().map(|r| r.container_base.clone()).collect();
         seen.sort();
         let mut expected = names.clone();
         expected.sort();
         t.case(seen == expected, || format!("round {round}: {} rows of 500 at the end", seen.len()));
-        for row in index.as_ref().map(|i| i["instances"].as_array().unwrap().clone()).unwrap_or_default() {
-            let s = row["status"].as_str().unwrap_or("");
+        for row in &rows {
+            let s = row.status.as_str();
             t.case(STATUSES.contains(&s), || format!("round {round}: row status {s:?}"));
         }
     }
@@ -637,14 +599,12 @@ fn bad_input(t: &mut Tally) {
     let dead_host = format!("unix://{}/docker.sock", dead.path().display());
     let before = home.snapshot();
     let nobody = "jk-zzzzzzzz-nobody";
-    let assessment: Value = serde_json::from_str(assess(&home, &[&inst.container]).lines().next().unwrap()).unwrap();
+    let assessment: Value =
+        serde_json::from_str(home.assess_lines(&[&inst.container]).lines().next().unwrap()).unwrap();
     let mut assessment = assessment;
     assessment["data"]["container_base"] = json!(nobody);
     assessment["data"]["instance_id"] = json!("zzzzzzzz");
-    let decision = json!({"schema_version": 1, "type": "decision", "data": {
-        "container_base": nobody, "instance_id": "zzzzzzzz", "workspace_name": "my-app", "workspace_label": "my-app",
-        "role_key": "agent-smith", "agent_runtime": "claude", "outcome": "clean", "policy": "clean",
-        "reason": "clean session", "verdict": "clean", "discard_unfinished": true, "status": "clean_exited"}});
+    let decision = clean_decision(nobody, "zzzzzzzz", true);
     let orphan = json!({"schema_version": 1, "type": "orphan", "data": {"kind": "temp_file", "name": "instances.json.tmp.999999.1"}});
 
     let target = if long() { 50_000 } else { 10_000 };
@@ -883,7 +843,7 @@ fn path_attacks(t: &mut Tally) {
             runs.push((format!("{tool_name} {bad}"), tool(&home, tool_name, &[bad]), Vec::new()));
         }
     }
-    let input = assess(&home, &names);
+    let input = home.assess_lines(&names);
     let mut assess_all = tool(&home, "jackin-assess", &["--format=json", "--diff"]);
     assess_all.args(&names);
     runs.push(("assess".into(), assess_all, Vec::new()));
@@ -1015,7 +975,7 @@ fn work_loss(t: &mut Tally) {
             format!("{state}: a plain purge did not refuse: {:?} {}", out.status, stderr(&out))
         });
 
-        let assessment = assess(&home, &[&inst.container]);
+        let assessment = home.assess_lines(&[&inst.container]);
         let verdict = records::<Assessment>(assessment.as_bytes())[0].verdict.clone();
         t.case(verdict == "dirty" || verdict == "unpushed", || format!("{state}: assessed {verdict}"));
         let decided = run(tool(&home, "jackin-keep", &["--policy=clean", "--format=json"]), assessment.as_bytes());
@@ -1219,7 +1179,7 @@ fn docker_faults(t: &mut Tally) {
     let app = home.host_repo("app");
     let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/my-app")]);
     dockerised(&home, &inst);
-    let input = assess(&home, &[&inst.container]);
+    let input = home.assess_lines(&[&inst.container]);
     // A real clean decision, as `jackin-keep --policy clean` writes it (not run: it would act).
     let dry_run = run(tool(&home, "jackin-keep", &["--policy=clean", "--dry-run", "--format=json"]), input.as_bytes());
     let mut decision: Value = serde_json::from_slice(dry_run.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
@@ -1227,15 +1187,7 @@ fn docker_faults(t: &mut Tally) {
     let decided = format!("{decision}\n");
     // A terminal session, so `--terminal` has work that needs the engine.
     let finished = home.instance(&unique_id(), |_, _| Vec::new());
-    let path = finished.dir.join(".jackin/instance.json");
-    fs::write(&path, fs::read_to_string(&path).unwrap().replace("\"active\"", "\"clean_exited\"")).unwrap();
-    let mut index = read_json(&home.index_path());
-    for row in index["instances"].as_array_mut().unwrap() {
-        if row["container_base"] == finished.container.as_str() {
-            row["status"] = json!("clean_exited");
-        }
-    }
-    fs::write(home.index_path(), serde_json::to_string_pretty(&index).unwrap()).unwrap();
+    home.set_status(&finished.container, "clean_exited", None);
     let dead = tempfile::tempdir().unwrap();
     let dead_host = format!("unix://{}/docker.sock", dead.path().display());
     let before = home.snapshot();
@@ -1281,10 +1233,7 @@ fn engine_killed(t: &mut Tally) -> bool {
     let mut pids = Vec::new();
     for inst in &sessions {
         let c = &inst.container;
-        let path = inst.dir.join(".jackin/instance.json");
-        let mut manifest = read_json(&path);
-        manifest["docker"]["dind_container"] = format!("{c}-dind").into();
-        fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+        home.edit_manifest(c, |m| m["docker"]["dind_container"] = format!("{c}-dind").into());
         let sockets = home.home.join("sockets").join(c);
         fs::create_dir_all(&sockets).unwrap();
         fs::write(sockets.join("agent.toml"), "role = \"agent-smith\"\n").unwrap();
@@ -1390,7 +1339,7 @@ fn secrets(t: &mut Tally) {
     let out = run(rec, b"");
     t.case(out.status.success(), || format!("reconcile of the live session: {}", stderr(&out)));
     scan(t, "reconcile of the live session");
-    let input = assess(&home, &[&inst.container]);
+    let input = home.assess_lines(&[&inst.container]);
     let out = run(tool(&home, "jackin-keep", &["--policy=keep", "--format=json"]), input.as_bytes());
     t.case(out.status.success(), || format!("keep: {}", stderr(&out)));
     scan(t, "keep");

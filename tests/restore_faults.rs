@@ -13,18 +13,17 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
 use common::records::{envelopes, records_of, Candidate, ErrorRecord, Restored};
-use common::{git, read_json, tool_path, unique_id, Home, Instance};
+use common::state::HistoryEntry;
+use common::{git, snapshot_of, stderr, tool_path, unique_id, Home, Instance};
 use serde_json::Value;
 
 /// Seconds a sidecar's health command keeps failing after each start: longer than any test.
@@ -73,10 +72,7 @@ fn session_home(id: &str) -> (Home, Instance) {
     let host = home.host_repo("app");
     let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
     let c = &inst.container;
-    edit_manifest(&inst, |m| {
-        m["docker"]["dind_container"] = Value::from(format!("{c}-dind"));
-        m["docker"]["certs_volume"] = Value::from(format!("{c}-dind-certs"));
-    });
+    home.with_sidecar(c);
     let sockets = home.home.join("sockets").join(c);
     fs::create_dir_all(&sockets).unwrap();
     fs::set_permissions(&sockets, fs::Permissions::from_mode(0o700)).unwrap();
@@ -88,13 +84,6 @@ fn session_home(id: &str) -> (Home, Instance) {
     (home, inst)
 }
 
-fn edit_manifest(inst: &Instance, edit: impl FnOnce(&mut Value)) {
-    let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&path);
-    edit(&mut manifest);
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-}
-
 /// Launches the session's containers (the agent's home and the worktree bind-mounted, plus
 /// `options.binds`), running, and lets `jackin-reconcile` capture its launch recipe, as the cron
 /// job does for every live session.
@@ -103,8 +92,8 @@ fn launch(home: &Home, inst: &Instance, mut options: SessionOptions) -> Session 
     options.running = true;
     let session = Session::launch(&inst.container, options);
     let out = home.cmd("jackin-reconcile").args([&inst.container, "--format=json"]).output().unwrap();
-    assert!(out.status.success(), "reconcile: {}", common::stderr(&out));
-    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    assert!(out.status.success(), "reconcile: {}", stderr(&out));
+    let recipe = home.continuity(&inst.container).recipe.expect("reconcile captured a recipe");
     assert_eq!(recipe["captured_by"], "jackin-reconcile", "{recipe}");
     assert_eq!(recipe["sidecar"]["name"], format!("{}-dind", inst.container), "{recipe}");
     session
@@ -115,24 +104,14 @@ fn launch(home: &Home, inst: &Instance, mut options: SessionOptions) -> Session 
 /// Docker side down.
 fn keep(home: &Home, inst: &Instance) {
     let c = &inst.container;
-    let assessed = home.cmd("jackin-assess").args([c, "--format=json"]).output().unwrap();
-    assert!(assessed.status.success(), "assess: {}", common::stderr(&assessed));
-    let mut cmd = Command::new(tool_path("jackin-keep"));
-    cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config);
+    let assessed = home.assess_lines(&[c]);
+    let mut cmd = home.detached("jackin-keep");
     cmd.args(["--policy=keep", "--stop", "--format=json"]);
-    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
-    // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(&assessed.stdout).unwrap();
+    child.stdin.take().unwrap().write_all(assessed.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "keep: {}", common::stderr(&out));
-    assert_eq!(statuses(home, inst), ("preserved_dirty".into(), "preserved_dirty".into()));
+    assert!(out.status.success(), "keep: {}", stderr(&out));
+    assert_eq!(home.status(c), ("preserved_dirty".into(), "preserved_dirty".into()));
     for name in [c.clone(), format!("{c}-dind")] {
         assert!(state(&name).is_none(), "keep removed {name}");
     }
@@ -155,7 +134,7 @@ fn spawn_restore(home: &Home, args: &[&str]) -> std::process::Child {
 /// session and nothing else on stdout (no `restored` record), and each of `words` in the message
 /// on stderr and in the record. Returns the message.
 fn failed(out: &Output, container: &str, words: &[&str]) -> String {
-    let stderr = common::stderr(out);
+    let stderr = stderr(out);
     assert_eq!(out.status.code(), Some(6), "exit 6 (partial): {stderr}");
     let recs = envelopes(&out.stdout);
     assert_eq!(recs.len(), 1, "only the error record: {recs:?}");
@@ -172,35 +151,21 @@ fn failed(out: &Output, container: &str, words: &[&str]) -> String {
 
 /// The run that converged: exit 0 and its `restored` record.
 fn resumed(out: &Output) -> Restored {
-    assert!(out.status.success(), "the rerun resumes: {}", common::stderr(out));
+    assert!(out.status.success(), "the rerun resumes: {}", stderr(out));
     let recs = envelopes(&out.stdout);
     assert_eq!(recs.len(), 1, "{recs:?}");
     recs[0].data()
 }
 
-/// (manifest status, index row status).
-fn statuses(home: &Home, inst: &Instance) -> (String, String) {
-    let manifest = read_json(&inst.dir.join(".jackin/instance.json"));
-    let row = home.row(&inst.container).expect("the session keeps its index row");
-    (manifest["status"].as_str().unwrap().to_owned(), row["status"].as_str().unwrap().to_owned())
-}
-
 /// The history entries jackin-restore wrote (it writes one per resume).
-fn restore_history(inst: &Instance) -> Vec<Value> {
-    let continuity = read_json(&inst.dir.join(".jackin/continuity.json"));
-    let history = continuity["history"].as_array().cloned().unwrap_or_default();
-    history.into_iter().filter(|h| h["tool"] == "jackin-restore").collect()
-}
-
-fn cleanup_statuses(inst: &Instance) -> Vec<String> {
-    let isolation = read_json(&inst.dir.join(".jackin/isolation.json"));
-    isolation["records"].as_array().unwrap().iter().map(|r| r["cleanup_status"].as_str().unwrap().to_owned()).collect()
+fn restore_history(home: &Home, inst: &Instance) -> Vec<HistoryEntry> {
+    home.continuity(&inst.container).history.into_iter().filter(|h| h.tool == "jackin-restore").collect()
 }
 
 /// The session as `jackin-restore --list` offers it.
 fn candidate(home: &Home, inst: &Instance) -> Candidate {
     let out = restore(home, &["--list"]);
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(out.status.success(), "{}", stderr(&out));
     let listed = records_of::<Candidate>(&out.stdout);
     listed.into_iter().find(|c| c.identity.container_base == inst.container).expect("still listed as resumable")
 }
@@ -223,20 +188,6 @@ fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "{what}: not within {timeout:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// Every entry under `root` with its mode and, for a file, its bytes: the session's data
-/// compared where the home gains a cache that a run may fill.
-fn tree(root: &Path) -> BTreeMap<PathBuf, (u32, Option<Vec<u8>>)> {
-    walkdir::WalkDir::new(root)
-        .into_iter()
-        .map(|entry| {
-            let entry = entry.unwrap();
-            let meta = entry.path().symlink_metadata().unwrap();
-            let bytes = meta.is_file().then(|| fs::read(entry.path()).unwrap());
-            (entry.path().to_path_buf(), (meta.permissions().mode(), bytes))
-        })
-        .collect()
 }
 
 /// The session's work and data are there as they were: the unfinished file in the worktree,
@@ -272,8 +223,8 @@ fn a_sidecar_that_never_becomes_healthy_stops_tier_1_before_the_role_starts_and_
     let _session = launch(&home, &inst, SessionOptions { sidecar_ready_after: NEVER, ..Default::default() });
     docker(&["stop", "-t", "0", &c, &sidecar]);
     let out = home.cmd("jackin-reconcile").args([&c, "--format=json"]).output().unwrap();
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    assert_eq!(statuses(&home, &inst), ("crashed".into(), "crashed".into()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(home.status(&inst.container), ("crashed".into(), "crashed".into()));
     let role_started_at = inspect(&c, "{{.State.StartedAt}}");
     let before = home.snapshot();
 
@@ -284,8 +235,8 @@ fn a_sidecar_that_never_becomes_healthy_stops_tier_1_before_the_role_starts_and_
     assert!(took >= Duration::from_secs(2), "it waited the health timeout: {took:?}");
     assert!(took < Duration::from_secs(60), "and not much more: {took:?}");
 
-    assert_eq!(statuses(&home, &inst), ("crashed".into(), "crashed".into()), "not resumed");
-    assert!(restore_history(&inst).is_empty(), "no history entry says it was resumed");
+    assert_eq!(home.status(&inst.container), ("crashed".into(), "crashed".into()), "not resumed");
+    assert!(restore_history(&home, &inst).is_empty(), "no history entry says it was resumed");
     assert_eq!(state(&c).as_deref(), Some("exited"), "the role container is not started");
     assert_eq!(inspect(&c, "{{.State.StartedAt}}"), role_started_at, "it was never started by the failed run");
     assert_eq!(state(&sidecar).as_deref(), Some("running"), "the sidecar was started and left as it is");
@@ -304,10 +255,10 @@ fn a_sidecar_that_never_becomes_healthy_stops_tier_1_before_the_role_starts_and_
     assert_eq!(inspect(&sidecar, "{{.Id}}"), sidecar_id, "the sidecar the first run started");
     assert_eq!((state(&c).as_deref(), state(&sidecar).as_deref()), (Some("running"), Some("running")));
     assert_ne!(inspect(&c, "{{.State.StartedAt}}"), role_started_at);
-    assert_eq!(statuses(&home, &inst), ("active".into(), "active".into()));
-    assert_eq!(cleanup_statuses(&inst), ["active"]);
-    assert_eq!(restore_history(&inst).len(), 1);
-    assert_eq!(restore_history(&inst)[0]["from"], "crashed");
+    assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
+    assert_eq!(home.cleanup_statuses(&inst.container), ["active"]);
+    assert_eq!(restore_history(&home, &inst).len(), 1);
+    assert_eq!(restore_history(&home, &inst)[0].from, "crashed");
     work_is_there(&inst);
 }
 
@@ -333,8 +284,8 @@ fn a_recreated_sidecar_that_never_becomes_healthy_leaves_no_role_container_and_a
 
     let out = restore(&home, &[&c, "--yes", "--health-timeout=2"]);
     failed(&out, &c, &[&format!("{sidecar} did not become healthy within 2s"), "test -e /tmp/healthy"]);
-    assert_eq!(statuses(&home, &inst), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
-    assert!(restore_history(&inst).is_empty());
+    assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
+    assert!(restore_history(&home, &inst).is_empty());
     assert_eq!(state(&sidecar).as_deref(), Some("running"), "the sidecar was recreated and started");
     assert!(exists("network", &format!("{c}-net")) && exists("volume", &format!("{c}-dind-certs")));
     assert_eq!(state(&c), None, "no role container without a healthy sidecar");
@@ -350,8 +301,8 @@ fn a_recreated_sidecar_that_never_becomes_healthy_leaves_no_role_container_and_a
     assert!(rec.actions.contains(&format!("recreated {sidecar} (healthy)")), "{:?}", rec.actions);
     assert_eq!(inspect(&sidecar, "{{.Id}}"), sidecar_id, "the sidecar the first run made, not another");
     assert_eq!((state(&c).as_deref(), state(&sidecar).as_deref()), (Some("running"), Some("running")));
-    assert_eq!(statuses(&home, &inst), ("active".into(), "active".into()));
-    assert_eq!(cleanup_statuses(&inst), ["active"]);
+    assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
+    assert_eq!(home.cleanup_statuses(&inst.container), ["active"]);
     assert_eq!(docker(&["exec", &c, "cat", "/workspace/my-app/wip.md"]), "half-written design notes");
     work_is_there(&inst);
 }
@@ -391,7 +342,7 @@ fn kept_with_only_its_role_source(
     let (home, inst) = session_home(id);
     let image = format!("jackin-test-role-{id}:latest");
     let (bare, sha) = role_source(&home, &dockerfile(&home), Some(&image));
-    edit_manifest(&inst, |m| {
+    home.edit_manifest(&inst.container, |m| {
         m["role_source_git"] = Value::from(bare.to_str().unwrap());
         m["role_git_sha"] = Value::from(sha.as_str());
         m["image_tag"] = Value::from(image.as_str());
@@ -440,16 +391,16 @@ fn tier_3_with_its_role_source_unreachable_creates_nothing_and_a_rerun_resumes_o
     fs::rename(&bare, &gone).unwrap();
 
     let plan = restore(&home, &[&c, "--plan"]);
-    assert!(plan.status.success(), "{}", common::stderr(&plan));
+    assert!(plan.status.success(), "{}", stderr(&plan));
     assert_eq!(envelopes(&plan.stdout)[0].data::<Restored>().tier, Some(3));
-    let (data, sockets) = (tree(&home.home.join("data")), tree(&home.home.join("sockets")));
+    let (data, sockets) = (snapshot_of(&home.home.join("data")), snapshot_of(&home.home.join("sockets")));
     let out = restore(&home, &[&c, "--yes"]);
     failed(&out, &c, &[&format!("fetching {url}")]);
     nothing_created(&inst, &image);
-    assert_eq!(statuses(&home, &inst), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
-    assert!(restore_history(&inst).is_empty());
-    assert!(tree(&home.home.join("data")) == data, "the session's data is as it was");
-    assert!(tree(&home.home.join("sockets")) == sockets, "its socket dir too");
+    assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
+    assert!(restore_history(&home, &inst).is_empty());
+    assert!(snapshot_of(&home.home.join("data")) == data, "the session's data is as it was");
+    assert!(snapshot_of(&home.home.join("sockets")) == sockets, "its socket dir too");
     work_is_there(&inst);
 
     fs::rename(&gone, &bare).unwrap();
@@ -458,8 +409,8 @@ fn tier_3_with_its_role_source_unreachable_creates_nothing_and_a_rerun_resumes_o
     assert!(rec.actions.contains(&format!("built {image} from {url} at {sha}")), "{:?}", rec.actions);
     assert_eq!(docker(&["exec", &c, "cat", "/marker"]), "launched", "the recorded commit, not the moved branch");
     assert_eq!((state(&c).as_deref(), state(&format!("{c}-dind")).as_deref()), (Some("running"), Some("running")));
-    assert_eq!(statuses(&home, &inst), ("active".into(), "active".into()));
-    assert_eq!(cleanup_statuses(&inst), ["active"]);
+    assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
+    assert_eq!(home.cleanup_statuses(&inst.container), ["active"]);
     work_is_there(&inst);
 }
 
@@ -494,14 +445,14 @@ fn a_tier_3_build_that_fails_leaves_nothing_half_made_and_a_rerun_resumes_once_t
     let build_leftovers = LabelledContainers(format!("test.role={}", home.tmp.path().display()));
     let c = inst.container.clone();
     let url = bare.to_str().unwrap().to_owned();
-    let (data, sockets) = (tree(&home.home.join("data")), tree(&home.home.join("sockets")));
+    let (data, sockets) = (snapshot_of(&home.home.join("data")), snapshot_of(&home.home.join("sockets")));
     let unchanged = |why: &str| {
         nothing_created(&inst, &image);
         assert_eq!(build_leftovers.ids(), Vec::<String>::new(), "{why}: no container of the failed build is left");
-        assert_eq!(statuses(&home, &inst), ("preserved_dirty".into(), "preserved_dirty".into()), "{why}");
-        assert!(restore_history(&inst).is_empty(), "{why}");
-        assert!(tree(&home.home.join("data")) == data, "{why}: the session's data is as it was");
-        assert!(tree(&home.home.join("sockets")) == sockets, "{why}: its socket dir too");
+        assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "{why}");
+        assert!(restore_history(&home, &inst).is_empty(), "{why}");
+        assert!(snapshot_of(&home.home.join("data")) == data, "{why}: the session's data is as it was");
+        assert!(snapshot_of(&home.home.join("sockets")) == sockets, "{why}: its socket dir too");
         work_is_there(&inst);
     };
 
@@ -524,8 +475,8 @@ fn a_tier_3_build_that_fails_leaves_nothing_half_made_and_a_rerun_resumes_once_t
     assert!(rec.actions.contains(&format!("built {image} from {url} at {sha}")), "{:?}", rec.actions);
     assert_eq!(docker(&["exec", &c, "cat", "/marker", "/base-ok"]), "launched\nok");
     assert_eq!((state(&c).as_deref(), state(&format!("{c}-dind")).as_deref()), (Some("running"), Some("running")));
-    assert_eq!(statuses(&home, &inst), ("active".into(), "active".into()));
-    assert_eq!(cleanup_statuses(&inst), ["active"]);
+    assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
+    assert_eq!(home.cleanup_statuses(&inst.container), ["active"]);
     work_is_there(&inst);
 }
 
@@ -568,8 +519,8 @@ fn tier_2_failing_after_the_sidecar_is_up_leaves_it_running_and_a_rerun_takes_it
     assert_eq!(docker(&["exec", &sidecar, "test", "-e", "/tmp/healthy"]), "", "and it was healthy");
     assert!(exists("network", &format!("{c}-net")) && exists("volume", &format!("{c}-dind-certs")));
     assert_eq!(state(&c), None, "no role container");
-    assert_eq!(statuses(&home, &inst), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
-    assert!(restore_history(&inst).is_empty());
+    assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
+    assert!(restore_history(&home, &inst).is_empty());
     assert!(home.snapshot() == before, "a failed restore changes nothing in the home");
     work_is_there(&inst);
     let listed = candidate(&home, &inst);
@@ -583,8 +534,8 @@ fn tier_2_failing_after_the_sidecar_is_up_leaves_it_running_and_a_rerun_takes_it
     assert_eq!(inspect(&sidecar, "{{.Id}}"), sidecar_id, "the sidecar the first run made, not another");
     assert_eq!(inspect(&c, "{{.Image}}"), image_id);
     assert_eq!((state(&c).as_deref(), state(&sidecar).as_deref()), (Some("running"), Some("running")));
-    assert_eq!(statuses(&home, &inst), ("active".into(), "active".into()));
-    assert_eq!(cleanup_statuses(&inst), ["active"]);
+    assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
+    assert_eq!(home.cleanup_statuses(&inst.container), ["active"]);
     work_is_there(&inst);
 }
 
@@ -617,8 +568,8 @@ fn tier_2_with_a_bind_source_gone_fails_after_the_sidecar_and_a_rerun_resumes_on
     failed(&out, &c, &[&format!("creating container {c}"), shared.to_str().unwrap()]);
     assert_eq!(state(&sidecar).as_deref(), Some("running"), "the sidecar came up first and is left as it is");
     assert_eq!(state(&c), None, "no role container");
-    assert_eq!(statuses(&home, &inst), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
-    assert!(restore_history(&inst).is_empty());
+    assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
+    assert!(restore_history(&home, &inst).is_empty());
     assert!(home.snapshot() == before, "a failed restore changes nothing in the home");
     work_is_there(&inst);
 
@@ -630,7 +581,7 @@ fn tier_2_with_a_bind_source_gone_fails_after_the_sidecar_and_a_rerun_resumes_on
     assert_eq!((state(&c).as_deref(), state(&sidecar).as_deref()), (Some("running"), Some("running")));
     assert_eq!(docker(&["exec", &c, "cat", "/opt/operator/settings.json"]), "{\"theme\":\"dark\"}");
     assert!(docker_quiet(&["exec", &c, "touch", "/opt/operator/x"]).is_none(), "mounted read-only, as launched");
-    assert_eq!(statuses(&home, &inst), ("active".into(), "active".into()));
-    assert_eq!(cleanup_statuses(&inst), ["active"]);
+    assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
+    assert_eq!(home.cleanup_statuses(&inst.container), ["active"]);
     work_is_there(&inst);
 }

@@ -9,36 +9,13 @@ use std::process::Output;
 
 use common::docker::{engine_available, Session, SessionOptions};
 use common::records::{records, Assessment, ErrorRecord, Purged};
-use common::{git, stderr, unique_id, Home, Instance};
-use serde_json::{json, Value};
+use common::{git, read_json, stderr, unique_id, write_json, Home, Instance};
+use serde_json::json;
 
 const MB: usize = 1024 * 1024;
 
-/// Sets the manifest's and the row's status and time, as jackin-keep would have.
-fn set_status(home: &Home, inst: &Instance, status: &str, updated: &str) {
-    let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-    manifest["status"] = json!(status);
-    manifest["updated_at"] = json!(updated);
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-    let mut index = home.index();
-    for row in index["instances"].as_array_mut().unwrap() {
-        if row["container_base"] == inst.container.as_str() {
-            row["status"] = json!(status);
-            row["updated_at"] = json!(updated);
-        }
-    }
-    fs::write(home.index_path(), serde_json::to_string_pretty(&index).unwrap()).unwrap();
-}
-
 fn run(home: &Home, tool: &str, args: &[&str]) -> Output {
     home.cmd(tool).args(args).arg("--format=json").output().unwrap()
-}
-
-fn assess(home: &Home, inst: &Instance) -> Assessment {
-    let out = run(home, "jackin-assess", &["--disk", &inst.container]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    records::<Assessment>(&out.stdout).remove(0)
 }
 
 /// `du -sb`: apparent bytes, links not followed, each hard-linked file once.
@@ -46,7 +23,7 @@ fn du(paths: &[&Path]) -> u64 {
     let mut cmd = std::process::Command::new("du");
     cmd.args(["-sbc"]).args(paths);
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     text.lines().last().unwrap().split_whitespace().next().unwrap().parse().unwrap()
 }
@@ -75,7 +52,7 @@ fn scene() -> Scene {
     let app = home.host_repo("app");
     fs::write(app.join(".git/info/exclude"), ".env.local\n").unwrap();
     let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
-    set_status(&home, &inst, "preserved_dirty", "2026-08-20T09:00:03Z");
+    home.set_status(&inst.container, "preserved_dirty", Some("2026-08-20T09:00:03Z"));
     let worktree = inst.mount_path(0);
     filled(&worktree.join("target/debug/app"), 40 * MB, 1);
     filled(&worktree.join("target/debug/deps/libdep.rlib"), 10 * MB, 2);
@@ -99,7 +76,7 @@ fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
     }
     let Scene { home, inst, worktree, outside } = scene();
     let status_before = git(&worktree, &["status", "--porcelain=v1", "-uall"]);
-    let before = assess(&home, &inst);
+    let before = home.assess_disk(&inst.container);
     let disk = before.disk.expect("--disk adds the bytes on disk");
     let mount_disk = before.mounts[0].disk.expect("and per mount");
     assert!(within_one_percent(disk.total, du(&[&inst.dir])), "{disk:?} vs du {}", du(&[&inst.dir]));
@@ -116,7 +93,7 @@ fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
     let text = home.cmd("jackin-assess").args(["--disk", "--format=text", &inst.container]).output().unwrap();
     let first_line = String::from_utf8_lossy(&text.stdout).lines().next().unwrap_or_default().to_owned();
     assert!(first_line.ends_with(" MiB (50.0 MiB rebuildable)"), "{first_line}");
-    let without = records::<Assessment>(&run(&home, "jackin-assess", &[&inst.container]).stdout).remove(0);
+    let without = home.assess(&inst.container);
     assert!(without.disk.is_none() && without.mounts[0].disk.is_none(), "no walk without --disk");
 
     // --dry-run lists and measures, and changes nothing.
@@ -150,7 +127,7 @@ fn disk_sizes_match_du_and_slim_takes_back_only_what_git_ignores() {
     assert_eq!(fs::metadata(outside.join("keep.bin")).unwrap().len(), 3 * MB as u64, "the link's target stays");
     assert_eq!(git(&worktree, &["status", "--porcelain=v1", "-uall"]), status_before);
 
-    let after = assess(&home, &inst);
+    let after = home.assess_disk(&inst.container);
     assert_eq!(after.verdict, before.verdict);
     assert_eq!(after.summary, before.summary);
     assert_eq!(after.status.as_deref(), Some("preserved_dirty"), "still kept");
@@ -209,7 +186,7 @@ fn live_and_unkept_sessions_are_refused_and_nothing_changes() {
     assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "busy");
     drop(lock);
 
-    set_status(&home, &inst, "active", "2026-08-20T09:00:03Z");
+    home.set_status(&inst.container, "active", Some("2026-08-20T09:00:03Z"));
     let snapshot = home.snapshot();
     let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
@@ -236,7 +213,7 @@ fn slim_older_than_picks_only_old_kept_sessions() {
         make("clean_exited", "2026-01-01T00:00:00Z"),
     ];
     for (inst, status, updated) in &made {
-        set_status(&home, inst, status, updated);
+        home.set_status(&inst.container, status, Some(updated));
     }
     let out = run(&home, "jackin-purge", &["--slim-older-than", "7d"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -248,9 +225,8 @@ fn slim_older_than_picks_only_old_kept_sessions() {
 
     // Slimmed once after each keep: the next day's run leaves it alone, until it is kept again
     // after its last slim (here: a slim recorded before its last update).
-    let continuity_path = made[0].0.dir.join(".jackin/continuity.json");
-    let continuity: Value = serde_json::from_str(&fs::read_to_string(&continuity_path).unwrap()).unwrap();
-    assert_eq!(continuity["slimmed"]["freed_bytes"], records::<Purged>(&out.stdout)[0].freed_bytes);
+    let slimmed = home.continuity(&made[0].0.container).slimmed.expect("the slim is recorded");
+    assert_eq!(slimmed.freed_bytes, records::<Purged>(&out.stdout)[0].freed_bytes);
     let again = run(&home, "jackin-purge", &["--slim-older-than", "7d"]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     assert!(
@@ -258,9 +234,10 @@ fn slim_older_than_picks_only_old_kept_sessions() {
         "slimmed since its keep: {}",
         String::from_utf8_lossy(&again.stdout)
     );
-    let mut continuity = continuity;
+    let continuity_path = home.continuity_path(&made[0].0.container);
+    let mut continuity = read_json(&continuity_path);
     continuity["slimmed"]["at"] = json!("2025-12-31T00:00:00Z");
-    fs::write(&continuity_path, serde_json::to_string_pretty(&continuity).unwrap()).unwrap();
+    write_json(&continuity_path, &continuity);
     let after_a_new_keep = run(&home, "jackin-purge", &["--slim-older-than", "7d"]);
     let slimmed: Vec<String> =
         records::<Purged>(&after_a_new_keep.stdout).into_iter().map(|p| p.identity.container_base).collect();
@@ -288,7 +265,7 @@ fn the_resume_list_sorts_by_size() {
     let made =
         [make(MB, "2026-08-20T09:00:00Z"), make(3 * MB, "2026-08-19T09:00:00Z"), make(2 * MB, "2026-08-21T09:00:00Z")];
     for (inst, updated) in &made {
-        set_status(&home, inst, "restore_available", updated);
+        home.set_status(&inst.container, "restore_available", Some(updated));
     }
     let listed = |sort: &str| {
         let out = run(&home, "jackin-restore", &["--list", "--sort", sort]);

@@ -6,7 +6,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 
 use common::{manifest_text, Home};
-use jackin::state::model::{Index, Status};
+use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
 use jackin::state::store::{Roots, Store};
 use serde_json::Value;
@@ -125,17 +125,15 @@ fn unknown_keys_survive_a_rewrite() {
     iso.set_cleanup_status("preserved_dirty");
     s.write_isolation(&name, &iso).unwrap();
 
-    let manifest: Value =
-        serde_json::from_slice(&fs::read(home.data(name.as_str()).join(".jackin/instance.json")).unwrap()).unwrap();
-    assert_eq!(manifest["jackin_0_7_key"], "future");
-    assert_eq!(manifest["docker"]["future_docker_key"], 7);
-    assert_eq!(manifest["status"], "preserved_dirty");
+    let manifest = home.manifest(name.as_str());
+    assert_eq!(manifest.extra["jackin_0_7_key"], "future");
+    assert_eq!(manifest.docker.extra["future_docker_key"], 7);
+    assert_eq!(home.status(name.as_str()), ("preserved_dirty".into(), "preserved_dirty".into()));
     let index: Value = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
     assert_eq!(index["generation"], 3);
     let row = &index["instances"][0];
     assert_eq!(row["container_base"], name.as_str());
     assert_eq!(row["pinned"], true, "a replaced row keeps the keys jackin may add");
-    assert_eq!(row["status"], "preserved_dirty");
     let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
@@ -171,10 +169,10 @@ fn a_status_change_writes_the_manifest_then_a_sorted_index() {
     )
     .unwrap();
     store(&home).set_status(&name, Status::CleanExited, "2026-08-22T00:00:00Z").unwrap();
-    let index: Index = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
-    let order: Vec<&str> = index.instances.iter().map(|r| r.container_base.as_str()).collect();
+    let rows = home.index_rows();
+    let order: Vec<&str> = rows.iter().map(|r| r.container_base.as_str()).collect();
     assert_eq!(order, ["jk-sz2v4p0e-architect", "jk-k7p9m2xq-myapp-agentsmith"]);
-    assert_eq!(index.instances[0].status, "clean_exited");
+    assert_eq!(home.status(name.as_str()), ("clean_exited".into(), "clean_exited".into()));
     let leftovers: Vec<_> = fs::read_dir(home.home.join("data"))
         .unwrap()
         .flatten()
@@ -205,10 +203,8 @@ fn two_programs_changing_one_session_at_once_leave_row_and_manifest_agreeing() {
             })
             .collect();
         writers.into_iter().for_each(|w| w.join().unwrap());
-        let manifest: Value = serde_json::from_slice(&fs::read(&manifest_path).unwrap()).unwrap();
-        let index: Index = serde_json::from_slice(&fs::read(home.home.join("data/instances.json")).unwrap()).unwrap();
-        let row = index.instances.iter().find(|r| r.container_base == name.as_str()).unwrap();
-        if row.status != manifest["status"].as_str().unwrap() {
+        let (manifest, row) = home.status(name.as_str());
+        if row != manifest {
             disagreements += 1;
         }
     }

@@ -6,12 +6,15 @@ pub mod docker;
 pub mod records;
 pub mod smart_http;
 pub mod ssh;
+pub mod state;
 pub mod tls;
 
 use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
+use jackin::base::crash::Tool;
 use serde_json::{json, Value};
 
 pub struct Home {
@@ -219,6 +222,62 @@ impl Home {
         cmd
     }
 
+    /// A tool of the home in a session of its own (no controlling terminal, so no dialog can
+    /// wait), with no crash point set from the environment.
+    pub fn detached(&self, tool: &str) -> Command {
+        let mut cmd = Command::new(tool_path(tool));
+        cmd.arg("--home").arg(&self.home).arg("--config-dir").arg(&self.config);
+        cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+        for crashing in [Tool::Purge, Tool::Keep, Tool::Restore] {
+            cmd.env_remove(crashing.variable());
+        }
+        // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        cmd
+    }
+
+    /// The JSON Lines jackin-assess writes for `args` (container names and flags); fails the
+    /// test when it does not succeed.
+    fn assessed(&self, args: &[&str]) -> String {
+        let out = self.detached("jackin-assess").args(args).arg("--format=json").stdin(Stdio::null()).output().unwrap();
+        assert!(out.status.success(), "jackin-assess {args:?}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The jackin-assess output for these sessions, as an exit hook would pipe it.
+    pub fn assess_lines(&self, containers: &[&str]) -> String {
+        self.assessed(containers)
+    }
+
+    /// The one assessment jackin-assess makes of `container`.
+    pub fn assess(&self, container: &str) -> records::Assessment {
+        self.only_assessment(&[container])
+    }
+
+    /// The one assessment of `container` with `--disk`.
+    pub fn assess_disk(&self, container: &str) -> records::Assessment {
+        self.only_assessment(&["--disk", container])
+    }
+
+    fn only_assessment(&self, args: &[&str]) -> records::Assessment {
+        let mut recs = records::records::<records::Assessment>(self.assessed(args).as_bytes());
+        assert_eq!(recs.len(), 1, "{recs:?}");
+        recs.remove(0)
+    }
+
+    /// jackin-purge with `args` and `--format=json`, `stdin` its input, no crash point set.
+    pub fn purge(&self, args: &[&str], stdin: &str) -> Output {
+        let mut cmd = self.cmd("jackin-purge");
+        cmd.args(args).arg("--format=json").env_remove("JACKIN_PURGE_CRASH_AT");
+        cmd.write_stdin(stdin.to_owned());
+        cmd.output().unwrap()
+    }
+
     pub fn index_path(&self) -> PathBuf {
         self.home.join("data/instances.json")
     }
@@ -377,6 +436,23 @@ pub fn many_sessions(
     names
 }
 
+/// The `decision` record an "Exit and clean up" makes for a clean session (protocol.md), composed
+/// by hand, with `discard_unfinished` as given.
+pub fn clean_decision(container: &str, instance_id: &str, discard: bool) -> Value {
+    let data = json!({
+        "container_base": container, "instance_id": instance_id, "workspace_name": "my-app",
+        "workspace_label": "my-app", "role_key": "agent-smith", "agent_runtime": "claude",
+        "outcome": "clean", "policy": "clean", "reason": "clean session", "verdict": "clean",
+        "discard_unfinished": discard, "status": "clean_exited"
+    });
+    json!({"schema_version": 1, "type": "decision", "data": data})
+}
+
+/// The local branches of `repo`, in git's order.
+pub fn branches(repo: &Path) -> Vec<String> {
+    git(repo, &["branch", "--format=%(refname:short)"]).lines().map(str::to_owned).collect()
+}
+
 /// Every regular file below `dir`.
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     walkdir::WalkDir::new(dir)
@@ -450,6 +526,11 @@ pub fn try_read_json(path: &Path) -> Result<Value, String> {
 
 pub fn read_json(path: &Path) -> Value {
     try_read_json(path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Writes `value` as two-space JSON, as jackin does.
+pub fn write_json(path: &Path, value: &Value) {
+    fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
 }
 
 pub fn stderr(out: &Output) -> String {
