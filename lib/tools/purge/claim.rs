@@ -101,6 +101,16 @@ mod tests {
         assert!(!path.exists());
     }
 
+    /// A name lock that cannot be opened for another reason than its absence (here a symbolic
+    /// link that points at itself) is an error, never read as "no lock".
+    #[test]
+    fn a_lock_that_cannot_be_opened_is_an_error_not_an_absent_lock() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("jk-a1b2c3d4.lock");
+        std::os::unix::fs::symlink(&path, &path).unwrap();
+        assert!(NameClaim::take(&path, false).is_err());
+    }
+
     /// Another process's claim (here another open file description) makes the session busy.
     #[test]
     fn a_lock_held_elsewhere_is_busy_in_a_run_and_a_dry_run() {

@@ -176,6 +176,144 @@ pub(crate) fn tree_bytes(path: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::store::Roots;
+
+    fn store_in(home: &Path) -> Store {
+        Store::open(Roots { home: home.to_path_buf(), config_dir: home.to_path_buf() }).unwrap()
+    }
+
+    /// A tmpfs at `at` for one test, or `None` where this machine cannot mount one (then the test
+    /// is skipped; with `CI=true` it fails instead, as the integration tests' prerequisites do).
+    struct Tmpfs(PathBuf);
+
+    impl Tmpfs {
+        fn mount(at: &Path) -> Option<Tmpfs> {
+            fs::create_dir_all(at).unwrap();
+            let out =
+                std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(at).output();
+            if out.is_ok_and(|o| o.status.success()) {
+                return Some(Tmpfs(at.to_path_buf()));
+            }
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true and this machine cannot mount a tmpfs");
+            eprintln!("SKIPPED: this machine cannot mount a tmpfs");
+            None
+        }
+    }
+
+    impl Drop for Tmpfs {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+
+    /// A directory that cannot be read for another reason than its absence is an error, never
+    /// "nothing there".
+    #[test]
+    fn a_path_that_cannot_be_read_is_an_error_not_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        fs::write(tmp.path().join("a-file"), "x").unwrap();
+        let below_a_file = tmp.path().join("a-file/jk-a1b2c3d4");
+        assert!(move_to_trash(&store, &below_a_file, "x").is_err());
+        assert_eq!(move_to_trash(&store, &tmp.path().join("absent"), "x").unwrap(), Trashed::Nothing);
+    }
+
+    /// A directory that cannot be renamed into the trash for another reason than the trash being
+    /// on another filesystem (here: it is itself a mount point, EBUSY) is an error; it is never
+    /// deleted in place, which would empty the filesystem mounted there.
+    #[test]
+    fn a_mount_point_is_not_deleted_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        let dir = tmp.path().join("data/jk-a1b2c3d4");
+        let Some(_mounted) = Tmpfs::mount(&dir) else { return };
+        fs::write(dir.join("on-another-filesystem"), "keep").unwrap();
+        assert!(move_to_trash(&store, &dir, "x").is_err());
+        assert_eq!(fs::read_to_string(dir.join("on-another-filesystem")).unwrap(), "keep");
+    }
+
+    /// Removing what is not there frees nothing and is no error; a path that cannot be read
+    /// (here: below a file) is an error, never "nothing there".
+    #[test]
+    fn removing_nothing_is_fine_and_an_unreadable_path_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(remove_tree(&tmp.path().join("absent")).unwrap(), 0);
+        fs::write(tmp.path().join("a-file"), "x").unwrap();
+        assert!(remove_tree(&tmp.path().join("a-file/below")).is_err());
+        assert_eq!(remove_tree(&tmp.path().join("a-file")).unwrap(), 1);
+    }
+
+    /// A directory replaced by a link to a directory outside after it was listed (a race the
+    /// agent can win): the link is opened with `O_NOFOLLOW`, so it is unlinked as a link and what
+    /// it points at is never entered.
+    #[test]
+    fn a_directory_swapped_for_a_link_after_listing_is_unlinked_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("keep.txt"), "keep").unwrap();
+        let tree = tmp.path().join("tree");
+        fs::create_dir_all(&tree).unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("was-a-dir")).unwrap();
+        let parent = rfs::openat(CWD, &tree, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let name = CString::new("was-a-dir").unwrap();
+        // Listed as a directory, found a link when opened.
+        let device = rfs::fstat(&parent).unwrap().st_dev;
+        assert_eq!(remove_entry(parent.as_fd(), &name, FileType::Directory, Some(device)).unwrap(), 0);
+        assert!(fs::symlink_metadata(tree.join("was-a-dir")).is_err(), "the link is gone");
+        assert_eq!(fs::read_to_string(outside.join("keep.txt")).unwrap(), "keep");
+    }
+
+    /// A trash that is a symbolic link (to a directory outside the home) is never emptied: what
+    /// the link points at is not the trash. One that is a file is not either.
+    #[test]
+    fn a_trash_that_is_a_link_or_a_file_is_not_emptied() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        let outside = tmp.path().join("outside");
+        fs::create_dir_all(outside.join("dir")).unwrap();
+        fs::write(outside.join("dir/keep.txt"), "keep").unwrap();
+        std::os::unix::fs::symlink(&outside, store.trash_dir()).unwrap();
+        assert_eq!(empty_trash(&store).unwrap(), 0);
+        assert_eq!(fs::read_to_string(outside.join("dir/keep.txt")).unwrap(), "keep");
+        fs::remove_file(store.trash_dir()).unwrap();
+        fs::write(store.trash_dir(), "not a directory").unwrap();
+        assert_eq!(empty_trash(&store).unwrap(), 0);
+        assert_eq!(fs::read_to_string(store.trash_dir()).unwrap(), "not a directory");
+        fs::remove_file(store.trash_dir()).unwrap();
+        assert_eq!(empty_trash(&store).unwrap(), 0, "no trash at all");
+    }
+
+    /// What an earlier run left in the trash is deleted, and its bytes counted.
+    #[test]
+    fn the_trash_is_emptied_of_what_an_earlier_run_left() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        fs::create_dir_all(store.trash_dir().join("jk-a1b2c3d4.data.1.0/home")).unwrap();
+        fs::write(store.trash_dir().join("jk-a1b2c3d4.data.1.0/home/notes"), "1234").unwrap();
+        fs::write(store.trash_dir().join("stray-file"), "56").unwrap();
+        assert_eq!(empty_trash(&store).unwrap(), 6);
+        assert_eq!(fs::read_dir(store.trash_dir()).unwrap().count(), 0);
+    }
+
+    /// The trash on another filesystem (EXDEV): the directory is deleted where it is, links
+    /// unlinked and never followed, and the bytes freed are counted.
+    #[test]
+    fn across_filesystems_the_directory_is_deleted_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        let Some(_trash) = Tmpfs::mount(&store.trash_dir()) else { return };
+        let outside = tmp.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("keep.txt"), "keep").unwrap();
+        let dir = tmp.path().join("data/jk-a1b2c3d4");
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        fs::write(dir.join("sub/f"), "12345").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("link")).unwrap();
+        assert_eq!(move_to_trash(&store, &dir, "x").unwrap(), Trashed::DeletedInPlace(5));
+        assert!(fs::symlink_metadata(&dir).is_err());
+        assert_eq!(fs::read_to_string(outside.join("keep.txt")).unwrap(), "keep");
+    }
 
     #[test]
     fn removes_links_never_their_targets() {
