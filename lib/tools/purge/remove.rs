@@ -264,6 +264,21 @@ mod tests {
         assert_eq!(fs::read_to_string(outside.join("keep.txt")).unwrap(), "keep");
     }
 
+    /// A directory replaced by a file after it was listed: opened with `O_DIRECTORY`, it is
+    /// unlinked as the file it now is.
+    #[test]
+    fn a_directory_swapped_for_a_file_after_listing_is_unlinked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("tree");
+        fs::create_dir_all(&tree).unwrap();
+        fs::write(tree.join("was-a-dir"), "123").unwrap();
+        let parent = rfs::openat(CWD, &tree, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let name = CString::new("was-a-dir").unwrap();
+        let device = rfs::fstat(&parent).unwrap().st_dev;
+        assert_eq!(remove_entry(parent.as_fd(), &name, FileType::Directory, Some(device)).unwrap(), 0);
+        assert!(fs::symlink_metadata(tree.join("was-a-dir")).is_err(), "the file is gone");
+    }
+
     /// A trash that is a symbolic link (to a directory outside the home) is never emptied: what
     /// the link points at is not the trash. One that is a file is not either.
     #[test]
