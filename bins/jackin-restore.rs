@@ -16,7 +16,7 @@ use jackin::state::select::Catalog;
 use jackin::state::store::Store;
 use jackin::tools::assess::{AssessOptions, Assessor};
 use jackin::tools::reconcile;
-use jackin::tools::restore::{self, Filters, Prepared, Waits};
+use jackin::tools::restore::{self, Filters, Prepared, RoleSource, Waits};
 
 fn main() {
     // https:// for tier 3's fetch of a role source, through libcurl (credentials: the URL, ~/.netrc,
@@ -38,9 +38,24 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     }
 }
 
+/// Whether this run only looks: `--list`, `--plan`, `--dry-run` decide from what they observe and
+/// write nothing into the home (reconciliation only reported, no role source fetched).
+fn looks_only(args: &RestoreArgs) -> bool {
+    args.list || args.plan || args.dry_run
+}
+
+/// How a plan of this run resolves an abbreviated `role_git_sha`.
+fn role_source(args: &RestoreArgs) -> RoleSource {
+    if looks_only(args) {
+        RoleSource::Cached
+    } else {
+        RoleSource::Fetch
+    }
+}
+
 fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catalog: &Catalog) -> Result<Exit> {
     let names = catalog.all().into_iter().map(|t| t.name).collect();
-    let changes = reconcile_first(ctx, engine, store, names, args.plan || args.dry_run)?;
+    let changes = reconcile_first(ctx, engine, store, names, looks_only(args))?;
     let filters = Filters {
         workspace: args.workspace.clone(),
         role: args.role.clone(),
@@ -51,10 +66,9 @@ fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catal
         SortArg::Age => restore::Order::Newest,
         SortArg::Size => restore::Order::Largest,
     };
-    let candidates = restore::candidates(engine, store, &changes, &filters, order)?;
+    let candidates = restore::candidates(engine, store, &changes, &filters, order, role_source(args))?;
     // The picker on a terminal that can draw, unless a list was asked for; else the list.
-    let asked_for_a_list = args.list || args.plan || args.dry_run;
-    let Some(tty) = Tty::open().filter(|tty| !asked_for_a_list && tty.can_draw()) else {
+    let Some(tty) = Tty::open().filter(|tty| !looks_only(args) && tty.can_draw()) else {
         for candidate in &candidates {
             ctx.emit(candidate)?;
         }
@@ -79,14 +93,14 @@ fn resume(
 ) -> Result<Exit> {
     let target = catalog.resolve(arg).map_err(|why| Exit::Partial.wrap(why))?;
     let name = target.name;
-    let changes = reconcile_first(ctx, engine, store, vec![name.clone()], args.plan || args.dry_run)?;
-    let Prepared { manifest, kept, plan } = restore::prepare(engine, store, &name, &changes)?;
+    let changes = reconcile_first(ctx, engine, store, vec![name.clone()], looks_only(args))?;
+    let Prepared { manifest, kept, plan } = restore::prepare(engine, store, &name, &changes, role_source(args))?;
     if !restore::resumable(Status::parse(&manifest.status), plan.role.is_some()) {
         return refuse(ctx, &name, "not_resumable", format!("status {} is not resumable", manifest.status));
     }
     if args.plan || args.dry_run {
         ctx.emit(&restore::planned(&manifest, &plan))?;
-        return Ok(if plan.ready() { Exit::Ok } else { refuse(ctx, &name, "not_ready", plan.missing.join("; "))? });
+        return Ok(if plan.ready() { Exit::Ok } else { refuse(ctx, &name, "not_ready", plan.not_ready())? });
     }
     let assessment = Assessor::new(AssessOptions::default()).instance(store, &name, target.row.as_ref())?;
     restore::acknowledge(&assessment, args.yes)?;

@@ -11,7 +11,7 @@ complete -c jackin-restore -l config-dir -d 'jackin\'s config directory (env JAC
 complete -c jackin-restore -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
-complete -c jackin-restore -l list -d 'List resumable sessions, newest first, instead of opening the picker (the default without INSTANCE when no terminal can show the picker)'
+complete -c jackin-restore -l list -d 'List resumable sessions, newest first, instead of opening the picker (the default without INSTANCE when no terminal can show the picker); change nothing'
 complete -c jackin-restore -l plan -d 'Say which tier and steps a resume would take; change nothing (same as --dry-run)'
 complete -c jackin-restore -l dry-run -d 'Change nothing; print the records that would be written'
 complete -c jackin-restore -s y -l yes -d 'Acknowledge the preserved-work summary without a terminal'

@@ -893,11 +893,20 @@ fn tier_3_resolves_a_short_role_sha_and_refuses_an_ambiguous_or_unknown_one() {
     let short = sha[..7].to_owned();
     let _session = kept_with_only_its_role_source(&home, &inst, &image, &url, &short, |_| {});
 
-    let plan = restore(&home, &[&inst.container, "--plan"]);
-    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
-    let planned = restored(&plan.stdout);
-    assert_eq!(planned.tier, Some(3));
-    assert!(planned.actions.iter().any(|a| a.contains(&format!("at {short} ({sha})"))), "{planned:?}");
+    // A plan does not fetch: with the role source not in the cache, tier 3 is resolved at
+    // resume, and the plan does not say it is ready.
+    let at_resume = |plan: &std::process::Output, prefix: &str| {
+        assert_eq!(plan.status.code(), Some(6), "not claimed ready: {}", String::from_utf8_lossy(&plan.stderr));
+        let planned = restored(&plan.stdout);
+        assert_eq!(planned.tier, Some(3), "{planned:?}");
+        assert!(planned.missing.is_empty(), "nothing known stops it: {planned:?}");
+        assert!(planned.actions.iter().any(|a| a.contains(&format!("at {prefix}, resolved at resume"))), "{planned:?}");
+        let error = envelopes(&plan.stdout)[1].data::<ErrorRecord>();
+        assert_eq!(error.code, "not_ready");
+        assert!(error.message.contains(&format!("role_git_sha {prefix} is resolved at resume")), "{error:?}");
+    };
+    at_resume(&restore(&home, &[&inst.container, "--plan"]), &short);
+    assert!(!home.home.join("cache").exists(), "a plan creates no cache");
     let out = restore(&home, &[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(restored(&out.stdout).tier, Some(3));
@@ -905,20 +914,32 @@ fn tier_3_resolves_a_short_role_sha_and_refuses_an_ambiguous_or_unknown_one() {
     docker(&["rm", "-f", &inst.container]);
     docker(&["rmi", "-f", &image]);
 
-    // An unknown and an ambiguous abbreviation: the plan names it and promises no tier.
+    // The resume fetched it into the cache: a plan now resolves the abbreviation there.
+    let plan = restore(&home, &[&inst.container, "--plan"]);
+    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+    let planned = restored(&plan.stdout);
+    assert_eq!(planned.tier, Some(3));
+    assert!(planned.actions.iter().any(|a| a.contains(&format!("at {short} ({sha})"))), "{planned:?}");
+
+    // An ambiguous and an unknown abbreviation the cache does not hold yet: the plan leaves them
+    // to the resume, which fetches, names them and starts nothing.
     let ambiguous = ambiguous_prefix(&bare, &source);
-    for (prefix, why) in [("0000000", "is not in"), (ambiguous.as_str(), "is ambiguous in")] {
+    for (prefix, why) in [(ambiguous.as_str(), "is ambiguous in"), ("0000000", "is not in")] {
         set_manifest(&home, &inst, |m| m["role_git_sha"] = Value::from(prefix));
-        let plan = restore(&home, &[&inst.container, "--plan"]);
-        assert_eq!(plan.status.code(), Some(6), "{}", String::from_utf8_lossy(&plan.stderr));
-        let planned = restored(&plan.stdout);
-        assert_eq!(planned.tier, None, "{planned:?}");
+        at_resume(&restore(&home, &[&inst.container, "--plan"]), prefix);
         let expected = format!("role_git_sha {prefix} {why} {url}");
-        assert!(planned.missing.iter().any(|m| m.contains(&expected)), "{expected}: {planned:?}");
         let out = restore(&home, &[&inst.container, "--yes"]);
         assert_eq!(out.status.code(), Some(6));
         assert!(String::from_utf8_lossy(&out.stderr).contains(&expected), "{}", String::from_utf8_lossy(&out.stderr));
     }
+    // Once fetched, an ambiguous one is named by the plan from the cache alone, with no tier.
+    set_manifest(&home, &inst, |m| m["role_git_sha"] = Value::from(ambiguous.as_str()));
+    let plan = restore(&home, &[&inst.container, "--plan"]);
+    assert_eq!(plan.status.code(), Some(6), "{}", String::from_utf8_lossy(&plan.stderr));
+    let planned = restored(&plan.stdout);
+    assert_eq!(planned.tier, None, "{planned:?}");
+    let expected = format!("role_git_sha {ambiguous} is ambiguous in {url}");
+    assert!(planned.missing.iter().any(|m| m.contains(&expected)), "{expected}: {planned:?}");
 }
 
 #[test]

@@ -380,7 +380,7 @@ pub struct RestoreArgs {
     pub instance: Option<String>,
 
     /// List resumable sessions, newest first, instead of opening the picker (the default without
-    /// INSTANCE when no terminal can show the picker)
+    /// INSTANCE when no terminal can show the picker); change nothing
     #[arg(long, conflicts_with = "instance")]
     pub list: bool,
 

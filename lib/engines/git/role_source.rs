@@ -35,10 +35,19 @@ fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
 }
 
 /// The full id of the role commit `sha` names (a full id, or the abbreviation jackin records when
-/// it reused an image), fetched into the cache `cache` when it is not there yet.
-pub fn role_commit(cache: &Path, url: &str, sha: &str) -> anyhow::Result<String> {
-    let repo = source_cache(cache)?;
-    Ok(fetched_commit(&repo, url, sha)?.to_string())
+/// it reused an image). With `fetch`, `url` is fetched into the cache `cache` when the cache does
+/// not hold the commit yet, and the answer is always `Some`. Without (a plan), only a cache that
+/// is already there is read, nothing is created, fetched or written, and `None` says that the
+/// cache cannot tell: a resume would fetch first. Either way an id that is no commit id, or an
+/// abbreviation the cache holds more than one object of, is an error.
+pub fn role_commit(cache: &Path, url: &str, sha: &str, fetch: bool) -> anyhow::Result<Option<String>> {
+    if fetch {
+        let repo = source_cache(cache)?;
+        return Ok(Some(fetched_commit(&repo, url, sha)?.to_string()));
+    }
+    check_sha(sha)?;
+    let Ok(repo) = Repository::open_bare(cache) else { return Ok(None) };
+    Ok(commit_in(&repo, url, sha)?.map(|id| id.to_string()))
 }
 
 fn source_cache(cache: &Path) -> anyhow::Result<Repository> {
@@ -52,12 +61,18 @@ fn source_cache(cache: &Path) -> anyhow::Result<Repository> {
     }
 }
 
-/// A commit by full id or unique prefix, as the cache has it; `None` when it has none.
-fn commit_in(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Option<Oid>> {
+/// A full commit id or an abbreviation of one (4 hex digits at least).
+fn check_sha(sha: &str) -> anyhow::Result<()> {
     let is_hex = sha.len() >= 4 && sha.len() <= 40 && sha.bytes().all(|b| b.is_ascii_hexdigit());
     if !is_hex {
         anyhow::bail!("role_git_sha {sha:?} is not a commit id or an abbreviation of one");
     }
+    Ok(())
+}
+
+/// A commit by full id or unique prefix, as the cache has it; `None` when it has none.
+fn commit_in(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Option<Oid>> {
+    check_sha(sha)?;
     match repo.find_commit_by_prefix(sha) {
         Ok(commit) => Ok(Some(commit.id())),
         Err(e) if e.code() == git2::ErrorCode::Ambiguous => {
@@ -190,4 +205,36 @@ pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>>
         return Err(e.into());
     }
     Ok(archive.into_inner()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bare repository at `dir` with one commit; its id.
+    fn source_with_a_commit(dir: &Path) -> Oid {
+        let repo = Repository::init_bare(dir).unwrap();
+        let tree = repo.treebuilder(None).unwrap().write().unwrap();
+        let tree = repo.find_tree(tree).unwrap();
+        let who = git2::Signature::new("Role", "r@example.invalid", &git2::Time::new(0, 0)).unwrap();
+        repo.commit(Some("refs/heads/main"), &who, &who, "role", &tree, &[]).unwrap()
+    }
+
+    #[test]
+    fn without_fetching_only_a_cache_already_there_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let source = tmp.path().join("source.git");
+        let url = source.to_str().unwrap();
+        let id = source_with_a_commit(&source).to_string();
+        let cache = tmp.path().join("cache");
+
+        assert_eq!(role_commit(&cache, url, &id[..7], false).unwrap(), None, "no cache: the resume tells");
+        assert!(!cache.exists(), "and none was created");
+        let err = role_commit(&cache, url, "xyz", false).unwrap_err();
+        assert!(format!("{err:#}").contains("is not a commit id"), "{err:#}");
+
+        assert_eq!(role_commit(&cache, url, &id[..7], true).unwrap().as_deref(), Some(id.as_str()), "fetched");
+        assert_eq!(role_commit(&cache, url, &id[..7], false).unwrap().as_deref(), Some(id.as_str()), "then cached");
+        assert_eq!(role_commit(&cache, url, "0000000", false).unwrap(), None, "only a fetch could say it is not there");
+    }
 }

@@ -12,13 +12,15 @@ pub enum Order {
 }
 
 /// Every session that can be resumed now, in `order`, as the list shows them. `changes` are
-/// what reconciliation just decided. A session whose files cannot be read is left out.
+/// what reconciliation just decided. A session whose files cannot be read is left out. With
+/// [`RoleSource::Cached`] (`--list`, `--plan`, `--dry-run`) it only reads.
 pub fn candidates(
     engine: &Engine,
     store: &Store,
     changes: &[Change],
     filters: &Filters,
     order: Order,
+    role_source: RoleSource,
 ) -> Result<Vec<Candidate>> {
     let assessor = Assessor::new(AssessOptions { with_diff: false, with_disk: true });
     let mut listed = Vec::new();
@@ -30,7 +32,7 @@ pub fn candidates(
         if !filters.admit(&manifest) || !resumable(status, true) {
             continue;
         }
-        let plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref())?;
+        let plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref(), role_source)?;
         if !resumable(status, plan.role.is_some()) {
             continue;
         }
@@ -99,6 +101,9 @@ pub(crate) fn candidate(
         format!("Resume {short} · {when} · {words} · ready")
     } else if !plan.missing_env.is_empty() && plan.missing.len() == plan.missing_env.len() {
         format!("{short} · {when} · {words} · needs {}", plan.missing_env.join(", "))
+    } else if plan.missing.is_empty() && plan.tier.is_some() {
+        // Nothing stands in the way that a dry run could see; the rest only the resume can tell.
+        format!("{short} · {when} · {words} · {}", plan.at_resume.join("; "))
     } else {
         format!("{short} · {when} · {words} · cannot resume: {}", plan.missing.join("; "))
     };

@@ -8,7 +8,7 @@ mod run;
 
 pub use list::{candidates, Order};
 pub(crate) use plan::plan;
-pub use plan::Plan;
+pub use plan::{Plan, RoleSource};
 pub use run::{execute, mark_resumed, Ran, Waits};
 
 use std::io::{BufRead, BufReader, Write};
@@ -62,19 +62,26 @@ pub fn resumable(status: Option<Status>, has_container: bool) -> bool {
 }
 
 /// A session as restore decides on it: its manifest and continuity as reconcile left them (or,
-/// in a dry run, would have left them), and the plan that resumes it.
+/// in a dry run, would have left them), and the plan that resumes it. A dry run prepares with
+/// [`RoleSource::Cached`], so that it writes nothing.
 pub struct Prepared {
     pub manifest: Manifest,
     pub kept: Continuity,
     pub plan: Plan,
 }
 
-pub fn prepare(engine: &Engine, store: &Store, name: &InstanceName, changes: &[Change]) -> Result<Prepared> {
+pub fn prepare(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    changes: &[Change],
+    role_source: RoleSource,
+) -> Result<Prepared> {
     let mut manifest =
         store.read_manifest(name)?.ok_or_else(|| Exit::Partial.err(format_args!("{name}: no manifest")))?;
     let mut kept = continuity::read(store, name)?;
     as_reconciled(&mut manifest, &mut kept, changes);
-    let plan = plan(engine, store, name, &manifest, kept.recipe.as_ref())?;
+    let plan = plan(engine, store, name, &manifest, kept.recipe.as_ref(), role_source)?;
     Ok(Prepared { manifest, kept, plan })
 }
 

@@ -12,6 +12,10 @@ pub struct Plan {
     pub missing: Vec<String>,
     /// Variable names that cannot be resolved now (also in `missing`).
     pub(crate) missing_env: Vec<String>,
+    /// What only the resume can find out, because it needs the network: a short `role_git_sha`
+    /// that the role-source cache does not hold (a dry run never fetches). Nothing here stops
+    /// the resume, but a plan with any of it does not say it is ready.
+    pub(crate) at_resume: Vec<String>,
     pub(crate) drift: Vec<String>,
     /// The image the role container is created from (tiers 2 and 3).
     pub(crate) role_image: Option<String>,
@@ -22,9 +26,27 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Whether the resume can go ahead, as far as what was observed tells: a tier, nothing
+    /// missing and nothing left to the resume to find out.
     pub fn ready(&self) -> bool {
-        self.tier.is_some() && self.missing.is_empty()
+        self.tier.is_some() && self.missing.is_empty() && self.at_resume.is_empty()
     }
+
+    /// Why the plan is not ready: what is missing, then what only the resume can find out.
+    pub fn not_ready(&self) -> String {
+        self.missing.iter().chain(&self.at_resume).cloned().collect::<Vec<_>>().join("; ")
+    }
+}
+
+/// How a plan learns the full id of an abbreviated `role_git_sha` (tier 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleSource {
+    /// A resume: the role source is fetched into the home's cache when the cache does not hold
+    /// the commit yet.
+    Fetch,
+    /// A dry run (`--plan`, `--dry-run`, `--list`): only a cache already there is read; nothing
+    /// is created, fetched or written, and what the cache does not hold is resolved at resume.
+    Cached,
 }
 
 /// What stops a resume (the preserved state is gone or unregistered), and what only drifted
@@ -52,13 +74,15 @@ pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, V
     (stops, drift)
 }
 
-/// Works out the tier from what Docker says now and what was captured.
+/// Works out the tier from what Docker says now and what was captured. With
+/// [`RoleSource::Cached`] it only reads.
 pub(crate) fn plan(
     engine: &Engine,
     store: &Store,
     name: &InstanceName,
     manifest: &Manifest,
     recipe: Option<&LaunchRecipe>,
+    role_source: RoleSource,
 ) -> Result<Plan> {
     let (missing, drift) = divergences(store, name);
     let mut plan = Plan { missing, drift, ..Plan::default() };
@@ -94,7 +118,7 @@ pub(crate) fn plan(
         }
         None => match recipe {
             None => plan.missing.push("no launch recipe: the session was lost before one was captured".into()),
-            Some(recipe) => plan_recreate(engine, store, manifest, recipe, &mut plan)?,
+            Some(recipe) => plan_recreate(engine, store, manifest, recipe, role_source, &mut plan)?,
         },
     }
     plan.attach_user = match &role {
@@ -158,6 +182,7 @@ fn plan_recreate(
     store: &Store,
     manifest: &Manifest,
     recipe: &LaunchRecipe,
+    role_source: RoleSource,
     plan: &mut Plan,
 ) -> Result<()> {
     let spec = &recipe.role.spec;
@@ -173,12 +198,27 @@ fn plan_recreate(
         }
         plan.role_image = Some(id);
     } else if let Some(sha) = manifest.role_git_sha.as_deref().filter(|_| !manifest.role_source_git.is_empty()) {
-        match role_commit(store, manifest, sha) {
-            Ok(commit) => {
+        let (url, image) = (&manifest.role_source_git, &manifest.image_tag);
+        match role_commit(store, manifest, sha, role_source) {
+            Ok(Some(commit)) => {
                 plan.tier = Some(3);
                 let at = if commit == sha { commit } else { format!("{sha} ({commit})") };
-                plan.steps.push(format!("build {} from {} at {at}", manifest.image_tag, manifest.role_source_git));
-                plan.role_image = Some(manifest.image_tag.clone());
+                plan.steps.push(format!("build {image} from {url} at {at}"));
+                plan.role_image = Some(image.clone());
+            }
+            Ok(None) => {
+                // Only a fetch can tell which commit the abbreviation names, or that it names
+                // none or more than one: the resume's, not a plan's.
+                plan.tier = Some(3);
+                plan.steps.push(format!(
+                    "build {image} from {url} at {sha}, resolved at resume (the role-source cache does not \
+                     hold it, and only a resume fetches)"
+                ));
+                plan.at_resume.push(format!(
+                    "role_git_sha {sha} is resolved at resume: the role-source cache does not hold it, and only a \
+                     resume fetches {url}"
+                ));
+                plan.role_image = Some(image.clone());
             }
             Err(e) => plan.missing.push(format!("the image is gone and cannot be rebuilt: {e:#}")),
         }
@@ -217,13 +257,19 @@ fn plan_recreate(
 
 /// The full id of the recorded role commit. A full id is taken as it is (the build fetches it);
 /// an abbreviation (jackin records 7 characters when it reused an image) is resolved in the
-/// fetched source now, so that a plan never promises tier 3 on an unknown or ambiguous one.
-pub(super) fn role_commit(store: &Store, manifest: &Manifest, sha: &str) -> Result<String> {
+/// role source's cache, fetched first for a resume, so that a resume never starts tier 3 on an
+/// unknown or ambiguous one. `None` (only [`RoleSource::Cached`]): the cache does not hold it.
+pub(super) fn role_commit(
+    store: &Store,
+    manifest: &Manifest,
+    sha: &str,
+    role_source: RoleSource,
+) -> Result<Option<String>> {
     if sha.len() == 40 {
-        return Ok(sha.to_owned());
+        return Ok(Some(sha.to_owned()));
     }
     let cache = store.role_source_cache(&manifest.role_source_git);
-    git::role_commit(&cache, &manifest.role_source_git, sha)
+    git::role_commit(&cache, &manifest.role_source_git, sha, role_source == RoleSource::Fetch)
 }
 
 /// The sidecar's image: the recorded ID, else the tag; `None` when both are gone.
@@ -250,4 +296,20 @@ pub(super) fn env_to_resolve(
     let image_env = engine.image_defaults(image)?.unwrap_or_default().env;
     let exec_sources = recipe.agent_toml.as_deref().map(recipe::exec_binding_sources).unwrap_or_default();
     Ok(recipe::bindings_to_resolve(recipe.format, &container.env, &image_env, &exec_sources))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_only_the_resume_can_tell_keeps_a_plan_from_being_ready() {
+        let plan = Plan { tier: Some(3), ..Plan::default() };
+        assert!(plan.ready());
+        let left = Plan { at_resume: vec!["role_git_sha abc1234 is resolved at resume".into()], ..plan };
+        assert!(!left.ready());
+        assert_eq!(left.not_ready(), "role_git_sha abc1234 is resolved at resume");
+        let both = Plan { missing: vec!["needs TOKEN".into()], ..left };
+        assert_eq!(both.not_ready(), "needs TOKEN; role_git_sha abc1234 is resolved at resume");
+    }
 }

@@ -1,7 +1,7 @@
 //! Running a plan: the resources, containers and image of each tier, the health wait, and the
 //! statuses of a session resumed. Never deletes anything.
 
-use super::plan::{env_to_resolve, role_commit, sidecar_image};
+use super::plan::{env_to_resolve, role_commit, sidecar_image, RoleSource};
 use super::*;
 
 /// Creates the recorded network and certs volume when they are gone. Returns whether it created
@@ -195,7 +195,7 @@ pub(crate) fn wait_healthy(engine: &Engine, container: &str, argv: &[String], ti
 /// base image when the manifest has one. Returns the drift found in the Dockerfile's base.
 fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Result<Option<String>> {
     let sha = manifest.role_git_sha.as_deref().context("no role_git_sha recorded")?;
-    let sha = &role_commit(store, manifest, sha)?;
+    let sha = &role_commit(store, manifest, sha, RoleSource::Fetch)?.context("the role commit was not resolved")?;
     let cache = store.role_source_cache(&manifest.role_source_git);
     let mut context = git::source_tar(&cache, &manifest.role_source_git, sha)?;
     let mut drift = None;
