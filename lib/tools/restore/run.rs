@@ -170,7 +170,8 @@ fn recreate(
     Ok(())
 }
 
-/// Runs the health command until it succeeds, backing off, up to `timeout`.
+/// Runs the health command until it succeeds, backing off, up to `timeout`: the last try is at
+/// the deadline, so "not healthy within N s" means N seconds were waited.
 pub(crate) fn wait_healthy(engine: &Engine, container: &str, argv: &[String], timeout: Duration) -> Result<()> {
     let deadline = Instant::now() + timeout;
     let mut delay = Duration::from_millis(100);
@@ -179,14 +180,15 @@ pub(crate) fn wait_healthy(engine: &Engine, container: &str, argv: &[String], ti
         if code == 0 {
             return Ok(());
         }
-        if Instant::now() + delay > deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
             anyhow::bail!(
                 "{container} did not become healthy within {}s: `{}` last exited {code}",
                 timeout.as_secs(),
                 argv.join(" ")
             );
         }
-        std::thread::sleep(delay);
+        std::thread::sleep(delay.min(left));
         delay = (delay * 2).min(Duration::from_secs(2));
     }
 }
