@@ -279,6 +279,21 @@ mod tests {
         assert!(fs::symlink_metadata(tree.join("was-a-dir")).is_err(), "the file is gone");
     }
 
+    /// What a dry run says it would free: the regular files' bytes, a link's target never
+    /// counted.
+    #[test]
+    fn a_trees_bytes_are_its_files_bytes_without_what_links_point_at() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("big-outside"), vec![0u8; 4096]).unwrap();
+        let tree = tmp.path().join("tree");
+        fs::create_dir_all(tree.join("a")).unwrap();
+        fs::write(tree.join("f"), "12345").unwrap();
+        fs::write(tree.join("a/g"), "678").unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("big-outside"), tree.join("a/link")).unwrap();
+        assert_eq!(tree_bytes(&tree), 8);
+        assert_eq!(tree_bytes(&tmp.path().join("absent")), 0);
+    }
+
     /// A trash that is a symbolic link (to a directory outside the home) is never emptied: what
     /// the link points at is not the trash. One that is a file is not either.
     #[test]
