@@ -77,3 +77,50 @@ fn the_check_sees_an_upward_path() {
     assert_eq!(layers_used("use crate::tools::keep;\nlet x = crate::base::time::now();"), ["tools", "base"]);
     assert!(layers_used("use crate::toolsmith::x; // not a layer").is_empty());
 }
+
+/// Whether `text` names the `git2` crate: the word `git2` in code or in a comment, not part of a
+/// longer name (`libgit2`, the C library; `git2_curl`, the bins' transport).
+fn names_git2(text: &str) -> bool {
+    let part_of_a_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices("git2").any(|(at, word)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(part_of_a_name) && !after.is_some_and(part_of_a_name)
+    })
+}
+
+/// The files under `lib/` that name the `git2` crate, relative to `lib/`.
+fn naming_git2(lib: &Path) -> Vec<PathBuf> {
+    let mut naming: Vec<PathBuf> = sources(lib)
+        .into_iter()
+        .filter(|file| names_git2(&fs::read_to_string(file).unwrap()))
+        .map(|file| file.strip_prefix(lib).unwrap().to_path_buf())
+        .collect();
+    naming.sort();
+    naming
+}
+
+/// git is sealed behind `lib/engines/git/` as Docker is behind `lib/engines/docker/`: no other
+/// file of the library names libgit2's crate, so no tool holds a libgit2 type or classifies its
+/// errors itself.
+#[test]
+fn only_engines_git_names_git2() {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("lib");
+    let outside: Vec<String> = naming_git2(&lib)
+        .into_iter()
+        .filter(|file| !file.starts_with("engines/git"))
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(outside.is_empty(), "files outside engines/git naming git2:\n{}", outside.join("\n"));
+}
+
+#[test]
+fn the_check_sees_a_planted_git2() {
+    assert!(names_git2("use git2::Repository;"));
+    assert!(names_git2("fn f(e: &git2::Error) {}"));
+    assert!(names_git2("// opened with git2"));
+    assert!(!names_git2("//! git through libgit2; git2_curl registers the transport"));
+    // The scan reads the real files: the sealed module's own uses are found.
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("lib");
+    assert!(naming_git2(&lib).contains(&PathBuf::from("engines/git/mod.rs")));
+}

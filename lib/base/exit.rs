@@ -69,7 +69,9 @@ impl Exit {
     }
 
     /// The exit code an error should end the process with. The innermost explicit code wins over
-    /// the kind of the underlying error, so a caller's classification is never overridden.
+    /// the kind of the underlying error, so a caller's classification is never overridden. An
+    /// outside system's error carries its code from the engine that made it (engines/git: a
+    /// repository that cannot be read is 4); only an I/O error is told here by its type.
     pub fn of(error: &anyhow::Error) -> Exit {
         for cause in error.chain() {
             if let Some(coded) = cause.downcast_ref::<Coded>() {
@@ -80,7 +82,7 @@ impl Exit {
             return Exit::Ok;
         }
         for cause in error.chain() {
-            if cause.downcast_ref::<std::io::Error>().is_some() || cause.downcast_ref::<git2::Error>().is_some() {
+            if cause.downcast_ref::<std::io::Error>().is_some() {
                 return Exit::Unavailable;
             }
         }

@@ -3,4 +3,3 @@
 pub mod docker;
 pub mod endpoint;
 pub mod git;
-pub mod patches;

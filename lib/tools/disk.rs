@@ -5,8 +5,6 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use git2::Repository;
-
 use crate::base::disk_usage::SizeWalk;
 use crate::engines::git;
 use crate::protocol::assessment::{Disk, MountAssessment, MountDisk};
@@ -45,7 +43,7 @@ fn mount_root(data_root: &Path, path: &str) -> Option<PathBuf> {
 
 fn measure_mount(walk: &SizeWalk, root: &Path) -> MountDisk {
     // A mount git cannot read has no ignored part: all of it is work.
-    let entries = Repository::open(root).ok().and_then(|repo| git::ignored(&repo).ok()).unwrap_or_default();
+    let entries = git::Repo::open(root).ok().and_then(|repo| repo.ignored().ok()).unwrap_or_default();
     let ignored: Vec<(PathBuf, bool)> =
         entries.iter().filter_map(|e| Some((git::inside(root, e)?, e.rebuildable()))).collect();
     let skip: HashSet<&Path> = ignored.iter().map(|(path, _)| path.as_path()).collect();

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use git2::{Repository, StatusOptions};
 
+use super::{GitError, Repo};
+
 /// One ignored entry of a work tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Ignored {
@@ -25,10 +27,17 @@ impl Ignored {
     }
 }
 
+impl Repo {
+    /// The ignored entries of the work tree (see [`ignored`]).
+    pub(crate) fn ignored(&self) -> Result<Vec<Ignored>, GitError> {
+        Ok(ignored(&self.repo)?)
+    }
+}
+
 /// The ignored entries of `repo`'s work tree, each ignored directory once
 /// (what is under it is not listed). Entries under an untracked directory are found too, as
 /// `git clean -dX` finds them.
-pub(crate) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
+pub(super) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
     if repo.workdir().is_none() {
         return Ok(Vec::new());
     }

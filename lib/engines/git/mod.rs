@@ -1,5 +1,7 @@
-//! What git knows about an isolated mount, read with git2 and no network: the changed files, and
-//! the commits that only the refs a purge deletes can reach (lifecycle.md, "What at risk means").
+//! What git knows about an isolated mount, read with libgit2 and no network: the changed files,
+//! and the commits that only the refs a purge deletes can reach (lifecycle.md, "What at risk
+//! means"). The only module that names the `git2` crate (tests/architecture.rs): what the tools
+//! hold is the engine's own [`Repo`], [`GitError`] and plain data, never a libgit2 type.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -7,19 +9,27 @@ use std::sync::{Arc, Mutex};
 
 use git2::{Oid, Repository, Status, StatusOptions};
 
-use crate::engines::patches::{self, Surviving};
 use crate::protocol::assessment::{FileChange, UnpushedRef};
+use patches::Surviving;
 
+mod branches;
+mod bundle;
+mod error;
 mod ignored;
+mod patches;
+mod repo;
 mod resume;
 mod role_source;
 mod stat_check;
 mod worktrees;
 
-pub(crate) use ignored::{ignored, inside};
+pub(crate) use bundle::{clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents};
+pub(crate) use error::GitError;
+pub(crate) use ignored::inside;
+pub(crate) use repo::{skip_object_hash_checks, Repo};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
 pub use role_source::{role_commit, source_tar};
-pub(crate) use worktrees::registration;
+use worktrees::registration;
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
 #[derive(Debug, Clone, Default)]
@@ -29,8 +39,8 @@ pub(crate) struct WorkState {
     pub(crate) ignored: usize,
 }
 
-pub(crate) fn work_state(repo: &Repository, with_diff: bool) -> Result<WorkState, git2::Error> {
-    status(repo, with_diff, Narrowing::ByStatData)
+pub(crate) fn work_state(repo: &Repo, with_diff: bool) -> Result<WorkState, GitError> {
+    Ok(status(&repo.repo, with_diff, Narrowing::ByStatData)?)
 }
 
 /// Whether libgit2's status may be limited to the paths whose stat data say they changed.
@@ -204,17 +214,17 @@ fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2:
 #[derive(Debug, Clone)]
 pub(crate) struct HostRefs {
     /// The host's git directory, canonical, to check that a worktree belongs to it.
-    pub(crate) gitdir: PathBuf,
+    gitdir: PathBuf,
     /// Every ref that peels to a commit, by full name.
-    pub(crate) tips: Vec<(String, Oid)>,
+    tips: Vec<(String, Oid)>,
     /// The host's own HEAD when detached.
-    pub(crate) detached_head: Option<Oid>,
+    detached_head: Option<Oid>,
     /// Detached HEADs of the host's worktrees, by registration directory name.
-    pub(crate) worktree_heads: Vec<(std::ffi::OsString, Oid)>,
+    worktree_heads: Vec<(std::ffi::OsString, Oid)>,
 }
 
 impl HostRefs {
-    pub(crate) fn read(path: &Path) -> Result<HostRefs, git2::Error> {
+    fn read(path: &Path) -> Result<HostRefs, git2::Error> {
         let host = Repository::open(path)?;
         let mut tips = Vec::new();
         for reference in host.references()? {
@@ -288,8 +298,8 @@ fn worktree_detached_heads(host: &Repository) -> Vec<(std::ffi::OsString, Oid)> 
 }
 
 /// Whether `worktree` is a registered worktree of the host repository `host` describes.
-pub(crate) fn belongs_to(worktree: &Repository, host: &HostRefs) -> bool {
-    canonical(worktree.commondir()) == host.gitdir
+pub(crate) fn belongs_to(worktree: &Repo, host: &HostRefs) -> bool {
+    canonical(worktree.repo.commondir()) == host.gitdir
 }
 
 /// A worktree shares its refs and objects with its host repository. A purge deletes the
@@ -297,10 +307,11 @@ pub(crate) fn belongs_to(worktree: &Repository, host: &HostRefs) -> bool {
 /// HEAD or the scratch branch reaches and no surviving ref does: every other ref of the host
 /// repo, the host's own HEAD and the HEADs of its other worktrees.
 pub(crate) fn worktree_unpushed(
-    worktree: &Repository,
+    worktree: &Repo,
     host: &HostRefs,
     scratch_branch: &str,
-) -> Result<Vec<UnpushedRef>, git2::Error> {
+) -> Result<Vec<UnpushedRef>, GitError> {
+    let worktree = &worktree.repo;
     let scratch_ref = format!("refs/heads/{scratch_branch}");
     let mut at_risk_tips = Vec::new();
     if let Some((_, tip)) = host.tips.iter().find(|(name, _)| *name == scratch_ref) {
@@ -348,7 +359,7 @@ fn surviving_worktree_refs(worktree: &Repository, host: &HostRefs, scratch_ref: 
 
 /// The commits that survive the purge of `worktree`: every host ref but its scratch branch, the
 /// host's HEAD, and the HEADs of the host's other worktrees.
-pub(crate) fn surviving_worktree_purge(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<Oid> {
+fn surviving_worktree_purge(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<Oid> {
     let surviving: HashSet<Oid> =
         surviving_worktree_refs(worktree, host, scratch_ref).into_iter().map(|(_, id)| id).collect();
     surviving.into_iter().collect()
@@ -362,9 +373,10 @@ fn canonical(path: &Path) -> PathBuf {
 /// a tag or a detached HEAD reaches that neither a remote-tracking ref of the clone nor any ref of
 /// the host repository reaches; and every stash entry.
 pub(crate) fn clone_unpushed(
-    clone: &Repository,
+    clone: &Repo,
     host: Option<(&Path, &HostRefs)>,
-) -> Result<(Vec<UnpushedRef>, usize), git2::Error> {
+) -> Result<(Vec<UnpushedRef>, usize), GitError> {
+    let clone = &clone.repo;
     let mut tips = Vec::new();
     let mut surviving = HashSet::new();
     let mut remote_tracking = Vec::new();
@@ -475,7 +487,7 @@ pub(crate) fn oneline_log(
     reference: &str,
     upstream: Option<&str>,
     count: usize,
-) -> Result<Vec<String>, git2::Error> {
+) -> Result<Vec<String>, GitError> {
     let repo = Repository::open(path)?;
     let mut walk = repo.revwalk()?;
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;

@@ -1,12 +1,40 @@
-//! Which registration of a host repository is a given worktree's.
+//! A worktree's registration in its host repository: which registration is a worktree's, and
+//! pruning it (a purge's step 5). Which worktrees a purge removes is decided in tools/purge.
 
 use std::path::{Path, PathBuf};
 
-use git2::Repository;
+use git2::{Repository, WorktreePruneOptions};
+
+use super::error::unavailable;
+use super::Repo;
+
+impl Repo {
+    /// The name of this (host) repository's registration of the worktree at `worktree_path`
+    /// (see [`registration`]); `None` when it has none.
+    pub(crate) fn registration(&self, worktree_path: &Path, fallback_name: Option<&str>) -> Option<String> {
+        registration(&self.repo, worktree_path, fallback_name)
+    }
+
+    /// Prunes this (host) repository's registration of the worktree at `worktree_path` (found as
+    /// [`registration`] finds it), locked or not, leaving the directory alone, and checks that it
+    /// is gone: a purge reports only what it saw removed. `false` when there was no registration.
+    pub(crate) fn prune_worktree(&self, worktree_path: &Path, fallback_name: Option<&str>) -> anyhow::Result<bool> {
+        let host = &self.repo;
+        let Some(reg) = registration(host, worktree_path, fallback_name) else { return Ok(false) };
+        let worktree = host.find_worktree(&reg).map_err(unavailable)?;
+        worktree
+            .prune(Some(WorktreePruneOptions::new().valid(true).locked(true).working_tree(false)))
+            .map_err(|e| unavailable(e).context(format!("pruning worktree {reg} of {}", self.path.display())))?;
+        if host.find_worktree(&reg).is_ok() {
+            anyhow::bail!("worktree {reg} is still registered in {}", self.path.display());
+        }
+        Ok(true)
+    }
+}
 
 /// The name of the host's registration of the worktree at `worktree_path`: the one whose path is
 /// that path, or, when the directory is already gone, the one named `fallback_name`.
-pub(crate) fn registration(host: &Repository, worktree_path: &Path, fallback_name: Option<&str>) -> Option<String> {
+pub(super) fn registration(host: &Repository, worktree_path: &Path, fallback_name: Option<&str>) -> Option<String> {
     let wanted = normalize(worktree_path);
     let names = host.worktrees().ok()?;
     let names: Vec<String> = names.iter().flatten().flatten().map(str::to_owned).collect();

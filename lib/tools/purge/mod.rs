@@ -4,7 +4,6 @@
 //! directories, the name lock, the index row. Each step is safe to repeat, so a rerun after a
 //! crash at any point finishes the job.
 
-pub mod bundle;
 mod claim;
 pub mod orphans;
 pub mod plan;
@@ -19,7 +18,6 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use git2::{BranchType, Repository, WorktreePruneOptions};
 
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
@@ -476,13 +474,11 @@ impl<'a> Purger<'a> {
             if record.isolation != IsolationKind::Worktree {
                 continue;
             }
-            if let Ok(host) = Repository::open(&record.original_src) {
-                if git::registration(&host, Path::new(&record.worktree_path), Some(name.as_str())).is_some() {
+            if let Ok(host) = git::Repo::open(&record.original_src) {
+                if host.registration(Path::new(&record.worktree_path), Some(name.as_str())).is_some() {
                     removed.push(Removed { kind: "worktree".into(), name: record.worktree_path.clone() });
                 }
-                if record.scratch_branch == name.scratch_branch()
-                    && host.find_branch(&record.scratch_branch, BranchType::Local).is_ok()
-                {
+                if record.scratch_branch == name.scratch_branch() && host.has_branch(&record.scratch_branch) {
                     removed.push(Removed { kind: "branch".into(), name: record.scratch_branch.clone() });
                 }
             }
@@ -544,32 +540,21 @@ fn identity_of(
 /// record says.
 fn remove_worktree(record: &IsolationRecord, name: &InstanceName) -> Result<Vec<Removed>> {
     let host_path = Path::new(&record.original_src);
-    let host = match Repository::open(host_path) {
+    let host = match git::Repo::open(host_path) {
         Ok(host) => host,
         // The host repository is gone, and its registrations and branches with it.
         Err(_) if !host_path.exists() => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("opening the host repository {}", host_path.display())),
+        Err(e) => return Err(e.context(format!("opening the host repository {}", host_path.display()))),
     };
     let mut removed = Vec::new();
-    if let Some(reg) = git::registration(&host, Path::new(&record.worktree_path), Some(name.as_str())) {
-        let worktree = host.find_worktree(&reg)?;
-        worktree
-            .prune(Some(WorktreePruneOptions::new().valid(true).locked(true).working_tree(false)))
-            .with_context(|| format!("pruning worktree {reg} of {}", host_path.display()))?;
-        if host.find_worktree(&reg).is_ok() {
-            anyhow::bail!("worktree {reg} is still registered in {}", host_path.display());
-        }
+    if host.prune_worktree(Path::new(&record.worktree_path), Some(name.as_str()))? {
         removed.push(Removed { kind: "worktree".into(), name: record.worktree_path.clone() });
     }
     let branch = name.scratch_branch();
     if record.scratch_branch != branch {
         return Err(not_the_scratch_branch(record, &branch));
     }
-    if let Ok(mut found) = host.find_branch(&branch, BranchType::Local) {
-        found.delete().with_context(|| format!("deleting branch {branch} in {}", host_path.display()))?;
-        if host.find_branch(&branch, BranchType::Local).is_ok() {
-            anyhow::bail!("branch {branch} is still in {}", host_path.display());
-        }
+    if host.delete_branch(&branch)? {
         removed.push(Removed { kind: "branch".into(), name: branch });
     }
     Ok(removed)

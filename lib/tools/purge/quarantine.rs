@@ -9,12 +9,10 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
-use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-use super::bundle::{self, BundleContents};
 use super::remove;
-use crate::engines::git::HostRefs;
+use crate::engines::git::{self, BundleContents};
 use crate::protocol::assessment::{Assessment, MountAssessment};
 use crate::protocol::identity::Identity;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
@@ -181,14 +179,16 @@ fn save_mount(
         }
         return Ok(saved);
     };
-    let repo = Repository::open(path)?;
-    let (refs, hidden) = match record.isolation {
-        IsolationKind::Worktree => worktree_refs(&repo, record, mount)?,
-        IsolationKind::Clone => clone_refs(&repo, record, mount)?,
+    let repo = git::Repo::open(path)?;
+    // The at-risk tips against what survives the purge: the engine knows both (engines/git).
+    let host_path = Path::new(&record.original_src);
+    let refs = match record.isolation {
+        IsolationKind::Worktree => git::worktree_bundle(&repo, host_path, &record.scratch_branch, &mount.unpushed)?,
+        IsolationKind::Clone => git::clone_bundle(&repo, host_path, &mount.unpushed)?,
     };
     if !refs.is_empty() {
         let bundle_path = mount_dir.join("commits.bundle");
-        if let Some(contents) = bundle::write(&repo, &refs, &hidden, &bundle_path)? {
+        if let Some(contents) = git::write_bundle(&repo, &refs, &bundle_path)? {
             saved.bundle = Some(format!("{dir_name}/commits.bundle"));
             saved.bundle_contents = Some(contents);
         }
@@ -217,81 +217,20 @@ fn save_unreadable_worktree_refs(
     saved: &mut SavedMount,
 ) -> Result<()> {
     let host_path = Path::new(&record.original_src);
-    let (Ok(host), Ok(host_refs)) = (Repository::open(host_path), HostRefs::read(host_path)) else {
+    let worktree_path = Path::new(&record.worktree_path);
+    let Some((host, refs)) = git::host_bundle(host_path, worktree_path, &record.scratch_branch, &record.container_name)
+    else {
         return Ok(());
     };
-    let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
-    let own = crate::engines::git::registration(&host, Path::new(&record.worktree_path), Some(&record.container_name))
-        .map(std::ffi::OsString::from);
-    let mut refs: Tips = host_refs.tips.iter().filter(|(name, _)| *name == scratch_ref).cloned().collect();
-    let own_head = host_refs.worktree_heads.iter().find(|(dir, _)| Some(dir) == own.as_ref());
-    refs.extend(own_head.map(|(_, id)| ("HEAD".to_owned(), *id)));
-    let hidden: Vec<Oid> = host_refs
-        .tips
-        .iter()
-        .filter(|(name, _)| *name != scratch_ref)
-        .map(|(_, id)| *id)
-        .chain(host_refs.detached_head)
-        .chain(host_refs.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own.as_ref()).map(|(_, id)| *id))
-        .collect();
     if refs.is_empty() {
         return Ok(());
     }
     let bundle_path = mount_dir.join("commits.bundle");
-    if let Some(contents) = bundle::write(&host, &refs, &hidden, &bundle_path)? {
+    if let Some(contents) = git::write_bundle(&host, &refs, &bundle_path)? {
         saved.bundle = Some(format!("{dir_name}/commits.bundle"));
         saved.bundle_contents = Some(contents);
     }
     Ok(())
-}
-
-/// The commit each unpushed ref of the assessment names now.
-fn unpushed_tips(repo: &Repository, mount: &MountAssessment) -> Result<Tips> {
-    let mut refs = Vec::new();
-    for unpushed in &mount.unpushed {
-        let id = if unpushed.name == "HEAD" {
-            repo.head()?.target()
-        } else {
-            repo.find_reference(&unpushed.name)?.peel_to_commit().ok().map(|c| c.id())
-        };
-        if let Some(id) = id {
-            refs.push((unpushed.name.clone(), id));
-        }
-    }
-    Ok(refs)
-}
-
-/// Named commits: a ref name (or a name given to a stash entry) and where it points.
-type Tips = Vec<(String, Oid)>;
-
-/// The at-risk tips of a worktree (its scratch branch and a detached HEAD) and what survives the
-/// purge in the host repository: every other ref, the host's HEAD, the other worktrees' HEADs.
-fn worktree_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAssessment) -> Result<(Tips, Vec<Oid>)> {
-    let scratch_ref = format!("refs/heads/{}", record.scratch_branch);
-    let refs = unpushed_tips(repo, mount)?;
-    let host = HostRefs::read(Path::new(&record.original_src))?;
-    Ok((refs, crate::engines::git::surviving_worktree_purge(repo, &host, &scratch_ref)))
-}
-
-/// A clone's at-risk tips (local branches, tags, a detached HEAD, every stash entry) and what
-/// survives it: its remote-tracking refs and the host repository's refs it knows.
-fn clone_refs(repo: &Repository, record: &IsolationRecord, mount: &MountAssessment) -> Result<(Tips, Vec<Oid>)> {
-    let mut refs = unpushed_tips(repo, mount)?;
-    if let Ok(log) = repo.reflog("refs/stash") {
-        for (n, entry) in log.iter().enumerate() {
-            refs.push((format!("refs/stashes/stash-{n}"), entry.id_new()));
-        }
-    }
-    let mut hidden = Vec::new();
-    for reference in repo.references_glob("refs/remotes/*")? {
-        if let Ok(commit) = reference?.peel_to_commit() {
-            hidden.push(commit.id());
-        }
-    }
-    if let Ok(host) = HostRefs::read(Path::new(&record.original_src)) {
-        hidden.extend(host.tips.iter().map(|(_, id)| *id));
-    }
-    Ok((refs, hidden))
 }
 
 /// Copies one changed file (as `git status` named it) into `files_dir`, a symlink as a link.

@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use anyhow::Context;
-use git2::Repository;
 
 use crate::base::disk_usage::SizeWalk;
 use crate::engines::git;
@@ -83,8 +82,9 @@ impl Purger<'_> {
         if !root.starts_with(data_root) {
             anyhow::bail!("{} is outside the home's data directory: not slimmed", path.display());
         }
-        let repo = Repository::open(&root).with_context(|| format!("opening {}", root.display()))?;
-        let entries = git::ignored(&repo).with_context(|| format!("listing what git ignores in {}", root.display()))?;
+        let repo = git::Repo::open(&root).map_err(|e| e.context(format!("opening {}", root.display())))?;
+        let entries =
+            repo.ignored().map_err(|e| e.context(format!("listing what git ignores in {}", root.display())))?;
         let walk = SizeWalk::on_filesystem_of(data_root)?;
         let mut removed = Vec::new();
         let mut freed = 0;

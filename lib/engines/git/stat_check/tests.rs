@@ -176,8 +176,11 @@ fn the_narrowed_status_equals_the_whole_one() {
     assert_eq!(narrowed.files, whole.files);
     assert_eq!(narrowed.ignored, whole.ignored);
     assert!(narrowed.ignored >= 5, "ignored entries: {}", narrowed.ignored);
-    let ignored: BTreeSet<String> =
-        crate::engines::git::ignored(&repo).unwrap().into_iter().map(|e| e.path.display().to_string()).collect();
+    let ignored: BTreeSet<String> = crate::engines::git::ignored::ignored(&repo)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.path.display().to_string())
+        .collect();
     let clean = Command::new("git").current_dir(&root).args(["clean", "-ndX"]).output().unwrap();
     let would_remove: BTreeSet<String> = String::from_utf8(clean.stdout)
         .unwrap()

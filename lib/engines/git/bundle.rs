@@ -1,0 +1,195 @@
+//! Bundles of the commits a purge would delete, for the quarantine (tools/purge/quarantine.rs
+//! decides what is saved and where; this reads which commits those are and writes them).
+//!
+//! libgit2 has no bundle writer, but its pack builder writes the pack; a v2 bundle is that pack
+//! behind a short text header (gitformat-bundle(5)): `# v2 git bundle`, one `-<oid> <subject>`
+//! line per prerequisite, one `<oid> <refname>` line per ref, an empty line, then the pack.
+
+use std::collections::{BTreeSet, HashSet};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use git2::{Oid, Repository};
+use serde::{Deserialize, Serialize};
+
+use super::{error, registration, surviving_worktree_purge, GitError, HostRefs, Repo};
+use crate::protocol::assessment::UnpushedRef;
+
+/// What a bundle holds, for the receipt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct BundleContents {
+    /// `(refname, oid)` of each ref in the bundle.
+    pub(crate) refs: Vec<(String, String)>,
+    /// Commits the bundle builds on: a repository must have them to fetch from it.
+    pub(crate) prerequisites: Vec<String>,
+    /// Commits in the bundle.
+    pub(crate) commits: usize,
+}
+
+/// What a bundle is to hold: the at-risk tips by name (a ref's name, or a name given to a stash
+/// entry or a HEAD), and the commits that survive the purge, whose history it leaves out.
+pub(crate) struct BundleRefs {
+    refs: Vec<(String, Oid)>,
+    hidden: Vec<Oid>,
+}
+
+impl BundleRefs {
+    /// No tip at all: there is no bundle to write.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.refs.is_empty()
+    }
+}
+
+/// The at-risk tips of a worktree (those of `unpushed`, the assessment's, as they are now: its
+/// scratch branch and a detached HEAD) against what survives the purge in the host repository at
+/// `host_path`: every other ref, the host's HEAD, the other worktrees' HEADs.
+pub(crate) fn worktree_bundle(
+    worktree: &Repo,
+    host_path: &Path,
+    scratch_branch: &str,
+    unpushed: &[UnpushedRef],
+) -> Result<BundleRefs, GitError> {
+    let scratch_ref = format!("refs/heads/{scratch_branch}");
+    let refs = unpushed_tips(&worktree.repo, unpushed)?;
+    let host = HostRefs::read(host_path)?;
+    Ok(BundleRefs { refs, hidden: surviving_worktree_purge(&worktree.repo, &host, &scratch_ref) })
+}
+
+/// A clone's at-risk tips (those of `unpushed`: local branches, tags, a detached HEAD; and every
+/// stash entry, as `refs/stashes/stash-<n>`) against what survives it: its remote-tracking refs
+/// and the refs of the host repository at `host_path` (when it can be read).
+pub(crate) fn clone_bundle(clone: &Repo, host_path: &Path, unpushed: &[UnpushedRef]) -> Result<BundleRefs, GitError> {
+    let repo = &clone.repo;
+    let mut refs = unpushed_tips(repo, unpushed)?;
+    if let Ok(log) = repo.reflog("refs/stash") {
+        for (n, entry) in log.iter().enumerate() {
+            refs.push((format!("refs/stashes/stash-{n}"), entry.id_new()));
+        }
+    }
+    let mut hidden = Vec::new();
+    for reference in repo.references_glob("refs/remotes/*")? {
+        if let Ok(commit) = reference?.peel_to_commit() {
+            hidden.push(commit.id());
+        }
+    }
+    if let Ok(host) = HostRefs::read(host_path) {
+        hidden.extend(host.tips.iter().map(|(_, id)| *id));
+    }
+    Ok(BundleRefs { refs, hidden })
+}
+
+/// For a worktree git cannot read, what the purge deletes from its host repository at
+/// `host_path` (the scratch branch and the registration's detached HEAD; the registration found
+/// by `worktree_path`, else by the name `registration_name`) against every ref and HEAD that
+/// survives there, with the host opened to write them from. `None` when the host repository
+/// cannot be read.
+pub(crate) fn host_bundle(
+    host_path: &Path,
+    worktree_path: &Path,
+    scratch_branch: &str,
+    registration_name: &str,
+) -> Option<(Repo, BundleRefs)> {
+    let (Ok(host), Ok(host_refs)) = (Repo::open(host_path), HostRefs::read(host_path)) else {
+        return None;
+    };
+    let scratch_ref = format!("refs/heads/{scratch_branch}");
+    let own = registration(&host.repo, worktree_path, Some(registration_name)).map(OsString::from);
+    let mut refs: Vec<(String, Oid)> =
+        host_refs.tips.iter().filter(|(name, _)| *name == scratch_ref).cloned().collect();
+    let own_head = host_refs.worktree_heads.iter().find(|(dir, _)| Some(dir) == own.as_ref());
+    refs.extend(own_head.map(|(_, id)| ("HEAD".to_owned(), *id)));
+    let hidden: Vec<Oid> = host_refs
+        .tips
+        .iter()
+        .filter(|(name, _)| *name != scratch_ref)
+        .map(|(_, id)| *id)
+        .chain(host_refs.detached_head)
+        .chain(host_refs.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own.as_ref()).map(|(_, id)| *id))
+        .collect();
+    Some((host, BundleRefs { refs, hidden }))
+}
+
+/// The commit each unpushed ref of the assessment names now.
+fn unpushed_tips(repo: &Repository, unpushed: &[UnpushedRef]) -> Result<Vec<(String, Oid)>, git2::Error> {
+    let mut refs = Vec::new();
+    for unpushed in unpushed {
+        let id = if unpushed.name == "HEAD" {
+            repo.head()?.target()
+        } else {
+            repo.find_reference(&unpushed.name)?.peel_to_commit().ok().map(|c| c.id())
+        };
+        if let Some(id) = id {
+            refs.push((unpushed.name.clone(), id));
+        }
+    }
+    Ok(refs)
+}
+
+/// Writes a bundle of `repo`'s commits that the tips of `refs` reach and none of its surviving
+/// commits reaches, to `path`. `None` when that is no commit at all (git refuses an empty bundle,
+/// and there is nothing to save).
+pub(crate) fn write_bundle(repo: &Repo, refs: &BundleRefs, path: &Path) -> Result<Option<BundleContents>> {
+    write(&repo.repo, &refs.refs, &refs.hidden, path).map_err(error::classified)
+}
+
+fn write(repo: &Repository, refs: &[(String, Oid)], hidden: &[Oid], path: &Path) -> Result<Option<BundleContents>> {
+    let odb = repo.odb()?;
+    let hidden: Vec<Oid> = hidden.iter().copied().filter(|id| odb.exists(*id)).collect();
+    let walk = || -> Result<git2::Revwalk<'_>> {
+        let mut walk = repo.revwalk()?;
+        for (_, id) in refs {
+            walk.push(*id)?;
+        }
+        for id in &hidden {
+            walk.hide(*id)?;
+        }
+        Ok(walk)
+    };
+    let included: HashSet<Oid> = walk()?.collect::<Result<_, _>>()?;
+    if included.is_empty() {
+        return Ok(None);
+    }
+    let mut prerequisites = BTreeSet::new();
+    for id in &included {
+        for parent in repo.find_commit(*id)?.parent_ids() {
+            if !included.contains(&parent) {
+                prerequisites.insert(parent);
+            }
+        }
+    }
+    let mut builder = repo.packbuilder()?;
+    builder.insert_walk(&mut walk()?)?;
+
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = BufWriter::new(file);
+    out.write_all(b"# v2 git bundle\n")?;
+    for id in &prerequisites {
+        let subject =
+            repo.find_commit(*id).ok().and_then(|c| c.summary().ok().flatten().map(str::to_owned)).unwrap_or_default();
+        writeln!(out, "-{id} {}", subject.replace('\n', " "))?;
+    }
+    for (name, id) in refs {
+        writeln!(out, "{id} {name}")?;
+    }
+    out.write_all(b"\n")?;
+    let mut io_error = None;
+    builder.foreach(|chunk| match out.write_all(chunk) {
+        Ok(()) => true,
+        Err(e) => {
+            io_error = Some(e);
+            false
+        }
+    })?;
+    if let Some(e) = io_error {
+        return Err(e).with_context(|| format!("writing {}", path.display()));
+    }
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    Ok(Some(BundleContents {
+        refs: refs.iter().map(|(name, id)| (name.clone(), id.to_string())).collect(),
+        prerequisites: prerequisites.iter().map(Oid::to_string).collect(),
+        commits: included.len(),
+    }))
+}
