@@ -13,7 +13,7 @@ use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::records::{Decision, Outcome};
 use crate::state::config::Policy;
 use crate::state::continuity::{self, HistoryEntry, Kept};
-use crate::state::model::{DockerNames, Isolation, Manifest, Status};
+use crate::state::model::{Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
 
@@ -328,7 +328,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     })
     .context("recording the keep")?;
     crash_point("recorded");
-    tear_down(engine, &session.manifest.docker)?;
+    crate::tools::teardown::tear_down(engine, &session.manifest.docker)?;
     crash_point("torn_down");
     store.set_status(name, status, &now)?;
     crash_point("stamped");
@@ -353,20 +353,6 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
 /// A test-only failure point of keep (base/crash.rs).
 fn crash_point(step: &str) {
     crate::base::crash::point(crate::base::crash::Tool::Keep, step);
-}
-
-/// The role container, the sidecar, the network and the certs volume, in the order Docker lets
-/// them go. One that is already gone is fine.
-pub(crate) fn tear_down(engine: &Engine, docker: &DockerNames) -> Result<()> {
-    engine.remove_container(&docker.role_container)?;
-    if let Some(sidecar) = &docker.dind_container {
-        engine.remove_container(sidecar)?;
-    }
-    engine.remove_network(&docker.network)?;
-    if let Some(volume) = &docker.certs_volume {
-        engine.remove_volume(volume)?;
-    }
-    Ok(())
 }
 
 /// The assessment as kept: diffs are the work tree's own content and stay there.

@@ -8,3 +8,4 @@ pub mod keep;
 pub mod purge;
 pub mod reconcile;
 pub mod restore;
+pub(crate) mod teardown;

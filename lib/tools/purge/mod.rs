@@ -338,7 +338,8 @@ impl<'a> Purger<'a> {
         crash_point("stamped");
 
         // 4. Docker.
-        let mut removed = self.remove_docker(docker)?;
+        let torn_down = crate::tools::teardown::tear_down(self.engine, docker)?;
+        let mut removed: Vec<Removed> = torn_down.iter().map(|r| r.removed()).collect();
         crash_point("docker");
 
         // 5. Worktree registrations and scratch branches.
@@ -427,25 +428,6 @@ impl<'a> Purger<'a> {
         Ok((trashed, freed))
     }
 
-    fn remove_docker(&self, docker: &DockerNames) -> Result<Vec<Removed>> {
-        let mut removed = Vec::new();
-        let containers = std::iter::once(&docker.role_container).chain(docker.dind_container.as_ref());
-        for container in containers {
-            if self.engine.remove_container(container)? {
-                removed.push(Removed { kind: "container".into(), name: container.clone() });
-            }
-        }
-        if self.engine.remove_network(&docker.network)? {
-            removed.push(Removed { kind: "network".into(), name: docker.network.clone() });
-        }
-        if let Some(volume) = &docker.certs_volume {
-            if self.engine.remove_volume(volume)? {
-                removed.push(Removed { kind: "volume".into(), name: volume.clone() });
-            }
-        }
-        Ok(removed)
-    }
-
     /// What a purge would remove, changing nothing.
     fn dry_run_report(
         &self,
@@ -455,20 +437,8 @@ impl<'a> Purger<'a> {
         lock_exists: bool,
     ) -> Purged {
         let store = self.store;
-        let mut removed = Vec::new();
-        for container in std::iter::once(&docker.role_container).chain(docker.dind_container.as_ref()) {
-            if self.engine.inspect(container).ok().flatten().is_some() {
-                removed.push(Removed { kind: "container".into(), name: container.clone() });
-            }
-        }
-        if self.engine.network_exists(&docker.network).unwrap_or(false) {
-            removed.push(Removed { kind: "network".into(), name: docker.network.clone() });
-        }
-        if let Some(volume) = &docker.certs_volume {
-            if self.engine.volume_exists(volume).unwrap_or(false) {
-                removed.push(Removed { kind: "volume".into(), name: volume.clone() });
-            }
-        }
+        let mut removed: Vec<Removed> =
+            crate::tools::teardown::present(self.engine, docker).iter().map(|r| r.removed()).collect();
         let isolation = store.read_isolation(name).unwrap_or_default();
         for record in isolation.mounts().into_iter().flatten() {
             if record.isolation != IsolationKind::Worktree {

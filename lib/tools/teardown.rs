@@ -1,0 +1,102 @@
+//! A session's Docker resources and the one order they go in: the role container, the sidecar
+//! (each with its anonymous volumes), the network, the certs volume. Keep frees them after the
+//! launch recipe is safe on disk; purge removes them at its step 4 and its dry run lists them.
+//! One owner, so the three cannot drift apart.
+
+use anyhow::Result;
+
+use crate::engines::docker::Engine;
+use crate::protocol::records::Removed;
+use crate::state::model::DockerNames;
+
+/// One of a session's Docker resources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resource {
+    Container(String),
+    Network(String),
+    Volume(String),
+}
+
+impl Resource {
+    /// As a `purged` record names it.
+    pub(crate) fn removed(&self) -> Removed {
+        let (kind, name) = match self {
+            Resource::Container(name) => ("container", name),
+            Resource::Network(name) => ("network", name),
+            Resource::Volume(name) => ("volume", name),
+        };
+        Removed { kind: kind.into(), name: name.clone() }
+    }
+
+    /// Removes it; whether it was there.
+    fn remove(&self, engine: &Engine) -> Result<bool> {
+        match self {
+            Resource::Container(name) => engine.remove_container(name),
+            Resource::Network(name) => engine.remove_network(name),
+            Resource::Volume(name) => engine.remove_volume(name),
+        }
+    }
+
+    /// Whether it is there; an engine that cannot tell reads as "not there", for a dry run's
+    /// report only.
+    fn exists(&self, engine: &Engine) -> bool {
+        match self {
+            Resource::Container(name) => engine.inspect(name).ok().flatten().is_some(),
+            Resource::Network(name) => engine.network_exists(name).unwrap_or(false),
+            Resource::Volume(name) => engine.volume_exists(name).unwrap_or(false),
+        }
+    }
+}
+
+/// The session's resources, in the order Docker lets them go.
+pub(crate) fn resources(docker: &DockerNames) -> Vec<Resource> {
+    let mut resources = vec![Resource::Container(docker.role_container.clone())];
+    resources.extend(docker.dind_container.clone().map(Resource::Container));
+    resources.push(Resource::Network(docker.network.clone()));
+    resources.extend(docker.certs_volume.clone().map(Resource::Volume));
+    resources
+}
+
+/// Removes the session's resources in order; returns those that were there. One already gone is
+/// fine.
+pub(crate) fn tear_down(engine: &Engine, docker: &DockerNames) -> Result<Vec<Resource>> {
+    let mut removed = Vec::new();
+    for resource in resources(docker) {
+        if resource.remove(engine)? {
+            removed.push(resource);
+        }
+    }
+    Ok(removed)
+}
+
+/// What [`tear_down`] would remove now, changing nothing.
+pub(crate) fn present(engine: &Engine, docker: &DockerNames) -> Vec<Resource> {
+    resources(docker).into_iter().filter(|resource| resource.exists(engine)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Role container, sidecar, network, certs volume: a network goes only once no container
+    /// uses it, and a volume once no container mounts it.
+    #[test]
+    fn containers_go_first_then_the_network_then_the_volume() {
+        let docker = DockerNames::derived("jk-a1b2c3d4-app-agent");
+        let kinds: Vec<Removed> = resources(&docker).iter().map(Resource::removed).collect();
+        let pairs: Vec<(&str, &str)> = kinds.iter().map(|r| (r.kind.as_str(), r.name.as_str())).collect();
+        assert_eq!(
+            pairs,
+            [
+                ("container", "jk-a1b2c3d4-app-agent"),
+                ("container", "jk-a1b2c3d4-app-agent-dind"),
+                ("network", "jk-a1b2c3d4-app-agent-net"),
+                ("volume", "jk-a1b2c3d4-app-agent-dind-certs"),
+            ]
+        );
+        let mut without_sidecar = docker.clone();
+        without_sidecar.dind_container = None;
+        without_sidecar.certs_volume = None;
+        assert_eq!(resources(&without_sidecar).len(), 2);
+    }
+}
