@@ -10,9 +10,9 @@ mod common;
 use std::fs;
 use std::path::PathBuf;
 
-use common::docker::{docker, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::docker::{docker, engine_available, Session, SessionOptions};
 use common::records::{envelopes, records_of, Candidate, ErrorRecord, Restored};
-use common::{changed_paths, commit_file, git, read_json, snapshot_of, unique_id, Entry, Home, Instance};
+use common::{changed_paths, commit_file, read_json, snapshot_of, unique_id, Entry, Home, Instance};
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
 use jackin::state::store::{Roots, Store};
@@ -52,35 +52,11 @@ fn keep_with_recipe(home: &Home, inst: &Instance) {
     docker(&["rm", "-f", &inst.container]);
 }
 
-/// A role's source, a repository of its own with a bare copy to fetch from, whose `main` moved on
-/// after the launch; the image built from it at the launch commit is tagged `image`. Returns the
-/// bare repository and the launch commit.
-fn role_source(home: &Home, dir: &str, image: &str) -> (PathBuf, String) {
-    let source = home.tmp.path().join(dir);
-    fs::create_dir_all(&source).unwrap();
-    git(&source, &["init", "-q", "-b", "main"]);
-    git(&source, &["config", "user.email", "r@example.invalid"]);
-    git(&source, &["config", "user.name", "Role"]);
-    let dockerfile = format!("FROM {TEST_IMAGE}\nLABEL test.home={:?}\nCOPY marker /marker\n", home.tmp.path());
-    fs::write(source.join("Dockerfile"), dockerfile).unwrap();
-    fs::write(source.join("marker"), "launched\n").unwrap();
-    git(&source, &["add", "-A"]);
-    git(&source, &["commit", "-q", "-m", "role at launch"]);
-    let sha = git(&source, &["rev-parse", "HEAD"]);
-    let bare = home.tmp.path().join(format!("{dir}.git"));
-    git(home.tmp.path(), &["clone", "-q", "--bare", source.to_str().unwrap(), bare.to_str().unwrap()]);
-    docker(&["build", "-q", "-t", image, source.to_str().unwrap()]);
-    fs::write(source.join("marker"), "moved on\n").unwrap();
-    git(&source, &["commit", "-q", "-am", "later work"]);
-    git(&source, &["push", "-q", bare.to_str().unwrap(), "main"]);
-    (bare, sha)
-}
-
 /// A session kept with its recipe whose image is gone too, recorded with the 7 characters of its
 /// role commit jackin records when it reused an image: only tier 3 brings it back.
 fn kept_with_a_short_role_sha(home: &Home, inst: &Instance, dir: &str) -> (Session, String, String) {
     let image = format!("jackin-test-role-{}:latest", inst.id);
-    let (bare, sha) = role_source(home, dir, &image);
+    let (_, bare, sha) = common::role_source(home, dir, Some(&image));
     let url = bare.to_str().unwrap().to_owned();
     let short = sha[..7].to_owned();
     set_manifest(inst, |m| {

@@ -230,38 +230,11 @@ fn tier_2_uses_the_recorded_image_when_the_tag_has_moved() {
     docker(&["rmi", "-f", &image]);
 }
 
-/// The role's source: a repository whose `main` moves on after the launch. Returns the working
-/// repository, the bare one beside it (what is fetched from) and the commit at launch.
-fn role_source(home: &Home, name: &str, image: Option<&str>) -> (std::path::PathBuf, std::path::PathBuf, String) {
-    let source = home.tmp.path().join(name);
-    fs::create_dir_all(&source).unwrap();
-    git(&source, &["init", "-q", "-b", "main"]);
-    git(&source, &["config", "user.email", "r@example.invalid"]);
-    git(&source, &["config", "user.name", "Role"]);
-    // The label makes each test's image its own: tests that build the same content in parallel
-    // would otherwise share one image ID, and removing one test's tag would not remove it.
-    let dockerfile = format!("FROM {TEST_IMAGE}\nLABEL test.home={:?}\nCOPY marker /marker\n", home.tmp.path());
-    fs::write(source.join("Dockerfile"), dockerfile).unwrap();
-    fs::write(source.join("marker"), "launched\n").unwrap();
-    git(&source, &["add", "-A"]);
-    git(&source, &["commit", "-q", "-m", "role at launch"]);
-    let sha = git(&source, &["rev-parse", "HEAD"]);
-    let bare = home.tmp.path().join(format!("{name}.git"));
-    git(home.tmp.path(), &["clone", "-q", "--bare", source.to_str().unwrap(), bare.to_str().unwrap()]);
-    if let Some(image) = image {
-        docker(&["build", "-q", "-t", image, source.to_str().unwrap()]);
-    }
-    fs::write(source.join("marker"), "moved on\n").unwrap();
-    git(&source, &["commit", "-q", "-am", "later work"]);
-    git(&source, &["push", "-q", bare.to_str().unwrap(), "main"]);
-    (source, bare, sha)
-}
-
 #[test]
 fn the_role_source_at_the_recorded_commit_comes_over_http_once_then_from_the_cache() {
     use std::sync::atomic::Ordering::SeqCst;
     let home = Home::new();
-    let (_, bare, sha) = role_source(&home, "http-src", None);
+    let (_, bare, sha) = common::role_source(&home, "http-src", None);
     let server = common::smart_http::SmartHttp::serve(home.tmp.path());
     let url = server.url(bare.file_name().unwrap().to_str().unwrap());
     let cache = home.tmp.path().join("cache");
@@ -352,7 +325,7 @@ fn an_ssh_role_source_needs_a_known_host_key_and_a_key_the_server_accepts() {
     let home = Home::new();
     let dir = home.tmp.path().join("ssh");
     let server = common::ssh::SshServer::start(&dir);
-    let (_, bare, sha) = role_source(&home, "role-src", None);
+    let (_, bare, sha) = common::role_source(&home, "role-src", None);
     let url = server.url(&bare);
     let fetch = |case: &str, home_dir: &Path, agent: &Path| {
         let started = std::time::Instant::now();
@@ -416,7 +389,7 @@ fn kept_with_only_its_role_source(
 fn tier_3(mut home: Home, id: &str, url_of: impl FnOnce(&Path) -> String, env: &[(&str, &str)]) {
     let inst = home.instance(id, |_, _| Vec::new());
     let image = format!("jackin-test-role-{id}:latest");
-    let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
+    let (_, bare, sha) = common::role_source(&home, "role-src", Some(&image));
     let url = url_of(&bare);
     let _session = kept_with_only_its_role_source(&home, &inst, &image, &url, &sha, |_| {});
 
@@ -888,7 +861,7 @@ fn tier_3_resolves_a_short_role_sha_and_refuses_an_ambiguous_or_unknown_one() {
     let mut home = Home::new();
     let inst = home.instance("t3sh0rta", |_, _| Vec::new());
     let image = "jackin-test-role-t3sh0rta:latest".to_owned();
-    let (source, bare, sha) = role_source(&home, "role-src", Some(&image));
+    let (source, bare, sha) = common::role_source(&home, "role-src", Some(&image));
     let url = bare.to_str().unwrap().to_owned();
     let short = sha[..7].to_owned();
     let _session = kept_with_only_its_role_source(&home, &inst, &image, &url, &short, |_| {});
@@ -953,7 +926,7 @@ fn tier_3_over_https_takes_credentials_from_the_configured_credential_helper() {
     let certificate = server.certificate.clone().unwrap();
     let inst = home.instance("t3cr3dhp", |_, _| Vec::new());
     let image = "jackin-test-role-t3cr3dhp:latest".to_owned();
-    let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
+    let (_, bare, sha) = common::role_source(&home, "role-src", Some(&image));
     let url = server.url_by_name(bare.file_name().unwrap().to_str().unwrap());
     assert!(!url.contains('@'), "no credentials in the URL");
     let _session = kept_with_only_its_role_source(&home, &inst, &image, &url, &sha, |_| {});
@@ -1026,7 +999,7 @@ fn tier_3_builds_on_the_recorded_base_image_and_reports_a_dockerfile_that_names_
     )
     .unwrap();
     docker(&["build", "-q", "-t", &base, dir.path().to_str().unwrap()]);
-    let (_, bare, sha) = role_source(&home, "role-src", Some(&image));
+    let (_, bare, sha) = common::role_source(&home, "role-src", Some(&image));
     let _session = kept_with_only_its_role_source(&home, &inst, &image, bare.to_str().unwrap(), &sha, |m| {
         m["base_image_ref"] = Value::from(base.clone());
     });

@@ -590,3 +590,31 @@ pub fn status_writer(home: &Path, names: &[&str]) -> Command {
 pub fn status_writer_wrote(out: &Output, expected: usize) -> bool {
     out.status.success() && String::from_utf8_lossy(&out.stdout).contains(&format!("status writer: wrote {expected}\n"))
 }
+
+/// The role's source: a repository whose `main` moves on after the launch. Returns the working
+/// repository, the bare one beside it (what is fetched from) and the commit at launch.
+pub fn role_source(home: &Home, name: &str, image: Option<&str>) -> (PathBuf, PathBuf, String) {
+    let source = home.tmp.path().join(name);
+    fs::create_dir_all(&source).unwrap();
+    git(&source, &["init", "-q", "-b", "main"]);
+    git(&source, &["config", "user.email", "r@example.invalid"]);
+    git(&source, &["config", "user.name", "Role"]);
+    // The label makes each test's image its own: tests that build the same content in parallel
+    // would otherwise share one image ID, and removing one test's tag would not remove it.
+    let dockerfile =
+        format!("FROM {}\nLABEL test.home={:?}\nCOPY marker /marker\n", docker::TEST_IMAGE, home.tmp.path());
+    fs::write(source.join("Dockerfile"), dockerfile).unwrap();
+    fs::write(source.join("marker"), "launched\n").unwrap();
+    git(&source, &["add", "-A"]);
+    git(&source, &["commit", "-q", "-m", "role at launch"]);
+    let sha = git(&source, &["rev-parse", "HEAD"]);
+    let bare = home.tmp.path().join(format!("{name}.git"));
+    git(home.tmp.path(), &["clone", "-q", "--bare", source.to_str().unwrap(), bare.to_str().unwrap()]);
+    if let Some(image) = image {
+        docker::docker(&["build", "-q", "-t", image, source.to_str().unwrap()]);
+    }
+    fs::write(source.join("marker"), "moved on\n").unwrap();
+    git(&source, &["commit", "-q", "-am", "later work"]);
+    git(&source, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    (source, bare, sha)
+}
