@@ -33,13 +33,13 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
     let store = ctx.store()?;
     let catalog = ctx.catalog(&store)?;
     let items = if from_stdin {
-        purge::plan_from_records(&records, &catalog)?
+        purge::items_from_records(&records, &catalog)?
     } else if !args.instances.is_empty() {
-        purge::plan_from_args(&args.instances, &catalog, &store)
+        purge::items_from_args(&args.instances, &catalog, &store)
     } else if slim {
-        purge::plan_kept(&catalog, &store, args.slim_older_than)
+        purge::items_kept(&catalog, &store, args.slim_older_than)
     } else {
-        purge::plan_from_catalog(&catalog, selection)
+        purge::items_from_catalog(&catalog, selection)
     };
 
     if !args.dry_run && !slim {

@@ -672,3 +672,95 @@ fn a_trash_on_another_filesystem_deletes_in_place() {
     assert!(records::<Purged>(&out.stdout)[0].freed_bytes >= 5);
     assert_eq!(fs::read_dir(home.home.join("trash")).unwrap().count(), 0, "nothing was left in the trash");
 }
+
+/// `--dry-run` prints the plan a run then applies: over a clean session (worktree, clone, sidecar,
+/// sockets, name lock), one at risk (discarded), one whose isolation records do not parse
+/// (discarded), one with only its index row left, and a live one, the dry run's `purged` records
+/// name exactly what the run then removes, in the same order, and its refusals are the run's.
+#[test]
+fn a_dry_run_names_exactly_what_the_run_then_removes() {
+    if !engine_available("a_dry_run_names_exactly_what_the_run_then_removes") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let clean = home.instance(&unique_id(), |h, c| {
+        vec![h.worktree_record(c, &app, "/workspace/app"), h.clone_record(c, &app, "/workspace/lib")]
+    });
+    home.with_sidecar(&clean.container);
+    let _clean_session = Session::launch(&clean.container, SessionOptions { running: false, ..Default::default() });
+    fs::create_dir_all(home.home.join("sockets").join(&clean.container)).unwrap();
+    fs::write(home.home.join("sockets").join(&clean.container).join("agent.toml"), "role = \"x\"\n").unwrap();
+    fs::write(home.home.join("data").join(format!("{}.lock", clean.container)), "").unwrap();
+    let at_risk_session = |home: &mut Home| {
+        let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+        let wt = inst.mount_path(0);
+        git(&wt, &["config", "user.email", "agent@example.invalid"]);
+        git(&wt, &["config", "user.name", "Agent"]);
+        commit_file(&wt, "src/feature.rs", "fn feature() {}\n", "agent work");
+        fs::write(wt.join("README.md"), "changed by the agent\n").unwrap();
+        inst
+    };
+    let at_risk = at_risk_session(&mut home);
+    let unreadable = at_risk_session(&mut home);
+    fs::write(unreadable.dir.join(".jackin/isolation.json"), "{\"version\": 1, \"records\": [").unwrap();
+    let row_only = home.instance(&unique_id(), |_, _| Vec::new());
+    fs::remove_dir_all(&row_only.dir).unwrap();
+    let live = home.instance(&unique_id(), |_, _| Vec::new());
+    let _live_session = Session::launch(&live.container, SessionOptions { dind: false, ..Default::default() });
+    let all = [&clean, &at_risk, &unreadable, &row_only, &live];
+    let mut args: Vec<&str> = vec!["--discard-unfinished"];
+    args.extend(all.iter().map(|i| i.container.as_str()));
+
+    let report = |out: &std::process::Output| {
+        let envelopes = envelopes(&out.stdout);
+        let purged: Vec<(String, Vec<(String, String)>)> = envelopes
+            .iter()
+            .filter(|e| e.is::<Purged>())
+            .map(|e| e.data::<Purged>())
+            .map(|p| (p.identity.container_base, p.removed.into_iter().map(|r| (r.kind, r.name)).collect()))
+            .collect();
+        let refused: Vec<(Option<String>, String)> = envelopes
+            .iter()
+            .filter(|e| e.is::<ErrorRecord>())
+            .map(|e| e.data::<ErrorRecord>())
+            .map(|e| (e.container_base, e.code))
+            .collect();
+        (purged, refused)
+    };
+    let mut dry_args = args.clone();
+    dry_args.push("--dry-run");
+    let before = home.snapshot();
+    let dry = home.purge(&dry_args, "");
+    assert_eq!(dry.status.code(), Some(5), "the live one is busy: {}", stderr(&dry));
+    assert_eq!(home.snapshot(), before, "a dry run changes nothing");
+    let run = home.purge(&args, "");
+    assert_eq!(run.status.code(), Some(5), "{}", stderr(&run));
+    let (planned, refused_in_plan) = report(&dry);
+    let (removed, refused) = report(&run);
+    assert_eq!(planned, removed, "the dry run's plan against what the run removed");
+    assert_eq!(refused_in_plan, refused);
+    assert_eq!(refused, [(Some(live.container.clone()), "live".to_owned())]);
+    assert_eq!(planned.len(), 4);
+    let kinds = |c: &Instance| -> Vec<String> {
+        planned.iter().find(|(name, _)| *name == c.container).unwrap().1.iter().map(|(k, _)| k.clone()).collect()
+    };
+    assert_eq!(
+        kinds(&clean),
+        [
+            "container",
+            "container",
+            "network",
+            "volume",
+            "worktree",
+            "branch",
+            "directory",
+            "directory",
+            "name_lock",
+            "index_row"
+        ]
+    );
+    assert_eq!(kinds(&unreadable), ["directory", "index_row"], "no host repository touched without its records");
+    assert_eq!(kinds(&row_only), ["index_row"]);
+    assert_eq!(home.quarantines().len(), 2, "both discards were saved first");
+}

@@ -14,7 +14,6 @@ use crate::state::store::{name_lock_held, remove_name_lock_unless_held};
 /// is live: busy.
 pub(super) struct NameClaim {
     _file: Option<std::fs::File>,
-    pub(super) exists: bool,
 }
 
 impl NameClaim {
@@ -35,21 +34,20 @@ impl NameClaim {
 
     pub(super) fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
         if dry_run {
-            let exists = path.exists();
             if name_lock_held(path)? {
                 return Err(
                     Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display()))
                 );
             }
-            return Ok(NameClaim { _file: None, exists });
+            return Ok(NameClaim { _file: None });
         }
         let file = match std::fs::OpenOptions::new().read(true).open(path) {
             Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(NameClaim { _file: None, exists: false }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(NameClaim { _file: None }),
             Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
         };
         match fs2::FileExt::try_lock_exclusive(&file) {
-            Ok(()) => Ok(NameClaim { _file: Some(file), exists: true }),
+            Ok(()) => Ok(NameClaim { _file: Some(file) }),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 Err(Exit::Busy.err(format_args!("the session is live: {} is held by another process", path.display())))
             }
@@ -69,7 +67,7 @@ mod tests {
         let path = tmp.path().join("jk-a1b2c3d4.lock");
         std::fs::write(&path, "").unwrap();
         let claim = NameClaim::take(&path, false).unwrap();
-        assert!(claim.exists);
+        assert!(claim._file.is_some(), "held");
         std::fs::remove_file(&path).unwrap();
         assert_eq!(claim.remove(&path).unwrap(), None);
     }
@@ -124,7 +122,7 @@ mod tests {
             assert_eq!(Exit::of(&err), Exit::Busy, "dry run {dry_run}");
         }
         drop(other);
-        assert!(NameClaim::take(&path, true).unwrap().exists);
-        assert!(!NameClaim::take(&tmp.path().join("jk-none.lock"), false).unwrap().exists);
+        assert!(NameClaim::take(&path, true).unwrap()._file.is_none(), "a dry run holds nothing");
+        assert!(NameClaim::take(&tmp.path().join("jk-none.lock"), false).unwrap()._file.is_none());
     }
 }

@@ -1,191 +1,253 @@
-//! What a purge run acts on, in input order: the decisions and orphans on stdin, the instances
-//! named on the command line, or the ones a selection (`--terminal`, retention) picks from the
-//! catalog. Everything is checked before anything is deleted.
+//! Purge's decision for one instance, from its observation alone (observe.rs; no Docker, no git,
+//! no files here): the refusals of lifecycle.md's steps 1 and 2, the save of step 2, the stamp of
+//! step 3 and the deletions of steps 4 to 8, in that order. `--dry-run` prints the plan and a run
+//! applies it (apply.rs), so the two cannot disagree.
 
-use std::time::Duration;
+use std::path::PathBuf;
 
-use anyhow::Result;
+use crate::protocol::assessment::{Assessment, Verdict};
+use crate::protocol::identity::Identity;
+use crate::protocol::records::{Purged, Removed};
+use crate::state::model::{DockerNames, IsolationRecord, MalformedRecord};
+use crate::tools::teardown::Resource;
 
-use crate::base::exit::Exit;
-use crate::protocol::envelope::{InputRecord, Record};
-use crate::protocol::records::{Decision, Orphan, Outcome};
-use crate::state::model::Status;
-use crate::state::names::InstanceName;
-use crate::state::select::{Catalog, Target};
-use crate::state::store::Store;
+use super::observe::{Observation, Records};
+use super::PurgeOptions;
 
-use super::orphans;
-
-/// One instance to purge and why.
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub target: Target,
-    /// Its decision record allowed discarding work at risk.
-    pub(crate) discard: bool,
-    /// `failed_setup` under `--terminal`: purged only when verified clean, else left alone.
-    pub(crate) only_if_clean: bool,
+/// One thing a purge deletes, in lifecycle.md's order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Deletion {
+    /// Step 4, in the one teardown order (tools/teardown.rs).
+    Docker(Resource),
+    /// Step 5: a worktree's registration in its host repository (`path` as the record names it).
+    Worktree { host: PathBuf, path: String },
+    /// Step 5: the session's own scratch branch in a host repository.
+    Branch { host: PathBuf, name: String },
+    /// Step 6: the data or socket directory, moved into the trash, then emptied there.
+    Directory(PathBuf),
+    /// Step 7: `data/<c>.lock`.
+    NameLock(PathBuf),
+    /// Step 8.
+    IndexRow(String),
 }
 
-/// What a run does, in input order. (A few per run: boxing `Request` would buy nothing.)
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)]
-pub enum Item<'a> {
-    PassThrough(&'a InputRecord),
-    Instance(Request),
-    Orphan(Orphan),
-    Unresolved { arg: String, code: &'static str, message: String },
-}
-
-impl Item<'_> {
-    pub fn is_work(&self) -> bool {
-        matches!(self, Item::Instance(_) | Item::Orphan(_))
-    }
-}
-
-/// The work named by records on stdin. Checked whole before anything acts: a `decision` or
-/// `orphan` that does not parse, or names something that is not a jackin name, is bad input.
-pub fn plan_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> Result<Vec<Item<'a>>> {
-    let mut items = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
-    for record in records {
-        match record.kind.as_str() {
-            Decision::TYPE => {
-                let decision: Decision = record.parse()?;
-                InstanceName::parse(&decision.identity.container_base).map_err(|e| {
-                    Exit::BadInput.err(format_args!("line {}: bad decision record: {e:#}", record.line_no))
-                })?;
-                if decision.outcome != Outcome::Clean || decision.dry_run {
-                    items.push(Item::PassThrough(record));
-                    continue;
-                }
-                let name = decision.identity.container_base.clone();
-                if seen.contains(&name) {
-                    continue;
-                }
-                seen.push(name.clone());
-                items.push(match catalog.resolve(&name) {
-                    Ok(target) => {
-                        Item::Instance(Request { target, discard: decision.discard_unfinished, only_if_clean: false })
-                    }
-                    // Nothing of it is left: a rerun after a finished purge.
-                    Err(_) => Item::Instance(Request {
-                        target: Target { name: InstanceName::parse(&name)?, row: None },
-                        discard: decision.discard_unfinished,
-                        only_if_clean: false,
-                    }),
-                });
-            }
-            Orphan::TYPE => {
-                let orphan: Orphan = record.parse()?;
-                orphans::check_name(&orphan).map_err(|e| {
-                    Exit::BadInput.err(format_args!("line {}: bad orphan record: {e:#}", record.line_no))
-                })?;
-                if orphan.dry_run {
-                    items.push(Item::PassThrough(record));
-                } else {
-                    items.push(Item::Orphan(orphan));
-                }
-            }
-            _ => items.push(Item::PassThrough(record)),
-        }
-    }
-    Ok(items)
-}
-
-/// The instances named on the command line.
-pub fn plan_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec<Item<'static>> {
-    let mut items: Vec<Item> = Vec::new();
-    for arg in args {
-        let item = match catalog.resolve(arg) {
-            Ok(target) => Item::Instance(Request { target, discard: false, only_if_clean: false }),
-            // A full name with leftovers (a lock, a socket dir) but no row or data dir: finish it.
-            Err(why) => match InstanceName::parse(arg) {
-                Ok(name) if store.name_lock_path(&name).exists() || store.socket_dir(&name).exists() => {
-                    Item::Instance(Request { target: Target { name, row: None }, discard: false, only_if_clean: false })
-                }
-                _ => Item::Unresolved { arg: arg.clone(), code: why.code, message: why.message },
-            },
+impl Deletion {
+    /// As the `purged` record names it.
+    pub(crate) fn removed(&self) -> Removed {
+        let (kind, name) = match self {
+            Deletion::Docker(resource) => return resource.removed(),
+            Deletion::Worktree { path, .. } => ("worktree", path.clone()),
+            Deletion::Branch { name, .. } => ("branch", name.clone()),
+            Deletion::Directory(path) => ("directory", path.to_string_lossy().into_owned()),
+            Deletion::NameLock(path) => ("name_lock", path.to_string_lossy().into_owned()),
+            Deletion::IndexRow(name) => ("index_row", name.clone()),
         };
-        let duplicate = matches!(&item, Item::Instance(r) if items.iter().any(|i| matches!(i, Item::Instance(o) if o.target.name == r.target.name)));
-        if !duplicate {
-            items.push(item);
+        Removed { kind: kind.into(), name }
+    }
+}
+
+/// Step 2's save: the work at risk, into the quarantine, before anything is deleted.
+#[derive(Debug, Clone)]
+pub(crate) struct Save {
+    pub(crate) assessment: Assessment,
+    /// The isolation records to save the mounts by; `None`: they cannot be read, and the whole
+    /// `git/` tree of the instance is saved.
+    pub(crate) records: Option<Vec<Result<IsolationRecord, MalformedRecord>>>,
+}
+
+/// Step 3.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stamp {
+    /// The purge mark (unless an earlier run wrote it), then the terminal status in the manifest
+    /// and the index row.
+    Manifest { write_mark: bool },
+    /// No manifest: the index row alone, when it is not terminal already.
+    Row,
+}
+
+/// What a purge of one instance does, in order.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) identity: Identity,
+    /// Step 2 ran in this purge (no earlier run's purge mark).
+    pub(crate) assessed: bool,
+    pub(crate) save: Option<Save>,
+    /// Where an earlier run saved the work at risk (its purge mark says so).
+    pub(crate) saved_before: Option<String>,
+    pub(crate) stamp: Stamp,
+    pub(crate) docker: DockerNames,
+    pub(crate) deletions: Vec<Deletion>,
+    /// The bytes the directories hold (what a dry run says it would free).
+    pub(crate) directory_bytes: u64,
+}
+
+impl Plan {
+    /// The `purged` record of a dry run: what the purge would remove.
+    pub(crate) fn dry_run_report(self) -> Purged {
+        Purged {
+            identity: self.identity,
+            removed: self.deletions.iter().map(Deletion::removed).collect(),
+            freed_bytes: self.directory_bytes,
+            quarantine: None,
+            slimmed: false,
+            dry_run: true,
         }
     }
-    items
 }
 
-/// Retention of kept instances per (workspace, role, agent): beyond the newest `keep_last`, and
-/// older than `older_than`; when both are given, both must hold.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Selection {
-    pub terminal: bool,
-    pub older_than: Option<Duration>,
-    pub keep_last: Option<usize>,
+/// Step 1's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Next {
+    /// Not live: observe the work and plan.
+    Purge,
+    /// The role container runs and `--stop` was given: stop it, then observe again (the agent
+    /// could write until it is stopped).
+    StopFirst(DockerNames),
 }
 
-pub fn plan_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'static>> {
-    let now = std::time::SystemTime::now();
-    let mut targets = catalog.all();
-    // Newest first, whatever order the index file is in, so retention ranks each group right.
-    targets.sort_by(|a, b| {
-        let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();
-        at(b).cmp(&at(a))
-    });
-    let mut picked: Vec<Request> = Vec::new();
-    let mut groups: std::collections::BTreeMap<(Option<String>, String, String), usize> = Default::default();
-    for target in targets {
-        let Some(row) = &target.row else { continue };
-        let Some(status) = Status::parse(&row.status) else { continue };
-        if selection.terminal && (status.is_terminal() || status == Status::FailedSetup) {
-            picked.push(Request { only_if_clean: status == Status::FailedSetup, target, discard: false });
-            continue;
+/// Why an instance is not purged. Nothing of it changed.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// Step 1: the role container (named) runs (`--stop` stops it first).
+    Live(String),
+    /// Step 2: work at risk without a discard.
+    AtRisk { summary: String },
+    /// `--terminal` took a `failed_setup` session that is not clean: left alone.
+    NotClean { summary: String },
+    /// What cannot be read, or does not allow a purge: the error record's code and why.
+    Failed { code: &'static str, error: anyhow::Error },
+}
+
+/// Step 1: whether the instance can be purged now, must be stopped first, or is live. A manifest
+/// that cannot be read and a record that names another branch than the session's scratch branch
+/// refuse it before anything changes.
+pub(crate) fn liveness(seen: &Observation, options: &PurgeOptions) -> Result<Next, Refusal> {
+    if let Err(error) = &seen.manifest {
+        return Err(Refusal::Failed { code: "manifest_unreadable", error: anyhow::anyhow!("{error}") });
+    }
+    let branch = seen.name.scratch_branch();
+    if let Some(record) = seen.worktree_records().find(|r| r.scratch_branch != branch) {
+        return Err(Refusal::Failed { code: "purge_failed", error: not_the_scratch_branch(record, &branch) });
+    }
+    if !seen.role_running {
+        return Ok(Next::Purge);
+    }
+    match (options.stop, options.dry_run) {
+        (false, _) => Err(Refusal::Live(seen.docker.role_container.clone())),
+        // A dry run stops nothing: it says what the purge would do once stopped.
+        (true, true) => Ok(Next::Purge),
+        (true, false) => Ok(Next::StopFirst(seen.docker.clone())),
+    }
+}
+
+/// Steps 2 to 8 for an instance that is not live. `discard`: its decision record allowed
+/// discarding work at risk; `only_if_clean`: a `failed_setup` under `--terminal`.
+pub(crate) fn plan(
+    seen: &Observation,
+    discard: bool,
+    only_if_clean: bool,
+    options: &PurgeOptions,
+) -> Result<Plan, Refusal> {
+    let (identity, save, saved_before) = match &seen.mark {
+        // An earlier run passed step 2: the work was found clean or saved then.
+        Some(mark) => (seen.identity(), None, mark.quarantine.clone()),
+        None => {
+            let assessment = assessment(seen)?;
+            let identity = assessment.identity.clone();
+            (identity, check_work(seen, assessment, discard, only_if_clean, options)?, None)
         }
-        if !status.is_kept() || (selection.older_than.is_none() && selection.keep_last.is_none()) {
-            continue;
+    };
+    let stamp = if seen.has_manifest() { Stamp::Manifest { write_mark: seen.mark.is_none() } } else { Stamp::Row };
+    Ok(Plan {
+        identity,
+        assessed: seen.mark.is_none(),
+        save,
+        saved_before,
+        stamp,
+        docker: seen.docker.clone(),
+        deletions: deletions(seen),
+        directory_bytes: seen.directories.iter().map(|d| d.bytes).sum(),
+    })
+}
+
+/// The assessment of step 2; an instance of which nothing is left to read (a rerun after the
+/// directories were removed) is clean.
+fn assessment(seen: &Observation) -> Result<Assessment, Refusal> {
+    let nothing_left = matches!(seen.manifest, Ok(None)) && !seen.data_dir_exists;
+    match &seen.assessment {
+        Some(Ok(assessment)) => Ok(assessment.clone()),
+        _ if nothing_left => Ok(Assessment {
+            identity: seen.identity(),
+            verdict: Verdict::Clean,
+            in_place: true,
+            mounts: Vec::new(),
+            summary: "clean".into(),
+            assessed_at: seen.observed_at.clone(),
+            status: None,
+            disk: None,
+        }),
+        Some(Err(error)) => Err(Refusal::Failed { code: "assess_failed", error: anyhow::anyhow!("{error}") }),
+        None => Err(Refusal::Failed { code: "assess_failed", error: anyhow::anyhow!("the work was not assessed") }),
+    }
+}
+
+/// Step 2: work at risk stops the purge unless discarding it was allowed, and is then saved
+/// (unless `--no-quarantine`).
+fn check_work(
+    seen: &Observation,
+    assessment: Assessment,
+    discard: bool,
+    only_if_clean: bool,
+    options: &PurgeOptions,
+) -> Result<Option<Save>, Refusal> {
+    if !assessment.verdict.at_risk() {
+        return Ok(None);
+    }
+    if only_if_clean {
+        return Err(Refusal::NotClean { summary: assessment.summary });
+    }
+    if !(discard || options.discard_unfinished) {
+        return Err(Refusal::AtRisk { summary: assessment.summary });
+    }
+    if options.no_quarantine {
+        return Ok(None);
+    }
+    let records = match &seen.records {
+        Records::Read(records) => Some(records.clone()),
+        Records::Unreadable => None,
+    };
+    Ok(Some(Save { assessment, records }))
+}
+
+/// Steps 4 to 8: what is there to delete, in order.
+fn deletions(seen: &Observation) -> Vec<Deletion> {
+    let mut deletions: Vec<Deletion> = seen.docker_present.iter().cloned().map(Deletion::Docker).collect();
+    for worktree in &seen.worktrees {
+        if worktree.registered {
+            deletions.push(Deletion::Worktree { host: worktree.host.clone(), path: worktree.path.clone() });
         }
-        let rank =
-            groups.entry((row.workspace_name.clone(), row.role_key.clone(), row.agent_runtime.clone())).or_default();
-        *rank += 1;
-        let beyond_last = selection.keep_last.is_none_or(|n| *rank > n);
-        let old = selection
-            .older_than
-            .is_none_or(|age| crate::base::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
-        if beyond_last && old {
-            picked.push(Request { target, discard: false, only_if_clean: false });
+        if let Some(branch) = &worktree.branch {
+            deletions.push(Deletion::Branch { host: worktree.host.clone(), name: branch.clone() });
         }
     }
-    picked.into_iter().map(Item::Instance).collect()
+    deletions.extend(seen.directories.iter().filter(|d| d.exists).map(|d| Deletion::Directory(d.path.clone())));
+    deletions.extend(seen.name_lock.clone().map(Deletion::NameLock));
+    if seen.row.is_some() {
+        deletions.push(Deletion::IndexRow(seen.name.to_string()));
+    }
+    deletions
 }
 
-/// The kept instances (for `--slim --kept` and `--slim-older-than`), newest first; with
-/// `older_than` (the retention a cron runs every day), only those last updated longer ago than
-/// that and not slimmed since: a session is slimmed once after each time it is kept.
-pub fn plan_kept(catalog: &Catalog, store: &Store, older_than: Option<Duration>) -> Vec<Item<'static>> {
-    let now = std::time::SystemTime::now();
-    let mut targets = catalog.all();
-    targets.sort_by(|a, b| {
-        let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();
-        at(b).cmp(&at(a))
-    });
-    targets
-        .into_iter()
-        .filter(|target| {
-            let Some(row) = &target.row else { return false };
-            let kept = Status::parse(&row.status).is_some_and(Status::is_kept);
-            let updated = crate::base::time::parse_rfc3339(&row.updated_at);
-            let due = match older_than {
-                None => true,
-                Some(age) => updated.is_some_and(|at| at + age < now) && !slimmed_since(store, &target.name, updated),
-            };
-            kept && due
-        })
-        .map(|target| Item::Instance(Request { target, discard: false, only_if_clean: false }))
-        .collect()
+/// A record that names another branch than the session's scratch branch: the assessment would
+/// count the real scratch branch as surviving, and step 5 would be asked to delete a branch that
+/// is not the session's.
+pub(crate) fn not_the_scratch_branch(record: &IsolationRecord, branch: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the isolation record names branch {:?}, not this instance's scratch branch {branch}; not deleting it",
+        record.scratch_branch
+    )
 }
 
-/// Whether the session's last slim came after `updated` (its last keep, or any later change).
-fn slimmed_since(store: &Store, name: &InstanceName, updated: Option<std::time::SystemTime>) -> bool {
-    let Ok(continuity) = crate::state::continuity::read(store, name) else { return false };
-    let slimmed = continuity.slimmed.and_then(|s| crate::base::time::parse_rfc3339(&s.at));
-    matches!((slimmed, updated), (Some(slimmed), Some(updated)) if slimmed >= updated)
-}
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

@@ -1,0 +1,191 @@
+//! What purge reads of one instance before it decides (plan.rs): its files, whether its role
+//! container runs, its Docker resources, its worktrees' registrations and scratch branches, and
+//! the work at risk. Read once, with one rule for an isolation file that does not parse: it is
+//! `Records::Unreadable` everywhere, so no worktree of it is pruned and no branch deleted, and a
+//! discard saves the instance's whole `git/` tree. A fact the engine or git cannot tell stops
+//! the purge before anything changes.
+
+use std::path::{Path, PathBuf};
+
+use crate::engines::git;
+use crate::protocol::assessment::Assessment;
+use crate::protocol::identity::Identity;
+use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, MalformedRecord, Manifest};
+use crate::state::names::InstanceName;
+use crate::state::store::PurgeMark;
+use crate::tools::assess::{AssessOptions, Assessor};
+use crate::tools::teardown::{self, Resource};
+
+use super::plan::Refusal;
+use super::{remove, Purger, Request};
+
+/// The isolation records as read: each record parsed on its own, or the file unreadable.
+#[derive(Debug, Clone)]
+pub(crate) enum Records {
+    Read(Vec<Result<IsolationRecord, MalformedRecord>>),
+    Unreadable,
+}
+
+/// One worktree mount's registration and scratch branch in its host repository, where there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WorktreeSeen {
+    pub(crate) host: PathBuf,
+    pub(crate) path: String,
+    pub(crate) registered: bool,
+    /// The session's scratch branch, when the host repository has it.
+    pub(crate) branch: Option<String>,
+}
+
+/// The data or socket directory, and the bytes it holds (counted for a dry run only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DirectorySeen {
+    pub(crate) path: PathBuf,
+    pub(crate) exists: bool,
+    pub(crate) bytes: u64,
+}
+
+/// Everything the plan of one instance is made from.
+#[derive(Debug, Clone)]
+pub(crate) struct Observation {
+    pub(crate) name: InstanceName,
+    pub(crate) row: Option<IndexRow>,
+    /// `Err`: the manifest is there and cannot be read.
+    pub(crate) manifest: Result<Option<Manifest>, String>,
+    /// The manifest's Docker names, or the ones jackin derives when there is none.
+    pub(crate) docker: DockerNames,
+    pub(crate) role_running: bool,
+    pub(crate) records: Records,
+    pub(crate) data_dir_exists: bool,
+    /// `data/<c>.lock`, when it exists.
+    pub(crate) name_lock: Option<PathBuf>,
+    pub(crate) observed_at: String,
+    // Read by `observe_work`, once the session is known not to be live:
+    /// An earlier run passed step 2.
+    pub(crate) mark: Option<PurgeMark>,
+    /// Step 2's assessment; not made when the purge mark says it was.
+    pub(crate) assessment: Option<Result<Assessment, String>>,
+    /// The session's Docker resources that exist, in teardown order.
+    pub(crate) docker_present: Vec<Resource>,
+    pub(crate) worktrees: Vec<WorktreeSeen>,
+    pub(crate) directories: Vec<DirectorySeen>,
+}
+
+impl Observation {
+    /// The instance as its manifest, else its index row, else its name says.
+    pub(crate) fn identity(&self) -> Identity {
+        match (&self.manifest, &self.row) {
+            (Ok(Some(m)), _) => Identity::from_manifest(m),
+            (_, Some(r)) => Identity::from_row(r),
+            _ => Identity::of_name(self.name.as_str(), self.name.instance_id()),
+        }
+    }
+
+    pub(crate) fn has_manifest(&self) -> bool {
+        matches!(self.manifest, Ok(Some(_)))
+    }
+
+    /// The worktree records (none when the file cannot be read).
+    pub(crate) fn worktree_records(&self) -> impl Iterator<Item = &IsolationRecord> {
+        let records: &[Result<IsolationRecord, MalformedRecord>] = match &self.records {
+            Records::Read(records) => records,
+            Records::Unreadable => &[],
+        };
+        records.iter().flatten().filter(|r| r.isolation == IsolationKind::Worktree)
+    }
+}
+
+impl Purger<'_> {
+    /// Step 1's facts: the files, and whether the role container runs.
+    pub(crate) fn observe_session(&self, request: &Request) -> Result<Observation, Refusal> {
+        let store = self.store;
+        let name = request.target.name.clone();
+        let manifest = store.read_manifest(&name).map_err(|e| format!("{e:#}"));
+        let docker = match &manifest {
+            Ok(Some(m)) => m.docker.clone(),
+            _ => DockerNames::derived(name.as_str()),
+        };
+        let role_running = match &manifest {
+            Err(_) => false,
+            Ok(_) => self
+                .role_container_running(&docker)
+                .map_err(|error| Refusal::Failed { code: "docker_failed", error })?,
+        };
+        let records = match store.read_isolation(&name) {
+            Ok(isolation) => Records::Read(isolation.mounts()),
+            Err(_) => Records::Unreadable,
+        };
+        Ok(Observation {
+            row: request.target.row.clone(),
+            manifest,
+            docker,
+            role_running,
+            records,
+            data_dir_exists: exists(&store.instance_dir(&name)),
+            name_lock: Some(store.name_lock_path(&name)).filter(|p| exists(p)),
+            observed_at: crate::base::time::now_rfc3339(),
+            mark: None,
+            assessment: None,
+            docker_present: Vec::new(),
+            worktrees: Vec::new(),
+            directories: Vec::new(),
+            name,
+        })
+    }
+
+    /// Steps 2 to 8's facts, read under the host repositories' locks: the purge mark or the
+    /// assessment, and what there is to delete.
+    pub(crate) fn observe_work(&self, seen: &mut Observation) -> Result<(), Refusal> {
+        let store = self.store;
+        seen.mark = store.read_purge_mark(&seen.name);
+        if seen.mark.is_none() {
+            let assessor = Assessor::new(AssessOptions::default());
+            let assessment = assessor.instance(store, &seen.name, seen.row.as_ref()).map_err(|e| format!("{e:#}"));
+            seen.assessment = Some(assessment);
+        }
+        seen.docker_present = if self.options.dry_run {
+            teardown::present(self.engine, &seen.docker)
+        } else {
+            // A run removes them all in order and reports what it found; asking first would only
+            // cost a call per resource.
+            Vec::new()
+        };
+        let branch = seen.name.scratch_branch();
+        let mut worktrees = Vec::new();
+        for record in seen.worktree_records() {
+            worktrees.push(worktree_seen(record, &seen.name, &branch)?);
+        }
+        seen.worktrees = worktrees;
+        for dir in [store.instance_dir(&seen.name), store.socket_dir(&seen.name)] {
+            let there = exists(&dir);
+            // Counted for a dry run's report; a run counts what it deletes.
+            let bytes = if there && self.options.dry_run { remove::tree_bytes(&dir) } else { 0 };
+            seen.directories.push(DirectorySeen { path: dir, exists: there, bytes });
+        }
+        Ok(())
+    }
+}
+
+/// A worktree's registration and the session's scratch branch in its host repository. A host
+/// repository that is gone took both with it; one that is there and cannot be opened stops the
+/// purge.
+fn worktree_seen(record: &IsolationRecord, name: &InstanceName, branch: &str) -> Result<WorktreeSeen, Refusal> {
+    let host = PathBuf::from(&record.original_src);
+    let mut seen =
+        WorktreeSeen { host: host.clone(), path: record.worktree_path.clone(), registered: false, branch: None };
+    match git::Repo::open(&host) {
+        Ok(repo) => {
+            seen.registered = repo.registration(Path::new(&record.worktree_path), Some(name.as_str())).is_some();
+            seen.branch = repo.has_branch(branch).then(|| branch.to_owned());
+            Ok(seen)
+        }
+        Err(_) if !host.exists() => Ok(seen),
+        Err(e) => Err(Refusal::Failed {
+            code: "purge_failed",
+            error: e.context(format!("opening the host repository {}", host.display())),
+        }),
+    }
+}
+
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}

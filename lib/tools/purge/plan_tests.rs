@@ -1,0 +1,257 @@
+//! Purge's decisions, case by case, from observations built here: no Docker, no git, no files.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::*;
+use crate::protocol::assessment::Verdict;
+use crate::state::model::{IndexRow, IsolationKind, Manifest};
+use crate::state::names::InstanceName;
+use crate::state::store::PurgeMark;
+use crate::tools::purge::observe::{DirectorySeen, WorktreeSeen};
+
+const NAME: &str = "jk-abcd1234-app";
+const HOST: &str = "/srv/app";
+
+fn name() -> InstanceName {
+    InstanceName::parse(NAME).unwrap()
+}
+
+fn manifest() -> Manifest {
+    serde_json::from_value(json!({
+        "version": 1, "instance_id": "abcd1234", "container_base": NAME,
+        "created_at": "2026-11-29T09:00:00Z", "updated_at": "2026-11-29T09:00:00Z",
+        "workspace_name": null, "workspace_label": "app", "workdir": "/workspace/app",
+        "host_workdir_fingerprint": "f", "role_key": "agentsmith", "role_display_name": "Agent Smith",
+        "agent_runtime": "claude", "role_source_git": "", "role_source_ref": null, "image_tag": "t",
+        "status": "clean_exited", "last_attach_outcome": null,
+        "docker": {"role_container": NAME, "dind_container": format!("{NAME}-dind"), "network": format!("{NAME}-net"),
+                   "certs_volume": format!("{NAME}-dind-certs")},
+        "role_git_sha": null, "base_image_ref": null, "base_image_digest": null,
+    }))
+    .unwrap()
+}
+
+fn row() -> IndexRow {
+    IndexRow::from_manifest(&manifest())
+}
+
+fn record(branch: &str) -> IsolationRecord {
+    IsolationRecord {
+        workspace: "app".into(),
+        mount_dst: "/workspace/app".into(),
+        original_src: HOST.into(),
+        isolation: IsolationKind::Worktree,
+        worktree_path: format!("/home/jackin/data/{NAME}/git/app"),
+        scratch_branch: branch.into(),
+        base_commit: "0".repeat(40),
+        selector_key: "app".into(),
+        container_name: NAME.into(),
+        cleanup_status: "active".into(),
+        extra: Default::default(),
+    }
+}
+
+fn assessment(verdict: Verdict) -> Assessment {
+    Assessment {
+        identity: Identity::from_manifest(&manifest()),
+        verdict,
+        in_place: true,
+        mounts: Vec::new(),
+        summary: if verdict.at_risk() { "1 unpushed commit".into() } else { "clean".into() },
+        assessed_at: "2026-11-29T12:00:00Z".into(),
+        status: None,
+        disk: None,
+    }
+}
+
+/// A whole session, stopped, with one worktree mount: everything of it is there.
+fn seen(verdict: Verdict) -> Observation {
+    let manifest = manifest();
+    let docker = manifest.docker.clone();
+    Observation {
+        name: name(),
+        row: Some(row()),
+        docker_present: crate::tools::teardown::resources(&docker),
+        docker,
+        manifest: Ok(Some(manifest)),
+        role_running: false,
+        records: Records::Read(vec![Ok(record(&name().scratch_branch()))]),
+        data_dir_exists: true,
+        name_lock: Some(PathBuf::from(format!("/home/jackin/data/{NAME}.lock"))),
+        observed_at: "2026-11-29T12:00:00Z".into(),
+        mark: None,
+        assessment: Some(Ok(assessment(verdict))),
+        worktrees: vec![WorktreeSeen {
+            host: HOST.into(),
+            path: record("").worktree_path,
+            registered: true,
+            branch: Some(name().scratch_branch()),
+        }],
+        directories: vec![
+            DirectorySeen { path: format!("/home/jackin/data/{NAME}").into(), exists: true, bytes: 7 },
+            DirectorySeen { path: format!("/home/jackin/sockets/{NAME}").into(), exists: true, bytes: 3 },
+        ],
+    }
+}
+
+fn options() -> PurgeOptions {
+    PurgeOptions { quarantine_days: 14, ..Default::default() }
+}
+
+fn kinds(plan: &Plan) -> Vec<(String, String)> {
+    plan.deletions.iter().map(Deletion::removed).map(|r| (r.kind, r.name)).collect()
+}
+
+fn code(refusal: Refusal) -> &'static str {
+    match refusal {
+        Refusal::Live(_) => "live",
+        Refusal::AtRisk { .. } => "at_risk",
+        Refusal::NotClean { .. } => "not_clean",
+        Refusal::Failed { code, .. } => code,
+    }
+}
+
+#[test]
+fn a_clean_session_is_deleted_whole_in_lifecycle_order() {
+    let seen = seen(Verdict::Clean);
+    assert_eq!(liveness(&seen, &options()).unwrap(), Next::Purge);
+    let plan = plan(&seen, false, false, &options()).unwrap();
+    let expected: Vec<(String, String)> = [
+        ("container", NAME.to_owned()),
+        ("container", format!("{NAME}-dind")),
+        ("network", format!("{NAME}-net")),
+        ("volume", format!("{NAME}-dind-certs")),
+        ("worktree", record("").worktree_path),
+        ("branch", name().scratch_branch()),
+        ("directory", format!("/home/jackin/data/{NAME}")),
+        ("directory", format!("/home/jackin/sockets/{NAME}")),
+        ("name_lock", format!("/home/jackin/data/{NAME}.lock")),
+        ("index_row", NAME.to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, n)| (k.to_owned(), n))
+    .collect();
+    assert_eq!(kinds(&plan), expected);
+    assert!(plan.save.is_none() && plan.assessed);
+    assert_eq!(plan.stamp, Stamp::Manifest { write_mark: true });
+    assert_eq!(plan.directory_bytes, 10);
+    let report = plan.dry_run_report();
+    assert!(report.dry_run && report.quarantine.is_none());
+    assert_eq!(report.freed_bytes, 10);
+}
+
+#[test]
+fn only_what_is_there_is_planned() {
+    let mut seen = seen(Verdict::Clean);
+    seen.docker_present.clear();
+    seen.worktrees[0].registered = false;
+    seen.worktrees[0].branch = None;
+    seen.directories[1].exists = false;
+    seen.name_lock = None;
+    seen.row = None;
+    let plan = plan(&seen, false, false, &options()).unwrap();
+    assert_eq!(kinds(&plan), [("directory".to_owned(), format!("/home/jackin/data/{NAME}"))]);
+}
+
+#[test]
+fn work_at_risk_is_refused_without_a_discard() {
+    for verdict in [Verdict::Unpushed, Verdict::Dirty, Verdict::Unknown] {
+        let refusal = plan(&seen(verdict), false, false, &options()).unwrap_err();
+        let Refusal::AtRisk { summary } = refusal else { panic!("{verdict:?}: not at_risk") };
+        assert_eq!(summary, "1 unpushed commit");
+    }
+}
+
+#[test]
+fn a_discard_saves_the_work_at_risk_first_by_its_records() {
+    let seen = seen(Verdict::Unpushed);
+    for (discard, discard_unfinished) in [(true, false), (false, true)] {
+        let options = PurgeOptions { discard_unfinished, ..options() };
+        let plan = plan(&seen, discard, false, &options).unwrap();
+        let save = plan.save.expect("saved");
+        assert_eq!(save.assessment.verdict, Verdict::Unpushed);
+        assert_eq!(save.records.unwrap().len(), 1);
+        assert_eq!(plan.deletions.len(), 10, "and then everything goes");
+    }
+    let no_quarantine = PurgeOptions { discard_unfinished: true, no_quarantine: true, ..options() };
+    assert!(plan(&seen, false, false, &no_quarantine).unwrap().save.is_none());
+}
+
+#[test]
+fn a_failed_setup_under_terminal_is_left_alone_unless_clean() {
+    assert_eq!(code(plan(&seen(Verdict::Dirty), true, true, &options()).unwrap_err()), "not_clean");
+    assert!(plan(&seen(Verdict::Clean), false, true, &options()).is_ok());
+}
+
+#[test]
+fn unreadable_records_save_the_whole_git_tree_and_touch_no_host_repository() {
+    let mut seen = seen(Verdict::Unknown);
+    seen.records = Records::Unreadable;
+    seen.worktrees.clear();
+    assert_eq!(liveness(&seen, &options()).unwrap(), Next::Purge);
+    let plan = plan(&seen, true, false, &options()).unwrap();
+    assert!(plan.save.as_ref().expect("saved").records.is_none(), "the whole git/ tree");
+    assert!(!kinds(&plan).iter().any(|(kind, _)| kind == "worktree" || kind == "branch"));
+}
+
+#[test]
+fn a_live_session_is_refused_stopped_on_stop_and_never_stopped_by_a_dry_run() {
+    let mut seen = seen(Verdict::Clean);
+    seen.role_running = true;
+    assert_eq!(code(liveness(&seen, &options()).unwrap_err()), "live");
+    let stop = PurgeOptions { stop: true, ..options() };
+    assert_eq!(liveness(&seen, &stop).unwrap(), Next::StopFirst(seen.docker.clone()));
+    let dry = PurgeOptions { stop: true, dry_run: true, ..options() };
+    assert_eq!(liveness(&seen, &dry).unwrap(), Next::Purge);
+    let dry_without_stop = PurgeOptions { dry_run: true, ..options() };
+    assert_eq!(code(liveness(&seen, &dry_without_stop).unwrap_err()), "live");
+}
+
+#[test]
+fn a_record_naming_another_branch_is_refused_before_anything() {
+    let mut seen = seen(Verdict::Clean);
+    seen.records = Records::Read(vec![Ok(record("main"))]);
+    let stop = PurgeOptions { stop: true, ..options() };
+    seen.role_running = true;
+    let Refusal::Failed { code, error } = liveness(&seen, &stop).unwrap_err() else { panic!("not failed") };
+    assert_eq!(code, "purge_failed");
+    assert!(error.to_string().contains("names branch \"main\""), "{error}");
+}
+
+#[test]
+fn an_unreadable_manifest_is_refused() {
+    let mut seen = seen(Verdict::Clean);
+    seen.manifest = Err("expected value at line 1".into());
+    assert_eq!(code(liveness(&seen, &options()).unwrap_err()), "manifest_unreadable");
+}
+
+#[test]
+fn a_rerun_after_step_2_trusts_the_purge_mark() {
+    let mut seen = seen(Verdict::Unpushed);
+    seen.assessment = None;
+    seen.mark = Some(PurgeMark {
+        started_at: "2026-11-29T12:00:00Z".into(),
+        verdict: "at_risk_quarantined".into(),
+        quarantine: Some("/home/jackin/quarantine/q".into()),
+    });
+    let plan = plan(&seen, false, false, &options()).unwrap();
+    assert!(!plan.assessed && plan.save.is_none());
+    assert_eq!(plan.saved_before.as_deref(), Some("/home/jackin/quarantine/q"));
+    assert_eq!(plan.stamp, Stamp::Manifest { write_mark: false });
+}
+
+#[test]
+fn nothing_left_to_read_is_clean_and_an_assessment_that_failed_is_not() {
+    let mut seen = seen(Verdict::Clean);
+    seen.manifest = Ok(None);
+    seen.data_dir_exists = false;
+    seen.assessment = Some(Err("no data directory".into()));
+    let plan = plan(&seen, false, false, &options()).unwrap();
+    assert_eq!(plan.stamp, Stamp::Row);
+    assert_eq!(plan.identity.container_base, NAME);
+
+    seen.data_dir_exists = true;
+    assert_eq!(code(super::plan(&seen, false, false, &options()).unwrap_err()), "assess_failed");
+}

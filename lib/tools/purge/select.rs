@@ -1,0 +1,191 @@
+//! What a purge run acts on, in input order: the decisions and orphans on stdin, the instances
+//! named on the command line, or the ones a selection (`--terminal`, retention) picks from the
+//! catalog. Everything is checked before anything is deleted.
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::base::exit::Exit;
+use crate::protocol::envelope::{InputRecord, Record};
+use crate::protocol::records::{Decision, Orphan, Outcome};
+use crate::state::model::Status;
+use crate::state::names::InstanceName;
+use crate::state::select::{Catalog, Target};
+use crate::state::store::Store;
+
+use super::orphans;
+
+/// One instance to purge and why.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub target: Target,
+    /// Its decision record allowed discarding work at risk.
+    pub(crate) discard: bool,
+    /// `failed_setup` under `--terminal`: purged only when verified clean, else left alone.
+    pub(crate) only_if_clean: bool,
+}
+
+/// What a run does, in input order. (A few per run: boxing `Request` would buy nothing.)
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Item<'a> {
+    PassThrough(&'a InputRecord),
+    Instance(Request),
+    Orphan(Orphan),
+    Unresolved { arg: String, code: &'static str, message: String },
+}
+
+impl Item<'_> {
+    pub fn is_work(&self) -> bool {
+        matches!(self, Item::Instance(_) | Item::Orphan(_))
+    }
+}
+
+/// The work named by records on stdin. Checked whole before anything acts: a `decision` or
+/// `orphan` that does not parse, or names something that is not a jackin name, is bad input.
+pub fn items_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> Result<Vec<Item<'a>>> {
+    let mut items = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for record in records {
+        match record.kind.as_str() {
+            Decision::TYPE => {
+                let decision: Decision = record.parse()?;
+                InstanceName::parse(&decision.identity.container_base).map_err(|e| {
+                    Exit::BadInput.err(format_args!("line {}: bad decision record: {e:#}", record.line_no))
+                })?;
+                if decision.outcome != Outcome::Clean || decision.dry_run {
+                    items.push(Item::PassThrough(record));
+                    continue;
+                }
+                let name = decision.identity.container_base.clone();
+                if seen.contains(&name) {
+                    continue;
+                }
+                seen.push(name.clone());
+                items.push(match catalog.resolve(&name) {
+                    Ok(target) => {
+                        Item::Instance(Request { target, discard: decision.discard_unfinished, only_if_clean: false })
+                    }
+                    // Nothing of it is left: a rerun after a finished purge.
+                    Err(_) => Item::Instance(Request {
+                        target: Target { name: InstanceName::parse(&name)?, row: None },
+                        discard: decision.discard_unfinished,
+                        only_if_clean: false,
+                    }),
+                });
+            }
+            Orphan::TYPE => {
+                let orphan: Orphan = record.parse()?;
+                orphans::check_name(&orphan).map_err(|e| {
+                    Exit::BadInput.err(format_args!("line {}: bad orphan record: {e:#}", record.line_no))
+                })?;
+                if orphan.dry_run {
+                    items.push(Item::PassThrough(record));
+                } else {
+                    items.push(Item::Orphan(orphan));
+                }
+            }
+            _ => items.push(Item::PassThrough(record)),
+        }
+    }
+    Ok(items)
+}
+
+/// The instances named on the command line.
+pub fn items_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec<Item<'static>> {
+    let mut items: Vec<Item> = Vec::new();
+    for arg in args {
+        let item = match catalog.resolve(arg) {
+            Ok(target) => Item::Instance(Request { target, discard: false, only_if_clean: false }),
+            // A full name with leftovers (a lock, a socket dir) but no row or data dir: finish it.
+            Err(why) => match InstanceName::parse(arg) {
+                Ok(name) if store.name_lock_path(&name).exists() || store.socket_dir(&name).exists() => {
+                    Item::Instance(Request { target: Target { name, row: None }, discard: false, only_if_clean: false })
+                }
+                _ => Item::Unresolved { arg: arg.clone(), code: why.code, message: why.message },
+            },
+        };
+        let duplicate = matches!(&item, Item::Instance(r) if items.iter().any(|i| matches!(i, Item::Instance(o) if o.target.name == r.target.name)));
+        if !duplicate {
+            items.push(item);
+        }
+    }
+    items
+}
+
+/// Retention of kept instances per (workspace, role, agent): beyond the newest `keep_last`, and
+/// older than `older_than`; when both are given, both must hold.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection {
+    pub terminal: bool,
+    pub older_than: Option<Duration>,
+    pub keep_last: Option<usize>,
+}
+
+pub fn items_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'static>> {
+    let now = std::time::SystemTime::now();
+    let mut targets = catalog.all();
+    // Newest first, whatever order the index file is in, so retention ranks each group right.
+    targets.sort_by(|a, b| {
+        let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();
+        at(b).cmp(&at(a))
+    });
+    let mut picked: Vec<Request> = Vec::new();
+    let mut groups: std::collections::BTreeMap<(Option<String>, String, String), usize> = Default::default();
+    for target in targets {
+        let Some(row) = &target.row else { continue };
+        let Some(status) = Status::parse(&row.status) else { continue };
+        if selection.terminal && (status.is_terminal() || status == Status::FailedSetup) {
+            picked.push(Request { only_if_clean: status == Status::FailedSetup, target, discard: false });
+            continue;
+        }
+        if !status.is_kept() || (selection.older_than.is_none() && selection.keep_last.is_none()) {
+            continue;
+        }
+        let rank =
+            groups.entry((row.workspace_name.clone(), row.role_key.clone(), row.agent_runtime.clone())).or_default();
+        *rank += 1;
+        let beyond_last = selection.keep_last.is_none_or(|n| *rank > n);
+        let old = selection
+            .older_than
+            .is_none_or(|age| crate::base::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
+        if beyond_last && old {
+            picked.push(Request { target, discard: false, only_if_clean: false });
+        }
+    }
+    picked.into_iter().map(Item::Instance).collect()
+}
+
+/// The kept instances (for `--slim --kept` and `--slim-older-than`), newest first; with
+/// `older_than` (the retention a cron runs every day), only those last updated longer ago than
+/// that and not slimmed since: a session is slimmed once after each time it is kept.
+pub fn items_kept(catalog: &Catalog, store: &Store, older_than: Option<Duration>) -> Vec<Item<'static>> {
+    let now = std::time::SystemTime::now();
+    let mut targets = catalog.all();
+    targets.sort_by(|a, b| {
+        let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();
+        at(b).cmp(&at(a))
+    });
+    targets
+        .into_iter()
+        .filter(|target| {
+            let Some(row) = &target.row else { return false };
+            let kept = Status::parse(&row.status).is_some_and(Status::is_kept);
+            let updated = crate::base::time::parse_rfc3339(&row.updated_at);
+            let due = match older_than {
+                None => true,
+                Some(age) => updated.is_some_and(|at| at + age < now) && !slimmed_since(store, &target.name, updated),
+            };
+            kept && due
+        })
+        .map(|target| Item::Instance(Request { target, discard: false, only_if_clean: false }))
+        .collect()
+}
+
+/// Whether the session's last slim came after `updated` (its last keep, or any later change).
+fn slimmed_since(store: &Store, name: &InstanceName, updated: Option<std::time::SystemTime>) -> bool {
+    let Ok(continuity) = crate::state::continuity::read(store, name) else { return false };
+    let slimmed = continuity.slimmed.and_then(|s| crate::base::time::parse_rfc3339(&s.at));
+    matches!((slimmed, updated), (Some(slimmed), Some(updated)) if slimmed >= updated)
+}
