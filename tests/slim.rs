@@ -313,3 +313,30 @@ fn a_filesystem_mounted_inside_target_is_not_entered() {
     assert_eq!(again.status.code(), Some(0), "once unmounted: {}", stderr(&again));
     assert!(!worktree.join("target").exists());
 }
+
+/// A mount whose directory is gone has nothing to slim and stops nothing; one whose path cannot be
+/// resolved for another reason (here a link that points at itself) is an error, never "nothing
+/// there", and the session is left as it was.
+#[test]
+fn a_mount_gone_is_nothing_to_slim_and_one_that_cannot_be_read_is_an_error() {
+    if !engine_available("a_mount_gone_is_nothing_to_slim_and_one_that_cannot_be_read_is_an_error") {
+        return;
+    }
+    let Scene { home, inst, worktree, .. } = scene();
+    let moved = worktree.with_file_name("moved-away");
+    fs::rename(&worktree, &moved).unwrap();
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let slimmed = records::<Purged>(&out.stdout).remove(0);
+    assert!(slimmed.slimmed && slimmed.removed.is_empty() && slimmed.freed_bytes == 0, "{slimmed:?}");
+    assert!(moved.join("target/debug/app").exists());
+
+    std::os::unix::fs::symlink(&worktree, &worktree).unwrap();
+    let before = home.snapshot();
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "slim_failed");
+    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+    assert_eq!(home.snapshot(), before, "nothing changed");
+    assert!(moved.join("target/debug/app").exists());
+}
