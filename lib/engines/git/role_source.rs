@@ -40,7 +40,14 @@ fn fetch_callbacks() -> git2::RemoteCallbacks<'static> {
 /// is already there is read, nothing is created, fetched or written, and `None` says that the
 /// cache cannot tell: a resume would fetch first. Either way an id that is no commit id, or an
 /// abbreviation the cache holds more than one object of, is an error.
+///
+/// An error with a libgit2 cause among its own ends a run with exit 4, as every other git error of
+/// the engine does (error.rs).
 pub fn role_commit(cache: &Path, url: &str, sha: &str, fetch: bool) -> anyhow::Result<Option<String>> {
+    commit_of(cache, url, sha, fetch).map_err(super::error::classified)
+}
+
+fn commit_of(cache: &Path, url: &str, sha: &str, fetch: bool) -> anyhow::Result<Option<String>> {
     if fetch {
         let repo = source_cache(cache)?;
         return Ok(Some(fetched_commit(&repo, url, sha)?.to_string()));
@@ -163,6 +170,10 @@ fn fetched_commit(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Oid
 /// read. https:// needs the transport jackin-restore registers at start (git2-curl); this library
 /// does not link it, see bins/jackin-restore.rs.
 pub fn source_tar(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>> {
+    tar_of(cache, url, sha).map_err(super::error::classified)
+}
+
+fn tar_of(cache: &Path, url: &str, sha: &str) -> anyhow::Result<Vec<u8>> {
     let repo = source_cache(cache)?;
     let id = fetched_commit(&repo, url, sha)?;
     let commit = repo.find_commit(id)?;
@@ -236,5 +247,19 @@ mod tests {
         assert_eq!(role_commit(&cache, url, &id[..7], true).unwrap().as_deref(), Some(id.as_str()), "fetched");
         assert_eq!(role_commit(&cache, url, &id[..7], false).unwrap().as_deref(), Some(id.as_str()), "then cached");
         assert_eq!(role_commit(&cache, url, "0000000", false).unwrap(), None, "only a fetch could say it is not there");
+    }
+
+    /// A role source that cannot be fetched is libgit2's error, and ends a run with exit 4 (a
+    /// repository that cannot be read), as the engine's other git errors do.
+    #[test]
+    fn a_fetch_that_fails_is_exit_4() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = tmp.path().join("cache");
+        let nowhere = tmp.path().join("no-such-repository").to_string_lossy().into_owned();
+        let sha = "0".repeat(40);
+        let error = role_commit(&cache, &nowhere, &sha, true).unwrap_err();
+        assert_eq!(crate::base::exit::Exit::of(&error), crate::base::exit::Exit::Unavailable, "{error:#}");
+        let error = source_tar(&cache, &nowhere, &sha).unwrap_err();
+        assert_eq!(crate::base::exit::Exit::of(&error), crate::base::exit::Exit::Unavailable, "{error:#}");
     }
 }
