@@ -44,15 +44,6 @@ fn looks_only(args: &RestoreArgs) -> bool {
     args.list || args.plan || args.dry_run
 }
 
-/// How a plan of this run resolves an abbreviated `role_git_sha`.
-fn role_source(args: &RestoreArgs) -> RoleSource {
-    if looks_only(args) {
-        RoleSource::Cached
-    } else {
-        RoleSource::Fetch
-    }
-}
-
 fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catalog: &Catalog) -> Result<Exit> {
     let names = catalog.all().into_iter().map(|t| t.name).collect();
     let changes = reconcile_first(ctx, engine, store, names, looks_only(args))?;
@@ -66,7 +57,8 @@ fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catal
         SortArg::Age => restore::Order::Newest,
         SortArg::Size => restore::Order::Largest,
     };
-    let candidates = restore::candidates(engine, store, &changes, &filters, order, role_source(args))?;
+    let candidates =
+        restore::candidates(engine, store, &changes, &filters, order, RoleSource::for_run(looks_only(args)))?;
     // The picker on a terminal that can draw, unless a list was asked for; else the list.
     let Some(tty) = Tty::open().filter(|tty| !looks_only(args) && tty.can_draw()) else {
         for candidate in &candidates {
@@ -94,7 +86,8 @@ fn resume(
     let target = catalog.resolve(arg).map_err(|why| Exit::Partial.wrap(why))?;
     let name = target.name;
     let changes = reconcile_first(ctx, engine, store, vec![name.clone()], looks_only(args))?;
-    let Prepared { manifest, kept, plan } = restore::prepare(engine, store, &name, &changes, role_source(args))?;
+    let Prepared { manifest, kept, plan } =
+        restore::prepare(engine, store, &name, &changes, RoleSource::for_run(looks_only(args)))?;
     if !restore::resumable(Status::parse(&manifest.status), plan.role.is_some()) {
         return refuse(ctx, &name, "not_resumable", format!("status {} is not resumable", manifest.status));
     }

@@ -49,6 +49,17 @@ pub enum RoleSource {
     Cached,
 }
 
+impl RoleSource {
+    /// A run that only looks (`dry_run`: `--list`, `--plan`, `--dry-run`) reads the cache alone.
+    pub fn for_run(dry_run: bool) -> Self {
+        if dry_run {
+            RoleSource::Cached
+        } else {
+            RoleSource::Fetch
+        }
+    }
+}
+
 /// What stops a resume (the preserved state is gone or unregistered), and what only drifted
 /// (a worktree on another branch or a detached HEAD): (stops, drift).
 pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, Vec<String>) {
