@@ -120,7 +120,10 @@ fn file_orphans(scan: &Scan, dirs: &BTreeSet<InstanceName>, orphans: &mut Vec<Or
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e).with_context(|| format!("listing {}", data.display())),
     };
-    for entry in entries.flatten() {
+    // In name order, not the directory's: a run's records come out the same from run to run.
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
         let Some(file) = entry.file_name().to_str().map(str::to_owned) else { continue };
         if !entry.file_type().is_ok_and(|t| t.is_file()) {
             continue;
@@ -136,7 +139,9 @@ fn file_orphans(scan: &Scan, dirs: &BTreeSet<InstanceName>, orphans: &mut Vec<Or
     }
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(scan.store.meta_dir(dir)) else { continue };
-        for entry in entries.flatten() {
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
             let Some(file) = entry.file_name().to_str().map(str::to_owned) else { continue };
             if let Some(pid) = temp_writer(&file) {
                 if !writer_alive(pid) && entry.file_type().is_ok_and(|t| t.is_file()) {
