@@ -37,7 +37,7 @@ fn normalized(line: &str, tmp: &str, prefix: &str) -> String {
         let Some(end) = string_end(rest) else { break };
         let text = &rest[..end];
         rest = &rest[end..];
-        if VOLATILE_KEYS.iter().any(|k| text == *k) && rest.starts_with("\":") {
+        if VOLATILE_KEYS.contains(&text) && rest.starts_with("\":") {
             out.push_str(text);
             out.push_str("\":");
             rest = &rest[2..];
