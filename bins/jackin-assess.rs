@@ -6,6 +6,7 @@ use jackin::base::parallel;
 use jackin::face::cli::AssessArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::protocol::assessment::Assessment;
+use jackin::protocol::codes::ErrorCode;
 use jackin::tools::assess::{self, AssessOptions, Assessor, Step};
 
 fn main() {
@@ -44,13 +45,13 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
     for step in steps {
         match step {
             Step::PassThrough(record) => ctx.pass_through(record)?,
-            Step::Unresolved(arg, why) => ctx.fail(Some(&arg), why.code, &why.into())?,
+            Step::Unresolved(arg, why) => ctx.fail(Some(&arg), why.code.into(), &why.into())?,
             Step::Assess(i) => match results[i].take().expect("each target is assessed once") {
                 Ok(assessment) => {
                     findings |= assessment.verdict.at_risk();
                     ctx.emit(&assessment)?;
                 }
-                Err(e) => ctx.fail(Some(targets[i].name.as_str()), "assess_failed", &e)?,
+                Err(e) => ctx.fail(Some(targets[i].name.as_str()), ErrorCode::AssessFailed, &e)?,
             },
         }
     }

@@ -9,6 +9,7 @@ use jackin::face::cli::{AnswerArg, KeepArgs};
 use jackin::face::driver::{self, Ctx};
 use jackin::face::screens::{exit as dialog, Tty};
 use jackin::protocol::assessment::{Assessment, Verdict};
+use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::envelope::InputRecord;
 use jackin::protocol::records::Outcome;
 use jackin::state::config::configured_policy;
@@ -22,7 +23,7 @@ fn main() {
 
 enum Step<'a> {
     Pass(&'a InputRecord),
-    Fail(String, &'static str, anyhow::Error),
+    Fail(String, ErrorCode, anyhow::Error),
     Live(Session),
     Act(Session, Ruling),
 }
@@ -59,8 +60,8 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
         };
         let container = assessment.identity.container_base.clone();
         match keep::observe(&store, engine, assessment, policy)? {
-            Err(e) if Exit::of(&e) == Exit::Usage => steps.push(Step::Fail(container, "bad_name", e)),
-            Err(e) => steps.push(Step::Fail(container, "keep_failed", e)),
+            Err(e) if Exit::of(&e) == Exit::Usage => steps.push(Step::Fail(container, ErrorCode::BadName, e)),
+            Err(e) => steps.push(Step::Fail(container, ErrorCode::KeepFailed, e)),
             Ok(session) if session.live() && !args.stop => steps.push(Step::Live(session)),
             Ok(session) => {
                 let asked = ask(ctx, &args, flags, &store, &session, &mut tty)?;
@@ -81,7 +82,7 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                     "the session is live (its role container {} is running): nothing was changed; --stop stops it first",
                     session.manifest.docker.role_container
                 );
-                ctx.refuse_busy(session.name.as_str(), "live", &anyhow::anyhow!(message))?;
+                ctx.refuse_busy(session.name.as_str(), ErrorCode::Live, &anyhow::anyhow!(message))?;
             }
             Step::Act(session, ruling) => {
                 if let Some(warning) = &ruling.warning {
@@ -92,7 +93,11 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                     match keep::apply(&store, engine, &session, &ruling) {
                         Ok(warnings) => warnings.iter().for_each(|w| ctx.warn(format_args!("{}: {w}", session.name))),
                         Err(e) => {
-                            let code = if ruling.outcome == Outcome::Keep { "keep_failed" } else { "clean_failed" };
+                            let code = if ruling.outcome == Outcome::Keep {
+                                ErrorCode::KeepFailed
+                            } else {
+                                ErrorCode::CleanFailed
+                            };
                             ctx.fail(Some(session.name.as_str()), code, &e)?;
                             continue;
                         }

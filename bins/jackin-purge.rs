@@ -6,6 +6,7 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::face::progress::Progress;
+use jackin::protocol::codes::ResourceKind;
 use jackin::protocol::identity::Identity;
 use jackin::protocol::records::{Purged, PurgedReport, Removed};
 use jackin::state::select::Catalog;
@@ -102,7 +103,7 @@ impl Tally {
     fn report(&mut self, ctx: &mut Ctx, item: &Item<'_>, outcome: Option<Outcome>) -> Result<()> {
         match (item, outcome) {
             (Item::PassThrough(record), _) => ctx.pass_through(record),
-            (Item::Unresolved { arg, code, message }, _) => ctx.fail(Some(arg), code, &anyhow::anyhow!("{message}")),
+            (Item::Unresolved { arg, code, message }, _) => ctx.fail(Some(arg), *code, &anyhow::anyhow!("{message}")),
             (_, Some(Outcome::Purged(record))) => {
                 self.purged += 1;
                 self.freed += record.freed_bytes;
@@ -130,7 +131,7 @@ fn expire(args: &PurgeArgs, ctx: &mut Ctx, store: &Store, tally: &mut Tally) -> 
         tally.freed += expired.bytes;
         ctx.emit(&PurgedReport(&Purged {
             identity,
-            removed: vec![Removed { kind: "quarantine".into(), name }],
+            removed: vec![Removed { kind: ResourceKind::Quarantine, name }],
             freed_bytes: expired.bytes,
             quarantine: None,
             slimmed: false,

@@ -8,6 +8,7 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::{RestoreArgs, SortArg};
 use jackin::face::driver::{self, Ctx};
 use jackin::face::screens::{picker, Tty};
+use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::envelope::Record;
 use jackin::protocol::records::Change;
 use jackin::state::model::Status;
@@ -89,24 +90,24 @@ fn resume(
     let Prepared { manifest, kept, plan } =
         restore::prepare(engine, store, &name, &changes, RoleSource::for_run(looks_only(args)))?;
     if !restore::resumable(Status::parse(&manifest.status), plan.role.is_some()) {
-        return refuse(ctx, &name, "not_resumable", format!("status {} is not resumable", manifest.status));
+        return refuse(ctx, &name, ErrorCode::NotResumable, format!("status {} is not resumable", manifest.status));
     }
     if args.plan || args.dry_run {
         ctx.emit(&restore::planned(&manifest, &plan))?;
-        return Ok(if plan.ready() { Exit::Ok } else { refuse(ctx, &name, "not_ready", plan.not_ready())? });
+        return Ok(if plan.ready() { Exit::Ok } else { refuse(ctx, &name, ErrorCode::NotReady, plan.not_ready())? });
     }
     let assessment = Assessor::new(AssessOptions::default()).instance(store, &name, target.row.as_ref())?;
     restore::acknowledge(&assessment, args.yes)?;
     if !plan.ready() {
         let why = format!("cannot resume, nothing was changed: {}", plan.missing.join("; "));
-        return refuse(ctx, &name, "not_ready", why);
+        return refuse(ctx, &name, ErrorCode::NotReady, why);
     }
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
     let tier = plan.tier.expect("a ready plan has a tier");
     let ran = match restore::execute(engine, store, &name, &manifest, kept.recipe.as_ref(), &plan, waits) {
         Ok(ran) => ran,
         Err(e) => {
-            ctx.fail(Some(name.as_str()), "restore_failed", &e)?;
+            ctx.fail(Some(name.as_str()), ErrorCode::RestoreFailed, &e)?;
             return Ok(Exit::Partial);
         }
     };
@@ -146,7 +147,7 @@ fn reconcile_first(
     Ok(report.changes)
 }
 
-fn refuse(ctx: &mut Ctx, name: &InstanceName, code: &str, why: String) -> Result<Exit> {
+fn refuse(ctx: &mut Ctx, name: &InstanceName, code: ErrorCode, why: String) -> Result<Exit> {
     ctx.fail(Some(name.as_str()), code, &anyhow::anyhow!(why))?;
     Ok(Exit::Partial)
 }

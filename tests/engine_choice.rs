@@ -44,7 +44,7 @@ fn exit_code_seen(home: &Home, container: &str, env: &[(&str, &str)], args: &[&s
     assert_eq!(out.status.code(), Some(0), "{env:?} {args:?}: {}", stderr(&out));
     let changes = records_of::<Change>(&out.stdout);
     let change = changes.iter().find(|c| c.identity.container_base == container).expect("the exited session changes");
-    change.evidence["role"]["exit_code"].as_i64().unwrap()
+    change.evidence.role().exit_code.unwrap()
 }
 
 #[test]

@@ -177,13 +177,13 @@ fn the_rules_table_with_real_containers() {
     assert_eq!(transition(c), ("active", "crashed", "container_removed"));
     let c = change_of(&changes, &exited.container).expect("exited container");
     assert_eq!((c.to.as_str(), c.cause.as_str()), ("crashed", "container_exited"));
-    assert_eq!(c.evidence["role"]["exit_code"], 3);
-    assert_eq!(c.evidence["role"]["oom_killed"], false);
-    assert!(c.evidence["role"]["finished_at"].is_string());
+    let role = c.evidence.exit().role.clone();
+    assert_eq!((role.exit_code, role.oom_killed), (Some(3), Some(false)));
+    assert!(role.finished_at.is_some());
     let c = change_of(&changes, &oom.container).expect("OOM-killed container");
     assert_eq!((c.to.as_str(), c.cause.as_str()), ("crashed", "container_exited"));
-    assert_eq!(c.evidence["role"]["oom_killed"], true);
-    assert_eq!(c.evidence["role"]["exit_code"], 137);
+    let role = c.evidence.exit().role.clone();
+    assert_eq!((role.exit_code, role.oom_killed), (Some(137), Some(true)));
     let c = change_of(&changes, &kept.container).expect("running under a kept row");
     assert_eq!(transition(c), ("restore_available", "running", "container_running"));
     assert!(change_of(&changes, &live.container).is_none());
@@ -204,7 +204,7 @@ fn the_rules_table_with_real_containers() {
     }
     let cont = home.continuity(&oom.container);
     assert_eq!(cont.cause.as_deref(), Some("container_exited"));
-    assert_eq!(cont.evidence.expect("the evidence of the exit")["role"]["oom_killed"], true);
+    assert_eq!(cont.evidence.expect("the evidence of the exit").exit().role.oom_killed, Some(true));
     let history = &cont.history;
     assert_eq!(history.len(), 1);
     assert_eq!(
@@ -310,21 +310,23 @@ fn a_real_host_kill_is_labelled_killed_by_host() {
         let c =
             change_of(&changes, &inst.container).unwrap_or_else(|| panic!("{} changed: {changes:?}", inst.container));
         assert_eq!(transition(c), (from, "crashed", "killed_by_host"), "{c:?}");
-        let evidence = &c.evidence;
-        assert_eq!(evidence["role"]["exit_code"], 255, "{evidence}");
-        assert_eq!(evidence["role"]["oom_killed"], false, "{evidence}");
-        assert_eq!(evidence["sidecar"]["exit_code"], 255, "{evidence}");
-        assert!(evidence["sign"].is_string(), "{evidence}");
-        assert!(evidence["engine_started_at"].is_string(), "{evidence}");
-        assert!(evidence["host_boot_time"].is_string(), "{evidence}");
+        let evidence = c.evidence.exit();
+        assert_eq!((evidence.role.exit_code, evidence.role.oom_killed), (Some(255), Some(false)), "{evidence:?}");
+        assert_eq!(evidence.sidecar.as_ref().and_then(|s| s.exit_code), Some(255), "{evidence:?}");
+        assert!(evidence.sign.is_some(), "{evidence:?}");
+        assert!(evidence.engine_started_at.is_some(), "{evidence:?}");
+        assert!(evidence.host_boot_time.is_some(), "{evidence:?}");
         assert_eq!(home.status(&inst.container), ("crashed".into(), "crashed".into()));
         let cont = home.continuity(&inst.container);
         assert_eq!(cont.cause.as_deref(), Some("killed_by_host"));
-        assert_eq!(cont.evidence.expect("the evidence of the kill")["sidecar"]["exit_code"], 255);
+        assert_eq!(
+            cont.evidence.expect("the evidence of the kill").exit().sidecar.as_ref().and_then(|s| s.exit_code),
+            Some(255)
+        );
     }
     let c = change_of(&changes, &own_exit.container).expect("the ordinary exit");
     assert_eq!(c.cause, "container_exited");
-    assert_eq!(c.evidence["role"]["exit_code"], 4);
+    assert_eq!(c.evidence.role().exit_code, Some(4));
     drop(made);
     drop(engine);
 }
@@ -364,8 +366,9 @@ fn an_exit_before_an_engine_restart_is_not_killed_by_host() {
     let changes = records_of::<Change>(&out.stdout);
     let c = change_of(&changes, &ended.container).unwrap_or_else(|| panic!("no change: {changes:?}"));
     assert_eq!(transition(c), ("active", "crashed", "container_exited"), "{c:?}");
-    assert_eq!(c.evidence["role"]["exit_code"], 255, "{}", c.evidence);
-    assert!(c.evidence["engine_started_at"].is_string(), "{}", c.evidence);
+    let evidence = c.evidence.exit();
+    assert_eq!(evidence.role.exit_code, Some(255), "{evidence:?}");
+    assert!(evidence.engine_started_at.is_some(), "{evidence:?}");
     drop(made);
     drop(engine);
 }

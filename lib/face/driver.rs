@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use crate::base::exit::{is_broken_pipe, Exit};
 use crate::face::cli::{CommonArgs, Format, ToolArgs};
+use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{self, InputRecord, Record};
 use crate::protocol::records::ErrorRecord;
 use crate::state::select::{Catalog, Unresolved};
@@ -160,18 +161,18 @@ impl Ctx {
 
     /// One instance failed: say so on stderr and as an `error` record, and carry on; the run
     /// will exit 6.
-    pub fn fail(&mut self, container_base: Option<&str>, code: &str, error: &anyhow::Error) -> Result<()> {
+    pub fn fail(&mut self, container_base: Option<&str>, code: ErrorCode, error: &anyhow::Error) -> Result<()> {
         self.failures += 1;
         self.report(container_base, code, error)
     }
 
     /// A session left alone because it is live or locked: said like a failure, but it makes the
     /// run exit 5 (busy, retry later) instead of 6, which the caller decides.
-    pub fn refuse_busy(&mut self, container_base: &str, code: &str, error: &anyhow::Error) -> Result<()> {
+    pub fn refuse_busy(&mut self, container_base: &str, code: ErrorCode, error: &anyhow::Error) -> Result<()> {
         self.report(Some(container_base), code, error)
     }
 
-    fn report(&mut self, container_base: Option<&str>, code: &str, error: &anyhow::Error) -> Result<()> {
+    fn report(&mut self, container_base: Option<&str>, code: ErrorCode, error: &anyhow::Error) -> Result<()> {
         match container_base {
             Some(c) => self.say(format_args!("error: {c}: {error:#}")),
             None => self.say(format_args!("error: {error:#}")),
@@ -180,11 +181,11 @@ impl Ctx {
     }
 
     /// The `error` record this run writes about `container_base` (or the run, without one).
-    pub(crate) fn error_record(&self, container_base: Option<&str>, code: &str, message: String) -> ErrorRecord {
+    pub(crate) fn error_record(&self, container_base: Option<&str>, code: ErrorCode, message: String) -> ErrorRecord {
         ErrorRecord {
             tool: self.tool.to_owned(),
             container_base: container_base.map(str::to_owned),
-            code: code.to_owned(),
+            code,
             message,
             dry_run: self.dry_run,
         }

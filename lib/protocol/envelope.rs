@@ -152,13 +152,13 @@ mod tests {
         let rec = ErrorRecord {
             tool: "t".into(),
             container_base: None,
-            code: "c".into(),
+            code: crate::protocol::codes::ErrorCode::Busy,
             message: "m".into(),
             dry_run: false,
         };
         assert_eq!(
             to_line(&rec).unwrap(),
-            r#"{"schema_version":1,"type":"error","data":{"tool":"t","container_base":null,"code":"c","message":"m"}}"#
+            r#"{"schema_version":1,"type":"error","data":{"tool":"t","container_base":null,"code":"busy","message":"m"}}"#
         );
     }
 }

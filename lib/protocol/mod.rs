@@ -2,7 +2,9 @@
 //! read and write, and its text rendering.
 
 pub mod assessment;
+pub mod codes;
 pub mod envelope;
+pub mod evidence;
 pub mod identity;
 pub mod records;
 

@@ -1,20 +1,20 @@
 //! The records each tool writes (protocol.md, "Record types") other than the assessment, and
 //! their text renderings.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use crate::protocol::assessment::{Disk, Verdict};
+use crate::protocol::codes::{Cause, ErrorCode, OrphanKind, ResourceKind};
 use crate::protocol::envelope::Record;
+use crate::protocol::evidence::Evidence;
 use crate::protocol::identity::Identity;
 use crate::state::config::Policy;
+use serde::{Deserialize, Serialize};
 
 /// `error`: one instance (or the run) failed; the others carried on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ErrorRecord {
     pub(crate) tool: String,
     pub(crate) container_base: Option<String>,
-    pub(crate) code: String,
+    pub(crate) code: ErrorCode,
     pub(crate) message: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) dry_run: bool,
@@ -93,10 +93,9 @@ impl Record for Decision {
 /// One resource a purge removed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Removed {
-    /// `container`, `network`, `volume`, `worktree`, `branch`, `directory`, `name_lock`,
-    /// `index_row`, `temp_file`, `quarantine`; for a slim, `ignored` (an ignored file or
-    /// directory of a mount, whose name ends in `/` when it is a directory).
-    pub kind: String,
+    /// For a slim, `ignored`: an ignored file or directory of a mount, whose name ends in `/`
+    /// when it is a directory.
+    pub kind: ResourceKind,
     pub name: String,
 }
 
@@ -152,7 +151,7 @@ impl Record for PurgedReport<'_> {
         let verb = if p.dry_run { "would remove" } else { "removed" };
         let mut out = p.text();
         for r in &p.removed {
-            out.push_str(&format!("\n  {verb} {} {}", r.kind.replace('_', " "), r.name));
+            out.push_str(&format!("\n  {verb} {} {}", r.kind.to_string().replace('_', " "), r.name));
         }
         if p.removed.is_empty() {
             out.push_str("\n  nothing left to remove");
@@ -168,10 +167,9 @@ pub struct Change {
     pub(crate) identity: Identity,
     pub(crate) from: String,
     pub(crate) to: String,
-    /// The finer truth: `killed_by_host`, `container_exited`, `container_removed`,
-    /// `container_running`, `row_restored`, `row_dropped`, …
-    pub(crate) cause: String,
-    pub(crate) evidence: Value,
+    /// The finer truth behind the new status.
+    pub(crate) cause: Cause,
+    pub(crate) evidence: Evidence,
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) dry_run: bool,
 }
@@ -185,7 +183,7 @@ impl Record for Change {
             self.identity.container_base,
             self.from,
             self.to,
-            self.cause.replace('_', " ")
+            self.cause.to_string().replace('_', " ")
         )
     }
 }
@@ -194,7 +192,7 @@ impl Record for Change {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Orphan {
     /// `container`, `network`, `volume`, `name_lock` or `temp_file`.
-    pub(crate) kind: String,
+    pub(crate) kind: OrphanKind,
     pub name: String,
     pub(crate) reason: String,
     #[serde(default, skip_serializing_if = "is_false")]
@@ -375,11 +373,11 @@ mod tests {
         let error = ErrorRecord {
             tool: "t".into(),
             container_base: None,
-            code: "c".into(),
+            code: ErrorCode::Busy,
             message: "m".into(),
             dry_run: true,
         };
-        assert!(to_line(&error).unwrap().ends_with(r#""message":"m","dry_run":true}}"#));
+        assert!(to_line(&error).unwrap().ends_with(r#""code":"busy","message":"m","dry_run":true}}"#));
         assert_eq!(error.text(), "error · m (dry run)");
     }
 

@@ -16,11 +16,22 @@ pub struct Target {
     pub row: Option<IndexRow>,
 }
 
-/// Why an argument names no instance. `code` is the `error` record's code.
+/// Why an argument names no instance; the `error` record's code is named after `code`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unresolved {
-    pub code: &'static str,
+    pub code: Unresolvable,
     pub(crate) message: String,
+}
+
+/// The ways an argument can fail to name one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unresolvable {
+    /// Not an instance name or id at all.
+    BadName,
+    /// A name or id of no instance this home knows.
+    UnknownInstance,
+    /// An id prefix of more than one instance.
+    Ambiguous,
 }
 
 impl fmt::Display for Unresolved {
@@ -114,20 +125,24 @@ impl Catalog {
     pub fn resolve(&self, arg: &str) -> Result<Target, Unresolved> {
         check_arg(arg)?;
         if arg.starts_with("jk-") {
-            let name =
-                InstanceName::parse(arg).map_err(|e| Unresolved { code: "bad_name", message: format!("{e:#}") })?;
+            let name = InstanceName::parse(arg)
+                .map_err(|e| Unresolved { code: Unresolvable::BadName, message: format!("{e:#}") })?;
             return match self.known.get(&name) {
                 Some(row) => Ok(Target { name, row: row.clone() }),
-                None => Err(Unresolved { code: "unknown_instance", message: format!("no instance named {arg}") }),
+                None => {
+                    Err(Unresolved { code: Unresolvable::UnknownInstance, message: format!("no instance named {arg}") })
+                }
             };
         }
         let matches: Vec<(&InstanceName, &Option<IndexRow>)> =
             self.known.iter().filter(|(name, _)| name.instance_id().starts_with(arg)).collect();
         match matches.as_slice() {
-            [] => Err(Unresolved { code: "unknown_instance", message: format!("no instance with id {arg}") }),
+            [] => {
+                Err(Unresolved { code: Unresolvable::UnknownInstance, message: format!("no instance with id {arg}") })
+            }
             [(name, row)] => Ok(Target { name: (*name).clone(), row: (*row).clone() }),
             many => Err(Unresolved {
-                code: "ambiguous",
+                code: Unresolvable::Ambiguous,
                 message: format!(
                     "{arg} names {} instances: {}",
                     many.len(),
@@ -144,13 +159,13 @@ pub(crate) fn check_arg(arg: &str) -> Result<(), Unresolved> {
     if arg.starts_with("jk-") {
         return InstanceName::parse(arg)
             .map(|_| ())
-            .map_err(|e| Unresolved { code: "bad_name", message: format!("{e:#}") });
+            .map_err(|e| Unresolved { code: Unresolvable::BadName, message: format!("{e:#}") });
     }
     if is_id_prefix(arg) {
         return Ok(());
     }
     Err(Unresolved {
-        code: "bad_name",
+        code: Unresolvable::BadName,
         message: format!(
             "not an instance name or id: {arg:?} (a container name jk-…, or {MIN_ID_PREFIX}+ \
              lowercase letters and digits of an instance id)"

@@ -5,11 +5,12 @@
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::base::exit::Exit;
 use crate::engines::docker::{Engine, RunState};
 use crate::protocol::assessment::{Assessment, Verdict};
+use crate::protocol::evidence::{Evidence, Kept as KeptEvidence};
 use crate::protocol::records::{Decision, Outcome};
 use crate::state::config::Policy;
 use crate::state::continuity::{self, HistoryEntry, Kept};
@@ -301,7 +302,11 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
         );
     }
     let now = crate::base::time::now_rfc3339();
-    let evidence = json!({"reason": ruling.reason, "policy": session.policy.as_str(), "verdict": verdict.as_str()});
+    let evidence = serde_json::to_value(Evidence::Kept(KeptEvidence {
+        reason: ruling.reason.clone(),
+        policy: session.policy,
+        verdict,
+    }))?;
     continuity::update(store, name, |c| {
         if recipe.is_some() {
             c.recipe = recipe;

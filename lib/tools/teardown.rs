@@ -6,6 +6,7 @@
 use anyhow::Result;
 
 use crate::engines::docker::Engine;
+use crate::protocol::codes::ResourceKind;
 use crate::protocol::records::Removed;
 use crate::state::model::DockerNames;
 
@@ -21,11 +22,11 @@ impl Resource {
     /// As a `purged` record names it.
     pub(crate) fn removed(&self) -> Removed {
         let (kind, name) = match self {
-            Resource::Container(name) => ("container", name),
-            Resource::Network(name) => ("network", name),
-            Resource::Volume(name) => ("volume", name),
+            Resource::Container(name) => (ResourceKind::Container, name),
+            Resource::Network(name) => (ResourceKind::Network, name),
+            Resource::Volume(name) => (ResourceKind::Volume, name),
         };
-        Removed { kind: kind.into(), name: name.clone() }
+        Removed { kind, name: name.clone() }
     }
 
     /// Removes it; whether it was there.
@@ -84,14 +85,14 @@ mod tests {
     fn containers_go_first_then_the_network_then_the_volume() {
         let docker = DockerNames::derived("jk-a1b2c3d4-app-agent");
         let kinds: Vec<Removed> = resources(&docker).iter().map(Resource::removed).collect();
-        let pairs: Vec<(&str, &str)> = kinds.iter().map(|r| (r.kind.as_str(), r.name.as_str())).collect();
+        let pairs: Vec<(ResourceKind, &str)> = kinds.iter().map(|r| (r.kind, r.name.as_str())).collect();
         assert_eq!(
             pairs,
             [
-                ("container", "jk-a1b2c3d4-app-agent"),
-                ("container", "jk-a1b2c3d4-app-agent-dind"),
-                ("network", "jk-a1b2c3d4-app-agent-net"),
-                ("volume", "jk-a1b2c3d4-app-agent-dind-certs"),
+                (ResourceKind::Container, "jk-a1b2c3d4-app-agent"),
+                (ResourceKind::Container, "jk-a1b2c3d4-app-agent-dind"),
+                (ResourceKind::Network, "jk-a1b2c3d4-app-agent-net"),
+                (ResourceKind::Volume, "jk-a1b2c3d4-app-agent-dind-certs"),
             ]
         );
         let mut without_sidecar = docker.clone();

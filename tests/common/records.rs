@@ -228,13 +228,98 @@ pub struct Change {
     pub from: String,
     pub to: String,
     pub cause: String,
-    pub evidence: Value,
+    pub evidence: Evidence,
     #[serde(default)]
     pub dry_run: bool,
 }
 
 impl Record for Change {
     const TYPE: &'static str = "change";
+}
+
+/// The evidence of a change (and of the other status changes in the tools' own file), by its
+/// shape; each shape refuses a field it does not list.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Evidence {
+    /// The role container seen gone or running.
+    Seen(RoleSeen),
+    /// The role container had exited.
+    Exit(Box<Exit>),
+    /// jackin-keep kept the session.
+    Kept(KeptEvidence),
+    /// jackin-restore resumed it.
+    Resumed(Resumed),
+}
+
+impl Evidence {
+    /// The role container as it was seen; a test that expects reconcile's evidence fails here
+    /// on any other.
+    pub fn role(&self) -> &ContainerSeen {
+        match self {
+            Evidence::Seen(seen) => &seen.role,
+            Evidence::Exit(exit) => &exit.role,
+            other => panic!("no role container in {other:?}"),
+        }
+    }
+
+    /// The evidence of an exit; fails the test on any other.
+    pub fn exit(&self) -> &Exit {
+        match self {
+            Evidence::Exit(exit) => exit,
+            other => panic!("not the evidence of an exit: {other:?}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleSeen {
+    pub role: ContainerSeen,
+    pub observed_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exit {
+    pub sign: Option<String>,
+    pub role: ContainerSeen,
+    pub sidecar: Option<ContainerSeen>,
+    pub host_boot_time: Option<String>,
+    pub engine_started_at: Option<String>,
+    pub engine: Option<std::collections::BTreeMap<String, String>>,
+    pub observed_at: String,
+}
+
+/// A container as reconcile saw it: name and status, and what an inspection said of its run
+/// (absent for a container seen gone or running).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerSeen {
+    pub name: String,
+    pub status: String,
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    #[serde(default)]
+    pub oom_killed: Option<bool>,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeptEvidence {
+    pub reason: String,
+    pub policy: String,
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resumed {
+    pub tier: u8,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::records::Evidence;
 use super::{read_json, write_json, Home};
 
 /// `data/<container>/.jackin/instance.json`.
@@ -122,7 +123,7 @@ pub struct Continuity {
     #[serde(default)]
     pub cause: Option<String>,
     #[serde(default)]
-    pub evidence: Option<Value>,
+    pub evidence: Option<Evidence>,
     #[serde(default)]
     pub history: Vec<HistoryEntry>,
     #[serde(default)]
@@ -150,8 +151,7 @@ pub struct HistoryEntry {
     pub from: String,
     pub to: String,
     pub cause: String,
-    #[serde(default)]
-    pub evidence: Value,
+    pub evidence: Evidence,
 }
 
 /// The last `jackin-purge --slim` of a session.

@@ -15,6 +15,7 @@ use crate::tools::teardown;
 use super::claim::NameClaim;
 use super::plan::{Deletion, Plan, Refusal, Stamp};
 use super::{crash_point, quarantine, remove, Purger};
+use crate::protocol::codes::ErrorCode;
 
 /// What a purge holds from step 1 on: the name claim, and the host repositories' locks (to the end
 /// of step 5).
@@ -36,7 +37,7 @@ impl Purger<'_> {
             };
             let dir =
                 quarantine::save(self.store, &save.assessment, at_risk, self.options.quarantine_days).map_err(|e| {
-                    Refusal::Failed { code: "quarantine_failed", error: e.context("saving the work at risk") }
+                    Refusal::Failed { code: ErrorCode::QuarantineFailed, error: e.context("saving the work at risk") }
                 })?;
             quarantine = Some(dir.to_string_lossy().into_owned());
         }
@@ -45,7 +46,7 @@ impl Purger<'_> {
         }
         let (removed, freed_bytes) = self
             .delete(name, &plan, quarantine.as_deref(), repo_locks, &claim)
-            .map_err(|error| Refusal::Failed { code: "purge_failed", error })?;
+            .map_err(|error| Refusal::Failed { code: ErrorCode::PurgeFailed, error })?;
         drop(claim);
         Ok(Purged { identity: plan.identity, removed, freed_bytes, quarantine, slimmed: false, dry_run: false })
     }

@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::base::exit::Exit;
+use crate::protocol::codes::ResourceKind;
 use crate::protocol::records::Removed;
 use crate::state::store::{name_lock_held, remove_name_lock_unless_held};
 
@@ -29,7 +30,7 @@ impl NameClaim {
         } else {
             remove_name_lock_unless_held(path)?
         };
-        Ok(removed.then(|| Removed { kind: "name_lock".into(), name: path.to_string_lossy().into_owned() }))
+        Ok(removed.then(|| Removed { kind: ResourceKind::NameLock, name: path.to_string_lossy().into_owned() }))
     }
 
     pub(super) fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
@@ -95,7 +96,7 @@ mod tests {
         std::fs::write(&path, "").unwrap();
         let claim = NameClaim::take(&path, false).unwrap();
         let removed = claim.remove(&path).unwrap().expect("removed");
-        assert_eq!((removed.kind.as_str(), removed.name), ("name_lock", path.to_string_lossy().into_owned()));
+        assert_eq!((removed.kind, removed.name), (ResourceKind::NameLock, path.to_string_lossy().into_owned()));
         assert!(!path.exists());
     }
 

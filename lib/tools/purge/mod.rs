@@ -26,6 +26,7 @@ use anyhow::Result;
 
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
+use crate::protocol::codes::ErrorCode;
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{human_bytes, Purged};
 use crate::state::model::{DockerNames, IndexRow};
@@ -62,7 +63,7 @@ pub enum Outcome {
     Purged(Purged),
     /// Not purged; nothing of it changed after the refusal. `busy` ones are live sessions.
     Refused {
-        code: &'static str,
+        code: ErrorCode,
         error: anyhow::Error,
         busy: bool,
     },
@@ -73,17 +74,17 @@ pub enum Outcome {
 /// The refusal of a live session: its role container runs.
 fn live(role_container: &str, hint: &str) -> Stop {
     let error = Exit::Busy.err(format_args!("the session is live: its container {role_container} is running{hint}"));
-    Box::new(Outcome::Refused { code: "live", error, busy: true })
+    Box::new(Outcome::Refused { code: ErrorCode::Live, error, busy: true })
 }
 
-fn refused(code: &'static str, error: anyhow::Error) -> Outcome {
+fn refused(code: ErrorCode, error: anyhow::Error) -> Outcome {
     Outcome::Refused { code, error, busy: false }
 }
 
 /// An instance the purge stopped at before deleting anything: refused, or skipped.
 type Stop = Box<Outcome>;
 
-fn stop(code: &'static str, error: anyhow::Error) -> Stop {
+fn stop(code: ErrorCode, error: anyhow::Error) -> Stop {
     Box::new(refused(code, error))
 }
 
@@ -149,7 +150,7 @@ impl<'a> Purger<'a> {
         let claim = self.claim(name)?;
         let mut seen = self.observe_session(request).map_err(|r| outcome_of(name, r))?;
         if let plan::Next::StopFirst(docker) = plan::liveness(&seen, &self.options).map_err(|r| outcome_of(name, r))? {
-            self.stop_session(&docker).map_err(|e| stop("stop_failed", e))?;
+            self.stop_session(&docker).map_err(|e| stop(ErrorCode::StopFailed, e))?;
             seen = self.observe_session(request).map_err(|r| outcome_of(name, r))?;
             let no_stop = PurgeOptions { stop: false, ..self.options };
             plan::liveness(&seen, &no_stop).map_err(|r| outcome_of(name, r))?;
@@ -159,7 +160,11 @@ impl<'a> Purger<'a> {
         // repositories; then the plan, printed by a dry run, applied by a run.
         let repo_locks = self.lock_host_repos(&seen).map_err(|error| {
             let busy = Exit::of(&error) == Exit::Busy;
-            Box::new(Outcome::Refused { code: if busy { "busy" } else { "purge_failed" }, error, busy })
+            Box::new(Outcome::Refused {
+                code: if busy { ErrorCode::Busy } else { ErrorCode::PurgeFailed },
+                error,
+                busy,
+            })
         })?;
         self.observe_work(&mut seen).map_err(|r| outcome_of(name, r))?;
         let plan = plan::plan(&seen, request.discard, request.only_if_clean, &self.options)
@@ -184,13 +189,13 @@ impl<'a> Purger<'a> {
     /// another holder means the session is live.
     fn claim(&self, name: &InstanceName) -> Result<NameClaim, Stop> {
         NameClaim::take(&self.store.name_lock_path(name), self.options.dry_run)
-            .map_err(|error| Box::new(Outcome::Refused { code: "busy", error, busy: true }))
+            .map_err(|error| Box::new(Outcome::Refused { code: ErrorCode::Busy, error, busy: true }))
     }
 
     /// Step 1's container half, for purge and slim alike: a running role container makes the
     /// session live.
     fn role_running(&self, docker: &DockerNames) -> Result<bool, Stop> {
-        self.role_container_running(docker).map_err(|e| stop("docker_failed", e))
+        self.role_container_running(docker).map_err(|e| stop(ErrorCode::DockerFailed, e))
     }
 
     pub(crate) fn role_container_running(&self, docker: &DockerNames) -> Result<bool> {
@@ -223,7 +228,7 @@ fn outcome_of(name: &InstanceName, refusal: plan::Refusal) -> Stop {
     match refusal {
         plan::Refusal::Live(role_container) => live(&role_container, " (--stop stops it first)"),
         plan::Refusal::AtRisk { summary } => stop(
-            "at_risk",
+            ErrorCode::AtRisk,
             anyhow::anyhow!(
                 "work at risk: {summary}; nothing deleted (--discard-unfinished saves it to the quarantine and deletes)"
             ),

@@ -18,6 +18,7 @@ use crate::tools::teardown::{self, Resource};
 
 use super::plan::Refusal;
 use super::{remove, Purger, Request};
+use crate::protocol::codes::ErrorCode;
 
 /// The isolation records as read: each record parsed on its own, or the file unreadable.
 #[derive(Debug, Clone)]
@@ -108,7 +109,7 @@ impl Purger<'_> {
             Err(_) => false,
             Ok(_) => self
                 .role_container_running(&docker)
-                .map_err(|error| Refusal::Failed { code: "docker_failed", error })?,
+                .map_err(|error| Refusal::Failed { code: ErrorCode::DockerFailed, error })?,
         };
         let records = match store.read_isolation(&name) {
             Ok(isolation) => Records::Read(isolation.mounts()),
@@ -180,7 +181,7 @@ fn worktree_seen(record: &IsolationRecord, name: &InstanceName, branch: &str) ->
         }
         Err(_) if !host.exists() => Ok(seen),
         Err(e) => Err(Refusal::Failed {
-            code: "purge_failed",
+            code: ErrorCode::PurgeFailed,
             error: e.context(format!("opening the host repository {}", host.display())),
         }),
     }

@@ -10,6 +10,7 @@ use anyhow::Result;
 use super::{refused, Outcome, Purger};
 use crate::base::exit::Exit;
 use crate::engines::docker::ContainerBrief;
+use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Orphan, Purged, Removed};
 use crate::state::names::{
@@ -36,9 +37,9 @@ impl EngineSnapshot {
 /// networks and volumes they used (1: never removed while a container still uses them), then name
 /// locks and temp files (2: a name lock is the proof that a network or volume is this home's).
 pub(crate) fn stage(orphan: &Orphan) -> usize {
-    match orphan.kind.as_str() {
-        "container" => 0,
-        "network" | "volume" => 1,
+    match orphan.kind.known() {
+        Some(ResourceKind::Container) => 0,
+        Some(ResourceKind::Network | ResourceKind::Volume) => 1,
         _ => 2,
     }
 }
@@ -70,10 +71,12 @@ fn temp_relative(name: &str, data: Option<&Path>) -> Option<PathBuf> {
 /// Checked with the rest of the input, before anything acts: a name that could not be one of
 /// jackin's is bad input. An unknown kind is not: it is refused on its own when its turn comes.
 pub(crate) fn check_name(orphan: &Orphan) -> Result<()> {
-    let ok = match orphan.kind.as_str() {
-        "container" | "network" | "volume" => is_docker_name(&orphan.name),
-        "name_lock" => lock_instance(&orphan.name).is_some(),
-        "temp_file" => Path::new(&orphan.name).is_absolute() || temp_relative(&orphan.name, None).is_some(),
+    let ok = match orphan.kind.known() {
+        Some(ResourceKind::Container | ResourceKind::Network | ResourceKind::Volume) => is_docker_name(&orphan.name),
+        Some(ResourceKind::NameLock) => lock_instance(&orphan.name).is_some(),
+        Some(ResourceKind::TempFile) => {
+            Path::new(&orphan.name).is_absolute() || temp_relative(&orphan.name, None).is_some()
+        }
         _ => true,
     };
     if ok {
@@ -91,7 +94,7 @@ fn identity(name: &str) -> Identity {
 fn prewarm_refused(orphan: &Orphan) -> Outcome {
     let why =
         anyhow::anyhow!("{} {} is jackin's prewarmed sidecar or its resource; left alone", orphan.kind, orphan.name);
-    refused("not_orphan", why)
+    refused(ErrorCode::NotOrphan, why)
 }
 
 impl Purger<'_> {
@@ -106,7 +109,7 @@ impl Purger<'_> {
                 dry_run: self.options.dry_run,
             }),
             Ok(Err(outcome)) => outcome,
-            Err(e) => refused("purge_failed", e),
+            Err(e) => refused(ErrorCode::PurgeFailed, e),
         }
     }
 
@@ -138,9 +141,9 @@ impl Purger<'_> {
             Ok(snapshot) => snapshot,
             Err(e) => anyhow::bail!("{e:#}"),
         };
-        let kind = match orphan.kind.as_str() {
-            "container" => DockerKind::Container,
-            "network" => DockerKind::Network,
+        let kind = match orphan.kind.known() {
+            Some(ResourceKind::Container) => DockerKind::Container,
+            Some(ResourceKind::Network) => DockerKind::Network,
             _ => DockerKind::Volume,
         };
         let listed = snapshot.managed.iter().find(|c| c.name == orphan.name);
@@ -159,10 +162,10 @@ impl Purger<'_> {
                 self.store.data_dir().display(),
                 self.store.sockets_dir().display()
             );
-            return Ok(Some(refused("not_orphan", why)));
+            return Ok(Some(refused(ErrorCode::NotOrphan, why)));
         }
         if kind != DockerKind::Container {
-            let users = self.engine.users_of((orphan.kind.as_str(), orphan.name.as_str()))?;
+            let users = self.engine.users_of((&orphan.kind.to_string(), orphan.name.as_str()))?;
             if !users.is_empty() {
                 let why = anyhow::anyhow!(
                     "{} {} is still used by {}; left alone",
@@ -170,7 +173,7 @@ impl Purger<'_> {
                     orphan.name,
                     users.join(", ")
                 );
-                return Ok(Some(refused("not_orphan", why)));
+                return Ok(Some(refused(ErrorCode::NotOrphan, why)));
             }
         }
         Ok(None)
@@ -178,14 +181,15 @@ impl Purger<'_> {
 
     fn orphan_inner(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
         let dry = self.options.dry_run;
-        let removed = |kind: &str, name: &str| vec![Removed { kind: kind.into(), name: name.into() }];
-        let docker = matches!(orphan.kind.as_str(), "container" | "network" | "volume");
+        let removed = |kind: ResourceKind, name: &str| vec![Removed { kind, name: name.into() }];
+        let docker =
+            matches!(orphan.kind.known(), Some(ResourceKind::Container | ResourceKind::Network | ResourceKind::Volume));
         if docker && orphan.name.starts_with(PREWARM_PREFIX) {
             return Ok(Err(prewarm_refused(orphan)));
         }
         if docker && self.owner_exists(&orphan.name) {
             return Ok(Err(refused(
-                "not_orphan",
+                ErrorCode::NotOrphan,
                 anyhow::anyhow!("{} {}: its instance still exists; left alone", orphan.kind, orphan.name),
             )));
         }
@@ -194,49 +198,49 @@ impl Purger<'_> {
                 return Ok(Err(refusal));
             }
         }
-        match orphan.kind.as_str() {
-            "container" => {
+        match orphan.kind.known() {
+            Some(ResourceKind::Container) => {
                 let Some(details) = self.engine.inspect(&orphan.name)? else { return Ok(Ok(Vec::new())) };
                 if is_prewarm(&orphan.name, &details.spec.labels) {
                     return Ok(Err(prewarm_refused(orphan)));
                 }
                 if details.spec.labels.get("jackin.managed").map(String::as_str) != Some("true") {
                     return Ok(Err(refused(
-                        "not_jackin",
+                        ErrorCode::NotJackin,
                         anyhow::anyhow!("container {} is not labelled as jackin's; left alone", orphan.name),
                     )));
                 }
                 if details.state.running && !self.options.stop {
                     let e =
                         Exit::Busy.err(format_args!("container {} is running (--stop stops it first)", orphan.name));
-                    return Ok(Err(Outcome::Refused { code: "live", error: e, busy: true }));
+                    return Ok(Err(Outcome::Refused { code: ErrorCode::Live, error: e, busy: true }));
                 }
                 if dry || self.engine.remove_container(&orphan.name)? {
-                    return Ok(Ok(removed("container", &orphan.name)));
+                    return Ok(Ok(removed(ResourceKind::Container, &orphan.name)));
                 }
                 Ok(Ok(Vec::new()))
             }
-            "network" => {
+            Some(ResourceKind::Network) => {
                 let gone = if dry {
                     self.engine.network_exists(&orphan.name)?
                 } else {
                     self.engine.remove_network(&orphan.name)?
                 };
-                Ok(Ok(if gone { removed("network", &orphan.name) } else { Vec::new() }))
+                Ok(Ok(if gone { removed(ResourceKind::Network, &orphan.name) } else { Vec::new() }))
             }
-            "volume" => {
+            Some(ResourceKind::Volume) => {
                 let gone = if dry {
                     self.engine.volume_exists(&orphan.name)?
                 } else {
                     self.engine.remove_volume(&orphan.name)?
                 };
-                Ok(Ok(if gone { removed("volume", &orphan.name) } else { Vec::new() }))
+                Ok(Ok(if gone { removed(ResourceKind::Volume, &orphan.name) } else { Vec::new() }))
             }
-            "name_lock" => self.orphan_lock(orphan),
-            "temp_file" => self.orphan_temp(orphan),
-            other => Ok(Err(refused(
-                "unknown_orphan_kind",
-                anyhow::anyhow!("orphan kind {other:?} is not one this purge knows; left alone"),
+            Some(ResourceKind::NameLock) => self.orphan_lock(orphan),
+            Some(ResourceKind::TempFile) => self.orphan_temp(orphan),
+            _ => Ok(Err(refused(
+                ErrorCode::UnknownOrphanKind,
+                anyhow::anyhow!("orphan kind {:?} is not one this purge knows; left alone", orphan.kind.to_string()),
             ))),
         }
     }
@@ -247,7 +251,7 @@ impl Purger<'_> {
         let path = store.name_lock_path(&name);
         if Path::new(&orphan.name).is_absolute() && Path::new(&orphan.name) != path {
             return Ok(Err(refused(
-                "not_orphan",
+                ErrorCode::NotOrphan,
                 anyhow::anyhow!("{} is not a name lock of this jackin home", orphan.name),
             )));
         }
@@ -255,7 +259,7 @@ impl Purger<'_> {
             || self.catalog.index.row(name.as_str()).is_some()
         {
             return Ok(Err(refused(
-                "not_orphan",
+                ErrorCode::NotOrphan,
                 anyhow::anyhow!("{name} still has a data dir or an index row; its lock stays"),
             )));
         }
@@ -264,23 +268,26 @@ impl Purger<'_> {
             Err(_) => return Ok(Ok(Vec::new())),
         };
         if meta.is_dir() {
-            return Ok(Err(refused("not_orphan", anyhow::anyhow!("{} is a directory; left alone", path.display()))));
+            return Ok(Err(refused(
+                ErrorCode::NotOrphan,
+                anyhow::anyhow!("{} is a directory; left alone", path.display()),
+            )));
         }
         if name_lock_held(&path)? {
             let e = Exit::Busy.err(format_args!("{} is held by another process", path.display()));
-            return Ok(Err(Outcome::Refused { code: "busy", error: e, busy: true }));
+            return Ok(Err(Outcome::Refused { code: ErrorCode::Busy, error: e, busy: true }));
         }
         if !self.options.dry_run {
             std::fs::remove_file(&path)?;
         }
-        Ok(Ok(vec![Removed { kind: "name_lock".into(), name: path.to_string_lossy().into_owned() }]))
+        Ok(Ok(vec![Removed { kind: ResourceKind::NameLock, name: path.to_string_lossy().into_owned() }]))
     }
 
     fn orphan_temp(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
         let data = self.store.data_dir();
         let Some(rel) = temp_relative(&orphan.name, Some(&data)) else {
             return Ok(Err(refused(
-                "not_orphan",
+                ErrorCode::NotOrphan,
                 anyhow::anyhow!("{} is not a temp file under {}", orphan.name, data.display()),
             )));
         };
@@ -291,19 +298,19 @@ impl Purger<'_> {
         };
         if !meta.is_file() {
             return Ok(Err(refused(
-                "not_orphan",
+                ErrorCode::NotOrphan,
                 anyhow::anyhow!("{} is not a regular file; left alone", path.display()),
             )));
         }
         let pid = rel.file_name().and_then(|f| f.to_str()).and_then(temp_writer).unwrap_or_default();
         if writer_alive(pid) {
             let e = Exit::Busy.err(format_args!("{}: its writer (pid {pid}) is still running", path.display()));
-            return Ok(Err(Outcome::Refused { code: "busy", error: e, busy: true }));
+            return Ok(Err(Outcome::Refused { code: ErrorCode::Busy, error: e, busy: true }));
         }
         if !self.options.dry_run {
             std::fs::remove_file(&path)?;
         }
-        Ok(Ok(vec![Removed { kind: "temp_file".into(), name: path.to_string_lossy().into_owned() }]))
+        Ok(Ok(vec![Removed { kind: ResourceKind::TempFile, name: path.to_string_lossy().into_owned() }]))
     }
 }
 

@@ -13,6 +13,8 @@ use crate::tools::teardown::Resource;
 
 use super::observe::{Observation, Records};
 use super::PurgeOptions;
+use crate::protocol::codes::ErrorCode;
+use crate::protocol::codes::ResourceKind;
 
 /// One thing a purge deletes, in lifecycle.md's order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,13 +38,13 @@ impl Deletion {
     pub(crate) fn removed(&self) -> Removed {
         let (kind, name) = match self {
             Deletion::Docker(resource) => return resource.removed(),
-            Deletion::Worktree { path, .. } => ("worktree", path.clone()),
-            Deletion::Branch { name, .. } => ("branch", name.clone()),
-            Deletion::Directory(path) => ("directory", path.to_string_lossy().into_owned()),
-            Deletion::NameLock(path) => ("name_lock", path.to_string_lossy().into_owned()),
-            Deletion::IndexRow(name) => ("index_row", name.clone()),
+            Deletion::Worktree { path, .. } => (ResourceKind::Worktree, path.clone()),
+            Deletion::Branch { name, .. } => (ResourceKind::Branch, name.clone()),
+            Deletion::Directory(path) => (ResourceKind::Directory, path.to_string_lossy().into_owned()),
+            Deletion::NameLock(path) => (ResourceKind::NameLock, path.to_string_lossy().into_owned()),
+            Deletion::IndexRow(name) => (ResourceKind::IndexRow, name.clone()),
         };
-        Removed { kind: kind.into(), name }
+        Removed { kind, name }
     }
 }
 
@@ -115,7 +117,7 @@ pub(crate) enum Refusal {
     /// `--terminal` took a `failed_setup` session that is not clean: left alone.
     NotClean { summary: String },
     /// What cannot be read, or does not allow a purge: the error record's code and why.
-    Failed { code: &'static str, error: anyhow::Error },
+    Failed { code: ErrorCode, error: anyhow::Error },
 }
 
 /// Step 1: whether the instance can be purged now, must be stopped first, or is live. A manifest
@@ -123,11 +125,11 @@ pub(crate) enum Refusal {
 /// refuse it before anything changes.
 pub(crate) fn liveness(seen: &Observation, options: &PurgeOptions) -> Result<Next, Refusal> {
     if let Err(error) = &seen.manifest {
-        return Err(Refusal::Failed { code: "manifest_unreadable", error: anyhow::anyhow!("{error}") });
+        return Err(Refusal::Failed { code: ErrorCode::ManifestUnreadable, error: anyhow::anyhow!("{error}") });
     }
     let branch = seen.name.scratch_branch();
     if let Some(record) = seen.worktree_records().find(|r| r.scratch_branch != branch) {
-        return Err(Refusal::Failed { code: "purge_failed", error: not_the_scratch_branch(record, &branch) });
+        return Err(Refusal::Failed { code: ErrorCode::PurgeFailed, error: not_the_scratch_branch(record, &branch) });
     }
     if !seen.role_running {
         return Ok(Next::Purge);
@@ -186,8 +188,10 @@ fn assessment(seen: &Observation) -> Result<Assessment, Refusal> {
             status: None,
             disk: None,
         }),
-        Some(Err(error)) => Err(Refusal::Failed { code: "assess_failed", error: anyhow::anyhow!("{error}") }),
-        None => Err(Refusal::Failed { code: "assess_failed", error: anyhow::anyhow!("the work was not assessed") }),
+        Some(Err(error)) => Err(Refusal::Failed { code: ErrorCode::AssessFailed, error: anyhow::anyhow!("{error}") }),
+        None => {
+            Err(Refusal::Failed { code: ErrorCode::AssessFailed, error: anyhow::anyhow!("the work was not assessed") })
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::protocol::assessment::Verdict;
+use crate::protocol::codes::ErrorCode;
 use crate::state::model::{IndexRow, IsolationKind, Manifest};
 use crate::state::names::InstanceName;
 use crate::state::store::PurgeMark;
@@ -101,15 +102,16 @@ fn options() -> PurgeOptions {
 }
 
 fn kinds(plan: &Plan) -> Vec<(String, String)> {
-    plan.deletions.iter().map(Deletion::removed).map(|r| (r.kind, r.name)).collect()
+    plan.deletions.iter().map(Deletion::removed).map(|r| (r.kind.to_string(), r.name)).collect()
 }
 
-fn code(refusal: Refusal) -> &'static str {
+/// The word a refusal is reported by: its error code, or `not_clean` for a skip.
+fn code(refusal: Refusal) -> String {
     match refusal {
-        Refusal::Live(_) => "live",
-        Refusal::AtRisk { .. } => "at_risk",
-        Refusal::NotClean { .. } => "not_clean",
-        Refusal::Failed { code, .. } => code,
+        Refusal::Live(_) => ErrorCode::Live.to_string(),
+        Refusal::AtRisk { .. } => ErrorCode::AtRisk.to_string(),
+        Refusal::NotClean { .. } => "not_clean".into(),
+        Refusal::Failed { code, .. } => code.to_string(),
     }
 }
 
@@ -216,7 +218,7 @@ fn a_record_naming_another_branch_is_refused_before_anything() {
     let stop = PurgeOptions { stop: true, ..options() };
     seen.role_running = true;
     let Refusal::Failed { code, error } = liveness(&seen, &stop).unwrap_err() else { panic!("not failed") };
-    assert_eq!(code, "purge_failed");
+    assert_eq!(code, ErrorCode::PurgeFailed);
     assert!(error.to_string().contains("names branch \"main\""), "{error}");
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::base::exit::Exit;
+use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{InputRecord, Record};
 use crate::protocol::records::{Decision, Orphan, Outcome};
 use crate::state::model::Status;
@@ -33,7 +34,7 @@ pub enum Item<'a> {
     PassThrough(&'a InputRecord),
     Instance(Request),
     Orphan(Orphan),
-    Unresolved { arg: String, code: &'static str, message: String },
+    Unresolved { arg: String, code: ErrorCode, message: String },
 }
 
 impl Item<'_> {
@@ -103,7 +104,7 @@ pub fn items_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec
                 Ok(name) if store.name_lock_path(&name).exists() || store.socket_dir(&name).exists() => {
                     Item::Instance(Request { target: Target { name, row: None }, discard: false, only_if_clean: false })
                 }
-                _ => Item::Unresolved { arg: arg.clone(), code: why.code, message: why.message },
+                _ => Item::Unresolved { arg: arg.clone(), code: why.code.into(), message: why.message },
             },
         };
         let duplicate = matches!(&item, Item::Instance(r) if items.iter().any(|i| matches!(i, Item::Instance(o) if o.target.name == r.target.name)));

@@ -14,6 +14,8 @@ use crate::state::continuity::{self, Slimmed};
 use crate::state::model::{IsolationRecord, Status};
 
 use super::{identity_of, remove, Outcome, Purger, Request, Stop};
+use crate::protocol::codes::ErrorCode;
+use crate::protocol::codes::ResourceKind;
 
 impl Purger<'_> {
     /// Slims one instance: the live check of a purge's step 1, then per mount its rebuildable
@@ -27,9 +29,12 @@ impl Purger<'_> {
         let store = self.store;
         // Held for the whole slim: no launch or purge of this name runs meanwhile.
         let _claim = self.claim(name)?;
-        let manifest = store.read_manifest(name).map_err(|e| super::stop("manifest_unreadable", e))?;
+        let manifest = store.read_manifest(name).map_err(|e| super::stop(ErrorCode::ManifestUnreadable, e))?;
         let Some(manifest) = manifest else {
-            return Err(super::stop("not_kept", anyhow::anyhow!("no manifest: only a kept session can be slimmed")));
+            return Err(super::stop(
+                ErrorCode::NotKept,
+                anyhow::anyhow!("no manifest: only a kept session can be slimmed"),
+            ));
         };
         let docker = manifest.docker.clone();
         // A live session is refused, never stopped: --stop is purge's, not slim's.
@@ -41,15 +46,15 @@ impl Purger<'_> {
                 "status {} is not kept (restore_available, preserved_dirty, preserved_unpushed): nothing slimmed",
                 manifest.status
             );
-            return Err(super::stop("not_kept", error));
+            return Err(super::stop(ErrorCode::NotKept, error));
         }
-        let isolation = store.read_isolation(name).map_err(|e| super::stop("isolation_unreadable", e))?;
-        let data_root = store.data_dir().canonicalize().map_err(|e| super::stop("slim_failed", e.into()))?;
+        let isolation = store.read_isolation(name).map_err(|e| super::stop(ErrorCode::IsolationUnreadable, e))?;
+        let data_root = store.data_dir().canonicalize().map_err(|e| super::stop(ErrorCode::SlimFailed, e.into()))?;
         let mut removed = Vec::new();
         let mut freed = 0;
         for record in isolation.mounts().into_iter().flatten() {
             let (mount_removed, bytes) =
-                self.slim_mount(&record, &data_root).map_err(|e| super::stop("slim_failed", e))?;
+                self.slim_mount(&record, &data_root).map_err(|e| super::stop(ErrorCode::SlimFailed, e))?;
             removed.extend(mount_removed);
             freed += bytes;
         }
@@ -59,7 +64,7 @@ impl Purger<'_> {
                 c.slimmed = Some(Slimmed { at, freed_bytes: freed });
                 Ok(((), true))
             })
-            .map_err(|e| super::stop("slim_failed", e.context("recording the slim")))?;
+            .map_err(|e| super::stop(ErrorCode::SlimFailed, e.context("recording the slim")))?;
         }
         Ok(Purged {
             identity: identity_of(Some(&manifest), request.target.row.as_ref(), name),
@@ -100,7 +105,7 @@ impl Purger<'_> {
             if entry.is_dir {
                 shown.push('/');
             }
-            removed.push(Removed { kind: "ignored".into(), name: shown });
+            removed.push(Removed { kind: ResourceKind::Ignored, name: shown });
         }
         Ok((removed, freed))
     }

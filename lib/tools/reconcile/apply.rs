@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::plan::{row_matches, Plan, StatusChange};
 use super::{Failure, Options, Report};
 use crate::engines::docker::Engine;
+use crate::protocol::codes::ErrorCode;
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Change, Repair, RepairKind};
 use crate::state::continuity::{self, HistoryEntry};
@@ -29,14 +30,14 @@ pub(crate) fn apply(
                 identity: Identity::from_manifest(&change.manifest),
                 from: change.from.to_string(),
                 to: change.to.to_string(),
-                cause: change.cause.to_owned(),
+                cause: change.cause,
                 evidence: change.evidence,
                 dry_run: options.dry_run,
             }),
             Ok(false) => {}
             Err(e) => report.failures.push(Failure {
                 container_base: Some(change.name.to_string()),
-                code: "status_write_failed",
+                code: ErrorCode::StatusWriteFailed,
                 error: e,
             }),
         }
@@ -77,15 +78,16 @@ fn write_status(store: &Store, change: &StatusChange, options: &Options, now: &s
         return Ok(true);
     }
     continuity::update(store, &change.name, |c| {
-        c.cause = Some(change.cause.to_owned());
-        c.evidence = Some(change.evidence.clone());
+        let evidence = serde_json::to_value(&change.evidence)?;
+        c.cause = Some(change.cause.to_string());
+        c.evidence = Some(evidence.clone());
         c.history.push(HistoryEntry {
             at: now.to_owned(),
             tool: options.tool.to_owned(),
             from: change.from.to_string(),
             to: change.to.to_string(),
-            cause: change.cause.to_owned(),
-            evidence: change.evidence.clone(),
+            cause: change.cause.to_string(),
+            evidence,
         });
         Ok(((), true))
     })?;
@@ -175,7 +177,7 @@ fn capture_recipes(
             Ok(false) => {}
             Err(e) => report.failures.push(Failure {
                 container_base: Some(name.to_string()),
-                code: "recipe_capture_failed",
+                code: ErrorCode::RecipeCaptureFailed,
                 error: e,
             }),
         }

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use serde_json::{json, Value};
-
 use crate::base::time::{parse_rfc3339, rfc3339};
 use crate::engines::docker::{Engine, RunState};
+use crate::protocol::codes::Cause;
+use crate::protocol::evidence::{ContainerSeen, Exit, KillSign, RunSeen};
 
 /// How long after the engine's start a container may read `FinishedAt` and still count as one
 /// the restarting engine found dead (Docker stamps the moment it came back, not the kill).
@@ -51,7 +51,7 @@ pub struct Ended {
 
 /// Whether the host went away under a session, and by which sign; `None` for an exit of the
 /// session's own.
-pub fn host_kill_sign(ended: &Ended) -> Option<&'static str> {
+pub fn host_kill_sign(ended: &Ended) -> Option<KillSign> {
     let role = &ended.role;
     let at = |t: &Option<String>| t.as_deref().and_then(parse_rfc3339);
     let started = at(&role.started_at);
@@ -65,7 +65,7 @@ pub fn host_kill_sign(ended: &Ended) -> Option<&'static str> {
     }
     if let (Some(boot), Some(started)) = (ended.host_boot, started) {
         if boot > started {
-            return Some("host_rebooted_after_start");
+            return Some(KillSign::HostRebootedAfterStart);
         }
     }
     if role.oom_killed {
@@ -78,27 +78,33 @@ pub fn host_kill_sign(ended: &Ended) -> Option<&'static str> {
             .is_some_and(|s| !s.running && !s.oom_killed && s.exit_code == Some(code) && s.finished_at.is_some())
     };
     if role.exit_code == Some(255) && sidecar_exited(255) {
-        return Some("role_and_sidecar_exited_255");
+        return Some(KillSign::RoleAndSidecarExited255);
     }
     if let (Some(engine), Some(started), Some(finished)) = (ended.engine_started, started, finished) {
         let within = finished.duration_since(engine).is_ok_and(|d| d <= RESTART_WINDOW);
         if started < engine && within {
-            return Some("engine_restarted_after_start");
+            return Some(KillSign::EngineRestartedAfterStart);
         }
     }
     if role.exit_code == Some(255) && sidecar_exited(0) {
-        return Some("role_255_sidecar_0");
+        return Some(KillSign::Role255Sidecar0);
     }
     None
 }
 
 /// A container's state as evidence; `None` is a container that is gone.
-pub(crate) fn state_evidence(name: &str, state: Option<&RunState>) -> Value {
-    match state {
-        None => json!({"name": name, "status": "gone"}),
-        Some(s) => json!({
-            "name": name, "status": s.status, "exit_code": s.exit_code, "oom_killed": s.oom_killed,
-            "started_at": s.started_at, "finished_at": s.finished_at,
+pub(crate) fn state_evidence(name: &str, state: Option<&RunState>) -> ContainerSeen {
+    let Some(s) = state else {
+        return ContainerSeen { name: name.to_owned(), status: "gone".into(), state: None };
+    };
+    ContainerSeen {
+        name: name.to_owned(),
+        status: s.status.clone(),
+        state: Some(RunSeen {
+            exit_code: s.exit_code,
+            oom_killed: s.oom_killed,
+            started_at: s.started_at.clone(),
+            finished_at: s.finished_at.clone(),
         }),
     }
 }
@@ -111,7 +117,7 @@ pub(crate) fn judge_exit(
     sidecar: Option<(&str, Option<&RunState>)>,
     clock: &Clock,
     now: &str,
-) -> (&'static str, Value) {
+) -> (Cause, Exit) {
     let ended = Ended {
         role: role.clone(),
         sidecar: sidecar.and_then(|(_, state)| state.cloned()),
@@ -119,16 +125,16 @@ pub(crate) fn judge_exit(
         engine_started: clock.engine_started,
     };
     let sign = host_kill_sign(&ended);
-    let evidence = json!({
-        "sign": sign,
-        "role": state_evidence(role_name, Some(role)),
-        "sidecar": sidecar.map(|(name, state)| state_evidence(name, state)),
-        "host_boot_time": clock.host_boot.map(rfc3339),
-        "engine_started_at": clock.engine_started.map(rfc3339),
-        "engine": clock.engine,
-        "observed_at": now,
-    });
-    (if sign.is_some() { "killed_by_host" } else { "container_exited" }, evidence)
+    let evidence = Exit {
+        sign,
+        role: state_evidence(role_name, Some(role)),
+        sidecar: sidecar.map(|(name, state)| state_evidence(name, state)),
+        host_boot_time: clock.host_boot.map(rfc3339),
+        engine_started_at: clock.engine_started.map(rfc3339),
+        engine: clock.engine.clone(),
+        observed_at: now.to_owned(),
+    };
+    (if sign.is_some() { Cause::KilledByHost } else { Cause::ContainerExited }, evidence)
 }
 
 #[cfg(test)]
@@ -160,9 +166,9 @@ mod tests {
             host_boot: at("2026-11-01T00:00:00Z"),
             engine_started: None,
         };
-        assert_eq!(host_kill_sign(&base), Some("role_and_sidecar_exited_255"));
+        assert_eq!(host_kill_sign(&base), Some(KillSign::RoleAndSidecarExited255));
         let other_engine = Ended { sidecar: Some(exited(0, t0, t1)), ..base.clone() };
-        assert_eq!(host_kill_sign(&other_engine), Some("role_255_sidecar_0"));
+        assert_eq!(host_kill_sign(&other_engine), Some(KillSign::Role255Sidecar0));
         let own_exit = Ended { role: exited(1, t0, t1), sidecar: Some(exited(0, t0, t1)), ..base.clone() };
         assert_eq!(host_kill_sign(&own_exit), None);
         let lone_255 = Ended { sidecar: None, ..base.clone() };
@@ -173,7 +179,7 @@ mod tests {
             engine_started: at(t1),
             ..base.clone()
         };
-        assert_eq!(host_kill_sign(&restarted), Some("engine_restarted_after_start"));
+        assert_eq!(host_kill_sign(&restarted), Some(KillSign::EngineRestartedAfterStart));
         let later_exit = Ended { role: exited(1, t0, "2026-11-29T13:00:00Z"), ..restarted.clone() };
         assert_eq!(host_kill_sign(&later_exit), None, "an exit long after the engine came back is the session's own");
         let rebooted = Ended {
@@ -182,7 +188,7 @@ mod tests {
             host_boot: at("2026-11-29T10:30:00Z"),
             engine_started: None,
         };
-        assert_eq!(host_kill_sign(&rebooted), Some("host_rebooted_after_start"));
+        assert_eq!(host_kill_sign(&rebooted), Some(KillSign::HostRebootedAfterStart));
         let over_before_reboot = Ended { role: exited(0, t0, "2026-11-29T10:10:00Z"), ..rebooted.clone() };
         assert_eq!(host_kill_sign(&over_before_reboot), None, "it finished before the host went away");
         let over_before_restart = Ended { engine_started: at("2026-11-29T12:00:00Z"), ..base.clone() };

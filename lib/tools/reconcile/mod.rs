@@ -17,6 +17,7 @@ mod watch;
 use anyhow::Result;
 
 use crate::engines::docker::Engine;
+use crate::protocol::codes::ErrorCode;
 use crate::protocol::records::{Change, Orphan, Repair};
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
@@ -66,7 +67,7 @@ impl Report {
 pub struct Failure {
     pub container_base: Option<String>,
     /// The `error` record's code.
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub error: anyhow::Error,
 }
 

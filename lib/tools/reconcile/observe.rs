@@ -145,7 +145,7 @@ fn select(catalog: &Catalog, selection: &Selection) -> (Vec<InstanceName>, Vec<F
                     Ok(target) => add(&target.name),
                     Err(why) => unresolved.push(Failure {
                         container_base: Some(arg.clone()),
-                        code: why.code,
+                        code: why.code.into(),
                         error: anyhow::anyhow!(why.message),
                     }),
                 }

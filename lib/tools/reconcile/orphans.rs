@@ -7,6 +7,7 @@ use std::io::ErrorKind;
 use anyhow::{Context, Result};
 
 use super::observe::Observation;
+use crate::protocol::codes::{OrphanKind, ResourceKind};
 use crate::protocol::records::{Orphan, Repair, RepairKind};
 use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
@@ -31,24 +32,28 @@ impl Scan<'_> {
         !self.alive.contains(instance) && !name_lock_held(&self.store.name_lock_path(instance)).unwrap_or(true)
     }
 
-    fn orphan(&self, kind: &str, name: &str, reason: String) -> Orphan {
-        Orphan { kind: kind.to_owned(), name: name.to_owned(), reason, dry_run: self.dry_run }
+    fn orphan(&self, kind: ResourceKind, name: &str, reason: String) -> Orphan {
+        Orphan { kind: OrphanKind::Known(kind), name: name.to_owned(), reason, dry_run: self.dry_run }
     }
 
     /// The orphan record of a resource of this home whose instance is gone.
     fn of_instance(&self, kind: DockerKind, name: &str, instance: Option<InstanceName>) -> Option<Orphan> {
         let instance = instance.filter(|i| self.gone(i) && self.claims.claims(self.store, kind, name, i))?;
         let kind = match kind {
-            DockerKind::Container => "container",
-            DockerKind::Network => "network",
-            DockerKind::Volume => "volume",
+            DockerKind::Container => ResourceKind::Container,
+            DockerKind::Network => ResourceKind::Network,
+            DockerKind::Volume => ResourceKind::Volume,
         };
         let why = format!("its instance {instance} no longer exists (no data dir, no index row)");
         Some(self.orphan(kind, name, why))
     }
 
     fn temp_file(&self, name: &str, pid: u32) -> Orphan {
-        self.orphan("temp_file", name, format!("temp file of an atomic write by process {pid}, which is gone"))
+        self.orphan(
+            ResourceKind::TempFile,
+            name,
+            format!("temp file of an atomic write by process {pid}, which is gone"),
+        )
     }
 }
 
@@ -131,7 +136,7 @@ fn file_orphans(scan: &Scan, dirs: &BTreeSet<InstanceName>, orphans: &mut Vec<Or
         if let Some(instance) = name_lock_owner(&file) {
             if scan.gone(&instance) {
                 let reason = format!("unheld name lock {file} of an instance that no longer exists");
-                orphans.push(scan.orphan("name_lock", instance.as_str(), reason));
+                orphans.push(scan.orphan(ResourceKind::NameLock, instance.as_str(), reason));
             }
         } else if let Some(pid) = temp_writer(&file).filter(|&pid| !writer_alive(pid)) {
             orphans.push(scan.temp_file(&file, pid));

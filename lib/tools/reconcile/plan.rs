@@ -4,11 +4,12 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
-
 use super::evidence::{judge_exit, state_evidence};
 use super::observe::{needs_inspection, Exited, Inspected, Observation, Seen};
 use super::Failure;
+use crate::protocol::codes::Cause;
+use crate::protocol::codes::ErrorCode;
+use crate::protocol::evidence::{ContainerSeen, Evidence, RoleSeen};
 use crate::protocol::records::RepairKind;
 use crate::state::model::{IndexRow, Manifest, Status};
 use crate::state::names::InstanceName;
@@ -31,8 +32,8 @@ pub(crate) struct StatusChange {
     pub(crate) manifest: Manifest,
     pub(crate) from: Status,
     pub(crate) to: Status,
-    pub(crate) cause: &'static str,
-    pub(crate) evidence: Value,
+    pub(crate) cause: Cause,
+    pub(crate) evidence: Evidence,
 }
 
 /// A session jackin still counts as live.
@@ -57,7 +58,7 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
             return;
         }
         Err(e) => {
-            plan.failures.push(failure(&seen.name, "manifest_unreadable", anyhow::anyhow!("{e:#}")));
+            plan.failures.push(failure(&seen.name, ErrorCode::ManifestUnreadable, anyhow::anyhow!("{e:#}")));
             return;
         }
     };
@@ -73,7 +74,7 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
         plan.recipes.push((seen.name.clone(), manifest.clone()));
     }
     let Some(status) = Status::parse(&manifest.status) else { return };
-    let change = |to: Status, cause: &'static str, evidence: Value| StatusChange {
+    let change = |to: Status, cause: Cause, evidence: Evidence| StatusChange {
         name: seen.name.clone(),
         manifest: manifest.clone(),
         from: status,
@@ -84,11 +85,9 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
     let now = &observation.now;
     match role_state {
         None if status.is_live() && !seen.lock_held => {
-            let evidence = json!({
-                "role": state_evidence(&manifest.docker.role_container, None),
-                "observed_at": now,
-            });
-            plan.changes.push(change(Status::Crashed, "container_removed", evidence));
+            let role = state_evidence(&manifest.docker.role_container, None);
+            let evidence = Evidence::Seen(RoleSeen { role, observed_at: now.clone() });
+            plan.changes.push(change(Status::Crashed, Cause::ContainerRemoved, evidence));
         }
         Some(_) if needs_inspection(status, role_state) && !seen.lock_held => match &seen.inspected {
             Inspected::Ended(exited) => {
@@ -96,25 +95,26 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
                 let sidecar = sidecar.as_ref().map(|(name, state)| (name.as_str(), state.as_ref()));
                 let clock = observation.clock.clone().unwrap_or_default();
                 let (cause, evidence) = judge_exit(&manifest.docker.role_container, role, sidecar, &clock, now);
-                if status.is_live() || cause == "killed_by_host" {
-                    plan.changes.push(change(Status::Crashed, cause, evidence));
+                if status.is_live() || cause == Cause::KilledByHost {
+                    plan.changes.push(change(Status::Crashed, cause, Evidence::Exit(Box::new(evidence))));
                 }
             }
-            Inspected::Failed(e) => plan.failures.push(failure(&seen.name, "inspect_failed", anyhow::anyhow!("{e:#}"))),
+            Inspected::Failed(e) => {
+                plan.failures.push(failure(&seen.name, ErrorCode::InspectFailed, anyhow::anyhow!("{e:#}")))
+            }
             Inspected::Gone | Inspected::NotNeeded => {}
         },
         Some("running") if status.is_kept() || status == Status::Crashed => {
-            let evidence = json!({
-                "role": {"name": manifest.docker.role_container, "status": "running"},
-                "observed_at": now,
-            });
-            plan.changes.push(change(Status::Running, "container_running", evidence));
+            let role =
+                ContainerSeen { name: manifest.docker.role_container.clone(), status: "running".into(), state: None };
+            let evidence = Evidence::Seen(RoleSeen { role, observed_at: now.clone() });
+            plan.changes.push(change(Status::Running, Cause::ContainerRunning, evidence));
         }
         _ => {}
     }
 }
 
-fn failure(name: &InstanceName, code: &'static str, error: anyhow::Error) -> Failure {
+fn failure(name: &InstanceName, code: ErrorCode, error: anyhow::Error) -> Failure {
     Failure { container_base: Some(name.to_string()), code, error }
 }
 
@@ -141,6 +141,7 @@ mod tests {
     use crate::state::select::Catalog;
     use crate::tools::reconcile::evidence::Clock;
     use crate::tools::reconcile::observe::Exited;
+    use serde_json::json;
 
     /// The index status, the role container's state (`None`: gone), and `(cause, new status)`.
     type StatusRule = (&'static str, Option<&'static str>, Option<(&'static str, &'static str)>);
@@ -228,10 +229,25 @@ mod tests {
         Inspected::Ended(Box::new(Exited { role: exited(role), sidecar }))
     }
 
+    /// A cause as the tables below spell it (the wire's word, checked against serde's).
+    fn cause_word(cause: Cause) -> &'static str {
+        let word = match cause {
+            Cause::ContainerExited => "container_exited",
+            Cause::ContainerRemoved => "container_removed",
+            Cause::ContainerRunning => "container_running",
+            Cause::KilledByHost => "killed_by_host",
+        };
+        assert_eq!(cause.to_string(), word);
+        word
+    }
+
     /// The one status change planned, as `(from, to, cause)`.
     fn change_of(plan: &Plan) -> Option<(&'static str, &'static str, &'static str)> {
         assert!(plan.changes.len() <= 1);
-        plan.changes.first().map(|c| (c.from.as_str(), c.to.as_str(), c.cause))
+        plan.changes
+            .first()
+            .map(|c| (c.from.as_str(), c.to.as_str(), c.cause))
+            .map(|(from, to, cause)| (from, to, cause_word(cause)))
     }
 
     #[test]
@@ -268,12 +284,13 @@ mod tests {
             assert!(plan.failures.is_empty() && plan.row_repairs.is_empty());
         }
         let removed = plan(&observed(None, seen("active")));
-        assert_eq!(removed.changes[0].evidence, json!({"role": {"name": NAME, "status": "gone"}, "observed_at": NOW}));
+        let role_seen = |status: &str| {
+            let role = ContainerSeen { name: NAME.into(), status: status.into(), state: None };
+            Evidence::Seen(RoleSeen { role, observed_at: NOW.into() })
+        };
+        assert_eq!(removed.changes[0].evidence, role_seen("gone"));
         let running = plan(&observed(Some("running"), seen("crashed")));
-        assert_eq!(
-            running.changes[0].evidence,
-            json!({"role": {"name": NAME, "status": "running"}, "observed_at": NOW})
-        );
+        assert_eq!(running.changes[0].evidence, role_seen("running"));
     }
 
     #[test]
@@ -295,11 +312,12 @@ mod tests {
             assert_eq!(change_of(&plan).map(|c| c.2), cause, "{status}, role {state}");
             if let Some(change) = plan.changes.first() {
                 assert_eq!(change.to, Status::Crashed);
-                let evidence = &change.evidence;
-                assert_eq!(evidence["role"]["exit_code"], json!(codes.map(|c| c.0)));
-                assert_eq!(evidence["sidecar"]["exit_code"], json!(codes.map(|c| c.1)));
-                assert_eq!(evidence["observed_at"], json!(NOW));
-                assert_eq!(evidence["sign"].is_null(), cause == Some("container_exited"));
+                let Evidence::Exit(evidence) = &change.evidence else { panic!("{:?}", change.evidence) };
+                let exit_code = |seen: Option<&ContainerSeen>| seen.and_then(|s| s.state.as_ref()?.exit_code);
+                assert_eq!(exit_code(Some(&evidence.role)), codes.map(|c| c.0));
+                assert_eq!(exit_code(evidence.sidecar.as_ref()), codes.map(|c| c.1));
+                assert_eq!(evidence.observed_at, NOW);
+                assert_eq!(evidence.sign.is_none(), cause == Some("container_exited"));
             }
         }
         for status in ["clean_exited", "crashed", "restore_available", "superseded", "purged"] {
@@ -372,14 +390,14 @@ mod tests {
         let plan_unreadable = plan(&observed(None, unreadable));
         assert!(plan_unreadable.changes.is_empty() && plan_unreadable.row_repairs.is_empty());
         let failure = &plan_unreadable.failures[0];
-        assert_eq!((failure.code, failure.container_base.as_deref()), ("manifest_unreadable", Some(NAME)));
+        assert_eq!((failure.code, failure.container_base.as_deref()), (ErrorCode::ManifestUnreadable, Some(NAME)));
         assert_eq!(format!("{:#}", failure.error), "instance.json is corrupt");
 
         let mut uninspectable = seen("running");
         uninspectable.inspected = Inspected::Failed(anyhow::anyhow!("engine hung up"));
         let plan_failed = plan(&observed(Some("exited"), uninspectable));
         assert!(plan_failed.changes.is_empty());
-        assert_eq!(plan_failed.failures[0].code, "inspect_failed");
+        assert_eq!(plan_failed.failures[0].code, ErrorCode::InspectFailed);
     }
 
     #[test]

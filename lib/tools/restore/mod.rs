@@ -89,7 +89,7 @@ pub fn prepare(
 fn as_reconciled(manifest: &mut Manifest, kept: &mut Continuity, changes: &[Change]) {
     if let Some(change) = changes.iter().rev().find(|c| c.identity.container_base == manifest.container_base) {
         manifest.status = change.to.clone();
-        kept.cause = Some(change.cause.clone());
+        kept.cause = Some(change.cause.to_string());
     }
 }
 

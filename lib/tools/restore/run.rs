@@ -3,6 +3,7 @@
 
 use super::plan::{env_to_resolve, role_commit, sidecar_image, RoleSource};
 use super::*;
+use crate::protocol::evidence::{Evidence, Resumed};
 
 /// Creates the recorded network and certs volume when they are gone. Returns whether it created
 /// the network.
@@ -243,7 +244,7 @@ pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tie
             from: manifest.status.clone(),
             to: Status::Active.as_str().into(),
             cause: "resumed".into(),
-            evidence: serde_json::json!({ "tier": tier }),
+            evidence: serde_json::to_value(Evidence::Resumed(Resumed { tier }))?,
         });
         c.cause = None;
         c.evidence = None;

@@ -1,0 +1,152 @@
+//! The `evidence` of a `change`: what reconcile saw of a session's containers, the engine and
+//! the host when it decided a cause, field for field as it travels. Keep's and restore's
+//! evidence (which rests in the tools' own file, not on the wire) are here too, so that every
+//! shape that file can hold has one type.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::assessment::Verdict;
+use crate::state::config::Policy;
+
+/// Why a status was decided. One type, shaped by what was seen; a shape this version does not
+/// know (in the tools' own file, written by another version) is kept as it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Evidence {
+    /// The role container was seen gone or running: `container_removed`, `container_running`.
+    Seen(RoleSeen),
+    /// The role container had exited: `container_exited` or `killed_by_host`, and by which sign.
+    Exit(Box<Exit>),
+    /// jackin-keep kept the session.
+    Kept(Kept),
+    /// jackin-restore resumed it.
+    Resumed(Resumed),
+    Other(serde_json::Value),
+}
+
+impl Evidence {
+    /// The role container's state, as reconcile saw it.
+    pub fn role(&self) -> Option<&ContainerSeen> {
+        match self {
+            Evidence::Seen(seen) => Some(&seen.role),
+            Evidence::Exit(exit) => Some(&exit.role),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleSeen {
+    pub role: ContainerSeen,
+    pub observed_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exit {
+    /// The sign that the host went away; `None` for an exit of the session's own.
+    pub sign: Option<KillSign>,
+    pub role: ContainerSeen,
+    /// `None`: the session has no sidecar.
+    pub sidecar: Option<ContainerSeen>,
+    pub host_boot_time: Option<String>,
+    pub engine_started_at: Option<String>,
+    /// The engine's id, version and clock (`engine_id`, `engine_version`, `engine_time`), when
+    /// it answered.
+    pub engine: Option<BTreeMap<String, String>>,
+    pub observed_at: String,
+}
+
+/// One container as it was seen: its name and Docker's status word (`gone` when there is no
+/// such container), with its run state when it was inspected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContainerSeen {
+    pub name: String,
+    pub status: String,
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<RunSeen>,
+}
+
+/// What an inspection of a container said of its last run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSeen {
+    pub exit_code: Option<i64>,
+    pub oom_killed: bool,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+/// How reconcile tells that the host went away under a session (lifecycle.md, "Reconcile").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KillSign {
+    /// The host booted after the role container started.
+    #[serde(rename = "host_rebooted_after_start")]
+    HostRebootedAfterStart,
+    /// Both the role container and its sidecar exited 255: the engine's VM went away.
+    #[serde(rename = "role_and_sidecar_exited_255")]
+    RoleAndSidecarExited255,
+    /// The engine restarted while the session ran, and found it dead.
+    #[serde(rename = "engine_restarted_after_start")]
+    EngineRestartedAfterStart,
+    /// The role container exited 255 and its sidecar 0: an engine stop.
+    #[serde(rename = "role_255_sidecar_0")]
+    Role255Sidecar0,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kept {
+    pub reason: String,
+    pub policy: Policy,
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resumed {
+    pub tier: u8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(text: &str) -> Evidence {
+        let evidence: Evidence = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&evidence).unwrap(), text, "written back as it was read");
+        evidence
+    }
+
+    #[test]
+    fn each_shape_reads_as_its_own_variant_and_writes_back_the_same_bytes() {
+        let gone = round_trip(r#"{"role":{"name":"jk-a","status":"gone"},"observed_at":"t"}"#);
+        assert!(matches!(&gone, Evidence::Seen(s) if s.role.state.is_none()));
+        let exit = round_trip(
+            r#"{"sign":"role_and_sidecar_exited_255","role":{"name":"jk-a","status":"exited","exit_code":255,"oom_killed":false,"started_at":"s","finished_at":"f"},"sidecar":{"name":"jk-a-dind","status":"gone"},"host_boot_time":null,"engine_started_at":null,"engine":{"engine_id":"x"},"observed_at":"t"}"#,
+        );
+        let Evidence::Exit(exit) = exit else { panic!("{exit:?}") };
+        assert_eq!(exit.sign, Some(KillSign::RoleAndSidecarExited255));
+        assert_eq!(exit.role.state.as_ref().and_then(|s| s.exit_code), Some(255));
+        assert!(matches!(
+            round_trip(r#"{"reason":"operator keep","policy":"ask","verdict":"dirty"}"#),
+            Evidence::Kept(_)
+        ));
+        assert!(matches!(round_trip(r#"{"tier":2}"#), Evidence::Resumed(Resumed { tier: 2 })));
+        assert!(matches!(round_trip(r#"{"something":"else"}"#), Evidence::Other(_)));
+        assert!(matches!(round_trip("null"), Evidence::Other(serde_json::Value::Null)));
+    }
+
+    #[test]
+    fn the_signs_are_the_words_of_the_protocol() {
+        for (sign, word) in [
+            (KillSign::HostRebootedAfterStart, "host_rebooted_after_start"),
+            (KillSign::RoleAndSidecarExited255, "role_and_sidecar_exited_255"),
+            (KillSign::EngineRestartedAfterStart, "engine_restarted_after_start"),
+            (KillSign::Role255Sidecar0, "role_255_sidecar_0"),
+        ] {
+            assert_eq!(serde_json::to_value(sign).unwrap(), word);
+        }
+    }
+}
