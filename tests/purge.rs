@@ -326,6 +326,44 @@ fn bad_input_changes_nothing() {
     assert_eq!(home.snapshot(), before);
 }
 
+/// An orphan of a kind this purge does not know (a word of a newer version, or a kind that is
+/// never an orphan) is refused on its own: not bad input, so the rest of the run goes on.
+#[test]
+fn an_orphan_of_an_unknown_kind_is_refused_alone_and_the_others_go() {
+    if !engine_available("an_orphan_of_an_unknown_kind_is_refused_alone_and_the_others_go") {
+        return;
+    }
+    let home = Home::new();
+    let gone = format!("jk-{}-myapp-agentsmith", unique_id());
+    let lock = home.home.join("data").join(format!("{gone}.lock"));
+    fs::write(&lock, "").unwrap();
+    let orphan = |kind: &str, name: &str| {
+        json!({"schema_version":1,"type":"orphan","data":{"kind":kind,"name":name,"reason":"instance gone"}})
+    };
+    let input = format!(
+        "{}\n{}\n{}\n",
+        orphan("gadget", &gone),
+        orphan("worktree", &gone),
+        orphan("name_lock", lock.to_str().unwrap())
+    );
+    let out = home.purge(&[], &input);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let lines = envelopes(&out.stdout);
+    let errors: Vec<ErrorRecord> = lines.iter().filter(|e| e.is::<ErrorRecord>()).map(|e| e.data()).collect();
+    let refused: Vec<(&str, &str)> = errors.iter().map(|e| (e.code.as_str(), e.message.as_str())).collect();
+    assert_eq!(
+        refused,
+        [
+            ("unknown_orphan_kind", "orphan kind \"gadget\" is not one this purge knows; left alone"),
+            ("unknown_orphan_kind", "orphan kind \"worktree\" is not one this purge knows; left alone"),
+        ]
+    );
+    let purged: Vec<Purged> = lines.iter().filter(|e| e.is::<Purged>()).map(|e| e.data()).collect();
+    assert_eq!(purged.len(), 1);
+    assert_eq!(purged[0].removed_kinds(), ["name_lock"]);
+    assert!(!lock.exists());
+}
+
 #[test]
 fn orphans_are_removed_and_jackin_s_other_files_are_not() {
     if !engine_available("orphans_are_removed_and_jackin_s_other_files_are_not") {

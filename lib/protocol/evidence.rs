@@ -26,17 +26,6 @@ pub enum Evidence {
     Other(serde_json::Value),
 }
 
-impl Evidence {
-    /// The role container's state, as reconcile saw it.
-    pub fn role(&self) -> Option<&ContainerSeen> {
-        match self {
-            Evidence::Seen(seen) => Some(&seen.role),
-            Evidence::Exit(exit) => Some(&exit.role),
-            _ => None,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoleSeen {
