@@ -45,7 +45,7 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
     for step in steps {
         match step {
             Step::PassThrough(record) => ctx.pass_through(record)?,
-            Step::Unresolved(arg, why) => ctx.fail(Some(&arg), why.code.into(), &why.into())?,
+            Step::Unresolved(arg, why) => ctx.unresolved(&arg, why)?,
             Step::Assess(i) => match results[i].take().expect("each target is assessed once") {
                 Ok(assessment) => {
                     findings |= assessment.verdict.at_risk();

@@ -5,7 +5,7 @@ use std::time::Duration;
 use anyhow::Result;
 use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
-use jackin::face::cli::{RestoreArgs, SortArg};
+use jackin::face::cli::RestoreArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::face::screens::{picker, Tty};
 use jackin::protocol::codes::ErrorCode;
@@ -17,7 +17,7 @@ use jackin::state::select::Catalog;
 use jackin::state::store::Store;
 use jackin::tools::assess::{AssessOptions, Assessor};
 use jackin::tools::reconcile;
-use jackin::tools::restore::{self, Filters, Prepared, RoleSource, Waits};
+use jackin::tools::restore::{self, Prepared, RoleSource, Waits};
 
 fn main() {
     // https:// for tier 3's fetch of a role source, through libcurl (credentials: the URL, ~/.netrc,
@@ -48,18 +48,8 @@ fn looks_only(args: &RestoreArgs) -> bool {
 fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catalog: &Catalog) -> Result<Exit> {
     let names = catalog.all().into_iter().map(|t| t.name).collect();
     let changes = reconcile_first(ctx, engine, store, names, looks_only(args))?;
-    let filters = Filters {
-        workspace: args.workspace.clone(),
-        role: args.role.clone(),
-        agent: args.agent.clone(),
-        workdir: args.workdir.clone(),
-    };
-    let order = match args.sort {
-        SortArg::Age => restore::Order::Newest,
-        SortArg::Size => restore::Order::Largest,
-    };
-    let candidates =
-        restore::candidates(engine, store, &changes, &filters, order, RoleSource::for_run(looks_only(args)))?;
+    let source = RoleSource::for_run(looks_only(args));
+    let candidates = restore::candidates(engine, store, &changes, &args.filters(), args.order(), source)?;
     // The picker on a terminal that can draw, unless a list was asked for; else the list.
     let Some(tty) = Tty::open().filter(|tty| !looks_only(args) && tty.can_draw()) else {
         for candidate in &candidates {
@@ -84,7 +74,10 @@ fn resume(
     catalog: &Catalog,
     attach_on: Option<&Tty>,
 ) -> Result<Exit> {
-    let target = catalog.resolve(arg).map_err(|why| Exit::Partial.wrap(why))?;
+    let target = match catalog.resolve(arg) {
+        Ok(target) => target,
+        Err(why) => return ctx.unresolved(arg, why).map(|()| Exit::Partial),
+    };
     let name = target.name;
     let changes = reconcile_first(ctx, engine, store, vec![name.clone()], looks_only(args))?;
     let Prepared { manifest, kept, plan } =

@@ -9,6 +9,7 @@ use clap::{Args, CommandFactory, Parser, ValueEnum};
 use crate::base::exit::Exit;
 use crate::engines::endpoint::Endpoint;
 use crate::state::select::{check_arg, Unresolved};
+use crate::tools::restore::{Filters, Order};
 
 /// A code a tool can end with, and what it adds to the code's meaning for this tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -429,6 +430,26 @@ pub struct RestoreArgs {
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,
+}
+
+impl RestoreArgs {
+    /// The list's filters, as the flags give them.
+    pub fn filters(&self) -> Filters {
+        Filters {
+            workspace: self.workspace.clone(),
+            role: self.role.clone(),
+            agent: self.agent.clone(),
+            workdir: self.workdir.clone(),
+        }
+    }
+
+    /// The list's order, as `--sort` gives it.
+    pub fn order(&self) -> Order {
+        match self.sort {
+            SortArg::Age => Order::Newest,
+            SortArg::Size => Order::Largest,
+        }
+    }
 }
 
 /// The one program that deletes a finished session, in a crash-safe order.

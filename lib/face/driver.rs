@@ -166,6 +166,12 @@ impl Ctx {
         self.report(container_base, code, error)
     }
 
+    /// An argument or record that names no instance: an `error` record with the resolver's
+    /// reason as its code (`bad_name`, `unknown_instance`, `ambiguous`); the run will exit 6.
+    pub fn unresolved(&mut self, arg: &str, why: Unresolved) -> Result<()> {
+        self.fail(Some(arg), why.code.into(), &why.into())
+    }
+
     /// A session left alone because it is live or locked: said like a failure, but it makes the
     /// run exit 5 (busy, retry later) instead of 6, which the caller decides.
     pub fn refuse_busy(&mut self, container_base: &str, code: ErrorCode, error: &anyhow::Error) -> Result<()> {
