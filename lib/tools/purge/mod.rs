@@ -170,7 +170,7 @@ impl<'a> Purger<'a> {
         let plan = plan::plan(&seen, request.discard, request.only_if_clean, &self.options)
             .map_err(|r| outcome_of(name, r))?;
         if self.options.dry_run {
-            return Ok(plan.dry_run_report());
+            return Ok(plan.printed());
         }
         self.apply(name, plan, apply::Held { claim, repo_locks }).map_err(|r| outcome_of(name, r))
     }

@@ -84,8 +84,8 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The `purged` record of a dry run: what the purge would remove.
-    pub(crate) fn dry_run_report(self) -> Purged {
+    /// The plan as a dry run prints it: the `purged` record of what the purge would remove.
+    pub(crate) fn printed(self) -> Purged {
         Purged {
             identity: self.identity,
             removed: self.deletions.iter().map(Deletion::removed).collect(),
