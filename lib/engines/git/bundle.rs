@@ -193,3 +193,75 @@ fn write(repo: &Repository, refs: &[(String, Oid)], hidden: &[Oid], path: &Path)
         commits: included.len(),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A commit of one file on `refname`, after `parent`.
+    fn commit(repo: &Repository, refname: &str, parent: Option<Oid>, message: &str) -> Oid {
+        let sig = git2::Signature::now("Test", "test@example.com").unwrap();
+        let mut tree = repo.treebuilder(None).unwrap();
+        tree.insert("file.txt", repo.blob(message.as_bytes()).unwrap(), 0o100644).unwrap();
+        let tree = repo.find_tree(tree.write().unwrap()).unwrap();
+        let parents: Vec<git2::Commit<'_>> = parent.map(|id| repo.find_commit(id).unwrap()).into_iter().collect();
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        repo.commit(Some(refname), &sig, &sig, message, &tree, &parents).unwrap()
+    }
+
+    /// A host repository `origin` with one commit on `main`, and `clone`, cloned from it (its
+    /// `origin/main` survives the purge).
+    fn host_and_clone(root: &Path) -> (Repository, Repository, Oid) {
+        let origin = Repository::init(root.join("origin")).unwrap();
+        let main = commit(&origin, "refs/heads/main", None, "pushed");
+        origin.set_head("refs/heads/main").unwrap();
+        let clone = Repository::clone(root.join("origin").to_str().unwrap(), root.join("clone")).unwrap();
+        (origin, clone, main)
+    }
+
+    fn unpushed(name: &str) -> UnpushedRef {
+        UnpushedRef { name: name.into(), commits: 1, upstream: None, integrated: Vec::new() }
+    }
+
+    /// A branch with work of its own that is not checked out (HEAD is back on the pushed `main`)
+    /// is bundled at its own tip, not at HEAD's: its commit is in the bundle, and fetching the
+    /// bundle as the receipt says brings it back.
+    #[test]
+    fn a_branch_that_is_not_checked_out_is_bundled_at_its_own_tip() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (origin, clone, main) = host_and_clone(tmp.path());
+        let feature = commit(&clone, "refs/heads/feature", Some(main), "only in the clone");
+        assert_eq!(clone.head().unwrap().target(), Some(main));
+        let repo = Repo::open(tmp.path().join("clone")).unwrap();
+        let refs = clone_bundle(&repo, &tmp.path().join("origin"), &[unpushed("refs/heads/feature")]).unwrap();
+        assert!(!refs.is_empty());
+        let path = tmp.path().join("commits.bundle");
+        let contents = write_bundle(&repo, &refs, &path).unwrap().expect("a bundle");
+        assert_eq!(contents.refs, vec![("refs/heads/feature".to_owned(), feature.to_string())]);
+        assert_eq!((contents.commits, contents.prerequisites), (1, vec![main.to_string()]));
+        let fetched = std::process::Command::new("git")
+            .arg("-C")
+            .arg(tmp.path().join("origin"))
+            .arg("fetch")
+            .arg(&path)
+            .arg("refs/*:refs/recovered/*")
+            .output()
+            .unwrap();
+        assert!(fetched.status.success(), "{}", String::from_utf8_lossy(&fetched.stderr));
+        assert_eq!(origin.refname_to_id("refs/recovered/heads/feature").unwrap(), feature);
+    }
+
+    /// A clone with nothing unpushed and no stash has no bundle to write; writing one anyway
+    /// writes nothing (git refuses an empty bundle).
+    #[test]
+    fn a_clone_with_nothing_unpushed_has_nothing_to_bundle() {
+        let tmp = tempfile::tempdir().unwrap();
+        let _repos = host_and_clone(tmp.path());
+        let repo = Repo::open(tmp.path().join("clone")).unwrap();
+        let refs = clone_bundle(&repo, &tmp.path().join("origin"), &[]).unwrap();
+        assert!(refs.is_empty());
+        let path = tmp.path().join("commits.bundle");
+        assert_eq!(write_bundle(&repo, &refs, &path).unwrap(), None);
+        assert!(!path.exists());
+    }
+}
