@@ -471,6 +471,43 @@ fn no_quarantine_discards_without_saving() {
     assert!(home.quarantines().is_empty() && !inst.dir.exists());
 }
 
+/// A purge that died after its mark leaves the mark behind. When the session changes after that
+/// (here its status and time are written anew, as a resume would) and the agent works on, a
+/// later purge must judge the work as it is, not trust the old mark and delete it unseen.
+#[test]
+fn a_purge_mark_from_before_the_session_changed_is_not_trusted() {
+    if !engine_available("a_purge_mark_from_before_the_session_changed_is_not_trusted") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let mut first = home.cmd("jackin-purge");
+    first.args(["--format=json", &inst.container]).env("JACKIN_PURGE_CRASH_AT", "stamped");
+    assert_eq!(first.output().unwrap().status.code(), None, "killed after the mark and the stamp");
+    assert!(inst.dir.join(".jackin/purge.json").exists());
+
+    home.set_status(&inst.container, "active", Some("2026-12-01T09:00:00Z"));
+    let wt = inst.mount_path(0);
+    fs::write(wt.join("new-work.txt"), "written after the failed purge\n").unwrap();
+    let before = home.snapshot();
+    let out = home.purge(&[&inst.container], "");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let errors = records::<ErrorRecord>(&out.stdout);
+    assert_eq!(errors[0].code, "at_risk", "{:?}", errors);
+    assert_eq!(home.snapshot(), before, "nothing changed");
+
+    // With the work allowed to go, it is saved first, and the purge finishes.
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let quarantine = records::<Purged>(&out.stdout)[0].quarantine.clone().expect("the new work was saved");
+    let q = Path::new(&quarantine);
+    let receipt = read_json(&q.join("receipt.json"));
+    let files = q.join(receipt["mounts"][0]["files_dir"].as_str().unwrap());
+    assert_eq!(fs::read_to_string(files.join("new-work.txt")).unwrap(), "written after the failed purge\n");
+    assert!(!inst.dir.exists());
+}
+
 /// Kill the purge right after `step`, check the index is valid JSON, rerun, check the end state.
 fn crash_at(step: &str) {
     if !engine_available(&format!("crash_at_{step}")) {

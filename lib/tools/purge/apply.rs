@@ -140,10 +140,14 @@ fn open(host: &Path) -> Result<git::Repo> {
 fn stamp(store: &Store, name: &InstanceName, stamp: &Stamp, quarantine: Option<&str>) -> Result<()> {
     let now = crate::base::time::now_rfc3339();
     let Stamp::Manifest { write_mark } = stamp else { return stamp_row(store, name, &now) };
-    if *write_mark {
+    if let Some(session) = write_mark {
         let verdict = if quarantine.is_some() { "at_risk_quarantined" } else { "checked" };
-        let mark =
-            PurgeMark { started_at: now.clone(), verdict: verdict.into(), quarantine: quarantine.map(str::to_owned) };
+        let mark = PurgeMark {
+            started_at: now.clone(),
+            verdict: verdict.into(),
+            quarantine: quarantine.map(str::to_owned),
+            session: Some(session.clone()),
+        };
         store.write_purge_mark(name, &mark).context("writing the purge mark")?;
     }
     let current = store.read_manifest(name)?.and_then(|m| Status::parse(&m.status));

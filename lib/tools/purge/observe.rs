@@ -81,10 +81,6 @@ impl Observation {
         }
     }
 
-    pub(crate) fn has_manifest(&self) -> bool {
-        matches!(self.manifest, Ok(Some(_)))
-    }
-
     /// The worktree records (none when the file cannot be read).
     pub(crate) fn worktree_records(&self) -> impl Iterator<Item = &IsolationRecord> {
         let records: &[Result<IsolationRecord, MalformedRecord>] = match &self.records {
@@ -138,11 +134,11 @@ impl Purger<'_> {
     pub(crate) fn observe_work(&self, seen: &mut Observation) -> Result<(), Refusal> {
         let store = self.store;
         seen.mark = store.read_purge_mark(&seen.name);
-        if seen.mark.is_none() {
-            let assessor = Assessor::new(AssessOptions::default());
-            let assessment = assessor.instance(store, &seen.name, seen.row.as_ref()).map_err(|e| format!("{e:#}"));
-            seen.assessment = Some(assessment);
-        }
+        // Assessed even when a mark is there: whether the mark still holds is the plan's to
+        // decide, and a session changed since it was written must be judged on what it holds now.
+        let assessor = Assessor::new(AssessOptions::default());
+        let assessment = assessor.instance(store, &seen.name, seen.row.as_ref()).map_err(|e| format!("{e:#}"));
+        seen.assessment = Some(assessment);
         seen.docker_present = if self.options.dry_run {
             teardown::present(self.engine, &seen.docker)
         } else {

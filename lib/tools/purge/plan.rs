@@ -6,15 +6,15 @@
 use std::path::PathBuf;
 
 use crate::protocol::assessment::{Assessment, Verdict};
+use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Purged, Removed};
-use crate::state::model::{DockerNames, IsolationRecord, MalformedRecord};
+use crate::state::model::{DockerNames, IsolationRecord, MalformedRecord, Status};
+use crate::state::store::{MarkedSession, PurgeMark};
 use crate::tools::teardown::Resource;
 
 use super::observe::{Observation, Records};
 use super::PurgeOptions;
-use crate::protocol::codes::ErrorCode;
-use crate::protocol::codes::ResourceKind;
 
 /// One thing a purge deletes, in lifecycle.md's order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,9 +60,9 @@ pub(crate) struct Save {
 /// Step 3.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stamp {
-    /// The purge mark (unless an earlier run wrote it), then the terminal status in the manifest
-    /// and the index row.
-    Manifest { write_mark: bool },
+    /// The purge mark for the session as it was observed (unless an earlier run's mark holds),
+    /// then the terminal status in the manifest and the index row.
+    Manifest { write_mark: Option<MarkedSession> },
     /// No manifest: the index row alone, when it is not terminal already.
     Row,
 }
@@ -150,7 +150,8 @@ pub(crate) fn plan(
     only_if_clean: bool,
     options: &PurgeOptions,
 ) -> Result<Plan, Refusal> {
-    let (identity, save, saved_before) = match &seen.mark {
+    let mark = seen.mark.as_ref().filter(|mark| mark_holds(mark, seen));
+    let (identity, save, saved_before) = match mark {
         // An earlier run passed step 2: the work was found clean or saved then.
         Some(mark) => (seen.identity(), None, mark.quarantine.clone()),
         None => {
@@ -159,10 +160,18 @@ pub(crate) fn plan(
             (identity, check_work(seen, assessment, discard, only_if_clean, options)?, None)
         }
     };
-    let stamp = if seen.has_manifest() { Stamp::Manifest { write_mark: seen.mark.is_none() } } else { Stamp::Row };
+    let stamp = match &seen.manifest {
+        Ok(Some(manifest)) => Stamp::Manifest {
+            write_mark: mark.is_none().then(|| MarkedSession {
+                status: manifest.status.clone(),
+                updated_at: manifest.updated_at.clone(),
+            }),
+        },
+        _ => Stamp::Row,
+    };
     Ok(Plan {
         identity,
-        assessed: seen.mark.is_none(),
+        assessed: mark.is_none(),
         save,
         saved_before,
         stamp,
@@ -170,6 +179,18 @@ pub(crate) fn plan(
         deletions: deletions(seen),
         directory_bytes: seen.directories.iter().map(|d| d.bytes).sum(),
     })
+}
+
+/// Whether an earlier purge's mark speaks for the session as it is now: the manifest is as that
+/// purge found it, or as its own stamp left it (a terminal status at the mark's time). A session
+/// changed since (resumed after a failed purge, and worked on) is assessed again, and so is one
+/// whose mark names no session.
+pub(crate) fn mark_holds(mark: &PurgeMark, seen: &Observation) -> bool {
+    let (Some(session), Ok(Some(manifest))) = (&mark.session, &seen.manifest) else { return false };
+    let as_found = manifest.status == session.status && manifest.updated_at == session.updated_at;
+    let as_stamped = manifest.updated_at == mark.started_at
+        && Status::parse(&manifest.status).is_some_and(|status| status.is_terminal());
+    as_found || as_stamped
 }
 
 /// The assessment of step 2; an instance of which nothing is left to read (a rerun after the

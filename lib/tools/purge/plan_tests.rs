@@ -9,7 +9,7 @@ use crate::protocol::assessment::Verdict;
 use crate::protocol::codes::ErrorCode;
 use crate::state::model::{IndexRow, IsolationKind, Manifest};
 use crate::state::names::InstanceName;
-use crate::state::store::PurgeMark;
+use crate::state::store::{MarkedSession, PurgeMark};
 use crate::tools::purge::observe::{DirectorySeen, WorktreeSeen};
 
 const NAME: &str = "jk-abcd1234-app";
@@ -137,7 +137,7 @@ fn a_clean_session_is_deleted_whole_in_lifecycle_order() {
     .collect();
     assert_eq!(kinds(&plan), expected);
     assert!(plan.save.is_none() && plan.assessed);
-    assert_eq!(plan.stamp, Stamp::Manifest { write_mark: true });
+    assert_eq!(plan.stamp, Stamp::Manifest { write_mark: Some(as_found()) });
     assert_eq!(plan.directory_bytes, 10);
     let report = plan.printed();
     assert!(report.dry_run && report.quarantine.is_none());
@@ -229,19 +229,70 @@ fn an_unreadable_manifest_is_refused() {
     assert_eq!(code(liveness(&seen, &options()).unwrap_err()), "manifest_unreadable");
 }
 
-#[test]
-fn a_rerun_after_step_2_trusts_the_purge_mark() {
-    let mut seen = seen(Verdict::Unpushed);
-    seen.assessment = None;
-    seen.mark = Some(PurgeMark {
+/// The session as [`manifest`] has it, as a purge mark records it.
+fn as_found() -> MarkedSession {
+    MarkedSession { status: "clean_exited".into(), updated_at: "2026-11-29T09:00:00Z".into() }
+}
+
+fn mark(session: Option<MarkedSession>) -> PurgeMark {
+    PurgeMark {
         started_at: "2026-11-29T12:00:00Z".into(),
         verdict: "at_risk_quarantined".into(),
         quarantine: Some("/home/jackin/quarantine/q".into()),
-    });
+        session,
+    }
+}
+
+#[test]
+fn a_rerun_after_step_2_trusts_the_purge_mark() {
+    let mut seen = seen(Verdict::Unpushed);
+    seen.assessment = Some(Err("the worktree's registration is gone".into()));
+    seen.mark = Some(mark(Some(as_found())));
     let plan = plan(&seen, false, false, &options()).unwrap();
     assert!(!plan.assessed && plan.save.is_none());
     assert_eq!(plan.saved_before.as_deref(), Some("/home/jackin/quarantine/q"));
-    assert_eq!(plan.stamp, Stamp::Manifest { write_mark: false });
+    assert_eq!(plan.stamp, Stamp::Manifest { write_mark: None });
+
+    // The crash came after the stamp: the manifest reads as the purge left it.
+    if let Ok(Some(manifest)) = &mut seen.manifest {
+        manifest.status = "purged".into();
+        manifest.updated_at = "2026-11-29T12:00:00Z".into();
+    }
+    assert!(!plan_of(&seen).assessed, "the purge's own stamp does not void its mark");
+}
+
+fn plan_of(seen: &Observation) -> Plan {
+    plan(seen, true, false, &options()).unwrap()
+}
+
+#[test]
+fn a_mark_of_another_state_of_the_session_is_not_trusted() {
+    let mut seen = seen(Verdict::Dirty);
+    // Resumed after the failed purge, and worked on: the manifest moved on.
+    seen.mark = Some(mark(Some(as_found())));
+    if let Ok(Some(manifest)) = &mut seen.manifest {
+        manifest.status = "active".into();
+        manifest.updated_at = "2026-11-30T08:00:00Z".into();
+    }
+    assert!(matches!(plan(&seen, false, false, &options()), Err(Refusal::AtRisk { .. })), "assessed again");
+    let plan = plan_of(&seen);
+    assert!(plan.assessed && plan.save.is_some(), "the new work is saved before anything goes");
+    let Stamp::Manifest { write_mark: Some(session) } = &plan.stamp else { panic!("{:?}", plan.stamp) };
+    assert_eq!(session.status, "active", "the new mark is for the session as it is now");
+
+    // A terminal status, but not written at the mark's time: not that purge's stamp.
+    if let Ok(Some(manifest)) = &mut seen.manifest {
+        manifest.status = "purged".into();
+    }
+    assert!(plan_of(&seen).assessed);
+
+    // A mark that names no session (an earlier version's) speaks for none.
+    seen.mark = Some(mark(None));
+    if let Ok(Some(manifest)) = &mut seen.manifest {
+        manifest.status = "clean_exited".into();
+        manifest.updated_at = "2026-11-29T09:00:00Z".into();
+    }
+    assert!(plan_of(&seen).assessed);
 }
 
 #[test]
