@@ -222,3 +222,202 @@ fn an_index_of_another_version_is_refused_and_left_alone() {
     assert!(format!("{err:#}").contains("unsupported index version 2"), "{err:#}");
     assert_eq!(fs::read_to_string(&path).unwrap(), v2);
 }
+
+/// A small deterministic generator (xorshift64*), so a failing case can be made again from its
+/// seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[(self.next() % items.len() as u64) as usize]
+    }
+}
+
+/// `STATE_FORMAT_SEED` (decimal or 0x…) makes a failed run's cases again; otherwise each run
+/// draws new ones.
+fn seed() -> u64 {
+    let given = std::env::var("STATE_FORMAT_SEED").ok().and_then(|s| match s.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => s.parse().ok(),
+    });
+    let clock = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    // xorshift never leaves zero.
+    given.unwrap_or_else(clock).max(1)
+}
+
+/// `version` values that are not the integer 1, as JSON text: newer and older numbers, 1 in
+/// another type, and values no jackin writes.
+const OTHER_VERSIONS: &[&str] = &[
+    "2",
+    "0",
+    "-1",
+    "3",
+    "1.0",
+    "1e0",
+    "1.5",
+    "\"1\"",
+    "\"2\"",
+    "null",
+    "true",
+    "[1]",
+    "{\"major\": 1}",
+    "18446744073709551617",
+];
+
+/// `instances` as a newer jackin might shape it (or leave it out), as JSON text; `None` leaves
+/// the key out.
+fn instance_shapes(container: &str) -> Vec<Option<String>> {
+    let row = format!(
+        r#"{{"instance_id": "k7p9m2xq", "container_base": "{container}", "workspace_name": "my-app",
+  "workspace_label": "my-app", "workdir": "/workspace/my-app", "role_key": "agent-smith",
+  "agent_runtime": "claude", "status": "active", "updated_at": "2026-08-20T09:00:03Z"}}"#
+    );
+    [
+        "[]".to_owned(),
+        format!("[{row}]"),
+        format!("{{\"{container}\": {row}}}"),
+        "{\"a\": 1}".to_owned(),
+        "{}".to_owned(),
+        "\"x\"".to_owned(),
+        "null".to_owned(),
+        "7".to_owned(),
+        "[1, 2]".to_owned(),
+        "[{\"container_base\": 3}]".to_owned(),
+        "[[]]".to_owned(),
+    ]
+    .into_iter()
+    .map(Some)
+    .chain([None])
+    .collect()
+}
+
+/// Keys beside `version` and `instances` a newer index may hold.
+const EXTRA_KEYS: &[&str] = &["", "\"generation\": 3", "\"rows\": {\"by\": \"container_base\"}"];
+
+/// The issue's three cases, then `generated` drawn from `rng`: an index text and its `version`
+/// as the refusal renders it.
+fn newer_indexes(rng: &mut Rng, container: &str, generated: usize) -> Vec<(String, String)> {
+    let mut cases: Vec<(String, &str)> = vec![
+        (r#"{"version": 2, "instances": {"a": 1}}"#.to_owned(), "2"),
+        (r#"{"version": 2, "instances": "x"}"#.to_owned(), "2"),
+        (r#"{"version": 2}"#.to_owned(), "2"),
+    ];
+    let shapes = instance_shapes(container);
+    for _ in 0..generated {
+        let version = *rng.pick(OTHER_VERSIONS);
+        let mut keys = vec![format!("\"version\": {version}")];
+        if let Some(shape) = rng.pick(&shapes) {
+            keys.push(format!("\"instances\": {shape}"));
+        }
+        let extra = *rng.pick(EXTRA_KEYS);
+        if !extra.is_empty() {
+            keys.push(extra.to_owned());
+        }
+        // The version is read wherever it stands, not only first.
+        let turn = (rng.next() % keys.len() as u64) as usize;
+        keys.rotate_left(turn);
+        let separator = if rng.next() % 2 == 0 { ",\n  " } else { "," };
+        cases.push((format!("{{{}}}", keys.join(separator)), version));
+    }
+    cases
+        .into_iter()
+        .map(|(text, version)| {
+            let rendered = serde_json::to_string(&serde_json::from_str::<Value>(version).unwrap()).unwrap();
+            (text, rendered)
+        })
+        .collect()
+}
+
+/// An index whose `version` is not 1 is a newer jackin's, whatever shape the rest of it has:
+/// every tool refuses it with exit 3 and names the file and the version, and nothing in the home
+/// changes (the index is not moved aside or rebuilt, no other file is written). Each tool refuses
+/// before it reaches the engine, so this needs none.
+#[test]
+fn an_index_of_another_version_is_refused_by_every_tool_whatever_its_shape() {
+    let seed = seed();
+    let mut rng = Rng(seed);
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance("k7p9m2xq", |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let container = inst.container.as_str();
+    let assessment = home.assess_lines(&[container]);
+    let index = home.index_path();
+    let runs: [(&str, Vec<&str>, &str); 10] = [
+        ("jackin-assess", vec![container], ""),
+        ("jackin-assess", vec!["--all"], ""),
+        ("jackin-keep", vec!["--policy=clean"], &assessment),
+        ("jackin-purge", vec![container, "--discard-unfinished"], ""),
+        ("jackin-purge", vec!["--terminal", "--dry-run"], ""),
+        ("jackin-purge", vec![], &assessment),
+        ("jackin-reconcile", vec![], ""),
+        ("jackin-reconcile", vec!["--dry-run"], ""),
+        ("jackin-restore", vec!["--list"], ""),
+        ("jackin-restore", vec![container, "--plan"], ""),
+    ];
+    for (case, (text, version)) in newer_indexes(&mut rng, container, 9).into_iter().enumerate() {
+        fs::write(&index, &text).unwrap();
+        let before = home.snapshot();
+        for (tool, args, stdin) in &runs {
+            let what = format!("seed {seed:#x} (STATE_FORMAT_SEED), case {case}, {tool} {args:?}, index {text}");
+            let out = home.cmd(tool).args(args).write_stdin(stdin.to_string()).output().unwrap();
+            let stderr = common::stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{what}: {stderr}");
+            let said = format!("{tool}: error: {}: unsupported index version {version} ", index.display());
+            assert!(stderr.contains(&said), "{what}: expected {said:?} in {stderr}");
+            assert!(stderr.contains("newer jackin") && stderr.contains("not touching it"), "{what}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+            assert!(out.stdout.is_empty(), "{what}: {}", String::from_utf8_lossy(&out.stdout));
+            assert_eq!(home.snapshot(), before, "{what}: the home changed");
+        }
+    }
+}
+
+/// What reconcile may still mend: a file that is not JSON, not an object or states no `version`
+/// (real-host.md: corrupt), and a version 1 index of a shape this version cannot read. Each is
+/// moved aside as it was and the index rebuilt from the manifests; a dry run only says so.
+#[test]
+fn an_index_without_a_version_or_of_version_1_that_does_not_parse_is_mended() {
+    if !common::docker::engine_available("an_index_without_a_version_or_of_version_1_that_does_not_parse_is_mended") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
+    let index = home.index_path();
+    let mendable = [
+        r#"{"version": 1, "instances": ["#,
+        "",
+        "[]",
+        "\"x\"",
+        "{}",
+        r#"{"instances": {"a": 1}}"#,
+        r#"{"version": 1, "instances": {"a": 1}}"#,
+        r#"{"version": 1, "instances": "x"}"#,
+    ];
+    for text in mendable {
+        fs::write(&index, text).unwrap();
+        let before = home.snapshot();
+        let out = home.cmd("jackin-reconcile").args(["--dry-run", "--format=json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{text}: {}", common::stderr(&out));
+        let repairs = common::records::records_of::<common::records::Repair>(&out.stdout);
+        assert!(repairs.iter().any(|r| r.kind == "index_rebuilt" && r.dry_run), "{text}: {repairs:?}");
+        assert_eq!(home.snapshot(), before, "{text}: the dry run changed the home");
+
+        let out = home.cmd("jackin-reconcile").arg("--format=json").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{text}: {}", common::stderr(&out));
+        let repairs = common::records::records_of::<common::records::Repair>(&out.stdout);
+        let rebuilt =
+            repairs.iter().find(|r| r.kind == "index_rebuilt").unwrap_or_else(|| panic!("{text}: {repairs:?}"));
+        let moved_to = std::path::PathBuf::from(rebuilt.moved_to.as_deref().unwrap());
+        assert_eq!(fs::read_to_string(&moved_to).unwrap(), text, "moved aside as it was");
+        fs::remove_file(&moved_to).unwrap();
+        let rows = home.index_rows();
+        assert_eq!(rows.len(), 1, "{text}: {rows:?}");
+        assert_eq!(rows[0].container_base, inst.container);
+    }
+}

@@ -79,6 +79,8 @@ impl std::fmt::Display for Status {
 /// `data/instances.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Index {
+    /// 1 in every index read: the store checks `version` on the raw JSON before this type is
+    /// parsed, so that an index of another version is refused whatever its shape.
     pub(crate) version: u64,
     #[serde(default)]
     pub instances: Vec<IndexRow>,

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
+use serde_json::Value;
 
 use crate::base::exit::Exit;
 use crate::state::model::{Index, IndexRow, Isolation, Manifest, Status};
@@ -243,19 +244,17 @@ impl Store {
     /// The index; a missing file is an empty index (jackin creates it on first launch).
     pub fn read_index(&self) -> Result<Index> {
         let path = self.index_path();
-        let Some(index) = read_json::<Index>(&path)? else { return Ok(Index::default()) };
-        check_index_version(&index, &path)?;
-        Ok(index)
+        load_index(&path)?.map_err(|why| Exit::Unavailable.err(format_args!("{} is corrupt: {why}", path.display())))
     }
 
     /// Refuses an index a newer jackin wrote, before a tool acts on anything. An index that
     /// cannot be read or parsed is left to the step that needs it (jackin-reconcile mends it).
     pub(crate) fn refuse_newer_index(&self) -> Result<()> {
         let path = self.index_path();
-        match parse_index(&path) {
-            Ok(Ok(index)) => check_index_version(&index, &path),
-            _ => Ok(()),
+        if let Ok(Some(bytes)) = index_bytes(&path) {
+            let _corrupt_or_read = parse_index(&bytes, &path)?;
         }
+        Ok(())
     }
 
     /// One read-modify-write of the index under its lock. `change` returns whether it changed
@@ -318,19 +317,6 @@ impl Store {
     }
 }
 
-fn check_index_version(index: &Index, path: &Path) -> Result<()> {
-    if index.version == 1 {
-        return Ok(());
-    }
-    // Bad input, not unavailable: retrying cannot help, and the file belongs to whichever jackin
-    // wrote it.
-    Err(Exit::BadInput.err(format_args!(
-        "{}: unsupported index version {} (expected 1; written by a newer jackin?); not touching it",
-        path.display(),
-        index.version
-    )))
-}
-
 /// What [`Store::read_index_mending`] did with an index that did not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct IndexRebuilt {
@@ -365,16 +351,16 @@ impl Store {
 
     /// The index, mended: one that does not parse is moved aside to
     /// `instances.json.corrupt-<time>` and rebuilt from the manifests of `dirs` (state.md: never
-    /// silently replaced); a dry run only says so and works on the rebuilt index. A readable index
-    /// of another version is an error and is never rewritten.
+    /// silently replaced); a dry run only says so and works on the rebuilt index. An index whose
+    /// `version` is not 1 is an error whatever its shape, and is never moved or rewritten.
     pub(crate) fn read_index_mending(
         &self,
         dirs: &std::collections::BTreeSet<InstanceName>,
         dry_run: bool,
     ) -> Result<(Index, Option<IndexRebuilt>)> {
         let path = self.index_path();
-        let why = match parse_index(&path)? {
-            Ok(index) => return Ok((checked_index(index, &path)?, None)),
+        let why = match load_index(&path)? {
+            Ok(index) => return Ok((index, None)),
             Err(why) => why,
         };
         let rebuild = || {
@@ -394,9 +380,10 @@ impl Store {
             return Ok((index, Some(IndexRebuilt { why, moved_to, rows, dry_run })));
         }
         let _lock = IndexLock::acquire(&self.index_lock_path(), LOCK_WAIT)?;
-        // Another program may have rebuilt it while we waited for the lock.
-        if let Ok(index) = parse_index(&path)? {
-            return Ok((checked_index(index, &path)?, None));
+        // Another program may have rebuilt it while we waited for the lock, or a newer jackin
+        // written its own: read again, version first.
+        if let Ok(index) = load_index(&path)? {
+            return Ok((index, None));
         }
         fs::rename(&path, &moved_to).with_context(|| format!("moving the corrupt index to {}", moved_to.display()))?;
         let index = rebuild();
@@ -406,18 +393,60 @@ impl Store {
     }
 }
 
-/// The index file: `Err(why)` when it does not parse; a missing file is an empty index.
-fn parse_index(path: &Path) -> Result<std::result::Result<Index, String>> {
+/// The index file's bytes; `None` when there is none.
+fn index_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
     match fs::read(path) {
-        Ok(bytes) => Ok(serde_json::from_slice::<Index>(&bytes).map_err(|e| e.to_string())),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(Ok(Index::default())),
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!("cannot read {}", path.display())))),
     }
 }
 
-fn checked_index(index: Index, path: &Path) -> Result<Index> {
-    check_index_version(&index, path)?;
-    Ok(index)
+/// The index file: `Ok(Err(why))` when it is corrupt; a missing file is an empty index.
+fn load_index(path: &Path) -> Result<std::result::Result<Index, String>> {
+    match index_bytes(path)? {
+        Some(bytes) => parse_index(&bytes, path),
+        None => Ok(Ok(Index::default())),
+    }
+}
+
+/// Parses an index, its `version` first: one that states any version but the JSON integer 1 is
+/// a newer jackin's whatever else it holds, and an error (exit 3) before its shape is looked at,
+/// so that no shape a newer jackin chooses can make it look corrupt and be mended. Only a file
+/// that is not JSON, not an object or states no `version` (real-host.md), or a version 1 index
+/// of a shape this version cannot read, is corrupt: `Ok(Err(why))`.
+fn parse_index(bytes: &[u8], path: &Path) -> Result<std::result::Result<Index, String>> {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(value) => value,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    let Some(version) = value.as_object().map(|top| top.get("version")) else {
+        return Ok(Err("not a JSON object".into()));
+    };
+    match version {
+        None => return Ok(Err("no version".into())),
+        Some(version) if version.as_u64() == Some(1) => {}
+        // Bad input, not unavailable: retrying cannot help, and the file belongs to whichever
+        // jackin wrote it.
+        Some(other) => {
+            return Err(Exit::BadInput.err(format_args!(
+                "{}: unsupported index version {} (expected 1; written by a newer jackin?); not touching it",
+                path.display(),
+                shown_version(other)
+            )))
+        }
+    }
+    Ok(serde_json::from_value::<Index>(value).map_err(|e| e.to_string()))
+}
+
+/// A `version` value as compact JSON, cut short: it is any value a newer jackin chose.
+fn shown_version(version: &Value) -> String {
+    const LONGEST: usize = 40;
+    let text = version.to_string();
+    match text.char_indices().nth(LONGEST) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
 }
 
 #[cfg(test)]
@@ -476,6 +505,82 @@ mod tests {
         store.clear_exit_action(&name).unwrap();
         store.clear_exit_action(&name).unwrap();
         assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Absent);
+    }
+
+    fn store_in(dir: &Path) -> Store {
+        fs::create_dir_all(dir.join("data")).unwrap();
+        Store::open(Roots { home: dir.to_owned(), config_dir: dir.to_owned() }).unwrap()
+    }
+
+    fn data_entries(store: &Store) -> Vec<String> {
+        let mut names: Vec<String> =
+            fs::read_dir(store.data_dir()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_index_of_another_version_is_refused_whatever_its_shape() {
+        let cases = [
+            (r#"{"version": 2, "instances": {"a": 1}}"#, "2"),
+            (r#"{"version": 2, "instances": "x"}"#, "2"),
+            (r#"{"version": 2}"#, "2"),
+            (r#"{"instances": 7, "version": 0}"#, "0"),
+            (r#"{"version": "1", "instances": []}"#, r#""1""#),
+            (r#"{"version": 1.0, "instances": []}"#, "1.0"),
+            (r#"{"version": null}"#, "null"),
+            (r#"{"version": [1], "instances": null}"#, "[1]"),
+            (
+                r#"{"version": "a version string far longer than forty characters"}"#,
+                r#""a version string far longer than forty …"#,
+            ),
+        ];
+        for (text, shown) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let store = store_in(dir.path());
+            fs::write(store.index_path(), text).unwrap();
+            let refusals = [
+                store.read_index().map(drop).unwrap_err(),
+                store.refuse_newer_index().unwrap_err(),
+                store.read_index_mending(&Default::default(), true).map(drop).unwrap_err(),
+                store.read_index_mending(&Default::default(), false).map(drop).unwrap_err(),
+                store.update_index(|_| Ok(((), true))).unwrap_err(),
+            ];
+            for err in refusals {
+                assert_eq!(Exit::of(&err), Exit::BadInput, "{text}: {err:#}");
+                let said = format!("unsupported index version {shown} (expected 1; written by a newer jackin?)");
+                assert!(err.to_string().contains(&said), "{text}: {err:#}");
+            }
+            assert_eq!(fs::read_to_string(store.index_path()).unwrap(), text);
+            let left = data_entries(&store);
+            assert!(left.iter().all(|n| n == "instances.json" || n == "instances.json.lock"), "{text}: {left:?}");
+        }
+    }
+
+    #[test]
+    fn only_an_index_that_states_no_version_or_version_1_is_mended() {
+        for text in [
+            "{\"version\": 1, \"instances\": [",
+            "",
+            "[2]",
+            "\"x\"",
+            "{}",
+            r#"{"instances": {"a": 1}}"#,
+            r#"{"version": 1, "instances": "x"}"#,
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = store_in(dir.path());
+            fs::write(store.index_path(), text).unwrap();
+            let err = store.read_index().unwrap_err();
+            assert_eq!(Exit::of(&err), Exit::Unavailable, "{text}: {err:#}");
+            assert!(format!("{err:#}").contains("instances.json is corrupt"), "{text}: {err:#}");
+            store.refuse_newer_index().unwrap();
+            let (index, rebuilt) = store.read_index_mending(&Default::default(), false).unwrap();
+            assert_eq!(index, Index::default(), "{text}");
+            let rebuilt = rebuilt.unwrap_or_else(|| panic!("{text}: not mended"));
+            assert_eq!(fs::read_to_string(&rebuilt.moved_to).unwrap(), text);
+            assert_eq!(store.read_index().unwrap(), Index::default());
+        }
     }
 
     #[test]
