@@ -508,6 +508,44 @@ fn a_purge_mark_from_before_the_session_changed_is_not_trusted() {
     assert!(!inst.dir.exists());
 }
 
+/// A manifest that cannot be read: refused with the way forward, and nothing changes; with
+/// `--discard-unfinished` the session goes by the names derived from its container name, its work
+/// at risk saved first (state.md: the names are derived when the manifest is missing or
+/// unreadable).
+#[test]
+fn an_unreadable_manifest_is_refused_with_the_way_forward_and_a_discard_purges_it() {
+    if !engine_available("an_unreadable_manifest_is_refused_with_the_way_forward_and_a_discard_purges_it") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, app, commit) = at_risk_worktree(&mut home);
+    let _session =
+        Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
+    fs::write(inst.dir.join(".jackin/instance.json"), "{\"version\": 2, \"instance_id\": ").unwrap();
+    let before = home.snapshot();
+    let out = home.purge(&[&inst.container], "");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let error = &records::<ErrorRecord>(&out.stdout)[0];
+    assert_eq!(error.code, "manifest_unreadable");
+    assert!(error.message.contains("--discard-unfinished purges it"), "{}", error.message);
+    assert_eq!(home.snapshot(), before, "nothing changed");
+    assert!(Session::exists("container", &inst.container));
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let purged = &records::<Purged>(&out.stdout)[0];
+    assert!(purged.removed_kinds().contains(&"container"), "{:?}", purged.removed);
+    let q = PathBuf::from(purged.quarantine.clone().expect("the work was saved"));
+    let receipt = read_json(&q.join("receipt.json"));
+    let files = q.join(receipt["mounts"][0]["files_dir"].as_str().unwrap());
+    assert_eq!(fs::read_to_string(files.join("README.md")).unwrap(), "changed by the agent\n");
+    let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
+    git(&app, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
+    assert_eq!(git(&app, &["rev-parse", &format!("refs/recovered/heads/jackin/scratch/{}", inst.container)]), commit);
+    assert!(!inst.dir.exists() && !has_row(&home, &inst.container));
+    assert!(!Session::exists("container", &inst.container));
+}
+
 /// Kill the purge right after `step`, check the index is valid JSON, rerun, check the end state.
 fn crash_at(step: &str) {
     if !engine_available(&format!("crash_at_{step}")) {

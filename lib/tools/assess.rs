@@ -87,6 +87,18 @@ impl Assessor {
             (None, Some(r)) => (Identity::from_row(r), Some(r.status.clone())),
             (None, None) => anyhow::bail!("no manifest and no index row"),
         };
+        Ok(self.work_of(store, name, identity, status))
+    }
+
+    /// The assessment of an instance's work under an identity known otherwise: its manifest
+    /// cannot be read (a purge that discards derives the rest from the name).
+    pub(crate) fn work_of(
+        &self,
+        store: &Store,
+        name: &InstanceName,
+        identity: Identity,
+        status: Option<String>,
+    ) -> Assessment {
         let (in_place, mut mounts) = match store.read_isolation(name) {
             Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
             Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| self.mount(m)).collect()),
@@ -98,7 +110,7 @@ impl Assessor {
         };
         let verdict = mounts.iter().map(|m| m.verdict).max().unwrap_or(Verdict::Clean);
         let disk = if self.options.with_disk { crate::tools::disk::measure(store, name, &mut mounts) } else { None };
-        Ok(Assessment {
+        Assessment {
             identity,
             verdict,
             in_place,
@@ -107,7 +119,7 @@ impl Assessor {
             assessed_at: crate::base::time::now_rfc3339(),
             status,
             disk,
-        })
+        }
     }
 
     pub(crate) fn mount(&self, record: Result<IsolationRecord, MalformedRecord>) -> MountAssessment {

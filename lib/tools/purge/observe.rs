@@ -101,12 +101,10 @@ impl Purger<'_> {
             Ok(Some(m)) => m.docker.clone(),
             _ => DockerNames::derived(name.as_str()),
         };
-        let role_running = match &manifest {
-            Err(_) => false,
-            Ok(_) => self
-                .role_container_running(&docker)
-                .map_err(|error| Refusal::Failed { code: ErrorCode::DockerFailed, error })?,
-        };
+        // Asked by the derived names when the manifest cannot be read: a discard may go on then.
+        let role_running = self
+            .role_container_running(&docker)
+            .map_err(|error| Refusal::Failed { code: ErrorCode::DockerFailed, error })?;
         let records = match store.read_isolation(&name) {
             Ok(isolation) => Records::Read(isolation.mounts()),
             Err(_) => Records::Unreadable,
@@ -137,7 +135,12 @@ impl Purger<'_> {
         // Assessed even when a mark is there: whether the mark still holds is the plan's to
         // decide, and a session changed since it was written must be judged on what it holds now.
         let assessor = Assessor::new(AssessOptions::default());
-        let assessment = assessor.instance(store, &seen.name, seen.row.as_ref()).map_err(|e| format!("{e:#}"));
+        let assessment = match &seen.manifest {
+            // Only a discard gets here (plan::liveness): the work is judged under the row's or the
+            // name's identity, so that what is at risk is saved before anything goes.
+            Err(_) => Ok(assessor.work_of(store, &seen.name, seen.identity(), None)),
+            Ok(_) => assessor.instance(store, &seen.name, seen.row.as_ref()).map_err(|e| format!("{e:#}")),
+        };
         seen.assessment = Some(assessment);
         seen.docker_present = if self.options.dry_run {
             teardown::present(self.engine, &seen.docker)

@@ -121,11 +121,17 @@ pub(crate) enum Refusal {
 }
 
 /// Step 1: whether the instance can be purged now, must be stopped first, or is live. A manifest
-/// that cannot be read and a record that names another branch than the session's scratch branch
-/// refuse it before anything changes.
-pub(crate) fn liveness(seen: &Observation, options: &PurgeOptions) -> Result<Next, Refusal> {
+/// that cannot be read (unless the work may be discarded: `discard`, from its decision record, or
+/// `--discard-unfinished`) and a record that names another branch than the session's scratch
+/// branch refuse it before anything changes.
+pub(crate) fn liveness(seen: &Observation, discard: bool, options: &PurgeOptions) -> Result<Next, Refusal> {
     if let Err(error) = &seen.manifest {
-        return Err(Refusal::Failed { code: ErrorCode::ManifestUnreadable, error: anyhow::anyhow!("{error}") });
+        if !(discard || options.discard_unfinished) {
+            let how = "nothing deleted; --discard-unfinished purges it by the names derived from the \
+                       container name, after saving its work at risk to the quarantine";
+            let error = anyhow::anyhow!("the manifest cannot be read: {error}; {how}");
+            return Err(Refusal::Failed { code: ErrorCode::ManifestUnreadable, error });
+        }
     }
     let branch = seen.name.scratch_branch();
     if let Some(record) = seen.worktree_records().find(|r| r.scratch_branch != branch) {

@@ -118,7 +118,7 @@ fn code(refusal: Refusal) -> String {
 #[test]
 fn a_clean_session_is_deleted_whole_in_lifecycle_order() {
     let seen = seen(Verdict::Clean);
-    assert_eq!(liveness(&seen, &options()).unwrap(), Next::Purge);
+    assert_eq!(liveness(&seen, false, &options()).unwrap(), Next::Purge);
     let plan = plan(&seen, false, false, &options()).unwrap();
     let expected: Vec<(String, String)> = [
         ("container", NAME.to_owned()),
@@ -192,7 +192,7 @@ fn unreadable_records_save_the_whole_git_tree_and_touch_no_host_repository() {
     let mut seen = seen(Verdict::Unknown);
     seen.records = Records::Unreadable;
     seen.worktrees.clear();
-    assert_eq!(liveness(&seen, &options()).unwrap(), Next::Purge);
+    assert_eq!(liveness(&seen, false, &options()).unwrap(), Next::Purge);
     let plan = plan(&seen, true, false, &options()).unwrap();
     assert!(plan.save.as_ref().expect("saved").records.is_none(), "the whole git/ tree");
     assert!(!kinds(&plan).iter().any(|(kind, _)| kind == "worktree" || kind == "branch"));
@@ -202,13 +202,13 @@ fn unreadable_records_save_the_whole_git_tree_and_touch_no_host_repository() {
 fn a_live_session_is_refused_stopped_on_stop_and_never_stopped_by_a_dry_run() {
     let mut seen = seen(Verdict::Clean);
     seen.role_running = true;
-    assert_eq!(code(liveness(&seen, &options()).unwrap_err()), "live");
+    assert_eq!(code(liveness(&seen, false, &options()).unwrap_err()), "live");
     let stop = PurgeOptions { stop: true, ..options() };
-    assert_eq!(liveness(&seen, &stop).unwrap(), Next::StopFirst(seen.docker.clone()));
+    assert_eq!(liveness(&seen, false, &stop).unwrap(), Next::StopFirst(seen.docker.clone()));
     let dry = PurgeOptions { stop: true, dry_run: true, ..options() };
-    assert_eq!(liveness(&seen, &dry).unwrap(), Next::Purge);
+    assert_eq!(liveness(&seen, false, &dry).unwrap(), Next::Purge);
     let dry_without_stop = PurgeOptions { dry_run: true, ..options() };
-    assert_eq!(code(liveness(&seen, &dry_without_stop).unwrap_err()), "live");
+    assert_eq!(code(liveness(&seen, false, &dry_without_stop).unwrap_err()), "live");
 }
 
 #[test]
@@ -217,7 +217,7 @@ fn a_record_naming_another_branch_is_refused_before_anything() {
     seen.records = Records::Read(vec![Ok(record("main"))]);
     let stop = PurgeOptions { stop: true, ..options() };
     seen.role_running = true;
-    let Refusal::Failed { code, error } = liveness(&seen, &stop).unwrap_err() else { panic!("not failed") };
+    let Refusal::Failed { code, error } = liveness(&seen, false, &stop).unwrap_err() else { panic!("not failed") };
     assert_eq!(code, ErrorCode::PurgeFailed);
     assert!(error.to_string().contains("names branch \"main\""), "{error}");
 }
@@ -226,7 +226,26 @@ fn a_record_naming_another_branch_is_refused_before_anything() {
 fn an_unreadable_manifest_is_refused() {
     let mut seen = seen(Verdict::Clean);
     seen.manifest = Err("expected value at line 1".into());
-    assert_eq!(code(liveness(&seen, &options()).unwrap_err()), "manifest_unreadable");
+    let Refusal::Failed { code, error } = liveness(&seen, false, &options()).unwrap_err() else { panic!() };
+    assert_eq!(code, ErrorCode::ManifestUnreadable);
+    assert!(error.to_string().contains("nothing deleted; --discard-unfinished purges it"), "{error}");
+}
+
+#[test]
+fn an_unreadable_manifest_with_a_discard_is_purged_by_the_derived_names_after_its_work_is_saved() {
+    let mut seen = seen(Verdict::Dirty);
+    seen.manifest = Err("expected value at line 1".into());
+    assert_eq!(liveness(&seen, true, &options()).unwrap(), Next::Purge, "a decision's discard");
+    let discarding = PurgeOptions { discard_unfinished: true, ..options() };
+    assert_eq!(liveness(&seen, false, &discarding).unwrap(), Next::Purge, "--discard-unfinished");
+    seen.role_running = true;
+    assert_eq!(code(liveness(&seen, true, &options()).unwrap_err()), "live", "still never a live one");
+    seen.role_running = false;
+
+    let plan = plan(&seen, true, false, &options()).unwrap();
+    assert!(plan.assessed && plan.save.is_some(), "the work at risk is saved first");
+    assert_eq!(plan.stamp, Stamp::Row, "no manifest to stamp, no mark to trust later");
+    assert_eq!(plan.identity.container_base, NAME);
 }
 
 /// The session as [`manifest`] has it, as a purge mark records it.
