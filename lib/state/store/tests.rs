@@ -1,0 +1,146 @@
+//! The store's own tests: atomic writes, never through a link, the exit action, the index's version and mending, the index lock.
+use std::os::unix::fs::MetadataExt;
+
+use super::*;
+
+#[test]
+fn atomic_write_is_exact_and_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.json");
+    write_atomic(&path, b"{\n  \"a\": 1\n}").unwrap();
+    assert_eq!(fs::read(&path).unwrap(), b"{\n  \"a\": 1\n}");
+    assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left behind");
+}
+
+#[test]
+fn a_linked_data_dir_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let outside = dir.path().join("outside");
+    fs::create_dir_all(home.join("data")).unwrap();
+    fs::create_dir_all(outside.join(".jackin")).unwrap();
+    let store = Store::open(Roots { home: home.clone(), config_dir: home.clone() }).unwrap();
+    let name = InstanceName::parse("jk-abcd1234-x").unwrap();
+    std::os::unix::fs::symlink(&outside, home.join("data/jk-abcd1234-x")).unwrap();
+    let err = store.write_isolation(&name, &Isolation::default()).unwrap_err();
+    assert!(err.to_string().contains("is a symbolic link"), "{err}");
+    assert_eq!(fs::read_dir(outside.join(".jackin")).unwrap().count(), 0, "nothing written outside");
+}
+
+#[test]
+fn a_private_dir_is_made_once_and_never_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let trash = dir.path().join("trash");
+    ensure_private_dir(&trash).unwrap();
+    ensure_private_dir(&trash).unwrap();
+    assert_eq!(fs::metadata(&trash).unwrap().mode() & 0o777, 0o700);
+    let linked = dir.path().join("quarantine");
+    std::os::unix::fs::symlink(&trash, &linked).unwrap();
+    assert!(ensure_private_dir(&linked).is_err());
+}
+
+#[test]
+fn a_stale_exit_action_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(Roots { home: dir.path().to_owned(), config_dir: dir.path().to_owned() }).unwrap();
+    let name = InstanceName::parse("jk-abcd1234-x").unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Absent);
+    fs::create_dir_all(store.exit_action_path(&name).parent().unwrap()).unwrap();
+    fs::write(store.exit_action_path(&name), "\"discard\"").unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Fresh(ExitChoice::Discard));
+    assert_eq!(store.read_exit_action(&name, |_| false), ExitActionFile::Stale);
+    store.clear_exit_action(&name).unwrap();
+    store.clear_exit_action(&name).unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Absent);
+}
+
+fn store_in(dir: &Path) -> Store {
+    fs::create_dir_all(dir.join("data")).unwrap();
+    Store::open(Roots { home: dir.to_owned(), config_dir: dir.to_owned() }).unwrap()
+}
+
+fn data_entries(store: &Store) -> Vec<String> {
+    let mut names: Vec<String> =
+        fs::read_dir(store.data_dir()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn an_index_of_another_version_is_refused_whatever_its_shape() {
+    let cases = [
+        (r#"{"version": 2, "instances": {"a": 1}}"#, "2"),
+        (r#"{"version": 2, "instances": "x"}"#, "2"),
+        (r#"{"version": 2}"#, "2"),
+        (r#"{"instances": 7, "version": 0}"#, "0"),
+        (r#"{"version": "1", "instances": []}"#, r#""1""#),
+        (r#"{"version": 1.0, "instances": []}"#, "1.0"),
+        (r#"{"version": null}"#, "null"),
+        (r#"{"version": [1], "instances": null}"#, "[1]"),
+        (
+            r#"{"version": "a version string far longer than forty characters"}"#,
+            r#""a version string far longer than forty …"#,
+        ),
+    ];
+    for (text, shown) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        fs::write(store.index_path(), text).unwrap();
+        let refusals = [
+            store.read_index().map(drop).unwrap_err(),
+            store.refuse_newer_index().unwrap_err(),
+            store.read_index_mending(&Default::default(), true).map(drop).unwrap_err(),
+            store.read_index_mending(&Default::default(), false).map(drop).unwrap_err(),
+            store.update_index(|_| Ok(((), true))).unwrap_err(),
+        ];
+        for err in refusals {
+            assert_eq!(Exit::of(&err), Exit::BadInput, "{text}: {err:#}");
+            let said = format!("unsupported index version {shown} (expected 1; written by a newer jackin?)");
+            assert!(err.to_string().contains(&said), "{text}: {err:#}");
+        }
+        assert_eq!(fs::read_to_string(store.index_path()).unwrap(), text);
+        let left = data_entries(&store);
+        assert!(left.iter().all(|n| n == "instances.json" || n == "instances.json.lock"), "{text}: {left:?}");
+    }
+}
+
+#[test]
+fn only_an_index_that_states_no_version_or_version_1_is_mended() {
+    for text in [
+        "{\"version\": 1, \"instances\": [",
+        "",
+        "[2]",
+        "\"x\"",
+        "{}",
+        r#"{"instances": {"a": 1}}"#,
+        r#"{"version": 1, "instances": "x"}"#,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        fs::write(store.index_path(), text).unwrap();
+        let err = store.read_index().unwrap_err();
+        assert_eq!(Exit::of(&err), Exit::Unavailable, "{text}: {err:#}");
+        assert!(format!("{err:#}").contains("instances.json is corrupt"), "{text}: {err:#}");
+        store.refuse_newer_index().unwrap();
+        let (index, rebuilt) = store.read_index_mending(&Default::default(), false).unwrap();
+        assert_eq!(index, Index::default(), "{text}");
+        let rebuilt = rebuilt.unwrap_or_else(|| panic!("{text}: not mended"));
+        assert_eq!(fs::read_to_string(&rebuilt.moved_to).unwrap(), text);
+        assert_eq!(store.read_index().unwrap(), Index::default());
+    }
+}
+
+#[test]
+fn lock_is_exclusive_and_survives_an_unlinked_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("instances.json.lock");
+    let held = IndexLock::acquire(&path, Duration::ZERO).unwrap();
+    let err = IndexLock::acquire(&path, Duration::from_millis(20)).unwrap_err();
+    assert_eq!(Exit::of(&err), Exit::Busy);
+    // Another program unlinks the file: the next locker must lock the new inode, not wait
+    // on the old one forever.
+    fs::remove_file(&path).unwrap();
+    let _again = IndexLock::acquire(&path, Duration::from_millis(100)).unwrap();
+    drop(held);
+}
