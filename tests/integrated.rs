@@ -1,6 +1,7 @@
 //! Work merged by "Squash and merge" or "Rebase and merge" is safe: an at-risk commit whose patch
 //! a surviving ref holds is integrated (real git repositories; the git CLI plays the pull request
-//! and is the reference through `git cherry`).
+//! and is the reference through `git cherry`, and through `git patch-id --verbatim` where only
+//! whitespace differs, which `git cherry` ignores).
 
 mod common;
 
@@ -32,17 +33,39 @@ impl Scene {
     }
 
     fn new(mount: impl FnOnce(&Home, &str, &Path) -> serde_json::Value) -> Scene {
+        Scene::with_work(mount, &[], |work| {
+            vec![
+                commit_file(work, "src/feature.rs", "fn feature() {}\n", "add the feature"),
+                commit_file(work, "src/feature.rs", "fn feature() -> u8 { 1 }\n", "feature returns one"),
+                commit_file(work, "docs/feature.md", "# Feature\n", "document the feature"),
+            ]
+        })
+    }
+
+    /// A worktree session on a host whose main first gets `base` (file, content), committing
+    /// what `work` commits (it returns the commits, oldest first).
+    fn worktree_with(base: &[(&str, &str)], work: impl FnOnce(&Path) -> Vec<String>) -> Scene {
+        Scene::with_work(|h, c, host| h.worktree_record(c, host, "/workspace/app"), base, work)
+    }
+
+    fn with_work(
+        mount: impl FnOnce(&Home, &str, &Path) -> serde_json::Value,
+        base: &[(&str, &str)],
+        session_commits: impl FnOnce(&Path) -> Vec<String>,
+    ) -> Scene {
         let mut home = Home::new();
         let host = home.host_repo("app");
+        for (file, content) in base {
+            commit_file(&host, file, content, "the app");
+        }
+        if !base.is_empty() {
+            git(&host, &["push", "-q", "origin", "main"]);
+        }
         let inst = home.instance(&unique_id(), |h, c| vec![mount(h, c, &host)]);
         let work = inst.mount_path(0);
         git(&work, &["config", "user.email", "agent@example.invalid"]);
         git(&work, &["config", "user.name", "Agent"]);
-        let commits = vec![
-            commit_file(&work, "src/feature.rs", "fn feature() {}\n", "add the feature"),
-            commit_file(&work, "src/feature.rs", "fn feature() -> u8 { 1 }\n", "feature returns one"),
-            commit_file(&work, "docs/feature.md", "# Feature\n", "document the feature"),
-        ];
+        let commits = session_commits(&work);
         let origin = git(&host, &["remote", "get-url", "origin"]);
         let reviewer = home.tmp.path().join("reviewer");
         git(home.tmp.path(), &["clone", "-q", "-b", "main", &origin, reviewer.to_str().unwrap()]);
@@ -67,6 +90,29 @@ impl Scene {
         for commit in commits {
             git(&self.reviewer, &["cherry-pick", commit]);
         }
+        self.publish()
+    }
+
+    /// "Squash and merge" of the pull request up to `tip` where the reviewer's editor left
+    /// `content` in `file`: the squash commit holds those bytes, not the session's.
+    fn squash_merge_as(&self, tip: &str, file: &str, content: &str) -> String {
+        git(&self.reviewer, &["merge", "-q", "--squash", tip]);
+        fs::write(self.reviewer.join(file), content).unwrap();
+        git(&self.reviewer, &["add", file]);
+        git(&self.reviewer, &["commit", "-q", "-m", "Squashed pull request"]);
+        self.publish()
+    }
+
+    /// "Rebase and merge" whose last commit is replayed with `content` in `file`.
+    fn rebase_merge_as(&self, commits: &[&str], file: &str, content: &str) -> String {
+        let (last, before) = commits.split_last().expect("a commit to replay");
+        for commit in before {
+            git(&self.reviewer, &["cherry-pick", commit]);
+        }
+        git(&self.reviewer, &["cherry-pick", "-n", last]);
+        fs::write(self.reviewer.join(file), content).unwrap();
+        git(&self.reviewer, &["add", file]);
+        git(&self.reviewer, &["commit", "-q", "-C", last]);
         self.publish()
     }
 
@@ -359,4 +405,363 @@ fn a_branch_updated_from_main_then_squash_merged_is_clean() {
     assert_eq!(entry.integrated.len(), 5, "{entry:?}");
     assert_eq!(entry.integrated[0].commit, after_merge);
     assert!(entry.integrated.iter().all(|i| i.as_commit == squash && i.how == "squash"), "{entry:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whitespace is part of the patch: a merge that changed only whitespace holds other bytes (in
+// Python, another program), so the session's commits stay at risk. The reference is git's own
+// whitespace-sensitive patch-id, `git patch-id --verbatim`, run on the same repositories.
+
+const PYTHON: &str = "app.py";
+
+/// `git patch-id` of `git diff from to` in `repo`: `--verbatim` reads every whitespace byte,
+/// `--stable` drops whitespace as `git cherry` does.
+fn patch_id(repo: &Path, from: &str, to: &str, mode: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    // Not through `git()`: its output is trimmed, and a diff's last line may end in blanks.
+    let diff = Command::new("git").args(["diff", "--no-color", "--no-renames", from, to]).current_dir(repo).output();
+    let diff = diff.unwrap();
+    assert!(diff.status.success(), "git diff {from} {to}: {}", String::from_utf8_lossy(&diff.stderr));
+    let mut child = Command::new("git")
+        .args(["patch-id", mode])
+        .current_dir(repo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&diff.stdout).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git patch-id {mode}");
+    String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap_or_default().to_owned()
+}
+
+impl Scene {
+    /// The session's commits (newest first, as the assessment lists them) that `git patch-id
+    /// --verbatim` finds on origin/main: by their own patch, or squashed from the merge base.
+    fn integrated_by_verbatim_patch_id(&self) -> Vec<String> {
+        let branch = self.scratch_ref();
+        let base = git(&self.host, &["merge-base", "origin/main", &branch]);
+        let merged = git(&self.host, &["rev-list", "--no-merges", &format!("{base}..origin/main")]);
+        let upstream: std::collections::HashSet<String> =
+            merged.lines().map(|u| patch_id(&self.host, &format!("{u}^"), u, "--verbatim")).collect();
+        let mut covered = std::collections::HashSet::new();
+        for (k, commit) in self.commits.iter().enumerate() {
+            if upstream.contains(&patch_id(&self.host, &format!("{commit}^"), commit, "--verbatim")) {
+                covered.insert(commit);
+            }
+            if k > 0 && upstream.contains(&patch_id(&self.host, &base, commit, "--verbatim")) {
+                covered.extend(&self.commits[..=k]);
+            }
+        }
+        self.commits.iter().rev().filter(|c| covered.contains(c)).cloned().collect()
+    }
+
+    /// The assessment says integrated exactly what `git patch-id --verbatim` says, and at risk
+    /// the rest.
+    fn assert_integrated_as_verbatim_patch_id_says(&self, case: &str) -> Assessment {
+        let want = self.integrated_by_verbatim_patch_id();
+        let a = self.assess();
+        let entry = &a.mounts[0].unpushed[0];
+        let got: Vec<&str> = entry.integrated.iter().map(|i| i.commit.as_str()).collect();
+        assert_eq!(got, want, "{case}: integrated, against git patch-id --verbatim; {a:?}");
+        assert_eq!(entry.commits as usize, self.commits.len() - want.len(), "{case}: commits at risk");
+        let verdict = if want.len() == self.commits.len() { "clean" } else { "unpushed" };
+        assert_eq!(a.verdict, verdict, "{case}: {a:?}");
+        a
+    }
+}
+
+/// The session's patch `from..to` and the merged commit `merged` differ only in whitespace:
+/// `git patch-id --verbatim` tells them apart, and (except for an added blank line, whose `+`
+/// stays) the whitespace-blind patch-id `git cherry` compares takes them for one patch.
+fn assert_whitespace_only(scene: &Scene, edit: Whitespace, (from, to): (&str, &str), merged: &str, case: &str) {
+    let id = |from: &str, to: &str, mode| patch_id(&scene.host, from, to, mode);
+    let parent = format!("{merged}^");
+    assert_ne!(id(from, to, "--verbatim"), id(&parent, merged, "--verbatim"), "{case}: the edit changed bytes");
+    let blind_same = id(from, to, "--stable") == id(&parent, merged, "--stable");
+    assert_eq!(blind_same, edit != Whitespace::BlankLineAdded, "{case}: git's whitespace-blind patch-id");
+}
+
+/// A small deterministic generator (xorshift64*), seeded from `JACKIN_TEST_SEED` or the clock;
+/// every failure message names the seed that replays it.
+struct Rng(u64);
+
+impl Rng {
+    /// One seed for the whole run, so that one `JACKIN_TEST_SEED` replays every test of it.
+    fn seed() -> u64 {
+        static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *SEED.get_or_init(|| match std::env::var("JACKIN_TEST_SEED") {
+            Ok(seed) => seed.parse().expect("JACKIN_TEST_SEED is a number"),
+            Err(_) => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
+        })
+    }
+    /// The generator of case `n` of a run: each case has its own, so a failing one is replayed
+    /// alone by the same seed whatever ran before it.
+    fn case(seed: u64, n: usize) -> Rng {
+        Rng((seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// The commit that added a line of app.py: main before the session, or the session's first or
+/// second commit.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+enum Author {
+    Main,
+    First,
+    Second,
+}
+
+/// app.py's lines (text, line ending, author) once the session's two commits are made: main's
+/// functions (none: the session creates the file), the first commit's function inserted among
+/// them, the second's appended.
+#[derive(Clone, Debug)]
+struct Program(Vec<(String, &'static str, Author)>);
+
+impl Program {
+    fn generate(rng: &mut Rng) -> Program {
+        let mut functions: Vec<(Author, Vec<String>)> =
+            (0..rng.below(3)).map(|n| (Author::Main, function(rng, &format!("setup_{n}")))).collect();
+        let at = rng.below(functions.len() + 1);
+        functions.insert(at, (Author::First, function(rng, "handle")));
+        functions.push((Author::Second, function(rng, "finish")));
+        let mut lines = Vec::new();
+        for (i, (author, body)) in functions.iter().enumerate() {
+            if i > 0 {
+                // The blank line between two functions came with the later of the two.
+                let later = if functions[i - 1].0 > *author { functions[i - 1].0 } else { *author };
+                lines.push((String::new(), "\n", later));
+            }
+            lines.extend(body.iter().map(|text| (text.clone(), "\n", *author)));
+        }
+        Program(lines)
+    }
+
+    /// app.py once `upto` has committed.
+    fn text(&self, upto: Author) -> String {
+        self.0.iter().filter(|(_, _, a)| *a <= upto).map(|(text, end, _)| format!("{text}{end}")).collect()
+    }
+
+    /// The whole of app.py with `edit` made to one line that `by` added (chosen by `rng`), and
+    /// what the edit did.
+    fn edited(&self, edit: Whitespace, by: &[Author], rng: &mut Rng) -> (String, String) {
+        let mut lines = self.0.clone();
+        let fits = |text: &str| match edit {
+            Whitespace::Indentation | Whitespace::TabForSpaces => text.starts_with("    "),
+            Whitespace::SpaceInsideLine => text.trim_start().contains(' '),
+            _ => !text.is_empty(),
+        };
+        let candidates: Vec<usize> = match edit {
+            Whitespace::NoFinalNewline => vec![lines.len() - 1],
+            _ => (0..lines.len()).filter(|i| by.contains(&lines[*i].2) && fits(&lines[*i].0)).collect(),
+        };
+        let i = *rng.pick(&candidates);
+        let before = format!("{}{}", lines[i].0, lines[i].1);
+        let text = &mut lines[i].0;
+        let indent = text.len() - text.trim_start().len();
+        match edit {
+            Whitespace::Indentation => {
+                let to = *rng.pick(&[indent - 4, indent - 2, indent + 2, indent + 4]);
+                *text = format!("{}{}", " ".repeat(to), text.trim_start());
+            }
+            Whitespace::TabForSpaces => {
+                let group = 4 * rng.below(indent / 4);
+                text.replace_range(group..group + 4, "\t");
+            }
+            Whitespace::TrailingBlank => {
+                let blank = *rng.pick(&[" ", "  ", "\t", " \t"]);
+                text.push_str(blank);
+            }
+            Whitespace::SpaceInsideLine => {
+                let spaces: Vec<usize> = text.match_indices(' ').map(|(at, _)| at).filter(|at| *at > indent).collect();
+                text.insert(*rng.pick(&spaces), ' ');
+            }
+            Whitespace::CrlfEnding => lines[i].1 = "\r\n",
+            Whitespace::BlankLineAdded => lines.insert(i + 1, (String::new(), "\n", lines[i].2)),
+            Whitespace::NoFinalNewline => lines[i].1 = "",
+        }
+        let after: String = lines[i..].iter().take(2).map(|(text, end, _)| format!("{text}{end}")).collect();
+        let what = format!("line {}: {before:?} became {after:?}", i + 1);
+        (Program(lines).text(Author::Second), what)
+    }
+}
+
+/// One function as an agent writes it: a condition and its block, then a return.
+fn function(rng: &mut Rng, name: &str) -> Vec<String> {
+    const FIELDS: [&str; 4] = ["kind", "size", "owner", "retries"];
+    const CALLS: [&str; 5] = ["notify", "record", "retry", "audit", "flush"];
+    let mut lines =
+        vec![format!("def {name}(event, ctx):"), format!("    if event.{} == {}:", rng.pick(&FIELDS), rng.below(100))];
+    for _ in 0..=rng.below(3) {
+        lines.push(format!("        {}(event, ctx)", rng.pick(&CALLS)));
+    }
+    lines.push(format!("    return {}(event)", rng.pick(&CALLS)));
+    lines
+}
+
+/// An edit of whitespace only: bytes change, no token does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Whitespace {
+    /// A statement moved into or out of its block (Python reads another program).
+    Indentation,
+    TabForSpaces,
+    TrailingBlank,
+    SpaceInsideLine,
+    CrlfEnding,
+    BlankLineAdded,
+    NoFinalNewline,
+}
+
+const WHITESPACE_EDITS: [Whitespace; 7] = [
+    Whitespace::Indentation,
+    Whitespace::TabForSpaces,
+    Whitespace::TrailingBlank,
+    Whitespace::SpaceInsideLine,
+    Whitespace::CrlfEnding,
+    Whitespace::BlankLineAdded,
+    Whitespace::NoFinalNewline,
+];
+
+/// A session that committed `program` in two commits (main holding its own functions first).
+fn python_scene(program: &Program) -> Scene {
+    let main = program.text(Author::Main);
+    let base: &[(&str, &str)] = if main.is_empty() { &[] } else { &[(PYTHON, &main)] };
+    Scene::worktree_with(base, |work| {
+        vec![
+            commit_file(work, PYTHON, &program.text(Author::First), "handle events"),
+            commit_file(work, PYTHON, &program.text(Author::Second), "finish events"),
+        ]
+    })
+}
+
+/// Runs every case with its own generator, then fails naming the cases that failed (each one's
+/// own message is above), so one run shows every kind of edit that is mistaken.
+fn every_case<T: std::fmt::Debug>(cases: &[T], run: impl Fn(&T, Rng, &str)) {
+    let seed = Rng::seed();
+    let failed: Vec<&T> = cases
+        .iter()
+        .enumerate()
+        .filter(|(n, case)| {
+            let replay = format!("JACKIN_TEST_SEED={seed} replays it");
+            let run = std::panic::AssertUnwindSafe(|| run(case, Rng::case(seed, *n), &replay));
+            std::panic::catch_unwind(run).is_err()
+        })
+        .map(|(_, case)| case)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} cases failed: {failed:?}; JACKIN_TEST_SEED={seed} replays them",
+        failed.len(),
+        cases.len()
+    );
+}
+
+#[test]
+fn a_squash_merge_that_changed_only_whitespace_leaves_the_commits_at_risk() {
+    every_case(&WHITESPACE_EDITS, |edit, mut rng, replay| {
+        let program = Program::generate(&mut rng);
+        let scene = python_scene(&program);
+        let (content, what) = program.edited(*edit, &[Author::First, Author::Second], &mut rng);
+        let squash = scene.squash_merge_as("pr", PYTHON, &content);
+        let case = format!("{edit:?}, {what} ({replay})");
+        let base = git(&scene.host, &["merge-base", "origin/main", &scene.scratch_ref()]);
+        assert_whitespace_only(&scene, *edit, (&base, &scene.commits[1]), &squash, &case);
+        let a = scene.assert_integrated_as_verbatim_patch_id_says(&case);
+        assert_eq!(a.mounts[0].unpushed[0].integrated, [], "{case}");
+        assert_eq!(a.summary, "1 branch unpushed", "{case}");
+    });
+}
+
+#[test]
+fn a_rebase_merge_that_changed_only_whitespace_leaves_that_commit_at_risk() {
+    every_case(&WHITESPACE_EDITS, |edit, mut rng, replay| {
+        let program = Program::generate(&mut rng);
+        let scene = python_scene(&program);
+        // The first commit replayed byte for byte, the second with the edit in its own lines.
+        let (content, what) = program.edited(*edit, &[Author::Second], &mut rng);
+        let c = &scene.commits;
+        let replayed = scene.rebase_merge_as(&[&c[0], &c[1]], PYTHON, &content);
+        let case = format!("{edit:?}, {what} ({replay})");
+        assert_whitespace_only(&scene, *edit, (&format!("{}^", c[1]), &c[1]), &replayed, &case);
+        let a = scene.assert_integrated_as_verbatim_patch_id_says(&case);
+        let first = git(&scene.reviewer, &["rev-parse", "HEAD^"]);
+        let main = "refs/remotes/origin/main";
+        assert_eq!(a.mounts[0].unpushed[0].integrated, [integrated(&c[0], &first, main, "patch")], "{case}");
+        assert_eq!(a.summary, "1 branch unpushed · 1 commit integrated", "{case}");
+    });
+}
+
+#[test]
+fn the_same_change_merged_byte_for_byte_is_still_integrated() {
+    every_case(&["program 1", "program 2", "program 3"], |name, mut rng, replay| {
+        let case = format!("{name} ({replay})");
+        let program = Program::generate(&mut rng);
+
+        let squashed = python_scene(&program);
+        let squash = squashed.squash_merge_as("pr", PYTHON, &program.text(Author::Second));
+        let a = squashed.assert_integrated_as_verbatim_patch_id_says(&case);
+        let main = "refs/remotes/origin/main";
+        let want: Vec<Integrated> =
+            squashed.commits.iter().rev().map(|c| integrated(c, &squash, main, "squash")).collect();
+        assert_eq!(a.mounts[0].unpushed[0].integrated, want, "{case}");
+        assert_eq!(a.summary, "clean · 2 commits integrated", "{case}");
+
+        let rebased = python_scene(&program);
+        let c = &rebased.commits;
+        rebased.rebase_merge_as(&[&c[0], &c[1]], PYTHON, &program.text(Author::Second));
+        let a = rebased.assert_integrated_as_verbatim_patch_id_says(&case);
+        assert!(a.mounts[0].unpushed[0].integrated.iter().all(|i| i.how == "patch"), "{case}: {a:?}");
+        assert_eq!(a.summary, "clean · 2 commits integrated", "{case}");
+    });
+}
+
+#[test]
+fn a_line_the_merge_moved_out_of_its_if_block_is_at_risk_and_purge_keeps_the_branch() {
+    // The agent's `b()` runs only when X; the merged one always does. git cherry takes the two
+    // for one patch.
+    let scene =
+        Scene::worktree_with(&[], |work| vec![commit_file(work, PYTHON, "if X:\n    a()\n    b()\n", "b when X")]);
+    scene.squash_merge_as("pr", PYTHON, "if X:\n    a()\nb()\n");
+    assert_eq!(scene.git_cherry("origin/main"), [format!("- {}", scene.commits[0])]);
+    let a = scene.assert_integrated_as_verbatim_patch_id_says("the dedented b()");
+    assert_eq!(a.summary, "1 branch unpushed");
+    if !engine_available("a_line_the_merge_moved_out_of_its_if_block_is_at_risk_and_purge_keeps_the_branch") {
+        return;
+    }
+    let out = purge(&scene.home, &scene.inst);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "at_risk");
+    let scratch = format!("jackin/scratch/{}", scene.inst.container);
+    assert!(git(&scene.host, &["branch", "--format=%(refname:short)"]).lines().any(|b| b == scratch));
+    assert!(scene.inst.dir.exists());
+}
+
+#[test]
+fn a_rebase_merge_onto_moved_lines_is_the_same_patch_unless_its_whitespace_changed() {
+    // main gains lines above the session's change before the merge: the replayed diff has other
+    // line numbers and other blobs around the same bytes, so only the patch-id can tell.
+    let base: String = (1..=20).map(|n| format!("step_{n}()\n")).collect();
+    let changed = base.replace("step_15()\n", "if ready:\n    step_15()\n");
+    let header: String = (1..=5).map(|n| format!("# note {n}\n")).collect();
+    for (merged, verdict) in [(changed.clone(), "clean"), (changed.replace("    step_15", "\tstep_15"), "unpushed")] {
+        let scene = Scene::worktree_with(&[(PYTHON, &base)], |work| {
+            vec![commit_file(work, PYTHON, &changed, "step 15 when ready")]
+        });
+        commit_file(&scene.reviewer, PYTHON, &format!("{header}{base}"), "notes on top");
+        scene.rebase_merge_as(&[&scene.commits[0]], PYTHON, &format!("{header}{merged}"));
+        let a = scene.assert_integrated_as_verbatim_patch_id_says(verdict);
+        assert_eq!(a.verdict, verdict, "{a:?}");
+    }
 }

@@ -1,13 +1,16 @@
 //! Which at-risk commits a surviving ref already holds as the same patch (lifecycle.md's
-//! reachability rule, refined for "Rebase and merge" and "Squash and merge"): git's patch-id,
-//! as `git cherry` compares commits, and nothing weaker — no message or branch-name matching.
+//! reachability rule, refined for "Rebase and merge" and "Squash and merge"): the same bytes,
+//! as `git patch-id --verbatim` compares diffs, and nothing weaker — not `git cherry`'s patch-id,
+//! which drops whitespace (an indentation is a program's meaning in Python, YAML or a Makefile),
+//! no message or branch-name matching.
 //!
 //! Runs only for commits the reachability rule already put at risk, so an assessment with
 //! nothing at risk never pays for it.
 
 use std::collections::{HashMap, HashSet};
 
-use git2::{Commit, Diff, DiffOptions, Oid, Repository, Sort, Tree};
+use git2::{Commit, Diff, DiffFormat, DiffLineType, DiffOptions, Oid, Repository, Sort, Tree};
+use sha2::{Digest, Sha256};
 
 use crate::protocol::assessment::{Integrated, Integration};
 
@@ -58,25 +61,41 @@ fn rank(name: &str) -> u8 {
 
 /// A patch the at-risk side offers: one commit's own, or the first `k` commits' squashed.
 struct Offer {
+    /// The commit whose tree starts the patch (`None`: the empty tree).
+    from: Option<Oid>,
     /// The commit whose tree ends the patch.
     end: Oid,
     how: Integration,
-    patch: Lazy,
+    changes: Changes,
+    /// Computed only once a candidate with the same paths but other blobs comes along.
+    key: Option<PatchKey>,
 }
 
-/// A patch-id computed only once a candidate touches the same paths.
-enum Lazy {
-    Pending(Option<Oid>, Oid),
-    Done(PatchKey),
+impl Offer {
+    fn new(
+        trees: &mut Trees,
+        repo: &Repository,
+        from: Option<Oid>,
+        end: Oid,
+        how: Integration,
+    ) -> Result<Offer, git2::Error> {
+        Ok(Offer { from, end, how, changes: changes(trees, repo, from, end)?, key: None })
+    }
+
+    fn key(&mut self, repo: &Repository) -> Result<PatchKey, git2::Error> {
+        if let Some(key) = self.key {
+            return Ok(key);
+        }
+        let key = patch_key(&diff(repo, self.from, self.end, &self.changes.paths)?)?;
+        self.key = Some(key);
+        Ok(key)
+    }
 }
 
-/// What two commits with the same patch have in common: the patch-id, and the blob ids of the
-/// binary files (libgit2's patch-id, like git's without `--binary`, does not see binary content).
-#[derive(PartialEq, Eq)]
-struct PatchKey {
-    id: Oid,
-    binary: Vec<(Oid, Oid)>,
-}
+/// A whitespace-sensitive patch-id: equal for two diffs only when they are the same bytes, line
+/// numbers aside.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct PatchKey([u8; 32]);
 
 /// Of `at_risk` (the commits only `tip` reaches in `repo`), those whose patch one of `surviving`
 /// holds. Merge commits have no patch of their own; a squash covers them.
@@ -87,6 +106,7 @@ pub(crate) fn integrated(
     surviving: &[Surviving<'_>],
 ) -> Result<Vec<Integrated>, git2::Error> {
     let at_risk_set: HashSet<Oid> = at_risk.iter().copied().collect();
+    let mut trees = Trees::default();
     let mut offers = Vec::new();
     let mut boundary = HashSet::new();
     for id in at_risk {
@@ -97,11 +117,7 @@ pub(crate) fn integrated(
             }
         }
         if commit.parent_count() <= 1 {
-            offers.push(Offer {
-                end: *id,
-                how: Integration::Patch,
-                patch: Lazy::Pending(commit.parent_id(0).ok(), *id),
-            });
+            offers.push(Offer::new(&mut trees, repo, commit.parent_id(0).ok(), *id, Integration::Patch)?);
         }
     }
     // The first-parent run from the merge base to the tip: its prefixes of two commits or more
@@ -131,18 +147,15 @@ pub(crate) fn integrated(
             }
             let Some(from) = base else { break };
             if position > 0 || commit.parent_count() > 1 {
-                offers.push(Offer { end: *end, how: Integration::Squash, patch: Lazy::Pending(from, *end) });
+                offers.push(Offer::new(&mut trees, repo, from, *end, Integration::Squash)?);
             }
         }
     }
 
-    let mut trees = Trees::default();
     let mut by_paths: HashMap<Vec<Vec<u8>>, Vec<usize>> = HashMap::new();
     for (i, offer) in offers.iter().enumerate() {
-        let Lazy::Pending(from, to) = offer.patch else { continue };
-        let paths = changed_paths(&mut trees, repo, from, to)?;
-        if !paths.is_empty() {
-            by_paths.entry(paths).or_default().push(i);
+        if !offer.changes.paths.is_empty() {
+            by_paths.entry(offer.changes.paths.clone()).or_default().push(i);
         }
     }
     if by_paths.is_empty() {
@@ -181,19 +194,23 @@ pub(crate) fn integrated(
                 continue;
             }
             let parent = commit.parent_id(0).ok();
-            let paths = changed_paths(&mut trees, source.repo, parent, candidate)?;
-            let Some(wanting) = by_paths.get(&paths) else { continue };
-            let candidate_diff = diff(source.repo, parent, candidate, &paths)?;
+            let changes = changes(&mut trees, source.repo, parent, candidate)?;
+            let Some(wanting) = by_paths.get(&changes.paths) else { continue };
             let mut candidate_key = None;
             for offer_index in wanting {
                 if found.contains_key(offer_index) {
                     continue;
                 }
-                let offered = offer_key(&mut trees, repo, &mut offers[*offer_index].patch)?;
-                if candidate_key.is_none() {
-                    candidate_key = Some(patch_key(source.repo, &candidate_diff)?);
-                }
-                if Some(offered) == candidate_key.as_ref() {
+                let offer = &mut offers[*offer_index];
+                // The same blobs before and after at every path: the same diff, without one.
+                let same = offer.changes.sides == changes.sides || {
+                    let offered = offer.key(repo)?;
+                    if candidate_key.is_none() {
+                        candidate_key = Some(patch_key(&diff(source.repo, parent, candidate, &changes.paths)?)?);
+                    }
+                    Some(offered) == candidate_key
+                };
+                if same {
                     found.insert(*offer_index, (candidate, source_index));
                 }
             }
@@ -246,8 +263,8 @@ pub(crate) fn integrated(
 }
 
 /// The diff from `from` (the empty tree when `None`) to `to`, without rename detection, as git's
-/// patch-id reads it.
-/// Only `paths`, the ones [`changed_paths`] found, as exact paths: libgit2 then reads only the
+/// patch-id reads it, whitespace included (libgit2's default: no `ignore_whitespace` option).
+/// Only `paths`, the ones [`changes`] found, as exact paths: libgit2 then reads only the
 /// subtrees that lead to them.
 fn diff<'r>(repo: &'r Repository, from: Option<Oid>, to: Oid, paths: &[Vec<u8>]) -> Result<Diff<'r>, git2::Error> {
     let tree_of = |id: Oid| -> Result<Tree<'_>, git2::Error> { repo.find_commit(id).and_then(|c: Commit| c.tree()) };
@@ -287,23 +304,28 @@ impl Trees {
     }
 }
 
-/// The paths the diff from commit `from` (the empty tree when `None`) to `to` touches, sorted:
-/// two diffs with other paths cannot share a patch-id. Read from the trees alone, skipping equal
-/// subtrees (a libgit2 diff reads every subtree and sets up a patch generator: most of a run's
-/// cost when hundreds of candidates are compared).
-fn changed_paths(
-    trees: &mut Trees,
-    repo: &Repository,
-    from: Option<Oid>,
-    to: Oid,
-) -> Result<Vec<Vec<u8>>, git2::Error> {
+/// A file's blob and mode on one side of a diff (`None`: no file there).
+type Side = Option<(Oid, i32)>;
+
+/// What a diff touches, from the trees alone: its paths, sorted (two diffs with other paths
+/// cannot be the same patch), and each path's file before and after.
+struct Changes {
+    paths: Vec<Vec<u8>>,
+    sides: Vec<(Side, Side)>,
+}
+
+/// The changes from commit `from` (the empty tree when `None`) to `to`, skipping equal subtrees
+/// (a libgit2 diff reads every subtree and sets up a patch generator: most of a run's cost when
+/// hundreds of candidates are compared).
+fn changes(trees: &mut Trees, repo: &Repository, from: Option<Oid>, to: Oid) -> Result<Changes, git2::Error> {
     let old = from.map(|id| repo.find_commit(id).map(|c| c.tree_id())).transpose()?;
     let new = repo.find_commit(to)?.tree_id();
-    let mut paths = Vec::new();
-    tree_changes(trees, repo, old, Some(new), &mut Vec::new(), &mut paths)?;
-    paths.sort();
-    paths.dedup();
-    Ok(paths)
+    let mut found = Vec::new();
+    tree_changes(trees, repo, old, Some(new), &mut Vec::new(), &mut found)?;
+    found.sort_by(|(a, _), (b, _)| a.cmp(b));
+    found.dedup_by(|(a, _), (b, _)| a == b);
+    let (paths, sides) = found.into_iter().unzip();
+    Ok(Changes { paths, sides })
 }
 
 fn tree_changes(
@@ -312,7 +334,7 @@ fn tree_changes(
     old: Option<Oid>,
     new: Option<Oid>,
     prefix: &mut Vec<u8>,
-    out: &mut Vec<Vec<u8>>,
+    out: &mut Vec<(Vec<u8>, (Side, Side))>,
 ) -> Result<(), git2::Error> {
     if old == new {
         return Ok(());
@@ -333,36 +355,36 @@ fn tree_changes(
             tree_changes(trees, repo, old_tree, new_tree, prefix, out)?;
             prefix.truncate(len + name.len());
         }
-        let is_file = |side: Option<&(Oid, bool, i32)>| side.is_some_and(|(_, is_tree, _)| !*is_tree);
-        if is_file(before) || is_file(after) {
-            out.push(prefix.clone());
+        let file = |side: Option<&(Oid, bool, i32)>| -> Side {
+            side.filter(|(_, is_tree, _)| !*is_tree).map(|(id, _, mode)| (*id, *mode))
+        };
+        let sides = (file(before), file(after));
+        if sides.0.is_some() || sides.1.is_some() {
+            out.push((prefix.clone(), sides));
         }
         prefix.truncate(len);
     }
     Ok(())
 }
 
-fn offer_key<'k>(trees: &mut Trees, repo: &Repository, patch: &'k mut Lazy) -> Result<&'k PatchKey, git2::Error> {
-    if let Lazy::Pending(from, to) = *patch {
-        let paths = changed_paths(trees, repo, from, to)?;
-        *patch = Lazy::Done(patch_key(repo, &diff(repo, from, to, &paths)?)?);
-    }
-    match patch {
-        Lazy::Done(key) => Ok(key),
-        Lazy::Pending(..) => unreachable!("computed above"),
-    }
-}
-
-fn patch_key(repo: &Repository, diff: &Diff<'_>) -> Result<PatchKey, git2::Error> {
-    let id = diff.patchid(None)?;
-    let mut binary = Vec::new();
-    for delta in diff.deltas() {
-        let (old, new) = (delta.old_file().id(), delta.new_file().id());
-        let is_binary = |id: Oid| !id.is_zero() && repo.find_blob(id).is_ok_and(|b| b.is_binary());
-        if is_binary(old) || is_binary(new) {
-            binary.push((old, new));
+/// The diff's bytes, as `git patch-id --verbatim` reads a diff: each line with its indentation,
+/// trailing blanks and line ending, and the "\ No newline at end of file" markers; not the hunk
+/// headers, whose line numbers a rebase onto a newer main moves. Each file's header (its paths and
+/// modes) counts too. libgit2's own `git_diff_patchid` drops every whitespace byte, as `git
+/// cherry` does, and would take a Python line moved out of its block for the same patch. A binary
+/// file, which the diff shows only as "Binary files differ", adds its blob ids.
+fn patch_key(diff: &Diff<'_>) -> Result<PatchKey, git2::Error> {
+    let mut hash = Sha256::new();
+    diff.print(DiffFormat::PatchId, |delta, _, line| {
+        hash.update([line.origin() as u8]);
+        // Lengths keep two different sequences of lines from hashing the same bytes.
+        hash.update((line.content().len() as u64).to_le_bytes());
+        hash.update(line.content());
+        if line.origin_value() == DiffLineType::Binary {
+            hash.update(delta.old_file().id().as_bytes());
+            hash.update(delta.new_file().id().as_bytes());
         }
-    }
-    binary.sort();
-    Ok(PatchKey { id, binary })
+        true
+    })?;
+    Ok(PatchKey(hash.finalize().into()))
 }
