@@ -84,13 +84,13 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                 );
                 ctx.refuse_busy(session.name.as_str(), ErrorCode::Live, &anyhow::anyhow!(message))?;
             }
-            Step::Act(session, ruling) => {
+            Step::Act(mut session, ruling) => {
                 if let Some(warning) = &ruling.warning {
                     ctx.warn(format_args!("{}: {warning}", session.name));
                 }
                 if !args.dry_run {
                     let engine = engine.as_ref().expect("connected when there are assessments");
-                    match keep::apply(&store, engine, &session, &ruling) {
+                    match keep::apply(&store, engine, &mut session, &ruling) {
                         Ok(warnings) => warnings.iter().for_each(|w| ctx.warn(format_args!("{}: {w}", session.name))),
                         Err(e) => {
                             let code = if ruling.outcome == Outcome::Keep {

@@ -199,6 +199,36 @@ fn every_cell_of_the_policy_table_without_a_terminal() {
     }
 }
 
+/// The assessment keep is given may be older than the work: a file written after it must not
+/// end under `clean_exited`, which jackin's own prune deletes unchecked. Keep assesses again
+/// before that stamp and says so; the session keeps `preserved_dirty` and purge refuses it.
+#[test]
+fn a_clean_assessment_older_than_the_work_does_not_stamp_clean_exited() {
+    if !engine_available("a_clean_assessment_older_than_the_work_does_not_stamp_clean_exited") {
+        return;
+    }
+    let f = four("kst");
+    let stale = f.home.assess_lines(&[&f.clean.container]);
+    fs::write(f.clean.mount_path(0).join("written-after.txt"), "after the assessment\n").unwrap();
+    let out = keep(&f.home, &["--policy=clean"], &stale);
+    let decisions = ok(&out);
+    assert_eq!(decisions[0].status.as_deref(), Some("preserved_dirty"), "{decisions:?}");
+    assert_eq!(decisions[0].verdict, "dirty", "the decision says what the stamp was made on");
+    assert!(!decisions[0].discard_unfinished, "the clean-up was not allowed to discard this");
+    assert!(stderr(&out).contains("the work changed after it was assessed clean"), "{}", stderr(&out));
+    assert_eq!(f.home.status(&f.clean.container).0, "preserved_dirty");
+
+    let purge = f.home.purge(&[], &String::from_utf8(out.stdout).unwrap());
+    assert_eq!(purge.status.code(), Some(6), "{}", stderr(&purge));
+    assert!(f.clean.mount_path(0).join("written-after.txt").exists(), "purge refused it: the file is there");
+
+    // Assessed clean and still clean: clean_exited, as before.
+    let f = four("ksu");
+    let out = keep(&f.home, &["--policy=clean"], &f.home.assess_lines(&[&f.clean.container]));
+    assert_eq!(ok(&out)[0].status.as_deref(), Some("clean_exited"));
+    assert_eq!(f.home.status(&f.clean.container).0, "clean_exited");
+}
+
 #[test]
 fn keep_marks_the_isolation_records_and_leaves_a_clean_session_active() {
     if !engine_available("keep_marks_the_isolation_records_and_leaves_a_clean_session_active") {

@@ -17,6 +17,7 @@ use crate::state::continuity::{self, HistoryEntry, Kept};
 use crate::state::model::{Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
+use crate::tools::assess::{AssessOptions, Assessor};
 
 pub const TOOL: &str = "jackin-keep";
 
@@ -262,19 +263,43 @@ pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
     }
 }
 
-/// Carries out a ruling. Returns warnings worth saying on stderr.
-pub fn apply(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> Result<Vec<String>> {
+/// Carries out a ruling. Returns warnings worth saying on stderr. A clean-up that would stamp
+/// `clean_exited` assesses the session again first, and `session.assessment` is then that
+/// assessment (the decision record says what was stamped, on what).
+pub fn apply(store: &Store, engine: &Engine, session: &mut Session, ruling: &Ruling) -> Result<Vec<String>> {
     match ruling.outcome {
         Outcome::Return => Ok(Vec::new()),
         Outcome::Keep => keep(store, engine, session, ruling),
         Outcome::Clean => {
             stop_if_live(engine, session)?;
+            let warnings = reassess_before_clean_exited(store, session)?;
             let status = cleaned_status(session.assessment.verdict);
             store.set_status(&session.name, status, &crate::base::time::now_rfc3339())?;
             store.clear_exit_action(&session.name)?;
-            Ok(Vec::new())
+            Ok(warnings)
         }
     }
+}
+
+/// `clean_exited` is the status jackin's own prune deletes with a plain recursive delete, and the
+/// assessment record keep was given may be older than the work (the agent wrote on after it, or
+/// another writer did). With the role container stopped, what the session holds now decides: work
+/// at risk found then keeps its `preserved_*` status, and purge refuses it without a discard.
+fn reassess_before_clean_exited(store: &Store, session: &mut Session) -> Result<Vec<String>> {
+    if cleaned_status(session.assessment.verdict) != Status::CleanExited {
+        return Ok(Vec::new());
+    }
+    let assessor = Assessor::new(AssessOptions::default());
+    let now = assessor.instance(store, &session.name, None).context("assessing the session again before the stamp")?;
+    let warning = now.verdict.at_risk().then(|| {
+        format!(
+            "the work changed after it was assessed clean: now {}; stamped {}, not clean_exited",
+            now.summary,
+            cleaned_status(now.verdict)
+        )
+    });
+    session.assessment = now;
+    Ok(warning.into_iter().collect())
 }
 
 fn stop_if_live(engine: &Engine, session: &Session) -> Result<()> {
