@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use common::docker::engine_available;
 use common::records::{records, Assessment, ErrorRecord, Integrated, Purged};
-use common::{clean_decision, commit_file, git, stderr, unique_id, Home, Instance};
+use common::{clean_decision, commit_file, git, stderr, unique_id, Home, Instance, Rng};
 
 /// A host repository with a bare origin, one session on it, and the session's three commits.
 struct Scene {
@@ -483,36 +483,21 @@ fn assert_whitespace_only(scene: &Scene, edit: Whitespace, (from, to): (&str, &s
     assert_eq!(blind_same, edit != Whitespace::BlankLineAdded, "{case}: git's whitespace-blind patch-id");
 }
 
-/// A small deterministic generator (xorshift64*), seeded from `JACKIN_TEST_SEED` or the clock;
-/// every failure message names the seed that replays it.
-struct Rng(u64);
+/// The seed of this run's generated cases: `JACKIN_TEST_SEED`, or the clock; every failure
+/// message names the seed that replays it. One seed for the whole run, so that one
+/// `JACKIN_TEST_SEED` replays every test of it.
+fn run_seed() -> u64 {
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| match std::env::var("JACKIN_TEST_SEED") {
+        Ok(seed) => seed.parse().expect("JACKIN_TEST_SEED is a number"),
+        Err(_) => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
+    })
+}
 
-impl Rng {
-    /// One seed for the whole run, so that one `JACKIN_TEST_SEED` replays every test of it.
-    fn seed() -> u64 {
-        static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        *SEED.get_or_init(|| match std::env::var("JACKIN_TEST_SEED") {
-            Ok(seed) => seed.parse().expect("JACKIN_TEST_SEED is a number"),
-            Err(_) => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
-        })
-    }
-    /// The generator of case `n` of a run: each case has its own, so a failing one is replayed
-    /// alone by the same seed whatever ran before it.
-    fn case(seed: u64, n: usize) -> Rng {
-        Rng((seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
+/// The generator of case `n` of a run: each case has its own, so a failing one is replayed
+/// alone by the same seed whatever ran before it.
+fn case_rng(seed: u64, n: usize) -> Rng {
+    Rng::new(seed ^ (n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// The commit that added a line of app.py: main before the session, or the session's first or
@@ -649,13 +634,13 @@ fn python_scene(program: &Program) -> Scene {
 /// Runs every case with its own generator, then fails naming the cases that failed (each one's
 /// own message is above), so one run shows every kind of edit that is mistaken.
 fn every_case<T: std::fmt::Debug>(cases: &[T], run: impl Fn(&T, Rng, &str)) {
-    let seed = Rng::seed();
+    let seed = run_seed();
     let failed: Vec<&T> = cases
         .iter()
         .enumerate()
         .filter(|(n, case)| {
             let replay = format!("JACKIN_TEST_SEED={seed} replays it");
-            let run = std::panic::AssertUnwindSafe(|| run(case, Rng::case(seed, *n), &replay));
+            let run = std::panic::AssertUnwindSafe(|| run(case, case_rng(seed, *n), &replay));
             std::panic::catch_unwind(run).is_err()
         })
         .map(|(_, case)| case)

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::docker::{docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{records, records_of, Assessment, Candidate, Change};
-use common::{clean_decision, commit_file, files_under, git, stderr, unique_id, Entry, Home, Instance};
+use common::{clean_decision, commit_file, files_under, git, stderr, unique_id, Entry, Home, Instance, Rng};
 use jackin::base::crash::Tool;
 use jackin::tools::purge::CRASH_POINTS;
 use serde_json::{json, Value};
@@ -445,23 +445,6 @@ fn concurrency(t: &mut Tally) {
 // ---------------------------------------------------------------------------------------------
 // bad input
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 const HOSTILE_NAMES: &[&str] = &[
     "../../etc",
@@ -609,7 +592,7 @@ fn bad_input(t: &mut Tally) {
 
     let target = if long() { 50_000 } else { 10_000 };
     let batch = 40;
-    let mut rng = Rng(0x5EED_1234_ABCD_0007);
+    let mut rng = Rng::new(0x5EED_1234_ABCD_0007);
     let mut fed = 0usize;
     let mut runs = 0usize;
     let stdin_tools: [(&str, &[&str], &Value); 4] = [
@@ -723,7 +706,7 @@ fn bad_input_live(t: &mut Tally) {
     names.extend(HOSTILE_NAMES.iter().map(|n| n.to_string()));
     let kinds = ["container", "network", "volume", "name_lock", "temp_file", "image", "", "directory"];
     let before = home.snapshot();
-    let mut rng = Rng(0x5EED_4C1F_E0E0_0003);
+    let mut rng = Rng::new(0x5EED_4C1F_E0E0_0003);
     let runs = if long() { 1_500 } else { 300 };
     let mut by_code: std::collections::BTreeMap<i32, usize> = Default::default();
     for n in 0..runs {

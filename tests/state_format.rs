@@ -5,7 +5,7 @@ mod common;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 
-use common::{manifest_text, Home};
+use common::{manifest_text, Home, Rng};
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
 use jackin::state::store::{Roots, Store};
@@ -223,21 +223,6 @@ fn an_index_of_another_version_is_refused_and_left_alone() {
     assert_eq!(fs::read_to_string(&path).unwrap(), v2);
 }
 
-/// A small deterministic generator (xorshift64*), so a failing case can be made again from its
-/// seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[(self.next() % items.len() as u64) as usize]
-    }
-}
 
 /// `STATE_FORMAT_SEED` (decimal or 0x…) makes a failed run's cases again; otherwise each run
 /// draws new ones.
@@ -341,7 +326,7 @@ fn newer_indexes(rng: &mut Rng, container: &str, generated: usize) -> Vec<(Strin
 #[test]
 fn an_index_of_another_version_is_refused_by_every_tool_whatever_its_shape() {
     let seed = seed();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut home = Home::new();
     let app = home.host_repo("app");
     let inst = home.instance("k7p9m2xq", |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);

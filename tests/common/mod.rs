@@ -618,3 +618,26 @@ pub fn role_source(home: &Home, name: &str, image: Option<&str>) -> (PathBuf, Pa
     git(&source, &["push", "-q", bare.to_str().unwrap(), "main"]);
     (source, bare, sha)
 }
+
+/// A seeded generator for generated test cases: the same seed makes the same cases again, so a
+/// failure that prints its seed can be replayed.
+pub struct Rng(fastrand::Rng);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(fastrand::Rng::with_seed(seed))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0.u64(..)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0.usize(..n)
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
