@@ -565,3 +565,158 @@ fn work_in_a_worktree_whose_host_repository_is_gone_lands_in_the_quarantine() {
     assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "changed by the agent\n");
     assert_eq!(fs::read_link(saved.join("notes/link")).unwrap(), Path::new("/etc/hostname"));
 }
+
+// --- 6. commits only the reflog holds -------------------------------------------------------
+
+/// A commit the agent made and then moved away from (`git reset --hard HEAD~1`, `git commit
+/// --amend`) is reachable only from the reflogs of the worktree or clone, which the purge deletes
+/// with the worktree's registration, its scratch branch or the clone's directory.
+fn fresh_clone_of_origin(home: &Home, host: &Path) -> PathBuf {
+    let fresh = home.tmp.path().join("fresh");
+    let origin = git(host, &["remote", "get-url", "origin"]);
+    git(home.tmp.path(), &["clone", "-q", &origin, fresh.to_str().unwrap()]);
+    fresh
+}
+
+/// The commits of `ids` that `repo` has, after fetching every ref of `bundle` into it.
+fn fetched_from_bundle(repo: &Path, bundle: &Path, ids: &[&str]) -> Vec<String> {
+    git(repo, &["bundle", "verify", "-q", bundle.to_str().unwrap()]);
+    git(repo, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
+    ids.iter()
+        .filter(|id| {
+            std::process::Command::new("git")
+                .args(["cat-file", "-e", &format!("{id}^{{commit}}")])
+                .current_dir(repo)
+                .status()
+                .unwrap()
+                .success()
+        })
+        .map(|id| id.to_string())
+        .collect()
+}
+
+/// The receipt's refs that it says hold commits only the reflog reached.
+fn reflog_refs_of(mount: &Value) -> Vec<String> {
+    mount["bundle_contents"]["from_reflog"]
+        .as_array()
+        .map(|refs| refs.iter().map(|r| r.as_str().unwrap().to_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// A worktree whose one commit was reset away holds nothing on its branch, but the commit exists
+/// nowhere else: the session is at risk ("1 commit only in the reflog"), a plain purge refuses
+/// and changes nothing, and a discard bundles the commit under a ref the receipt says came from
+/// the reflog; fetched into a fresh clone of origin, the commit is there.
+#[test]
+fn a_commit_reset_away_in_a_worktree_is_at_risk_and_saved_from_the_reflog() {
+    if !engine_available("a_commit_reset_away_in_a_worktree_is_at_risk_and_saved_from_the_reflog") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    agent_identity(&wt);
+    let dropped = commit_file(&wt, "src/dropped.rs", "fn dropped() {}\n", "work the agent reset away");
+    git(&wt, &["reset", "-q", "--hard", "HEAD~1"]);
+
+    let assessment = home.assess(&inst.container);
+    assert_eq!(assessment.verdict, "unpushed", "{assessment:?}");
+    assert_eq!(assessment.summary, "1 commit only in the reflog");
+
+    let before = home.snapshot();
+    let out = home.purge(&[&inst.container], "");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let recs = records::<ErrorRecord>(&out.stdout);
+    assert_eq!(recs[0].code, "at_risk");
+    assert!(recs[0].message.contains("1 commit only in the reflog"), "{recs:?}");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    assert!(is_gone(&home, &inst));
+    let receipt = read_json(&q.join("receipt.json"));
+    let mount = &receipt["mounts"][0];
+    let bundle = q.join(mount["bundle"].as_str().unwrap_or_else(|| panic!("no bundle: {receipt:#}")));
+    let from_reflog = reflog_refs_of(mount);
+    assert_eq!(from_reflog, ["refs/jackin/reflog/0"], "{receipt:#}");
+    let fresh = fresh_clone_of_origin(&home, &app);
+    assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&dropped]), [dropped.as_str()]);
+    assert_eq!(git(&fresh, &["rev-parse", "refs/recovered/jackin/reflog/0"]), dropped);
+    let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
+    assert!(text.contains(&format!("refs/jackin/reflog/0 {dropped} (from the reflog)")), "{text}");
+}
+
+/// An amended commit in a worktree: the amended one is on the scratch branch, the one before the
+/// amend only in the reflog. A discard saves both.
+#[test]
+fn a_commit_amended_in_a_worktree_is_saved_with_the_one_before_the_amend() {
+    if !engine_available("a_commit_amended_in_a_worktree_is_saved_with_the_one_before_the_amend") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    agent_identity(&wt);
+    let before_amend = commit_file(&wt, "src/feature.rs", "fn first_try() {}\n", "agent work");
+    fs::write(wt.join("src/feature.rs"), "fn second_try() {}\n").unwrap();
+    git(&wt, &["commit", "-q", "-a", "--amend", "-m", "agent work, amended"]);
+    let amended = git(&wt, &["rev-parse", "HEAD"]);
+
+    let summary = home.assess(&inst.container).summary;
+    assert_eq!(summary, "1 branch unpushed · 1 commit only in the reflog");
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    let receipt = read_json(&q.join("receipt.json"));
+    let mount = &receipt["mounts"][0];
+    let bundle = q.join(mount["bundle"].as_str().unwrap());
+    assert_eq!(reflog_refs_of(mount), ["refs/jackin/reflog/0"], "{receipt:#}");
+    let fresh = fresh_clone_of_origin(&home, &app);
+    assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&before_amend, &amended]), [before_amend.clone(), amended]);
+    assert_eq!(git(&fresh, &["show", &format!("{before_amend}:src/feature.rs")]), "fn first_try() {}");
+}
+
+/// The same in a clone, whose reflogs are in its own `.git/logs/`: a commit reset away and the
+/// commit before an amend are at risk, a plain purge refuses, and a discard saves both (with the
+/// amended commit on its branch).
+#[test]
+fn commits_reset_away_and_amended_in_a_clone_are_saved_from_its_reflogs() {
+    if !engine_available("commits_reset_away_and_amended_in_a_clone_are_saved_from_its_reflogs") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.clone_record(c, &app, "/workspace/app")]);
+    let clone = inst.mount_path(0);
+    let dropped = commit_file(&clone, "src/dropped.rs", "fn dropped() {}\n", "work the agent reset away");
+    git(&clone, &["reset", "-q", "--hard", "HEAD~1"]);
+    assert_eq!(home.assess(&inst.container).summary, "1 commit only in the reflog");
+
+    let before_amend = commit_file(&clone, "src/feature.rs", "fn first_try() {}\n", "agent work");
+    fs::write(clone.join("src/feature.rs"), "fn second_try() {}\n").unwrap();
+    git(&clone, &["commit", "-q", "-a", "--amend", "-m", "agent work, amended"]);
+    let amended = git(&clone, &["rev-parse", "HEAD"]);
+    assert_eq!(home.assess(&inst.container).summary, "1 branch unpushed · 2 commits only in the reflog");
+
+    let before = home.snapshot();
+    let out = home.purge(&[&inst.container], "");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "at_risk");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    assert!(is_gone(&home, &inst));
+    let receipt = read_json(&q.join("receipt.json"));
+    let mount = &receipt["mounts"][0];
+    let bundle = q.join(mount["bundle"].as_str().unwrap());
+    assert_eq!(reflog_refs_of(mount).len(), 2, "one ref per reflog-only tip: {receipt:#}");
+    let fresh = fresh_clone_of_origin(&home, &app);
+    let ids = [dropped.as_str(), before_amend.as_str(), amended.as_str()];
+    assert_eq!(fetched_from_bundle(&fresh, &bundle, &ids), ids);
+}

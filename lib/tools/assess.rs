@@ -114,7 +114,7 @@ impl Assessor {
             identity,
             verdict,
             in_place,
-            summary: summary(&mounts),
+            summary: summary_with_reflog(&mounts),
             mounts,
             assessed_at: crate::base::time::now_rfc3339(),
             status,
@@ -208,6 +208,25 @@ impl Assessor {
         }
         Ok(())
     }
+}
+
+/// The protocol's summary, with the commits only a reflog holds ("1 commit only in the
+/// reflog"): they put the mount at risk under the `reflog` entry of `unpushed`, which names no
+/// branch, tag or HEAD for the summary to count.
+fn summary_with_reflog(mounts: &[MountAssessment]) -> String {
+    let text = summary(mounts);
+    let only_in_reflog: usize =
+        mounts.iter().flat_map(|m| &m.unpushed).filter(|r| r.name == git::REFLOG_ONLY).map(|r| r.commits).sum();
+    if only_in_reflog == 0 || mounts.iter().any(|m| m.verdict == Verdict::Unknown) {
+        return text;
+    }
+    let phrase =
+        format!("{only_in_reflog} {} only in the reflog", if only_in_reflog == 1 { "commit" } else { "commits" });
+    let mut parts: Vec<String> = text.split(" · ").filter(|p| *p != "clean").map(str::to_owned).collect();
+    // Before "N commits integrated", which is last when there.
+    let at = parts.len() - usize::from(parts.last().is_some_and(|p| p.ends_with(" integrated")));
+    parts.insert(at, phrase);
+    parts.join(" · ")
 }
 
 fn describe(kind: IsolationKind, path: &Path) -> String {

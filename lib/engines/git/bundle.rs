@@ -15,7 +15,10 @@ use anyhow::{Context, Result};
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-use super::{error, registration, surviving_worktree_purge, GitError, HostRefs, Repo};
+use super::{
+    clone_reflog_only, error, registration, surviving_worktree_purge, worktree_reflogs, GitError, HostRefs, ReflogOnly,
+    Repo, REFLOG_ONLY,
+};
 use crate::protocol::assessment::UnpushedRef;
 
 /// What a bundle holds, for the receipt.
@@ -27,6 +30,10 @@ pub(crate) struct BundleContents {
     pub(crate) prerequisites: Vec<String>,
     /// Commits in the bundle.
     pub(crate) commits: usize,
+    /// The refs of `refs` that hold commits only a reflog reached (`refs/jackin/reflog/<n>`):
+    /// no branch, tag or HEAD had them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) from_reflog: Vec<String>,
 }
 
 /// What a bundle is to hold: the at-risk tips by name (a ref's name, or a name given to a stash
@@ -34,6 +41,20 @@ pub(crate) struct BundleContents {
 pub(crate) struct BundleRefs {
     refs: Vec<(String, Oid)>,
     hidden: Vec<Oid>,
+    /// The names of `refs` given to reflog entries.
+    from_reflog: Vec<String>,
+}
+
+impl BundleRefs {
+    /// Adds the tips of what only the reflogs reach, as `refs/jackin/reflog/<n>`, newest first.
+    fn with_reflog(mut self, logged: ReflogOnly) -> Self {
+        for (n, id) in logged.tips.into_iter().enumerate() {
+            let name = format!("refs/jackin/reflog/{n}");
+            self.from_reflog.push(name.clone());
+            self.refs.push((name, id));
+        }
+        self
+    }
 }
 
 impl BundleRefs {
@@ -44,8 +65,9 @@ impl BundleRefs {
 }
 
 /// The at-risk tips of a worktree (those of `unpushed`, the assessment's, as they are now: its
-/// scratch branch and a detached HEAD) against what survives the purge in the host repository at
-/// `host_path`: every other ref, the host's HEAD, the other worktrees' HEADs.
+/// scratch branch and a detached HEAD; and what only its reflogs and the scratch branch's reach)
+/// against what survives the purge in the host repository at `host_path`: every other ref, the
+/// host's HEAD, the other worktrees' HEADs.
 pub(crate) fn worktree_bundle(
     worktree: &Repo,
     host_path: &Path,
@@ -55,12 +77,20 @@ pub(crate) fn worktree_bundle(
     let scratch_ref = format!("refs/heads/{scratch_branch}");
     let refs = unpushed_tips(&worktree.repo, unpushed)?;
     let host = HostRefs::read(host_path)?;
-    Ok(BundleRefs { refs, hidden: surviving_worktree_purge(&worktree.repo, &host, &scratch_ref) })
+    let hidden = surviving_worktree_purge(&worktree.repo, &host, &scratch_ref);
+    // The reflog-only commits are looked for among the newest state of the worktree, not the
+    // assessment's: a commit moved away from since is saved too.
+    let mut counted = hidden.clone();
+    counted.extend(refs.iter().map(|(_, id)| *id));
+    counted.extend(worktree.repo.head().ok().and_then(|h| h.target()));
+    let logged = ReflogOnly::find(&worktree.repo, &worktree_reflogs(&worktree.repo, &scratch_ref), &counted)?;
+    Ok(BundleRefs { refs, hidden, from_reflog: Vec::new() }.with_reflog(logged))
 }
 
-/// A clone's at-risk tips (those of `unpushed`: local branches, tags, a detached HEAD; and every
-/// stash entry, as `refs/stashes/stash-<n>`) against what survives it: its remote-tracking refs
-/// and the refs of the host repository at `host_path` (when it can be read).
+/// A clone's at-risk tips (those of `unpushed`: local branches, tags, a detached HEAD; every
+/// stash entry, as `refs/stashes/stash-<n>`; what only its reflogs reach) against what survives
+/// it: its remote-tracking refs and the refs of the host repository at `host_path` (when it can
+/// be read).
 pub(crate) fn clone_bundle(clone: &Repo, host_path: &Path, unpushed: &[UnpushedRef]) -> Result<BundleRefs, GitError> {
     let repo = &clone.repo;
     let mut refs = unpushed_tips(repo, unpushed)?;
@@ -78,7 +108,8 @@ pub(crate) fn clone_bundle(clone: &Repo, host_path: &Path, unpushed: &[UnpushedR
     if let Ok(host) = HostRefs::read(host_path) {
         hidden.extend(host.tips.iter().map(|(_, id)| *id));
     }
-    Ok(BundleRefs { refs, hidden })
+    let logged = clone_reflog_only(repo, &hidden)?;
+    Ok(BundleRefs { refs, hidden, from_reflog: Vec::new() }.with_reflog(logged))
 }
 
 /// For a worktree git cannot read, what the purge deletes from its host repository at
@@ -109,13 +140,13 @@ pub(crate) fn host_bundle(
         .chain(host_refs.detached_head)
         .chain(host_refs.worktree_heads.iter().filter(|(dir, _)| Some(dir) != own.as_ref()).map(|(_, id)| *id))
         .collect();
-    Some((host, BundleRefs { refs, hidden }))
+    Some((host, BundleRefs { refs, hidden, from_reflog: Vec::new() }))
 }
 
 /// The commit each unpushed ref of the assessment names now.
 fn unpushed_tips(repo: &Repository, unpushed: &[UnpushedRef]) -> Result<Vec<(String, Oid)>, git2::Error> {
     let mut refs = Vec::new();
-    for unpushed in unpushed {
+    for unpushed in unpushed.iter().filter(|r| r.name != REFLOG_ONLY) {
         let id = if unpushed.name == "HEAD" {
             repo.head()?.target()
         } else {
@@ -132,7 +163,11 @@ fn unpushed_tips(repo: &Repository, unpushed: &[UnpushedRef]) -> Result<Vec<(Str
 /// commits reaches, to `path`. `None` when that is no commit at all (git refuses an empty bundle,
 /// and there is nothing to save).
 pub(crate) fn write_bundle(repo: &Repo, refs: &BundleRefs, path: &Path) -> Result<Option<BundleContents>> {
-    write(&repo.repo, &refs.refs, &refs.hidden, path).map_err(error::classified)
+    let mut contents = write(&repo.repo, &refs.refs, &refs.hidden, path).map_err(error::classified)?;
+    if let Some(contents) = contents.as_mut() {
+        contents.from_reflog = refs.from_reflog.clone();
+    }
+    Ok(contents)
 }
 
 fn write(repo: &Repository, refs: &[(String, Oid)], hidden: &[Oid], path: &Path) -> Result<Option<BundleContents>> {
@@ -191,6 +226,7 @@ fn write(repo: &Repository, refs: &[(String, Oid)], hidden: &[Oid], path: &Path)
         refs: refs.iter().map(|(name, id)| (name.clone(), id.to_string())).collect(),
         prerequisites: prerequisites.iter().map(Oid::to_string).collect(),
         commits: included.len(),
+        from_reflog: Vec::new(),
     }))
 }
 

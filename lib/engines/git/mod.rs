@@ -31,6 +31,11 @@ pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability}
 pub use role_source::{role_commit, source_tar};
 use worktrees::registration;
 
+/// The `ref` an assessment gives the commits only the reflogs a purge deletes reach (not a ref:
+/// no name of git's has no slash but `HEAD`): `git reset --hard HEAD~1` or `git commit --amend`
+/// leave the agent's commit there and nowhere else.
+pub(crate) const REFLOG_ONLY: &str = "reflog";
+
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WorkState {
@@ -322,21 +327,121 @@ pub(crate) fn worktree_unpushed(
             at_risk_tips.push(("HEAD".to_owned(), tip, None));
         }
     }
-    if at_risk_tips.is_empty() {
-        return Ok(Vec::new());
-    }
     let surviving = surviving_worktree_purge(worktree, host, &scratch_ref);
+    let named = || Surviving::new(worktree, surviving_worktree_refs(worktree, host, &scratch_ref));
     let mut unpushed = Vec::new();
-    for (name, tip, upstream) in at_risk_tips {
-        let at_risk = only_reachable_from(worktree, tip, &surviving)?;
+    for (name, tip, upstream) in &at_risk_tips {
+        let at_risk = only_reachable_from(worktree, *tip, &surviving)?;
         if at_risk.is_empty() {
             continue;
         }
-        let named = Surviving::new(worktree, surviving_worktree_refs(worktree, host, &scratch_ref));
-        let integrated = patches::integrated(worktree, tip, &at_risk, &[named])?;
+        let integrated = patches::integrated(worktree, *tip, &at_risk, &[named()])?;
+        let (name, upstream) = (name.clone(), upstream.clone());
         unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
+    let counted: Vec<Oid> = surviving.iter().copied().chain(at_risk_tips.iter().map(|(_, tip, _)| *tip)).collect();
+    let logged = ReflogOnly::find(worktree, &worktree_reflogs(worktree, &scratch_ref), &counted)?;
+    unpushed.extend(logged.unpushed(worktree, &[named()])?);
     Ok(unpushed)
+}
+
+/// The reflogs a purge deletes with a worktree: those of its registration (`HEAD` and its other
+/// per-worktree refs) and its scratch branch's. The host's other reflogs are not the session's.
+fn worktree_reflogs(worktree: &Repository, scratch_ref: &str) -> Vec<PathBuf> {
+    let mut files = reflog_files(&worktree.path().join("logs"), &|_| true);
+    files.push(worktree.commondir().join("logs").join(scratch_ref));
+    files
+}
+
+/// A clone's reflogs, all deleted with it, but those of its remote-tracking refs (what they
+/// logged was fetched: it came from elsewhere) and the stash's (every entry is counted as a
+/// stash).
+fn clone_reflogs(clone: &Repository) -> Vec<PathBuf> {
+    let logs = clone.path().join("logs");
+    let own = |path: &Path| !path.starts_with(logs.join("refs/remotes")) && path != logs.join("refs/stash");
+    reflog_files(&logs, &own)
+}
+
+fn reflog_files(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => files.extend(reflog_files(&path, keep)),
+            Ok(kind) if kind.is_file() && keep(&path) => files.push(path),
+            _ => {}
+        }
+    }
+    files
+}
+
+/// The commits only reflogs reach: those their entries (old and new side) reach that none of
+/// `counted` (what survives the purge, and the tips already counted at risk by name) reaches.
+#[derive(Debug, Default)]
+pub(crate) struct ReflogOnly {
+    /// The entries that no other of these commits descends from, newest first: what a bundle
+    /// names to hold them all.
+    pub(crate) tips: Vec<Oid>,
+    pub(crate) commits: Vec<Oid>,
+}
+
+impl ReflogOnly {
+    fn find(repo: &Repository, reflogs: &[PathBuf], counted: &[Oid]) -> Result<ReflogOnly, git2::Error> {
+        let odb = repo.odb()?;
+        let counted: HashSet<Oid> = counted.iter().copied().filter(|id| odb.exists(*id)).collect();
+        let mut logged = HashSet::new();
+        for file in reflogs {
+            // A reflog line is `<old> <new> <ident> <time> <zone>\t<message>`, read as bytes:
+            // parsed here rather than by libgit2, which wants the ref's name as UTF-8.
+            let Ok(text) = std::fs::read(file) else { continue };
+            for line in text.split(|b| *b == b'\n') {
+                for hex in line.split(|b| *b == b' ').take(2).filter(|hex| hex.len() == 40) {
+                    let id = std::str::from_utf8(hex).ok().and_then(|hex| Oid::from_str(hex).ok());
+                    if let Some(id) = id.filter(|id| !id.is_zero() && odb.exists(*id)) {
+                        logged.insert(id);
+                    }
+                }
+            }
+        }
+        let logged: Vec<Oid> = logged
+            .into_iter()
+            .filter_map(|id| repo.find_object(id, None).and_then(|o| o.peel_to_commit()).ok().map(|c| c.id()))
+            .filter(|id| !counted.contains(id))
+            .collect();
+        if logged.is_empty() {
+            return Ok(ReflogOnly::default());
+        }
+        let mut walk = repo.revwalk()?;
+        for id in &logged {
+            walk.push(*id)?;
+        }
+        for id in &counted {
+            walk.hide(*id)?;
+        }
+        let commits: Vec<Oid> = walk.collect::<Result<_, _>>()?;
+        let in_set: HashSet<Oid> = commits.iter().copied().collect();
+        let mut parents = HashSet::new();
+        for id in &commits {
+            parents.extend(repo.find_commit(*id)?.parent_ids());
+        }
+        let mut tips: Vec<(i64, Oid)> = logged
+            .into_iter()
+            .filter(|id| in_set.contains(id) && !parents.contains(id))
+            .map(|id| Ok((repo.find_commit(id)?.committer().when().seconds(), id)))
+            .collect::<Result<_, git2::Error>>()?;
+        tips.sort_by(|a, b| b.cmp(a));
+        Ok(ReflogOnly { tips: tips.into_iter().map(|(_, id)| id).collect(), commits })
+    }
+
+    /// The [`REFLOG_ONLY`] entry of an assessment, without the commits a surviving ref holds as
+    /// the same patch (a rebase whose new commits were merged); none when no commit is left.
+    fn unpushed(&self, repo: &Repository, surviving: &[Surviving<'_>]) -> Result<Option<UnpushedRef>, git2::Error> {
+        let Some(newest) = self.tips.first().filter(|_| !self.commits.is_empty()) else { return Ok(None) };
+        let integrated = patches::integrated(repo, *newest, &self.commits, surviving)?;
+        let commits = self.commits.len() - integrated.len();
+        Ok(Some(UnpushedRef { name: REFLOG_ONLY.to_owned(), commits, upstream: None, integrated }))
+    }
 }
 
 /// The refs behind [`surviving_worktree_purge`], by name, to say where a patch was found: the
@@ -407,13 +512,14 @@ pub(crate) fn clone_unpushed(
     // fetched it from elsewhere); such clone commits exist in the host and are not at risk.
     // Opened only when a candidate commit is also in the host's object store.
     let host_tips: Vec<Oid> = host.map(|(_, refs)| refs.all_tips().collect()).unwrap_or_default();
+    let open_host = || host.and_then(|(path, _)| Repository::open(path).ok());
     let mut host_repo: Option<Option<Repository>> = None;
     let mut in_host: HashMap<Oid, bool> = HashMap::new();
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in tips {
         let mut at_risk = Vec::new();
         for id in only_reachable_from(clone, tip, &surviving)? {
-            let repo = host_repo.get_or_insert_with(|| host.and_then(|(path, _)| Repository::open(path).ok()));
+            let repo = host_repo.get_or_insert_with(open_host);
             let kept_by_host = match repo {
                 Some(repo) => *in_host.entry(id).or_insert_with(|| reachable_in(repo, id, &host_tips)),
                 None => false,
@@ -434,7 +540,37 @@ pub(crate) fn clone_unpushed(
         let integrated = patches::integrated(clone, tip, &at_risk, &places)?;
         unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
+    // The same rule for what only the clone's reflogs hold.
+    let mut logged = clone_reflog_only(clone, &surviving)?;
+    if !logged.commits.is_empty() {
+        if let Some(repo) = host_repo.get_or_insert_with(open_host) {
+            logged.commits.retain(|id| !*in_host.entry(*id).or_insert_with(|| reachable_in(repo, *id, &host_tips)));
+        }
+        let mut places = vec![Surviving::new(clone, remote_tracking)];
+        if let (Some(Some(repo)), Some((_, refs))) = (host_repo.as_ref(), host) {
+            places.push(Surviving::new(repo, refs.named_tips()));
+        }
+        unpushed.extend(logged.unpushed(clone, &places)?);
+    }
     Ok((unpushed, stash_count(clone)))
+}
+
+/// The commits only a clone's reflogs reach ([`clone_reflogs`]): none of `surviving` reaches
+/// them, nor a local branch, a tag, HEAD or a stash entry (counted at risk by their own names).
+pub(crate) fn clone_reflog_only(clone: &Repository, surviving: &[Oid]) -> Result<ReflogOnly, git2::Error> {
+    let mut counted = surviving.to_vec();
+    for reference in clone.references()? {
+        if let Ok(commit) = reference?.peel_to_commit() {
+            counted.push(commit.id());
+        }
+    }
+    counted.extend(clone.head().ok().and_then(|h| h.target()));
+    // Read only when there is a stash: libgit2 creates the reflog file it is asked for, and an
+    // assessment (a dry run among them) writes nothing.
+    if let Some(log) = clone.find_reference("refs/stash").ok().and_then(|_| clone.reflog("refs/stash").ok()) {
+        counted.extend(log.iter().map(|entry| entry.id_new()));
+    }
+    ReflogOnly::find(clone, &clone_reflogs(clone), &counted)
 }
 
 fn reachable_in(repo: &Repository, id: Oid, tips: &[Oid]) -> bool {

@@ -297,7 +297,8 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
         if let (Some(bundle), Some(contents)) = (&m.bundle, &m.bundle_contents) {
             t.push_str(&format!("  {} commits in {d}/{bundle}\n", contents.commits));
             for (name, id) in &contents.refs {
-                t.push_str(&format!("    {name} {id}\n"));
+                let origin = if contents.from_reflog.contains(name) { " (from the reflog)" } else { "" };
+                t.push_str(&format!("    {name} {id}{origin}\n"));
             }
             t.push_str(&format!(
                 "  bring them back (into {repo} or any clone that has the prerequisites):\n    \
