@@ -1,7 +1,8 @@
 //! The deletion guards of jackin-purge that the other purge tests do not reach: quarantine
 //! expiry (by receipt, and by mtime for a save that died half-way), the whole-directory save of
 //! one unreadable mount, the refusal to copy through a symlinked directory, the refusal to
-//! delete a branch that is not the session's scratch branch, and a host repository that is gone.
+//! delete a branch that is not the session's scratch branch, a host repository that is gone,
+//! commits only a reflog holds, sparse files, and a quarantine that will not fit.
 //! Each test checks what is on disk afterwards, so that it fails when the guard is taken away.
 
 mod common;
@@ -719,4 +720,94 @@ fn commits_reset_away_and_amended_in_a_clone_are_saved_from_its_reflogs() {
     let fresh = fresh_clone_of_origin(&home, &app);
     let ids = [dropped.as_str(), before_amend.as_str(), amended.as_str()];
     assert_eq!(fetched_from_bundle(&fresh, &bundle, &ids), ids);
+}
+
+// --- 7. sparse files, and a quarantine that does not fit ------------------------------------
+
+const GIB: u64 = 1 << 30;
+
+/// A 4 GiB `disk.img` with three small extents of data (the rest holes), untracked in a
+/// worktree: the offsets and what is written there.
+fn sparse_disk_image(wt: &Path) -> Vec<(u64, Vec<u8>)> {
+    use std::os::unix::fs::FileExt;
+    let extents = vec![
+        (0, b"the first extent".to_vec()),
+        (2 * GIB + 12_345, b"one in the middle".to_vec()),
+        (4 * GIB - 17, b"the last 17 bytes".to_vec()),
+    ];
+    let file = fs::File::create(wt.join("disk.img")).unwrap();
+    file.set_len(4 * GIB).unwrap();
+    for (at, bytes) in &extents {
+        file.write_at(bytes, *at).unwrap();
+    }
+    extents
+}
+
+fn allocated_bytes(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(path).unwrap().blocks() * 512
+}
+
+/// A sparse file is saved sparse: the copy in `files/` has the same size and the same bytes at
+/// every data offset, and its allocated blocks stay a few pages, not 4 GiB.
+#[test]
+fn a_sparse_file_is_saved_with_its_holes() {
+    if !engine_available("a_sparse_file_is_saved_with_its_holes") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let extents = sparse_disk_image(&inst.mount_path(0));
+    assert!(allocated_bytes(&inst.mount_path(0).join("disk.img")) < GIB, "the original is sparse");
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    let saved = q.join("0-workspace-app/files/disk.img");
+    assert_eq!(fs::metadata(&saved).unwrap().len(), 4 * GIB);
+    let allocated = allocated_bytes(&saved);
+    assert!(allocated <= 1 << 20, "the copy holds {allocated} bytes of blocks");
+    let file = fs::File::open(&saved).unwrap();
+    for (at, bytes) in &extents {
+        let mut read = vec![0; bytes.len()];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut read, *at).unwrap();
+        assert_eq!(&read, bytes, "at offset {at}");
+    }
+}
+
+/// A quarantine on a filesystem too small for the files to save (a 4 MiB tmpfs; 8 MiB of data)
+/// is refused before anything is deleted: `quarantine_failed`, nothing changed in the home, the
+/// quarantine empty. A sparse 4 GiB image in place of the data is counted by its blocks, and
+/// fits.
+#[test]
+fn a_quarantine_that_will_not_fit_is_refused_before_anything_is_deleted() {
+    let test = "a_quarantine_that_will_not_fit_is_refused_before_anything_is_deleted";
+    if !engine_available(test) {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let Some(_quarantine) = common::Tmpfs::mount(test, &home.home.join("quarantine"), "mode=0700,size=4m") else {
+        return;
+    };
+    let wt = inst.mount_path(0);
+    let data: Vec<u8> = (0..8u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    fs::write(wt.join("build-output.bin"), &data).unwrap();
+
+    let before = home.snapshot();
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let recs = records::<ErrorRecord>(&out.stdout);
+    assert_eq!(recs[0].code, "quarantine_failed", "{recs:?}");
+    assert!(recs[0].message.contains("does not fit"), "{recs:?}");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+    assert_eq!(fs::read_dir(home.home.join("quarantine")).unwrap().count(), 0);
+
+    fs::remove_file(wt.join("build-output.bin")).unwrap();
+    sparse_disk_image(&wt);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "the sparse image alone fits: {}", stderr(&out));
+    assert!(is_gone(&home, &inst));
 }

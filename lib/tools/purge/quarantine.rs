@@ -75,6 +75,9 @@ pub(crate) enum AtRisk<'a> {
 pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, days: u64) -> Result<PathBuf> {
     let root = store.quarantine_root();
     ensure_private_dir(&root)?;
+    if let AtRisk::Mounts(records) = &at_risk {
+        check_fits(&root, files_to_copy(assessment, records))?;
+    }
     let now = SystemTime::now();
     let stamp = humantime::format_rfc3339_seconds(now).to_string().replace(['-', ':'], "");
     let container = &assessment.identity.container_base;
@@ -128,6 +131,57 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
     fs::rename(&partial, &final_dir).with_context(|| format!("cannot name {}", final_dir.display()))?;
     fs::File::open(&root)?.sync_all()?;
     Ok(final_dir)
+}
+
+/// The changed files [`save_mount`] will copy: per at-risk mount it can read, each file's path.
+fn files_to_copy(assessment: &Assessment, records: &[Result<IsolationRecord, MalformedRecord>]) -> Vec<PathBuf> {
+    let readable = |i: usize| records.get(i).is_some_and(|r| r.is_ok());
+    assessment
+        .mounts
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| m.verdict.at_risk() && m.error.is_none() && readable(*i))
+        .flat_map(|(_, m)| m.files.iter().map(move |f| Path::new(&m.path).join(&f.path)))
+        .collect()
+}
+
+/// Room kept free beyond the files' blocks: for the bundles, the receipt and the directories,
+/// and so that a save does not fill the filesystem to its last block.
+const FIT_MARGIN: u64 = 1 << 20;
+
+/// Refuses, before anything is written or deleted, a save whose files will not fit on the
+/// quarantine's filesystem: their allocated blocks (a sparse file's holes stay holes in the copy,
+/// so its apparent size would refuse what fits) and a margin, against the space a process that is
+/// not root may still use there. Else the copy would stop at ENOSPC half-way.
+fn check_fits(root: &Path, files: Vec<PathBuf>) -> Result<()> {
+    let needed: u64 = files.iter().map(|path| allocated_bytes(path)).sum();
+    if needed == 0 {
+        return Ok(());
+    }
+    let fs = rustix::fs::statvfs(root).with_context(|| format!("cannot read the free space of {}", root.display()))?;
+    let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+    let wanted = needed.saturating_add(needed / 20).saturating_add(FIT_MARGIN);
+    if wanted > free {
+        anyhow::bail!(
+            "the quarantine does not fit: its files take {needed} bytes on disk, {wanted} with the margin, and {} has \
+             {free} bytes free; nothing was deleted",
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// The bytes on disk of what [`copy_entry`] copies from `path`: its allocated blocks, every
+/// entry at least one page (a directory, a link, an empty file), links never followed.
+fn allocated_bytes(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::symlink_metadata(path) else { return 0 };
+    let own = meta.blocks().saturating_mul(512).max(4096);
+    if !meta.is_dir() {
+        return own;
+    }
+    let entries = fs::read_dir(path).into_iter().flatten().flatten();
+    own.saturating_add(entries.map(|entry| allocated_bytes(&entry.path())).sum())
 }
 
 fn slug(mount_dst: &str) -> String {
@@ -272,9 +326,43 @@ fn copy_entry(src: &Path, dst: &Path) -> Result<bool> {
             copy_entry(&entry.path(), &dst.join(entry.file_name()))?;
         }
     } else if meta.is_file() {
-        fs::copy(src, dst).with_context(|| format!("cannot copy {}", src.display()))?;
+        copy_sparse(src, dst, &meta).with_context(|| format!("cannot copy {}", src.display()))?;
     }
     Ok(true)
+}
+
+/// Copies a regular file's data extents only (SEEK_DATA, SEEK_HOLE), so a hole stays a hole:
+/// `fs::copy` writes a 4 GiB sparse disk image with a few bytes in it out as 4 GiB. A filesystem
+/// that cannot say where the data is gets the whole file copied. The mode is copied, as
+/// `fs::copy` does.
+fn copy_sparse(src: &Path, dst: &Path, meta: &fs::Metadata) -> std::io::Result<()> {
+    use rustix::fs::SeekFrom;
+    use rustix::io::Errno;
+    use std::io::{Read, Seek};
+    let mut from = fs::File::open(src)?;
+    let mut to = fs::File::create(dst)?;
+    let len = meta.len();
+    let mut at = 0;
+    while at < len {
+        let data = match rustix::fs::seek(&from, SeekFrom::Data(at)) {
+            Ok(data) => data,
+            // No data after `at`: the rest is a hole.
+            Err(Errno::NXIO) => break,
+            Err(Errno::INVAL | Errno::OPNOTSUPP) if at == 0 => {
+                std::io::copy(&mut from, &mut to)?;
+                break;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let hole = rustix::fs::seek(&from, SeekFrom::Hole(data))?;
+        from.seek(std::io::SeekFrom::Start(data))?;
+        to.seek(std::io::SeekFrom::Start(data))?;
+        std::io::copy(&mut (&mut from).take(hole - data), &mut to)?;
+        at = hole;
+    }
+    // The trailing hole, and a file that grew or shrank meanwhile cut to the size it had.
+    to.set_len(len)?;
+    fs::set_permissions(dst, meta.permissions())
 }
 
 fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
