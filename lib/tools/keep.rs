@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 
 use crate::base::exit::Exit;
+use crate::base::time::parse_rfc3339;
 use crate::engines::docker::{Engine, RunState};
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::evidence::{Evidence, Kept as KeptEvidence};
@@ -263,6 +264,17 @@ pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
     }
 }
 
+/// Whether the agent had stopped writing when its assessment was made: the role container had
+/// finished by then (the exit hook's path: jackin's session ends, then assess, then keep). A
+/// container that runs, is gone, or finished later (or at a time that cannot be read) may have
+/// written after the assessment.
+pub(crate) fn stopped_before_assessed(role: Option<&RunState>, assessed_at: &str) -> bool {
+    let Some(role) = role.filter(|role| !role.running) else { return false };
+    let finished = role.finished_at.as_deref().and_then(parse_rfc3339);
+    let assessed = parse_rfc3339(assessed_at);
+    matches!((finished, assessed), (Some(finished), Some(assessed)) if finished <= assessed)
+}
+
 /// Carries out a ruling. Returns warnings worth saying on stderr. A clean-up that would stamp
 /// `clean_exited` assesses the session again first, and `session.assessment` is then that
 /// assessment (the decision record says what was stamped, on what).
@@ -282,11 +294,13 @@ pub fn apply(store: &Store, engine: &Engine, session: &mut Session, ruling: &Rul
 }
 
 /// `clean_exited` is the status jackin's own prune deletes with a plain recursive delete, and the
-/// assessment record keep was given may be older than the work (the agent wrote on after it, or
-/// another writer did). With the role container stopped, what the session holds now decides: work
-/// at risk found then keeps its `preserved_*` status, and purge refuses it without a discard.
+/// assessment record keep was given may be older than the work (the agent wrote on after it).
+/// With the role container stopped, what the session holds now decides: work at risk found then
+/// keeps its `preserved_*` status, and purge refuses it without a discard.
 fn reassess_before_clean_exited(store: &Store, session: &mut Session) -> Result<Vec<String>> {
-    if cleaned_status(session.assessment.verdict) != Status::CleanExited {
+    if cleaned_status(session.assessment.verdict) != Status::CleanExited
+        || stopped_before_assessed(session.role.as_ref(), &session.assessment.assessed_at)
+    {
         return Ok(Vec::new());
     }
     let assessor = Assessor::new(AssessOptions::default());
@@ -497,6 +511,27 @@ mod tests {
         for verdict in [V::Clean, V::Dirty, V::Unpushed, V::Unknown] {
             assert_eq!(cell(Policy::Clean, verdict, KEEP, Asked::Nobody), is(O::Keep, "operator keep", false));
         }
+    }
+
+    #[test]
+    fn only_a_role_container_that_finished_before_the_assessment_spares_the_second_one() {
+        let role = |running: bool, finished: Option<&str>| RunState {
+            status: if running { "running" } else { "exited" }.into(),
+            running,
+            exit_code: Some(0),
+            oom_killed: false,
+            started_at: Some("2026-12-01T09:00:00Z".into()),
+            finished_at: finished.map(str::to_owned),
+        };
+        let assessed = "2026-12-01T10:00:00Z";
+        let before = role(false, Some("2026-12-01T09:59:59.5Z"));
+        assert!(stopped_before_assessed(Some(&before), assessed), "the exit hook's path");
+        let after = role(false, Some("2026-12-01T10:00:00.25Z"));
+        assert!(!stopped_before_assessed(Some(&after), assessed), "it wrote on after the assessment");
+        assert!(!stopped_before_assessed(Some(&role(true, None)), assessed), "it still runs");
+        assert!(!stopped_before_assessed(None, assessed), "gone: when it stopped is unknown");
+        assert!(!stopped_before_assessed(Some(&role(false, Some("not a time"))), assessed));
+        assert!(!stopped_before_assessed(Some(&before), "not a time"));
     }
 
     #[test]
