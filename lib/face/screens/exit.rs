@@ -203,6 +203,15 @@ fn inspection(full: &Assessment) -> String {
         for r in &mount.unpushed {
             let phrase = crate::protocol::assessment::ahead_phrase(r);
             out.push_str(&format!("{} · {} · {phrase}\n", mount.mount_dst, r.display_name()));
+            if r.name == crate::engines::git::REFLOG_ONLY {
+                // Not a ref to walk: commits a reset or an amend left only in the session's reflogs.
+                out.push_str(&format!(
+                    "  (`git reflog` in {} lists them; a discard saves them to the quarantine)\n",
+                    mount.path
+                ));
+                out.push('\n');
+                continue;
+            }
             match crate::engines::git::oneline_log(Path::new(&mount.path), &r.name, r.upstream.as_deref(), r.commits) {
                 Ok(lines) => lines.iter().for_each(|line| out.push_str(&format!("  {line}\n"))),
                 Err(e) => out.push_str(&format!("  (the commits cannot be read: {})\n", e.message())),
@@ -214,4 +223,36 @@ fn inspection(full: &Assessment) -> String {
         out.push_str("No changed file and no unpushed commit to show.\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::assessment::{MountAssessment, UnpushedRef, Verdict};
+    use crate::protocol::identity::Identity;
+
+    #[test]
+    fn inspect_names_where_commits_only_the_reflog_holds_can_be_seen() {
+        let mut mount =
+            MountAssessment::unknown("/workspace/app".into(), "worktree".into(), "/wt".into(), String::new());
+        mount.unpushed.push(UnpushedRef {
+            name: crate::engines::git::REFLOG_ONLY.into(),
+            commits: 2,
+            upstream: None,
+            integrated: Vec::new(),
+        });
+        let assessment = Assessment {
+            identity: Identity::of_name("jk-a1b2c3d4-app", "a1b2c3d4"),
+            verdict: Verdict::Unpushed,
+            in_place: false,
+            mounts: vec![mount],
+            summary: "2 commits only in the reflog".into(),
+            assessed_at: "2026-12-01T10:00:00Z".into(),
+            status: None,
+            disk: None,
+        };
+        let shown = inspection(&assessment);
+        assert!(shown.contains("(`git reflog` in /wt lists them; a discard saves them to the quarantine)"), "{shown}");
+        assert!(!shown.contains("cannot be read"), "{shown}");
+    }
 }
