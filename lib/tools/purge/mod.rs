@@ -149,7 +149,9 @@ impl<'a> Purger<'a> {
         // running (stopped first on --stop, then observed again).
         let claim = self.claim(name)?;
         let mut seen = self.observe_session(request).map_err(|r| outcome_of(name, r))?;
-        if let plan::Next::StopFirst(docker) = plan::liveness(&seen, request.discard, &self.options).map_err(|r| outcome_of(name, r))? {
+        if let plan::Next::StopFirst(docker) =
+            plan::liveness(&seen, request.discard, &self.options).map_err(|r| outcome_of(name, r))?
+        {
             self.stop_session(&docker).map_err(|e| stop(ErrorCode::StopFailed, e))?;
             seen = self.observe_session(request).map_err(|r| outcome_of(name, r))?;
             let no_stop = PurgeOptions { stop: false, ..self.options };
@@ -158,14 +160,7 @@ impl<'a> Purger<'a> {
 
         // 2. to 8.: from here to the end of step 5 under the locks of the instance's host
         // repositories; then the plan, printed by a dry run, applied by a run.
-        let repo_locks = self.lock_host_repos(&seen).map_err(|error| {
-            let busy = Exit::of(&error) == Exit::Busy;
-            Box::new(Outcome::Refused {
-                code: if busy { ErrorCode::Busy } else { ErrorCode::PurgeFailed },
-                error,
-                busy,
-            })
-        })?;
+        let repo_locks = self.lock_host_repos(&seen).map_err(lock_refusal)?;
         self.observe_work(&mut seen).map_err(|r| outcome_of(name, r))?;
         let plan = plan::plan(&seen, request.discard, request.only_if_clean, &self.options)
             .map_err(|r| outcome_of(name, r))?;
@@ -223,6 +218,14 @@ fn identity_of(
     }
 }
 
+/// A host repository lock not taken: held past the wait by another purge (busy, exit 5: retry
+/// later), or a repository whose lock cannot be taken at all (a failure, exit 6).
+fn lock_refusal(error: anyhow::Error) -> Stop {
+    let busy = Exit::of(&error) == Exit::Busy;
+    let code = if busy { ErrorCode::Busy } else { ErrorCode::PurgeFailed };
+    Box::new(Outcome::Refused { code, error, busy })
+}
+
 /// A refusal as the run reports it; nothing of the instance changed.
 fn outcome_of(name: &InstanceName, refusal: plan::Refusal) -> Stop {
     match refusal {
@@ -249,4 +252,17 @@ pub fn total_line(purged: usize, bytes: u64, dry_run: bool, slim: bool) -> Strin
         (false, true) => "slimmed",
     };
     format!("{verb} {purged} · {} freed", human_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_held_past_the_wait_is_busy_and_one_that_cannot_be_taken_is_a_failure() {
+        let held = lock_refusal(Exit::Busy.err(format_args!("held by another purge")));
+        assert!(matches!(*held, Outcome::Refused { code: ErrorCode::Busy, busy: true, .. }), "{held:?}");
+        let broken = lock_refusal(anyhow::anyhow!("opening /gone: no such file"));
+        assert!(matches!(*broken, Outcome::Refused { code: ErrorCode::PurgeFailed, busy: false, .. }), "{broken:?}");
+    }
 }
