@@ -168,10 +168,9 @@ pub(crate) fn plan(
     };
     let stamp = match &seen.manifest {
         Ok(Some(manifest)) => Stamp::Manifest {
-            write_mark: mark.is_none().then(|| MarkedSession {
-                status: manifest.status.clone(),
-                updated_at: manifest.updated_at.clone(),
-            }),
+            write_mark: mark
+                .is_none()
+                .then(|| MarkedSession { status: manifest.status.clone(), updated_at: manifest.updated_at.clone() }),
         },
         _ => Stamp::Row,
     };
