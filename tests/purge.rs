@@ -337,9 +337,7 @@ fn an_orphan_of_an_unknown_kind_is_refused_alone_and_the_others_go() {
     let gone = format!("jk-{}-myapp-agentsmith", unique_id());
     let lock = home.home.join("data").join(format!("{gone}.lock"));
     fs::write(&lock, "").unwrap();
-    let orphan = |kind: &str, name: &str| {
-        json!({"schema_version":1,"type":"orphan","data":{"kind":kind,"name":name,"reason":"instance gone"}})
-    };
+    let orphan = |kind: &str, name: &str| json!({"schema_version":1,"type":"orphan","data":{"kind":kind,"name":name,"reason":"instance gone"}});
     let input = format!(
         "{}\n{}\n{}\n",
         orphan("gadget", &gone),

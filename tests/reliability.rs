@@ -445,7 +445,6 @@ fn concurrency(t: &mut Tally) {
 // ---------------------------------------------------------------------------------------------
 // bad input
 
-
 const HOSTILE_NAMES: &[&str] = &[
     "../../etc",
     "/etc/passwd",

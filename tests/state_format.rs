@@ -223,7 +223,6 @@ fn an_index_of_another_version_is_refused_and_left_alone() {
     assert_eq!(fs::read_to_string(&path).unwrap(), v2);
 }
 
-
 /// `STATE_FORMAT_SEED` (decimal or 0x…) makes a failed run's cases again; otherwise each run
 /// draws new ones.
 fn seed() -> u64 {
