@@ -93,12 +93,7 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                     match keep::apply(&store, engine, &mut session, &ruling) {
                         Ok(warnings) => warnings.iter().for_each(|w| ctx.warn(format_args!("{}: {w}", session.name))),
                         Err(e) => {
-                            let code = if ruling.outcome == Outcome::Keep {
-                                ErrorCode::KeepFailed
-                            } else {
-                                ErrorCode::CleanFailed
-                            };
-                            ctx.fail(Some(session.name.as_str()), code, &e)?;
+                            ctx.fail(Some(session.name.as_str()), ruling.failure_code(), &e)?;
                             continue;
                         }
                     }

@@ -11,14 +11,14 @@ use jackin::protocol::identity::Identity;
 use jackin::protocol::records::{Purged, PurgedReport, Removed};
 use jackin::state::select::Catalog;
 use jackin::state::store::Store;
-use jackin::tools::purge::{self, quarantine, Item, Outcome, PurgeOptions, Purger, Selection};
+use jackin::tools::purge::{self, quarantine, Item, Outcome, Purger, Selection};
 
 fn main() {
     driver::main::<PurgeArgs>("jackin-purge", run)
 }
 
 fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
-    let slim = args.slim || args.slim_older_than.is_some();
+    let slim = args.slims();
     if slim && args.instances.is_empty() && !args.kept && args.slim_older_than.is_none() {
         return Err(Exit::Usage.err("--slim needs instances, --kept or --slim-older-than DUR"));
     }
@@ -76,14 +76,7 @@ fn purge_items(
         return Ok(items.iter().map(|_| None).collect());
     }
     let engine = Engine::connect(&args.docker.endpoint()?)?;
-    let options = PurgeOptions {
-        stop: args.stop,
-        dry_run: args.dry_run,
-        discard_unfinished: args.discard_unfinished,
-        no_quarantine: args.no_quarantine,
-        quarantine_days: args.quarantine_days,
-        slim: args.slim || args.slim_older_than.is_some(),
-    };
+    let options = args.options();
     let progress = Progress::new(if options.slim { "slimming" } else { "purging" }, work, ctx.quiet);
     let purger = Purger::new(store, &engine, catalog, options);
     let outcomes = purger.items(items, |item| progress.tick(item_name(item)));

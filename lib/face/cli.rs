@@ -9,6 +9,7 @@ use clap::{Args, CommandFactory, Parser, ValueEnum};
 use crate::base::exit::Exit;
 use crate::engines::endpoint::Endpoint;
 use crate::state::select::{check_arg, Unresolved};
+use crate::tools::purge::PurgeOptions;
 use crate::tools::restore::{Filters, Order};
 
 /// A code a tool can end with, and what it adds to the code's meaning for this tool.
@@ -535,6 +536,25 @@ pub struct PurgeArgs {
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,
+}
+
+impl PurgeArgs {
+    /// `--slim`, or `--slim-older-than`: only what git ignores goes, from kept sessions.
+    pub fn slims(&self) -> bool {
+        self.slim || self.slim_older_than.is_some()
+    }
+
+    /// The options of the deleting side, as the flags give them.
+    pub fn options(&self) -> PurgeOptions {
+        PurgeOptions {
+            stop: self.stop,
+            dry_run: self.dry_run,
+            discard_unfinished: self.discard_unfinished,
+            no_quarantine: self.no_quarantine,
+            quarantine_days: self.quarantine_days,
+            slim: self.slims(),
+        }
+    }
 }
 
 /// An INSTANCE argument that could name an instance at all, checked before anything is looked up:

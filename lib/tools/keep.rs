@@ -11,6 +11,7 @@ use crate::base::exit::Exit;
 use crate::base::time::parse_rfc3339;
 use crate::engines::docker::{Engine, RunState};
 use crate::protocol::assessment::{Assessment, Verdict};
+use crate::protocol::codes::ErrorCode;
 use crate::protocol::evidence::{Evidence, Kept as KeptEvidence};
 use crate::protocol::records::{Decision, Outcome};
 use crate::state::config::Policy;
@@ -71,6 +72,16 @@ pub struct Ruling {
     pub(crate) discard_unfinished: bool,
     /// Said on stderr: the decision is not what was asked for, or keeps what cannot be saved.
     pub warning: Option<String>,
+}
+
+impl Ruling {
+    /// The `error` code of a ruling that could not be carried out.
+    pub fn failure_code(&self) -> ErrorCode {
+        match self.outcome {
+            Outcome::Keep => ErrorCode::KeepFailed,
+            Outcome::Clean | Outcome::Return => ErrorCode::CleanFailed,
+        }
+    }
 }
 
 fn ruling(outcome: Outcome, reason: impl Into<String>) -> Ruling {

@@ -11,12 +11,15 @@ use git2::{Oid, Repository, Status, StatusOptions};
 
 use crate::protocol::assessment::{FileChange, UnpushedRef};
 use patches::Surviving;
+pub(crate) use reflog::REFLOG_ONLY;
+use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
 
 mod branches;
 mod bundle;
 mod error;
 mod ignored;
 mod patches;
+mod reflog;
 mod repo;
 mod resume;
 mod role_source;
@@ -30,11 +33,6 @@ pub(crate) use repo::{skip_object_hash_checks, Repo};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
 pub use role_source::{role_commit, source_tar};
 use worktrees::registration;
-
-/// The `ref` an assessment gives the commits only the reflogs a purge deletes reach (not a ref:
-/// no name of git's has no slash but `HEAD`): `git reset --hard HEAD~1` or `git commit --amend`
-/// leave the agent's commit there and nowhere else.
-pub(crate) const REFLOG_ONLY: &str = "reflog";
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
 #[derive(Debug, Clone, Default)]
@@ -345,105 +343,6 @@ pub(crate) fn worktree_unpushed(
     Ok(unpushed)
 }
 
-/// The reflogs a purge deletes with a worktree: those of its registration (`HEAD` and its other
-/// per-worktree refs) and its scratch branch's. The host's other reflogs are not the session's.
-fn worktree_reflogs(worktree: &Repository, scratch_ref: &str) -> Vec<PathBuf> {
-    let mut files = reflog_files(&worktree.path().join("logs"), &|_| true);
-    files.push(worktree.commondir().join("logs").join(scratch_ref));
-    files
-}
-
-/// A clone's reflogs, all deleted with it, but those of its remote-tracking refs (what they
-/// logged was fetched: it came from elsewhere) and the stash's (every entry is counted as a
-/// stash).
-fn clone_reflogs(clone: &Repository) -> Vec<PathBuf> {
-    let logs = clone.path().join("logs");
-    let own = |path: &Path| !path.starts_with(logs.join("refs/remotes")) && path != logs.join("refs/stash");
-    reflog_files(&logs, &own)
-}
-
-fn reflog_files(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(kind) if kind.is_dir() => files.extend(reflog_files(&path, keep)),
-            Ok(kind) if kind.is_file() && keep(&path) => files.push(path),
-            _ => {}
-        }
-    }
-    files
-}
-
-/// The commits only reflogs reach: those their entries (old and new side) reach that none of
-/// `counted` (what survives the purge, and the tips already counted at risk by name) reaches.
-#[derive(Debug, Default)]
-pub(crate) struct ReflogOnly {
-    /// The entries that no other of these commits descends from, newest first: what a bundle
-    /// names to hold them all.
-    pub(crate) tips: Vec<Oid>,
-    pub(crate) commits: Vec<Oid>,
-}
-
-impl ReflogOnly {
-    fn find(repo: &Repository, reflogs: &[PathBuf], counted: &[Oid]) -> Result<ReflogOnly, git2::Error> {
-        let odb = repo.odb()?;
-        let counted: HashSet<Oid> = counted.iter().copied().filter(|id| odb.exists(*id)).collect();
-        let mut logged = HashSet::new();
-        for file in reflogs {
-            // A reflog line is `<old> <new> <ident> <time> <zone>\t<message>`, read as bytes:
-            // parsed here rather than by libgit2, which wants the ref's name as UTF-8.
-            let Ok(text) = std::fs::read(file) else { continue };
-            for line in text.split(|b| *b == b'\n') {
-                for hex in line.split(|b| *b == b' ').take(2).filter(|hex| hex.len() == 40) {
-                    let id = std::str::from_utf8(hex).ok().and_then(|hex| Oid::from_str(hex).ok());
-                    if let Some(id) = id.filter(|id| !id.is_zero() && odb.exists(*id)) {
-                        logged.insert(id);
-                    }
-                }
-            }
-        }
-        let logged: Vec<Oid> = logged
-            .into_iter()
-            .filter_map(|id| repo.find_object(id, None).and_then(|o| o.peel_to_commit()).ok().map(|c| c.id()))
-            .filter(|id| !counted.contains(id))
-            .collect();
-        if logged.is_empty() {
-            return Ok(ReflogOnly::default());
-        }
-        let mut walk = repo.revwalk()?;
-        for id in &logged {
-            walk.push(*id)?;
-        }
-        for id in &counted {
-            walk.hide(*id)?;
-        }
-        let commits: Vec<Oid> = walk.collect::<Result<_, _>>()?;
-        let in_set: HashSet<Oid> = commits.iter().copied().collect();
-        let mut parents = HashSet::new();
-        for id in &commits {
-            parents.extend(repo.find_commit(*id)?.parent_ids());
-        }
-        let mut tips: Vec<(i64, Oid)> = logged
-            .into_iter()
-            .filter(|id| in_set.contains(id) && !parents.contains(id))
-            .map(|id| Ok((repo.find_commit(id)?.committer().when().seconds(), id)))
-            .collect::<Result<_, git2::Error>>()?;
-        tips.sort_by(|a, b| b.cmp(a));
-        Ok(ReflogOnly { tips: tips.into_iter().map(|(_, id)| id).collect(), commits })
-    }
-
-    /// The [`REFLOG_ONLY`] entry of an assessment, without the commits a surviving ref holds as
-    /// the same patch (a rebase whose new commits were merged); none when no commit is left.
-    fn unpushed(&self, repo: &Repository, surviving: &[Surviving<'_>]) -> Result<Option<UnpushedRef>, git2::Error> {
-        let Some(newest) = self.tips.first().filter(|_| !self.commits.is_empty()) else { return Ok(None) };
-        let integrated = patches::integrated(repo, *newest, &self.commits, surviving)?;
-        let commits = self.commits.len() - integrated.len();
-        Ok(Some(UnpushedRef { name: REFLOG_ONLY.to_owned(), commits, upstream: None, integrated }))
-    }
-}
-
 /// The refs behind [`surviving_worktree_purge`], by name, to say where a patch was found: the
 /// host's refs but the scratch branch, `HEAD` when detached, `worktrees/<name>/HEAD`.
 fn surviving_worktree_refs(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<(String, Oid)> {
@@ -533,10 +432,7 @@ pub(crate) fn clone_unpushed(
         }
         // The clone's remote-tracking refs, then the host's refs in the host repository: the host
         // may have fetched a squash merge the clone never saw.
-        let mut places = vec![Surviving::new(clone, remote_tracking.clone())];
-        if let (Some(Some(repo)), Some((_, refs))) = (host_repo.as_ref(), host) {
-            places.push(Surviving::new(repo, refs.named_tips()));
-        }
+        let places = clone_surviving(clone, &remote_tracking, host_repo.as_ref(), host);
         let integrated = patches::integrated(clone, tip, &at_risk, &places)?;
         unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
@@ -546,31 +442,26 @@ pub(crate) fn clone_unpushed(
         if let Some(repo) = host_repo.get_or_insert_with(open_host) {
             logged.commits.retain(|id| !*in_host.entry(*id).or_insert_with(|| reachable_in(repo, *id, &host_tips)));
         }
-        let mut places = vec![Surviving::new(clone, remote_tracking)];
-        if let (Some(Some(repo)), Some((_, refs))) = (host_repo.as_ref(), host) {
-            places.push(Surviving::new(repo, refs.named_tips()));
-        }
+        let places = clone_surviving(clone, &remote_tracking, host_repo.as_ref(), host);
         unpushed.extend(logged.unpushed(clone, &places)?);
     }
     Ok((unpushed, stash_count(clone)))
 }
 
-/// The commits only a clone's reflogs reach ([`clone_reflogs`]): none of `surviving` reaches
-/// them, nor a local branch, a tag, HEAD or a stash entry (counted at risk by their own names).
-pub(crate) fn clone_reflog_only(clone: &Repository, surviving: &[Oid]) -> Result<ReflogOnly, git2::Error> {
-    let mut counted = surviving.to_vec();
-    for reference in clone.references()? {
-        if let Ok(commit) = reference?.peel_to_commit() {
-            counted.push(commit.id());
-        }
+/// Where a clone's at-risk commits may already be as the same patch: its remote-tracking refs,
+/// then the host's refs in the host repository (which may have fetched a squash merge the clone
+/// never saw), when it was opened.
+fn clone_surviving<'r>(
+    clone: &'r Repository,
+    remote_tracking: &[(String, Oid)],
+    host_repo: Option<&'r Option<Repository>>,
+    host: Option<(&Path, &HostRefs)>,
+) -> Vec<Surviving<'r>> {
+    let mut places = vec![Surviving::new(clone, remote_tracking.to_vec())];
+    if let (Some(Some(repo)), Some((_, refs))) = (host_repo, host) {
+        places.push(Surviving::new(repo, refs.named_tips()));
     }
-    counted.extend(clone.head().ok().and_then(|h| h.target()));
-    // Read only when there is a stash: libgit2 creates the reflog file it is asked for, and an
-    // assessment (a dry run among them) writes nothing.
-    if let Some(log) = clone.find_reference("refs/stash").ok().and_then(|_| clone.reflog("refs/stash").ok()) {
-        counted.extend(log.iter().map(|entry| entry.id_new()));
-    }
-    ReflogOnly::find(clone, &clone_reflogs(clone), &counted)
+    places
 }
 
 fn reachable_in(repo: &Repository, id: Oid, tips: &[Oid]) -> bool {

@@ -1,0 +1,180 @@
+//! The quarantine's own tests: its name, its expiry, unreadable mounts, changed files gone or unreadable meanwhile.
+use super::*;
+use crate::protocol::assessment::Verdict;
+use crate::state::store::{read_json, Roots};
+
+const CONTAINER: &str = "jk-a1b2c3d4-app";
+
+fn store_in(home: &Path) -> Store {
+    Store::open(Roots { home: home.to_path_buf(), config_dir: home.to_path_buf() }).unwrap()
+}
+
+fn assessment(mounts: Vec<MountAssessment>) -> Assessment {
+    Assessment {
+        identity: Identity {
+            container_base: CONTAINER.into(),
+            instance_id: "a1b2c3d4".into(),
+            workspace_name: None,
+            workspace_label: "app".into(),
+            role_key: "agentsmith".into(),
+            agent_runtime: "claude".into(),
+        },
+        verdict: Verdict::Unknown,
+        in_place: false,
+        mounts,
+        summary: "cannot verify: cannot open".into(),
+        assessed_at: "2026-12-01T12:00:00Z".into(),
+        status: None,
+        disk: None,
+    }
+}
+
+fn unreadable_mount(mount_dst: &str, path: &Path) -> MountAssessment {
+    MountAssessment::unknown(
+        mount_dst.into(),
+        "worktree".into(),
+        path.to_string_lossy().into_owned(),
+        "cannot open".into(),
+    )
+}
+
+fn receipt_of(dir: &Path) -> Receipt {
+    read_json(&dir.join("receipt.json")).unwrap().expect("a receipt")
+}
+
+/// The receipt says the quarantine is kept `days` days from when it was saved, and a run of
+/// `--expire-quarantine` the same day leaves it.
+#[test]
+fn a_quarantine_expires_the_given_days_after_it_was_saved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_in(tmp.path());
+    let dir = save(&store, &assessment(Vec::new()), AtRisk::Mounts(&[]), 30).unwrap();
+    let receipt = receipt_of(&dir);
+    let saved = crate::base::time::parse_rfc3339(&receipt.saved_at).unwrap();
+    let expires = crate::base::time::parse_rfc3339(&receipt.expires_at).unwrap();
+    assert_eq!(expires.duration_since(saved).expect("expires after it was saved"), Duration::from_secs(30 * 86_400));
+    assert!(expire(&store, 30, false).unwrap().is_empty());
+    assert!(dir.join("receipt.json").exists());
+}
+
+/// Saves of the same session within one second take the next free number (`-2`, `-3`, …),
+/// never a name already taken, and the save ends.
+#[test]
+fn a_save_whose_name_is_taken_twice_takes_the_next_free_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = store_in(tmp.path()).quarantine_root();
+    fs::create_dir_all(&root).unwrap();
+    // The name and `-2` taken for every second the save below could run in.
+    let start = SystemTime::now();
+    let mut third_names = Vec::new();
+    for second in 0..120 {
+        let at = start + Duration::from_secs(second);
+        let stamp = humantime::format_rfc3339_seconds(at).to_string().replace(['-', ':'], "");
+        fs::create_dir(root.join(format!("{CONTAINER}-{stamp}"))).unwrap();
+        fs::create_dir(root.join(format!("{CONTAINER}-{stamp}-2"))).unwrap();
+        third_names.push(format!("{CONTAINER}-{stamp}-3"));
+    }
+    // On its own thread, so that a save that never finds a free name fails the test rather
+    // than hanging it.
+    let (done, finished) = std::sync::mpsc::channel();
+    let home = tmp.path().to_path_buf();
+    std::thread::spawn(move || {
+        let saved = save(&store_in(&home), &assessment(Vec::new()), AtRisk::Mounts(&[]), 30);
+        let _ = done.send(saved.map_err(|e| format!("{e:#}")));
+    });
+    let dir = finished.recv_timeout(Duration::from_secs(60)).expect("the save ended").unwrap();
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(third_names.contains(&name), "named {name}");
+    assert_eq!(receipt_of(&dir).identity.container_base, CONTAINER);
+    for entry in fs::read_dir(&root).unwrap() {
+        let entry = entry.unwrap().path();
+        if entry != dir {
+            assert_eq!(fs::read_dir(&entry).unwrap().count(), 0, "{} left as it was", entry.display());
+        }
+    }
+}
+
+/// An unreadable mount is moved into the quarantine whole only when it is in the jackin data
+/// directory; one anywhere else (a record can name any path, also one that climbs out with
+/// `..`) is left where it is: it is not the session's to take.
+#[test]
+fn an_unreadable_mount_outside_the_data_directory_is_never_moved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_in(tmp.path());
+    let own = store.data_dir().join(CONTAINER).join("git/app");
+    let elsewhere = tmp.path().join("elsewhere/project");
+    for dir in [&own, &elsewhere] {
+        fs::create_dir_all(dir).unwrap();
+        fs::write(dir.join("notes.txt"), "work").unwrap();
+    }
+    let climbing_out = store.data_dir().join(CONTAINER).join("../../elsewhere/project");
+    assert!(climbing_out.starts_with(store.data_dir()), "lexically inside");
+    let mounts = vec![
+        unreadable_mount("/workspace/app", &own),
+        unreadable_mount("/workspace/elsewhere", &elsewhere),
+        unreadable_mount("/workspace/climbing", &climbing_out),
+    ];
+    let dir = save(&store, &assessment(mounts), AtRisk::Mounts(&[]), 30).unwrap();
+    let receipt = receipt_of(&dir);
+    assert_eq!(receipt.mounts[0].tree.as_deref(), Some("0-workspace-app/tree"));
+    assert_eq!(fs::read_to_string(dir.join("0-workspace-app/tree/notes.txt")).unwrap(), "work");
+    assert!(!own.exists());
+    for saved in &receipt.mounts[1..] {
+        assert_eq!(saved.tree, None, "{}", saved.mount_dst);
+        assert_eq!(saved.note.as_deref(), Some("could not be read, nothing saved: cannot open"));
+    }
+    assert_eq!(fs::read_to_string(elsewhere.join("notes.txt")).unwrap(), "work");
+}
+
+/// An unreadable mount in the data directory that is already gone has nothing to move: the
+/// receipt says so, and the rest of the quarantine is saved.
+#[test]
+fn an_unreadable_mount_already_gone_is_noted_not_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_in(tmp.path());
+    let gone = store.data_dir().join(CONTAINER).join("git/app");
+    let dir =
+        save(&store, &assessment(vec![unreadable_mount("/workspace/app", &gone)]), AtRisk::Mounts(&[]), 30).unwrap();
+    let saved = &receipt_of(&dir).mounts[0];
+    assert_eq!(saved.tree, None);
+    assert_eq!(saved.note.as_deref(), Some("could not be read, nothing saved: cannot open"));
+}
+
+/// A changed file that is gone by the time it is copied (a deletion, or removed since the
+/// assessment) is recorded as nothing to save; one that is there is copied as it is.
+#[test]
+fn a_changed_file_gone_meanwhile_is_saved_as_a_deletion_not_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mount = tmp.path().join("mount");
+    let files_dir = tmp.path().join("files");
+    fs::create_dir_all(&mount).unwrap();
+    fs::create_dir_all(&files_dir).unwrap();
+    fs::write(mount.join("kept.txt"), "work").unwrap();
+    assert!(!copy_changed_file(&mount, "gone.txt", &files_dir).unwrap());
+    assert!(!files_dir.join("gone.txt").exists());
+    assert!(copy_changed_file(&mount, "kept.txt", &files_dir).unwrap());
+    assert_eq!(fs::read_to_string(files_dir.join("kept.txt")).unwrap(), "work");
+}
+
+/// A path that cannot be read for another reason than its absence (here: below a file) is
+/// an error that stops the quarantine, and with it the purge; it is never recorded as a
+/// deletion, after which the purge would delete the file unsaved.
+#[test]
+fn a_changed_file_that_cannot_be_read_is_an_error_not_a_deletion() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("a-file"), "x").unwrap();
+    assert!(copy_entry(&tmp.path().join("a-file/below"), &tmp.path().join("copy")).is_err());
+    assert!(!tmp.path().join("copy").exists());
+}
+
+/// With no quarantine yet there is nothing to expire; a quarantine root that cannot be listed
+/// (here: a file) is an error, never "nothing expired".
+#[test]
+fn no_quarantine_expires_nothing_and_one_that_cannot_be_listed_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_in(tmp.path());
+    assert!(expire(&store, 30, false).unwrap().is_empty());
+    fs::write(store.quarantine_root(), "not a directory").unwrap();
+    assert!(expire(&store, 30, false).is_err());
+    assert!(expire(&store, 30, true).is_err());
+}
