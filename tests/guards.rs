@@ -811,3 +811,92 @@ fn a_quarantine_that_will_not_fit_is_refused_before_anything_is_deleted() {
     assert_eq!(out.status.code(), Some(0), "the sparse image alone fits: {}", stderr(&out));
     assert!(is_gone(&home, &inst));
 }
+
+// --- 8. names that are not UTF-8 ------------------------------------------------------------
+
+/// A name's bytes from its wire form: `<field>_bytes` (base64) when present, else the text.
+fn wire_name(entry: &Value, field: &str) -> Vec<u8> {
+    use base64::Engine;
+    match entry[format!("{field}_bytes")].as_str() {
+        Some(b64) => base64::engine::general_purpose::STANDARD.decode(b64).expect("base64"),
+        None => entry[field].as_str().expect("a name").as_bytes().to_vec(),
+    }
+}
+
+fn os(bytes: &[u8]) -> &std::ffi::OsStr {
+    std::os::unix::ffi::OsStrExt::from_bytes(bytes)
+}
+
+/// The agent names files with any bytes. An untracked `notes-<0xFF>.txt` beside a UTF-8
+/// `notes-\xFF.txt` (the text the first one is written as), a directory `d<0xFE>/` with a file in
+/// it, a tracked file renamed to `old-<0xC3>.rs` and a name with a newline and an escape: the
+/// assessment lists each as its own entry whose bytes come back exactly from the record, and a
+/// discard saves each under its own bytes with its own content, the receipt naming them the same
+/// way. Before names were bytes, the first was listed as `notes-\u{FFFD}.txt`, looked for under
+/// that name, recorded as "nothing to save", and deleted.
+#[test]
+fn names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes() {
+    if !engine_available("names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    let files: [(&[u8], &str); 4] = [
+        (b"notes-\xff.txt", "the invalid one\n"),
+        (b"notes-\\xFF.txt", "the UTF-8 one that reads the same\n"),
+        (b"d\xfe/inner.txt", "inside a directory with an invalid name\n"),
+        (b"line\nbreak-\x1b[31m.txt", "a newline and an escape\n"),
+    ];
+    for (name, content) in files {
+        let path = wt.join(os(name));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+    }
+    git(&wt, &["mv", "README.md", "old-\u{1}.rs"]);
+    let renamed = std::process::Command::new("git")
+        .current_dir(&wt)
+        .arg("mv")
+        .arg("old-\u{1}.rs")
+        .arg(os(b"old-\xc3.rs"))
+        .status()
+        .unwrap();
+    assert!(renamed.success());
+
+    let listed = home.cmd("jackin-assess").args(["--format=json", &inst.container]).output().unwrap();
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let assessment: Value = serde_json::from_slice(listed.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let entries = assessment["data"]["mounts"][0]["files"].as_array().unwrap().clone();
+    let names: Vec<Vec<u8>> = entries.iter().map(|e| wire_name(e, "path")).collect();
+    for (name, _) in files {
+        assert!(names.contains(&name.to_vec()), "{:?} missing from {entries:?}", String::from_utf8_lossy(name));
+    }
+    let invalid = entries.iter().find(|e| wire_name(e, "path") == b"notes-\xff.txt").unwrap();
+    assert_eq!(invalid["path"], "notes-\\xFF.txt", "the text form escapes the invalid byte");
+    let utf8 = entries.iter().find(|e| wire_name(e, "path") == b"notes-\\xFF.txt").unwrap();
+    assert!(utf8.get("path_bytes").is_none(), "a UTF-8 name has no second field: {utf8}");
+    let rename = entries.iter().find(|e| e["status"].as_str().unwrap().starts_with('R')).expect("the rename");
+    assert_eq!(wire_name(rename, "path"), b"old-\xc3.rs");
+    assert_eq!(wire_name(rename, "orig_path"), b"README.md");
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    let saved_dir = q.join("0-workspace-app/files");
+    for (name, content) in files {
+        let saved = fs::read(saved_dir.join(os(name)));
+        assert_eq!(saved.ok().as_deref(), Some(content.as_bytes()), "{:?}", String::from_utf8_lossy(name));
+    }
+    assert_eq!(fs::read_to_string(saved_dir.join(os(b"old-\xc3.rs"))).unwrap(), "hello\n");
+    let receipt = read_json(&q.join("receipt.json"));
+    let saved: Vec<(Vec<u8>, bool)> = receipt["mounts"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (wire_name(f, "path"), f["saved"].as_bool().unwrap()))
+        .collect();
+    for (name, _) in files {
+        assert!(saved.contains(&(name.to_vec(), true)), "{:?} not saved: {saved:?}", String::from_utf8_lossy(name));
+    }
+}

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::envelope::Record;
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 
 /// How much a purge would destroy, in increasing order of worry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -264,44 +265,60 @@ pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
 }
 
 /// One changed file, with the two status letters of `git status --short` (index, work tree).
+/// Its names are bytes (protocol/path_bytes.rs): the agent names files with any bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "FileChangeWire", into = "FileChangeWire")]
+#[serde(try_from = "FileChangeWire", into = "FileChangeWire")]
 pub(crate) struct FileChange {
     pub(crate) status: String,
-    pub(crate) path: String,
+    pub(crate) path: NameBytes,
     /// The path a renamed file had before, as `git status` shows it (`orig -> path`).
-    pub(crate) orig_path: Option<String>,
+    pub(crate) orig_path: Option<NameBytes>,
     /// The unified diff against HEAD (only with `--diff`).
     pub(crate) diff: Option<String>,
 }
 
 /// A file change as it travels. `from` was the first name of `orig_path`; schema 1 keeps writing
-/// it beside `orig_path` (renaming a field needs a new schema_version) and reads either.
+/// it beside `orig_path` (renaming a field needs a new schema_version) and reads either. A name
+/// that is not UTF-8 has its bytes beside it (`path_bytes`, `orig_path_bytes`).
 #[derive(Serialize, Deserialize)]
 struct FileChangeWire {
     status: String,
     path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    path_bytes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     orig_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    orig_path_bytes: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     diff: Option<String>,
 }
 
-impl From<FileChangeWire> for FileChange {
-    fn from(wire: FileChangeWire) -> Self {
-        FileChange { status: wire.status, path: wire.path, orig_path: wire.orig_path.or(wire.from), diff: wire.diff }
+impl TryFrom<FileChangeWire> for FileChange {
+    type Error = String;
+
+    fn try_from(wire: FileChangeWire) -> Result<Self, String> {
+        let path = NameBytes::from_wire(wire.path, wire.path_bytes.as_deref())?;
+        let orig_path = match wire.orig_path.or(wire.from) {
+            Some(orig) => Some(NameBytes::from_wire(orig, wire.orig_path_bytes.as_deref())?),
+            None => None,
+        };
+        Ok(FileChange { status: wire.status, path, orig_path, diff: wire.diff })
     }
 }
 
 impl From<FileChange> for FileChangeWire {
     fn from(file: FileChange) -> Self {
+        let orig_text = file.orig_path.as_ref().map(NameBytes::text);
         FileChangeWire {
             status: file.status,
-            path: file.path,
-            from: file.orig_path.clone(),
-            orig_path: file.orig_path,
+            path: file.path.text(),
+            path_bytes: file.path.wire_bytes(),
+            from: orig_text.clone(),
+            orig_path: orig_text,
+            orig_path_bytes: file.orig_path.as_ref().and_then(NameBytes::wire_bytes),
             diff: file.diff,
         }
     }

@@ -132,12 +132,17 @@ pub struct Mount {
 pub struct FileEntry {
     pub status: String,
     pub path: String,
+    /// A path that is not UTF-8: its raw bytes, base64 (`path` then has `\xNN` for them).
+    #[serde(default)]
+    pub path_bytes: Option<String>,
     /// The old path of a rename.
     #[serde(default)]
     pub from: Option<String>,
     /// The original path of a renamed or copied file.
     #[serde(default)]
     pub orig_path: Option<String>,
+    #[serde(default)]
+    pub orig_path_bytes: Option<String>,
     /// Only with `--diff`.
     #[serde(default)]
     pub diff: Option<String>,
@@ -218,6 +223,9 @@ impl Purged {
 pub struct Removed {
     pub kind: String,
     pub name: String,
+    /// A name that is not UTF-8: its raw bytes, base64.
+    #[serde(default)]
+    pub name_bytes: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use git2::{Oid, Repository, Status, StatusOptions};
 
 use crate::protocol::assessment::{FileChange, UnpushedRef};
+use crate::protocol::path_bytes::NameBytes;
 use patches::Surviving;
 pub(crate) use reflog::REFLOG_ONLY;
 use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
@@ -84,7 +85,7 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
         }
         let (path, orig_path) = match renamed(&entry) {
             Some((orig, path)) => (path, Some(orig)),
-            None => (String::from_utf8_lossy(entry.path_bytes()).into_owned(), None),
+            None => (NameBytes::new(entry.path_bytes()), None),
         };
         state.files.push(FileChange { status: status_letters(status), path, orig_path, diff: None });
     }
@@ -133,13 +134,9 @@ fn index_matches_head(repo: &Repository, index: &mut git2::Index) -> bool {
 
 /// The original and the current path of a rename in the index (`git mv`), as `git status`
 /// pairs them.
-fn renamed(entry: &git2::StatusEntry) -> Option<(String, String)> {
+fn renamed(entry: &git2::StatusEntry) -> Option<(NameBytes, NameBytes)> {
     let delta = entry.head_to_index().filter(|_| entry.status().is_index_renamed())?;
-    Some((path_text(delta.old_file().path()?), path_text(delta.new_file().path()?)))
-}
-
-fn path_text(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
+    Some((NameBytes::new(delta.old_file().path_bytes()?), NameBytes::new(delta.new_file().path_bytes()?)))
 }
 
 /// `git status --short`'s XY letters.
@@ -196,7 +193,7 @@ fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2:
     for i in 0..diff.deltas().len() {
         let Some(mut patch) = git2::Patch::from_diff(&diff, i)? else { continue };
         let delta = patch.delta();
-        let Some(path) = delta.new_file().path().or(delta.old_file().path()).map(path_text) else {
+        let Some(path) = delta.new_file().path_bytes().or(delta.old_file().path_bytes()).map(NameBytes::new) else {
             continue;
         };
         let text = String::from_utf8_lossy(&patch.to_buf()?).into_owned();

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Purged, Removed};
 use crate::state::model::{DockerNames, IsolationRecord, MalformedRecord, Status};
 use crate::state::store::{MarkedSession, PurgeMark};
@@ -36,15 +37,14 @@ pub(crate) enum Deletion {
 impl Deletion {
     /// As the `purged` record names it.
     pub(crate) fn removed(&self) -> Removed {
-        let (kind, name) = match self {
-            Deletion::Docker(resource) => return resource.removed(),
-            Deletion::Worktree { path, .. } => (ResourceKind::Worktree, path.clone()),
-            Deletion::Branch { name, .. } => (ResourceKind::Branch, name.clone()),
-            Deletion::Directory(path) => (ResourceKind::Directory, path.to_string_lossy().into_owned()),
-            Deletion::NameLock(path) => (ResourceKind::NameLock, path.to_string_lossy().into_owned()),
-            Deletion::IndexRow(name) => (ResourceKind::IndexRow, name.clone()),
-        };
-        Removed { kind, name }
+        match self {
+            Deletion::Docker(resource) => resource.removed(),
+            Deletion::Worktree { path, .. } => Removed::new(ResourceKind::Worktree, path.clone()),
+            Deletion::Branch { name, .. } => Removed::new(ResourceKind::Branch, name.clone()),
+            Deletion::Directory(path) => Removed::file(ResourceKind::Directory, &NameBytes::of_path(path)),
+            Deletion::NameLock(path) => Removed::file(ResourceKind::NameLock, &NameBytes::of_path(path)),
+            Deletion::IndexRow(name) => Removed::new(ResourceKind::IndexRow, name.clone()),
+        }
     }
 }
 

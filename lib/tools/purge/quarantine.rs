@@ -15,6 +15,7 @@ use super::remove;
 use crate::engines::git::{self, BundleContents};
 use crate::protocol::assessment::{Assessment, MountAssessment};
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 
@@ -59,7 +60,11 @@ pub(crate) struct SavedMount {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct SavedFile {
     pub(crate) status: String,
+    /// The path as text; a path that is not UTF-8 has its bytes in `path_bytes`
+    /// (protocol/path_bytes.rs), and is saved under `files/` as those bytes.
     pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
     /// False for a deletion: there is no file to save.
     pub(crate) saved: bool,
 }
@@ -251,8 +256,13 @@ fn save_mount(
         let files_dir = mount_dir.join("files");
         fs::create_dir_all(&files_dir)?;
         for file in &mount.files {
-            let copied = copy_changed_file(path, &file.path, &files_dir)?;
-            saved.files.push(SavedFile { status: file.status.clone(), path: file.path.clone(), saved: copied });
+            let copied = copy_changed_file(path, file.path.as_path(), &files_dir)?;
+            saved.files.push(SavedFile {
+                status: file.status.clone(),
+                path: file.path.text(),
+                path_bytes: file.path.wire_bytes(),
+                saved: copied,
+            });
         }
         saved.files_dir = Some(format!("{dir_name}/files"));
     }
@@ -290,10 +300,9 @@ fn save_unreadable_worktree_refs(
 /// Copies one changed file (as `git status` named it) into `files_dir`, a symlink as a link.
 /// Returns false when there is no file (a deletion). A path that would leave the mount, or that
 /// runs through a symlinked directory, is refused.
-fn copy_changed_file(mount: &Path, rel: &str, files_dir: &Path) -> Result<bool> {
-    let rel_path = Path::new(rel);
+fn copy_changed_file(mount: &Path, rel_path: &Path, files_dir: &Path) -> Result<bool> {
     if rel_path.components().any(|c| !matches!(c, Component::Normal(_))) {
-        anyhow::bail!("refusing to copy {rel:?}: not a plain relative path");
+        anyhow::bail!("refusing to copy {:?}: not a plain relative path", NameBytes::of_path(rel_path).text());
     }
     let mut walked = mount.to_path_buf();
     let parts: Vec<_> = rel_path.components().collect();
