@@ -101,6 +101,18 @@ impl Disk {
 
 impl MountAssessment {
     /// A mount that cannot be observed, and why.
+    /// Whether a discard saves this mount: its work is at risk, or it has commits whose patch is
+    /// integrated elsewhere, which a quarantine bundles too (cheap insurance: "the same patch" is
+    /// a judgement, the commit is the fact).
+    pub(crate) fn saved_on_discard(&self) -> bool {
+        self.verdict.at_risk() || self.integrated().next().is_some()
+    }
+
+    /// The mount's integrated commits, over all its unpushed refs.
+    pub(crate) fn integrated(&self) -> impl Iterator<Item = &Integrated> {
+        self.unpushed.iter().flat_map(|r| &r.integrated)
+    }
+
     pub(crate) fn unknown(mount_dst: String, isolation: String, path: String, why: String) -> Self {
         MountAssessment {
             mount_dst,

@@ -222,7 +222,8 @@ fn assessment(seen: &Observation) -> Result<Assessment, Refusal> {
 }
 
 /// Step 2: work at risk stops the purge unless discarding it was allowed, and is then saved
-/// (unless `--no-quarantine`).
+/// (unless `--no-quarantine`). A discard saves integrated commits too, also of a session with
+/// nothing else at risk.
 fn check_work(
     seen: &Observation,
     assessment: Assessment,
@@ -230,14 +231,17 @@ fn check_work(
     only_if_clean: bool,
     options: &PurgeOptions,
 ) -> Result<Option<Save>, Refusal> {
-    if !assessment.verdict.at_risk() {
+    let discarding = discard || options.discard_unfinished;
+    if assessment.verdict.at_risk() {
+        if only_if_clean {
+            return Err(Refusal::NotClean { summary: assessment.summary });
+        }
+        if !discarding {
+            return Err(Refusal::AtRisk { summary: assessment.summary });
+        }
+    } else if !(discarding && assessment.mounts.iter().any(|m| m.integrated().next().is_some())) {
+        // Nothing at risk; only an explicit discard still bundles integrated commits.
         return Ok(None);
-    }
-    if only_if_clean {
-        return Err(Refusal::NotClean { summary: assessment.summary });
-    }
-    if !(discard || options.discard_unfinished) {
-        return Err(Refusal::AtRisk { summary: assessment.summary });
     }
     if options.no_quarantine {
         return Ok(None);

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::remove;
 use crate::engines::git::{self, BundleContents};
-use crate::protocol::assessment::{Assessment, MountAssessment};
+use crate::protocol::assessment::{Assessment, Integrated, MountAssessment};
 use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
@@ -49,6 +49,9 @@ pub(crate) struct SavedMount {
     /// The bundle, relative to the quarantine directory.
     pub(crate) bundle: Option<String>,
     pub(crate) bundle_contents: Option<BundleContents>,
+    /// The bundle's commits whose patch a surviving ref holds: saved all the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) integrated: Vec<Integrated>,
     /// Dirty and untracked files as they were, relative to the quarantine directory.
     pub(crate) files_dir: Option<String>,
     pub(crate) files: Vec<SavedFile>,
@@ -116,7 +119,7 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
         if receipt.git_tree.is_some() {
             break;
         }
-        if !mount.verdict.at_risk() {
+        if !mount.saved_on_discard() {
             continue;
         }
         let record = records.get(i).and_then(|r| r.as_ref().ok());
@@ -145,7 +148,7 @@ fn files_to_copy(assessment: &Assessment, records: &[Result<IsolationRecord, Mal
         .mounts
         .iter()
         .enumerate()
-        .filter(|(i, m)| m.verdict.at_risk() && m.error.is_none() && readable(*i))
+        .filter(|(i, m)| m.saved_on_discard() && m.error.is_none() && readable(*i))
         .flat_map(|(_, m)| m.files.iter().map(move |f| Path::new(&m.path).join(&f.path)))
         .collect()
 }
@@ -216,6 +219,7 @@ fn save_mount(
         verdict: mount.verdict.as_str().to_owned(),
         bundle: None,
         bundle_contents: None,
+        integrated: mount.integrated().cloned().collect(),
         files_dir: None,
         files: Vec::new(),
         tree: None,
@@ -396,6 +400,15 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
             for (name, id) in &contents.refs {
                 let origin = if contents.from_reflog.contains(name) { " (from the reflog)" } else { "" };
                 t.push_str(&format!("    {name} {id}{origin}\n"));
+            }
+            for integrated in &m.integrated {
+                let short = |id: &str| id.chars().take(12).collect::<String>();
+                t.push_str(&format!(
+                    "    {} was integrated as {} on {}: saved all the same\n",
+                    short(&integrated.commit),
+                    short(&integrated.as_commit),
+                    integrated.into
+                ));
             }
             t.push_str(&format!(
                 "  bring them back (into {repo} or any clone that has the prerequisites):\n    \
