@@ -346,9 +346,9 @@ fn an_unreadable_worktree_s_commits_are_saved_before_its_branch_and_registration
     let recovered = git(&fresh, &["rev-parse", &format!("refs/recovered/heads/{}", scratch_branch(&inst))]);
     assert_eq!(recovered, commit);
     let listed = git(&fresh, &["bundle", "list-heads", bundle.to_str().unwrap()]);
-    assert!(listed.contains(&format!("{detached} HEAD")), "the detached HEAD is in the bundle: {listed}");
-    git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "HEAD:refs/recovered/detached"]);
-    assert_eq!(git(&fresh, &["show", "refs/recovered/detached:src/more.rs"]), "fn more() {}");
+    // Under refs/, so the receipt's one fetch brings it back too.
+    assert!(listed.contains(&format!("{detached} refs/jackin/HEAD")), "the detached HEAD is in the bundle: {listed}");
+    assert_eq!(git(&fresh, &["show", "refs/recovered/jackin/HEAD:src/more.rs"]), "fn more() {}");
     assert_eq!(mount["tree"], "0-workspace-app/tree", "the directory is moved whole as well: {receipt:#}");
     assert_eq!(
         git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main", "refs/heads/feature"]),
@@ -898,5 +898,90 @@ fn names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes
         .collect();
     for (name, _) in files {
         assert!(saved.contains(&(name.to_vec(), true)), "{:?} not saved: {saved:?}", String::from_utf8_lossy(name));
+    }
+}
+
+// --- 9. commits inside a submodule ----------------------------------------------------------
+
+/// A host repository whose `vendor/lib` is a submodule with its own bare origin.
+fn host_with_submodule(home: &Home) -> (PathBuf, PathBuf) {
+    let host = home.host_repo("app");
+    let lib_origin = home.tmp.path().join("lib-origin.git");
+    let lib = home.tmp.path().join("lib-work");
+    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", lib_origin.to_str().unwrap()]);
+    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
+    git(&lib, &["config", "user.email", "lib@example.invalid"]);
+    git(&lib, &["config", "user.name", "Lib"]);
+    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
+    git(&lib, &["push", "-q", lib_origin.to_str().unwrap(), "main"]);
+    git(
+        &host,
+        &["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"],
+    );
+    git(&host, &["commit", "-q", "-m", "vendor the library"]);
+    git(&host, &["push", "-q", "origin", "main"]);
+    (host, lib_origin)
+}
+
+/// The agent commits inside the submodule checked out in its mount, then (`moved_back`) checks
+/// the submodule out at the commit the parent records, so the parent reads clean and the commit
+/// is only in the submodule's reflog. Either way the submodule's git directory (a clone's
+/// `.git/modules/`, a worktree's `<host>/.git/worktrees/<c>/modules/`) goes with the mount: the
+/// session is at risk ("1 commit in submodules"), a plain purge refuses and changes nothing, and
+/// a discard bundles the commit, which a fresh clone of the submodule's origin fetches back.
+/// Before, the parent's files were saved and the submodule's commit was deleted.
+#[test]
+fn commits_inside_a_submodule_are_at_risk_and_bundled_on_a_discard() {
+    if !engine_available("commits_inside_a_submodule_are_at_risk_and_bundled_on_a_discard") {
+        return;
+    }
+    for (is_clone, moved_back) in [(false, false), (false, true), (true, false), (true, true)] {
+        let case = format!("clone: {is_clone}, moved back: {moved_back}");
+        let mut home = Home::new();
+        let (host, lib_origin) = host_with_submodule(&home);
+        let inst = home.instance(&unique_id(), |h, c| {
+            vec![if is_clone {
+                h.clone_record(c, &host, "/workspace/app")
+            } else {
+                h.worktree_record(c, &host, "/workspace/app")
+            }]
+        });
+        let mount = inst.mount_path(0);
+        git(&mount, &["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"]);
+        let sub = mount.join("vendor/lib");
+        git(&sub, &["config", "user.email", "agent@example.invalid"]);
+        git(&sub, &["config", "user.name", "Agent"]);
+        let recorded = git(&sub, &["rev-parse", "HEAD"]);
+        let commit = commit_file(&sub, "lib.rs", "pub fn lib() -> u8 { 42 }\n", "the agent's fix");
+        if moved_back {
+            git(&sub, &["checkout", "-q", &recorded]);
+            assert_eq!(git(&mount, &["status", "--porcelain"]), "", "{case}: the parent reads clean");
+        }
+
+        let assessment = home.assess(&inst.container);
+        assert_ne!(assessment.verdict, "clean", "{case}: {assessment:?}");
+        assert!(assessment.summary.contains("1 commit in submodules"), "{case}: {}", assessment.summary);
+        let listed = &assessment.mounts[0].submodules;
+        assert_eq!(listed.len(), 1, "{case}: {listed:?}");
+        assert_eq!(listed[0].path, "vendor/lib");
+
+        let before = home.snapshot();
+        let out = home.purge(&[&inst.container], "");
+        assert_eq!(out.status.code(), Some(6), "{case}: {}", stderr(&out));
+        assert_eq!(home.snapshot(), before, "{case}: a refused purge changed nothing");
+
+        let out = home.purge(&["--discard-unfinished", &inst.container], "");
+        assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
+        assert!(is_gone(&home, &inst), "{case}");
+        let q = only_quarantine(&home, &out);
+        let receipt = read_json(&q.join("receipt.json"));
+        let saved = &receipt["mounts"][0]["submodules"][0];
+        assert_eq!(saved["path"], "vendor/lib", "{case}: {receipt}");
+        let bundle = q.join(saved["bundle"].as_str().unwrap());
+        let fresh = home.tmp.path().join("fresh-lib");
+        git(home.tmp.path(), &["clone", "-q", lib_origin.to_str().unwrap(), fresh.to_str().unwrap()]);
+        assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&commit]), std::slice::from_ref(&commit), "{case}");
+        let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
+        assert!(text.contains("submodule vendor/lib"), "{case}: {text}");
     }
 }

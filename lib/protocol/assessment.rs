@@ -47,6 +47,10 @@ pub(crate) struct MountAssessment {
     pub(crate) unpushed: Vec<UnpushedRef>,
     #[serde(default)]
     pub(crate) stashes: usize,
+    /// Submodules checked out in the mount that hold commits (or stashes) no remote-tracking ref
+    /// of theirs holds: their git directories go with the mount.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) submodules: Vec<SubmoduleWork>,
     #[serde(default)]
     pub(crate) ignored: usize,
     #[serde(default)]
@@ -57,6 +61,31 @@ pub(crate) struct MountAssessment {
     /// Its bytes on disk, when they were asked for (`--disk`, the resume list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) disk: Option<MountDisk>,
+}
+
+/// A submodule of a mount with work at risk, judged as a clone is: its `unpushed` refs against
+/// its own remote-tracking refs, and its stashes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SubmoduleWork {
+    /// Its path in the mount; a path that is not UTF-8 has its bytes in `path_bytes`.
+    pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
+    pub(crate) unpushed: Vec<UnpushedRef>,
+    #[serde(default)]
+    pub(crate) stashes: usize,
+}
+
+impl SubmoduleWork {
+    pub(crate) fn new(path: &NameBytes, unpushed: Vec<UnpushedRef>, stashes: usize) -> Self {
+        let unpushed = unpushed.into_iter().filter(|r| r.commits > 0 || !r.integrated.is_empty()).collect();
+        SubmoduleWork { path: path.text(), path_bytes: path.wire_bytes(), unpushed, stashes }
+    }
+
+    /// The commits at risk in it.
+    pub(crate) fn commits(&self) -> usize {
+        self.unpushed.iter().map(|r| r.commits).sum()
+    }
 }
 
 /// A mount's bytes on disk.
@@ -100,7 +129,6 @@ impl Disk {
 }
 
 impl MountAssessment {
-    /// A mount that cannot be observed, and why.
     /// Whether a discard saves this mount: its work is at risk, or it has commits whose patch is
     /// integrated elsewhere, which a quarantine bundles too (cheap insurance: "the same patch" is
     /// a judgement, the commit is the fact).
@@ -113,6 +141,7 @@ impl MountAssessment {
         self.unpushed.iter().flat_map(|r| &r.integrated)
     }
 
+    /// A mount that cannot be observed, and why.
     pub(crate) fn unknown(mount_dst: String, isolation: String, path: String, why: String) -> Self {
         MountAssessment {
             mount_dst,
@@ -122,6 +151,7 @@ impl MountAssessment {
             files: Vec::new(),
             unpushed: Vec::new(),
             stashes: 0,
+            submodules: Vec::new(),
             ignored: 0,
             error: Some(why),
             original_src: None,
@@ -187,6 +217,20 @@ impl Record for Assessment {
             if mount.stashes > 0 {
                 out.push_str(&format!("\n    {} · only in this clone", plural(mount.stashes, "stash", "stashes")));
             }
+            for submodule in &mount.submodules {
+                for r in submodule.unpushed.iter().filter(|r| r.commits > 0) {
+                    out.push_str(&format!(
+                        "\n    submodule {} · {} · {}",
+                        submodule.path,
+                        r.display_name(),
+                        ahead_phrase(r)
+                    ));
+                }
+                if submodule.stashes > 0 {
+                    let stashes = plural(submodule.stashes, "stash", "stashes");
+                    out.push_str(&format!("\n    submodule {} · {stashes} · only in this mount", submodule.path));
+                }
+            }
             if mount.ignored > 0 {
                 out.push_str(&format!("\n    ({} ignored, not at risk)", mount.ignored));
             }
@@ -249,7 +293,10 @@ pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
     let branches = refs().filter(|r| r.name.starts_with("refs/heads/")).count();
     let tags = refs().filter(|r| r.name.starts_with("refs/tags/")).count();
     let detached = refs().filter(|r| r.name == "HEAD").count();
-    let stashes: usize = mounts.iter().map(|m| m.stashes).sum();
+    let submodules = || mounts.iter().flat_map(|m| &m.submodules);
+    let stashes: usize =
+        mounts.iter().map(|m| m.stashes).sum::<usize>() + submodules().map(|s| s.stashes).sum::<usize>();
+    let in_submodules: usize = submodules().map(SubmoduleWork::commits).sum();
     let mut parts = Vec::new();
     if files > 0 {
         parts.push(format!("{} dirty", plural(files, "file", "files")));
@@ -265,6 +312,9 @@ pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
     }
     if stashes > 0 {
         parts.push(plural(stashes, "stash", "stashes"));
+    }
+    if in_submodules > 0 {
+        parts.push(format!("{} in submodules", plural(in_submodules, "commit", "commits")));
     }
     if parts.is_empty() {
         parts.push("clean".to_owned());

@@ -119,11 +119,25 @@ pub struct Mount {
     pub files: Vec<FileEntry>,
     pub unpushed: Vec<UnpushedRef>,
     pub stashes: u64,
+    /// Submodules holding commits or stashes no remote-tracking ref of theirs holds.
+    #[serde(default)]
+    pub submodules: Vec<SubmoduleWork>,
     pub ignored: u64,
     pub error: Option<String>,
     pub original_src: Option<String>,
     #[serde(default)]
     pub disk: Option<MountDisk>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmoduleWork {
+    pub path: String,
+    #[serde(default)]
+    pub path_bytes: Option<String>,
+    pub unpushed: Vec<UnpushedRef>,
+    #[serde(default)]
+    pub stashes: u64,
 }
 
 /// One changed file of a mount, with the two status letters of `git status --short`.

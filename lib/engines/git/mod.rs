@@ -25,14 +25,16 @@ mod repo;
 mod resume;
 mod role_source;
 mod stat_check;
+mod submodules;
 mod worktrees;
 
-pub(crate) use bundle::{clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents};
+pub(crate) use bundle::{clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs};
 pub(crate) use error::GitError;
 pub(crate) use ignored::inside;
 pub(crate) use repo::{skip_object_hash_checks, Repo};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
 pub use role_source::{role_commit, source_tar};
+pub(crate) use submodules::{at_risk as submodules_at_risk, bundles as submodule_bundles};
 use worktrees::registration;
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.

@@ -52,12 +52,28 @@ pub(crate) struct SavedMount {
     /// The bundle's commits whose patch a surviving ref holds: saved all the same.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) integrated: Vec<Integrated>,
+    /// The commits of submodules checked out in the mount that nothing else holds, one bundle
+    /// each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) submodules: Vec<SavedSubmodule>,
     /// Dirty and untracked files as they were, relative to the quarantine directory.
     pub(crate) files_dir: Option<String>,
     pub(crate) files: Vec<SavedFile>,
     /// An unreadable mount is moved here whole: what cannot be read cannot be picked apart.
     pub(crate) tree: Option<String>,
     pub(crate) note: Option<String>,
+}
+
+/// A submodule's bundle.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SavedSubmodule {
+    /// Its path in the mount; one that is not UTF-8 has its bytes in `path_bytes`.
+    pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
+    /// Relative to the quarantine directory.
+    pub(crate) bundle: String,
+    pub(crate) bundle_contents: BundleContents,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -220,6 +236,7 @@ fn save_mount(
         bundle: None,
         bundle_contents: None,
         integrated: mount.integrated().cloned().collect(),
+        submodules: Vec::new(),
         files_dir: None,
         files: Vec::new(),
         tree: None,
@@ -247,13 +264,25 @@ fn save_mount(
     let host_path = Path::new(&record.original_src);
     let refs = match record.isolation {
         IsolationKind::Worktree => git::worktree_bundle(&repo, host_path, &record.scratch_branch, &mount.unpushed)?,
-        IsolationKind::Clone => git::clone_bundle(&repo, host_path, &mount.unpushed)?,
+        IsolationKind::Clone => git::clone_bundle(&repo, Some(host_path), &mount.unpushed)?,
     };
     if !refs.is_empty() {
         let bundle_path = mount_dir.join("commits.bundle");
         if let Some(contents) = git::write_bundle(&repo, &refs, &bundle_path)? {
             saved.bundle = Some(format!("{dir_name}/commits.bundle"));
             saved.bundle_contents = Some(contents);
+        }
+    }
+    // The submodules' commits, as they are now: their git directories go with the mount.
+    for (n, (submodule, refs)) in git::submodule_bundles(&repo)?.into_iter().enumerate() {
+        let name = format!("{dir_name}/submodule-{n}.bundle");
+        if let Some(contents) = git::write_bundle(&submodule.repo, &refs, &dest.join(&name))? {
+            saved.submodules.push(SavedSubmodule {
+                path: submodule.path.text(),
+                path_bytes: submodule.path.wire_bytes(),
+                bundle: name,
+                bundle_contents: contents,
+            });
         }
     }
     if !mount.files.is_empty() {
@@ -414,6 +443,14 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
                 "  bring them back (into {repo} or any clone that has the prerequisites):\n    \
                  git bundle verify {d}/{bundle}\n    \
                  git fetch {d}/{bundle} 'refs/*:refs/recovered/*'\n"
+            ));
+        }
+        for sub in &m.submodules {
+            let b = &sub.bundle;
+            t.push_str(&format!(
+                "  submodule {}: {} commits in {d}/{b}\n  bring them back (in the submodule of a checkout):\n    \
+                 git -C <your checkout>/{} fetch {d}/{b} 'refs/*:refs/recovered/*'\n",
+                sub.path, sub.bundle_contents.commits, sub.path
             ));
         }
         if let Some(files_dir) = &m.files_dir {
