@@ -148,6 +148,14 @@ pub(crate) fn liveness(seen: &Observation, discard: bool, options: &PurgeOptions
     }
 }
 
+/// Step 1 again, after `--stop` stopped the session and it was observed anew: a role container
+/// that runs still (started again by the launcher or a restart policy) is live, and is not
+/// stopped a second time.
+pub(crate) fn liveness_after_stop(seen: &Observation, discard: bool, options: &PurgeOptions) -> Result<(), Refusal> {
+    let once = PurgeOptions { stop: false, ..*options };
+    liveness(seen, discard, &once).map(|_| ())
+}
+
 /// Steps 2 to 8 for an instance that is not live. `discard`: its decision record allowed
 /// discarding work at risk; `only_if_clean`: a `failed_setup` under `--terminal`.
 pub(crate) fn plan(
