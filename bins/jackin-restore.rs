@@ -7,7 +7,7 @@ use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::RestoreArgs;
 use jackin::face::driver::{self, Ctx};
-use jackin::face::screens::{picker, Tty};
+use jackin::face::screens::{self, picker, Tty};
 use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::envelope::Record;
 use jackin::protocol::records::Change;
@@ -20,8 +20,8 @@ use jackin::tools::reconcile;
 use jackin::tools::restore::{self, Prepared, RoleSource, Waits};
 
 fn main() {
-    // https:// for tier 3's fetch of a role source, through libcurl (credentials: the URL, ~/.netrc,
-    // then git's credential helpers after a 401). Only this tool links curl: its start-up would cost every hook run (docs/performance.md).
+    // https:// for tier 3's role source fetch, through libcurl (credentials: the URL, ~/.netrc, then
+    // git's credential helpers after a 401). Only this tool links curl (docs/performance.md).
     let mut http = curl::easy::Easy::new();
     let _ = http.netrc(curl::easy::NetRc::Optional);
     // SAFETY: registered once, before any libgit2 call of this process.
@@ -31,6 +31,13 @@ fn main() {
 
 fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     let store = ctx.store()?;
+    // The quarantines need no engine: a discarded session's containers are gone.
+    if args.quarantined {
+        return emit_all(ctx, &restore::quarantined(&store)?);
+    }
+    if let Some(which) = &args.recover {
+        return emit_all(ctx, &restore::recover(&store, which, args.into.as_deref(), args.dry_run)?);
+    }
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let catalog = ctx.catalog(&store)?;
     match &args.instance {
@@ -108,15 +115,7 @@ fn resume(
     let resumed = restore::resumed(&manifest, &plan, ran);
     ctx.emit(&resumed)?;
     if args.exec {
-        use std::os::unix::process::CommandExt;
-        let attach = &resumed.attach;
-        let mut command = std::process::Command::new(&attach[0]);
-        command.args(&attach[1..]);
-        if let Some(tty) = attach_on {
-            tty.hand_to(&mut command)?;
-        }
-        let error = command.exec();
-        return Err(anyhow::Error::new(error).context(format!("running {}", attach.join(" "))));
+        return Err(screens::exec_attach(&resumed.attach, attach_on));
     }
     Ok(Exit::Ok)
 }
@@ -138,6 +137,11 @@ fn reconcile_first(
         ctx.warn(format_args!("reconciling {}: {:#}", failure.container_base.as_deref().unwrap_or("?"), failure.error));
     }
     Ok(report.changes)
+}
+
+fn emit_all<R: Record>(ctx: &mut Ctx, records: &[R]) -> Result<Exit> {
+    records.iter().try_for_each(|r| ctx.emit(r))?;
+    Ok(Exit::Ok)
 }
 
 fn refuse(ctx: &mut Ctx, name: &InstanceName, code: ErrorCode, why: String) -> Result<Exit> {

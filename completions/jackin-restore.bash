@@ -23,7 +23,7 @@ _jackin__restore() {
 
     case "${cmd}" in
         jackin__restore)
-            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --sort --plan --dry-run --yes --exec --health-timeout --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --sort --quarantined --recover --into --plan --dry-run --yes --exec --health-timeout --docker-host --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -47,6 +47,14 @@ _jackin__restore() {
                     ;;
                 --sort)
                     COMPREPLY=($(compgen -W "age size" -- "${cur}"))
+                    return 0
+                    ;;
+                --recover)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --into)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --health-timeout)

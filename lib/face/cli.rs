@@ -406,6 +406,22 @@ pub struct RestoreArgs {
     #[arg(long, value_enum, value_name = "ORDER", default_value_t = SortArg::Age, conflicts_with = "instance")]
     pub sort: SortArg,
 
+    /// List the quarantines discards left, newest first: what each holds, until when, and
+    /// whether it can be recovered now; change nothing
+    #[arg(long, conflicts_with_all = ["instance", "list", "recover"])]
+    pub quarantined: bool,
+
+    /// Put a quarantine's work back: Q is its directory, or a session's container name, id or
+    /// unique id prefix (its newest quarantine). The saved refs come back as branches under
+    /// jackin/recovered/, the files in a new worktree beside the host repository; nothing that
+    /// exists is touched
+    #[arg(long, value_name = "Q", conflicts_with_all = ["instance", "list"])]
+    pub recover: Option<String>,
+
+    /// With --recover, when the host repository is gone: recover into a new repository at DIR
+    #[arg(long, value_name = "DIR", requires = "recover")]
+    pub into: Option<std::path::PathBuf>,
+
     /// Say which tier and steps a resume would take; change nothing (same as --dry-run)
     #[arg(long)]
     pub plan: bool,

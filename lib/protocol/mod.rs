@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 
 use assessment::Assessment;
 use envelope::{InputRecord, Record};
-use records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Repair, Restored};
+use records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Quarantined, Recovered, Repair, Restored};
 
 /// The text form of an input record of a type the tools write, if its data fits that type: a
 /// record passed through to a person reads as the tool that wrote it would have printed it.
@@ -31,6 +31,8 @@ pub(crate) fn text_of(record: &InputRecord) -> Option<String> {
         Orphan::TYPE => render::<Orphan>(data),
         Candidate::TYPE => render::<Candidate>(data),
         Restored::TYPE => render::<Restored>(data),
+        Quarantined::TYPE => render::<Quarantined>(data),
+        Recovered::TYPE => render::<Recovered>(data),
         Repair::TYPE => render::<Repair>(data),
         ErrorRecord::TYPE => render::<ErrorRecord>(data),
         _ => None,

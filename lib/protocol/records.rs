@@ -251,6 +251,118 @@ impl Record for Candidate {
     }
 }
 
+/// `quarantine`: one quarantine a discard left, as `jackin-restore --quarantined` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quarantined {
+    #[serde(flatten)]
+    pub(crate) identity: Identity,
+    /// The quarantine directory.
+    pub(crate) dir: String,
+    /// When the work was discarded (and saved).
+    pub(crate) saved_at: String,
+    pub(crate) expires_at: String,
+    /// What was at risk, as the assessment said.
+    pub(crate) summary: String,
+    pub(crate) repositories: Vec<QuarantinedRepository>,
+    /// The bytes the quarantine takes.
+    pub(crate) bytes: u64,
+    /// Every repository of it can be recovered now (`jackin-restore --recover`).
+    pub(crate) recoverable: bool,
+}
+
+/// What a quarantine holds of one mount.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuarantinedRepository {
+    pub(crate) mount_dst: String,
+    pub(crate) isolation: String,
+    /// The host repository it was made from.
+    pub(crate) repository: Option<String>,
+    /// Commits in its bundle.
+    pub(crate) commits: usize,
+    /// Changed and new files saved (deletions not counted).
+    pub(crate) files: usize,
+    /// Its host repository is there to recover into (else `--into DIR`).
+    pub(crate) recoverable: bool,
+}
+
+impl Record for Quarantined {
+    const TYPE: &'static str = "quarantine";
+    fn text(&self) -> String {
+        let commits: usize = self.repositories.iter().map(|r| r.commits).sum();
+        let files: usize = self.repositories.iter().map(|r| r.files).sum();
+        let state = if self.recoverable { "recoverable" } else { "host repository gone: --recover needs --into DIR" };
+        format!(
+            "{} · discarded {} · {} · {} · {} · until {} · {state}\n  {}",
+            self.identity.container_base,
+            self.saved_at,
+            crate::protocol::assessment::plural(commits, "commit", "commits"),
+            crate::protocol::assessment::plural(files, "file", "files"),
+            human_bytes(self.bytes),
+            self.expires_at,
+            self.dir
+        )
+    }
+}
+
+/// `recovered`: one repository's discarded work put back (or, `dry_run`, what would be made).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recovered {
+    #[serde(flatten)]
+    pub(crate) identity: Identity,
+    pub(crate) quarantine: String,
+    pub(crate) mount_dst: String,
+    /// The repository the work went into.
+    pub(crate) repository: String,
+    /// The new branch the work tree is on (full ref name).
+    pub(crate) branch: String,
+    /// Each saved ref and the new ref that holds its commit.
+    pub(crate) refs: Vec<RecoveredRef>,
+    /// The new worktree (or, with `--into`, the new repository's work tree) holding the files.
+    pub(crate) worktree: String,
+    /// Changed and new files written back, and files deleted as the session had deleted them.
+    pub(crate) files: usize,
+    pub(crate) deleted: usize,
+    /// What was not brought back, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) notes: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoveredRef {
+    /// The ref's name in the bundle.
+    pub(crate) saved: String,
+    #[serde(rename = "as")]
+    pub(crate) as_ref: String,
+    pub(crate) commit: String,
+}
+
+impl Record for Recovered {
+    const TYPE: &'static str = "recovered";
+    fn text(&self) -> String {
+        let verb = if self.dry_run { "would recover" } else { "recovered" };
+        let branch = self.branch.strip_prefix("refs/heads/").unwrap_or(&self.branch);
+        let mut out = format!(
+            "{} {} {verb} into {}: branch {branch} ({} refs), worktree {} ({} files written, {} deleted)",
+            self.identity.container_base,
+            self.mount_dst,
+            self.repository,
+            self.refs.len(),
+            self.worktree,
+            self.files,
+            self.deleted
+        );
+        for note in &self.notes {
+            out.push_str(&format!("\n  note: {note}"));
+        }
+        if !self.dry_run {
+            out.push_str(&format!("\n  next: cd {} && git status && git log --oneline -5", self.worktree));
+        }
+        out
+    }
+}
+
 /// `restored`: a session resumed, or (`dry_run`) the plan for resuming it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Restored {

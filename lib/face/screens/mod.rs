@@ -62,6 +62,18 @@ impl Tty {
     }
 }
 
+/// Replaces this process with the attach command `argv` (on `tty` when a screen chose the
+/// session); returns only the error of a command that could not be run.
+pub fn exec_attach(argv: &[String], tty: Option<&Tty>) -> anyhow::Error {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]);
+    if let Err(e) = tty.map_or(Ok(()), |tty| tty.hand_to(&mut command)) {
+        return e;
+    }
+    anyhow::Error::new(command.exec()).context(format!("running {}", argv.join(" ")))
+}
+
 /// `NO_COLOR` (set and not empty) turns every style off, bold and reverse included: the screens
 /// must read the same without them, so they mark the selection with `>` as well.
 pub(crate) fn styled(style: Style) -> Style {

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::remove;
+use crate::base::copy::copy_entry;
 use crate::engines::git::{self, BundleContents};
 use crate::protocol::assessment::{Assessment, Integrated, MountAssessment};
 use crate::protocol::identity::Identity;
@@ -46,6 +47,10 @@ pub(crate) struct SavedMount {
     pub(crate) path: String,
     /// The host repository it was made from.
     pub(crate) original_src: Option<String>,
+    /// The commit its work tree was on, which the saved files are changes to (a recover checks
+    /// them out over it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) head: Option<String>,
     pub(crate) verdict: String,
     /// The bundle, relative to the quarantine directory.
     pub(crate) bundle: Option<String>,
@@ -234,6 +239,7 @@ fn save_mount(
         isolation: mount.isolation.clone(),
         path: mount.path.clone(),
         original_src: mount.original_src.clone(),
+        head: None,
         verdict: mount.verdict.as_str().to_owned(),
         bundle: None,
         bundle_contents: None,
@@ -262,6 +268,7 @@ fn save_mount(
         return Ok(saved);
     };
     let repo = git::Repo::open(path)?;
+    saved.head = repo.head_commit();
     // The at-risk tips against what survives the purge: the engine knows both (engines/git).
     let host_path = Path::new(&record.original_src);
     let refs = match record.isolation {
@@ -355,66 +362,15 @@ fn copy_changed_file(mount: &Path, rel_path: &Path, files_dir: &Path) -> Result<
     copy_entry(&src, &dst)
 }
 
-fn copy_entry(src: &Path, dst: &Path) -> Result<bool> {
-    let meta = match fs::symlink_metadata(src) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
-    };
-    if meta.file_type().is_symlink() {
-        std::os::unix::fs::symlink(fs::read_link(src)?, dst)?;
-    } else if meta.is_dir() {
-        fs::create_dir_all(dst)?;
-        for entry in fs::read_dir(src)? {
-            let entry = entry?;
-            copy_entry(&entry.path(), &dst.join(entry.file_name()))?;
-        }
-    } else if meta.is_file() {
-        copy_sparse(src, dst, &meta).with_context(|| format!("cannot copy {}", src.display()))?;
-    }
-    Ok(true)
-}
-
-/// Copies a regular file's data extents only (SEEK_DATA, SEEK_HOLE), so a hole stays a hole:
-/// `fs::copy` writes a 4 GiB sparse disk image with a few bytes in it out as 4 GiB. A filesystem
-/// that cannot say where the data is gets the whole file copied. The mode is copied, as
-/// `fs::copy` does.
-fn copy_sparse(src: &Path, dst: &Path, meta: &fs::Metadata) -> std::io::Result<()> {
-    use rustix::fs::SeekFrom;
-    use rustix::io::Errno;
-    use std::io::{Read, Seek};
-    let mut from = fs::File::open(src)?;
-    let mut to = fs::File::create(dst)?;
-    let len = meta.len();
-    let mut at = 0;
-    while at < len {
-        let data = match rustix::fs::seek(&from, SeekFrom::Data(at)) {
-            Ok(data) => data,
-            // No data after `at`: the rest is a hole.
-            Err(Errno::NXIO) => break,
-            Err(Errno::INVAL | Errno::OPNOTSUPP) if at == 0 => {
-                std::io::copy(&mut from, &mut to)?;
-                break;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let hole = rustix::fs::seek(&from, SeekFrom::Hole(data))?;
-        from.seek(std::io::SeekFrom::Start(data))?;
-        to.seek(std::io::SeekFrom::Start(data))?;
-        std::io::copy(&mut (&mut from).take(hole - data), &mut to)?;
-        at = hole;
-    }
-    // The trailing hole, and a file that grew or shrank meanwhile cut to the size it had.
-    to.set_len(len)?;
-    fs::set_permissions(dst, meta.permissions())
-}
-
 fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
     let d = dir.display();
     let mut t = format!(
         "jackin-purge saved the unfinished work of {} before deleting it.\n\
          Saved {}; kept until {} (then `jackin-purge --expire-quarantine` deletes it).\n\
-         What was at risk: {}\n",
+         What was at risk: {}\n\n\
+         Put it all back with one command (branches jackin/recovered/..., a new worktree):\n  \
+         jackin-restore --recover {d}\n\
+         or by hand, as below.\n",
         receipt.identity.container_base, receipt.saved_at, receipt.expires_at, receipt.summary
     );
     if let Some(tree) = &receipt.git_tree {

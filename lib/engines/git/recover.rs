@@ -1,0 +1,193 @@
+//! Bringing a quarantine's commits back (tools/restore/recover.rs decides where): a bundle read
+//! without git, its pack written into a repository's object store, refs and a worktree made
+//! without touching anything that exists.
+//!
+//! A v2 (or v3) bundle is a text header (gitformat-bundle(5)), `# v2 git bundle`, then for v3
+//! `@capability` lines, one `-<oid> <subject>` line per prerequisite, one `<oid> <refname>` line
+//! per ref, an empty line; the pack follows.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use git2::{Oid, Repository, WorktreeAddOptions};
+
+use super::error::unavailable;
+use super::Repo;
+
+/// What a bundle's header says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BundleHeader {
+    /// Commits the bundle builds on: a repository must have them for the history to be whole.
+    pub(crate) prerequisites: Vec<String>,
+    /// `(refname, oid)` of each ref, in the bundle's order.
+    pub(crate) refs: Vec<(String, String)>,
+    /// Where the pack starts.
+    pack_at: u64,
+}
+
+/// Reads the header of the bundle at `path`.
+pub(crate) fn read_bundle(path: &Path) -> Result<BundleHeader> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut at = 0u64;
+    let mut next = |reader: &mut BufReader<File>, line: &mut Vec<u8>| -> Result<bool> {
+        line.clear();
+        let n = reader.read_until(b'\n', line)?;
+        at += n as u64;
+        Ok(n > 0 && line.last() == Some(&b'\n'))
+    };
+    if !next(&mut reader, &mut line)? || !(line == b"# v2 git bundle\n" || line == b"# v3 git bundle\n") {
+        anyhow::bail!("{} is not a git bundle (v2 or v3)", path.display());
+    }
+    let mut header = BundleHeader { prerequisites: Vec::new(), refs: Vec::new(), pack_at: 0 };
+    loop {
+        if !next(&mut reader, &mut line)? {
+            anyhow::bail!("{} ends inside its header", path.display());
+        }
+        let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
+        if text.is_empty() {
+            break;
+        }
+        if text.starts_with('@') {
+            continue;
+        }
+        let (id, rest) = text.split_once(' ').unwrap_or((&text, ""));
+        match id.strip_prefix('-') {
+            Some(prerequisite) => header.prerequisites.push(checked(prerequisite, path)?),
+            None => header.refs.push((rest.to_owned(), checked(id, path)?)),
+        }
+    }
+    header.pack_at = at;
+    Ok(header)
+}
+
+fn checked(id: &str, path: &Path) -> Result<String> {
+    Oid::from_str(id)
+        .map(|oid| oid.to_string())
+        .map_err(|_| anyhow::anyhow!("{}: {id:?} is not an object id", path.display()))
+}
+
+impl Repo {
+    /// A new repository at `path` (which must not exist), with a work tree.
+    pub(crate) fn init_new(path: &Path) -> Result<Repo> {
+        if std::fs::symlink_metadata(path).is_ok() {
+            anyhow::bail!("{} exists already: not overwritten", path.display());
+        }
+        let repo =
+            Repository::init(path).map_err(|e| unavailable(e).context(format!("creating {}", path.display())))?;
+        Ok(Repo { repo, path: path.to_path_buf() })
+    }
+
+    /// The commits of `ids` this repository does not have.
+    pub(crate) fn missing_commits(&self, ids: &[String]) -> Vec<String> {
+        let Ok(odb) = self.repo.odb() else { return ids.to_vec() };
+        ids.iter().filter(|id| !Oid::from_str(id).is_ok_and(|oid| odb.exists(oid))).cloned().collect()
+    }
+
+    /// Writes the pack of the bundle at `path` (whose header is `header`) into this repository's
+    /// object store, indexed; no ref changes.
+    pub(crate) fn import_bundle_pack(&self, path: &Path, header: &BundleHeader) -> Result<()> {
+        let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(header.pack_at))?;
+        let odb = self.repo.odb().map_err(unavailable)?;
+        let mut writer = odb.packwriter().map_err(unavailable)?;
+        let mut buffer = vec![0; 1 << 16];
+        loop {
+            let n = file.read(&mut buffer)?;
+            if n == 0 {
+                break;
+            }
+            writer.write_all(&buffer[..n]).with_context(|| format!("writing the pack of {}", path.display()))?;
+        }
+        writer.commit().map_err(|e| unavailable(e).context(format!("indexing the pack of {}", path.display())))?;
+        Ok(())
+    }
+
+    /// Whether the ref `name` (a full name) exists.
+    pub(crate) fn has_ref(&self, name: &str) -> bool {
+        self.repo.find_reference(name).is_ok()
+    }
+
+    /// Whether `name` (a full ref name) can be created here: a valid name, and neither it nor a
+    /// ref whose name is a directory of it or below it exists (git keeps refs as files).
+    pub(crate) fn ref_name_free(&self, name: &str) -> bool {
+        if !git2::Reference::is_valid_name(name) || self.has_ref(name) {
+            return false;
+        }
+        let Ok(names) = self
+            .repo
+            .references()
+            .map(|refs| refs.flatten().filter_map(|r| r.name().ok().map(str::to_owned)).collect::<Vec<_>>())
+        else {
+            return false;
+        };
+        !names
+            .iter()
+            .any(|existing| existing.starts_with(&format!("{name}/")) || name.starts_with(&format!("{existing}/")))
+    }
+
+    /// Creates the ref `name` at `id`, never over one that exists.
+    pub(crate) fn create_ref(&self, name: &str, id: &str, why: &str) -> Result<()> {
+        let oid = Oid::from_str(id)?;
+        self.repo
+            .reference(name, oid, false, why)
+            .map_err(|e| unavailable(e).context(format!("creating {name} in {}", self.path.display())))?;
+        Ok(())
+    }
+
+    /// Whether `id` names a commit this repository has whole enough to check out.
+    pub(crate) fn has_commit(&self, id: &str) -> bool {
+        Oid::from_str(id).is_ok_and(|oid| self.repo.find_commit(oid).is_ok_and(|c| c.tree().is_ok()))
+    }
+
+    /// The commit HEAD is on, when there is one.
+    pub(crate) fn head_commit(&self) -> Option<String> {
+        self.repo.head().ok()?.peel_to_commit().ok().map(|c| c.id().to_string())
+    }
+
+    /// Adds the worktree `name` at `path` (which must not exist) on the local branch `branch`
+    /// (a full ref name), checked out.
+    pub(crate) fn add_worktree(&self, name: &str, path: &Path, branch: &str) -> Result<()> {
+        let reference = self.repo.find_reference(branch).map_err(unavailable)?;
+        let mut options = WorktreeAddOptions::new();
+        options.reference(Some(&reference));
+        self.repo
+            .worktree(name, path, Some(&options))
+            .map_err(|e| unavailable(e).context(format!("adding the worktree {}", path.display())))?;
+        Ok(())
+    }
+
+    /// Points this (new) repository's HEAD at the local branch `branch` (a full ref name), with
+    /// nothing checked out: its commits may build on ones it does not have.
+    pub(crate) fn point_head_at(&self, branch: &str) -> Result<()> {
+        self.repo.set_head(branch).map_err(|e| unavailable(e).context(format!("pointing HEAD at {branch}")))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bundle_header_is_read_and_anything_else_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("b.bundle");
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        std::fs::write(&path, format!("# v2 git bundle\n-{a} the base\n{b} refs/heads/feature\n\nPACK")).unwrap();
+        let header = read_bundle(&path).unwrap();
+        assert_eq!(header.prerequisites, [a]);
+        assert_eq!(header.refs, [("refs/heads/feature".to_owned(), b)]);
+        assert_eq!(header.pack_at, std::fs::metadata(&path).unwrap().len() - 4);
+        std::fs::write(&path, "# v9 git bundle\n").unwrap();
+        assert!(read_bundle(&path).is_err());
+        std::fs::write(&path, "# v2 git bundle\nnot-an-id refs/heads/x\n\n").unwrap();
+        assert!(read_bundle(&path).is_err());
+        std::fs::write(&path, "# v2 git bundle\n").unwrap();
+        assert!(read_bundle(&path).is_err(), "no end of header");
+    }
+}
