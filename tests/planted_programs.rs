@@ -90,6 +90,7 @@ const PROGRAMS: &[(&str, &str, &str, &str)] = &[
     ("interactive.diffFilter", "interactive", "diffFilter", "{}"),
     ("browser.planted.cmd", "browser \"planted\"", "cmd", "{}"),
     ("alias.planted", "alias", "planted", "!{}"),
+    ("submodule.sub.update", "submodule \"sub\"", "update", "!{}"),
 ];
 
 /// Settings that make git use the programs above: (section, key, value).
@@ -220,6 +221,20 @@ impl Plants {
         self.hooks(&git_dir.join("hooks"), &format!("{scope}.hooks"));
         fs::create_dir_all(git_dir.join("info")).unwrap();
         fs::write(git_dir.join("info/attributes"), ATTRIBUTES).unwrap();
+    }
+
+    /// A submodule checked out in a mount: its own config and hooks (in its git directory).
+    fn plant_submodule(&mut self, git_dir: &Path, scope: &str) {
+        let text = self.config_text(scope);
+        Self::append(&git_dir.join("config"), &text);
+        self.hooks(&git_dir.join("hooks"), &format!("{scope}.hooks"));
+    }
+
+    /// An `update` command for the submodule in the mount's `.gitmodules` (git itself refuses
+    /// `!command` there).
+    fn plant_gitmodules_update(&mut self, mount: &Path, scope: &str) {
+        let update = self.program(scope, "gitmodules.update");
+        Self::append(&mount.join(".gitmodules"), &format!("\tupdate = !{update}\n"));
     }
 
     /// The markers left so far, by name.
@@ -368,18 +383,23 @@ impl Scene {
     /// Runs `tool` with `args` (and `--format=json`) the way an operator does, without a
     /// terminal, `stdin` its input; checks that no planted program ran, then the exit code.
     fn run(&mut self, tool: &str, args: &[&str], stdin: &str, env: &[(&str, &str)], exit: i32) -> Output {
+        let out = self.start(tool, args, stdin, env).wait_with_output().unwrap();
+        let run = format!("{tool} {}", args.join(" "));
+        self.plants.assert_none_ran(&run);
+        assert_eq!(out.status.code(), Some(exit), "{run}: {}", stderr(&out));
+        self.runs += 1;
+        out
+    }
+
+    /// `tool` started as [`Scene::run`] starts it, its input written and closed.
+    fn start(&self, tool: &str, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> std::process::Child {
         let mut cmd = self.home.detached(tool);
         self.operator.apply(&mut cmd);
         cmd.args(args).arg("--format=json").envs(env.iter().copied());
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        let run = format!("{tool} {}", args.join(" "));
-        self.plants.assert_none_ran(&run);
-        assert_eq!(out.status.code(), Some(exit), "{run}: {}", stderr(&out));
-        self.runs += 1;
-        out
+        child
     }
 
     fn assess(&mut self, args: &[&str]) -> Output {
@@ -408,6 +428,29 @@ fn agent_commit(mount: &Path, file: &str, message: &str) -> String {
     commit_file(mount, file, &format!("// {message}\n"), message)
 }
 
+/// A submodule `sub` added to `mount` from a repository of its own, with a commit of the agent's
+/// in it that no ref of its origin has: (its git directory, the commit).
+fn submodule_with_work(home: &Home, mount: &Path) -> (PathBuf, String) {
+    let source = home.tmp.path().join(format!("sub-{}", unique_id()));
+    fs::create_dir_all(&source).unwrap();
+    git(&source, &["init", "-q", "-b", "main"]);
+    commit_file(&source, "lib.rs", "pub fn sub() {}\n", "submodule");
+    let bare = format!("{}.git", source.display());
+    git(home.tmp.path(), &["clone", "-q", "--bare", source.to_str().unwrap(), &bare]);
+    git(mount, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", &bare, "sub"]);
+    let sub = mount.join("sub");
+    let commit = agent_commit(&sub, "work.rs", "submodule work at risk");
+    (PathBuf::from(git(&sub, &["rev-parse", "--absolute-git-dir"])), commit)
+}
+
+/// Whether a bundle in `quarantine` holds `commit` as one of its tips.
+fn bundled(quarantine: &Path, commit: &str) -> bool {
+    common::files_under(quarantine)
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "bundle"))
+        .any(|f| String::from_utf8_lossy(&fs::read(f).unwrap()).contains(commit))
+}
+
 fn lines_of(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
@@ -422,7 +465,7 @@ fn line_of(stdout: &str, container: &str) -> String {
 /// worktree and clone sessions of a host repository whose every program-naming setting, hook,
 /// filter and driver is planted: assess (plain, --diff, --disk, --all), keep --policy keep and
 /// --policy clean, purge (by name, from keep's decision, --slim, --discard-unfinished), reconcile,
-/// restore --list and --plan.
+/// restore --list, --plan and a tier 2 resume.
 #[test]
 fn ending_and_cleaning_up_sessions_runs_no_planted_program() {
     if !engine_available("ending_and_cleaning_up_sessions_runs_no_planted_program") {
@@ -451,10 +494,20 @@ fn ending_and_cleaning_up_sessions_runs_no_planted_program() {
     fs::write(cl_risk.mount_path(0).join("README.md"), "stashed change\n").unwrap();
     git(&cl_risk.mount_path(0), &["stash", "-q"]);
     fs::write(cl_risk.mount_path(0).join("src/main.rs"), "fn main() { changed() }\n").unwrap();
+    let (wt_sub, wt_sub_commit) = submodule_with_work(&scene.home, &wt_risk.mount_path(0));
+    let (cl_sub, cl_sub_commit) = submodule_with_work(&scene.home, &cl_risk.mount_path(0));
     let _keep_sessions = [ended_session(&scene.home, &wt_keep, None), ended_session(&scene.home, &cl_keep, None)];
 
     scene.plant(&[&wt_keep, &wt_clean, &wt_risk], &[&cl_keep, &cl_clean, &cl_risk]);
+    scene.plants.plant_submodule(&wt_sub, "worktree2.sub");
+    scene.plants.plant_submodule(&cl_sub, "clone2.sub");
     scene.show_plants_are_live(&wt_keep, "README.md", Some(&cl_keep));
+    let found = scene.git_cli(&wt_risk.mount_path(0).join("sub"), &["status", "--short"], &[]);
+    assert!(
+        found.iter().any(|m| m == "ran-worktree2.sub-core.fsmonitor"),
+        "git status in the submodule left {found:?}"
+    );
+    scene.plants.clear();
 
     let all = [&wt_keep, &wt_clean, &wt_risk, &cl_keep, &cl_clean, &cl_risk];
     let names: Vec<&str> = all.iter().map(|i| i.container.as_str()).collect();
@@ -505,8 +558,10 @@ fn ending_and_cleaning_up_sessions_runs_no_planted_program() {
 
     // jackin-purge --discard-unfinished on work at risk: quarantined (bundles and files), then gone.
     let out = scene.run("jackin-purge", &["--discard-unfinished", &wt_risk.container, &cl_risk.container], "", &[], 0);
-    for (purged, commit) in records::<Purged>(&out.stdout).iter().zip([&wt_commit, &cl_commit]) {
+    let commits = [(&wt_commit, &wt_sub_commit), (&cl_commit, &cl_sub_commit)];
+    for (purged, (commit, sub_commit)) in records::<Purged>(&out.stdout).iter().zip(commits) {
         let quarantine = PathBuf::from(purged.quarantine.as_deref().expect("the work was quarantined"));
+        assert!(bundled(&quarantine, sub_commit), "the submodule's commit {sub_commit} is bundled");
         let receipt = read_json(&quarantine.join("receipt.json"));
         let bundle = quarantine.join(receipt["mounts"][0]["bundle"].as_str().expect("a bundle"));
         let heads = fs::read(&bundle).unwrap();
@@ -515,7 +570,7 @@ fn ending_and_cleaning_up_sessions_runs_no_planted_program() {
     }
     assert!(!wt_risk.dir.exists() && !cl_risk.dir.exists());
 
-    // jackin-reconcile, jackin-restore --list and --plan of a kept session.
+    // jackin-reconcile, jackin-restore --list and --plan of the kept sessions.
     scene.run("jackin-reconcile", &[], "", &[], 0);
     let out = scene.run("jackin-restore", &["--list"], "", &[], 0);
     let mut listed: Vec<String> =
@@ -527,6 +582,10 @@ fn ending_and_cleaning_up_sessions_runs_no_planted_program() {
     let out = scene.run("jackin-restore", &[&wt_keep.container, "--plan"], "", &[], 0);
     let plan = records::<Restored>(&out.stdout).remove(0);
     assert_eq!(plan.tier, Some(2), "the image is there, the container is not: {plan:?}");
+    // And a resume of the clone session: its clone checked, its container recreated.
+    let out = scene.run("jackin-restore", &[&cl_keep.container, "--yes"], "", &[], 0);
+    assert_eq!(records::<Restored>(&out.stdout)[0].tier, Some(2));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &cl_keep.container]), "true");
     eprintln!("planted {} programs; ran {} tools; none ran a planted program", scene.plants.planted, scene.runs);
 }
 
@@ -594,4 +653,190 @@ fn a_tier_3_resume_runs_no_planted_program_and_no_planted_credential_helper() {
     eprintln!("planted {} programs; ran {} tools; none ran a planted program", scene.plants.planted, scene.runs);
     docker(&["rm", "-f", &inst.container]);
     docker(&["rmi", "-f", &image]);
+}
+
+/// The one program the exit dialog starts, the pager of Inspect, is the operator's (`PAGER`
+/// here), never the repository's core.pager or pager.*: on a real terminal, with everything
+/// planted, Inspect pages libgit2's diff through the operator's pager and no planted program runs.
+#[test]
+fn the_exit_dialog_pages_through_the_operators_pager_and_runs_no_planted_program() {
+    if !engine_available("the_exit_dialog_pages_through_the_operators_pager_and_runs_no_planted_program") {
+        return;
+    }
+    let mut scene = Scene::new();
+    let inst = scene.worktree_session();
+    let commit = agent_commit(&inst.mount_path(0), "src/feature.rs", "agent feature");
+    fs::write(inst.mount_path(0).join("README.md"), "changed by the agent\n").unwrap();
+    scene.plant(&[&inst], &[]);
+    scene.show_plants_are_live(&inst, "README.md", None);
+
+    let input = scene.assess(&[&inst.container]);
+    let input_path = scene.home.tmp.path().join("keep-in.jsonl");
+    let output_path = scene.home.tmp.path().join("keep-out.jsonl");
+    fs::write(&input_path, lines_of(&input)).unwrap();
+    let paged = scene.home.tmp.path().join("paged.txt");
+    let keep = common::tool_path("jackin-keep");
+    let mut cmd = Command::new("sh");
+    // The pty starts with no size; stty gives it one before jackin-keep starts.
+    cmd.arg("-c").arg("stty rows 30 cols 100 </dev/tty && exec \"$0\" \"$@\"").arg(keep);
+    cmd.arg("--home").arg(&scene.home.home).arg("--config-dir").arg(&scene.home.config);
+    cmd.args(["--policy=ask", "--format=json"]);
+    scene.operator.apply(&mut cmd);
+    cmd.env("TERM", "xterm-256color").env("PAGER", format!("cat > '{}'", paged.display()));
+    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR").env_remove("NO_COLOR");
+    cmd.stdin(fs::File::open(&input_path).unwrap()).stdout(fs::File::create(&output_path).unwrap());
+    let mut pty = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    pty.exp_string("unfinished").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    pty.exp_string("Inspect").unwrap();
+    pty.send("i").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    pty.exp_string("Inspect").unwrap();
+    pty.send("2").unwrap();
+    pty.send("\r").unwrap();
+    pty.flush().unwrap();
+    let rest = pty.exp_eof().unwrap();
+    let status = pty.process.wait().unwrap();
+    scene.plants.assert_none_ran("jackin-keep --policy=ask, Inspect, Exit and keep");
+    assert_eq!(status, rexpect::process::WaitStatus::Exited(pty.process.child_pid, 0), "{rest}");
+    let paged = fs::read_to_string(&paged).expect("the operator's pager ran");
+    assert!(paged.contains("+changed by the agent"), "libgit2's diff: {paged}");
+    assert!(paged.contains(&commit[..7]), "the unpushed commit: {paged}");
+    let decisions = records::<Decision>(&fs::read(&output_path).unwrap());
+    assert_eq!(decisions.iter().map(|d| d.outcome.as_str()).collect::<Vec<_>>(), ["keep"]);
+}
+
+/// A worktree session with a submodule holding a commit of the agent's, everything planted, and
+/// in the mount's `.gitmodules` an `update = !command` (which git itself refuses there):
+/// (the scene, the session, the submodule's commit).
+fn gitmodules_scene() -> (Scene, Instance, String) {
+    let mut scene = Scene::new();
+    let inst = scene.worktree_session();
+    agent_commit(&inst.mount_path(0), "src/work.rs", "worktree work");
+    let (sub, sub_commit) = submodule_with_work(&scene.home, &inst.mount_path(0));
+    scene.plant(&[&inst], &[]);
+    scene.plants.plant_submodule(&sub, "worktree0.sub");
+    scene.plants.plant_gitmodules_update(&inst.mount_path(0), "worktree0");
+    fs::write(inst.mount_path(0).join("README.md"), "changed by the agent\n").unwrap();
+    scene.show_plants_are_live(&inst, "README.md", None);
+    (scene, inst, sub_commit)
+}
+
+/// A submodule's `update = !command` in `.gitmodules` runs nothing either. libgit2 refuses the
+/// file, so the mount cannot be verified (`unknown`): kept by the clean policy, and a discard
+/// moves the whole work tree into the quarantine.
+#[test]
+fn a_gitmodules_update_command_runs_nothing_and_the_mount_is_unknown() {
+    if !engine_available("a_gitmodules_update_command_runs_nothing_and_the_mount_is_unknown") {
+        return;
+    }
+    let (mut scene, inst, _) = gitmodules_scene();
+    let out = scene.assess(&[&inst.container]);
+    let assessment = records::<Assessment>(&out.stdout).remove(0);
+    assert_eq!(assessment.verdict, "unknown", "{assessment:?}");
+    assert!(assessment.summary.starts_with("cannot verify: "), "{assessment:?}");
+    scene.assess(&["--diff", &inst.container]);
+    let out = scene.run("jackin-keep", &["--policy", "clean"], &lines_of(&out), &[], 0);
+    assert_eq!(records::<Decision>(&out.stdout)[0].outcome, "keep", "what cannot be read is kept");
+    let out = scene.run("jackin-purge", &["--discard-unfinished", &inst.container], "", &[], 0);
+    let quarantine = PathBuf::from(records::<Purged>(&out.stdout)[0].quarantine.clone().expect("quarantined"));
+    assert!(common::files_under(&quarantine).iter().any(|f| f.ends_with("tree/sub/work.rs")), "the tree moved whole");
+}
+
+/// Whether `commit` is in `quarantine`: a tip of one of its bundles, or an object of a git
+/// directory in it.
+fn saved_in(quarantine: &Path, commit: &str) -> bool {
+    let id = git2::Oid::from_str(commit).unwrap();
+    bundled(quarantine, commit)
+        || walkdir::WalkDir::new(quarantine)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_dir() && e.path().join("objects").is_dir() && e.path().join("HEAD").is_file())
+            .any(|e| git2::Repository::open_bare(e.path()).is_ok_and(|r| r.find_commit(id).is_ok()))
+}
+
+/// FINDING. A discard of a worktree mount that cannot be read (here: the `.gitmodules` above)
+/// moves the work tree into the quarantine and bundles the scratch branch, but a submodule's git
+/// directory lives in the host repository, `<host>/.git/worktrees/<c>/modules/<name>`, and goes
+/// with the worktree's registration at step 5: the submodule's commits are lost.
+#[test]
+#[ignore = "finding: purge --discard-unfinished of an unreadable worktree mount loses its submodules' commits \
+            (their git directory is under <host>/.git/worktrees/<c>/modules and is deleted with the registration)"]
+fn a_discard_of_an_unreadable_worktree_mount_keeps_its_submodules_commits() {
+    if !engine_available("a_discard_of_an_unreadable_worktree_mount_keeps_its_submodules_commits") {
+        return;
+    }
+    let (mut scene, inst, sub_commit) = gitmodules_scene();
+    let out = scene.run("jackin-purge", &["--discard-unfinished", &inst.container], "", &[], 0);
+    let quarantine = PathBuf::from(records::<Purged>(&out.stdout)[0].quarantine.clone().expect("quarantined"));
+    assert!(saved_in(&quarantine, &sub_commit), "the submodule's commit {sub_commit} is nowhere in the quarantine");
+}
+
+/// A session whose `sockets/<c>/agent.toml` the agent replaced with a symbolic link to a file of
+/// the operator's, and whose stopped container is there to capture the recipe from.
+fn agent_toml_link_scene() -> (Scene, Instance, Session, &'static str) {
+    const SECRET: &str = "operator-private-key-material";
+    let mut scene = Scene::new();
+    let inst = scene.worktree_session();
+    let session = ended_session(&scene.home, &inst, None);
+    let private = scene.operator.home.join(".ssh/id_ed25519");
+    fs::create_dir_all(private.parent().unwrap()).unwrap();
+    fs::write(&private, format!("{SECRET}\n")).unwrap();
+    let agent_toml = scene.home.home.join("sockets").join(&inst.container).join("agent.toml");
+    fs::remove_file(&agent_toml).unwrap();
+    std::os::unix::fs::symlink(&private, &agent_toml).unwrap();
+    (scene, inst, session, SECRET)
+}
+
+/// FINDING. `sockets/<c>/agent.toml` is the agent's to write, and the recipe capture (keep, and
+/// reconcile for a live session) reads it with `read_to_string`, through a symbolic link: the
+/// operator's file it names is copied into the tools' continuity file, and a resume writes it back
+/// as `agent.toml`, where the container reads it (`/jackin/run/agent.toml`).
+#[test]
+#[ignore = "finding: the recipe capture reads sockets/<c>/agent.toml through a symlink; a resume writes the \
+            linked file's text back into the session's agent.toml (a host file handed to the agent)"]
+fn agent_toml_is_never_read_through_a_link() {
+    if !engine_available("agent_toml_is_never_read_through_a_link") {
+        return;
+    }
+    let (scene, inst, _session, secret) = agent_toml_link_scene();
+    let input = scene.start("jackin-assess", &[&inst.container], "", &[]).wait_with_output().unwrap();
+    let _ = scene.start("jackin-keep", &["--policy", "keep"], &lines_of(&input), &[]).wait_with_output().unwrap();
+    let _ = scene.start("jackin-restore", &[&inst.container, "--yes"], "", &[]).wait_with_output().unwrap();
+    let holding: Vec<PathBuf> = common::files_under(&scene.home.home)
+        .into_iter()
+        .filter(|f| fs::read(f).is_ok_and(|b| String::from_utf8_lossy(&b).contains(secret)))
+        .collect();
+    assert!(holding.is_empty(), "the operator's file was read through agent.toml into {holding:?}");
+}
+
+/// FINDING. The same `read_to_string` on a FIFO (or `/dev/zero`, unbounded) never returns: the
+/// exit hook's `jackin-keep` hangs on a session whose `agent.toml` the agent made a FIFO.
+#[test]
+#[ignore = "finding: jackin-keep blocks forever reading sockets/<c>/agent.toml when the agent made it a FIFO \
+            (read_to_string, no file-type check, no size bound)"]
+fn a_fifo_as_agent_toml_does_not_hang_keep() {
+    if !engine_available("a_fifo_as_agent_toml_does_not_hang_keep") {
+        return;
+    }
+    let mut scene = Scene::new();
+    let inst = scene.worktree_session();
+    let _session = ended_session(&scene.home, &inst, None);
+    let agent_toml = scene.home.home.join("sockets").join(&inst.container).join("agent.toml");
+    fs::remove_file(&agent_toml).unwrap();
+    assert!(Command::new("mkfifo").arg(&agent_toml).status().unwrap().success());
+    let input = scene.assess(&[&inst.container]);
+    let mut keep = scene.start("jackin-keep", &["--policy", "keep"], &lines_of(&input), &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while keep.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let finished = keep.try_wait().unwrap();
+    if finished.is_none() {
+        let _ = keep.kill();
+        let _ = keep.wait();
+    }
+    assert!(finished.is_some(), "jackin-keep still runs after 30 s, blocked on the FIFO agent.toml");
 }
