@@ -828,7 +828,7 @@ fn os(bytes: &[u8]) -> &std::ffi::OsStr {
 }
 
 /// The agent names files with any bytes. An untracked `notes-<0xFF>.txt` beside a UTF-8
-/// `notes-\xFF.txt` (the text the first one is written as), a directory `d<0xFE>/` with a file in
+/// `notes-\377.txt` (the text the first one is written as), a directory `d<0xFE>/` with a file in
 /// it, a tracked file renamed to `old-<0xC3>.rs` and a name with a newline and an escape: the
 /// assessment lists each as its own entry whose bytes come back exactly from the record, and a
 /// discard saves each under its own bytes with its own content, the receipt naming them the same
@@ -845,7 +845,7 @@ fn names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes
     let wt = inst.mount_path(0);
     let files: [(&[u8], &str); 4] = [
         (b"notes-\xff.txt", "the invalid one\n"),
-        (b"notes-\\xFF.txt", "the UTF-8 one that reads the same\n"),
+        (b"notes-\\377.txt", "the UTF-8 one that reads the same\n"),
         (b"d\xfe/inner.txt", "inside a directory with an invalid name\n"),
         (b"line\nbreak-\x1b[31m.txt", "a newline and an escape\n"),
     ];
@@ -873,8 +873,8 @@ fn names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes
         assert!(names.contains(&name.to_vec()), "{:?} missing from {entries:?}", String::from_utf8_lossy(name));
     }
     let invalid = entries.iter().find(|e| wire_name(e, "path") == b"notes-\xff.txt").unwrap();
-    assert_eq!(invalid["path"], "notes-\\xFF.txt", "the text form escapes the invalid byte");
-    let utf8 = entries.iter().find(|e| wire_name(e, "path") == b"notes-\\xFF.txt").unwrap();
+    assert_eq!(invalid["path"], "notes-\\377.txt", "the text form escapes the invalid byte");
+    let utf8 = entries.iter().find(|e| wire_name(e, "path") == b"notes-\\377.txt").unwrap();
     assert!(utf8.get("path_bytes").is_none(), "a UTF-8 name has no second field: {utf8}");
     let rename = entries.iter().find(|e| e["status"].as_str().unwrap().starts_with('R')).expect("the rename");
     assert_eq!(wire_name(rename, "path"), b"old-\xc3.rs");

@@ -11,6 +11,7 @@ use crate::base::exit::{is_broken_pipe, Exit};
 use crate::face::cli::{CommonArgs, Format, ToolArgs};
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{self, InputRecord, Record};
+use crate::protocol::inert::inert_text;
 use crate::protocol::records::ErrorRecord;
 use crate::state::select::{Catalog, Unresolved};
 use crate::state::store::{Roots, Store};
@@ -22,8 +23,11 @@ pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit
         Ok(args) => args,
         Err(e) => {
             // An argument our own value parser refused reads as every other error of the tools.
+            // Shown inert: an argument may carry a name the agent chose (protocol/inert.rs).
             match std::error::Error::source(&e).and_then(|why| why.downcast_ref::<Unresolved>()) {
-                Some(why) => eprintln!("{tool}: error: {why}"),
+                Some(why) => eprintln!("{tool}: error: {}", inert_text(&why.to_string())),
+                None if e.use_stderr() => eprint!("{}", inert_text(&e.render().to_string())),
+                // --help and --version: our own words, in clap's colours.
                 None => drop(e.print()),
             }
             std::process::exit(if e.use_stderr() { Exit::Usage.code() } else { 0 })
@@ -140,9 +144,13 @@ impl Ctx {
         self.line(&line)
     }
 
-    /// One line of output as it is: a record already rendered, or a closing total for people.
+    /// One line of output: a record already rendered, or a closing total for people. Text for
+    /// people is written inert (protocol/inert.rs); a JSON line as it is.
     pub fn line(&mut self, line: &str) -> Result<()> {
-        writeln!(self.out, "{line}")?;
+        match self.format {
+            OutputFormat::Text => writeln!(self.out, "{}", inert_text(line))?,
+            OutputFormat::Json => writeln!(self.out, "{line}")?,
+        }
         self.out.flush()?;
         Ok(())
     }
@@ -200,7 +208,8 @@ impl Ctx {
     /// A line on the diagnostics stream, after the tool's name; a failing stderr is ignored,
     /// as `eprintln!` would not.
     pub fn say(&self, message: impl std::fmt::Display) {
-        let _ = writeln!(self.err.borrow_mut(), "{}: {message}", self.tool);
+        let message = message.to_string();
+        let _ = writeln!(self.err.borrow_mut(), "{}: {}", self.tool, inert_text(&message));
     }
 
     pub fn warn(&self, message: impl std::fmt::Display) {

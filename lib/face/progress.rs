@@ -29,7 +29,8 @@ impl Progress {
             self.shown.store(true, Ordering::Relaxed);
             self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
-        self.bar.set_message(what.to_owned());
+        // The name may come from a record on stdin: shown inert (protocol/inert.rs).
+        self.bar.set_message(crate::protocol::inert::inert_name(what).into_owned());
         self.bar.inc(1);
     }
 

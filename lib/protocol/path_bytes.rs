@@ -1,10 +1,11 @@
 //! Names as bytes on the wire. A file the agent made may be named with any bytes, and JSON
 //! strings hold only Unicode: a name that is not UTF-8 travels as two fields, the name with each
-//! invalid byte written `\xNN` (for people and for readers that want text) and the raw bytes in
-//! base64 beside it (`path` + `path_bytes`, `name` + `name_bytes`). A reader that finds the
+//! invalid byte written `\NNN` in octal, as git quotes it (for people and for readers that want
+//! text), and the raw bytes in base64 beside it (`path` + `path_bytes`, `name` + `name_bytes`).
+//! A reader that finds the
 //! second field takes the bytes from it; a UTF-8 name has no second field and is its own bytes.
-//! So `notes-\xff.txt` (four characters `\`, `x`, `f`, `f` in a UTF-8 name) and `notes-<0xFF>.txt`
-//! stay two names.
+//! So `notes-\377.txt` (the four characters `\`, `3`, `7`, `7` in a UTF-8 name) and
+//! `notes-<0xFF>.txt` stay two names.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -34,13 +35,14 @@ impl NameBytes {
         Path::new(OsStr::from_bytes(&self.0))
     }
 
-    /// The name as text: itself when it is UTF-8, else with each invalid byte as `\xNN`.
+    /// The name as text: itself when it is UTF-8, else with each invalid byte as `\NNN` (octal).
+    /// Not for a terminal as it is: [`Display`](fmt::Display) shows it inert.
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(self.0.len());
         for chunk in self.0.utf8_chunks() {
             out.push_str(chunk.valid());
             for byte in chunk.invalid() {
-                out.push_str(&format!("\\x{byte:02X}"));
+                out.push_str(&format!("\\{byte:03o}"));
             }
         }
         out
@@ -64,9 +66,10 @@ impl NameBytes {
     }
 }
 
+/// The name for a person: its text with every control character escaped (protocol/inert.rs).
 impl fmt::Display for NameBytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text())
+        f.write_str(&super::inert::inert_name(&self.text()))
     }
 }
 
@@ -94,8 +97,8 @@ mod tests {
 
     #[test]
     fn utf8_names_are_their_own_text_and_have_no_second_field() {
-        let name = NameBytes::from("src/ä \\xff.rs");
-        assert_eq!(name.text(), "src/ä \\xff.rs");
+        let name = NameBytes::from("src/ä \\377.rs");
+        assert_eq!(name.text(), "src/ä \\377.rs");
         assert_eq!(name.wire_bytes(), None);
         assert_eq!(NameBytes::from_wire(name.text(), None).unwrap(), name);
     }
@@ -103,7 +106,7 @@ mod tests {
     #[test]
     fn invalid_bytes_are_escaped_in_the_text_and_kept_in_the_second_field() {
         let raw = NameBytes::new(b"notes-\xff\xfe.txt".to_vec());
-        assert_eq!(raw.text(), "notes-\\xFF\\xFE.txt");
+        assert_eq!(raw.text(), "notes-\\377\\376.txt");
         let b64 = raw.wire_bytes().expect("a second field");
         assert_eq!(NameBytes::from_wire(raw.text(), Some(&b64)).unwrap(), raw);
         // The UTF-8 name that reads the same is another name.

@@ -167,7 +167,8 @@ impl Record for PurgedReport<'_> {
         let verb = if p.dry_run { "would remove" } else { "removed" };
         let mut out = p.text();
         for r in &p.removed {
-            out.push_str(&format!("\n  {verb} {} {}", r.kind.to_string().replace('_', " "), r.name));
+            let name = crate::protocol::inert::inert_name(&r.name);
+            out.push_str(&format!("\n  {verb} {} {name}", r.kind.to_string().replace('_', " ")));
         }
         if p.removed.is_empty() {
             out.push_str("\n  nothing left to remove");

@@ -15,6 +15,7 @@ use ratatui::Frame;
 
 use super::{styled, Input, Session, Tty};
 use crate::protocol::assessment::Assessment;
+use crate::protocol::inert::inert_text;
 use crate::protocol::records::Outcome;
 
 /// Shows the unfinished work, waits for the acknowledgement, then asks. `clean_allowed` is false
@@ -111,7 +112,7 @@ impl Dialog<'_> {
             &format!("3  {}", self.clean_label()),
             "i  Inspect: each changed file's diff in your pager, and the unpushed commits",
         ];
-        let mut lines = vec![Line::raw(format!("  {}", self.assessment.summary)), Line::raw("")];
+        let mut lines = vec![Line::raw(format!("  {}", inert_text(&self.assessment.summary))), Line::raw("")];
         for (row, label) in labels.iter().enumerate() {
             let unavailable = row == 2 && !self.clean_allowed;
             let mut style = Style::new();
@@ -126,7 +127,7 @@ impl Dialog<'_> {
         }
         if !note.is_empty() {
             lines.push(Line::raw(""));
-            lines.push(Line::raw(format!("  {note}")));
+            lines.push(Line::raw(format!("  {}", inert_text(note))));
         }
         let title = format!(" What now for {}? ", self.name());
         frame.render_widget(
@@ -165,7 +166,7 @@ impl Dialog<'_> {
                 "3" => session.say("Clean-up is not possible for work that cannot be verified.\n")?,
                 "d" => match (self.with_diffs)() {
                     Ok(full) => session.say(&format!("\n{}\n", work_lines(&full)))?,
-                    Err(e) => session.say(&format!("The diffs cannot be shown: {e:#}\n"))?,
+                    Err(e) => session.say(&inert_text(&format!("The diffs cannot be shown: {e:#}\n")))?,
                 },
                 other => session.say(&format!("{other:?} is not a choice: type 1, 2, 3 or d.\n"))?,
             }
@@ -174,14 +175,16 @@ impl Dialog<'_> {
 }
 
 /// Per mount: the changed files with their status letters, each unpushed ref with "N commits
-/// ahead of <upstream>" or "no upstream", stashes, and why a mount cannot be verified.
+/// ahead of <upstream>" or "no upstream", stashes, and why a mount cannot be verified; inert
+/// (protocol/inert.rs), as the agent named much of it.
 fn work_lines(assessment: &Assessment) -> String {
     let text = crate::protocol::envelope::Record::text(assessment);
     // The first line repeats the name; the summary is worth keeping.
-    match text.split_once('\n') {
+    let lines = match text.split_once('\n') {
         Some((_, rest)) => format!("  {}\n{rest}", assessment.summary),
         None => format!("  {}", assessment.summary),
-    }
+    };
+    inert_text(&lines).into_owned()
 }
 
 /// What Inspect pages: each changed file's diff as `git diff` shows it, then per unpushed ref

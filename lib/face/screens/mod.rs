@@ -222,7 +222,8 @@ impl<'t> Session<'t> {
         let drawing = self.drawing.is_some();
         self.stop_drawing();
         let _ = terminal::disable_raw_mode();
-        let shown = show_in_pager(&pager, text, &self.tty.file);
+        // The files' own bytes, inert: `less -R` would pass their escapes to the terminal.
+        let shown = show_in_pager(&pager, &crate::protocol::inert::inert_text(text), &self.tty.file);
         self.signals.hit.store(false, Ordering::SeqCst);
         terminal::enable_raw_mode().context("putting the terminal in raw mode")?;
         if drawing {

@@ -7,6 +7,8 @@ use crossterm::event::KeyCode;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Text};
+
+use crate::protocol::inert::{inert_name, inert_text};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
@@ -109,12 +111,12 @@ impl<'a> Picker<'a> {
             if !candidate.ready {
                 style = style.add_modifier(Modifier::DIM);
             }
-            let text = format!("{marker} {}  {tier:<7}  {}", row + 1, candidate.label);
+            let text = format!("{marker} {}  {tier:<7}  {}", row + 1, inert_name(&candidate.label));
             lines.push(Line::styled(text, styled(style)));
         }
         if !self.note.is_empty() {
             lines.push(Line::raw(""));
-            lines.push(Line::raw(format!("  {}", self.note)));
+            lines.push(Line::raw(format!("  {}", inert_text(&self.note))));
         }
         let title = " Pick up where you left off ";
         frame.render_widget(
@@ -123,8 +125,8 @@ impl<'a> Picker<'a> {
         );
         let hint = format!(
             "↑↓ 1-9 move · Enter resume · w workspace: {} · r role: {} · q leave",
-            self.workspace.as_deref().unwrap_or("all"),
-            self.role.as_deref().unwrap_or("all")
+            inert_name(self.workspace.as_deref().unwrap_or("all")),
+            inert_name(self.role.as_deref().unwrap_or("all"))
         );
         frame.render_widget(Paragraph::new(hint).style(styled(Style::new().add_modifier(Modifier::BOLD))), keys);
     }

@@ -15,6 +15,7 @@ use super::remove;
 use crate::engines::git::{self, BundleContents};
 use crate::protocol::assessment::{Assessment, Integrated, MountAssessment};
 use crate::protocol::identity::Identity;
+use crate::protocol::inert::{inert_name, inert_text};
 use crate::protocol::path_bytes::NameBytes;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
@@ -151,7 +152,8 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
         final_dir = root.join(format!("{container}-{stamp}-{n}"));
         n += 1;
     }
-    fs::write(partial.join("RECEIPT.txt"), receipt_text(&receipt, &final_dir))?;
+    // For a person who will `cat` it: inert (protocol/inert.rs), as the agent named the files.
+    fs::write(partial.join("RECEIPT.txt"), inert_text(&receipt_text(&receipt, &final_dir)).as_bytes())?;
     fs::rename(&partial, &final_dir).with_context(|| format!("cannot name {}", final_dir.display()))?;
     fs::File::open(&root)?.sync_all()?;
     Ok(final_dir)
@@ -450,14 +452,16 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
             t.push_str(&format!(
                 "  submodule {}: {} commits in {d}/{b}\n  bring them back (in the submodule of a checkout):\n    \
                  git -C <your checkout>/{} fetch {d}/{b} 'refs/*:refs/recovered/*'\n",
-                sub.path, sub.bundle_contents.commits, sub.path
+                inert_name(&sub.path),
+                sub.bundle_contents.commits,
+                inert_name(&sub.path)
             ));
         }
         if let Some(files_dir) = &m.files_dir {
             t.push_str(&format!("  dirty and untracked files, as they were, in {d}/{files_dir}/\n"));
             for f in &m.files {
                 let note = if f.saved { "" } else { " (deleted: nothing to save)" };
-                t.push_str(&format!("    {} {}{note}\n", f.status, f.path));
+                t.push_str(&format!("    {} {}{note}\n", f.status, inert_name(&f.path)));
             }
             t.push_str(&format!("  bring them back: cp -a {d}/{files_dir}/. <your checkout>/\n"));
         }
