@@ -358,8 +358,9 @@ impl Scene {
     /// The plants are live: the real git CLI runs them. In a worktree, `git status` runs its
     /// `config.worktree`'s core.fsmonitor, and `git diff` of a changed file the filter's process
     /// (whose failure ends git), then with that one plant silenced the diff driver's command
-    /// (which git prefers to diff.external), and with `--no-ext-diff` the driver's textconv; `git status` in the host repository and in a clone runs
-    /// their own core.fsmonitor. Then every marker is deleted.
+    /// (which git prefers to diff.external), and with `--no-ext-diff` the driver's textconv;
+    /// `git status` in the host repository and in a clone runs their own core.fsmonitor. The
+    /// markers are deleted after each case.
     fn show_plants_are_live(&self, worktree: &Instance, changed_file: &str, clone: Option<&Instance>) {
         let mount = worktree.mount_path(0);
         let no_process = "filter.planted.process=";
