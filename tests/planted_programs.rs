@@ -606,14 +606,26 @@ struct Tier3 {
     image: String,
     server: SmartHttp,
     url: String,
-    /// The session's Docker side, removed when the test ends however it ends.
+    /// The role image and the session's Docker side, removed when the test ends however it ends
+    /// (bound in this order, the container goes first).
+    _image: RemovedImage,
     _session: Session,
+}
+
+/// An image tag that is removed when the test ends, however it ends (a resume builds it again).
+struct RemovedImage(String);
+
+impl Drop for RemovedImage {
+    fn drop(&mut self) {
+        let _ = docker_quiet(&["rmi", "-f", &self.0]);
+    }
 }
 
 fn tier_3_scene() -> Tier3 {
     let mut scene = Scene::new();
     let inst = scene.worktree_session();
     let image = format!("jackin-test-role-{}:latest", inst.id);
+    let removed = RemovedImage(image.clone());
     let (_, bare, sha) = common::role_source(&scene.home, "role-src", Some(&image));
     let server = SmartHttp::serve_tls_with_password(scene.home.tmp.path(), Some(("agent", "s3cret")));
     let certificate = server.certificate.clone().unwrap();
@@ -636,7 +648,7 @@ fn tier_3_scene() -> Tier3 {
     assert!(found.contains(&"ran-host-credential.helper".to_owned()), "git ls-remote ran: {found:?}");
     assert!(found.contains(&"ran-host-credential.url.helper".to_owned()), "git ls-remote ran: {found:?}");
     scene.plants.clear();
-    Tier3 { scene, inst, image, server, url, _session: session }
+    Tier3 { scene, inst, image, server, url, _image: removed, _session: session }
 }
 
 /// A resume at tier 3 fetches the role's source over https from a server that asks for
@@ -649,7 +661,7 @@ fn a_tier_3_resume_runs_no_planted_program_and_no_planted_credential_helper() {
     if !engine_available("a_tier_3_resume_runs_no_planted_program_and_no_planted_credential_helper") {
         return;
     }
-    let Tier3 { mut scene, inst, image, server, url, _session } = tier_3_scene();
+    let Tier3 { mut scene, inst, image, server, url, _image, _session } = tier_3_scene();
     let certificate = server.certificate.clone().unwrap();
     let cert = certificate.to_str().unwrap();
     let tls = [("SSL_CERT_FILE", cert)];
@@ -881,7 +893,7 @@ fn the_operators_credential_helper_never_runs_an_alias_of_the_repository() {
     if !engine_available("the_operators_credential_helper_never_runs_an_alias_of_the_repository") {
         return;
     }
-    let Tier3 { mut scene, inst, image, server, url: _, _session } = tier_3_scene();
+    let Tier3 { mut scene, inst, image, server, url: _, _image, _session } = tier_3_scene();
     let certificate = server.certificate.clone().unwrap();
     let tls = [("SSL_CERT_FILE", certificate.to_str().unwrap())];
     let input = scene.assess(&[&inst.container]);
@@ -891,8 +903,6 @@ fn the_operators_credential_helper_never_runs_an_alias_of_the_repository() {
     assert!(!installed.status.success(), "git-credential-osxkeychain is installed here: the alias cannot apply");
     Plants::append(&scene.operator.home.join(".gitconfig"), "[credential]\n\thelper = osxkeychain\n");
     let out = scene.start("jackin-restore", &[&inst.container, "--yes"], "", &tls).wait_with_output().unwrap();
-    let _ = docker_quiet(&["rm", "-f", &inst.container]);
-    let _ = docker_quiet(&["rmi", "-f", &image]);
     scene.plants.assert_none_ran(&format!("jackin-restore {} --yes", inst.container));
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     assert!(stderr(&out).contains("asks for credentials (HTTP 401)"), "the helper was asked: {}", stderr(&out));
