@@ -880,15 +880,12 @@ fn a_fifo_as_agent_toml_does_not_hang_keep() {
     assert!(finished.is_some(), "jackin-keep still runs after 30 s, blocked on the FIFO agent.toml");
 }
 
-/// FINDING. The operator's own `credential.helper = <name>` runs as `git credential-<name>`
-/// (git2's CredentialHelper, through `sh -c`), in the directory jackin-restore was started in.
-/// When `git-credential-<name>` is not installed (a dotfile's `osxkeychain` on Linux, a removed
-/// credential manager), git resolves `credential-<name>` as an alias, and the alias it finds is
-/// the one the agent planted in the host repository's config, the operator's working directory.
+/// The operator's own `credential.helper = <name>` runs as `git credential-<name>` (git2's
+/// CredentialHelper, through `sh -c`). When `git-credential-<name>` is not installed (a dotfile's
+/// `osxkeychain` on Linux, a removed credential manager), git resolves `credential-<name>` as an
+/// alias of the repository around its working directory: started in the operator's directory, the
+/// host repository, it ran the alias the agent planted there. It is started from `/` now.
 #[test]
-#[ignore = "finding: jackin-restore's tier 3 fetch, after an HTTP 401, runs the operator's credential helper \
-            `git credential-<name>` in the operator's cwd; with the helper not installed and the cwd inside the \
-            host repository, git runs the agent's alias.credential-<name> from that repository's config"]
 fn the_operators_credential_helper_never_runs_an_alias_of_the_repository() {
     if !engine_available("the_operators_credential_helper_never_runs_an_alias_of_the_repository") {
         return;

@@ -104,9 +104,35 @@ fn is_http_401(e: &git2::Error) -> bool {
 /// Credentials for `url` from the credential helpers git's configuration names
 /// (`credential.helper`, `credential.<url>.helper`), as `git` asks them after a 401: libgit2 runs
 /// the helper (`git credential-store`, a keychain helper, …) with git's credential protocol.
+///
+/// libgit2 starts a helper named by a short name as `git credential-<name>` in this process's
+/// working directory, and a `git` there that finds no `git-credential-<name>` resolves it as an
+/// alias of the repository around that directory: one the agent can write, when the operator
+/// runs the tools from inside the host repository. So the helper is started from `/`, outside
+/// every repository, and only the operator's own configuration names what runs.
 fn helper_credentials(url: &str) -> Option<(String, String)> {
     let config = git2::Config::open_default().ok()?;
+    let _outside = OutsideRepositories::enter();
     git2::CredentialHelper::new(url).config(&config).execute()
+}
+
+/// This process's working directory set to `/` until dropped, then set back.
+struct OutsideRepositories(Option<std::path::PathBuf>);
+
+impl OutsideRepositories {
+    fn enter() -> Self {
+        let was = std::env::current_dir().ok();
+        let _ = std::env::set_current_dir("/");
+        OutsideRepositories(was)
+    }
+}
+
+impl Drop for OutsideRepositories {
+    fn drop(&mut self) {
+        if let Some(was) = &self.0 {
+            let _ = std::env::set_current_dir(was);
+        }
+    }
 }
 
 /// `url` with `user:password@` before its host, percent-encoded.
