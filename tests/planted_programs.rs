@@ -796,13 +796,11 @@ fn saved_in(quarantine: &Path, commit: &str) -> bool {
             .any(|e| git2::Repository::open_bare(e.path()).is_ok_and(|r| r.find_commit(id).is_ok()))
 }
 
-/// FINDING. A discard of a worktree mount that cannot be read (here: the `.gitmodules` above)
-/// moves the work tree into the quarantine and bundles the scratch branch, but a submodule's git
-/// directory lives in the host repository, `<host>/.git/worktrees/<c>/modules/<name>`, and goes
-/// with the worktree's registration at step 5: the submodule's commits are lost.
+/// A discard of a worktree mount that cannot be read (here: the `.gitmodules` above) moves the
+/// work tree into the quarantine and bundles the scratch branch; a submodule's git directory lives
+/// in the host repository, `<host>/.git/worktrees/<c>/modules/<name>`, and went with the
+/// worktree's registration at step 5. It is moved into the quarantine too now.
 #[test]
-#[ignore = "finding: purge --discard-unfinished of an unreadable worktree mount loses its submodules' commits \
-            (their git directory is under <host>/.git/worktrees/<c>/modules and is deleted with the registration)"]
 fn a_discard_of_an_unreadable_worktree_mount_keeps_its_submodules_commits() {
     if !engine_available("a_discard_of_an_unreadable_worktree_mount_keeps_its_submodules_commits") {
         return;
@@ -829,13 +827,11 @@ fn agent_toml_link_scene() -> (Scene, Instance, Session, &'static str) {
     (scene, inst, session, SECRET)
 }
 
-/// FINDING. `sockets/<c>/agent.toml` is the agent's to write, and the recipe capture (keep, and
-/// reconcile for a live session) reads it with `read_to_string`, through a symbolic link: the
-/// operator's file it names is copied into the tools' continuity file, and a resume writes it back
-/// as `agent.toml`, where the container reads it (`/jackin/run/agent.toml`).
+/// `sockets/<c>/agent.toml` is the agent's to write. The recipe capture (keep, and reconcile for
+/// a live session) read it through a symbolic link: the operator's file it named was copied into
+/// the tools' continuity file, and a resume wrote it back as `agent.toml`, where the container
+/// reads it. Only a regular file is read now (state/store: `read_agent_toml`).
 #[test]
-#[ignore = "finding: the recipe capture reads sockets/<c>/agent.toml through a symlink; a resume writes the \
-            linked file's text back into the session's agent.toml (a host file handed to the agent)"]
 fn agent_toml_is_never_read_through_a_link() {
     if !engine_available("agent_toml_is_never_read_through_a_link") {
         return;
@@ -851,11 +847,9 @@ fn agent_toml_is_never_read_through_a_link() {
     assert!(holding.is_empty(), "the operator's file was read through agent.toml into {holding:?}");
 }
 
-/// FINDING. The same `read_to_string` on a FIFO (or `/dev/zero`, unbounded) never returns: the
-/// exit hook's `jackin-keep` hangs on a session whose `agent.toml` the agent made a FIFO.
+/// The same read on a FIFO (or `/dev/zero`, unbounded) never returned: the exit hook's
+/// `jackin-keep` hung on a session whose `agent.toml` the agent made a FIFO.
 #[test]
-#[ignore = "finding: jackin-keep blocks forever reading sockets/<c>/agent.toml when the agent made it a FIFO \
-            (read_to_string, no file-type check, no size bound)"]
 fn a_fifo_as_agent_toml_does_not_hang_keep() {
     if !engine_available("a_fifo_as_agent_toml_does_not_hang_keep") {
         return;

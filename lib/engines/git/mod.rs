@@ -38,6 +38,7 @@ pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability}
 pub use role_source::{role_commit, source_tar};
 pub(crate) use submodules::{at_risk as submodules_at_risk, bundles as submodule_bundles};
 use worktrees::registration;
+pub(crate) use worktrees::registration_dir;
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
 #[derive(Debug, Clone, Default)]

@@ -32,6 +32,15 @@ impl Repo {
     }
 }
 
+/// The git directory of the registration of the worktree at `worktree_path` (found as
+/// [`registration`] finds it, else by `fallback_name`) in the host repository at `host_path`:
+/// `<host>/.git/worktrees/<name>`, which holds the worktree's submodules' git directories.
+pub(crate) fn registration_dir(host_path: &Path, worktree_path: &Path, fallback_name: &str) -> Option<PathBuf> {
+    let host = Repository::open(host_path).ok()?;
+    let name = registration(&host, worktree_path, Some(fallback_name))?;
+    Some(host.commondir().join("worktrees").join(name))
+}
+
 /// The name of the host's registration of the worktree at `worktree_path`: the one whose path is
 /// that path, or, when the directory is already gone, the one named `fallback_name`.
 pub(super) fn registration(host: &Repository, worktree_path: &Path, fallback_name: Option<&str>) -> Option<String> {

@@ -246,9 +246,12 @@ impl<'t> Session<'t> {
 }
 
 fn show_in_pager(pager: &str, text: &str, tty: &File) -> Result<()> {
+    // Started from `/`: a pager that reads git's configuration (delta, `git -p`'s kin) reads the
+    // operator's, never that of a repository the agent can write around the working directory.
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(pager)
+        .current_dir("/")
         .stdin(Stdio::piped())
         .stdout(tty.try_clone()?)
         .stderr(tty.try_clone()?)

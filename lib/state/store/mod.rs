@@ -63,6 +63,9 @@ pub struct Store {
     pub roots: Roots,
 }
 
+/// The largest `agent.toml` read: jackin writes a few KiB.
+pub(crate) const AGENT_TOML_MAX: u64 = 1 << 20;
+
 impl Store {
     /// A store over an existing jackin home; a missing home is "unavailable", never created.
     pub fn open(roots: Roots) -> Result<Self> {
@@ -162,13 +165,34 @@ impl Store {
     }
 
     /// The instance's `agent.toml`; `None` when there is none.
+    ///
+    /// The agent can write `sockets/<c>`, so only a regular file of at most [`AGENT_TOML_MAX`]
+    /// bytes is read, never through a symbolic link (an operator's file it names would be copied
+    /// into the launch recipe and written back where the container reads it) and never a FIFO or
+    /// a device (which would block or never end): anything else is as good as no `agent.toml`.
     pub(crate) fn read_agent_toml(&self, name: &InstanceName) -> Result<Option<String>> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
         let path = self.agent_toml_path(name);
-        match fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        if fs::symlink_metadata(self.socket_dir(name)).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Ok(None);
         }
+        let opened = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path);
+        let file = match opened {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        let meta = file.metadata().with_context(|| format!("reading {}", path.display()))?;
+        if !meta.is_file() || meta.len() > AGENT_TOML_MAX {
+            return Ok(None);
+        }
+        let mut text = String::new();
+        file.take(AGENT_TOML_MAX).read_to_string(&mut text).with_context(|| format!("reading {}", path.display()))?;
+        Ok(Some(text))
     }
 
     /// Writes `agent.toml` into a socket directory only the operator can enter (state.md).

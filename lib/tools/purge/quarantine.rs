@@ -67,6 +67,10 @@ pub(crate) struct SavedMount {
     pub(crate) files: Vec<SavedFile>,
     /// An unreadable mount is moved here whole: what cannot be read cannot be picked apart.
     pub(crate) tree: Option<String>,
+    /// An unreadable worktree's submodules' git directories, moved here from its registration in
+    /// the host repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) modules: Option<String>,
     pub(crate) note: Option<String>,
 }
 
@@ -248,6 +252,7 @@ fn save_mount(
         files_dir: None,
         files: Vec::new(),
         tree: None,
+        modules: None,
         note: None,
     };
     let path = Path::new(&mount.path);
@@ -256,6 +261,7 @@ fn save_mount(
         let inside = path.starts_with(store.data_dir()) && !mount.path.contains("/../");
         if let Some(record) = record.filter(|r| r.isolation == IsolationKind::Worktree) {
             save_unreadable_worktree_refs(record, &mount_dir, dir_name, &mut saved)?;
+            save_unreadable_worktree_modules(record, &mount_dir, dir_name, &mut saved)?;
         }
         if inside && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
             fs::rename(path, mount_dir.join("tree")).with_context(|| format!("moving {}", path.display()))?;
@@ -336,6 +342,29 @@ fn save_unreadable_worktree_refs(
         saved.bundle = Some(format!("{dir_name}/commits.bundle"));
         saved.bundle_contents = Some(contents);
     }
+    Ok(())
+}
+
+/// A worktree git cannot read keeps its submodules' git directories in its registration in the
+/// host repository (`<host>/.git/worktrees/<name>/modules/`), which step 5 prunes: moved whole
+/// into the quarantine, as the work tree is, since what cannot be read cannot be bundled.
+fn save_unreadable_worktree_modules(
+    record: &IsolationRecord,
+    mount_dir: &Path,
+    dir_name: &str,
+    saved: &mut SavedMount,
+) -> Result<()> {
+    let registration = git::registration_dir(
+        Path::new(&record.original_src),
+        Path::new(&record.worktree_path),
+        &record.container_name,
+    );
+    let Some(modules) = registration.map(|dir| dir.join("modules")) else { return Ok(()) };
+    if !fs::symlink_metadata(&modules).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    fs::rename(&modules, mount_dir.join("modules")).with_context(|| format!("moving {}", modules.display()))?;
+    saved.modules = Some(format!("{dir_name}/modules"));
     Ok(())
 }
 
@@ -423,6 +452,9 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
         }
         if let Some(tree) = &m.tree {
             t.push_str(&format!("  the whole directory is in {d}/{tree}\n"));
+        }
+        if let Some(modules) = &m.modules {
+            t.push_str(&format!("  its submodules' git directories are in {d}/{modules}/\n"));
         }
         if let Some(note) = &m.note {
             t.push_str(&format!("  note: {note}\n"));
