@@ -985,3 +985,30 @@ fn commits_inside_a_submodule_are_at_risk_and_bundled_on_a_discard() {
         assert!(text.contains("submodule vendor/lib"), "{case}: {text}");
     }
 }
+
+// --- 10. a bundle stands alone --------------------------------------------------------------
+
+/// A bundle holds every object its commits need beyond its prerequisites: here session A's
+/// commit adds an empty file, whose blob session B's surviving commit also holds. The bundle
+/// left that blob out (B's commit was among what survives) without naming B's commit as a
+/// prerequisite, so a fresh clone of origin could not fetch it ("did not send all necessary
+/// objects") once B was purged too.
+#[test]
+fn a_bundle_holds_the_objects_another_sessions_commit_shares() {
+    if !engine_available("a_bundle_holds_the_objects_another_sessions_commit_shares") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let a = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let b = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    commit_file(&b.mount_path(0), "b-empty.txt", "", "b's empty file");
+    let commit = commit_file(&a.mount_path(0), "a-empty.txt", "", "a's empty file");
+    let out = home.purge(&["--discard-unfinished", &a.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    let fresh = fresh_clone_of_origin(&home, &app);
+    let bundle = q.join("0-workspace-app/commits.bundle");
+    assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&commit]), std::slice::from_ref(&commit));
+    git(&fresh, &["fsck", "--no-dangling", "--connectivity-only"]);
+}

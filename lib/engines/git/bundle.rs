@@ -182,17 +182,17 @@ pub(crate) fn write_bundle(repo: &Repo, refs: &BundleRefs, path: &Path) -> Resul
 fn write(repo: &Repository, refs: &[(String, Oid)], hidden: &[Oid], path: &Path) -> Result<Option<BundleContents>> {
     let odb = repo.odb()?;
     let hidden: Vec<Oid> = hidden.iter().copied().filter(|id| odb.exists(*id)).collect();
-    let walk = || -> Result<git2::Revwalk<'_>> {
+    let walk = |hidden: &[Oid]| -> Result<git2::Revwalk<'_>> {
         let mut walk = repo.revwalk()?;
         for (_, id) in refs {
             walk.push(*id)?;
         }
-        for id in &hidden {
+        for id in hidden {
             walk.hide(*id)?;
         }
         Ok(walk)
     };
-    let included: HashSet<Oid> = walk()?.collect::<Result<_, _>>()?;
+    let included: HashSet<Oid> = walk(&hidden)?.collect::<Result<_, _>>()?;
     if included.is_empty() {
         return Ok(None);
     }
@@ -204,8 +204,13 @@ fn write(repo: &Repository, refs: &[(String, Oid)], hidden: &[Oid], path: &Path)
             }
         }
     }
+    // The pack leaves out only what the prerequisites hold, as `git bundle create <tips> --not
+    // <prerequisites>` does: the same commits (every way out of them passes a prerequisite), but
+    // a blob only another surviving tip held (another session's commit, which a repository that
+    // fetches this bundle need not have) is in the pack, so each bundle stands alone.
+    let boundary: Vec<Oid> = prerequisites.iter().copied().collect();
     let mut builder = repo.packbuilder()?;
-    builder.insert_walk(&mut walk()?)?;
+    builder.insert_walk(&mut walk(&boundary)?)?;
 
     let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut out = BufWriter::new(file);
