@@ -1012,3 +1012,89 @@ fn a_bundle_holds_the_objects_another_sessions_commit_shares() {
     assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&commit]), std::slice::from_ref(&commit));
     git(&fresh, &["fsck", "--no-dangling", "--connectivity-only"]);
 }
+
+// --- 11. staged versions the work tree no longer has ------------------------------------------
+
+/// The index can hold the only copy of a version: a new file staged and then removed from the
+/// work tree (`AD`), a file staged and then edited again (`AM`, `MM`). A discard saves each
+/// staged version under `index/`, beside the work tree's under `files/`. Before, only the work
+/// tree was copied: the `AD` file was "deleted: nothing to save" and its only copy went with the
+/// worktree's index (found by the work-loss oracle).
+#[test]
+fn staged_versions_the_work_tree_no_longer_has_are_saved() {
+    if !engine_available("staged_versions_the_work_tree_no_longer_has_are_saved") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    fs::write(wt.join("only-staged.rs"), "fn staged_only() {}\n").unwrap();
+    git(&wt, &["add", "only-staged.rs"]);
+    fs::remove_file(wt.join("only-staged.rs")).unwrap();
+    fs::write(wt.join("README.md"), "staged version\n").unwrap();
+    git(&wt, &["add", "README.md"]);
+    fs::write(wt.join("README.md"), "edited after staging\n").unwrap();
+    let status = git(&wt, &["status", "--porcelain"]);
+    assert!(status.contains("AD only-staged.rs") && status.contains("MM README.md"), "{status}");
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    let mount = q.join("0-workspace-app");
+    assert_eq!(fs::read_to_string(mount.join("index/only-staged.rs")).unwrap(), "fn staged_only() {}\n");
+    assert_eq!(fs::read_to_string(mount.join("index/README.md")).unwrap(), "staged version\n");
+    assert_eq!(fs::read_to_string(mount.join("files/README.md")).unwrap(), "edited after staging\n");
+    let receipt = read_json(&q.join("receipt.json"));
+    assert_eq!(receipt["mounts"][0]["index_dir"], "0-workspace-app/index");
+    let staged: Vec<&str> = receipt["mounts"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["staged"] == true)
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(staged.len(), 2, "{receipt:#}");
+}
+
+/// A submodule left behind: the parent reset to before the commit that added it, so `.gitmodules`
+/// no longer names it and `vendor/lib/` is an untracked directory whose repository lives in the
+/// mount's git directory (`modules/vendor/lib`). Its commits are at risk and bundled on a discard
+/// all the same. Before, only `.gitmodules` was read: the quarantine copied the work tree and a
+/// `.git` file pointing at what the purge deletes (found by the work-loss oracle).
+#[test]
+fn a_submodule_left_behind_by_a_reset_is_still_at_risk_and_bundled() {
+    if !engine_available("a_submodule_left_behind_by_a_reset_is_still_at_risk_and_bundled") {
+        return;
+    }
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let lib_origin = home.tmp.path().join("lib-origin.git");
+    let lib = home.tmp.path().join("lib-work");
+    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", lib_origin.to_str().unwrap()]);
+    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
+    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
+    git(&lib, &["push", "-q", lib_origin.to_str().unwrap(), "main"]);
+    let h = host.clone();
+    let inst = home.instance(&unique_id(), move |home, c| vec![home.clone_record(c, &h, "/workspace/app")]);
+    let mount = inst.mount_path(0);
+    let sub_add =
+        ["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"];
+    git(&mount, &sub_add);
+    git(&mount, &["commit", "-q", "-m", "vendor the library"]);
+    let sub = mount.join("vendor/lib");
+    let commit = commit_file(&sub, "lib.rs", "pub fn lib() -> u8 { 42 }\n", "the agent's fix");
+    git(&mount, &["reset", "-q", "--hard", "origin/main"]);
+    assert!(!mount.join(".gitmodules").exists() && sub.join(".git").is_file(), "left behind");
+
+    let assessment = home.assess(&inst.container);
+    assert!(assessment.summary.contains("in submodules"), "{}", assessment.summary);
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    let receipt = read_json(&q.join("receipt.json"));
+    let bundle = q.join(receipt["mounts"][0]["submodules"][0]["bundle"].as_str().expect("a submodule bundle"));
+    let fresh = home.tmp.path().join("fresh-lib");
+    git(home.tmp.path(), &["clone", "-q", lib_origin.to_str().unwrap(), fresh.to_str().unwrap()]);
+    assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&commit]), std::slice::from_ref(&commit));
+}

@@ -214,6 +214,18 @@ fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2:
     Ok(())
 }
 
+impl Repo {
+    /// The staged version of `path` (relative to the work tree), as the index holds it: the
+    /// blob's bytes and its mode (`0o100644`, `0o100755`, `0o120000` for a link, whose bytes are
+    /// the target). `None` when the index has no such entry or its blob cannot be read.
+    pub(crate) fn staged(&self, path: &Path) -> Option<(Vec<u8>, u32)> {
+        let index = self.repo.index().ok()?;
+        let entry = index.get_path(path, 0)?;
+        let blob = self.repo.find_blob(entry.id).ok()?;
+        Some((blob.content().to_vec(), entry.mode))
+    }
+}
+
 /// What a host repository's refs say, read once per run and shared by every mount made from it:
 /// a hundred worktrees of one repository need its refs read once, not a hundred times.
 #[derive(Debug, Clone)]

@@ -5,7 +5,10 @@
 //! reflogs reach and none of its remote-tracking refs does. The parent's status only says the
 //! submodule moved; its commits are saved from here (tools/purge/quarantine.rs).
 
-use std::path::{Component, Path};
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+use git2::Repository;
 
 use super::{clone_bundle, clone_unpushed, BundleRefs, GitError, Repo};
 use crate::protocol::assessment::SubmoduleWork;
@@ -28,6 +31,32 @@ pub(crate) struct Submodule {
 pub(crate) fn checked_out(repo: &Repo) -> Vec<Submodule> {
     let mut found = Vec::new();
     collect(repo, Path::new(""), 0, &mut found);
+    // And every submodule git directory the mount's own holds (`<gitdir>/modules/<name>`), named
+    // in `.gitmodules` or not: one left behind when the parent moved to a commit without it, or
+    // deinitialised, still goes with the mount.
+    let mut seen: HashSet<PathBuf> = found.iter().filter_map(|s| s.repo.repo.path().canonicalize().ok()).collect();
+    let modules = repo.repo.path().join("modules");
+    let mut walk =
+        walkdir::WalkDir::new(&modules).min_depth(1).max_depth(2 * MAX_DEPTH).follow_links(false).into_iter();
+    while let Some(Ok(entry)) = walk.next() {
+        if !entry.file_type().is_dir() || !entry.path().join("HEAD").is_file() || !entry.path().join("objects").is_dir()
+        {
+            continue;
+        }
+        // A git directory's own folders (objects, refs) are not modules: not entered.
+        walk.skip_current_dir();
+        let Ok(canonical) = entry.path().canonicalize() else { continue };
+        if seen.insert(canonical) {
+            if let Ok(opened) = Repository::open(entry.path()) {
+                let name = entry.path().strip_prefix(&modules).unwrap_or(entry.path());
+                let path = opened.workdir().and_then(|w| w.strip_prefix(repo.repo.workdir()?).ok()).unwrap_or(name);
+                found.push(Submodule {
+                    path: NameBytes::of_path(path),
+                    repo: Repo { path: entry.path().to_path_buf(), repo: opened },
+                });
+            }
+        }
+    }
     found
 }
 

@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::io::ErrorKind;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -62,6 +63,9 @@ pub(crate) struct SavedMount {
     /// each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) submodules: Vec<SavedSubmodule>,
+    /// The staged versions the work tree no longer has, relative to the quarantine directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) index_dir: Option<String>,
     /// Dirty and untracked files as they were, relative to the quarantine directory.
     pub(crate) files_dir: Option<String>,
     pub(crate) files: Vec<SavedFile>,
@@ -96,6 +100,35 @@ pub(crate) struct SavedFile {
     pub(crate) path_bytes: Option<String>,
     /// False for a deletion: there is no file to save.
     pub(crate) saved: bool,
+    /// Its staged version, which the work tree no longer has (`AM`, `MM`, `AD`, …), saved under
+    /// `index/`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) staged: bool,
+}
+
+/// Whether a change's staged version differs from what its work tree holds (`git status`'s X is
+/// a staged change and Y a change after it): then the index holds the only copy of that version.
+fn staged_differs(status: &str) -> bool {
+    let mut letters = status.chars();
+    let (x, y) = (letters.next().unwrap_or(' '), letters.next().unwrap_or(' '));
+    matches!(x, 'A' | 'M' | 'R' | 'T') && matches!(y, 'M' | 'D' | 'T')
+}
+
+/// Writes the staged version of `rel` under `index_dir`, a link as a link, the mode kept.
+fn save_staged(repo: &git::Repo, rel: &Path, index_dir: &Path) -> Result<bool> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some((bytes, mode)) = repo.staged(rel) else { return Ok(false) };
+    let dst = index_dir.join(rel);
+    if let Some(parent) = dst.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    if mode == 0o120000 {
+        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&bytes), &dst)?;
+    } else {
+        fs::write(&dst, &bytes).with_context(|| format!("saving the staged {}", dst.display()))?;
+        fs::set_permissions(&dst, fs::Permissions::from_mode(if mode & 0o111 != 0 { 0o755 } else { 0o644 }))?;
+    }
+    Ok(true)
 }
 
 /// What a quarantine saves: the at-risk mounts the isolation records describe, or, when those
@@ -249,6 +282,7 @@ fn save_mount(
         bundle_contents: None,
         integrated: mount.integrated().cloned().collect(),
         submodules: Vec::new(),
+        index_dir: None,
         files_dir: None,
         files: Vec::new(),
         tree: None,
@@ -305,14 +339,20 @@ fn save_mount(
         fs::create_dir_all(&files_dir)?;
         for file in &mount.files {
             let copied = copy_changed_file(path, file.path.as_path(), &files_dir)?;
+            let staged =
+                staged_differs(&file.status) && save_staged(&repo, file.path.as_path(), &mount_dir.join("index"))?;
             saved.files.push(SavedFile {
                 status: file.status.clone(),
                 path: file.path.text(),
                 path_bytes: file.path.wire_bytes(),
                 saved: copied,
+                staged,
             });
         }
         saved.files_dir = Some(format!("{dir_name}/files"));
+        if saved.files.iter().any(|f| f.staged) {
+            saved.index_dir = Some(format!("{dir_name}/index"));
+        }
     }
     Ok(saved)
 }
@@ -445,10 +485,19 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
         if let Some(files_dir) = &m.files_dir {
             t.push_str(&format!("  dirty and untracked files, as they were, in {d}/{files_dir}/\n"));
             for f in &m.files {
-                let note = if f.saved { "" } else { " (deleted: nothing to save)" };
+                let note = match (f.saved, f.staged) {
+                    (_, true) => " (and its staged version)",
+                    (true, false) => "",
+                    (false, false) => " (deleted: nothing to save)",
+                };
                 t.push_str(&format!("    {} {}{note}\n", f.status, inert_name(&f.path)));
             }
             t.push_str(&format!("  bring them back: cp -a {d}/{files_dir}/. <your checkout>/\n"));
+            if let Some(index_dir) = &m.index_dir {
+                t.push_str(&format!(
+                    "  staged versions the work tree no longer had (marked staged above) in {d}/{index_dir}/\n"
+                ));
+            }
         }
         if let Some(tree) = &m.tree {
             t.push_str(&format!("  the whole directory is in {d}/{tree}\n"));

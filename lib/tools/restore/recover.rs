@@ -202,6 +202,12 @@ fn apply(dir: &Path, receipt: &Receipt, target: Target, dry_run: bool) -> Result
             commit: id.clone(),
         })
         .collect();
+    if let Some(index_dir) = &mount.index_dir {
+        notes.push(format!(
+            "staged versions the work tree no longer had are in {}/{index_dir}/ (not staged again)",
+            dir.display()
+        ));
+    }
     if !mount.submodules.is_empty() {
         notes.push(format!(
             "{} submodule bundle(s) are not recovered: RECEIPT.txt says how to fetch them into the submodule",
