@@ -72,11 +72,17 @@ fn worktree_session(home: &mut Home, host: &Path) -> (Instance, Vec<String>) {
     (inst, commits)
 }
 
-#[test]
-fn a_discarded_worktree_session_comes_back_byte_for_byte() {
-    if !engine_available("a_discarded_worktree_session_comes_back_byte_for_byte") {
-        return;
-    }
+/// The worktree session above, discarded by `jackin-purge --discard-unfinished`: its work tree
+/// as it was (`before`) and its commits.
+struct Discarded {
+    home: Home,
+    host: PathBuf,
+    inst: Instance,
+    commits: Vec<String>,
+    before: Vec<(Vec<u8>, String, bool)>,
+}
+
+fn discarded_worktree_session() -> Discarded {
     let mut home = Home::new();
     let host = home.host_repo("app");
     let (inst, commits) = worktree_session(&mut home, &host);
@@ -84,6 +90,15 @@ fn a_discarded_worktree_session_comes_back_byte_for_byte() {
     let purged = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(purged.status.code(), Some(0), "{}", stderr(&purged));
     assert!(!inst.dir.exists());
+    Discarded { home, host, inst, commits, before }
+}
+
+#[test]
+fn a_discarded_worktree_session_comes_back_byte_for_byte() {
+    if !engine_available("a_discarded_worktree_session_comes_back_byte_for_byte") {
+        return;
+    }
+    let Discarded { home, host, inst, commits, before } = discarded_worktree_session();
 
     let listed = restore(&home, &["--quarantined"]);
     assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
@@ -177,12 +192,7 @@ fn a_quarantine_whose_host_repository_is_gone_needs_into() {
     if !engine_available("a_quarantine_whose_host_repository_is_gone_needs_into") {
         return;
     }
-    let mut home = Home::new();
-    let host = home.host_repo("app");
-    let (inst, commits) = worktree_session(&mut home, &host);
-    let before = work_tree(&inst.mount_path(0));
-    let purged = home.purge(&["--discard-unfinished", &inst.container], "");
-    assert_eq!(purged.status.code(), Some(0), "{}", stderr(&purged));
+    let Discarded { home, host, inst, commits, before } = discarded_worktree_session();
     fs::rename(&host, home.tmp.path().join("app-moved")).unwrap();
 
     let listed = lines(&restore(&home, &["--quarantined"]));
