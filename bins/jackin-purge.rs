@@ -124,7 +124,7 @@ fn expire(args: &PurgeArgs, ctx: &mut Ctx, store: &Store, tally: &mut Tally) -> 
         tally.freed += expired.bytes;
         ctx.emit(&PurgedReport(&Purged {
             identity,
-            removed: vec![Removed { kind: ResourceKind::Quarantine, name }],
+            removed: vec![Removed::new(ResourceKind::Quarantine, name)],
             freed_bytes: expired.bytes,
             quarantine: None,
             slimmed: false,

@@ -346,9 +346,9 @@ fn an_unreadable_worktree_s_commits_are_saved_before_its_branch_and_registration
     let recovered = git(&fresh, &["rev-parse", &format!("refs/recovered/heads/{}", scratch_branch(&inst))]);
     assert_eq!(recovered, commit);
     let listed = git(&fresh, &["bundle", "list-heads", bundle.to_str().unwrap()]);
-    assert!(listed.contains(&format!("{detached} HEAD")), "the detached HEAD is in the bundle: {listed}");
-    git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "HEAD:refs/recovered/detached"]);
-    assert_eq!(git(&fresh, &["show", "refs/recovered/detached:src/more.rs"]), "fn more() {}");
+    // Under refs/, so the receipt's one fetch brings it back too.
+    assert!(listed.contains(&format!("{detached} refs/jackin/HEAD")), "the detached HEAD is in the bundle: {listed}");
+    assert_eq!(git(&fresh, &["show", "refs/recovered/jackin/HEAD:src/more.rs"]), "fn more() {}");
     assert_eq!(mount["tree"], "0-workspace-app/tree", "the directory is moved whole as well: {receipt:#}");
     assert_eq!(
         git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main", "refs/heads/feature"]),
@@ -810,4 +810,178 @@ fn a_quarantine_that_will_not_fit_is_refused_before_anything_is_deleted() {
     let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "the sparse image alone fits: {}", stderr(&out));
     assert!(is_gone(&home, &inst));
+}
+
+// --- 8. names that are not UTF-8 ------------------------------------------------------------
+
+/// A name's bytes from its wire form: `<field>_bytes` (base64) when present, else the text.
+fn wire_name(entry: &Value, field: &str) -> Vec<u8> {
+    use base64::Engine;
+    match entry[format!("{field}_bytes")].as_str() {
+        Some(b64) => base64::engine::general_purpose::STANDARD.decode(b64).expect("base64"),
+        None => entry[field].as_str().expect("a name").as_bytes().to_vec(),
+    }
+}
+
+fn os(bytes: &[u8]) -> &std::ffi::OsStr {
+    std::os::unix::ffi::OsStrExt::from_bytes(bytes)
+}
+
+/// The agent names files with any bytes. An untracked `notes-<0xFF>.txt` beside a UTF-8
+/// `notes-\xFF.txt` (the text the first one is written as), a directory `d<0xFE>/` with a file in
+/// it, a tracked file renamed to `old-<0xC3>.rs` and a name with a newline and an escape: the
+/// assessment lists each as its own entry whose bytes come back exactly from the record, and a
+/// discard saves each under its own bytes with its own content, the receipt naming them the same
+/// way. Before names were bytes, the first was listed as `notes-\u{FFFD}.txt`, looked for under
+/// that name, recorded as "nothing to save", and deleted.
+#[test]
+fn names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes() {
+    if !engine_available("names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    let files: [(&[u8], &str); 4] = [
+        (b"notes-\xff.txt", "the invalid one\n"),
+        (b"notes-\\xFF.txt", "the UTF-8 one that reads the same\n"),
+        (b"d\xfe/inner.txt", "inside a directory with an invalid name\n"),
+        (b"line\nbreak-\x1b[31m.txt", "a newline and an escape\n"),
+    ];
+    for (name, content) in files {
+        let path = wt.join(os(name));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+    }
+    git(&wt, &["mv", "README.md", "old-\u{1}.rs"]);
+    let renamed = std::process::Command::new("git")
+        .current_dir(&wt)
+        .arg("mv")
+        .arg("old-\u{1}.rs")
+        .arg(os(b"old-\xc3.rs"))
+        .status()
+        .unwrap();
+    assert!(renamed.success());
+
+    let listed = home.cmd("jackin-assess").args(["--format=json", &inst.container]).output().unwrap();
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let assessment: Value = serde_json::from_slice(listed.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let entries = assessment["data"]["mounts"][0]["files"].as_array().unwrap().clone();
+    let names: Vec<Vec<u8>> = entries.iter().map(|e| wire_name(e, "path")).collect();
+    for (name, _) in files {
+        assert!(names.contains(&name.to_vec()), "{:?} missing from {entries:?}", String::from_utf8_lossy(name));
+    }
+    let invalid = entries.iter().find(|e| wire_name(e, "path") == b"notes-\xff.txt").unwrap();
+    assert_eq!(invalid["path"], "notes-\\xFF.txt", "the text form escapes the invalid byte");
+    let utf8 = entries.iter().find(|e| wire_name(e, "path") == b"notes-\\xFF.txt").unwrap();
+    assert!(utf8.get("path_bytes").is_none(), "a UTF-8 name has no second field: {utf8}");
+    let rename = entries.iter().find(|e| e["status"].as_str().unwrap().starts_with('R')).expect("the rename");
+    assert_eq!(wire_name(rename, "path"), b"old-\xc3.rs");
+    assert_eq!(wire_name(rename, "orig_path"), b"README.md");
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    let saved_dir = q.join("0-workspace-app/files");
+    for (name, content) in files {
+        let saved = fs::read(saved_dir.join(os(name)));
+        assert_eq!(saved.ok().as_deref(), Some(content.as_bytes()), "{:?}", String::from_utf8_lossy(name));
+    }
+    assert_eq!(fs::read_to_string(saved_dir.join(os(b"old-\xc3.rs"))).unwrap(), "hello\n");
+    let receipt = read_json(&q.join("receipt.json"));
+    let saved: Vec<(Vec<u8>, bool)> = receipt["mounts"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (wire_name(f, "path"), f["saved"].as_bool().unwrap()))
+        .collect();
+    for (name, _) in files {
+        assert!(saved.contains(&(name.to_vec(), true)), "{:?} not saved: {saved:?}", String::from_utf8_lossy(name));
+    }
+}
+
+// --- 9. commits inside a submodule ----------------------------------------------------------
+
+/// A host repository whose `vendor/lib` is a submodule with its own bare origin.
+fn host_with_submodule(home: &Home) -> (PathBuf, PathBuf) {
+    let host = home.host_repo("app");
+    let lib_origin = home.tmp.path().join("lib-origin.git");
+    let lib = home.tmp.path().join("lib-work");
+    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", lib_origin.to_str().unwrap()]);
+    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
+    git(&lib, &["config", "user.email", "lib@example.invalid"]);
+    git(&lib, &["config", "user.name", "Lib"]);
+    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
+    git(&lib, &["push", "-q", lib_origin.to_str().unwrap(), "main"]);
+    git(
+        &host,
+        &["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"],
+    );
+    git(&host, &["commit", "-q", "-m", "vendor the library"]);
+    git(&host, &["push", "-q", "origin", "main"]);
+    (host, lib_origin)
+}
+
+/// The agent commits inside the submodule checked out in its mount, then (`moved_back`) checks
+/// the submodule out at the commit the parent records, so the parent reads clean and the commit
+/// is only in the submodule's reflog. Either way the submodule's git directory (a clone's
+/// `.git/modules/`, a worktree's `<host>/.git/worktrees/<c>/modules/`) goes with the mount: the
+/// session is at risk ("1 commit in submodules"), a plain purge refuses and changes nothing, and
+/// a discard bundles the commit, which a fresh clone of the submodule's origin fetches back.
+/// Before, the parent's files were saved and the submodule's commit was deleted.
+#[test]
+fn commits_inside_a_submodule_are_at_risk_and_bundled_on_a_discard() {
+    if !engine_available("commits_inside_a_submodule_are_at_risk_and_bundled_on_a_discard") {
+        return;
+    }
+    for (is_clone, moved_back) in [(false, false), (false, true), (true, false), (true, true)] {
+        let case = format!("clone: {is_clone}, moved back: {moved_back}");
+        let mut home = Home::new();
+        let (host, lib_origin) = host_with_submodule(&home);
+        let inst = home.instance(&unique_id(), |h, c| {
+            vec![if is_clone {
+                h.clone_record(c, &host, "/workspace/app")
+            } else {
+                h.worktree_record(c, &host, "/workspace/app")
+            }]
+        });
+        let mount = inst.mount_path(0);
+        git(&mount, &["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"]);
+        let sub = mount.join("vendor/lib");
+        git(&sub, &["config", "user.email", "agent@example.invalid"]);
+        git(&sub, &["config", "user.name", "Agent"]);
+        let recorded = git(&sub, &["rev-parse", "HEAD"]);
+        let commit = commit_file(&sub, "lib.rs", "pub fn lib() -> u8 { 42 }\n", "the agent's fix");
+        if moved_back {
+            git(&sub, &["checkout", "-q", &recorded]);
+            assert_eq!(git(&mount, &["status", "--porcelain"]), "", "{case}: the parent reads clean");
+        }
+
+        let assessment = home.assess(&inst.container);
+        assert_ne!(assessment.verdict, "clean", "{case}: {assessment:?}");
+        assert!(assessment.summary.contains("1 commit in submodules"), "{case}: {}", assessment.summary);
+        let listed = &assessment.mounts[0].submodules;
+        assert_eq!(listed.len(), 1, "{case}: {listed:?}");
+        assert_eq!(listed[0].path, "vendor/lib");
+
+        let before = home.snapshot();
+        let out = home.purge(&[&inst.container], "");
+        assert_eq!(out.status.code(), Some(6), "{case}: {}", stderr(&out));
+        assert_eq!(home.snapshot(), before, "{case}: a refused purge changed nothing");
+
+        let out = home.purge(&["--discard-unfinished", &inst.container], "");
+        assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
+        assert!(is_gone(&home, &inst), "{case}");
+        let q = only_quarantine(&home, &out);
+        let receipt = read_json(&q.join("receipt.json"));
+        let saved = &receipt["mounts"][0]["submodules"][0];
+        assert_eq!(saved["path"], "vendor/lib", "{case}: {receipt}");
+        let bundle = q.join(saved["bundle"].as_str().unwrap());
+        let fresh = home.tmp.path().join("fresh-lib");
+        git(home.tmp.path(), &["clone", "-q", lib_origin.to_str().unwrap(), fresh.to_str().unwrap()]);
+        assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&commit]), std::slice::from_ref(&commit), "{case}");
+        let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
+        assert!(text.contains("submodule vendor/lib"), "{case}: {text}");
+    }
 }

@@ -340,6 +340,43 @@ fn purge_deletes_a_squash_merged_session_without_discarding_and_refuses_a_partia
     assert!(partial.inst.dir.exists());
 }
 
+/// A discard bundles integrated commits too (cheap insurance: "the same patch" is a judgement,
+/// the commits are the fact), also of a session with nothing else at risk, and the receipt says
+/// which were integrated, as what and where. A purge without a discard of the same clean session
+/// saves nothing (above).
+#[test]
+fn a_discard_bundles_integrated_commits_and_the_receipt_says_they_were_integrated() {
+    if !engine_available("a_discard_bundles_integrated_commits_and_the_receipt_says_they_were_integrated") {
+        return;
+    }
+    for (tip, integrated) in [("pr", 3), ("pr~1", 2)] {
+        let scene = Scene::worktree();
+        scene.squash_merge(tip);
+        let out = scene.home.purge(&["--discard-unfinished", &scene.inst.container], "");
+        assert_eq!(out.status.code(), Some(0), "{tip}: {}", stderr(&out));
+        let purged = records::<Purged>(&out.stdout);
+        let q = PathBuf::from(purged[0].quarantine.as_deref().unwrap_or_else(|| panic!("{tip}: no quarantine")));
+        assert!(!scene.inst.dir.exists());
+        let receipt = common::read_json(&q.join("receipt.json"));
+        let mount = &receipt["mounts"][0];
+        let listed: Vec<&str> =
+            mount["integrated"].as_array().unwrap().iter().map(|i| i["commit"].as_str().unwrap()).collect();
+        assert_eq!(listed.len(), integrated, "{tip}: {mount}");
+        assert!(listed.iter().all(|id| scene.commits.iter().any(|c| c == id)), "{tip}: {listed:?}");
+        let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
+        assert_eq!(text.matches("was integrated as").count(), integrated, "{tip}: {text}");
+
+        let fresh = scene.home.tmp.path().join("fresh");
+        let origin = git(&scene.host, &["remote", "get-url", "origin"]);
+        git(scene.home.tmp.path(), &["clone", "-q", &origin, fresh.to_str().unwrap()]);
+        let bundle = q.join(mount["bundle"].as_str().expect("a bundle"));
+        git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
+        for commit in &scene.commits {
+            git(&fresh, &["cat-file", "-e", &format!("{commit}^{{commit}}")]);
+        }
+    }
+}
+
 #[test]
 fn the_exit_dialog_and_the_resume_list_show_what_was_integrated() {
     use std::os::unix::process::CommandExt;

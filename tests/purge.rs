@@ -533,6 +533,8 @@ fn an_unreadable_manifest_is_refused_with_the_way_forward_and_a_discard_purges_i
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let purged = &records::<Purged>(&out.stdout)[0];
     assert!(purged.removed_kinds().contains(&"container"), "{:?}", purged.removed);
+    // The manifest unreadable, the instance is named as its index row names it.
+    assert_eq!(purged.identity.workspace_name.as_deref(), Some("my-app"), "{purged:?}");
     let q = PathBuf::from(purged.quarantine.clone().expect("the work was saved"));
     let receipt = read_json(&q.join("receipt.json"));
     let files = q.join(receipt["mounts"][0]["files_dir"].as_str().unwrap());
@@ -563,6 +565,17 @@ fn crash_at(step: &str) {
         if let Some(row) = rows.iter().find(|r| r.container_base == inst.container) {
             assert_eq!(row.status, "purged", "{step}: an honest index says the purge is under way");
         }
+    }
+
+    if step == "trash" {
+        // Each directory in the trash says whose and which it was, for an operator who looks.
+        let names: Vec<String> = fs::read_dir(home.home.join("trash"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        let data = names.iter().find(|n| n.starts_with(&format!("{}.data.", inst.container)));
+        let data = data.unwrap_or_else(|| panic!("{step}: no data directory in the trash: {names:?}"));
+        assert!(home.home.join("trash").join(data).join("home").is_dir(), "{step}: {data} is the data directory");
     }
 
     let out = home.purge(&["--discard-unfinished", &inst.container], "");
@@ -874,4 +887,119 @@ fn a_dry_run_names_exactly_what_the_run_then_removes() {
     assert_eq!(kinds(&unreadable), ["directory", "index_row"], "no host repository touched without its records");
     assert_eq!(kinds(&row_only), ["index_row"]);
     assert_eq!(home.quarantines().len(), 2, "both discards were saved first");
+}
+
+/// An instance whose manifest is gone has only its index row to stamp at step 3: killed right
+/// after that step, the row says `purged` (an honest index: the purge is under way), and the rerun
+/// finishes. Without the stamp the row would still read `active` while its data is deleted.
+#[test]
+fn without_a_manifest_the_row_alone_is_stamped_before_anything_is_deleted() {
+    if !engine_available("without_a_manifest_the_row_alone_is_stamped_before_anything_is_deleted") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    fs::remove_file(inst.dir.join(".jackin/instance.json")).unwrap();
+    let out = home
+        .cmd("jackin-purge")
+        .args(["--format=json", &inst.container])
+        .env("JACKIN_PURGE_CRASH_AT", "stamped")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed at the crash point: {}", stderr(&out));
+    assert_eq!(home.index_row(&inst.container).map(|r| r.status), Some("purged".to_owned()));
+    assert!(inst.dir.exists(), "nothing deleted yet");
+    let out = home.purge(&[&inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!has_row(&home, &inst.container) && !inst.dir.exists());
+    // Without a manifest, the record names the instance as its index row did.
+    let identity = &records::<Purged>(&out.stdout)[0].identity;
+    assert_eq!((identity.workspace_name.as_deref(), identity.role_key.as_str()), (Some("my-app"), "agent-smith"));
+}
+
+/// The manifest is the instance's own word: the `purged` record names the instance as the
+/// manifest does (here with no index row to begin with, on a rerun that goes by the purge mark),
+/// and the Docker resources removed are those the manifest names (here a network not named after
+/// the container), not the names derived from the container's.
+#[test]
+fn the_manifest_names_the_instance_and_its_docker_resources() {
+    if !engine_available("the_manifest_names_the_instance_and_its_docker_resources") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    let network = format!("custom-{}", inst.id);
+    let manifest_path = inst.dir.join(".jackin/instance.json");
+    let mut manifest = read_json(&manifest_path);
+    manifest["docker"]["network"] = json!(network);
+    common::write_json(&manifest_path, &manifest);
+    // No index row (jackin stopped before writing it): only the manifest names the instance.
+    let mut index = home.index();
+    index["instances"] = json!([]);
+    common::write_json(&home.index_path(), &index);
+    docker(&["network", "create", "--internal", &network]);
+    let _cleanup = NetworkCleanup(network.clone());
+
+    // Killed once past step 3, so that the rerun goes by the purge mark, not an assessment.
+    let crashed = home.cmd("jackin-purge").arg(&inst.container).env("JACKIN_PURGE_CRASH_AT", "stamped").output();
+    assert_eq!(crashed.unwrap().status.code(), None, "killed at the crash point");
+    let out = home.purge(&[&inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let purged = records::<Purged>(&out.stdout).remove(0);
+    assert_eq!(purged.identity.workspace_label, "my-app", "the manifest's label");
+    assert!(purged.removed.iter().any(|r| r.kind == "network" && r.name == network), "{:?}", purged.removed);
+    assert!(!Session::exists("network", &network), "the manifest's network is gone");
+}
+
+struct NetworkCleanup(String);
+
+impl Drop for NetworkCleanup {
+    fn drop(&mut self) {
+        docker_quiet(&["network", "rm", &self.0]);
+    }
+}
+
+/// A host repository that is there but cannot be opened (its `.git` is not a repository) stops
+/// the purge of a session with a worktree of it, even on a discard: the registration and the
+/// scratch branch in it cannot be seen, so nothing is deleted (`purge_failed`, exit 6). Only a
+/// host repository that is gone took those with it.
+#[test]
+fn a_host_repository_that_cannot_be_opened_stops_the_purge() {
+    if !engine_available("a_host_repository_that_cannot_be_opened_stops_the_purge") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let moved = home.tmp.path().join("app.git-aside");
+    fs::rename(app.join(".git"), &moved).unwrap();
+    fs::write(app.join(".git"), "not a repository\n").unwrap();
+    let before = home.snapshot();
+    let out = home.purge(&["--discard-unfinished", "--no-quarantine", &inst.container], "");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let refused = records::<ErrorRecord>(&out.stdout);
+    assert_eq!(refused[0].code, "purge_failed", "{refused:?}");
+    assert!(refused[0].message.contains("opening the host repository"), "{refused:?}");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+}
+
+/// `--format text` closes with the total: how many were purged and the space freed.
+#[test]
+fn the_text_report_closes_with_the_total() {
+    if !engine_available("the_text_report_closes_with_the_total") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&unique_id(), |_, _| Vec::new());
+    fs::write(inst.dir.join("home/notes.txt"), vec![b'x'; 4096]).unwrap();
+    let out = home.cmd("jackin-purge").args(["--format=text", &inst.container]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last = text.lines().last().unwrap_or_default();
+    assert!(last.starts_with("purged 1 · ") && last.ends_with(" freed"), "{text}");
+    let dry = home.instance(&unique_id(), |_, _| Vec::new());
+    let out = home.cmd("jackin-purge").args(["--format=text", "--dry-run", &dry.container]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().last().unwrap_or_default().starts_with("would purge 1 · "), "{text}");
 }

@@ -982,9 +982,12 @@ fn work_loss(t: &mut Tally) {
             t.case(false, || format!("{state}: no mount directory in the quarantine"));
             continue;
         };
-        // Bring it back the way RECEIPT.txt says, into a fresh clone of the origin.
+        // Bring it back the way RECEIPT.txt says, into a fresh clone of the origin (not of the
+        // host repository: a worktree shares the host's object store, so a clone of the host
+        // would hold the session's commits whatever the bundle held).
         let back = home.tmp.path().join("recovered");
-        git(home.tmp.path(), &["clone", "-q", host.to_str().unwrap(), back.to_str().unwrap()]);
+        let origin = git(&host, &["remote", "get-url", "origin"]);
+        git(home.tmp.path(), &["clone", "-q", &origin, back.to_str().unwrap()]);
         if !at_risk.is_empty() {
             let bundle = mount_dir.join("commits.bundle");
             let fetched = Command::new("git")

@@ -340,3 +340,50 @@ fn a_mount_gone_is_nothing_to_slim_and_one_that_cannot_be_read_is_an_error() {
     assert_eq!(home.snapshot(), before, "nothing changed");
     assert!(moved.join("target/debug/app").exists());
 }
+
+/// Ignored entries whose names are not UTF-8 (an ignored directory `cache-<0xFF>/`, an ignored
+/// `run-<0xFE>.log`) are measured and taken back like any other, and named in the `purged`
+/// record by their bytes (`name_bytes`). Before names were bytes, they were looked for under a
+/// lossy name: counted as 0 bytes and left on disk.
+#[test]
+fn ignored_entries_with_names_that_are_not_utf8_are_measured_and_slimmed() {
+    if !engine_available("ignored_entries_with_names_that_are_not_utf8_are_measured_and_slimmed") {
+        return;
+    }
+    use base64::Engine;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    fs::write(app.join(".git/info/exclude"), "cache-*/\n").unwrap();
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    home.set_status(&inst.container, "preserved_dirty", Some("2026-08-20T09:00:03Z"));
+    let worktree = inst.mount_path(0);
+    fs::write(worktree.join("notes.md"), "work\n").unwrap();
+    let cache = worktree.join(std::ffi::OsStr::from_bytes(b"cache-\xff"));
+    let log = worktree.join(std::ffi::OsStr::from_bytes(b"run-\xfe.log"));
+    filled(&cache.join("blob"), 2 * MB, 7);
+    filled(&log, MB, 8);
+
+    let disk = home.assess_disk(&inst.container).disk.expect("--disk");
+    assert!(disk.rebuildable >= 3 * MB as u64, "both counted: {disk:?}");
+    let out = run(&home, "jackin-purge", &["--slim", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let slimmed = records::<Purged>(&out.stdout).remove(0);
+    assert_eq!(slimmed.freed_bytes, disk.rebuildable);
+    assert!(!cache.exists() && !log.exists(), "both taken back");
+    assert_eq!(fs::read_to_string(worktree.join("notes.md")).unwrap(), "work\n");
+    let root = worktree.canonicalize().unwrap();
+    let mut named: Vec<Vec<u8>> = slimmed
+        .removed
+        .iter()
+        .map(|r| {
+            base64::engine::general_purpose::STANDARD.decode(r.name_bytes.as_deref().expect("name_bytes")).unwrap()
+        })
+        .collect();
+    named.sort();
+    let mut cache_shown = root.join(cache.file_name().unwrap()).into_os_string().into_vec();
+    cache_shown.push(b'/');
+    let log_shown = root.join(log.file_name().unwrap()).into_os_string().into_vec();
+    assert_eq!(named, [cache_shown, log_shown]);
+    assert!(slimmed.removed.iter().all(|r| r.name.contains("\\xF")), "{:?}", slimmed.removed);
+}

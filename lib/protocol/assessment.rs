@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::envelope::Record;
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 
 /// How much a purge would destroy, in increasing order of worry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -46,6 +47,10 @@ pub(crate) struct MountAssessment {
     pub(crate) unpushed: Vec<UnpushedRef>,
     #[serde(default)]
     pub(crate) stashes: usize,
+    /// Submodules checked out in the mount that hold commits (or stashes) no remote-tracking ref
+    /// of theirs holds: their git directories go with the mount.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) submodules: Vec<SubmoduleWork>,
     #[serde(default)]
     pub(crate) ignored: usize,
     #[serde(default)]
@@ -56,6 +61,31 @@ pub(crate) struct MountAssessment {
     /// Its bytes on disk, when they were asked for (`--disk`, the resume list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) disk: Option<MountDisk>,
+}
+
+/// A submodule of a mount with work at risk, judged as a clone is: its `unpushed` refs against
+/// its own remote-tracking refs, and its stashes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SubmoduleWork {
+    /// Its path in the mount; a path that is not UTF-8 has its bytes in `path_bytes`.
+    pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
+    pub(crate) unpushed: Vec<UnpushedRef>,
+    #[serde(default)]
+    pub(crate) stashes: usize,
+}
+
+impl SubmoduleWork {
+    pub(crate) fn new(path: &NameBytes, unpushed: Vec<UnpushedRef>, stashes: usize) -> Self {
+        let unpushed = unpushed.into_iter().filter(|r| r.commits > 0 || !r.integrated.is_empty()).collect();
+        SubmoduleWork { path: path.text(), path_bytes: path.wire_bytes(), unpushed, stashes }
+    }
+
+    /// The commits at risk in it.
+    pub(crate) fn commits(&self) -> usize {
+        self.unpushed.iter().map(|r| r.commits).sum()
+    }
 }
 
 /// A mount's bytes on disk.
@@ -99,6 +129,18 @@ impl Disk {
 }
 
 impl MountAssessment {
+    /// Whether a discard saves this mount: its work is at risk, or it has commits whose patch is
+    /// integrated elsewhere, which a quarantine bundles too (cheap insurance: "the same patch" is
+    /// a judgement, the commit is the fact).
+    pub(crate) fn saved_on_discard(&self) -> bool {
+        self.verdict.at_risk() || self.integrated().next().is_some()
+    }
+
+    /// The mount's integrated commits, over all its unpushed refs.
+    pub(crate) fn integrated(&self) -> impl Iterator<Item = &Integrated> {
+        self.unpushed.iter().flat_map(|r| &r.integrated)
+    }
+
     /// A mount that cannot be observed, and why.
     pub(crate) fn unknown(mount_dst: String, isolation: String, path: String, why: String) -> Self {
         MountAssessment {
@@ -109,6 +151,7 @@ impl MountAssessment {
             files: Vec::new(),
             unpushed: Vec::new(),
             stashes: 0,
+            submodules: Vec::new(),
             ignored: 0,
             error: Some(why),
             original_src: None,
@@ -174,6 +217,20 @@ impl Record for Assessment {
             if mount.stashes > 0 {
                 out.push_str(&format!("\n    {} · only in this clone", plural(mount.stashes, "stash", "stashes")));
             }
+            for submodule in &mount.submodules {
+                for r in submodule.unpushed.iter().filter(|r| r.commits > 0) {
+                    out.push_str(&format!(
+                        "\n    submodule {} · {} · {}",
+                        submodule.path,
+                        r.display_name(),
+                        ahead_phrase(r)
+                    ));
+                }
+                if submodule.stashes > 0 {
+                    let stashes = plural(submodule.stashes, "stash", "stashes");
+                    out.push_str(&format!("\n    submodule {} · {stashes} · only in this mount", submodule.path));
+                }
+            }
             if mount.ignored > 0 {
                 out.push_str(&format!("\n    ({} ignored, not at risk)", mount.ignored));
             }
@@ -236,7 +293,10 @@ pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
     let branches = refs().filter(|r| r.name.starts_with("refs/heads/")).count();
     let tags = refs().filter(|r| r.name.starts_with("refs/tags/")).count();
     let detached = refs().filter(|r| r.name == "HEAD").count();
-    let stashes: usize = mounts.iter().map(|m| m.stashes).sum();
+    let submodules = || mounts.iter().flat_map(|m| &m.submodules);
+    let stashes: usize =
+        mounts.iter().map(|m| m.stashes).sum::<usize>() + submodules().map(|s| s.stashes).sum::<usize>();
+    let in_submodules: usize = submodules().map(SubmoduleWork::commits).sum();
     let mut parts = Vec::new();
     if files > 0 {
         parts.push(format!("{} dirty", plural(files, "file", "files")));
@@ -253,6 +313,9 @@ pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
     if stashes > 0 {
         parts.push(plural(stashes, "stash", "stashes"));
     }
+    if in_submodules > 0 {
+        parts.push(format!("{} in submodules", plural(in_submodules, "commit", "commits")));
+    }
     if parts.is_empty() {
         parts.push("clean".to_owned());
     }
@@ -264,44 +327,60 @@ pub(crate) fn summary(mounts: &[MountAssessment]) -> String {
 }
 
 /// One changed file, with the two status letters of `git status --short` (index, work tree).
+/// Its names are bytes (protocol/path_bytes.rs): the agent names files with any bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "FileChangeWire", into = "FileChangeWire")]
+#[serde(try_from = "FileChangeWire", into = "FileChangeWire")]
 pub(crate) struct FileChange {
     pub(crate) status: String,
-    pub(crate) path: String,
+    pub(crate) path: NameBytes,
     /// The path a renamed file had before, as `git status` shows it (`orig -> path`).
-    pub(crate) orig_path: Option<String>,
+    pub(crate) orig_path: Option<NameBytes>,
     /// The unified diff against HEAD (only with `--diff`).
     pub(crate) diff: Option<String>,
 }
 
 /// A file change as it travels. `from` was the first name of `orig_path`; schema 1 keeps writing
-/// it beside `orig_path` (renaming a field needs a new schema_version) and reads either.
+/// it beside `orig_path` (renaming a field needs a new schema_version) and reads either. A name
+/// that is not UTF-8 has its bytes beside it (`path_bytes`, `orig_path_bytes`).
 #[derive(Serialize, Deserialize)]
 struct FileChangeWire {
     status: String,
     path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    path_bytes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     orig_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    orig_path_bytes: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     from: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     diff: Option<String>,
 }
 
-impl From<FileChangeWire> for FileChange {
-    fn from(wire: FileChangeWire) -> Self {
-        FileChange { status: wire.status, path: wire.path, orig_path: wire.orig_path.or(wire.from), diff: wire.diff }
+impl TryFrom<FileChangeWire> for FileChange {
+    type Error = String;
+
+    fn try_from(wire: FileChangeWire) -> Result<Self, String> {
+        let path = NameBytes::from_wire(wire.path, wire.path_bytes.as_deref())?;
+        let orig_path = match wire.orig_path.or(wire.from) {
+            Some(orig) => Some(NameBytes::from_wire(orig, wire.orig_path_bytes.as_deref())?),
+            None => None,
+        };
+        Ok(FileChange { status: wire.status, path, orig_path, diff: wire.diff })
     }
 }
 
 impl From<FileChange> for FileChangeWire {
     fn from(file: FileChange) -> Self {
+        let orig_text = file.orig_path.as_ref().map(NameBytes::text);
         FileChangeWire {
             status: file.status,
-            path: file.path,
-            from: file.orig_path.clone(),
-            orig_path: file.orig_path,
+            path: file.path.text(),
+            path_bytes: file.path.wire_bytes(),
+            from: orig_text.clone(),
+            orig_path: orig_text,
+            orig_path_bytes: file.orig_path.as_ref().and_then(NameBytes::wire_bytes),
             diff: file.diff,
         }
     }

@@ -6,6 +6,7 @@ pub mod codes;
 pub mod envelope;
 pub mod evidence;
 pub mod identity;
+pub mod path_bytes;
 pub mod records;
 
 use serde::de::DeserializeOwned;

@@ -6,6 +6,7 @@ use crate::protocol::codes::{Cause, ErrorCode, OrphanKind, ResourceKind};
 use crate::protocol::envelope::Record;
 use crate::protocol::evidence::Evidence;
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 use crate::state::config::Policy;
 use serde::{Deserialize, Serialize};
 
@@ -96,7 +97,22 @@ pub struct Removed {
     /// For a slim, `ignored`: an ignored file or directory of a mount, whose name ends in `/`
     /// when it is a directory.
     pub kind: ResourceKind,
+    /// The name as text; a file name that is not UTF-8 has its bytes in `name_bytes`
+    /// (protocol/path_bytes.rs).
     pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_bytes: Option<String>,
+}
+
+impl Removed {
+    pub fn new(kind: ResourceKind, name: impl Into<String>) -> Self {
+        Removed { kind, name: name.into(), name_bytes: None }
+    }
+
+    /// A file or directory removed, named by its own bytes.
+    pub fn file(kind: ResourceKind, name: &NameBytes) -> Self {
+        Removed { kind, name: name.text(), name_bytes: name.wire_bytes() }
+    }
 }
 
 /// `purged`: one instance (or orphan) deleted.

@@ -146,7 +146,10 @@ impl Assessor {
                 mount.error = None;
                 mount.verdict = if !mount.files.is_empty() {
                     Verdict::Dirty
-                } else if mount.unpushed.iter().any(|r| r.commits > 0) || mount.stashes > 0 {
+                } else if mount.unpushed.iter().any(|r| r.commits > 0)
+                    || mount.stashes > 0
+                    || !mount.submodules.is_empty()
+                {
                     Verdict::Unpushed
                 } else {
                     Verdict::Clean
@@ -156,6 +159,7 @@ impl Assessor {
                 mount.files.clear();
                 mount.unpushed.clear();
                 mount.stashes = 0;
+                mount.submodules.clear();
                 mount.verdict = Verdict::Unknown;
                 mount.error = Some(why);
             }
@@ -206,6 +210,7 @@ impl Assessor {
                 mount.stashes = stashes;
             }
         }
+        mount.submodules = git::submodules_at_risk(&repo).map_err(git_error)?;
         Ok(())
     }
 }

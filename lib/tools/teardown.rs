@@ -26,7 +26,7 @@ impl Resource {
             Resource::Network(name) => (ResourceKind::Network, name),
             Resource::Volume(name) => (ResourceKind::Volume, name),
         };
-        Removed { kind, name: name.clone() }
+        Removed::new(kind, name.clone())
     }
 
     /// Removes it; whether it was there.

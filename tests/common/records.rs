@@ -119,11 +119,25 @@ pub struct Mount {
     pub files: Vec<FileEntry>,
     pub unpushed: Vec<UnpushedRef>,
     pub stashes: u64,
+    /// Submodules holding commits or stashes no remote-tracking ref of theirs holds.
+    #[serde(default)]
+    pub submodules: Vec<SubmoduleWork>,
     pub ignored: u64,
     pub error: Option<String>,
     pub original_src: Option<String>,
     #[serde(default)]
     pub disk: Option<MountDisk>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmoduleWork {
+    pub path: String,
+    #[serde(default)]
+    pub path_bytes: Option<String>,
+    pub unpushed: Vec<UnpushedRef>,
+    #[serde(default)]
+    pub stashes: u64,
 }
 
 /// One changed file of a mount, with the two status letters of `git status --short`.
@@ -132,12 +146,17 @@ pub struct Mount {
 pub struct FileEntry {
     pub status: String,
     pub path: String,
+    /// A path that is not UTF-8: its raw bytes, base64 (`path` then has `\xNN` for them).
+    #[serde(default)]
+    pub path_bytes: Option<String>,
     /// The old path of a rename.
     #[serde(default)]
     pub from: Option<String>,
     /// The original path of a renamed or copied file.
     #[serde(default)]
     pub orig_path: Option<String>,
+    #[serde(default)]
+    pub orig_path_bytes: Option<String>,
     /// Only with `--diff`.
     #[serde(default)]
     pub diff: Option<String>,
@@ -218,6 +237,9 @@ impl Purged {
 pub struct Removed {
     pub kind: String,
     pub name: String,
+    /// A name that is not UTF-8: its raw bytes, base64.
+    #[serde(default)]
+    pub name_bytes: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -89,9 +89,13 @@ pub(crate) fn worktree_bundle(
 
 /// A clone's at-risk tips (those of `unpushed`: local branches, tags, a detached HEAD; every
 /// stash entry, as `refs/stashes/stash-<n>`; what only its reflogs reach) against what survives
-/// it: its remote-tracking refs and the refs of the host repository at `host_path` (when it can
-/// be read).
-pub(crate) fn clone_bundle(clone: &Repo, host_path: &Path, unpushed: &[UnpushedRef]) -> Result<BundleRefs, GitError> {
+/// it: its remote-tracking refs and the refs of the host repository at `host_path` (when there
+/// is one and it can be read).
+pub(crate) fn clone_bundle(
+    clone: &Repo,
+    host_path: Option<&Path>,
+    unpushed: &[UnpushedRef],
+) -> Result<BundleRefs, GitError> {
     let repo = &clone.repo;
     let mut refs = unpushed_tips(repo, unpushed)?;
     if let Ok(log) = repo.reflog("refs/stash") {
@@ -105,7 +109,7 @@ pub(crate) fn clone_bundle(clone: &Repo, host_path: &Path, unpushed: &[UnpushedR
             hidden.push(commit.id());
         }
     }
-    if let Ok(host) = HostRefs::read(host_path) {
+    if let Some(Ok(host)) = host_path.map(HostRefs::read) {
         hidden.extend(host.tips.iter().map(|(_, id)| *id));
     }
     let logged = clone_reflog_only(repo, &hidden)?;
@@ -131,7 +135,7 @@ pub(crate) fn host_bundle(
     let mut refs: Vec<(String, Oid)> =
         host_refs.tips.iter().filter(|(name, _)| *name == scratch_ref).cloned().collect();
     let own_head = host_refs.worktree_heads.iter().find(|(dir, _)| Some(dir) == own.as_ref());
-    refs.extend(own_head.map(|(_, id)| ("HEAD".to_owned(), *id)));
+    refs.extend(own_head.map(|(_, id)| (DETACHED_HEAD.to_owned(), *id)));
     let hidden: Vec<Oid> = host_refs
         .tips
         .iter()
@@ -143,17 +147,22 @@ pub(crate) fn host_bundle(
     Some((host, BundleRefs { refs, hidden, from_reflog: Vec::new() }))
 }
 
+/// The name a detached HEAD has in a bundle. Not `HEAD`: the receipt's `git fetch <bundle>
+/// 'refs/*:refs/recovered/*'` fetches only names under `refs/`, and a bundle whose one tip is
+/// `HEAD` fetches nothing at all that way.
+pub(crate) const DETACHED_HEAD: &str = "refs/jackin/HEAD";
+
 /// The commit each unpushed ref of the assessment names now.
 fn unpushed_tips(repo: &Repository, unpushed: &[UnpushedRef]) -> Result<Vec<(String, Oid)>, git2::Error> {
     let mut refs = Vec::new();
     for unpushed in unpushed.iter().filter(|r| r.name != REFLOG_ONLY) {
-        let id = if unpushed.name == "HEAD" {
-            repo.head()?.target()
+        let (name, id) = if unpushed.name == "HEAD" {
+            (DETACHED_HEAD.to_owned(), repo.head()?.target())
         } else {
-            repo.find_reference(&unpushed.name)?.peel_to_commit().ok().map(|c| c.id())
+            (unpushed.name.clone(), repo.find_reference(&unpushed.name)?.peel_to_commit().ok().map(|c| c.id()))
         };
         if let Some(id) = id {
-            refs.push((unpushed.name.clone(), id));
+            refs.push((name, id));
         }
     }
     Ok(refs)
@@ -269,7 +278,7 @@ mod tests {
         let feature = commit(&clone, "refs/heads/feature", Some(main), "only in the clone");
         assert_eq!(clone.head().unwrap().target(), Some(main));
         let repo = Repo::open(tmp.path().join("clone")).unwrap();
-        let refs = clone_bundle(&repo, &tmp.path().join("origin"), &[unpushed("refs/heads/feature")]).unwrap();
+        let refs = clone_bundle(&repo, Some(&tmp.path().join("origin")), &[unpushed("refs/heads/feature")]).unwrap();
         assert!(!refs.is_empty());
         let path = tmp.path().join("commits.bundle");
         let contents = write_bundle(&repo, &refs, &path).unwrap().expect("a bundle");
@@ -294,7 +303,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let _repos = host_and_clone(tmp.path());
         let repo = Repo::open(tmp.path().join("clone")).unwrap();
-        let refs = clone_bundle(&repo, &tmp.path().join("origin"), &[]).unwrap();
+        let refs = clone_bundle(&repo, Some(&tmp.path().join("origin")), &[]).unwrap();
         assert!(refs.is_empty());
         let path = tmp.path().join("commits.bundle");
         assert_eq!(write_bundle(&repo, &refs, &path).unwrap(), None);

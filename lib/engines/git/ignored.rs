@@ -4,6 +4,8 @@
 //! shared by its worktrees, and `core.excludesFile`): an ignored directory is one entry, a file
 //! tracked despite a rule (`git add -f`) is tracked, not ignored.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use git2::{Repository, StatusOptions};
@@ -58,15 +60,16 @@ pub(super) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
     let tracked = tracked_paths(&index);
     let mut entries = Vec::new();
     for entry in statuses.iter().filter(|e| e.status().is_ignored()) {
-        let relative = String::from_utf8_lossy(entry.path_bytes()).into_owned();
-        let is_dir = relative.ends_with('/');
-        let relative = relative.trim_end_matches('/');
+        // The name's own bytes: one that is not UTF-8 is still the file it names.
+        let bytes = entry.path_bytes();
+        let is_dir = bytes.ends_with(b"/");
+        let relative = bytes.strip_suffix(b"/").unwrap_or(bytes);
         // A tracked file inside a directory would make the directory not wholly ignored; libgit2
         // then lists the entries under it instead, and this keeps that promise checked.
         if is_dir && holds_tracked(&tracked, relative) {
             continue;
         }
-        entries.push(Ignored { path: PathBuf::from(relative), is_dir });
+        entries.push(Ignored { path: PathBuf::from(OsStr::from_bytes(relative)), is_dir });
     }
     Ok(entries)
 }
@@ -78,8 +81,8 @@ fn tracked_paths(index: &git2::Index) -> Vec<Vec<u8>> {
     paths
 }
 
-fn holds_tracked(tracked: &[Vec<u8>], dir: &str) -> bool {
-    let prefix = format!("{dir}/").into_bytes();
+fn holds_tracked(tracked: &[Vec<u8>], dir: &[u8]) -> bool {
+    let prefix = [dir, b"/"].concat();
     let at = tracked.partition_point(|p| p.as_slice() < prefix.as_slice());
     tracked.get(at).is_some_and(|p| p.starts_with(&prefix))
 }
@@ -114,9 +117,9 @@ mod tests {
     #[test]
     fn a_directory_holding_a_tracked_file_is_not_wholly_ignored() {
         let tracked: Vec<Vec<u8>> = vec![b"src/main.rs".to_vec(), b"target/NOTES".to_vec(), b"targets.txt".to_vec()];
-        assert!(holds_tracked(&tracked, "target"));
-        assert!(!holds_tracked(&tracked, "targ"));
-        assert!(!holds_tracked(&tracked, "node_modules"));
+        assert!(holds_tracked(&tracked, b"target"));
+        assert!(!holds_tracked(&tracked, b"targ"));
+        assert!(!holds_tracked(&tracked, b"node_modules"));
     }
 
     #[test]

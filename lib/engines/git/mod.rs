@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use git2::{Oid, Repository, Status, StatusOptions};
 
 use crate::protocol::assessment::{FileChange, UnpushedRef};
+use crate::protocol::path_bytes::NameBytes;
 use patches::Surviving;
 pub(crate) use reflog::REFLOG_ONLY;
 use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
@@ -24,14 +25,16 @@ mod repo;
 mod resume;
 mod role_source;
 mod stat_check;
+mod submodules;
 mod worktrees;
 
-pub(crate) use bundle::{clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents};
+pub(crate) use bundle::{clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs};
 pub(crate) use error::GitError;
 pub(crate) use ignored::inside;
 pub(crate) use repo::{skip_object_hash_checks, Repo};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
 pub use role_source::{role_commit, source_tar};
+pub(crate) use submodules::{at_risk as submodules_at_risk, bundles as submodule_bundles};
 use worktrees::registration;
 
 /// The work tree of a repository: changed files at risk, ignored entries only counted.
@@ -84,7 +87,7 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
         }
         let (path, orig_path) = match renamed(&entry) {
             Some((orig, path)) => (path, Some(orig)),
-            None => (String::from_utf8_lossy(entry.path_bytes()).into_owned(), None),
+            None => (NameBytes::new(entry.path_bytes()), None),
         };
         state.files.push(FileChange { status: status_letters(status), path, orig_path, diff: None });
     }
@@ -133,13 +136,9 @@ fn index_matches_head(repo: &Repository, index: &mut git2::Index) -> bool {
 
 /// The original and the current path of a rename in the index (`git mv`), as `git status`
 /// pairs them.
-fn renamed(entry: &git2::StatusEntry) -> Option<(String, String)> {
+fn renamed(entry: &git2::StatusEntry) -> Option<(NameBytes, NameBytes)> {
     let delta = entry.head_to_index().filter(|_| entry.status().is_index_renamed())?;
-    Some((path_text(delta.old_file().path()?), path_text(delta.new_file().path()?)))
-}
-
-fn path_text(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
+    Some((NameBytes::new(delta.old_file().path_bytes()?), NameBytes::new(delta.new_file().path_bytes()?)))
 }
 
 /// `git status --short`'s XY letters.
@@ -196,7 +195,7 @@ fn attach_diffs(repo: &Repository, files: &mut [FileChange]) -> Result<(), git2:
     for i in 0..diff.deltas().len() {
         let Some(mut patch) = git2::Patch::from_diff(&diff, i)? else { continue };
         let delta = patch.delta();
-        let Some(path) = delta.new_file().path().or(delta.old_file().path()).map(path_text) else {
+        let Some(path) = delta.new_file().path_bytes().or(delta.old_file().path_bytes()).map(NameBytes::new) else {
             continue;
         };
         let text = String::from_utf8_lossy(&patch.to_buf()?).into_owned();

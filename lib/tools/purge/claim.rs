@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 
 use crate::base::exit::Exit;
 use crate::protocol::codes::ResourceKind;
+use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::Removed;
 use crate::state::store::{name_lock_held, remove_name_lock_unless_held};
 
@@ -30,7 +31,7 @@ impl NameClaim {
         } else {
             remove_name_lock_unless_held(path)?
         };
-        Ok(removed.then(|| Removed { kind: ResourceKind::NameLock, name: path.to_string_lossy().into_owned() }))
+        Ok(removed.then(|| Removed::file(ResourceKind::NameLock, &NameBytes::of_path(path))))
     }
 
     pub(super) fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {

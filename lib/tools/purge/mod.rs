@@ -154,8 +154,7 @@ impl<'a> Purger<'a> {
         {
             self.stop_session(&docker).map_err(|e| stop(ErrorCode::StopFailed, e))?;
             seen = self.observe_session(request).map_err(|r| outcome_of(name, r))?;
-            let no_stop = PurgeOptions { stop: false, ..self.options };
-            plan::liveness(&seen, request.discard, &no_stop).map_err(|r| outcome_of(name, r))?;
+            plan::liveness_after_stop(&seen, request.discard, &self.options).map_err(|r| outcome_of(name, r))?;
         }
 
         // 2. to 8.: from here to the end of step 5 under the locks of the instance's host

@@ -12,6 +12,7 @@ use crate::base::exit::Exit;
 use crate::engines::docker::ContainerBrief;
 use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Orphan, Purged, Removed};
 use crate::state::names::{
     instance_id_of, instance_of, is_docker_name, is_prewarm, is_valid_name, DockerKind, InstanceName, PREWARM_PREFIX,
@@ -181,7 +182,7 @@ impl Purger<'_> {
 
     fn orphan_inner(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
         let dry = self.options.dry_run;
-        let removed = |kind: ResourceKind, name: &str| vec![Removed { kind, name: name.into() }];
+        let removed = |kind: ResourceKind, name: &str| vec![Removed::new(kind, name)];
         let docker =
             matches!(orphan.kind.known(), Some(ResourceKind::Container | ResourceKind::Network | ResourceKind::Volume));
         if docker && orphan.name.starts_with(PREWARM_PREFIX) {
@@ -280,7 +281,7 @@ impl Purger<'_> {
         if !self.options.dry_run {
             std::fs::remove_file(&path)?;
         }
-        Ok(Ok(vec![Removed { kind: ResourceKind::NameLock, name: path.to_string_lossy().into_owned() }]))
+        Ok(Ok(vec![Removed::file(ResourceKind::NameLock, &NameBytes::of_path(&path))]))
     }
 
     fn orphan_temp(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
@@ -310,7 +311,7 @@ impl Purger<'_> {
         if !self.options.dry_run {
             std::fs::remove_file(&path)?;
         }
-        Ok(Ok(vec![Removed { kind: ResourceKind::TempFile, name: path.to_string_lossy().into_owned() }]))
+        Ok(Ok(vec![Removed::file(ResourceKind::TempFile, &NameBytes::of_path(&path))]))
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Purged, Removed};
 use crate::state::model::{DockerNames, IsolationRecord, MalformedRecord, Status};
 use crate::state::store::{MarkedSession, PurgeMark};
@@ -36,15 +37,14 @@ pub(crate) enum Deletion {
 impl Deletion {
     /// As the `purged` record names it.
     pub(crate) fn removed(&self) -> Removed {
-        let (kind, name) = match self {
-            Deletion::Docker(resource) => return resource.removed(),
-            Deletion::Worktree { path, .. } => (ResourceKind::Worktree, path.clone()),
-            Deletion::Branch { name, .. } => (ResourceKind::Branch, name.clone()),
-            Deletion::Directory(path) => (ResourceKind::Directory, path.to_string_lossy().into_owned()),
-            Deletion::NameLock(path) => (ResourceKind::NameLock, path.to_string_lossy().into_owned()),
-            Deletion::IndexRow(name) => (ResourceKind::IndexRow, name.clone()),
-        };
-        Removed { kind, name }
+        match self {
+            Deletion::Docker(resource) => resource.removed(),
+            Deletion::Worktree { path, .. } => Removed::new(ResourceKind::Worktree, path.clone()),
+            Deletion::Branch { name, .. } => Removed::new(ResourceKind::Branch, name.clone()),
+            Deletion::Directory(path) => Removed::file(ResourceKind::Directory, &NameBytes::of_path(path)),
+            Deletion::NameLock(path) => Removed::file(ResourceKind::NameLock, &NameBytes::of_path(path)),
+            Deletion::IndexRow(name) => Removed::new(ResourceKind::IndexRow, name.clone()),
+        }
     }
 }
 
@@ -148,6 +148,14 @@ pub(crate) fn liveness(seen: &Observation, discard: bool, options: &PurgeOptions
     }
 }
 
+/// Step 1 again, after `--stop` stopped the session and it was observed anew: a role container
+/// that runs still (started again by the launcher or a restart policy) is live, and is not
+/// stopped a second time.
+pub(crate) fn liveness_after_stop(seen: &Observation, discard: bool, options: &PurgeOptions) -> Result<(), Refusal> {
+    let once = PurgeOptions { stop: false, ..*options };
+    liveness(seen, discard, &once).map(|_| ())
+}
+
 /// Steps 2 to 8 for an instance that is not live. `discard`: its decision record allowed
 /// discarding work at risk; `only_if_clean`: a `failed_setup` under `--terminal`.
 pub(crate) fn plan(
@@ -222,7 +230,8 @@ fn assessment(seen: &Observation) -> Result<Assessment, Refusal> {
 }
 
 /// Step 2: work at risk stops the purge unless discarding it was allowed, and is then saved
-/// (unless `--no-quarantine`).
+/// (unless `--no-quarantine`). A discard saves integrated commits too, also of a session with
+/// nothing else at risk.
 fn check_work(
     seen: &Observation,
     assessment: Assessment,
@@ -230,14 +239,17 @@ fn check_work(
     only_if_clean: bool,
     options: &PurgeOptions,
 ) -> Result<Option<Save>, Refusal> {
-    if !assessment.verdict.at_risk() {
+    let discarding = discard || options.discard_unfinished;
+    if assessment.verdict.at_risk() {
+        if only_if_clean {
+            return Err(Refusal::NotClean { summary: assessment.summary });
+        }
+        if !discarding {
+            return Err(Refusal::AtRisk { summary: assessment.summary });
+        }
+    } else if !(discarding && assessment.mounts.iter().any(|m| m.integrated().next().is_some())) {
+        // Nothing at risk; only an explicit discard still bundles integrated commits.
         return Ok(None);
-    }
-    if only_if_clean {
-        return Err(Refusal::NotClean { summary: assessment.summary });
-    }
-    if !(discard || options.discard_unfinished) {
-        return Err(Refusal::AtRisk { summary: assessment.summary });
     }
     if options.no_quarantine {
         return Ok(None);

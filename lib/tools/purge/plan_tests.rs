@@ -211,6 +211,18 @@ fn a_live_session_is_refused_stopped_on_stop_and_never_stopped_by_a_dry_run() {
     assert_eq!(code(liveness(&seen, false, &dry_without_stop).unwrap_err()), "live");
 }
 
+/// After `--stop` stopped it, a session whose role container runs again is live: it is not
+/// stopped twice, and nothing is deleted under a running agent.
+#[test]
+fn a_session_running_again_after_its_stop_is_refused() {
+    let mut seen = seen(Verdict::Clean);
+    seen.role_running = true;
+    let stop = PurgeOptions { stop: true, ..options() };
+    assert_eq!(code(liveness_after_stop(&seen, false, &stop).unwrap_err()), "live");
+    seen.role_running = false;
+    assert!(liveness_after_stop(&seen, false, &stop).is_ok());
+}
+
 #[test]
 fn a_record_naming_another_branch_is_refused_before_anything() {
     let mut seen = seen(Verdict::Clean);

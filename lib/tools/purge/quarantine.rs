@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::remove;
 use crate::engines::git::{self, BundleContents};
-use crate::protocol::assessment::{Assessment, MountAssessment};
+use crate::protocol::assessment::{Assessment, Integrated, MountAssessment};
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 
@@ -48,6 +49,13 @@ pub(crate) struct SavedMount {
     /// The bundle, relative to the quarantine directory.
     pub(crate) bundle: Option<String>,
     pub(crate) bundle_contents: Option<BundleContents>,
+    /// The bundle's commits whose patch a surviving ref holds: saved all the same.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) integrated: Vec<Integrated>,
+    /// The commits of submodules checked out in the mount that nothing else holds, one bundle
+    /// each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) submodules: Vec<SavedSubmodule>,
     /// Dirty and untracked files as they were, relative to the quarantine directory.
     pub(crate) files_dir: Option<String>,
     pub(crate) files: Vec<SavedFile>,
@@ -56,10 +64,26 @@ pub(crate) struct SavedMount {
     pub(crate) note: Option<String>,
 }
 
+/// A submodule's bundle.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SavedSubmodule {
+    /// Its path in the mount; one that is not UTF-8 has its bytes in `path_bytes`.
+    pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
+    /// Relative to the quarantine directory.
+    pub(crate) bundle: String,
+    pub(crate) bundle_contents: BundleContents,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct SavedFile {
     pub(crate) status: String,
+    /// The path as text; a path that is not UTF-8 has its bytes in `path_bytes`
+    /// (protocol/path_bytes.rs), and is saved under `files/` as those bytes.
     pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
     /// False for a deletion: there is no file to save.
     pub(crate) saved: bool,
 }
@@ -111,7 +135,7 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
         if receipt.git_tree.is_some() {
             break;
         }
-        if !mount.verdict.at_risk() {
+        if !mount.saved_on_discard() {
             continue;
         }
         let record = records.get(i).and_then(|r| r.as_ref().ok());
@@ -140,7 +164,7 @@ fn files_to_copy(assessment: &Assessment, records: &[Result<IsolationRecord, Mal
         .mounts
         .iter()
         .enumerate()
-        .filter(|(i, m)| m.verdict.at_risk() && m.error.is_none() && readable(*i))
+        .filter(|(i, m)| m.saved_on_discard() && m.error.is_none() && readable(*i))
         .flat_map(|(_, m)| m.files.iter().map(move |f| Path::new(&m.path).join(&f.path)))
         .collect()
 }
@@ -211,6 +235,8 @@ fn save_mount(
         verdict: mount.verdict.as_str().to_owned(),
         bundle: None,
         bundle_contents: None,
+        integrated: mount.integrated().cloned().collect(),
+        submodules: Vec::new(),
         files_dir: None,
         files: Vec::new(),
         tree: None,
@@ -238,7 +264,7 @@ fn save_mount(
     let host_path = Path::new(&record.original_src);
     let refs = match record.isolation {
         IsolationKind::Worktree => git::worktree_bundle(&repo, host_path, &record.scratch_branch, &mount.unpushed)?,
-        IsolationKind::Clone => git::clone_bundle(&repo, host_path, &mount.unpushed)?,
+        IsolationKind::Clone => git::clone_bundle(&repo, Some(host_path), &mount.unpushed)?,
     };
     if !refs.is_empty() {
         let bundle_path = mount_dir.join("commits.bundle");
@@ -247,12 +273,29 @@ fn save_mount(
             saved.bundle_contents = Some(contents);
         }
     }
+    // The submodules' commits, as they are now: their git directories go with the mount.
+    for (n, (submodule, refs)) in git::submodule_bundles(&repo)?.into_iter().enumerate() {
+        let name = format!("{dir_name}/submodule-{n}.bundle");
+        if let Some(contents) = git::write_bundle(&submodule.repo, &refs, &dest.join(&name))? {
+            saved.submodules.push(SavedSubmodule {
+                path: submodule.path.text(),
+                path_bytes: submodule.path.wire_bytes(),
+                bundle: name,
+                bundle_contents: contents,
+            });
+        }
+    }
     if !mount.files.is_empty() {
         let files_dir = mount_dir.join("files");
         fs::create_dir_all(&files_dir)?;
         for file in &mount.files {
-            let copied = copy_changed_file(path, &file.path, &files_dir)?;
-            saved.files.push(SavedFile { status: file.status.clone(), path: file.path.clone(), saved: copied });
+            let copied = copy_changed_file(path, file.path.as_path(), &files_dir)?;
+            saved.files.push(SavedFile {
+                status: file.status.clone(),
+                path: file.path.text(),
+                path_bytes: file.path.wire_bytes(),
+                saved: copied,
+            });
         }
         saved.files_dir = Some(format!("{dir_name}/files"));
     }
@@ -290,10 +333,9 @@ fn save_unreadable_worktree_refs(
 /// Copies one changed file (as `git status` named it) into `files_dir`, a symlink as a link.
 /// Returns false when there is no file (a deletion). A path that would leave the mount, or that
 /// runs through a symlinked directory, is refused.
-fn copy_changed_file(mount: &Path, rel: &str, files_dir: &Path) -> Result<bool> {
-    let rel_path = Path::new(rel);
+fn copy_changed_file(mount: &Path, rel_path: &Path, files_dir: &Path) -> Result<bool> {
     if rel_path.components().any(|c| !matches!(c, Component::Normal(_))) {
-        anyhow::bail!("refusing to copy {rel:?}: not a plain relative path");
+        anyhow::bail!("refusing to copy {:?}: not a plain relative path", NameBytes::of_path(rel_path).text());
     }
     let mut walked = mount.to_path_buf();
     let parts: Vec<_> = rel_path.components().collect();
@@ -388,10 +430,27 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
                 let origin = if contents.from_reflog.contains(name) { " (from the reflog)" } else { "" };
                 t.push_str(&format!("    {name} {id}{origin}\n"));
             }
+            for integrated in &m.integrated {
+                let short = |id: &str| id.chars().take(12).collect::<String>();
+                t.push_str(&format!(
+                    "    {} was integrated as {} on {}: saved all the same\n",
+                    short(&integrated.commit),
+                    short(&integrated.as_commit),
+                    integrated.into
+                ));
+            }
             t.push_str(&format!(
                 "  bring them back (into {repo} or any clone that has the prerequisites):\n    \
                  git bundle verify {d}/{bundle}\n    \
                  git fetch {d}/{bundle} 'refs/*:refs/recovered/*'\n"
+            ));
+        }
+        for sub in &m.submodules {
+            let b = &sub.bundle;
+            t.push_str(&format!(
+                "  submodule {}: {} commits in {d}/{b}\n  bring them back (in the submodule of a checkout):\n    \
+                 git -C <your checkout>/{} fetch {d}/{b} 'refs/*:refs/recovered/*'\n",
+                sub.path, sub.bundle_contents.commits, sub.path
             ));
         }
         if let Some(files_dir) = &m.files_dir {

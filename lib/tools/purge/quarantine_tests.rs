@@ -150,9 +150,9 @@ fn a_changed_file_gone_meanwhile_is_saved_as_a_deletion_not_an_error() {
     fs::create_dir_all(&mount).unwrap();
     fs::create_dir_all(&files_dir).unwrap();
     fs::write(mount.join("kept.txt"), "work").unwrap();
-    assert!(!copy_changed_file(&mount, "gone.txt", &files_dir).unwrap());
+    assert!(!copy_changed_file(&mount, Path::new("gone.txt"), &files_dir).unwrap());
     assert!(!files_dir.join("gone.txt").exists());
-    assert!(copy_changed_file(&mount, "kept.txt", &files_dir).unwrap());
+    assert!(copy_changed_file(&mount, Path::new("kept.txt"), &files_dir).unwrap());
     assert_eq!(fs::read_to_string(files_dir.join("kept.txt")).unwrap(), "work");
 }
 

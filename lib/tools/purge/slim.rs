@@ -3,19 +3,21 @@
 //! a live session, never a tracked or untracked-unignored file, never outside a mount, never a
 //! symlink's target.
 
+use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
 use anyhow::Context;
 
 use crate::base::disk_usage::SizeWalk;
 use crate::engines::git;
+use crate::protocol::codes::ResourceKind;
+use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Purged, Removed};
 use crate::state::continuity::{self, Slimmed};
 use crate::state::model::{IsolationRecord, Status};
 
 use super::{identity_of, remove, Outcome, Purger, Request, Stop};
 use crate::protocol::codes::ErrorCode;
-use crate::protocol::codes::ResourceKind;
 
 impl Purger<'_> {
     /// Slims one instance: the live check of a purge's step 1, then per mount its rebuildable
@@ -101,11 +103,11 @@ impl Purger<'_> {
             if !self.options.dry_run {
                 remove::remove_tree(&target)?;
             }
-            let mut shown = target.to_string_lossy().into_owned();
+            let mut shown = target.into_os_string().into_vec();
             if entry.is_dir {
-                shown.push('/');
+                shown.push(b'/');
             }
-            removed.push(Removed { kind: ResourceKind::Ignored, name: shown });
+            removed.push(Removed::file(ResourceKind::Ignored, &NameBytes::new(shown)));
         }
         Ok((removed, freed))
     }

@@ -1,0 +1,78 @@
+//! Commits made inside the submodules checked out in a mount. A submodule's git directory lives
+//! in the mount's (a clone's `.git/modules/<name>`, a worktree's
+//! `<host>/.git/worktrees/<c>/modules/<name>`), so a purge deletes it with the mount. What is at
+//! risk in it is what is at risk in a clone: what its branches, tags, detached HEAD, stashes and
+//! reflogs reach and none of its remote-tracking refs does. The parent's status only says the
+//! submodule moved; its commits are saved from here (tools/purge/quarantine.rs).
+
+use std::path::{Component, Path};
+
+use super::{clone_bundle, clone_unpushed, BundleRefs, GitError, Repo};
+use crate::protocol::assessment::SubmoduleWork;
+use crate::protocol::path_bytes::NameBytes;
+
+/// How deep submodules of submodules are followed: past this, a `.gitmodules` chain is the
+/// agent's, not a project's.
+const MAX_DEPTH: usize = 4;
+
+/// A submodule checked out in a mount, opened.
+pub(crate) struct Submodule {
+    /// Its path in the mount (for a nested one, through its parents).
+    pub(crate) path: NameBytes,
+    pub(crate) repo: Repo,
+}
+
+/// The submodules checked out under `repo`'s work tree, nested ones too: those whose path in
+/// `.gitmodules` stays inside the work tree and whose directory opens as a repository. A mount
+/// without `.gitmodules` costs one `stat`.
+pub(crate) fn checked_out(repo: &Repo) -> Vec<Submodule> {
+    let mut found = Vec::new();
+    collect(repo, Path::new(""), 0, &mut found);
+    found
+}
+
+fn collect(repo: &Repo, prefix: &Path, depth: usize, found: &mut Vec<Submodule>) {
+    let Some(workdir) = repo.repo.workdir() else { return };
+    if depth >= MAX_DEPTH || !workdir.join(".gitmodules").is_file() {
+        return;
+    }
+    let Ok(submodules) = repo.repo.submodules() else { return };
+    for submodule in submodules {
+        let path = submodule.path();
+        // `.gitmodules` is the agent's file: a path that climbs out names no submodule of this
+        // mount.
+        if path.as_os_str().is_empty() || !path.components().all(|c| matches!(c, Component::Normal(_))) {
+            continue;
+        }
+        let Ok(opened) = Repo::open(workdir.join(path)) else { continue };
+        let full = prefix.join(path);
+        collect(&opened, &full, depth + 1, found);
+        found.push(Submodule { path: NameBytes::of_path(&full), repo: opened });
+    }
+}
+
+/// The submodules of `repo` with work at risk, as the assessment reports them.
+pub(crate) fn at_risk(repo: &Repo) -> Result<Vec<SubmoduleWork>, GitError> {
+    let mut work = Vec::new();
+    for submodule in checked_out(repo) {
+        let (unpushed, stashes) = clone_unpushed(&submodule.repo, None)?;
+        if stashes > 0 || unpushed.iter().any(|r| r.commits > 0) {
+            work.push(SubmoduleWork::new(&submodule.path, unpushed, stashes));
+        }
+    }
+    Ok(work)
+}
+
+/// Per submodule of `repo`, what a bundle of its at-risk commits holds (as they are now), and
+/// the submodule to write it from; only those with something to bundle.
+pub(crate) fn bundles(repo: &Repo) -> Result<Vec<(Submodule, BundleRefs)>, GitError> {
+    let mut out = Vec::new();
+    for submodule in checked_out(repo) {
+        let (unpushed, _) = clone_unpushed(&submodule.repo, None)?;
+        let refs = clone_bundle(&submodule.repo, None, &unpushed)?;
+        if !refs.is_empty() {
+            out.push((submodule, refs));
+        }
+    }
+    Ok(out)
+}
