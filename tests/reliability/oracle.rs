@@ -35,17 +35,6 @@ use crate::common::{stderr, unique_id, Home, Rng};
 // ---------------------------------------------------------------------------------------------
 // what the generator may do
 
-/// File names that are not valid UTF-8 (`bad\xff`, `caf\xe9`, a lone continuation byte, an
-/// overlong encoding, a surrogate). Off until main saves them: today they are listed lossily and
-/// not saved.
-const INVALID_UTF8_NAMES: bool = false;
-/// Commits made inside the submodule checked out in the mount. Off until main saves them: today
-/// no bundle holds them.
-const SUBMODULE_COMMITS: bool = false;
-/// Commits on a detached HEAD: `detach HEAD`, and a rebase left stopped on a conflict (HEAD
-/// detached at the commits rebased so far). Off: the bundle names them `HEAD`, which the
-/// receipt's `git fetch <bundle> 'refs/*:refs/recovered/*'` does not fetch (docs/reliability.md).
-const DETACHED_HEAD_COMMITS: bool = false;
 /// Each quarantine's bundles fetched on their own, as its receipt says, into a fresh clone of
 /// origin with the host's surviving refs. Off: a bundle leaves out objects that only another
 /// session's commits held when it was written (the empty blob of an empty file, most often)
@@ -292,13 +281,13 @@ const ACTIONS: &[Action] = &[
     ("rebase onto origin/main", 3, |a| a.rebase_upstream()),
     ("cherry-pick a host branch", 3, |a| a.cherry_pick_host()),
     ("cherry-pick onto a host branch", 3, |a| a.cherry_pick_onto_host()),
-    ("detach HEAD", if DETACHED_HEAD_COMMITS { 2 } else { 0 }, |a| a.detach()),
+    ("detach HEAD", 2, |a| a.detach()),
     ("back on the branch", 2, |a| a.reattach()),
     ("new branch", 2, |a| a.branch()),
     ("tag", 2, |a| a.tag()),
     ("stash", 5, |a| a.stash()),
     ("submodule update --init", 2, |a| a.submodule_init()),
-    ("submodule commit", if SUBMODULE_COMMITS { 4 } else { 0 }, |a| a.submodule_commit()),
+    ("submodule commit", 4, |a| a.submodule_commit()),
     ("submodule file", if SUBMODULE_FILES { 2 } else { 0 }, |a| a.submodule_file()),
     ("upstream squash merge", 5, |a| a.upstream_squash()),
     ("upstream rebase merge", 2, |a| a.upstream_rebase_merge()),
@@ -354,8 +343,7 @@ impl<'w> Agent<'w> {
     fn name(&mut self) -> Vec<u8> {
         let n = self.next_n();
         let i = self.index;
-        let kinds = if INVALID_UTF8_NAMES { 12 } else { 10 };
-        let text = match self.rng.below(kinds) {
+        let text = match self.rng.below(12) {
             0..=2 => format!("notes-{i}-{n}.txt"),
             3 => format!("my notes {i} {n}.md"),
             4 => (*self.rng.pick(&["résumé-{}.txt", "日本語-{}.rs", "\u{202e}gpj.{}exe", "emoji-\u{1f600}-{}"]))
@@ -489,8 +477,7 @@ impl<'w> Agent<'w> {
     /// After a failed rebase or cherry-pick: abort it, or (one time in four) leave it half-done,
     /// as an agent that gave up would.
     fn after_conflict(&mut self, what: &str, why: String) -> Result<String, String> {
-        let leave = self.rng.below(4) == 0;
-        if leave && (what != "rebase" || DETACHED_HEAD_COMMITS) {
+        if self.rng.below(4) == 0 {
             return Ok(format!("{what} stopped on a conflict and left so ({why})"));
         }
         let _ = self.git(&[what, "--abort"]);
@@ -658,10 +645,7 @@ impl<'w> Agent<'w> {
             b"bad\xfftarget",
             b"a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a",
         ];
-        let mut target = self.rng.pick(targets).to_vec();
-        if !INVALID_UTF8_NAMES && std::str::from_utf8(&target).is_err() {
-            target = b"README.md".to_vec();
-        }
+        let target = self.rng.pick(targets).to_vec();
         // A tracked file turned into a link (a type change), or a new link.
         let replaced = if self.rng.below(3) == 0 { self.some_file() } else { None };
         let rel = match replaced {
@@ -2012,9 +1996,19 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         };
         t.case(!h.data_dir.exists(), || h.failure(seed, "purged, yet the data directory is left"));
         let at_risk = verdict != "clean";
+        // A discard also saves the commits that are only integrated (the same patch survives
+        // elsewhere), of a session that is clean but for them.
+        let saves = at_risk || (h.route == Route::Discard && !h.integrated.is_empty());
         t.stats.quarantined += usize::from(quarantine.is_some());
-        t.case(quarantine.is_some() == at_risk, || {
-            h.failure(seed, if at_risk { "work at risk, yet no quarantine" } else { "a quarantine of a clean session" })
+        t.case(quarantine.is_some() == saves, || {
+            h.failure(
+                seed,
+                match (at_risk, saves) {
+                    (true, _) => "work at risk, yet no quarantine",
+                    (false, true) => "a discard of integrated commits, yet no quarantine",
+                    (false, false) => "a quarantine of a clean session",
+                },
+            )
         });
         let saved_mount = quarantine.as_ref().and_then(|q| {
             fs::read_dir(q)
@@ -2148,10 +2142,7 @@ pub(super) fn work_loss_oracle(t: &mut Tally) {
         stats.add(&result.stats);
     }
     let gated: Vec<&str> = [
-        (INVALID_UTF8_NAMES, "names that are not UTF-8"),
-        (SUBMODULE_COMMITS, "submodule commits"),
         (BUNDLES_STAND_ALONE, "bundles fetched alone"),
-        (DETACHED_HEAD_COMMITS, "detached HEAD commits"),
         (SUBMODULE_FILES, "submodule files"),
         (PUSHED_BRANCH_DELETED, "pushed branches deleted upstream"),
     ]
