@@ -45,6 +45,12 @@ use crate::common::{stderr, unique_id, Home, Rng};
 const BUNDLES_STAND_ALONE: bool = false;
 /// Dirty and untracked files inside the submodule checked out in the mount.
 const SUBMODULE_FILES: bool = true;
+/// The submodule left checked out when the parent moves to a commit without it (a reset to
+/// before the commit that added it): `.gitmodules` no longer names it, `sub/` is an untracked
+/// directory whose repository lives in the mount's git directory. Off: its commits are not
+/// bundled (the quarantine copies the work tree and a `.git` file pointing at what the purge
+/// deletes), so they are lost (docs/reliability.md).
+const SUBMODULE_LEFT_BEHIND: bool = false;
 /// The session pushes its branch to origin, and upstream deletes that branch later (as a forge
 /// does after a merge) while the mount still has the remote-tracking ref. Off: a clone's stale
 /// remote-tracking ref counts as surviving, so its commits are assessed clean and deleted
@@ -58,6 +64,8 @@ const WORKERS: usize = 2;
 /// A sparse file's length: 1 GiB with a few bytes written.
 const SPARSE_LEN: u64 = 1 << 30;
 const MOUNT_DST: &str = "/workspace/my-app";
+/// Where the second mount of an instance with two is (a clone).
+const SECOND_DST: &str = "/workspace/second";
 /// What a sparse file's name ends in: left out of every `git add` and stash (hashing 1 GiB).
 const SPARSE_SUFFIX: &str = ".img";
 
@@ -269,6 +277,7 @@ const ACTIONS: &[Action] = &[
     ("mv", 3, |a| a.plain_mv()),
     ("chmod", 3, |a| a.chmod()),
     ("symlink", 4, |a| a.symlink()),
+    ("file to directory", 2, |a| a.file_to_dir()),
     ("sparse file", 2, |a| a.sparse_file()),
     ("large file", 2, |a| a.large_file()),
     ("ignored file", 2, |a| a.ignored_file()),
@@ -666,6 +675,21 @@ impl<'w> Agent<'w> {
         Ok(format!("{} -> {}", show(&rel), show(&target)))
     }
 
+    /// A file removed and a directory of the same name made, with a file in it.
+    fn file_to_dir(&mut self) -> Result<String, String> {
+        let file = self.some_file().ok_or("no file")?;
+        let path = self.path(&file);
+        fs::remove_file(&path).map_err(|e| e.to_string())?;
+        fs::create_dir(&path).map_err(|e| e.to_string())?;
+        let mut rel = file.clone();
+        rel.push(b'/');
+        rel.extend(self.name());
+        let content = self.content();
+        self.write(&rel, &content)?;
+        self.made.push(rel.clone());
+        Ok(format!("{} is a directory now, with {}", show(&file), show(&rel)))
+    }
+
     fn sparse_file(&mut self) -> Result<String, String> {
         use std::os::unix::fs::FileExt;
         let mut rel = self.dir();
@@ -757,13 +781,27 @@ impl<'w> Agent<'w> {
         Ok(id)
     }
 
+    /// Whether a reset to `target` would leave the checked-out submodule behind (see
+    /// [`SUBMODULE_LEFT_BEHIND`]); such a reset is not made while that is off.
+    fn leaves_submodule_behind(&mut self, target: &str) -> bool {
+        !SUBMODULE_LEFT_BEHIND
+            && self.path(b"sub/.git").exists()
+            && self.git(&["cat-file", "-e", &format!("{target}:.gitmodules")]).is_err()
+    }
+
     fn reset_hard(&mut self) -> Result<String, String> {
+        if self.leaves_submodule_behind("HEAD~1") {
+            return Err("HEAD~1 has no submodule, and the submodule is checked out".into());
+        }
         self.git(&["reset", "-q", "--hard", "HEAD~1"])?;
         self.git_text(&["rev-parse", "--short", "HEAD"])
     }
 
     fn reset_mixed(&mut self) -> Result<String, String> {
         let soft = self.rng.below(2) == 0;
+        if self.leaves_submodule_behind("HEAD~1") {
+            return Err("HEAD~1 has no submodule, and the submodule is checked out".into());
+        }
         self.git(&["reset", "-q", if soft { "--soft" } else { "--mixed" }, "HEAD~1"])?;
         Ok(if soft { "--soft" } else { "--mixed" }.into())
     }
@@ -1071,6 +1109,11 @@ impl<'w> Agent<'w> {
     /// The session pushes HEAD to a branch of origin; upstream may delete that branch later (a
     /// forge deleting a merged or closed pull request's branch), the mount not told.
     fn push_branch(&mut self) -> Result<String, String> {
+        if self.rng.below(3) == 0 {
+            // Straight onto origin's main, when that is a fast-forward.
+            self.git(&["push", "-q", "origin", "HEAD:refs/heads/main"])?;
+            return Ok("HEAD to origin's main".into());
+        }
         let n = self.next_n();
         let branch = format!("session-h{}-{n}", self.index);
         self.git(&["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")])?;
@@ -1276,6 +1319,9 @@ struct History {
     route: Route,
     container: String,
     data_dir: PathBuf,
+    /// The mount's place among its instance's records, and its container path.
+    mount_index: usize,
+    mount_dst: String,
     mount: PathBuf,
     scratch: String,
     log: Vec<String>,
@@ -1292,6 +1338,11 @@ struct History {
 }
 
 impl History {
+    /// The assessment's entry for this history's mount.
+    fn assessed_mount(&self) -> Option<&Value> {
+        self.assessment.as_ref()?["mounts"].as_array()?.iter().find(|m| m["mount_dst"] == self.mount_dst.as_str())
+    }
+
     fn verdict(&self) -> &str {
         self.assessment.as_ref().and_then(|a| a["verdict"].as_str()).unwrap_or("none")
     }
@@ -1303,10 +1354,15 @@ impl History {
         }
     }
 
-    fn kind(&self) -> &'static str {
-        match self.kind {
+    fn kind(&self) -> String {
+        let kind = match self.kind {
             Kind::Worktree => "worktree",
             Kind::Clone => "clone",
+        };
+        if self.mount_index == 0 {
+            kind.to_owned()
+        } else {
+            format!("{kind} at {}, the instance of the history before it", self.mount_dst)
         }
     }
 
@@ -1529,12 +1585,13 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The raw paths of the files an assessment lists (`path_bytes` when it has them).
-fn listed_paths(assessment: &Value) -> Vec<Vec<u8>> {
-    let mounts = assessment["mounts"].as_array().cloned().unwrap_or_default();
-    mounts
-        .iter()
-        .flat_map(|m| m["files"].as_array().cloned().unwrap_or_default())
+/// The raw paths of the files an assessment's mount lists (`path_bytes` when it has them).
+fn listed_paths(mount: &Value) -> Vec<Vec<u8>> {
+    mount["files"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
         .filter_map(|f| match f["path_bytes"].as_str() {
             Some(b64) => base64_decode(b64),
             None => f["path"].as_str().map(|p| p.as_bytes().to_vec()),
@@ -1742,36 +1799,60 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
     let mut world = World::new(indices);
     let batch_failure = |what: String| format!("seed {seed}, histories {indices:?}: {what}");
 
-    // Every mount first, from the host as it is before any work.
-    let mut histories = Vec::new();
+    // Every mount first, from the host as it is before any work. A clone history may join the
+    // history before it (when that one is alone) as the second mount of its instance: one
+    // instance, a record each, the first one's route.
+    let mut plans = Vec::new();
     let mut rngs = Vec::new();
     for &index in indices {
         let mut rng = Rng::new(history_seed(seed, index));
         let kind = if rng.below(2) == 0 { Kind::Worktree } else { Kind::Clone };
         let route = if rng.below(2) == 0 { Route::Pipe } else { Route::Discard };
+        let joins = kind == Kind::Clone && rng.below(6) == 0;
+        plans.push((index, kind, route, joins));
+        rngs.push(rng);
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (at, &(_, _, _, joins)) in plans.iter().enumerate() {
+        match groups.last_mut() {
+            Some(group) if joins && group.len() == 1 => group.push(at),
+            _ => groups.push(vec![at]),
+        }
+    }
+    let mut histories = Vec::new();
+    for group in &groups {
+        let dst = |k: usize| if k == 0 { MOUNT_DST } else { SECOND_DST };
+        let members: Vec<(Kind, &str)> = group.iter().enumerate().map(|(k, &at)| (plans[at].1, dst(k))).collect();
         let host = world.host.clone();
         let inst = world.home.instance(&unique_id(), move |h, c| {
-            vec![match kind {
-                Kind::Worktree => h.worktree_record(c, &host, MOUNT_DST),
-                Kind::Clone => h.clone_record(c, &host, MOUNT_DST),
-            }]
+            members
+                .iter()
+                .map(|&(kind, dst)| match kind {
+                    Kind::Worktree => h.worktree_record(c, &host, dst),
+                    Kind::Clone => h.clone_record(c, &host, dst),
+                })
+                .collect()
         });
-        histories.push(History {
-            index,
-            kind,
-            route,
-            container: inst.container.clone(),
-            data_dir: inst.dir.clone(),
-            mount: inst.mount_path(0),
-            scratch: inst.records[0]["scratch_branch"].as_str().unwrap_or("").to_owned(),
-            log: Vec::new(),
-            commits: BTreeSet::new(),
-            files: Vec::new(),
-            sub_commits: BTreeSet::new(),
-            assessment: None,
-            integrated: BTreeMap::new(),
-        });
-        rngs.push(rng);
+        let route = plans[group[0]].2;
+        for (k, &at) in group.iter().enumerate() {
+            histories.push(History {
+                index: plans[at].0,
+                kind: plans[at].1,
+                route,
+                container: inst.container.clone(),
+                data_dir: inst.dir.clone(),
+                mount_index: k,
+                mount_dst: dst(k).to_owned(),
+                mount: inst.mount_path(k),
+                scratch: inst.records[k]["scratch_branch"].as_str().unwrap_or("").to_owned(),
+                log: Vec::new(),
+                commits: BTreeSet::new(),
+                files: Vec::new(),
+                sub_commits: BTreeSet::new(),
+                assessment: None,
+                integrated: BTreeMap::new(),
+            });
+        }
     }
     for (h, rng) in histories.iter_mut().zip(rngs) {
         let mut agent = Agent {
@@ -1825,7 +1906,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         if record["type"] == "assessment" {
             let container = record["data"]["container_base"].as_str().unwrap_or("").to_owned();
             lines.insert(container.clone(), line.to_owned());
-            if let Some(h) = histories.iter_mut().find(|h| h.container == container) {
+            for h in histories.iter_mut().filter(|h| h.container == container) {
                 h.assessment = Some(record["data"].clone());
             }
         }
@@ -1834,8 +1915,8 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         .iter()
         .map(|h| {
             let mut integrated = BTreeMap::new();
-            let mounts = h.assessment.as_ref().and_then(|a| a["mounts"].as_array().cloned()).unwrap_or_default();
-            for unpushed in mounts.iter().flat_map(|m| m["unpushed"].as_array().cloned().unwrap_or_default()) {
+            let unpushed_refs = h.assessed_mount().and_then(|m| m["unpushed"].as_array().cloned()).unwrap_or_default();
+            for unpushed in unpushed_refs {
                 for entry in unpushed["integrated"].as_array().cloned().unwrap_or_default() {
                     let field = |k: &str| entry[k].as_str().unwrap_or("").to_owned();
                     let (commit, as_commit, how) = (field("commit"), field("as"), field("how"));
@@ -1852,12 +1933,14 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
 
     // The purges: the exit hook's pipe, and the operator's discard.
     let mut purged: HashMap<String, Option<String>> = HashMap::new();
-    let pipe: String = histories
-        .iter()
-        .filter(|h| h.route == Route::Pipe)
-        .filter_map(|h| lines.get(&h.container))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let containers = |route: Route| -> Vec<&str> {
+        let mut names: Vec<&str> =
+            histories.iter().filter(|h| h.route == route).map(|h| h.container.as_str()).collect();
+        names.dedup();
+        names
+    };
+    let pipe: String =
+        containers(Route::Pipe).into_iter().filter_map(|c| lines.get(c)).map(|l| format!("{l}\n")).collect();
     if !pipe.is_empty() {
         let keep = run(tool(&world.home, "jackin-keep", &["--policy=clean", "--format=json"]), pipe.as_bytes());
         t.case(keep.status.success() && !panicked(&keep), || {
@@ -1874,8 +1957,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             );
         }
     }
-    let discard: Vec<&str> =
-        histories.iter().filter(|h| h.route == Route::Discard).map(|h| h.container.as_str()).collect();
+    let discard = containers(Route::Discard);
     if !discard.is_empty() {
         let mut cmd = tool(&world.home, "jackin-purge", &["--discard-unfinished", "--format=json"]);
         cmd.args(&discard);
@@ -1983,7 +2065,8 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         let verdict = h.verdict();
         t.stats.clean += usize::from(verdict == "clean");
         t.case(verdict != "unknown", || {
-            h.failure(seed, &format!("the assessment could not read the mount: {}", assessment["mounts"][0]["error"]))
+            let error = h.assessed_mount().map(|m| m["error"].clone()).unwrap_or_default();
+            h.failure(seed, &format!("the assessment could not read the mount: {error}"))
         });
         if verdict == "unknown" && h.route == Route::Pipe {
             // Kept (the clean policy keeps what cannot be read): nothing may be gone.
@@ -1998,7 +2081,14 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         let at_risk = verdict != "clean";
         // A discard also saves the commits that are only integrated (the same patch survives
         // elsewhere), of a session that is clean but for them.
-        let saves = at_risk || (h.route == Route::Discard && !h.integrated.is_empty());
+        let integrated_anywhere = assessment["mounts"].as_array().into_iter().flatten().any(|m| {
+            m["unpushed"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|u| u["integrated"].as_array().is_some_and(|i| !i.is_empty()))
+        });
+        let saves = at_risk || (h.route == Route::Discard && integrated_anywhere);
         t.stats.quarantined += usize::from(quarantine.is_some());
         t.case(quarantine.is_some() == saves, || {
             h.failure(
@@ -2011,11 +2101,9 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             )
         });
         let saved_mount = quarantine.as_ref().and_then(|q| {
-            fs::read_dir(q)
-                .ok()?
-                .flatten()
-                .map(|e| e.path())
-                .find(|p| p.is_dir() && p.file_name().unwrap().as_bytes().starts_with(b"0-"))
+            fs::read_dir(q).ok()?.flatten().map(|e| e.path()).find(|p| {
+                p.is_dir() && p.file_name().unwrap().as_bytes().starts_with(format!("{}-", h.mount_index).as_bytes())
+            })
         });
         let said = if at_risk { "" } else { " (the assessment said clean: deleted without a quarantine)" };
 
@@ -2046,11 +2134,11 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
                     )
                 }
                 None => {
-                    let counted: Vec<String> = assessment["mounts"]
-                        .as_array()
+                    let counted: Vec<String> = h
+                        .assessed_mount()
+                        .and_then(|m| m["unpushed"].as_array().cloned())
+                        .unwrap_or_default()
                         .into_iter()
-                        .flatten()
-                        .flat_map(|m| m["unpushed"].as_array().cloned().unwrap_or_default())
                         .map(|u| format!("{} {}", u["ref"].as_str().unwrap_or("?"), u["commits"]))
                         .collect();
                     format!("the assessment counted [{}]", counted.join(", "))
@@ -2060,7 +2148,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             t.case(false, || h.failure(seed, &format!("commit {what} lost{said}: {why}")));
         }
 
-        let listed = listed_paths(assessment);
+        let listed = h.assessed_mount().map(listed_paths).unwrap_or_default();
         for (rel, content) in &h.files {
             t.stats.files += 1;
             let saved = match &saved_mount {
@@ -2143,6 +2231,7 @@ pub(super) fn work_loss_oracle(t: &mut Tally) {
     }
     let gated: Vec<&str> = [
         (BUNDLES_STAND_ALONE, "bundles fetched alone"),
+        (SUBMODULE_LEFT_BEHIND, "a submodule left behind by a reset"),
         (SUBMODULE_FILES, "submodule files"),
         (PUSHED_BRANCH_DELETED, "pushed branches deleted upstream"),
     ]
