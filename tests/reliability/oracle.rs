@@ -1745,6 +1745,7 @@ struct Stats {
     actions: usize,
     commits: usize,
     integrated: usize,
+    claims: usize,
     files: usize,
     sub_commits: usize,
     bundles_needing_others: usize,
@@ -1762,6 +1763,7 @@ impl Stats {
         self.actions += o.actions;
         self.commits += o.commits;
         self.integrated += o.integrated;
+        self.claims += o.claims;
         self.files += o.files;
         self.sub_commits += o.sub_commits;
         self.bundles_needing_others += o.bundles_needing_others;
@@ -2107,6 +2109,28 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         });
         let said = if at_risk { "" } else { " (the assessment said clean: deleted without a quarantine)" };
 
+        // Every commit the assessment called integrated: a commit on a surviving ref has its
+        // patch (the one the assessment named, or another), whether or not a bundle saved it too.
+        let mut claims: BTreeMap<&String, Result<(), String>> = BTreeMap::new();
+        recovered.commits = base_commits.clone();
+        for (commit, i) in &h.integrated {
+            t.stats.claims += 1;
+            let holds = i.same.is_ok() && base_commits.contains(&i.as_commit) || recovered.holds_patch(&i.keys);
+            let claim = if holds {
+                Ok(())
+            } else {
+                let named = match &i.same {
+                    Ok(()) => format!("{} did not survive", i.as_commit),
+                    Err(e) => e.clone(),
+                };
+                Err(format!(
+                    "the assessment had it integrated ({}) as {}, but {named}, and no surviving commit has its patch",
+                    i.how, i.as_commit
+                ))
+            };
+            t.case(claim.is_ok(), || h.failure(seed, &format!("commit {commit}: {}", claim.clone().unwrap_err())));
+            claims.insert(commit, claim);
+        }
         let own = own_commits.get(&h.container).cloned().unwrap_or_default();
         recovered.commits = base_commits.union(&own).cloned().collect();
         for commit in &h.commits {
@@ -2115,24 +2139,13 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
                 t.case(true, String::new);
                 continue;
             }
-            let why = match h.integrated.get(commit) {
-                Some(i)
-                    if i.same.is_ok() && recovered.commits.contains(&i.as_commit) || recovered.holds_patch(&i.keys) =>
-                {
+            let why = match claims.get(commit) {
+                Some(Ok(())) => {
                     t.stats.integrated += 1;
                     t.case(true, String::new);
                     continue;
                 }
-                Some(i) => {
-                    let named = match &i.same {
-                        Ok(()) => format!("{} did not survive", i.as_commit),
-                        Err(e) => e.clone(),
-                    };
-                    format!(
-                        "the assessment had it integrated ({}) as {}, but {named}, and no surviving commit has its patch",
-                        i.how, i.as_commit
-                    )
-                }
+                Some(Err(e)) => e.clone(),
                 None => {
                     let counted: Vec<String> = h
                         .assessed_mount()
@@ -2249,8 +2262,9 @@ pub(super) fn work_loss_oracle(t: &mut Tally) {
     t.note = format!(
         "seed {seed} (replay: JACKIN_ORACLE_SEED={seed}); {} histories ({} actions): {} worktree, {} clone; {} through \
          assess | keep --policy=clean | purge, {} purge --discard-unfinished; {} with a quarantine, {} assessed clean; \
-         checked {} session-only commits ({} integrated, same verbatim patch), {} files, {} submodule commits{others}{gated}",
-        s.histories, s.actions, s.worktree, s.clone, s.pipe, s.discard, s.quarantined, s.clean, s.commits, s.integrated,
+         checked {} session-only commits ({} kept only as integrated: the same verbatim patch survives), {} integration claims of \
+         the assessment, {} files, {} submodule commits{others}{gated}",
+        s.histories, s.actions, s.worktree, s.clone, s.pipe, s.discard, s.quarantined, s.clean, s.commits, s.integrated, s.claims,
         s.files, s.sub_commits
     );
 }
