@@ -13,7 +13,10 @@
 //!
 //! Replay a failure with `JACKIN_ORACLE_SEED=<seed> JACKIN_RELIABILITY_ONLY=oracle cargo test
 //! --test reliability`; `JACKIN_ORACLE_ONLY=<i>,<j>` plays only those histories of the seed (in
-//! one batch), `JACKIN_ORACLE_COUNT=<n>` sets how many histories run.
+//! one batch), `JACKIN_ORACLE_ACTIONS=<name>;<name>` plays those actions in every history,
+//! `JACKIN_ORACLE_COUNT=<n>` sets how many histories run, `JACKIN_ORACLE_LOG=1` prints each
+//! history's actions and `JACKIN_ORACLE_KEEP=1` leaves each batch's directories in place
+//! (docs/reliability.md, "Replaying the work-loss oracle").
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
@@ -43,8 +46,6 @@ use crate::common::{stderr, unique_id, Home, Rng};
 /// fetched first (docs/reliability.md). While off, a bundle that fails alone is fetched again
 /// after the batch's other bundles, and counted.
 const BUNDLES_STAND_ALONE: bool = false;
-/// Dirty and untracked files inside the submodule checked out in the mount.
-const SUBMODULE_FILES: bool = true;
 /// The submodule left checked out when the parent moves to a commit without it (a reset to
 /// before the commit that added it): `.gitmodules` no longer names it, `sub/` is an untracked
 /// directory whose repository lives in the mount's git directory. Off: its commits are not
@@ -56,6 +57,13 @@ const SUBMODULE_LEFT_BEHIND: bool = false;
 /// remote-tracking ref counts as surviving, so its commits are assessed clean and deleted
 /// (docs/reliability.md).
 const PUSHED_BRANCH_DELETED: bool = false;
+
+/// A staged version that the work tree no longer has (`git add` and then `rm` of a new file,
+/// `AD`; or a file edited again after `git add`, `AM`/`MM`) checked like a file: its bytes in
+/// the quarantine (under `files/`, or as an object its bundles bring back) or on a surviving
+/// ref. Off: the quarantine copies the work tree only, so a new file's only copy, in the index,
+/// is deleted ("deleted: nothing to save", says the receipt); the note counts such losses.
+const STAGED_VERSIONS: bool = false;
 
 /// Histories per jackin home (one host repository, its origin, one assess, keep and purge run).
 const BATCH: usize = 20;
@@ -138,7 +146,9 @@ fn first_line(bytes: &[u8]) -> String {
 }
 
 /// A git command with the agent's (or upstream's) identity, a commit date from `clock`, no
-/// editor, no hooks, and the file transport allowed (the submodule's origin is a path).
+/// editor, no hooks, and the file transport allowed (the submodule's origin is a path). No
+/// optional locks: a `git status` does not write the stat data it refreshed back into the index,
+/// so the tools find the index as the agent's last command left it, not as the oracle's look did.
 fn git_command(dir: &Path, clock: u64) -> Command {
     let date = format!("{} +0000", 1_790_000_000 + clock);
     let mut cmd = Command::new("git");
@@ -153,6 +163,7 @@ fn git_command(dir: &Path, clock: u64) -> Command {
         .env("GIT_EDITOR", "true")
         .env("GIT_SEQUENCE_EDITOR", "true")
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE");
@@ -297,7 +308,7 @@ const ACTIONS: &[Action] = &[
     ("stash", 5, |a| a.stash()),
     ("submodule update --init", 2, |a| a.submodule_init()),
     ("submodule commit", 4, |a| a.submodule_commit()),
-    ("submodule file", if SUBMODULE_FILES { 2 } else { 0 }, |a| a.submodule_file()),
+    ("submodule file", 2, |a| a.submodule_file()),
     ("upstream squash merge", 5, |a| a.upstream_squash()),
     ("upstream rebase merge", 2, |a| a.upstream_rebase_merge()),
     ("upstream commit", 2, |a| a.upstream_commit()),
@@ -305,12 +316,12 @@ const ACTIONS: &[Action] = &[
     ("fetch", 2, |a| a.fetch()),
 ];
 
-/// Names that are safe to put on git's command line (no pathspec magic, no option).
 /// Another history's own tracked file (`src/part_<j>.rs`): left to that history.
 fn foreign_part(index: usize, path: &[u8]) -> bool {
     path.starts_with(b"src/part_") && path != format!("src/part_{index}.rs").as_bytes()
 }
 
+/// Names that are safe to put on git's command line (no pathspec magic, no option).
 fn plain_name(bytes: &[u8]) -> bool {
     !bytes.is_empty()
         && bytes[0] != b'-'
@@ -348,7 +359,7 @@ impl<'w> Agent<'w> {
     }
 
     /// A generated file name: plain, with spaces, Unicode, control characters and ESC
-    /// sequences, newlines, odd punctuation, long, and (when enabled) bytes that are not UTF-8.
+    /// sequences, newlines, odd punctuation, long, and bytes that are not UTF-8.
     fn name(&mut self) -> Vec<u8> {
         let n = self.next_n();
         let i = self.index;
@@ -986,6 +997,18 @@ impl<'w> Agent<'w> {
         }
     }
 
+    /// Writes `text` to `file` in upstream's clone; to a file of its own when an agent made that
+    /// path something else (a directory) and upstream merged it.
+    fn upstream_write(&mut self, up: &Path, file: &str, text: &str) -> Result<(), String> {
+        let path = up.join(file);
+        let path = if fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            up.join(format!("upstream-{}.txt", self.index))
+        } else {
+            path
+        };
+        fs::write(&path, text).map_err(|e| format!("upstream's write of {}: {e}", path.display()))
+    }
+
     /// Upstream's clone at origin's `main`.
     fn upstream_fresh(&mut self) -> Result<PathBuf, String> {
         let up = self.world.upstream.clone();
@@ -1037,9 +1060,9 @@ impl<'w> Agent<'w> {
                 .map(|p| up.join(os(p)))
                 .find(|p| fs::read(p).is_ok_and(|b| !b.contains(&0) && b.len() < 100_000));
             if let Some(path) = text {
-                let mut bytes = fs::read(&path).unwrap();
+                let mut bytes = fs::read(&path).map_err(|e| e.to_string())?;
                 bytes.extend(b"   \n");
-                fs::write(&path, bytes).unwrap();
+                fs::write(&path, bytes).map_err(|e| e.to_string())?;
                 self.git_at(&up, &["add", "-A"], None)?;
                 how = "with upstream's whitespace edit";
             }
@@ -1049,8 +1072,10 @@ impl<'w> Agent<'w> {
             return Err(e);
         }
         if variant == 2 {
-            fs::write(up.join("README.md"), format!("hello\nupstream after the squash of h{}\n", self.index)).unwrap();
-            self.git_at(&up, &["commit", "-q", "-am", "upstream's later edit"], None)?;
+            let text = format!("hello\nupstream after the squash of h{}\n", self.index);
+            self.upstream_write(&up, "README.md", &text)?;
+            self.git_at(&up, &["add", "-A"], None)?;
+            self.git_at(&up, &["commit", "-q", "-m", "upstream's later edit"], None)?;
             how = "exact, then an upstream commit";
         }
         self.git_at(&up, &["push", "-q", "origin", "HEAD:main"], None)?;
@@ -1098,7 +1123,7 @@ impl<'w> Agent<'w> {
         let n = self.next_n();
         let file =
             if self.rng.below(2) == 0 { "README.md".to_owned() } else { format!("upstream-{}-{n}.txt", self.index) };
-        fs::write(up.join(&file), format!("hello from upstream {n}\n")).unwrap();
+        self.upstream_write(&up, &file, &format!("hello from upstream {n}\n"))?;
         self.git_at(&up, &["add", "-A"], None)?;
         self.git_at(&up, &["commit", "-q", "-m", "upstream's own work"], None)?;
         self.git_at(&up, &["push", "-q", "origin", "HEAD:main"], None)?;
@@ -1279,12 +1304,12 @@ fn digest_bytes(bytes: &[u8]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-/// The paths `git status --porcelain -z --untracked-files=all` lists (a rename's new path),
-/// read without letting git refresh the index (what the tools see stays as the agent left it).
-fn status_paths(dir: &Path) -> Vec<Vec<u8>> {
+/// What `git status --porcelain -z --untracked-files=all` lists: the two status letters and
+/// the path (a rename's new path), read as bytes.
+fn status_entries(dir: &Path) -> Vec<([u8; 2], Vec<u8>)> {
     let out = git_must(dir, &["status", "--porcelain", "-z", "--untracked-files=all"], None);
     let mut fields = out.split(|b| *b == 0);
-    let mut paths = Vec::new();
+    let mut entries = Vec::new();
     while let Some(entry) = fields.next() {
         if entry.len() < 4 {
             continue;
@@ -1292,9 +1317,44 @@ fn status_paths(dir: &Path) -> Vec<Vec<u8>> {
         if matches!(entry[0], b'R' | b'C') {
             fields.next();
         }
-        paths.push(entry[3..].to_vec());
+        entries.push(([entry[0], entry[1]], entry[3..].to_vec()));
     }
-    paths
+    entries
+}
+
+fn status_paths(dir: &Path) -> Vec<Vec<u8>> {
+    status_entries(dir).into_iter().map(|(_, path)| path).collect()
+}
+
+/// The index's entries (stage 0) by path: mode and blob.
+fn index_entries(dir: &Path) -> HashMap<Vec<u8>, (String, String)> {
+    let out = git_must(dir, &["ls-files", "-s", "-z"], None);
+    out.split(|b| *b == 0)
+        .filter_map(|e| {
+            let tab = e.iter().position(|b| *b == b'\t')?;
+            let meta = String::from_utf8_lossy(&e[..tab]).into_owned();
+            let fields: Vec<&str> = meta.split(' ').collect();
+            (fields.len() == 3 && fields[2] == "0")
+                .then(|| (e[tab + 1..].to_vec(), (fields[0].to_owned(), fields[1].to_owned())))
+        })
+        .collect()
+}
+
+/// The contents of `blobs`, read with one `git cat-file --batch`.
+fn blob_contents(dir: &Path, blobs: &[String]) -> Vec<Vec<u8>> {
+    let input = format!("{}\n", blobs.join("\n"));
+    let out = git_must(dir, &["cat-file", "--batch"], Some(input.as_bytes()));
+    let mut rest = out.as_slice();
+    let mut contents = Vec::new();
+    for _ in blobs {
+        let end = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
+        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+        let size: usize = header.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        let body = rest.get(end + 1..end + 1 + size).unwrap_or_default();
+        contents.push(body.to_vec());
+        rest = rest.get(end + 2 + size..).unwrap_or_default();
+    }
+    contents
 }
 
 fn rev_list(dir: &Path, args: &[&str], input: Option<&[u8]>) -> BTreeSet<String> {
@@ -1331,6 +1391,8 @@ struct History {
     files: Vec<(Vec<u8>, Content)>,
     /// Commits only the submodule checked out in the mount has.
     sub_commits: BTreeSet<String>,
+    /// Staged versions the work tree does not have: path, blob, and what it holds.
+    staged: Vec<(Vec<u8>, String, Content)>,
     /// The assessment's data.
     assessment: Option<Value>,
     /// The commits the assessment had integrated.
@@ -1401,13 +1463,39 @@ impl History {
             }
         };
         self.commits = session.difference(surviving).cloned().collect();
-        for rel in status_paths(mount) {
+        let mut staged = Vec::new();
+        for (xy, rel) in status_entries(mount) {
             let path = mount.join(os(&rel));
             if path.join(".git").exists() && fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
                 continue; // the submodule, below
             }
-            if let Ok(Some(content)) = Content::of(&path) {
+            let content = Content::of(&path).ok().flatten();
+            if matches!(xy[0], b'A' | b'M' | b'R' | b'C' | b'T') && xy[1] != b' ' {
+                staged.push((rel.clone(), content.clone()));
+            }
+            if let Some(content) = content {
                 self.files.push((rel, content));
+            }
+        }
+        if !staged.is_empty() {
+            let index = index_entries(mount);
+            let staged: Vec<(Vec<u8>, Option<Content>, String, String)> = staged
+                .into_iter()
+                .filter_map(|(rel, content)| {
+                    let (mode, blob) = index.get(&rel)?.clone();
+                    (mode != "160000").then_some((rel, content, mode, blob))
+                })
+                .collect();
+            let blobs: Vec<String> = staged.iter().map(|s| s.3.clone()).collect();
+            for ((rel, in_tree, mode, blob), bytes) in staged.into_iter().zip(blob_contents(mount, &blobs)) {
+                let version = if mode == "120000" {
+                    Content::Link(bytes)
+                } else {
+                    Content::File { digest: digest_bytes(&bytes), len: bytes.len() as u64, exec: mode == "100755" }
+                };
+                if in_tree.as_ref() != Some(&version) {
+                    self.staged.push((rel, blob, version));
+                }
             }
         }
         let sub = mount.join("sub");
@@ -1749,6 +1837,8 @@ struct Stats {
     files: usize,
     sub_commits: usize,
     bundles_needing_others: usize,
+    staged: usize,
+    staged_lost: usize,
 }
 
 impl Stats {
@@ -1767,6 +1857,8 @@ impl Stats {
         self.files += o.files;
         self.sub_commits += o.sub_commits;
         self.bundles_needing_others += o.bundles_needing_others;
+        self.staged += o.staged;
+        self.staged_lost += o.staged_lost;
     }
 }
 
@@ -1851,6 +1943,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
                 commits: BTreeSet::new(),
                 files: Vec::new(),
                 sub_commits: BTreeSet::new(),
+                staged: Vec::new(),
                 assessment: None,
                 integrated: BTreeMap::new(),
             });
@@ -2007,6 +2100,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
     let base_commits = rev_list(&base, &["--all"], None);
     let mut recovered = Recovered { repo: base.clone(), commits: base_commits.clone(), patch_ids: None, trees: None };
     let mut own_commits: HashMap<String, BTreeSet<String>> = HashMap::new();
+    let mut own_repos: HashMap<String, PathBuf> = HashMap::new();
     for h in &histories {
         let Some(Some(quarantine)) = purged.get(&h.container) else { continue };
         let own = tmp.join(format!("recovered-{}", h.index));
@@ -2046,6 +2140,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             });
         }
         own_commits.insert(h.container.clone(), rev_list(&own, &["--all"], None));
+        own_repos.insert(h.container.clone(), own);
     }
 
     for h in &histories {
@@ -2187,6 +2282,31 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             });
         }
 
+        // Staged versions: the same bytes under files/, as an object the bundles brought back (or
+        // a surviving ref has).
+        let objects = own_repos.get(&h.container).unwrap_or(&base);
+        for (rel, blob, version) in &h.staged {
+            t.stats.staged += 1;
+            let in_files =
+                saved_mount.as_ref().is_some_and(|m| saved_as(&m.join("files").join(os(rel)), version).is_ok());
+            let object = git_run(objects, 0, &["cat-file", "-e", &format!("{blob}^{{blob}}")], None).status.success();
+            let kept = in_files || object;
+            if STAGED_VERSIONS {
+                t.case(kept, || {
+                    h.failure(
+                        seed,
+                        &format!(
+                            "the staged version of {} ({}, blob {blob}) lost{said}",
+                            show(rel),
+                            version.describe()
+                        ),
+                    )
+                });
+            } else {
+                t.stats.staged_lost += usize::from(!kept);
+            }
+        }
+
         for commit in &h.sub_commits {
             t.stats.sub_commits += 1;
             t.case(recovered.commits.contains(commit), || {
@@ -2245,7 +2365,7 @@ pub(super) fn work_loss_oracle(t: &mut Tally) {
     let gated: Vec<&str> = [
         (BUNDLES_STAND_ALONE, "bundles fetched alone"),
         (SUBMODULE_LEFT_BEHIND, "a submodule left behind by a reset"),
-        (SUBMODULE_FILES, "submodule files"),
+        (STAGED_VERSIONS, "staged versions checked"),
         (PUSHED_BRANCH_DELETED, "pushed branches deleted upstream"),
     ]
     .into_iter()
@@ -2253,6 +2373,14 @@ pub(super) fn work_loss_oracle(t: &mut Tally) {
     .map(|(_, what)| what)
     .collect();
     let gated = if gated.is_empty() { String::new() } else { format!("; gated off: {}", gated.join(", ")) };
+    let staged = if STAGED_VERSIONS {
+        format!(", {} staged versions the work tree lacks", stats.staged)
+    } else {
+        format!(
+            ", {} staged versions the work tree lacks (not failed while STAGED_VERSIONS is off: {} of them lost)",
+            stats.staged, stats.staged_lost
+        )
+    };
     let others = if BUNDLES_STAND_ALONE {
         String::new()
     } else {
@@ -2263,7 +2391,7 @@ pub(super) fn work_loss_oracle(t: &mut Tally) {
         "seed {seed} (replay: JACKIN_ORACLE_SEED={seed}); {} histories ({} actions): {} worktree, {} clone; {} through \
          assess | keep --policy=clean | purge, {} purge --discard-unfinished; {} with a quarantine, {} assessed clean; \
          checked {} session-only commits ({} kept only as integrated: the same verbatim patch survives), {} integration claims of \
-         the assessment, {} files, {} submodule commits{others}{gated}",
+         the assessment, {} files{staged}, {} submodule commits{others}{gated}",
         s.histories, s.actions, s.worktree, s.clone, s.pipe, s.discard, s.quarantined, s.clean, s.commits, s.integrated, s.claims,
         s.files, s.sub_commits
     );
