@@ -7,6 +7,8 @@
 //! `JACKIN_RELIABILITY_ONLY=<part of a check's name>` runs only the matching rows.
 
 mod common;
+#[path = "reliability/oracle.rs"]
+mod oracle;
 
 use std::ffi::OsString;
 use std::fs;
@@ -1346,7 +1348,7 @@ fn secrets(t: &mut Tally) {
 
 type Check = (&'static str, bool, fn(&mut Tally));
 
-const CHECKS: [Check; 11] = [
+const CHECKS: [Check; 12] = [
     ("crash points", true, crash_points),
     ("concurrency", true, concurrency),
     ("bad input", false, bad_input),
@@ -1358,6 +1360,7 @@ const CHECKS: [Check; 11] = [
     ("shared engine", true, shared_engine),
     ("purges at once", true, purges_at_once),
     ("work-loss edges", true, work_loss_edges),
+    ("work-loss oracle", true, oracle::work_loss_oracle),
 ];
 
 #[test]
