@@ -45,13 +45,13 @@ use crate::common::{stderr, unique_id, Home, Rng};
 /// bundle fails ("did not send all necessary objects") unless the other quarantine's bundle is
 /// fetched first (docs/reliability.md). While off, a bundle that fails alone is fetched again
 /// after the batch's other bundles, and counted.
-const BUNDLES_STAND_ALONE: bool = false;
+const BUNDLES_STAND_ALONE: bool = true;
 /// The submodule left checked out when the parent moves to a commit without it (a reset to
 /// before the commit that added it): `.gitmodules` no longer names it, `sub/` is an untracked
 /// directory whose repository lives in the mount's git directory. Off: its commits are not
 /// bundled (the quarantine copies the work tree and a `.git` file pointing at what the purge
 /// deletes), so they are lost (docs/reliability.md).
-const SUBMODULE_LEFT_BEHIND: bool = false;
+const SUBMODULE_LEFT_BEHIND: bool = true;
 /// The session pushes its branch to origin, and upstream deletes that branch later (as a forge
 /// does after a merge) while the mount still has the remote-tracking ref. Off: a clone's stale
 /// remote-tracking ref counts as surviving, so its commits are assessed clean and deleted
@@ -63,7 +63,7 @@ const PUSHED_BRANCH_DELETED: bool = false;
 /// the quarantine (under `files/`, or as an object its bundles bring back) or on a surviving
 /// ref. Off: the quarantine copies the work tree only, so a new file's only copy, in the index,
 /// is deleted ("deleted: nothing to save", says the receipt); the note counts such losses.
-const STAGED_VERSIONS: bool = false;
+const STAGED_VERSIONS: bool = true;
 
 /// Histories per jackin home (one host repository, its origin, one assess, keep and purge run).
 const BATCH: usize = 20;
@@ -2282,13 +2282,14 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             });
         }
 
-        // Staged versions: the same bytes under files/, as an object the bundles brought back (or
-        // a surviving ref has).
+        // Staged versions: the same bytes under index/ (where a discard saves them) or files/, as
+        // an object the bundles brought back (or a surviving ref has).
         let objects = own_repos.get(&h.container).unwrap_or(&base);
         for (rel, blob, version) in &h.staged {
             t.stats.staged += 1;
-            let in_files =
-                saved_mount.as_ref().is_some_and(|m| saved_as(&m.join("files").join(os(rel)), version).is_ok());
+            let in_files = saved_mount.as_ref().is_some_and(|m| {
+                ["index", "files"].iter().any(|dir| saved_as(&m.join(dir).join(os(rel)), version).is_ok())
+            });
             let object = git_run(objects, 0, &["cat-file", "-e", &format!("{blob}^{{blob}}")], None).status.success();
             let kept = in_files || object;
             if STAGED_VERSIONS {
