@@ -38,32 +38,18 @@ use crate::common::{stderr, unique_id, Home, Rng};
 // ---------------------------------------------------------------------------------------------
 // what the generator may do
 
-/// Each quarantine's bundles fetched on their own, as its receipt says, into a fresh clone of
-/// origin with the host's surviving refs. Off: a bundle leaves out objects that only another
-/// session's commits held when it was written (the empty blob of an empty file, most often)
-/// without naming them as prerequisites; once that session is purged too, `git fetch` of the
-/// bundle fails ("did not send all necessary objects") unless the other quarantine's bundle is
-/// fetched first (docs/reliability.md). While off, a bundle that fails alone is fetched again
-/// after the batch's other bundles, and counted.
-const BUNDLES_STAND_ALONE: bool = true;
-/// The submodule left checked out when the parent moves to a commit without it (a reset to
-/// before the commit that added it): `.gitmodules` no longer names it, `sub/` is an untracked
-/// directory whose repository lives in the mount's git directory. Off: its commits are not
-/// bundled (the quarantine copies the work tree and a `.git` file pointing at what the purge
-/// deletes), so they are lost (docs/reliability.md).
-const SUBMODULE_LEFT_BEHIND: bool = true;
 /// The session pushes its branch to origin, and upstream deletes that branch later (as a forge
 /// does after a merge) while the mount still has the remote-tracking ref. Off: a clone's stale
-/// remote-tracking ref counts as surviving, so its commits are assessed clean and deleted
-/// (docs/reliability.md).
+/// remote-tracking ref counts as surviving, as the specification says (lifecycle.md; kept so in
+/// docs/decisions.md), so its commits are assessed clean and a purge deletes them.
 const PUSHED_BRANCH_DELETED: bool = false;
 
-/// A staged version that the work tree no longer has (`git add` and then `rm` of a new file,
-/// `AD`; or a file edited again after `git add`, `AM`/`MM`) checked like a file: its bytes in
-/// the quarantine (under `files/`, or as an object its bundles bring back) or on a surviving
-/// ref. Off: the quarantine copies the work tree only, so a new file's only copy, in the index,
-/// is deleted ("deleted: nothing to save", says the receipt); the note counts such losses.
-const STAGED_VERSIONS: bool = true;
+/// A symlink inside a directory that took a tracked file's place (`rm README.md; mkdir
+/// README.md; ln -s … README.md/link`). Off: every purge of such a session fails, "quarantining
+/// /workspace/my-app: File exists (os error 17)" (exit 6, nothing deleted): `git status` lists the
+/// deleted `README.md`, whose save copies the new directory whole, link and all, and then the
+/// untracked `README.md/link`, whose link is made a second time (docs/reliability.md).
+const LINK_WHERE_A_FILE_WAS: bool = false;
 
 /// Histories per jackin home (one host repository, its origin, one assess, keep and purge run).
 const BATCH: usize = 20;
@@ -272,6 +258,8 @@ struct Agent<'w> {
     n: usize,
     /// Files this history made (relative paths), whether or not they still exist.
     made: Vec<Vec<u8>>,
+    /// Directories made where a file was (`file to directory`).
+    turned: Vec<Vec<u8>>,
     log: Vec<String>,
 }
 
@@ -293,6 +281,7 @@ const ACTIONS: &[Action] = &[
     ("large file", 2, |a| a.large_file()),
     ("ignored file", 2, |a| a.ignored_file()),
     ("stage", 4, |a| a.stage()),
+    ("staged, then changed", 3, |a| a.staged_then_changed()),
     ("commit", 16, |a| a.commit()),
     ("amend", 4, |a| a.amend()),
     ("reset --hard HEAD~1", 3, |a| a.reset_hard()),
@@ -668,6 +657,9 @@ impl<'w> Agent<'w> {
         let target = self.rng.pick(targets).to_vec();
         // A tracked file turned into a link (a type change), or a new link.
         let replaced = if self.rng.below(3) == 0 { self.some_file() } else { None };
+        let under_turned =
+            |file: &Vec<u8>| self.turned.iter().any(|d| file.starts_with(d) && file.get(d.len()) == Some(&b'/'));
+        let replaced = replaced.filter(|file| LINK_WHERE_A_FILE_WAS || !under_turned(file));
         let rel = match replaced {
             Some(file) => {
                 fs::remove_file(self.path(&file)).map_err(|e| e.to_string())?;
@@ -692,6 +684,7 @@ impl<'w> Agent<'w> {
         let path = self.path(&file);
         fs::remove_file(&path).map_err(|e| e.to_string())?;
         fs::create_dir(&path).map_err(|e| e.to_string())?;
+        self.turned.push(file.clone());
         let mut rel = file.clone();
         rel.push(b'/');
         rel.extend(self.name());
@@ -764,6 +757,33 @@ impl<'w> Agent<'w> {
         Ok(rel)
     }
 
+    /// A file staged and then removed or edited again, so that the index holds the only copy of
+    /// the staged version (`AD`, `AM`, `MM`).
+    fn staged_then_changed(&mut self) -> Result<String, String> {
+        let file = match self.some_file() {
+            Some(file) if self.rng.below(2) == 0 => file,
+            _ => {
+                let mut rel = self.dir();
+                rel.extend(self.name());
+                let content = self.content();
+                self.write(&rel, &content)?;
+                self.made.push(rel.clone());
+                rel
+            }
+        };
+        self.stage_all()?;
+        let path = self.path(&file);
+        if self.rng.below(2) == 0 {
+            fs::remove_file(&path).map_err(|e| e.to_string())?;
+            return Ok(format!("{}, then removed", show(&file)));
+        }
+        let mut bytes = fs::read(&path).map_err(|e| e.to_string())?;
+        let n = self.next_n();
+        bytes.extend(format!("after the staging, {n}\n").as_bytes());
+        fs::write(&path, bytes).map_err(|e| e.to_string())?;
+        Ok(format!("{}, then edited", show(&file)))
+    }
+
     fn stage(&mut self) -> Result<String, String> {
         self.stage_all()?;
         Ok("git add -A".into())
@@ -792,27 +812,13 @@ impl<'w> Agent<'w> {
         Ok(id)
     }
 
-    /// Whether a reset to `target` would leave the checked-out submodule behind (see
-    /// [`SUBMODULE_LEFT_BEHIND`]); such a reset is not made while that is off.
-    fn leaves_submodule_behind(&mut self, target: &str) -> bool {
-        !SUBMODULE_LEFT_BEHIND
-            && self.path(b"sub/.git").exists()
-            && self.git(&["cat-file", "-e", &format!("{target}:.gitmodules")]).is_err()
-    }
-
     fn reset_hard(&mut self) -> Result<String, String> {
-        if self.leaves_submodule_behind("HEAD~1") {
-            return Err("HEAD~1 has no submodule, and the submodule is checked out".into());
-        }
         self.git(&["reset", "-q", "--hard", "HEAD~1"])?;
         self.git_text(&["rev-parse", "--short", "HEAD"])
     }
 
     fn reset_mixed(&mut self) -> Result<String, String> {
         let soft = self.rng.below(2) == 0;
-        if self.leaves_submodule_behind("HEAD~1") {
-            return Err("HEAD~1 has no submodule, and the submodule is checked out".into());
-        }
         self.git(&["reset", "-q", if soft { "--soft" } else { "--mixed" }, "HEAD~1"])?;
         Ok(if soft { "--soft" } else { "--mixed" }.into())
     }
@@ -1836,9 +1842,7 @@ struct Stats {
     claims: usize,
     files: usize,
     sub_commits: usize,
-    bundles_needing_others: usize,
     staged: usize,
-    staged_lost: usize,
 }
 
 impl Stats {
@@ -1856,9 +1860,7 @@ impl Stats {
         self.claims += o.claims;
         self.files += o.files;
         self.sub_commits += o.sub_commits;
-        self.bundles_needing_others += o.bundles_needing_others;
         self.staged += o.staged;
-        self.staged_lost += o.staged_lost;
     }
 }
 
@@ -1960,6 +1962,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             clock: 0,
             n: 0,
             made: Vec::new(),
+            turned: Vec::new(),
             log: Vec::new(),
         };
         agent.play();
@@ -2028,6 +2031,14 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
 
     // The purges: the exit hook's pipe, and the operator's discard.
     let mut purged: HashMap<String, Option<String>> = HashMap::new();
+    // The error records of the purges (and keep), by container: why one was not purged.
+    let mut errors: HashMap<String, String> = HashMap::new();
+    let mut note_errors = |stdout: &[u8]| {
+        for data in records_of(stdout, "error") {
+            let container = data["container_base"].as_str().unwrap_or("").to_owned();
+            errors.insert(container, format!("{}: {}", data["code"].as_str().unwrap_or("?"), data["message"]));
+        }
+    };
     let containers = |route: Route| -> Vec<&str> {
         let mut names: Vec<&str> =
             histories.iter().filter(|h| h.route == route).map(|h| h.container.as_str()).collect();
@@ -2045,6 +2056,8 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         t.case(purge.status.success() && !panicked(&purge), || {
             batch_failure(format!("jackin-purge (piped) exited {:?}: {}", purge.status, stderr(&purge)))
         });
+        note_errors(&keep.stdout);
+        note_errors(&purge.stdout);
         for data in records_of(&purge.stdout, "purged") {
             purged.insert(
                 data["container_base"].as_str().unwrap_or("").to_owned(),
@@ -2060,6 +2073,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         t.case(purge.status.success() && !panicked(&purge), || {
             batch_failure(format!("jackin-purge --discard-unfinished exited {:?}: {}", purge.status, stderr(&purge)))
         });
+        note_errors(&purge.stdout);
         for data in records_of(&purge.stdout, "purged") {
             purged.insert(
                 data["container_base"].as_str().unwrap_or("").to_owned(),
@@ -2096,7 +2110,6 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         found.sort();
         found
     };
-    let all_bundles = bundles_of(&world.home.home.join("quarantine"));
     let base_commits = rev_list(&base, &["--all"], None);
     let mut recovered = Recovered { repo: base.clone(), commits: base_commits.clone(), patch_ids: None, trees: None };
     let mut own_commits: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -2106,37 +2119,16 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         let own = tmp.join(format!("recovered-{}", h.index));
         git_must(&tmp, &["init", "-q", "--bare", &path(&own)], None);
         fs::write(own.join("objects/info/alternates"), format!("{}\n", base.join(".git/objects").display())).unwrap();
-        let fetch = |bundle: &Path, k: usize| {
-            git_run(&own, 0, &["fetch", "-q", &path(bundle), &format!("+refs/*:refs/recovered/{k}/*")], None)
-        };
         for (k, bundle) in bundles_of(Path::new(quarantine)).iter().enumerate() {
-            let fetched = fetch(bundle, k);
+            let refspec = format!("+refs/*:refs/recovered/{k}/*");
+            let fetched = git_run(&own, 0, &["fetch", "-q", &path(bundle), &refspec], None);
             if fetched.status.success() {
                 t.case(true, String::new);
                 continue;
             }
-            let why = first_line(&fetched.stderr);
-            if BUNDLES_STAND_ALONE {
-                t.case(false, || {
-                    h.failure(seed, &format!("git fetch {} 'refs/*:refs/recovered/*' failed: {why}", bundle.display()))
-                });
-                continue;
-            }
-            // The other quarantines' bundles first, then this one again.
-            t.stats.bundles_needing_others += 1;
-            for (j, other) in all_bundles.iter().enumerate() {
-                let _ = fetch(other, 1000 + j);
-            }
-            let again = fetch(bundle, k);
-            t.case(again.status.success(), || {
-                h.failure(
-                    seed,
-                    &format!(
-                        "git fetch {} failed alone ({why}) and after the other bundles: {}",
-                        bundle.display(),
-                        stderr(&again)
-                    ),
-                )
+            t.case(false, || {
+                let why = first_line(&fetched.stderr);
+                h.failure(seed, &format!("git fetch {} 'refs/*:refs/recovered/*' failed: {why}", bundle.display()))
             });
         }
         own_commits.insert(h.container.clone(), rev_list(&own, &["--all"], None));
@@ -2171,7 +2163,8 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             continue;
         }
         let Some(quarantine) = purged.get(&h.container) else {
-            t.case(false, || h.failure(seed, "not purged"));
+            let why = errors.get(&h.container).map_or(String::new(), |e| format!(": {e}"));
+            t.case(false, || h.failure(seed, &format!("not purged{why}")));
             continue;
         };
         t.case(!h.data_dir.exists(), || h.failure(seed, "purged, yet the data directory is left"));
@@ -2282,8 +2275,8 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             });
         }
 
-        // Staged versions: the same bytes under index/ (where a discard saves them) or files/, as
-        // an object the bundles brought back (or a surviving ref has).
+        // Staged versions: the same bytes under index/ (or files/), as an object the bundles
+        // brought back, or on a surviving ref.
         let objects = own_repos.get(&h.container).unwrap_or(&base);
         for (rel, blob, version) in &h.staged {
             t.stats.staged += 1;
@@ -2292,20 +2285,12 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             });
             let object = git_run(objects, 0, &["cat-file", "-e", &format!("{blob}^{{blob}}")], None).status.success();
             let kept = in_files || object;
-            if STAGED_VERSIONS {
-                t.case(kept, || {
-                    h.failure(
-                        seed,
-                        &format!(
-                            "the staged version of {} ({}, blob {blob}) lost{said}",
-                            show(rel),
-                            version.describe()
-                        ),
-                    )
-                });
-            } else {
-                t.stats.staged_lost += usize::from(!kept);
-            }
+            t.case(kept, || {
+                h.failure(
+                    seed,
+                    &format!("the staged version of {} ({}, blob {blob}) lost{said}", show(rel), version.describe()),
+                )
+            });
         }
 
         for commit in &h.sub_commits {
@@ -2364,36 +2349,24 @@ pub(super) fn work_loss_oracle(t: &mut Tally) {
         stats.add(&result.stats);
     }
     let gated: Vec<&str> = [
-        (BUNDLES_STAND_ALONE, "bundles fetched alone"),
-        (SUBMODULE_LEFT_BEHIND, "a submodule left behind by a reset"),
-        (STAGED_VERSIONS, "staged versions checked"),
-        (PUSHED_BRANCH_DELETED, "pushed branches deleted upstream"),
+        (
+            PUSHED_BRANCH_DELETED,
+            "pushed branches deleted upstream (a clone's stale remote-tracking ref counts as surviving, the spec's rule)",
+        ),
+        (LINK_WHERE_A_FILE_WAS, "links in a directory where a tracked file was (every purge fails)"),
     ]
     .into_iter()
     .filter(|(on, _)| !on)
     .map(|(_, what)| what)
     .collect();
-    let gated = if gated.is_empty() { String::new() } else { format!("; gated off: {}", gated.join(", ")) };
-    let staged = if STAGED_VERSIONS {
-        format!(", {} staged versions the work tree lacks", stats.staged)
-    } else {
-        format!(
-            ", {} staged versions the work tree lacks (not failed while STAGED_VERSIONS is off: {} of them lost)",
-            stats.staged, stats.staged_lost
-        )
-    };
-    let others = if BUNDLES_STAND_ALONE {
-        String::new()
-    } else {
-        format!("; {} bundles fetched only after other sessions' bundles", stats.bundles_needing_others)
-    };
+    let gated = if gated.is_empty() { String::new() } else { format!("; gated off: {}", gated.join("; ")) };
     let s = stats;
     t.note = format!(
         "seed {seed} (replay: JACKIN_ORACLE_SEED={seed}); {} histories ({} actions): {} worktree, {} clone; {} through \
          assess | keep --policy=clean | purge, {} purge --discard-unfinished; {} with a quarantine, {} assessed clean; \
          checked {} session-only commits ({} kept only as integrated: the same verbatim patch survives), {} integration claims of \
-         the assessment, {} files{staged}, {} submodule commits{others}{gated}",
+         the assessment, {} files, {} staged versions the work tree lacks, {} submodule commits{gated}",
         s.histories, s.actions, s.worktree, s.clone, s.pipe, s.discard, s.quarantined, s.clean, s.commits, s.integrated, s.claims,
-        s.files, s.sub_commits
+        s.files, s.staged, s.sub_commits
     );
 }
