@@ -67,7 +67,7 @@ fn histories() -> usize {
     match std::env::var("JACKIN_ORACLE_COUNT").ok().and_then(|n| n.parse().ok()) {
         Some(n) => n,
         None if long() => 5000,
-        None => 240,
+        None => 200,
     }
 }
 
