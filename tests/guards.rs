@@ -1098,3 +1098,32 @@ fn a_submodule_left_behind_by_a_reset_is_still_at_risk_and_bundled() {
     git(home.tmp.path(), &["clone", "-q", lib_origin.to_str().unwrap(), fresh.to_str().unwrap()]);
     assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&commit]), std::slice::from_ref(&commit));
 }
+
+// --- 12. a directory where a tracked file was -------------------------------------------------
+
+/// A tracked file replaced by a directory holding a symlink (`rm README.md; mkdir README.md; ln -s
+/// x README.md/link`): `git status` lists the deleted `README.md` and the untracked
+/// `README.md/link`. The save copies the directory for the first and met the link again for the
+/// second: every purge of the session failed, "File exists", nothing deleted (found by the
+/// work-loss oracle). Each is saved once now.
+#[test]
+fn a_directory_where_a_tracked_file_was_is_saved_once() {
+    if !engine_available("a_directory_where_a_tracked_file_was_is_saved_once") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    fs::remove_file(wt.join("README.md")).unwrap();
+    fs::create_dir(wt.join("README.md")).unwrap();
+    std::os::unix::fs::symlink("x", wt.join("README.md/link")).unwrap();
+    fs::write(wt.join("README.md/notes.txt"), "inside\n").unwrap();
+
+    let out = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = only_quarantine(&home, &out);
+    let files = q.join("0-workspace-app/files");
+    assert_eq!(fs::read_link(files.join("README.md/link")).unwrap(), Path::new("x"));
+    assert_eq!(fs::read_to_string(files.join("README.md/notes.txt")).unwrap(), "inside\n");
+}

@@ -45,11 +45,10 @@ use crate::common::{stderr, unique_id, Home, Rng};
 const PUSHED_BRANCH_DELETED: bool = false;
 
 /// A symlink inside a directory that took a tracked file's place (`rm README.md; mkdir
-/// README.md; ln -s … README.md/link`). Off: every purge of such a session fails, "quarantining
-/// /workspace/my-app: File exists (os error 17)" (exit 6, nothing deleted): `git status` lists the
-/// deleted `README.md`, whose save copies the new directory whole, link and all, and then the
-/// untracked `README.md/link`, whose link is made a second time (docs/reliability.md).
-const LINK_WHERE_A_FILE_WAS: bool = false;
+/// README.md; ln -s … README.md/link`). Every purge of such a session failed, "File exists"
+/// (exit 6, nothing deleted), until the save stopped copying such an entry twice (fixed on main;
+/// docs/reliability.md). On: generated and checked.
+const LINK_WHERE_A_FILE_WAS: bool = true;
 
 /// Histories per jackin home (one host repository, its origin, one assess, keep and purge run).
 const BATCH: usize = 20;

@@ -425,6 +425,11 @@ fn copy_changed_file(mount: &Path, rel_path: &Path, files_dir: &Path) -> Result<
     }
     let src = mount.join(rel_path);
     let dst = files_dir.join(rel_path);
+    // Saved already, inside a directory saved whole: a directory where a tracked file was is
+    // listed as that file's deletion and again as each untracked entry in it.
+    if fs::symlink_metadata(&dst).is_ok() {
+        return Ok(true);
+    }
     if let Some(parent) = dst.parent() {
         fs::create_dir_all(parent)?;
     }
