@@ -564,6 +564,45 @@ fn a_clean_up_of_work_at_risk_stays_preserved_until_purge_has_quarantined_it() {
     );
 }
 
+/// The exit-action file is in the agent's reach: a clean-up chosen there is saved first even
+/// when the pipeline says `--no-quarantine`, which still holds for the operator's own answer.
+#[test]
+fn a_clean_up_chosen_in_the_container_is_saved_whatever_the_pipeline_says() {
+    if !engine_available("a_clean_up_chosen_in_the_container_is_saved_whatever_the_pipeline_says") {
+        return;
+    }
+    let f = four("kpn");
+    fs::write(f.dirty.dir.join("state/exit-action.json"), "\"discard\"").unwrap();
+    let by_the_container = keep(&f.home, &["--policy=ask"], &f.home.assess_lines(&[&f.dirty.container]));
+    let decision = &ok(&by_the_container)[0];
+    assert_eq!((decision.reason.as_str(), decision.quarantine_required), ("exit-action clean", true));
+    let by_the_operator =
+        keep(&f.home, &["--policy=ask", "--answer=clean"], &f.home.assess_lines(&[&f.unpushed.container]));
+    assert!(!ok(&by_the_operator)[0].quarantine_required);
+
+    for decided in [by_the_container, by_the_operator] {
+        let mut purge = f.home.cmd("jackin-purge");
+        let out = purge
+            .args(["--format=json", "--discard-unfinished", "--no-quarantine"])
+            .write_stdin(decided.stdout)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let quarantines = f.home.quarantines();
+    let named = |inst: &Instance| {
+        quarantines.iter().filter(|q| q.file_name().unwrap().to_string_lossy().starts_with(&inst.container)).count()
+    };
+    assert_eq!(named(&f.dirty), 1, "{quarantines:?}");
+    assert_eq!(named(&f.unpushed), 0, "the operator's --no-quarantine holds for the operator's answer");
+    let saved: Vec<PathBuf> = quarantines.iter().flat_map(|q| files_under(q)).collect();
+    assert!(
+        saved.iter().any(|p| p.ends_with("README.md") && fs::read_to_string(p).unwrap() == "changed by the agent\n"),
+        "{saved:?}"
+    );
+    assert!(!f.dirty.dir.exists() && !f.unpushed.dir.exists(), "both purged");
+}
+
 /// Each isolation record's `cleanup_status` follows its own mount's verdict, not the instance's
 /// worst: the clean worktree beside a dirty one stays `active`.
 #[test]

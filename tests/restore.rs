@@ -49,7 +49,7 @@ fn capture_and_keep(home: &Home, inst: &Instance, sidecar: bool) {
     let manifest = store.read_manifest(&name).unwrap().unwrap();
     let engine =
         jackin::engines::docker::Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
-    let recipe = jackin::tools::capture::capture(&engine, &store, &name, &manifest.docker, "test").unwrap().unwrap();
+    let recipe = jackin::tools::capture::capture(&engine, &store, &name, &manifest, "test").unwrap().unwrap();
     jackin::state::continuity::update(&store, &name, |c| {
         c.recipe = Some(recipe);
         c.cause = Some("kept".into());
@@ -135,9 +135,20 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
     let inst = home.instance("t2aaaaaa", |_, _| Vec::new());
     with_agent_toml(&home, &inst);
     let sockets = home.home.join("sockets").join(&inst.container);
+    // GH_TOKEN's source is jackin's config (the workspace's role layer); the agent rewrote
+    // agent.toml to point SECRET_TOKEN at the operator's AWS key and GH_TOKEN at a vault of its
+    // choosing: neither is followed.
+    fs::create_dir_all(home.config.join("workspaces")).unwrap();
+    fs::write(
+        home.config.join("workspaces/my-app.toml"),
+        "workdir = \"/workspace/my-app\"\n[roles.agent-smith.env]\n\
+         GH_TOKEN = { op = \"op://dev/github/token\", path = \"Dev/GitHub/token\" }\n",
+    )
+    .unwrap();
     fs::write(
         sockets.join("agent.toml"),
-        "role = \"agent-smith\"\n[[exec_bindings]]\nname = \"GH_TOKEN\"\nkind = \"op\"\nsource = \"op://dev/github/token\"\n",
+        "role = \"agent-smith\"\n[[exec_bindings]]\nname = \"GH_TOKEN\"\nkind = \"op\"\nsource = \"op://agent/vault/field\"\n\
+         [[exec_bindings]]\nname = \"SECRET_TOKEN\"\nkind = \"env\"\nsource = \"AWS_SECRET_ACCESS_KEY\"\n",
     )
     .unwrap();
     let image = role_image("t2aaaaaa");
@@ -150,6 +161,23 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         },
     );
     capture_and_keep(&home, &inst, true);
+    // A recipe an earlier version captured took its sources from agent.toml: one that names the
+    // operator's AWS key for SECRET_TOKEN is read from $SECRET_TOKEN at resume, and says so.
+    let continuity = inst.dir.join(".jackin/continuity.json");
+    let captured = read_json(&continuity);
+    let source = |name: &str| {
+        let env = captured["recipe"]["role"]["env"].as_array().unwrap();
+        env.iter().find(|b| b["name"] == name).map(|b| b["source"].clone())
+    };
+    assert_eq!(source("GH_TOKEN"), Some("op://dev/github/token".into()), "from jackin's config");
+    assert_eq!(source("SECRET_TOKEN"), Some("env:SECRET_TOKEN".into()), "its own name, not the agent's choice");
+    let mut kept = captured.clone();
+    for binding in kept["recipe"]["role"]["env"].as_array_mut().unwrap() {
+        if binding["name"] == "SECRET_TOKEN" {
+            binding["source"] = "env:AWS_SECRET_ACCESS_KEY".into();
+        }
+    }
+    fs::write(&continuity, serde_json::to_vec(&kept).unwrap()).unwrap();
     remove_docker_side(&inst);
 
     // A fake 1Password CLI on PATH.
@@ -171,6 +199,7 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         .args([&inst.container, "--yes"])
         .env("PATH", &path)
         .env_remove("SECRET_TOKEN")
+        .env("AWS_SECRET_ACCESS_KEY", "operator-aws-secret")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
@@ -184,12 +213,14 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         .args([&inst.container, "--yes", "--format=json"])
         .env("PATH", &path)
         .env("SECRET_TOKEN", "env-secret-1234")
+        .env("AWS_SECRET_ACCESS_KEY", "operator-aws-secret")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rec = restored(&out.stdout);
     assert_eq!(rec.tier, Some(2));
-    assert_eq!(rec.drift, Vec::<String>::new());
+    assert_eq!(rec.drift.len(), 1, "{:?}", rec.drift);
+    assert!(rec.drift[0].starts_with("SECRET_TOKEN: the recorded source env:AWS_SECRET_ACCESS_KEY"), "{:?}", rec.drift);
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
     assert_eq!(
         docker(&["exec", &inst.container, "sh", "-c", "echo $SECRET_TOKEN $GH_TOKEN"]),

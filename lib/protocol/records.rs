@@ -70,6 +70,10 @@ pub struct Decision {
     /// A clean outcome chosen over work at risk: purge quarantines that work before deleting.
     #[serde(default)]
     pub(crate) discard_unfinished: bool,
+    /// The clean-up was chosen in the container (its exit-action file, which the agent can
+    /// write): purge saves the work at risk even under `--no-quarantine`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) quarantine_required: bool,
     /// The status written (keep, clean), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) status: Option<String>,
@@ -488,6 +492,7 @@ mod tests {
             reason: "operator return".into(),
             verdict: Verdict::Unpushed,
             discard_unfinished: false,
+            quarantine_required: false,
             status: None,
             dry_run: false,
         };

@@ -1,5 +1,7 @@
-//! jackin's config, read and never written: the exit policy (`dirty_exit_policy`).
+//! jackin's config, read and never written: the exit policy (`dirty_exit_policy`) and where the
+//! launch's variables come from (the `env` maps).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -83,6 +85,82 @@ pub fn configured_policy(config_dir: &Path, workspace: Option<&str>) -> Result<P
     Ok(Policy::Ask)
 }
 
+/// One value of an `env` map of jackin's config: an `op://` reference (`{ op = …, path = … }`),
+/// or text (a plain string, or `{ value = … }`) that is a literal or a `$VAR` / `${VAR}` of the
+/// operator's environment.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum EnvValue {
+    Op { op: String },
+    Text { value: String },
+    Plain(String),
+}
+
+/// `$NAME` or `${NAME}`: the operator's variable it names.
+fn host_variable(text: &str) -> Option<&str> {
+    let name = text.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')).or_else(|| text.strip_prefix('$'))?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(name)
+}
+
+/// A recipe source for one value: `op://…`, or `env:VAR` for a `$VAR`. A literal is left to the
+/// default (`env:NAME`): text typed into the config may still be a secret.
+fn source_of(value: toml::Value) -> Option<String> {
+    match value.try_into::<EnvValue>().ok()? {
+        EnvValue::Op { op } => op.starts_with("op://").then_some(op),
+        EnvValue::Text { value: text } | EnvValue::Plain(text) => host_variable(&text).map(|var| format!("env:{var}")),
+    }
+}
+
+/// A config file as a table; a missing file is an empty one. Only what does not parse as TOML
+/// is an error: keys of shapes this code does not know are jackin's business.
+fn table_in(path: &Path) -> Result<toml::Table> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(toml::Table::new()),
+        Err(e) => {
+            return Err(Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))))
+        }
+    };
+    toml::from_str(&text)
+        .map_err(|e| Exit::Unavailable.err(format_args!("{} does not parse: {}", path.display(), e.message())))
+}
+
+/// The file's `[env]`, then its `[roles.<role>.env]`: whatever of them is a table.
+fn env_layers(file: &toml::Table, role: &str) -> Vec<(String, toml::Value)> {
+    let env_of = |table: Option<&toml::Table>| {
+        let env = table.and_then(|t| t.get("env")).and_then(toml::Value::as_table);
+        env.into_iter().flatten().map(|(name, value)| (name.clone(), value.clone())).collect::<Vec<_>>()
+    };
+    let role_table = file.get("roles").and_then(|roles| roles.get(role)).and_then(toml::Value::as_table);
+    let mut layers = env_of(Some(file));
+    layers.extend(env_of(role_table));
+    layers
+}
+
+/// Where each variable jackin's config gives a session comes from, as a recipe source: the
+/// global `[env]`, then the role's (`[roles.<role>.env]`), then the workspace file's `[env]`, then
+/// its `[roles.<role>.env]`; the later layer wins, as when jackin launches. This is the only
+/// place a source other than a variable's own name comes from: `agent.toml` is in the agent's
+/// reach (docs/threat-model.md), jackin's config is not.
+pub fn launch_env_sources(config_dir: &Path, workspace: Option<&str>, role: &str) -> Result<BTreeMap<String, String>> {
+    let global = table_in(&config_dir.join("config.toml"))?;
+    let workspace = match workspace.and_then(|w| workspace_file(config_dir, w)) {
+        Some(path) => table_in(&path)?,
+        None => toml::Table::new(),
+    };
+    let mut sources = BTreeMap::new();
+    for (name, value) in env_layers(&global, role).into_iter().chain(env_layers(&workspace, role)) {
+        match source_of(value) {
+            Some(source) => sources.insert(name, source),
+            None => sources.remove(&name),
+        };
+    }
+    Ok(sources)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +187,49 @@ mod tests {
         assert!(format!("{err:#}").contains("config.toml does not parse"), "{err:#}");
         std::fs::write(dir.path().join("config.toml"), "dirty_exit_policy = \"maybe\"").unwrap();
         assert!(format!("{:#}", configured_policy(dir.path(), None).unwrap_err()).contains("maybe"));
+    }
+
+    #[test]
+    fn variable_sources_come_from_the_env_layers_the_later_winning() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path();
+        assert!(launch_env_sources(cfg, Some("app"), "agent-smith").unwrap().is_empty());
+        std::fs::write(
+            cfg.join("config.toml"),
+            "[env]\nGH_TOKEN = { op = \"op://v/gh/token\", path = \"V/gh/token\" }\nAPI = \"$HOST_API\"\n\
+             PLAIN = \"not-a-ref\"\nBRACED = { value = \"${HOST_B}\", on_demand = true }\n\
+             [roles.agent-smith]\ngit = \"https://example.invalid/r.git\"\n\
+             [roles.agent-smith.env]\nAPI = \"$ROLE_API\"\n[roles.other.env]\nGH_TOKEN = \"$OTHER\"\n",
+        )
+        .unwrap();
+        std::fs::create_dir(cfg.join("workspaces")).unwrap();
+        std::fs::write(
+            cfg.join("workspaces/app.toml"),
+            "workdir = \"/w\"\n[env]\nWS = \"$WS_VAR\"\n[roles.agent-smith.env]\nGH_TOKEN = \"literal now\"\n",
+        )
+        .unwrap();
+        let sources = launch_env_sources(cfg, None, "agent-smith").unwrap();
+        let expected: BTreeMap<String, String> =
+            [("API", "env:ROLE_API"), ("BRACED", "env:HOST_B"), ("GH_TOKEN", "op://v/gh/token")]
+                .into_iter()
+                .map(|(n, s)| (n.to_owned(), s.to_owned()))
+                .collect();
+        assert_eq!(sources, expected, "a literal keeps the default; another role's layer is not read");
+        let in_workspace = launch_env_sources(cfg, Some("app"), "agent-smith").unwrap();
+        assert_eq!(in_workspace.get("WS").map(String::as_str), Some("env:WS_VAR"));
+        assert_eq!(in_workspace.get("GH_TOKEN"), None, "the workspace role layer made it a literal");
+        assert_eq!(launch_env_sources(cfg, Some("../app"), "agent-smith").unwrap(), expected, "never a path");
+        std::fs::write(cfg.join("config.toml"), "[env\n").unwrap();
+        let err = launch_env_sources(cfg, None, "r").unwrap_err();
+        assert!(format!("{err:#}").contains("config.toml does not parse"), "{err:#}");
+    }
+
+    #[test]
+    fn only_a_variable_name_is_a_host_variable() {
+        assert_eq!(host_variable("$A_1"), Some("A_1"));
+        assert_eq!(host_variable("${_B}"), Some("_B"));
+        for text in ["$", "${}", "$1A", "${A", "$A-B", "A", "$A;rm"] {
+            assert_eq!(host_variable(text), None, "{text}");
+        }
     }
 }

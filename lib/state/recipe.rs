@@ -164,13 +164,8 @@ pub(crate) fn mounts_of_launch(mounts: &[MountSpec], image_volumes: &[String]) -
 /// The bindings a restore resolves for a container created from an image whose environment is
 /// `image_env`. A format 1 recipe recorded the image's variables too: a literal the image holds
 /// with the same value is the image's, and an `env:NAME` whose name the image sets is taken from
-/// the image, unless agent.toml's `exec_bindings` (`exec_sources`) give it a source.
-pub(crate) fn bindings_to_resolve(
-    recipe_format: u32,
-    env: &[EnvBinding],
-    image_env: &[String],
-    exec_sources: &BTreeMap<String, String>,
-) -> Vec<EnvBinding> {
+/// the image, unless the recipe gives it another source (which jackin's config gave it).
+pub(crate) fn bindings_to_resolve(recipe_format: u32, env: &[EnvBinding], image_env: &[String]) -> Vec<EnvBinding> {
     if recipe_format >= 2 {
         return env.to_vec();
     }
@@ -181,7 +176,7 @@ pub(crate) fn bindings_to_resolve(
                 let entry = format!("{}={}", b.name, b.value.as_deref().unwrap_or_default());
                 !image_env.contains(&entry)
             } else {
-                exec_sources.contains_key(&b.name) || !image_sets(&b.name)
+                b.source != format!("env:{}", b.name) || !image_sets(&b.name)
             }
         })
         .cloned()
@@ -211,31 +206,28 @@ pub(crate) fn is_known_non_secret(name: &str) -> bool {
     NAMES.contains(&name) || name.starts_with("JACKIN_") || name.starts_with("LC_")
 }
 
-/// `exec_bindings` of an `agent.toml`: variable name → recipe source.
-pub(crate) fn exec_binding_sources(agent_toml: &str) -> BTreeMap<String, String> {
-    #[derive(Deserialize)]
-    struct AgentToml {
-        #[serde(default)]
-        exec_bindings: Vec<Binding>,
+/// Makes every variable of the recipe whose source is neither a literal, its own name in the
+/// restoring environment (`env:NAME`), nor the source jackin's config gives it now (`trusted`,
+/// from [`crate::state::config::launch_env_sources`]) read its own name instead. A recipe
+/// captured by an earlier version took sources from `agent.toml`, which the agent can write: it
+/// could have pointed `GIT_AUTHOR_NAME` at the operator's `AWS_SECRET_ACCESS_KEY`. What was
+/// changed, a line each.
+pub(crate) fn distrust_sources(recipe: &mut LaunchRecipe, trusted: &BTreeMap<String, String>) -> Vec<String> {
+    let mut changed = Vec::new();
+    let containers = std::iter::once(&mut recipe.role).chain(recipe.sidecar.as_mut());
+    for binding in containers.flat_map(|c| c.env.iter_mut()) {
+        let own = format!("env:{}", binding.name);
+        if binding.source == "literal" || binding.source == own || trusted.get(&binding.name) == Some(&binding.source) {
+            continue;
+        }
+        changed.push(format!(
+            "{}: the recorded source {} is not the one jackin's config gives it; read from ${} instead",
+            binding.name, binding.source, binding.name
+        ));
+        binding.source = own;
+        binding.value = None;
     }
-    #[derive(Deserialize)]
-    struct Binding {
-        name: String,
-        kind: String,
-        source: String,
-    }
-    let Ok(parsed) = toml::from_str::<AgentToml>(agent_toml) else { return BTreeMap::new() };
-    parsed
-        .exec_bindings
-        .into_iter()
-        .filter_map(|b| match b.kind.as_str() {
-            "op" if b.source.starts_with("op://") => Some((b.name, b.source)),
-            "env" => Some((b.name, format!("env:{}", b.source))),
-            // A literal typed into jackin's config may still be a secret: ask the environment.
-            "literal" => Some((b.name.clone(), format!("env:{}", b.name))),
-            _ => None,
-        })
-        .collect()
+    changed
 }
 
 /// Names and sources of a container's environment; values only for known non-secrets.
@@ -308,10 +300,10 @@ mod tests {
 
     #[test]
     fn secrets_keep_only_their_names() {
-        let sources = exec_binding_sources(
-            "role = \"r\"\n[[exec_bindings]]\nname = \"GH_TOKEN\"\nkind = \"op\"\nsource = \"op://dev/gh/token\"\n\
-             [[exec_bindings]]\nname = \"API\"\nkind = \"env\"\nsource = \"MY_API\"\n",
-        );
+        let sources = BTreeMap::from([
+            ("GH_TOKEN".to_owned(), "op://dev/gh/token".to_owned()),
+            ("API".to_owned(), "env:MY_API".to_owned()),
+        ]);
         let env = [
             "PATH=/bin".to_owned(),
             "SECRET_TOKEN=hunter2".into(),
@@ -357,10 +349,48 @@ mod tests {
         // A format 1 recipe recorded them all: the image's variables are not asked for.
         let recorded = env_bindings(&container, &BTreeMap::new());
         let names = |bindings: Vec<EnvBinding>| bindings.into_iter().map(|b| b.name).collect::<Vec<_>>();
-        assert_eq!(names(bindings_to_resolve(1, &recorded, &image, &BTreeMap::new())), ["HOME", "T"]);
+        assert_eq!(names(bindings_to_resolve(1, &recorded, &image)), ["HOME", "T"]);
         let sourced = BTreeMap::from([("NODE_VERSION".to_owned(), "env:MY_NODE".to_owned())]);
-        assert_eq!(names(bindings_to_resolve(1, &recorded, &image, &sourced)), ["NODE_VERSION", "HOME", "T"]);
-        assert_eq!(bindings_to_resolve(2, &recorded, &image, &BTreeMap::new()), recorded);
+        let recorded_sourced = env_bindings(&container, &sourced);
+        assert_eq!(names(bindings_to_resolve(1, &recorded_sourced, &image)), ["NODE_VERSION", "HOME", "T"]);
+        assert_eq!(bindings_to_resolve(2, &recorded, &image), recorded);
+    }
+
+    #[test]
+    fn a_source_jackins_config_does_not_give_is_not_followed() {
+        let binding = |name: &str, source: &str| EnvBinding { name: name.into(), source: source.into(), value: None };
+        let container = |env: Vec<EnvBinding>| ContainerRecipe { spec: ContainerSpec::default(), env, health: None };
+        let mut recipe = LaunchRecipe {
+            format: RECIPE_FORMAT,
+            captured_at: String::new(),
+            captured_by: String::new(),
+            role: container(vec![
+                binding("GIT_AUTHOR_NAME", "env:AWS_SECRET_ACCESS_KEY"),
+                binding("GH_TOKEN", "op://dev/gh/token"),
+                binding("OTHER", "op://attacker/vault/field"),
+                binding("SECRET_TOKEN", "env:SECRET_TOKEN"),
+                EnvBinding { name: "TERM".into(), source: "literal".into(), value: Some("xterm".into()) },
+            ]),
+            sidecar: Some(container(vec![binding("DOCKER_TOKEN", "env:HOST_TOKEN")])),
+            network: None,
+            certs_volume: None,
+            agent_toml: None,
+        };
+        let trusted = BTreeMap::from([
+            ("GH_TOKEN".to_owned(), "op://dev/gh/token".to_owned()),
+            ("OTHER".to_owned(), "op://dev/other".to_owned()),
+        ]);
+        let changed = distrust_sources(&mut recipe, &trusted);
+        assert_eq!(changed.len(), 3, "{changed:?}");
+        assert!(
+            changed[0].starts_with("GIT_AUTHOR_NAME: the recorded source env:AWS_SECRET_ACCESS_KEY"),
+            "{changed:?}"
+        );
+        let sources: Vec<&str> = recipe.role.env.iter().map(|b| b.source.as_str()).collect();
+        assert_eq!(sources, ["env:GIT_AUTHOR_NAME", "op://dev/gh/token", "env:OTHER", "env:SECRET_TOKEN", "literal"]);
+        assert_eq!(recipe.role.env[4].value.as_deref(), Some("xterm"));
+        assert_eq!(recipe.sidecar.as_ref().unwrap().env[0].source, "env:DOCKER_TOKEN");
+        assert!(distrust_sources(&mut recipe, &trusted).is_empty(), "a second pass changes nothing");
     }
 
     #[test]

@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use crate::engines::docker::{ContainerDetails, Engine};
-use crate::state::model::DockerNames;
+use crate::state::config::launch_env_sources;
+use crate::state::model::Manifest;
 use crate::state::names::InstanceName;
 use crate::state::recipe::{
-    added_by_launch, env_bindings, exec_binding_sources, health_argv, mounts_of_launch, ContainerRecipe, LaunchRecipe,
-    NetworkRecipe, RECIPE_FORMAT,
+    added_by_launch, env_bindings, health_argv, mounts_of_launch, ContainerRecipe, LaunchRecipe, NetworkRecipe,
+    RECIPE_FORMAT,
 };
 use crate::state::store::Store;
 
@@ -30,17 +31,20 @@ fn container_recipe(
     Ok(ContainerRecipe { env, spec, health })
 }
 
-/// Captures the recipe of a session whose role container exists; `None` when it does not.
+/// Captures the recipe of a session whose role container exists; `None` when it does not. A
+/// variable's source is its own name in the restoring environment unless jackin's config gives
+/// it another; `agent.toml`'s `exec_bindings` are the agent's to rewrite, so they give none.
 pub fn capture(
     engine: &Engine,
     store: &Store,
     name: &InstanceName,
-    docker: &DockerNames,
+    manifest: &Manifest,
     captured_by: &str,
 ) -> Result<Option<LaunchRecipe>> {
+    let docker = &manifest.docker;
     let Some(role) = engine.inspect(&docker.role_container)? else { return Ok(None) };
     let agent_toml = store.read_agent_toml(name)?;
-    let sources = agent_toml.as_deref().map(exec_binding_sources).unwrap_or_default();
+    let sources = launch_env_sources(&store.roots.config_dir, manifest.workspace_name.as_deref(), &manifest.role_key)?;
     let sidecar = match &docker.dind_container {
         Some(sidecar) => engine.inspect(sidecar)?,
         None => None,

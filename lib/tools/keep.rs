@@ -70,6 +70,9 @@ pub struct Ruling {
     pub(crate) reason: String,
     /// A clean outcome over work at risk: purge quarantines it first.
     pub(crate) discard_unfinished: bool,
+    /// The clean-up came from the exit-action file, which the agent can write: purge saves the
+    /// work even when its pipeline passes `--no-quarantine`.
+    pub(crate) quarantine_required: bool,
     /// Said on stderr: the decision is not what was asked for, or keeps what cannot be saved.
     pub warning: Option<String>,
 }
@@ -85,7 +88,7 @@ impl Ruling {
 }
 
 fn ruling(outcome: Outcome, reason: impl Into<String>) -> Ruling {
-    Ruling { outcome, reason: reason.into(), discard_unfinished: false, warning: None }
+    Ruling { outcome, reason: reason.into(), discard_unfinished: false, quarantine_required: false, warning: None }
 }
 
 fn discard(reason: impl Into<String>) -> Ruling {
@@ -121,7 +124,10 @@ pub fn decide(policy: Policy, verdict: Verdict, flags: Flags, asked: Asked) -> R
                 )),
                 ..ruling(Outcome::Keep, "unknown")
             },
-            Asked::Answered(Outcome::Clean, source) => discard(format!("{} clean", source.word())),
+            Asked::Answered(Outcome::Clean, source) => Ruling {
+                quarantine_required: source == AnswerSource::ExitAction,
+                ..discard(format!("{} clean", source.word()))
+            },
             Asked::Answered(outcome, source) => ruling(outcome, format!("{} {}", source.word(), outcome.as_str())),
         },
     }
@@ -270,6 +276,7 @@ pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
         reason: ruling.reason.clone(),
         verdict: session.assessment.verdict,
         discard_unfinished: ruling.discard_unfinished,
+        quarantine_required: ruling.quarantine_required,
         status,
         dry_run,
     }
@@ -343,7 +350,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     let status = kept_status(verdict);
     stop_if_live(engine, session)?;
     crash_point("stopped");
-    let recipe = crate::tools::capture::capture(engine, store, name, &session.manifest.docker, TOOL)
+    let recipe = crate::tools::capture::capture(engine, store, name, &session.manifest, TOOL)
         .context("capturing the launch recipe")?;
     if recipe.is_none() {
         warnings.push(
@@ -484,6 +491,12 @@ mod tests {
                 assert_eq!(
                     cell(Policy::Ask, verdict, DISCARD, answered(O::Clean, source)),
                     is(O::Clean, &format!("{word} clean"), true)
+                );
+                let required = decide(Policy::Ask, verdict, DISCARD, answered(O::Clean, source)).quarantine_required;
+                assert_eq!(
+                    required,
+                    source == AnswerSource::ExitAction,
+                    "only the container's choice insists on a save"
                 );
             }
         }

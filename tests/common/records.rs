@@ -195,6 +195,9 @@ pub struct Decision {
     pub reason: String,
     pub verdict: String,
     pub discard_unfinished: bool,
+    /// Present only when the clean-up was chosen in the container (its exit-action file).
+    #[serde(default)]
+    pub quarantine_required: bool,
     /// The status written, when the outcome wrote one.
     #[serde(default)]
     pub status: Option<String>,

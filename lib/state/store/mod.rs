@@ -63,6 +63,9 @@ pub struct Store {
     pub roots: Roots,
 }
 
+/// The largest exit-action file read: jackin writes a JSON string of a word.
+const EXIT_ACTION_MAX: u64 = 4096;
+
 /// The largest `agent.toml` read: jackin writes a few KiB.
 pub(crate) const AGENT_TOML_MAX: u64 = 1 << 20;
 
@@ -216,24 +219,44 @@ impl Store {
         name: &InstanceName,
         fresh: impl FnOnce(SystemTime) -> bool,
     ) -> ExitActionFile {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
         let path = self.exit_action_path(name);
-        let meta = match fs::metadata(&path) {
-            Ok(meta) if meta.is_file() => meta,
-            Ok(_) => return ExitActionFile::Unreadable("not a file".into()),
+        // Opened once and judged by what was opened: a check of the path and a read of it later
+        // could see two different files, as the agent can swap it in between. Never through a
+        // link (a device it names could act on being opened), never blocking on a FIFO.
+        let opened = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path);
+        let file = match opened {
+            Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return ExitActionFile::Absent,
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return ExitActionFile::Unreadable("a symbolic link".into())
+            }
             Err(e) => return ExitActionFile::Unreadable(e.to_string()),
         };
-        if meta.len() > 4096 {
-            return ExitActionFile::Unreadable("larger than any choice".into());
-        }
+        let meta = match file.metadata() {
+            Ok(meta) if meta.is_file() => meta,
+            Ok(_) => return ExitActionFile::Unreadable("not a file".into()),
+            Err(e) => return ExitActionFile::Unreadable(e.to_string()),
+        };
         let Ok(written) = meta.modified() else { return ExitActionFile::Unreadable("no modification time".into()) };
         if !fresh(written) {
             return ExitActionFile::Stale;
         }
-        match fs::read(&path).map(|bytes| parse_exit_choice(&bytes)) {
-            Ok(Some(choice)) => ExitActionFile::Fresh(choice),
-            Ok(None) => ExitActionFile::Unreadable("neither \"keep\" nor \"discard\"".into()),
-            Err(e) => ExitActionFile::Unreadable(e.to_string()),
+        // Bounded by the read itself, not by the length seen before it: the file may grow.
+        let mut bytes = Vec::new();
+        if let Err(e) = file.take(EXIT_ACTION_MAX + 1).read_to_end(&mut bytes) {
+            return ExitActionFile::Unreadable(e.to_string());
+        }
+        if bytes.len() as u64 > EXIT_ACTION_MAX {
+            return ExitActionFile::Unreadable("larger than any choice".into());
+        }
+        match parse_exit_choice(&bytes) {
+            Some(choice) => ExitActionFile::Fresh(choice),
+            None => ExitActionFile::Unreadable("neither \"keep\" nor \"discard\"".into()),
         }
     }
 

@@ -55,6 +55,34 @@ fn a_stale_exit_action_is_not_read() {
     assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Absent);
 }
 
+#[test]
+fn an_exit_action_is_judged_by_the_file_opened_never_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(Roots { home: dir.path().to_owned(), config_dir: dir.path().to_owned() }).unwrap();
+    let name = InstanceName::parse("jk-abcd1234-x").unwrap();
+    let path = store.exit_action_path(&name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let elsewhere = dir.path().join("operator-file");
+    fs::write(&elsewhere, "\"discard\"").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Unreadable("a symbolic link".into()));
+    store.clear_exit_action(&name).unwrap();
+    assert!(elsewhere.exists(), "the link is removed, not what it names");
+
+    let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Unreadable("not a file".into()));
+    fs::remove_file(&path).unwrap();
+
+    let mut padded = b"\"discard\"".to_vec();
+    padded.resize(4097, b' ');
+    fs::write(&path, &padded).unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Unreadable("larger than any choice".into()));
+    padded.truncate(4096);
+    fs::write(&path, &padded).unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Fresh(ExitChoice::Discard));
+}
+
 fn store_in(dir: &Path) -> Store {
     fs::create_dir_all(dir.join("data")).unwrap();
     Store::open(Roots { home: dir.to_owned(), config_dir: dir.to_owned() }).unwrap()

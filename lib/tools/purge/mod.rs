@@ -161,8 +161,11 @@ impl<'a> Purger<'a> {
         // repositories; then the plan, printed by a dry run, applied by a run.
         let repo_locks = self.lock_host_repos(&seen).map_err(lock_refusal)?;
         self.observe_work(&mut seen).map_err(|r| outcome_of(name, r))?;
-        let plan = plan::plan(&seen, request.discard, request.only_if_clean, &self.options)
-            .map_err(|r| outcome_of(name, r))?;
+        // A clean-up the agent could have chosen is never one that deletes its work unsaved.
+        let options =
+            PurgeOptions { no_quarantine: self.options.no_quarantine && !request.quarantine_required, ..self.options };
+        let plan =
+            plan::plan(&seen, request.discard, request.only_if_clean, &options).map_err(|r| outcome_of(name, r))?;
         if self.options.dry_run {
             return Ok(plan.printed());
         }

@@ -23,8 +23,18 @@ pub struct Request {
     pub target: Target,
     /// Its decision record allowed discarding work at risk.
     pub(crate) discard: bool,
+    /// Its decision record says the work is saved whatever `--no-quarantine` says (a clean-up
+    /// chosen in the container).
+    pub(crate) quarantine_required: bool,
     /// `failed_setup` under `--terminal`: purged only when verified clean, else left alone.
     pub(crate) only_if_clean: bool,
+}
+
+impl Request {
+    /// A request by name or by status: nothing discarded.
+    fn plain(target: Target) -> Request {
+        Request { target, discard: false, quarantine_required: false, only_if_clean: false }
+    }
 }
 
 /// What a run does, in input order. (A few per run: boxing `Request` would buy nothing.)
@@ -65,13 +75,17 @@ pub fn items_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> 
                 }
                 seen.push(name.clone());
                 items.push(match catalog.resolve(&name) {
-                    Ok(target) => {
-                        Item::Instance(Request { target, discard: decision.discard_unfinished, only_if_clean: false })
-                    }
+                    Ok(target) => Item::Instance(Request {
+                        target,
+                        discard: decision.discard_unfinished,
+                        quarantine_required: decision.quarantine_required,
+                        only_if_clean: false,
+                    }),
                     // Nothing of it is left: a rerun after a finished purge.
                     Err(_) => Item::Instance(Request {
                         target: Target { name: InstanceName::parse(&name)?, row: None },
                         discard: decision.discard_unfinished,
+                        quarantine_required: decision.quarantine_required,
                         only_if_clean: false,
                     }),
                 });
@@ -98,11 +112,11 @@ pub fn items_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec
     let mut items: Vec<Item> = Vec::new();
     for arg in args {
         let item = match catalog.resolve(arg) {
-            Ok(target) => Item::Instance(Request { target, discard: false, only_if_clean: false }),
+            Ok(target) => Item::Instance(Request::plain(target)),
             // A full name with leftovers (a lock, a socket dir) but no row or data dir: finish it.
             Err(why) => match InstanceName::parse(arg) {
                 Ok(name) if store.name_lock_path(&name).exists() || store.socket_dir(&name).exists() => {
-                    Item::Instance(Request { target: Target { name, row: None }, discard: false, only_if_clean: false })
+                    Item::Instance(Request::plain(Target { name, row: None }))
                 }
                 _ => Item::Unresolved { arg: arg.clone(), code: why.code.into(), message: why.message },
             },
@@ -138,7 +152,7 @@ pub fn items_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'
         let Some(row) = &target.row else { continue };
         let Some(status) = Status::parse(&row.status) else { continue };
         if selection.terminal && (status.is_terminal() || status == Status::FailedSetup) {
-            picked.push(Request { only_if_clean: status == Status::FailedSetup, target, discard: false });
+            picked.push(Request { only_if_clean: status == Status::FailedSetup, ..Request::plain(target) });
             continue;
         }
         if !status.is_kept() || (selection.older_than.is_none() && selection.keep_last.is_none()) {
@@ -152,7 +166,7 @@ pub fn items_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'
             .older_than
             .is_none_or(|age| crate::base::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
         if beyond_last && old {
-            picked.push(Request { target, discard: false, only_if_clean: false });
+            picked.push(Request::plain(target));
         }
     }
     picked.into_iter().map(Item::Instance).collect()
@@ -180,7 +194,7 @@ pub fn items_kept(catalog: &Catalog, store: &Store, older_than: Option<Duration>
             };
             kept && due
         })
-        .map(|target| Item::Instance(Request { target, discard: false, only_if_clean: false }))
+        .map(|target| Item::Instance(Request::plain(target)))
         .collect()
 }
 

@@ -160,8 +160,7 @@ fn capture_recipes(
             if continuity::read(store, name)?.recipe.is_some() {
                 return Ok(false);
             }
-            let Some(recipe) = crate::tools::capture::capture(engine, store, name, &manifest.docker, options.tool)?
-            else {
+            let Some(recipe) = crate::tools::capture::capture(engine, store, name, manifest, options.tool)? else {
                 return Ok(false);
             };
             continuity::update(store, name, |c| {

@@ -32,7 +32,9 @@ pub fn candidates(
         if !filters.admit(&manifest) || !resumable(status, true) {
             continue;
         }
-        let plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref(), role_source)?;
+        let distrusted = trust_sources(store, &manifest, &mut kept)?;
+        let mut plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref(), role_source)?;
+        plan.drift.extend(distrusted);
         if !resumable(status, plan.role.is_some()) {
             continue;
         }

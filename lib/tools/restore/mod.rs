@@ -83,8 +83,22 @@ pub fn prepare(
         store.read_manifest(name)?.ok_or_else(|| Exit::Partial.err(format_args!("{name}: no manifest")))?;
     let mut kept = continuity::read(store, name)?;
     as_reconciled(&mut manifest, &mut kept, changes);
-    let plan = plan(engine, store, name, &manifest, kept.recipe.as_ref(), role_source)?;
+    let distrusted = trust_sources(store, &manifest, &mut kept)?;
+    let mut plan = plan(engine, store, name, &manifest, kept.recipe.as_ref(), role_source)?;
+    plan.drift.extend(distrusted);
     Ok(Prepared { manifest, kept, plan })
+}
+
+/// The recipe's variables read only the sources jackin's config gives them now
+/// ([`recipe::distrust_sources`]); what was changed, as drift.
+pub(crate) fn trust_sources(store: &Store, manifest: &Manifest, kept: &mut Continuity) -> Result<Vec<String>> {
+    let Some(recipe) = kept.recipe.as_mut() else { return Ok(Vec::new()) };
+    let trusted = crate::state::config::launch_env_sources(
+        &store.roots.config_dir,
+        manifest.workspace_name.as_deref(),
+        &manifest.role_key,
+    )?;
+    Ok(recipe::distrust_sources(recipe, &trusted))
 }
 
 /// In a dry run reconcile writes nothing: decide on the statuses it would have written.

@@ -305,8 +305,7 @@ pub(super) fn env_to_resolve(
         return Ok(container.env.clone());
     }
     let image_env = engine.image_defaults(image)?.unwrap_or_default().env;
-    let exec_sources = recipe.agent_toml.as_deref().map(recipe::exec_binding_sources).unwrap_or_default();
-    Ok(recipe::bindings_to_resolve(recipe.format, &container.env, &image_env, &exec_sources))
+    Ok(recipe::bindings_to_resolve(recipe.format, &container.env, &image_env))
 }
 
 #[cfg(test)]
