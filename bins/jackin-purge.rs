@@ -96,7 +96,7 @@ impl Tally {
     fn report(&mut self, ctx: &mut Ctx, item: &Item<'_>, outcome: Option<Outcome>) -> Result<()> {
         match (item, outcome) {
             (Item::PassThrough(record), _) => ctx.pass_through(record),
-            (Item::Unresolved { arg, code, message }, _) => ctx.fail(Some(arg), *code, &anyhow::anyhow!("{message}")),
+            (Item::Unresolved { arg, why }, _) => ctx.unresolved(arg, why.clone()),
             (_, Some(Outcome::Purged(record))) => {
                 self.purged += 1;
                 self.freed += record.freed_bytes;

@@ -83,7 +83,7 @@ fn resume(
 ) -> Result<Exit> {
     let target = match catalog.resolve(arg) {
         Ok(target) => target,
-        Err(why) => return ctx.unresolved(arg, why).map(|()| Exit::Partial),
+        Err(why) => return ctx.unresolved(arg, why).map(|()| Exit::Ok),
     };
     let name = target.name;
     let changes = reconcile_first(ctx, engine, store, vec![name.clone()], looks_only(args))?;

@@ -849,3 +849,50 @@ fn sixteen_processes_at_once_lose_no_row() {
         }
     }
 }
+
+/// jackin leaves a `purged` row when it tears a clean session down itself (real-host.md,
+/// "Tombstones are jackin's"): reconcile keeps it, and the other tools have nothing to do with it.
+#[test]
+fn jackins_tombstones_stay_and_are_nothing_to_act_on() {
+    if !engine_available("jackins_tombstones_stay_and_are_nothing_to_act_on") {
+        return;
+    }
+    let mut home = Home::new();
+    let alive = home.instance("tmbal000", |_, _| Vec::new());
+    let tomb = home.tombstone("tmbst000");
+    let row = |home: &Home| home.row(&tomb).map(|r| r["status"].clone());
+
+    let out = home.cmd("jackin-reconcile").arg("--format=json").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(records_of::<Repair>(&out.stdout).is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(row(&home), Some("purged".into()), "reconcile keeps jackin's tombstone");
+    let named = home.cmd("jackin-reconcile").args(["--format=json", &tomb]).output().unwrap();
+    assert_eq!(named.status.code(), Some(0), "{}", stderr(&named));
+
+    let all = home.cmd("jackin-assess").args(["--all", "--format=json"]).output().unwrap();
+    assert_eq!(all.status.code(), Some(0), "{}", stderr(&all));
+    let listed = String::from_utf8_lossy(&all.stdout).into_owned();
+    assert!(listed.contains(&alive.container) && !listed.contains(&tomb), "{listed}");
+
+    let before = home.snapshot();
+    let decision = format!("{}\n", common::clean_decision(&tomb, "tmbst000", false));
+    for (tool, args, stdin) in [
+        ("jackin-assess", vec![tomb.as_str()], String::new()),
+        ("jackin-assess", vec!["tmbst"], String::new()),
+        ("jackin-restore", vec![tomb.as_str(), "--yes"], String::new()),
+        ("jackin-purge", vec![tomb.as_str()], String::new()),
+        ("jackin-purge", vec![], decision),
+    ] {
+        let out = home.cmd(tool).args(&args).arg("--format=json").write_stdin(stdin).output().unwrap();
+        assert_eq!(out.status.code(), Some(3), "{tool} {args:?}: {}", stderr(&out));
+        let error: Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+        assert_eq!(error["data"]["code"], "tombstone", "{tool} {args:?}");
+        assert!(stderr(&out).contains("jackin's tombstone"), "{tool}: {}", stderr(&out));
+    }
+    assert_eq!(home.snapshot(), before, "nothing changed");
+    assert_eq!(row(&home), Some("purged".into()));
+
+    let list = home.cmd("jackin-restore").args(["--list", "--format=json"]).output().unwrap();
+    assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
+    assert!(!String::from_utf8_lossy(&list.stdout).contains(&tomb));
+}

@@ -13,7 +13,7 @@ use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{self, InputRecord, Record};
 use crate::protocol::inert::inert_text;
 use crate::protocol::records::ErrorRecord;
-use crate::state::select::{Catalog, Unresolved};
+use crate::state::select::{Catalog, Unresolvable, Unresolved};
 use crate::state::store::{Roots, Store};
 
 /// Parses the tool's arguments, runs it and exits. `run` returns the exit code for a finished
@@ -61,6 +61,8 @@ pub struct Ctx {
     pub(crate) dry_run: bool,
     common: CommonArgs,
     failures: usize,
+    /// Arguments that named jackin's tombstones.
+    tombstones: usize,
     out: Box<dyn Write>,
     err: RefCell<Box<dyn Write>>,
 }
@@ -100,6 +102,7 @@ impl Ctx {
             dry_run: false,
             common: common.clone(),
             failures: 0,
+            tombstones: 0,
             out,
             err: RefCell::new(err),
         }
@@ -175,8 +178,13 @@ impl Ctx {
     }
 
     /// An argument or record that names no instance: an `error` record with the resolver's
-    /// reason as its code (`bad_name`, `unknown_instance`, `ambiguous`); the run will exit 6.
+    /// reason as its code (`bad_name`, `unknown_instance`, `ambiguous`); the run will exit 6. A
+    /// name of jackin's tombstone (`tombstone`) is refused as input: exit 3 unless worse happened.
     pub fn unresolved(&mut self, arg: &str, why: Unresolved) -> Result<()> {
+        if why.code == Unresolvable::Tombstone {
+            self.tombstones += 1;
+            return self.report(Some(arg), why.code.into(), &why.into());
+        }
         self.fail(Some(arg), why.code.into(), &why.into())
     }
 
@@ -246,6 +254,8 @@ impl Ctx {
     pub fn final_exit(&self, exit: Exit) -> Exit {
         if self.failures > 0 && exit < Exit::Partial {
             Exit::Partial
+        } else if self.tombstones > 0 && exit < Exit::BadInput {
+            Exit::BadInput
         } else {
             exit
         }

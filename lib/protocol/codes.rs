@@ -48,6 +48,8 @@ pub enum ErrorCode {
     StopFailed,
     UnknownInstance,
     UnknownOrphanKind,
+    /// A name of jackin's `purged` tombstone: nothing is left of that session.
+    Tombstone,
 }
 
 /// The word on the wire.
@@ -63,6 +65,7 @@ impl From<Unresolvable> for ErrorCode {
             Unresolvable::BadName => ErrorCode::BadName,
             Unresolvable::UnknownInstance => ErrorCode::UnknownInstance,
             Unresolvable::Ambiguous => ErrorCode::Ambiguous,
+            Unresolvable::Tombstone => ErrorCode::Tombstone,
         }
     }
 }

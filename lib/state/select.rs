@@ -32,6 +32,9 @@ pub enum Unresolvable {
     UnknownInstance,
     /// An id prefix of more than one instance.
     Ambiguous,
+    /// jackin's `purged` tombstone: a row whose session jackin removed (real-host.md, "Tombstones
+    /// are jackin's"). Nothing is left to act on, and the row is jackin's to prune.
+    Tombstone,
 }
 
 impl fmt::Display for Unresolved {
@@ -102,13 +105,19 @@ impl Catalog {
         self.known.get(name).and_then(Option::as_ref)
     }
 
+    /// Whether the instance is only jackin's `purged` tombstone: its row says `purged` and it
+    /// has no data directory.
+    pub(crate) fn is_tombstone(&self, name: &InstanceName) -> bool {
+        self.row(name).is_some_and(|row| row.status == "purged") && !self.dirs.contains(name)
+    }
+
     /// Every instance: index rows in index order (newest first), then data directories that have
-    /// a manifest but no row.
+    /// a manifest but no row. jackin's tombstones are not instances to act on.
     pub fn all(&self) -> Vec<Target> {
         let mut targets: Vec<Target> = Vec::new();
         for row in &self.index.instances {
             if let Ok(name) = InstanceName::parse(&row.container_base) {
-                if !targets.iter().any(|t| t.name == name) {
+                if !self.is_tombstone(&name) && !targets.iter().any(|t| t.name == name) {
                     targets.push(Target { name, row: Some(row.clone()) });
                 }
             }
@@ -121,8 +130,25 @@ impl Catalog {
         targets
     }
 
-    /// A container name, an instance id, or a unique id prefix of 4+ characters.
+    /// A container name, an instance id, or a unique id prefix of 4+ characters; a tombstone is
+    /// named as one.
     pub fn resolve(&self, arg: &str) -> Result<Target, Unresolved> {
+        let target = self.resolve_including_tombstones(arg)?;
+        if self.is_tombstone(&target.name) {
+            return Err(Unresolved {
+                code: Unresolvable::Tombstone,
+                message: format!(
+                    "{} was purged: its row is jackin's tombstone, with nothing left to assess, keep, resume or \
+                     delete (jackin's `prune instances` removes it)",
+                    target.name
+                ),
+            });
+        }
+        Ok(target)
+    }
+
+    /// [`Catalog::resolve`] that takes a tombstone for an instance: reconcile's view of the index.
+    pub(crate) fn resolve_including_tombstones(&self, arg: &str) -> Result<Target, Unresolved> {
         check_arg(arg)?;
         if arg.starts_with("jk-") {
             let name = InstanceName::parse(arg)

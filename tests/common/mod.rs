@@ -208,6 +208,18 @@ impl Home {
         Instance { id: id.to_owned(), container, dir, records }
     }
 
+    /// jackin's `purged` tombstone: a row of a session jackin removed, with no data directory.
+    pub fn tombstone(&mut self, id: &str) -> String {
+        let container = Self::container_name(id);
+        self.rows.push(json!({
+            "instance_id": id, "container_base": container, "workspace_name": "my-app",
+            "workspace_label": "my-app", "workdir": "/workspace/my-app", "role_key": "agent-smith",
+            "agent_runtime": "claude", "status": "purged", "updated_at": "2026-08-19T09:00:00Z"
+        }));
+        self.write_index();
+        container
+    }
+
     pub fn write_index(&self) {
         let mut rows = self.rows.clone();
         rows.sort_by(|a, b| b["updated_at"].as_str().cmp(&a["updated_at"].as_str()));

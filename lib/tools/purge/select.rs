@@ -7,12 +7,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::base::exit::Exit;
-use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{InputRecord, Record};
 use crate::protocol::records::{Decision, Orphan, Outcome};
 use crate::state::model::Status;
 use crate::state::names::InstanceName;
-use crate::state::select::{Catalog, Target};
+use crate::state::select::{Catalog, Target, Unresolvable, Unresolved};
 use crate::state::store::Store;
 
 use super::orphans;
@@ -44,7 +43,7 @@ pub enum Item<'a> {
     PassThrough(&'a InputRecord),
     Instance(Request),
     Orphan(Orphan),
-    Unresolved { arg: String, code: ErrorCode, message: String },
+    Unresolved { arg: String, why: Unresolved },
 }
 
 impl Item<'_> {
@@ -75,6 +74,8 @@ pub fn items_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> 
                 }
                 seen.push(name.clone());
                 items.push(match catalog.resolve(&name) {
+                    // jackin purged it itself: the row is jackin's, and nothing is left to delete.
+                    Err(why) if why.code == Unresolvable::Tombstone => Item::Unresolved { arg: name, why },
                     Ok(target) => Item::Instance(Request {
                         target,
                         discard: decision.discard_unfinished,
@@ -118,7 +119,7 @@ pub fn items_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec
                 Ok(name) if store.name_lock_path(&name).exists() || store.socket_dir(&name).exists() => {
                     Item::Instance(Request::plain(Target { name, row: None }))
                 }
-                _ => Item::Unresolved { arg: arg.clone(), code: why.code.into(), message: why.message },
+                _ => Item::Unresolved { arg: arg.clone(), why },
             },
         };
         let duplicate = matches!(&item, Item::Instance(r) if items.iter().any(|i| matches!(i, Item::Instance(o) if o.target.name == r.target.name)));

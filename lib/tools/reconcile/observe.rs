@@ -141,7 +141,8 @@ fn select(catalog: &Catalog, selection: &Selection) -> (Vec<InstanceName>, Vec<F
         Selection::Instances(wanted) => wanted.iter().filter(|n| catalog.is_known(n)).for_each(add),
         Selection::Args(args) => {
             for arg in args {
-                match catalog.resolve(arg) {
+                // A tombstone is a row reconcile keeps as it is: named, it is simply looked at.
+                match catalog.resolve_including_tombstones(arg) {
                     Ok(target) => add(&target.name),
                     Err(why) => unresolved.push(Failure {
                         container_base: Some(arg.clone()),

@@ -52,7 +52,9 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
         Ok(Some(manifest)) => manifest,
         Ok(None) => {
             let container_gone = observation.container(seen.name.as_str()).is_none();
-            if !seen.dir && seen.row.is_some() && container_gone && !seen.lock_held {
+            // jackin's `purged` tombstone is its record of a session it removed: jackin prunes it.
+            let tombstone = seen.row.as_ref().is_some_and(|row| row.status == "purged");
+            if !seen.dir && seen.row.is_some() && !tombstone && container_gone && !seen.lock_held {
                 plan.row_repairs.push((seen.name.clone(), RepairKind::RowDropped));
             }
             return;
@@ -374,6 +376,10 @@ mod tests {
         assert_eq!(kinds(dropped, None), [RepairKind::RowDropped]);
         assert_eq!(kinds(dropped_too, Some("exited")), [], "its container still exists");
         assert_eq!(kinds(bare_dir, None), [], "its data dir still exists");
+        let mut tombstone = seen("purged");
+        tombstone.manifest = Ok(None);
+        tombstone.dir = false;
+        assert_eq!(kinds(tombstone, None), [], "jackin's tombstone is jackin's to prune");
 
         // A status change rewrites the row anyway: no repair on top of it.
         let mut changing = seen("active");
