@@ -1139,3 +1139,98 @@ fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
     // The attach command ran on the operator's terminal and reached the agent's capsule.
     assert!(shown.contains("capsule reached as 1000:1000"), "{shown}");
 }
+
+/// A session launched the way jackin launches one (real-host.md, "jackin's own launch
+/// environment"): its own variables by `-e` and by an `--env-file` it deletes after the launch, a
+/// credential among them, a sidecar on an internal network. A resume from a shell that holds only
+/// the credential asks for nothing else, and the new container has every variable of the launch
+/// with its launch value.
+#[test]
+fn a_session_launched_with_jackins_environment_needs_only_its_credential() {
+    if !engine_available("jackins_environment") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("jkenv000", |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let image = role_image("jkenv000");
+    let c = inst.container.clone();
+    let sidecar = format!("{c}-dind");
+    let env_file = home.tmp.path().join("jackin-launch.env");
+    fs::write(
+        &env_file,
+        format!(
+            "JACKIN=1\nJACKIN_CONTAINER_NAME={c}\nJACKIN_INSTANCE_ID=jkenv000\nJACKIN_AGENT=claude\n\
+             JACKIN_ROLE=agent-smith\nJACKIN_WORKDIR=/workspace/my-app\nJACKIN_DIND_HOSTNAME={sidecar}\n\
+             TESTCONTAINERS_HOST_OVERRIDE={sidecar}\nDOCKER_HOST=tcp://{sidecar}:2376\n\
+             DOCKER_CERT_PATH=/certs/client\nDOCKER_TLS_VERIFY=1\nGIT_AUTHOR_NAME=Operator Name\n\
+             GIT_AUTHOR_EMAIL=op@example.invalid\nMISE_TRUSTED_CONFIG_PATHS=/workspace/my-app\n\
+             ANTHROPIC_API_KEY=sk-ant-launch-secret-77\n"
+        ),
+    )
+    .unwrap();
+    let env_file_arg = env_file.to_str().unwrap().to_owned();
+    let _session = Session::launch(
+        &c,
+        SessionOptions {
+            image: Some(&image),
+            internal_network: true,
+            env: vec![("TERM", "xterm-256color"), ("JACKIN_DEBUG", "0")],
+            role_args: vec!["--env-file", &env_file_arg],
+            ..Default::default()
+        },
+    );
+    fs::remove_file(&env_file).unwrap();
+    let launched_env = |container: &str| -> Vec<String> {
+        let mut env: Vec<String> =
+            serde_json::from_str(&docker(&["inspect", "-f", "{{json .Config.Env}}", container])).unwrap();
+        env.sort();
+        env
+    };
+    let launched = launched_env(&c);
+    assert!(launched.iter().any(|e| e == "ANTHROPIC_API_KEY=sk-ant-launch-secret-77"), "{launched:?}");
+
+    set_manifest(&home, &inst, |m| {
+        m["docker"]["dind_container"] = Value::from(sidecar.clone());
+        m["docker"]["certs_volume"] = Value::from(format!("{c}-dind-certs"));
+    });
+    // Kept as an operator keeps a detached session: the recipe captured, then torn down.
+    let kept =
+        home.cmd("jackin-keep").args(["--keep", "--stop"]).write_stdin(home.assess_lines(&[&c])).output().unwrap();
+    assert_eq!(kept.status.code(), Some(0), "{}", common::stderr(&kept));
+    assert!(docker_quiet(&["inspect", &c]).is_none() && docker_quiet(&["inspect", &sidecar]).is_none());
+    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    let source = |name: &str| -> String {
+        let env = recipe["role"]["env"].as_array().unwrap();
+        let binding = env.iter().find(|b| b["name"] == name).unwrap_or_else(|| panic!("{name}: {recipe}"));
+        binding["source"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(source("ANTHROPIC_API_KEY"), "env:ANTHROPIC_API_KEY", "a credential keeps its name only");
+    for name in
+        ["JACKIN", "JACKIN_DEBUG", "TESTCONTAINERS_HOST_OVERRIDE", "GIT_AUTHOR_NAME", "MISE_TRUSTED_CONFIG_PATHS"]
+    {
+        assert_eq!(source(name), "literal", "{name} is jackin's, not a secret");
+    }
+    no_file_holds(&home, "sk-ant-launch-secret-77");
+
+    // A shell that holds only the credential: --plan is ready, the resume asks for nothing else.
+    let only_the_credential = |args: &[&str], credential: Option<&str>| {
+        let mut cmd = home.cmd("jackin-restore");
+        cmd.env_clear().env("PATH", std::env::var("PATH").unwrap()).args(args).arg("--format=json");
+        if let Some(value) = credential {
+            cmd.env("ANTHROPIC_API_KEY", value);
+        }
+        cmd.output().unwrap()
+    };
+    let without = only_the_credential(&[&c, "--plan"], None);
+    let planned = restored(&without.stdout);
+    assert_eq!(planned.missing, ["needs ANTHROPIC_API_KEY (from $ANTHROPIC_API_KEY)"], "named with its source");
+    let plan = only_the_credential(&[&c, "--plan"], Some("sk-ant-launch-secret-77"));
+    assert!(restored(&plan.stdout).missing.is_empty(), "{}", String::from_utf8_lossy(&plan.stdout));
+    let out = only_the_credential(&[&c, "--yes"], Some("sk-ant-launch-secret-77"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(restored(&out.stdout).tier, Some(2));
+    assert_eq!(launched_env(&c), launched, "every variable of the launch, with its launch value");
+    assert_eq!(docker(&["network", "inspect", "-f", "{{.Internal}}", &format!("{c}-net")]), "true");
+    no_file_holds(&home, "sk-ant-launch-secret-77");
+}

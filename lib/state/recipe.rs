@@ -183,9 +183,13 @@ pub(crate) fn bindings_to_resolve(recipe_format: u32, env: &[EnvBinding], image_
         .collect()
 }
 
-/// Variables whose values are configuration, not secrets: kept as literals.
+/// Variables whose values are configuration, not secrets: kept as literals. Besides the usual
+/// ones, jackin's own launch environment (real-host.md, "jackin's own launch environment"):
+/// `JACKIN` and its `JACKIN_*` family, the sidecar's name for Testcontainers, the operator's git
+/// identity and mise's trusted path (the workdir). A credential (jackin's registry, or anything
+/// jackin's config gives a secret reference) is never one of them: only its name is kept.
 pub(crate) fn is_known_non_secret(name: &str) -> bool {
-    const NAMES: [&str; 16] = [
+    const NAMES: [&str; 23] = [
         "PATH",
         "TERM",
         "LANG",
@@ -202,6 +206,13 @@ pub(crate) fn is_known_non_secret(name: &str) -> bool {
         "DOCKER_TLS_VERIFY",
         "DOCKER_TLS_CERTDIR",
         "NO_COLOR",
+        "JACKIN",
+        "TESTCONTAINERS_HOST_OVERRIDE",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "MISE_TRUSTED_CONFIG_PATHS",
     ];
     NAMES.contains(&name) || name.starts_with("JACKIN_") || name.starts_with("LC_")
 }
@@ -254,6 +265,14 @@ pub(crate) fn health_argv(test: &[String]) -> Option<Vec<String>> {
         Some((kind, _)) if kind == "NONE" => None,
         Some(_) => Some(test.to_vec()),
         None => None,
+    }
+}
+
+/// Where a variable that could not be resolved was looked for, for the message that names it.
+pub(crate) fn source_to_supply(binding: &EnvBinding) -> String {
+    match binding.source.strip_prefix("env:") {
+        Some(var) => format!("${var}"),
+        None => binding.source.clone(),
     }
 }
 

@@ -256,7 +256,14 @@ fn plan_recreate(
         plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
     }
     if let Err(names) = recipe::resolve_env(&bindings, |n| std::env::var(n).ok(), recipe::op_read) {
-        plan.missing.extend(names.iter().map(|n| format!("needs {n}")));
+        for name in &names {
+            match bindings.iter().find(|b| &b.name == name) {
+                Some(binding) => {
+                    plan.missing.push(format!("needs {name} (from {})", recipe::source_to_supply(binding)))
+                }
+                None => plan.missing.push(format!("needs {name}")),
+            }
+        }
         plan.missing_env = names;
     }
     if recipe.agent_toml.is_some() {
