@@ -2,7 +2,7 @@ complete -c jackin-keep -l policy -d 'Override the configured exit policy (disca
 keep\t''
 clean\t''
 discard\t''"
-complete -c jackin-keep -l answer -d 'The answer to the ask dialog when no terminal can ask' -r -f -a "return\t'Return to the agent: change nothing'
+complete -c jackin-keep -l answer -d 'The answer to the ask dialog, given instead of asking: it wins over the terminal\'s dialog and the container\'s exit screen (for scripts run from an interactive shell)' -r -f -a "return\t'Return to the agent: change nothing'
 keep\t'Exit and keep the session to resume later'
 clean\t'Exit and clean up (the unfinished work is quarantined, then deleted by jackin-purge)'"
 complete -c jackin-keep -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r

@@ -213,7 +213,7 @@ pub enum SortArg {
     Size,
 }
 
-/// The answer to the ask dialog when no terminal can ask.
+/// The answer to the ask dialog, given instead of asking (on a terminal too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AnswerArg {
     /// Return to the agent: change nothing
@@ -230,12 +230,13 @@ jackin's config, else the global one, else ask (discard means clean).
 What it does to each session:
 
   ask, clean session: clean it, without a question (--keep: keep it)
-  ask, unfinished work (dirty files, unpushed commits, stashes): on a
-    terminal, show the work, wait for Enter, then ask: 1) return to
-    agent (the default), 2) exit and keep, 3) exit and clean up, d)
-    view the full diffs. With no terminal: --answer, else the choice
-    made in the container's exit screen during this session, else keep
-    it
+  ask, unfinished work (dirty files, unpushed commits, stashes):
+    --answer when given (on a terminal too: a script must not stop on
+    a question); else on a terminal, show the work, wait for Enter,
+    then ask: 1) return to agent (the default), 2) exit and keep, 3)
+    exit and clean up, d) view the full diffs. With no terminal: the
+    choice made in the container's exit screen during this session,
+    else keep it
   ask, work that cannot be read: as unfinished work, but cleaning up
     needs --discard-unfinished
   keep, any session: keep it
@@ -291,7 +292,8 @@ pub struct KeepArgs {
     #[arg(long)]
     pub keep: bool,
 
-    /// The answer to the ask dialog when no terminal can ask
+    /// The answer to the ask dialog, given instead of asking: it wins over the terminal's dialog
+    /// and the container's exit screen (for scripts run from an interactive shell)
     #[arg(long, value_enum, value_name = "ANSWER")]
     pub answer: Option<AnswerArg>,
 
