@@ -68,6 +68,8 @@ struct Offer {
     how: Integration,
     changes: Changes,
     /// Computed only once a candidate with the same paths but other blobs comes along.
+    growth: Option<Option<Vec<i64>>>,
+    /// Computed only once a candidate with the same paths and the same growth comes along.
     key: Option<PatchKey>,
 }
 
@@ -79,7 +81,11 @@ impl Offer {
         end: Oid,
         how: Integration,
     ) -> Result<Offer, git2::Error> {
-        Ok(Offer { from, end, how, changes: changes(trees, repo, from, end)?, key: None })
+        Ok(Offer { from, end, how, changes: changes(trees, repo, from, end)?, growth: None, key: None })
+    }
+
+    fn growth(&mut self, repo: &Repository) -> Option<&[i64]> {
+        self.growth.get_or_insert_with(|| growth(repo, &self.changes.sides)).as_deref()
     }
 
     fn key(&mut self, repo: &Repository) -> Result<PatchKey, git2::Error> {
@@ -197,6 +203,7 @@ pub(crate) fn integrated(
             let changes = changes(&mut trees, source.repo, parent, candidate)?;
             let Some(wanting) = by_paths.get(&changes.paths) else { continue };
             let mut candidate_key = None;
+            let mut candidate_growth = None;
             for offer_index in wanting {
                 if found.contains_key(offer_index) {
                     continue;
@@ -204,6 +211,13 @@ pub(crate) fn integrated(
                 let offer = &mut offers[*offer_index];
                 // The same blobs before and after at every path: the same diff, without one.
                 let same = offer.changes.sides == changes.sides || {
+                    // Another growth at some path: another patch, without a diff either.
+                    let grown = candidate_growth.get_or_insert_with(|| growth(source.repo, &changes.sides));
+                    if let (Some(offered), Some(grown)) = (offer.growth(repo), grown.as_deref()) {
+                        if offered != grown {
+                            continue;
+                        }
+                    }
                     let offered = offer.key(repo)?;
                     if candidate_key.is_none() {
                         candidate_key = Some(patch_key(&diff(source.repo, parent, candidate, &changes.paths)?)?);
@@ -365,6 +379,25 @@ fn tree_changes(
         prefix.truncate(len);
     }
     Ok(())
+}
+
+/// How many bytes each path's file grows by (new size − old size), from the object headers. Two
+/// diffs with the same lines at a path grow it by the same count (context lines are on both
+/// sides; the added and removed lines are the same bytes), so another growth rules a candidate
+/// out without a diff: the common case of two sessions editing the same file differently. `None`
+/// when a size cannot be read that way (a submodule's commit lives in another repository, an
+/// object may be missing): the diff then decides.
+fn growth(repo: &Repository, sides: &[(Side, Side)]) -> Option<Vec<i64>> {
+    const GITLINK: i32 = 0o160000;
+    let odb = repo.odb().ok()?;
+    let size = |side: &Side| -> Option<i64> {
+        match side {
+            None => Some(0),
+            Some((_, mode)) if *mode == GITLINK => None,
+            Some((id, _)) => odb.read_header(*id).ok().and_then(|(size, _)| i64::try_from(size).ok()),
+        }
+    };
+    sides.iter().map(|(before, after)| Some(size(after)? - size(before)?)).collect()
 }
 
 /// The diff's bytes, as `git patch-id --verbatim` reads a diff: each line with its indentation,
