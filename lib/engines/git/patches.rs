@@ -354,9 +354,29 @@ fn tree_changes(
         return Ok(());
     }
     let (old_entries, new_entries) = (trees.entries(repo, old)?, trees.entries(repo, new)?);
-    let names: std::collections::BTreeSet<&Vec<u8>> = old_entries.keys().chain(new_entries.keys()).collect();
-    for name in names {
-        let (before, after) = (old_entries.get(name), new_entries.get(name));
+    // Both sides are sorted by name: one merge of the two, each name compared once (a squash of
+    // k commits compares every directory it touches, k times over: this loop is most of it).
+    let (mut olds, mut news) = (old_entries.iter().peekable(), new_entries.iter().peekable());
+    loop {
+        let (name, before, after) = match (olds.peek(), news.peek()) {
+            (None, None) => break,
+            (Some((o, _)), Some((n, _))) if o == n => {
+                let ((name, before), (_, after)) = (olds.next().unwrap(), news.next().unwrap());
+                (name, Some(before), Some(after))
+            }
+            (Some((o, _)), Some((n, _))) if o < n => {
+                let (name, before) = olds.next().unwrap();
+                (name, Some(before), None)
+            }
+            (Some(_), None) => {
+                let (name, before) = olds.next().unwrap();
+                (name, Some(before), None)
+            }
+            _ => {
+                let (name, after) = news.next().unwrap();
+                (name, None, Some(after))
+            }
+        };
         if before == after {
             continue;
         }
