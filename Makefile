@@ -1,4 +1,4 @@
-# make install PREFIX=/usr/local            binaries, man pages, completions and contrib hooks
+# make install PREFIX=/usr/local            binaries, man pages, completions, contrib hooks and jackin-load
 # make install PREFIX=/usr DESTDIR=/tmp/pkg  staged, for a package
 # make install BIN_DIR=target/debug          install binaries built elsewhere (no release build)
 # make uninstall PREFIX=…                    removes exactly what install puts there
@@ -29,7 +29,7 @@ endif
 install: build
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir) $(DESTDIR)$(bashdir) $(DESTDIR)$(zshdir) \
 		$(DESTDIR)$(fishdir) $(DESTDIR)$(sharedir)/hooks $(DESTDIR)$(sharedir)/git \
-		$(DESTDIR)$(sharedir)/cron $(DESTDIR)$(sharedir)/systemd
+		$(DESTDIR)$(sharedir)/cron $(DESTDIR)$(sharedir)/systemd $(DESTDIR)$(sharedir)/jackin
 	for b in $(BINS); do \
 		$(INSTALL) -m 755 $(BIN_DIR)/$$b $(DESTDIR)$(bindir)/$$b || exit 1; \
 		$(INSTALL) -m 644 man/$$b.1 $(DESTDIR)$(mandir)/$$b.1 || exit 1; \
@@ -39,6 +39,9 @@ install: build
 	done
 	$(INSTALL) -m 755 contrib/hooks/jackin-exit-hook $(DESTDIR)$(bindir)/jackin-exit-hook
 	$(INSTALL) -m 755 contrib/hooks/jackin-exit-hook $(DESTDIR)$(sharedir)/hooks/jackin-exit-hook
+	# jackin-load finds the exit hook beside itself: bin/ here, ../hooks/ under share/jackin.
+	$(INSTALL) -m 755 contrib/jackin/jackin-load $(DESTDIR)$(bindir)/jackin-load
+	$(INSTALL) -m 755 contrib/jackin/jackin-load $(DESTDIR)$(sharedir)/jackin/jackin-load
 	$(INSTALL) -m 755 contrib/git/reference-transaction $(DESTDIR)$(sharedir)/git/reference-transaction
 	$(INSTALL) -m 644 contrib/cron/* $(DESTDIR)$(sharedir)/cron/
 	# The units as shipped start the tools from ~/.cargo/bin (cargo install); installed copies
@@ -53,5 +56,5 @@ uninstall:
 		rm -f $(DESTDIR)$(bindir)/$$b $(DESTDIR)$(mandir)/$$b.1 $(DESTDIR)$(bashdir)/$$b \
 			$(DESTDIR)$(zshdir)/_$$b $(DESTDIR)$(fishdir)/$$b.fish; \
 	done
-	rm -f $(DESTDIR)$(bindir)/jackin-exit-hook
+	rm -f $(DESTDIR)$(bindir)/jackin-exit-hook $(DESTDIR)$(bindir)/jackin-load
 	rm -rf $(DESTDIR)$(sharedir)

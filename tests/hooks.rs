@@ -371,7 +371,9 @@ fn make_install_puts_everything_where_a_system_expects_it() {
     }
     for file in [
         "bin/jackin-exit-hook",
+        "bin/jackin-load",
         "share/jackin/hooks/jackin-exit-hook",
+        "share/jackin/jackin/jackin-load",
         "share/jackin/git/reference-transaction",
         "share/jackin/cron/jackin-purge",
         "share/jackin/cron/jackin-reconcile",
@@ -385,7 +387,10 @@ fn make_install_puts_everything_where_a_system_expects_it() {
     for file in &expected {
         assert!(prefix.join(file).is_file(), "{file} installed");
     }
-    for file in expected.iter().filter(|f| f.starts_with("bin/") || f.contains("hook") || f.contains("/git/")) {
+    for file in expected
+        .iter()
+        .filter(|f| f.starts_with("bin/") || f.contains("hook") || f.contains("/git/") || f.ends_with("jackin-load"))
+    {
         let mode = fs::metadata(prefix.join(file)).unwrap().permissions().mode();
         assert_eq!(mode & 0o111, 0o111, "{file} is executable");
     }
@@ -403,6 +408,8 @@ fn make_install_puts_everything_where_a_system_expects_it() {
         let out = Command::new(prefix.join("bin").join(tool)).arg("--version").output().unwrap();
         assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains(tool), "{tool}");
     }
+    let out = Command::new(prefix.join("bin/jackin-load")).arg("--help").output().unwrap();
+    assert!(out.status.success() && stderr(&out).contains("jackin-load [jackin load arguments"), "{}", stderr(&out));
 
     let out = make(&["uninstall", &format!("PREFIX={}", prefix.display()), "DESTDIR="]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -7,16 +7,20 @@
 //!   other tag (or none) fails the test, so a command cannot slip into the guide unrun.
 //! - A block's expected exit code is 0 unless it holds a line `# exit N`.
 //! - Placeholders: the session ids `k7p9m2xq` (the session that is kept, resumed, crashes and is
-//!   resumed again) and `q3vx8m1c` (the session whose work is discarded into the quarantine) are
+//!   resumed again), `q3vx8m1c` (the session whose work is discarded into the quarantine) and
+//!   `h4wt6n2r` (the session `jackin load` starts in the section "Using the tools with jackin") are
 //!   replaced by this run's unique ids; any other `jk-…` session name fails the test. `~` is a
 //!   throwaway HOME in which `~/.jackin` is the jackin home and `~/src/my-app` the host repository
 //!   (symlinks into the fixture); commands run from the repository root, so `contrib/…` resolves.
 //! - Events between blocks, keyed by the section heading: before the first block of the section
 //!   "After the laptop slept…", the kept-then-resumed session's container is killed, as a host
 //!   going away would.
-//! - `systemctl` is the one command not run for real (no user systemd here): a stand-in on PATH
-//!   records its arguments and fails unless each unit it enables was installed where the guide
-//!   copied it.
+//! - `systemctl` is not run for real (no user systemd here): a stand-in on PATH records its
+//!   arguments and fails unless each unit it enables was installed where the guide copied it.
+//! - `jackin` is not run for real either: jackin cannot be installed here, so the stand-in of
+//!   tests/jackin_load.rs (tests/fixtures/jackin-stand-in) is on PATH, ending every session it
+//!   launches as a detach, its id the third placeholder's. `jackin-load` is found on PATH as
+//!   `make install` puts it (contrib/jackin is on PATH).
 
 mod common;
 
@@ -25,11 +29,12 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions};
+use common::docker::{build_real_images, docker, docker_quiet, engine_available, Session, SessionOptions};
 use common::{commit_file, git, Home};
 
 const GUIDE_SESSION: &str = "k7p9m2xq";
 const GUIDE_DISCARDED: &str = "q3vx8m1c";
+const GUIDE_LAUNCHED: &str = "h4wt6n2r";
 const CRASH_SECTION: &str = "## After the laptop slept";
 
 struct Block {
@@ -99,10 +104,14 @@ fn every_command_of_the_operator_guide_runs_as_written() {
         return;
     }
 
+    build_real_images();
     let mut home = Home::new();
     let host = home.host_repo("my-app");
     let session_id = unique_id("g");
     let discarded_id = unique_id("d");
+    let launched_id = unique_id("h");
+    let launched = format!("jk-{launched_id}-myapp-thearchitect");
+    let _launched = Launched(launched.clone());
     let session = home.instance(&session_id, |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
     let discarded = home.instance(&discarded_id, |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
     let c = session.container.clone();
@@ -132,11 +141,18 @@ fn every_command_of_the_operator_guide_runs_as_written() {
     fs::create_dir_all(&stand_ins).unwrap();
     let systemctl_log = home.tmp.path().join("systemctl.log");
     systemctl_stand_in(&stand_ins, &systemctl_log);
+    common::install_jackin_stand_in(&stand_ins);
     let tools = common::tools_dir();
     for tool in ["jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore"] {
         assert!(tools.join(tool).exists(), "{tool} is built next to jackin-assess");
     }
-    let path = format!("{}:{}:{}", tools.display(), stand_ins.display(), std::env::var("PATH").unwrap());
+    let path = format!(
+        "{}:{}:{}:{}",
+        tools.display(),
+        root.join("contrib/jackin").display(),
+        stand_ins.display(),
+        std::env::var("PATH").unwrap()
+    );
 
     let mut crashed = false;
     for block in &blocks {
@@ -145,12 +161,16 @@ fn every_command_of_the_operator_guide_runs_as_written() {
             docker(&["kill", &c]);
             crashed = true;
         }
-        let script = block.script.replace(GUIDE_SESSION, &session_id).replace(GUIDE_DISCARDED, &discarded_id);
+        let script = block
+            .script
+            .replace(GUIDE_SESSION, &session_id)
+            .replace(GUIDE_DISCARDED, &discarded_id)
+            .replace(GUIDE_LAUNCHED, &launched_id);
         for word in script.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-')) {
             if let Some(rest) = word.strip_prefix("jk-") {
                 let id = rest.split('-').next().unwrap_or("");
                 assert!(
-                    id == session_id || id == discarded_id,
+                    id == session_id || id == discarded_id || id == launched_id,
                     "operator-guide.md:{}: {word} is not a session of the fixture",
                     block.line
                 );
@@ -161,6 +181,12 @@ fn every_command_of_the_operator_guide_runs_as_written() {
         cmd.current_dir(&root).stdin(Stdio::null());
         cmd.env("PATH", &path).env("HOME", &fake_home);
         cmd.env("JACKIN_HOME_DIR", &home.home).env("JACKIN_CONFIG_DIR", &home.config);
+        cmd.env("JACKIN_STAND_IN_EXIT", "detached")
+            .env("JACKIN_STAND_IN_IMAGE", common::docker::TEST_ROLE_IMAGE)
+            .env("JACKIN_STAND_IN_IDS", &launched_id)
+            .env_remove("JACKIN_STAND_IN_END")
+            .env_remove("JACKIN_LOAD_KEEP_FLAGS")
+            .env_remove("JACKIN_LOAD_AT_RISK_FLAGS");
         // SAFETY: setsid is async-signal-safe; the commands run without a controlling terminal,
         // as in a launcher's exit hook or a cron job.
         unsafe {
@@ -196,4 +222,18 @@ fn every_command_of_the_operator_guide_runs_as_written() {
         );
     }
     assert!(fs::read_to_string(&systemctl_log).unwrap().contains("--user enable --now jackin-reconcile.timer"));
+    // The session jackin launched was kept twice (by hand, then by jackin-load) and resumed.
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &launched]), "true", "resumed by jackin-restore");
+    let kept = home.continuity(&launched).history.iter().filter(|h| h.cause == "kept").count();
+    assert_eq!(kept, 2, "kept by hand, then by jackin-load");
+}
+
+/// The containers of the session the guide's `jackin load` launched, removed however the test ends.
+struct Launched(String);
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        let _ = docker_quiet(&["rm", "-f", "-v", &self.0]);
+        let _ = docker_quiet(&["network", "rm", &format!("{}-net", self.0)]);
+    }
 }

@@ -512,6 +512,15 @@ pub fn manifest_text(id: &str, container: &str, status: &str, updated: &str) -> 
     )
 }
 
+/// The stand-in for jackin, installed as `jackin` in `dir` (to go on the PATH of what calls
+/// jackin). jackin itself cannot be installed where the tests run; the stand-in's header,
+/// tests/fixtures/jackin-stand-in, says what it plays and from which part of the specification.
+pub fn install_jackin_stand_in(dir: &Path) {
+    fs::create_dir_all(dir).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jackin-stand-in");
+    std::os::unix::fs::symlink(script, dir.join("jackin")).unwrap();
+}
+
 /// The path of one of the tools, as cargo built it for these tests.
 pub fn tool_path(tool: &str) -> &'static Path {
     // `cargo_bin!` reads the path cargo gives the test at build time, so it wants a literal name.
