@@ -124,7 +124,9 @@ fn repair_rows(store: &Store, repairs: &[(InstanceName, RepairKind)], options: &
         let mut done = Vec::new();
         for (name, kind) in repairs {
             let applied = if *kind == RepairKind::RowDropped {
-                !store.instance_dir(name).exists() && index.remove(name.as_str())
+                // A row that became jackin's tombstone since the plan is jackin's to prune.
+                let tombstone = index.row(name.as_str()).is_some_and(|row| row.status == "purged");
+                !tombstone && !store.instance_dir(name).exists() && index.remove(name.as_str())
             } else {
                 match store.read_manifest(name) {
                     Ok(Some(manifest)) => {
