@@ -292,8 +292,41 @@ fn diff<'r>(repo: &'r Repository, from: Option<Oid>, to: Oid, paths: &[Vec<u8>])
     repo.diff_tree_to_tree(old.as_ref(), Some(&new), Some(&mut options))
 }
 
-/// A tree's entries by name: (id, is a tree, mode).
-type Entries = std::collections::BTreeMap<Vec<u8>, (Oid, bool, i32)>;
+/// A tree entry's id, whether it is a tree, and its mode.
+type Entry = (Oid, bool, i32);
+
+/// A tree's entries sorted by name (bytes), each name once, the names in one buffer: hundreds of
+/// trees are read per run, and a map or an allocation per name was most of the patch check.
+#[derive(Default)]
+struct Entries {
+    names: Vec<u8>,
+    items: Vec<(std::ops::Range<usize>, Entry)>,
+}
+
+impl Entries {
+    fn read(tree: &Tree<'_>) -> Entries {
+        let mut entries = Entries::default();
+        for entry in tree.iter() {
+            let start = entries.names.len();
+            entries.names.extend_from_slice(entry.name_bytes());
+            let is_tree = entry.kind() == Some(git2::ObjectType::Tree);
+            entries.items.push((start..entries.names.len(), (entry.id(), is_tree, entry.filemode())));
+        }
+        // git's own order puts a tree's name as if it ended in `/`; this one is plain bytes, the
+        // same for both sides of a comparison whatever a (possibly hand-made) tree holds. A name
+        // twice counts once, the later entry, as a map would keep it.
+        let names = &entries.names;
+        entries.items.sort_by(|(a, _), (b, _)| names[a.clone()].cmp(&names[b.clone()]));
+        entries.items.reverse();
+        entries.items.dedup_by(|(a, _), (b, _)| names[a.clone()] == names[b.clone()]);
+        entries.items.reverse();
+        entries
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        &self.names[self.items[i].0.clone()]
+    }
+}
 
 /// Trees read once per run: hundreds of candidates share their parents' subtrees, and libgit2's
 /// object cache keeps no tree over 4 KiB. Tree ids name their content, so one cache serves the
@@ -307,12 +340,7 @@ impl Trees {
         if let Some(entries) = self.0.get(&id) {
             return Ok(entries.clone());
         }
-        let mut entries = Entries::new();
-        for entry in repo.find_tree(id)?.iter() {
-            let is_tree = entry.kind() == Some(git2::ObjectType::Tree);
-            entries.insert(entry.name_bytes().to_vec(), (entry.id(), is_tree, entry.filemode()));
-        }
-        let entries = std::rc::Rc::new(entries);
+        let entries = std::rc::Rc::new(Entries::read(&repo.find_tree(id)?));
         self.0.insert(id, entries.clone());
         Ok(entries)
     }
@@ -356,25 +384,25 @@ fn tree_changes(
     let (old_entries, new_entries) = (trees.entries(repo, old)?, trees.entries(repo, new)?);
     // Both sides are sorted by name: one merge of the two, each name compared once (a squash of
     // k commits compares every directory it touches, k times over: this loop is most of it).
-    let (mut olds, mut news) = (old_entries.iter().peekable(), new_entries.iter().peekable());
-    loop {
-        let (name, before, after) = match (olds.peek(), news.peek()) {
-            (None, None) => break,
-            (Some((o, _)), Some((n, _))) if o == n => {
-                let ((name, before), (_, after)) = (olds.next().unwrap(), news.next().unwrap());
-                (name, Some(before), Some(after))
+    let (mut i, mut j) = (0, 0);
+    while i < old_entries.items.len() || j < new_entries.items.len() {
+        let order = match (old_entries.items.get(i), new_entries.items.get(j)) {
+            (Some(_), Some(_)) => old_entries.name(i).cmp(new_entries.name(j)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let (name, before, after) = match order {
+            std::cmp::Ordering::Equal => {
+                (i, j) = (i + 1, j + 1);
+                (old_entries.name(i - 1), Some(old_entries.items[i - 1].1), Some(new_entries.items[j - 1].1))
             }
-            (Some((o, _)), Some((n, _))) if o < n => {
-                let (name, before) = olds.next().unwrap();
-                (name, Some(before), None)
+            std::cmp::Ordering::Less => {
+                i += 1;
+                (old_entries.name(i - 1), Some(old_entries.items[i - 1].1), None)
             }
-            (Some(_), None) => {
-                let (name, before) = olds.next().unwrap();
-                (name, Some(before), None)
-            }
-            _ => {
-                let (name, after) = news.next().unwrap();
-                (name, None, Some(after))
+            std::cmp::Ordering::Greater => {
+                j += 1;
+                (new_entries.name(j - 1), None, Some(new_entries.items[j - 1].1))
             }
         };
         if before == after {
@@ -382,16 +410,15 @@ fn tree_changes(
         }
         let len = prefix.len();
         prefix.extend_from_slice(name);
-        let subtree = |side: Option<&(Oid, bool, i32)>| side.filter(|(_, is_tree, _)| *is_tree).map(|(id, _, _)| *id);
+        let subtree = |side: Option<Entry>| side.filter(|(_, is_tree, _)| *is_tree).map(|(id, _, _)| id);
         let (old_tree, new_tree) = (subtree(before), subtree(after));
         if old_tree.is_some() || new_tree.is_some() {
             prefix.push(b'/');
             tree_changes(trees, repo, old_tree, new_tree, prefix, out)?;
             prefix.truncate(len + name.len());
         }
-        let file = |side: Option<&(Oid, bool, i32)>| -> Side {
-            side.filter(|(_, is_tree, _)| !*is_tree).map(|(id, _, mode)| (*id, *mode))
-        };
+        let file =
+            |side: Option<Entry>| -> Side { side.filter(|(_, is_tree, _)| !*is_tree).map(|(id, _, mode)| (id, mode)) };
         let sides = (file(before), file(after));
         if sides.0.is_some() || sides.1.is_some() {
             out.push((prefix.clone(), sides));
