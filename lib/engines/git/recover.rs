@@ -1,6 +1,7 @@
 //! Bringing a quarantine's commits back (tools/restore/recover.rs decides where): a bundle read
 //! without git, its pack written into a repository's object store, refs and a worktree made
-//! without touching anything that exists.
+//! without touching anything that exists, and the session's staged changes put into the new
+//! worktree's index.
 //!
 //! A v2 (or v3) bundle is a text header (gitformat-bundle(5)), `# v2 git bundle`, then for v3
 //! `@capability` lines, one `-<oid> <subject>` line per prerequisite, one `<oid> <refname>` line
@@ -8,10 +9,11 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
-use git2::{Oid, Repository, WorktreeAddOptions};
+use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, WorktreeAddOptions};
 
 use super::error::unavailable;
 use super::Repo;
@@ -165,6 +167,156 @@ impl Repo {
     pub(crate) fn point_head_at(&self, branch: &str) -> Result<()> {
         self.repo.set_head(branch).map_err(|e| unavailable(e).context(format!("pointing HEAD at {branch}")))?;
         Ok(())
+    }
+}
+
+/// One change to a recovered work tree's index, made to match the session's.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum IndexChange {
+    /// The entry as the work tree holds it (`git add <path>`): the session's index held what
+    /// its work tree held.
+    AsInWorkTree(PathBuf),
+    /// A staged version the work tree no longer had: a blob of the bytes of `source` (a link's
+    /// target when `mode` is a link's, `0o120000`) with `mode`.
+    Blob { path: PathBuf, source: PathBuf, mode: u32 },
+    /// A submodule's commit at `path` (a gitlink): what `git add <submodule>` had staged.
+    Gitlink { path: PathBuf, id: String },
+    /// No entry at `path` (`git rm --cached`): a deletion the session had staged.
+    Removed(PathBuf),
+}
+
+impl IndexChange {
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            IndexChange::AsInWorkTree(path)
+            | IndexChange::Blob { path, .. }
+            | IndexChange::Gitlink { path, .. }
+            | IndexChange::Removed(path) => path,
+        }
+    }
+}
+
+/// What [`Repo::restage`] did.
+#[derive(Debug, Default)]
+pub(crate) struct Restaged {
+    /// Whether the index was first read from the base commit's tree.
+    pub(crate) tree_read: bool,
+    /// The changes that could not be made (a submodule, a file gone meanwhile), with why.
+    pub(crate) failed: Vec<(IndexChange, String)>,
+}
+
+impl Repo {
+    /// The path it was opened at.
+    pub(crate) fn opened_at(&self) -> &Path {
+        &self.path
+    }
+
+    /// A new bare repository at `path` (which must not exist): a submodule's commits without a
+    /// git directory of the host's to go into.
+    pub(crate) fn init_bare_new(path: &Path) -> Result<Repo> {
+        if std::fs::symlink_metadata(path).is_ok() {
+            anyhow::bail!("{} exists already: not overwritten", path.display());
+        }
+        let repo =
+            Repository::init_bare(path).map_err(|e| unavailable(e).context(format!("creating {}", path.display())))?;
+        Ok(Repo { repo, path: path.to_path_buf() })
+    }
+
+    /// The git directory this repository keeps for its submodule at `path` (`modules/<name>`),
+    /// opened: by `module`, the name the receipt recorded; else by the name `.gitmodules` gives
+    /// that path, or the path itself (git's name for a submodule added there). `None` when
+    /// there is none.
+    pub(crate) fn submodule_git_dir(&self, module: Option<&str>, path: &Path) -> Option<Repo> {
+        let mut names: Vec<PathBuf> = module.map(PathBuf::from).into_iter().collect();
+        if let Ok(submodules) = self.repo.submodules() {
+            let named = submodules.iter().filter(|s| s.path() == path);
+            names.extend(named.map(|s| PathBuf::from(std::ffi::OsStr::from_bytes(s.name_bytes()))));
+        }
+        names.push(path.to_path_buf());
+        let modules = self.repo.path().join("modules");
+        names
+            .into_iter()
+            .filter(|name| !name.as_os_str().is_empty() && name.components().all(|c| matches!(c, Component::Normal(_))))
+            .map(|name| modules.join(name))
+            .filter(|dir| std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()))
+            .find_map(|dir| Some(Repo { repo: Repository::open(&dir).ok()?, path: dir }))
+    }
+
+    /// Whether this repository holds the commit `id` (its tree need not be here).
+    pub(crate) fn has_commit_object(&self, id: &str) -> bool {
+        Oid::from_str(id).is_ok_and(|oid| self.repo.find_commit(oid).is_ok())
+    }
+
+    /// Makes this work tree's index the session's: first, with `base`, the tree of that commit
+    /// (a new repository's, whose index is empty; `tree_read` false when the tree is not whole
+    /// here), then each of `changes`, the deletions first (a renamed file's old name may be
+    /// staged anew). Written once, at the end.
+    pub(crate) fn restage(&self, base: Option<&str>, changes: &[IndexChange]) -> Result<Restaged> {
+        let mut index = self.repo.index().map_err(unavailable)?;
+        let mut done = Restaged::default();
+        if let Some(base) = base {
+            let tree = Oid::from_str(base).ok().and_then(|oid| self.repo.find_commit(oid).ok()?.tree().ok());
+            done.tree_read = tree.is_some_and(|tree| index.read_tree(&tree).is_ok());
+            if !done.tree_read {
+                index.clear().map_err(unavailable)?;
+            }
+        }
+        let (removals, additions): (Vec<&IndexChange>, Vec<&IndexChange>) =
+            changes.iter().partition(|c| matches!(c, IndexChange::Removed(_)));
+        for change in removals.into_iter().chain(additions) {
+            let made = match change {
+                IndexChange::Removed(path) => index.remove_path(path).map_err(anyhow::Error::from),
+                IndexChange::AsInWorkTree(path) => index.add_path(path).map_err(anyhow::Error::from),
+                IndexChange::Blob { path, source, mode } => self
+                    .staged_entry(path, source, *mode)
+                    .and_then(|entry| index.add(&entry).map_err(anyhow::Error::from)),
+                IndexChange::Gitlink { path, id } => Oid::from_str(id)
+                    .and_then(|id| index.add(&entry(path, 0o160000, id, 0)))
+                    .map_err(anyhow::Error::from),
+            };
+            if let Err(e) = made {
+                done.failed.push((change.clone(), format!("{e:#}")));
+            }
+        }
+        index.write().map_err(|e| unavailable(e).context(format!("writing the index of {}", self.path.display())))?;
+        Ok(done)
+    }
+
+    /// The index entry of a staged version saved at `source`: its bytes written as a blob as
+    /// they are (streamed, no filter: they are the blob's bytes already), its mode.
+    fn staged_entry(&self, path: &Path, source: &Path, mode: u32) -> Result<IndexEntry> {
+        let (id, len) = if mode == 0o120000 {
+            let target = std::fs::read_link(source).with_context(|| format!("reading {}", source.display()))?;
+            let bytes = target.as_os_str().as_bytes();
+            (self.repo.blob(bytes)?, bytes.len() as u64)
+        } else {
+            let mut file = File::open(source).with_context(|| format!("reading {}", source.display()))?;
+            let len = file.metadata()?.len();
+            let odb = self.repo.odb()?;
+            let mut writer = odb.writer(usize::try_from(len)?, ObjectType::Blob)?;
+            std::io::copy(&mut file, &mut writer).with_context(|| format!("reading {}", source.display()))?;
+            (writer.finalize()?, len)
+        };
+        Ok(entry(path, mode, id, len))
+    }
+}
+
+/// An index entry without stat data, so git compares the work tree's file by its content.
+fn entry(path: &Path, mode: u32, id: Oid, len: u64) -> IndexEntry {
+    let never = IndexTime::new(0, 0);
+    IndexEntry {
+        ctime: never,
+        mtime: never,
+        dev: 0,
+        ino: 0,
+        mode,
+        uid: 0,
+        gid: 0,
+        file_size: len as u32,
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: path.as_os_str().as_bytes().to_vec(),
     }
 }
 
