@@ -351,8 +351,11 @@ fn as_agent(repo: &Path) {
 /// its own) come back into the host's git directory of that submodule, under the names the top
 /// repository's get: `jackin/recovered/<c>` at the commit the submodule was on, every saved ref
 /// under `-saved/`. The host's own checkout of the submodule sees them; the text says where they
-/// went and the command that shows them, which works. A ref there that exists already refuses
-/// the whole recover (exit 3) and changes nothing, even with the top repository's names free.
+/// went and the command that shows them, which works. The recovered worktree has the submodule's
+/// files without the `.git` file that linked them to the session's git directory (git works
+/// there), the staged bump staged, and the operator guide's way to work on them with git works.
+/// A ref there that exists already refuses the whole recover (exit 3) and changes nothing, even
+/// with the top repository's names free.
 #[test]
 fn submodule_commits_come_back_into_the_hosts_submodule_git_directory() {
     if !engine_available("submodule_commits_come_back_into_the_hosts_submodule_git_directory") {
@@ -404,6 +407,20 @@ fn submodule_commits_come_back_into_the_hosts_submodule_git_directory() {
     assert!(text.contains("vendor/lib/.git was left out"), "{text}");
     assert_eq!(git_bytes(&worktree, &["diff", "--cached"]), staged_bump);
     git(&worktree, &["status"]);
+    // The operator guide's way to work on them with git.
+    let lib = worktree.join("vendor/lib");
+    fs::rename(&lib, worktree.join("vendor/lib.saved")).unwrap();
+    let modules_path = modules.to_str().unwrap();
+    let update = ["submodule", "update", "-q", "--init", "--reference", modules_path, "vendor/lib"];
+    git(&worktree, &[&["-c", "protocol.file.allow=always"][..], &update[..]].concat());
+    let refspec = "refs/heads/jackin/recovered/*:refs/heads/jackin/recovered/*";
+    git(&lib, &["fetch", "-q", modules.to_str().unwrap(), refspec]);
+    git(&lib, &["checkout", "-q", &branch]);
+    let mut copy = std::process::Command::new("cp");
+    assert!(copy.args(["-a", "vendor/lib.saved/.", "vendor/lib/"]).current_dir(&worktree).status().unwrap().success());
+    fs::remove_dir_all(worktree.join("vendor/lib.saved")).unwrap();
+    assert_eq!(git(&lib, &["rev-parse", "HEAD"]), detached);
+    assert_eq!(git(&lib, &["status", "--porcelain"]), "M lib.rs");
     // The command the text gives shows the submodule's commit.
     let next = text
         .lines()

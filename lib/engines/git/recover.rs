@@ -234,11 +234,16 @@ impl Repo {
         }
         names.push(path.to_path_buf());
         let modules = self.repo.path().join("modules");
+        // The agent could write the host's git directory: a link there could lead the commits
+        // into another repository of the operator's. Only a directory that is under `modules/`
+        // once every link is resolved is taken.
+        let inside = self.repo.path().canonicalize().ok()?.join("modules");
         names
             .into_iter()
             .filter(|name| !name.as_os_str().is_empty() && name.components().all(|c| matches!(c, Component::Normal(_))))
             .map(|name| modules.join(name))
             .filter(|dir| std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()))
+            .filter(|dir| dir.canonicalize().is_ok_and(|real| real.starts_with(&inside) && real != inside))
             .find_map(|dir| Some(Repo { repo: Repository::open(&dir).ok()?, path: dir }))
     }
 
@@ -323,6 +328,29 @@ fn entry(path: &Path, mode: u32, id: Oid, len: u64) -> IndexEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A submodule's git directory is looked for under the host's `modules/` only: not through
+    /// a link (there or in a directory above it), not by a name that climbs out.
+    #[test]
+    fn a_submodule_git_directory_is_taken_only_inside_modules() {
+        let tmp = tempfile::tempdir().unwrap();
+        let host_path = tmp.path().join("host");
+        let host = Repo { repo: Repository::init(&host_path).unwrap(), path: host_path };
+        let modules = host.repo.path().join("modules");
+        std::fs::create_dir_all(modules.join("vendor")).unwrap();
+        Repository::init_bare(modules.join("vendor/lib")).unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        Repository::init_bare(elsewhere.join("lib")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("lib"), modules.join("linked")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, modules.join("via")).unwrap();
+        let found = host.submodule_git_dir(Some("vendor/lib"), Path::new("x")).map(|r| r.path);
+        assert_eq!(found, Some(modules.join("vendor/lib")));
+        let by_path = host.submodule_git_dir(None, Path::new("vendor/lib")).map(|r| r.path);
+        assert_eq!(by_path, Some(modules.join("vendor/lib")), "git's name for a submodule is its path");
+        for name in ["linked", "via/lib", "../../elsewhere/lib", "vendor"] {
+            assert!(host.submodule_git_dir(Some(name), Path::new(name)).is_none(), "{name}");
+        }
+    }
 
     #[test]
     fn a_bundle_header_is_read_and_anything_else_refused() {
