@@ -217,3 +217,286 @@ fn a_quarantine_whose_host_repository_is_gone_needs_into() {
     let notes = lines(&out)[0]["data"]["notes"].to_string();
     assert!(notes.contains("git fetch"), "{notes}");
 }
+
+/// git's output as bytes (names that are not UTF-8 stay as they are), which must succeed.
+fn git_bytes(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new("git").args(args).current_dir(dir).output().unwrap();
+    assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// What `git diff --cached`, `git diff`, `git status` and the index say in a work tree: a
+/// recovered worktree must say the same as the session's did.
+fn staging_of(dir: &Path) -> Vec<(&'static str, Vec<u8>)> {
+    [
+        ("diff --cached", &["diff", "--cached", "--binary"][..]),
+        ("diff", &["diff", "--binary"][..]),
+        ("status", &["status", "--porcelain", "-z", "--untracked-files=all"][..]),
+        ("ls-files -s", &["ls-files", "-s", "-z"][..]),
+    ]
+    .into_iter()
+    .map(|(what, args)| (what, git_bytes(dir, args)))
+    .collect()
+}
+
+/// Staged versions come back staged: a new file staged and then removed (`AD`, under a name
+/// that is not UTF-8 too), a file staged and edited again (`MM`), a link staged and pointed
+/// elsewhere (`AM`), an executable staged and its bit taken off (`AM`), a new file staged as it
+/// is (`A `), a staged deletion (`D `) and a staged rename edited again (`RM`). In the recovered
+/// worktree the index holds what the session's held and the work tree what its work tree held,
+/// so `git diff --cached`, `git diff` and `git status` say what they said in the session. A dry
+/// run says how many and changes nothing.
+#[test]
+fn staged_versions_come_back_staged() {
+    if !engine_available("staged_versions_come_back_staged") {
+        return;
+    }
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let h = host.clone();
+    let inst = home.instance(&unique_id(), move |home, c| vec![home.worktree_record(c, &h, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    commit_file(&wt, "doomed.txt", "to be deleted\n", "a file the agent deletes later");
+    let stage = |name: &OsStr| {
+        let out = std::process::Command::new("git").arg("add").arg("--").arg(name).current_dir(&wt).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    for name in [OsStr::new("only-staged.rs"), OsStr::from_bytes(b"caf\xe9-staged.txt")] {
+        fs::write(wt.join(name), "fn staged_only() {}\n").unwrap();
+        stage(name);
+        fs::remove_file(wt.join(name)).unwrap();
+    }
+    fs::write(wt.join("README.md"), "staged version\n").unwrap();
+    stage(OsStr::new("README.md"));
+    fs::write(wt.join("README.md"), "edited after staging\n").unwrap();
+    std::os::unix::fs::symlink("README.md", wt.join("link")).unwrap();
+    stage(OsStr::new("link"));
+    fs::remove_file(wt.join("link")).unwrap();
+    std::os::unix::fs::symlink("src/entry.rs", wt.join("link")).unwrap();
+    fs::write(wt.join("tool.sh"), "#!/bin/sh\n").unwrap();
+    fs::set_permissions(wt.join("tool.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    stage(OsStr::new("tool.sh"));
+    fs::set_permissions(wt.join("tool.sh"), fs::Permissions::from_mode(0o644)).unwrap();
+    fs::write(wt.join("added.rs"), "fn added() {}\n").unwrap();
+    stage(OsStr::new("added.rs"));
+    git(&wt, &["rm", "-q", "doomed.txt"]);
+    git(&wt, &["mv", "src/main.rs", "src/entry.rs"]);
+    fs::write(wt.join("src/entry.rs"), "fn main() { println!(\"renamed\"); }\n").unwrap();
+    let status = git(&wt, &["status", "--porcelain"]);
+    for line in ["AD only-staged.rs", "MM README.md", "AM link", "AM tool.sh", "A  added.rs", "D  doomed.txt"] {
+        assert!(status.lines().any(|l| l == line), "{line:?} in {status}");
+    }
+    assert!(status.contains("RM src/main.rs -> src/entry.rs"), "{status}");
+    let session = staging_of(&wt);
+    let purged = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(purged.status.code(), Some(0), "{}", stderr(&purged));
+
+    let snapshot = common::snapshot_of(home.tmp.path());
+    let planned = restore(&home, &["--recover", &inst.container, "--dry-run"]);
+    assert_eq!(planned.status.code(), Some(0), "{}", stderr(&planned));
+    // Each of the eight staged changes above (the rename's old name going is part of it).
+    assert_eq!(lines(&planned)[0]["data"]["staged"], 8, "{}", String::from_utf8_lossy(&planned.stdout));
+    assert_eq!(common::snapshot_of(home.tmp.path()), snapshot, "a dry run changed nothing");
+    let text =
+        home.cmd("jackin-restore").args(["--recover", &inst.container, "--dry-run", "--format=text"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("8 staged"), "{}", String::from_utf8_lossy(&text.stdout));
+
+    let out = restore(&home, &["--recover", &inst.container]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recovered = &lines(&out)[0]["data"];
+    assert_eq!(recovered["staged"], 8, "{recovered}");
+    assert!(recovered["notes"].as_array().is_none_or(|n| n.is_empty()), "{recovered}");
+    let worktree = PathBuf::from(recovered["worktree"].as_str().unwrap());
+    for ((what, theirs), (_, ours)) in session.iter().zip(staging_of(&worktree)) {
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(theirs),
+            "{what} in the recovered worktree differs from the session's"
+        );
+    }
+}
+
+/// A host repository whose `vendor/lib` is a submodule with its own bare origin, checked out in
+/// the host (so the host has its git directory, `.git/modules/vendor/lib`).
+fn host_with_submodule(home: &Home) -> (PathBuf, PathBuf) {
+    let host = home.host_repo("app");
+    let lib_origin = lib_origin(home);
+    let add =
+        ["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"];
+    git(&host, &add);
+    git(&host, &["commit", "-q", "-m", "vendor the library"]);
+    git(&host, &["push", "-q", "origin", "main"]);
+    (host, lib_origin)
+}
+
+/// The library's bare origin, with one commit on `main`.
+fn lib_origin(home: &Home) -> PathBuf {
+    let origin = home.tmp.path().join("lib-origin.git");
+    let lib = home.tmp.path().join("lib-work");
+    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
+    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
+    git(&lib, &["config", "user.email", "lib@example.invalid"]);
+    git(&lib, &["config", "user.name", "Lib"]);
+    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
+    git(&lib, &["push", "-q", origin.to_str().unwrap(), "main"]);
+    origin
+}
+
+fn as_agent(repo: &Path) {
+    git(repo, &["config", "user.email", "agent@example.invalid"]);
+    git(repo, &["config", "user.name", "Agent"]);
+}
+
+/// Commits made inside a worktree session's submodule (on its detached HEAD, and on a branch of
+/// its own) come back into the host's git directory of that submodule, under the names the top
+/// repository's get: `jackin/recovered/<c>` at the commit the submodule was on, every saved ref
+/// under `-saved/`. The host's own checkout of the submodule sees them; the text says where they
+/// went and the command that shows them, which works. The recovered worktree has the submodule's
+/// files without the `.git` file that linked them to the session's git directory (git works
+/// there), the staged bump staged, and the operator guide's way to work on them with git works.
+/// A ref there that exists already refuses the whole recover (exit 3) and changes nothing, even
+/// with the top repository's names free.
+#[test]
+fn submodule_commits_come_back_into_the_hosts_submodule_git_directory() {
+    if !engine_available("submodule_commits_come_back_into_the_hosts_submodule_git_directory") {
+        return;
+    }
+    let mut home = Home::new();
+    let (host, _) = host_with_submodule(&home);
+    let h = host.clone();
+    let inst = home.instance(&unique_id(), move |home, c| vec![home.worktree_record(c, &h, "/workspace/app")]);
+    let mount = inst.mount_path(0);
+    git(&mount, &["-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init"]);
+    let sub = mount.join("vendor/lib");
+    as_agent(&sub);
+    git(&sub, &["checkout", "-q", "-b", "fix"]);
+    let on_branch = commit_file(&sub, "fix.rs", "pub fn fix() {}\n", "a fix on a branch");
+    git(&sub, &["checkout", "-q", "--detach"]);
+    let detached = commit_file(&sub, "lib.rs", "pub fn lib() -> u8 { 42 }\n", "the agent's change");
+    fs::write(sub.join("lib.rs"), "pub fn lib() -> u8 { 43 }\n").unwrap();
+    git(&mount, &["add", "vendor/lib"]);
+    let staged_bump = git_bytes(&mount, &["diff", "--cached"]);
+    assert!(String::from_utf8_lossy(&staged_bump).contains(&format!("+Subproject commit {detached}")));
+    let purged = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(purged.status.code(), Some(0), "{}", stderr(&purged));
+    let modules = host.join(".git/modules/vendor/lib");
+    assert_ne!(git(&host, &["-C", "vendor/lib", "rev-parse", "HEAD"]), detached, "only the session had it");
+
+    let snapshot = common::snapshot_of(home.tmp.path());
+    let planned = restore(&home, &["--recover", &inst.container, "--dry-run"]);
+    assert_eq!(planned.status.code(), Some(0), "{}", stderr(&planned));
+    let planned = &lines(&planned)[0]["data"]["submodules"][0];
+    assert_eq!(planned["repository"].as_str().map(PathBuf::from), Some(modules.clone()), "{planned}");
+    assert_eq!(common::snapshot_of(home.tmp.path()), snapshot, "a dry run changed nothing");
+
+    let out = home.cmd("jackin-restore").args(["--recover", &inst.container, "--format=text"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let branch = format!("jackin/recovered/{}", inst.container);
+    let saved = format!("refs/heads/jackin/recovered/{}-saved/", inst.container);
+    assert_eq!(git(&modules, &["rev-parse", &branch]), detached, "{text}");
+    assert_eq!(git(&modules, &["rev-parse", &format!("{saved}jackin/HEAD")]), detached);
+    assert_eq!(git(&modules, &["rev-parse", &format!("{saved}heads/fix")]), on_branch);
+    assert_eq!(git(&host.join("vendor/lib"), &["rev-parse", &branch]), detached, "the host's checkout sees them");
+    assert!(text.contains("submodule vendor/lib: branch"), "{text}");
+    // The submodule's files as the session left them, without the `.git` file that linked to
+    // its git directory in the session's (gone with it); the bump staged as it was; git works.
+    let worktree = host.with_file_name(format!("app-recovered-{}", inst.container));
+    assert_eq!(fs::read_to_string(worktree.join("vendor/lib/lib.rs")).unwrap(), "pub fn lib() -> u8 { 43 }\n");
+    assert!(!worktree.join("vendor/lib/.git").exists());
+    assert!(text.contains("vendor/lib/.git was left out"), "{text}");
+    assert_eq!(git_bytes(&worktree, &["diff", "--cached"]), staged_bump);
+    git(&worktree, &["status"]);
+    // The operator guide's way to work on them with git.
+    let lib = worktree.join("vendor/lib");
+    fs::rename(&lib, worktree.join("vendor/lib.saved")).unwrap();
+    let modules_path = modules.to_str().unwrap();
+    let update = ["submodule", "update", "-q", "--init", "--reference", modules_path, "vendor/lib"];
+    git(&worktree, &[&["-c", "protocol.file.allow=always"][..], &update[..]].concat());
+    let refspec = "refs/heads/jackin/recovered/*:refs/heads/jackin/recovered/*";
+    git(&lib, &["fetch", "-q", modules.to_str().unwrap(), refspec]);
+    git(&lib, &["checkout", "-q", &branch]);
+    let mut copy = std::process::Command::new("cp");
+    assert!(copy.args(["-a", "vendor/lib.saved/.", "vendor/lib/"]).current_dir(&worktree).status().unwrap().success());
+    fs::remove_dir_all(worktree.join("vendor/lib.saved")).unwrap();
+    assert_eq!(git(&lib, &["rev-parse", "HEAD"]), detached);
+    assert_eq!(git(&lib, &["status", "--porcelain"]), "M lib.rs");
+    // The command the text gives shows the submodule's commit.
+    let next = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("next: "))
+        .find(|l| l.contains("--git-dir"))
+        .unwrap_or_else(|| panic!("no next step for the submodule: {text}"));
+    let shown = std::process::Command::new("sh").args(["-c", next]).output().unwrap();
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("the agent's change"), "{next}: {shown:?}");
+
+    // The top repository's work undone, the submodule's left: the recover refuses.
+    git(&host, &["worktree", "remove", "--force", worktree.to_str().unwrap()]);
+    for (name, _) in refs_of(&host).into_iter().filter(|(n, _)| n.starts_with("refs/heads/jackin/recovered/")) {
+        git(&host, &["update-ref", "-d", &name]);
+    }
+    let snapshot = common::snapshot_of(home.tmp.path());
+    let again = restore(&home, &["--recover", &inst.container]);
+    assert_eq!(again.status.code(), Some(3), "{}", stderr(&again));
+    assert!(stderr(&again).contains("modules/vendor/lib"), "{}", stderr(&again));
+    assert_eq!(common::snapshot_of(home.tmp.path()), snapshot, "a refused recover changed nothing");
+}
+
+/// A submodule the session added itself (a clone), which the host has no git directory of: its
+/// commits go into a new bare repository beside the recovered worktree, which the record names,
+/// and which a checkout of the submodule fetches them from as the text says. A second recover
+/// refuses (exit 3) and changes nothing.
+#[test]
+fn submodule_commits_without_a_host_git_directory_go_into_a_new_repository() {
+    if !engine_available("submodule_commits_without_a_host_git_directory_go_into_a_new_repository") {
+        return;
+    }
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let lib_origin = lib_origin(&home);
+    let h = host.clone();
+    let inst = home.instance(&unique_id(), move |home, c| vec![home.clone_record(c, &h, "/workspace/app")]);
+    let clone = inst.mount_path(0);
+    let add =
+        ["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"];
+    git(&clone, &add);
+    git(&clone, &["commit", "-q", "-m", "vendor the library"]);
+    let sub = clone.join("vendor/lib");
+    as_agent(&sub);
+    let commit = commit_file(&sub, "lib.rs", "pub fn lib() -> u8 { 7 }\n", "the agent's change");
+    let purged = home.purge(&["--discard-unfinished", &inst.container], "");
+    assert_eq!(purged.status.code(), Some(0), "{}", stderr(&purged));
+    assert!(!host.join(".git/modules").exists());
+
+    let snapshot = common::snapshot_of(home.tmp.path());
+    let text = home.cmd("jackin-restore").args(["--recover", &inst.container, "--dry-run", "--format=text"]).output();
+    let text = String::from_utf8_lossy(&text.unwrap().stdout).into_owned();
+    let worktree = host.with_file_name(format!("app-recovered-{}", inst.container));
+    let repository = PathBuf::from(format!("{}-submodule-0.git", worktree.display()));
+    assert!(text.contains(&format!("into a new repository {}", repository.display())), "{text}");
+    assert_eq!(common::snapshot_of(home.tmp.path()), snapshot, "a dry run changed nothing");
+
+    let out = home.cmd("jackin-restore").args(["--recover", &inst.container, "--format=json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recovered = &lines(&out)[0]["data"];
+    assert_eq!(recovered["worktree"].as_str().map(PathBuf::from), Some(worktree));
+    let sub_record = &recovered["submodules"][0];
+    assert_eq!(sub_record["repository"].as_str().map(PathBuf::from), Some(repository.clone()), "{recovered}");
+    assert_eq!(sub_record["new_repository"], true);
+    let branch = format!("jackin/recovered/{}", inst.container);
+    assert_eq!(git(&repository, &["rev-parse", &branch]), commit);
+    // A checkout of the submodule gets them as the text says: the new repository first gets
+    // what they build on from the submodule's remote.
+    assert_eq!(sub_record["lacks"], 1, "{recovered}");
+    let fresh = home.tmp.path().join("lib-checkout");
+    git(home.tmp.path(), &["clone", "-q", lib_origin.to_str().unwrap(), fresh.to_str().unwrap()]);
+    let (origin, repo) = (lib_origin.to_str().unwrap(), repository.to_str().unwrap());
+    git(&repository, &["fetch", "-q", origin, "refs/heads/*:refs/remotes/origin/*"]);
+    git(&fresh, &["fetch", "-q", repo, "refs/heads/jackin/recovered/*:refs/heads/jackin/recovered/*"]);
+    assert_eq!(git(&fresh, &["rev-parse", &branch]), commit);
+
+    let snapshot = common::snapshot_of(home.tmp.path());
+    let again = restore(&home, &["--recover", &inst.container]);
+    assert_eq!(again.status.code(), Some(3), "{}", stderr(&again));
+    assert_eq!(common::snapshot_of(home.tmp.path()), snapshot);
+}

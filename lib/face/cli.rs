@@ -415,8 +415,8 @@ pub struct RestoreArgs {
 
     /// Put a quarantine's work back: Q is its directory, or a session's container name, id or
     /// unique id prefix (its newest quarantine). The saved refs come back as branches under
-    /// jackin/recovered/, the files in a new worktree beside the host repository; nothing that
-    /// exists is touched
+    /// jackin/recovered/ (a submodule's in its git directory), the files and what was staged in a
+    /// new worktree beside the host repository; nothing that exists is touched
     #[arg(long, value_name = "Q", conflicts_with_all = ["instance", "list"])]
     pub recover: Option<String>,
 

@@ -326,6 +326,13 @@ pub struct Recovered {
     /// Changed and new files written back, and files deleted as the session had deleted them.
     pub(crate) files: usize,
     pub(crate) deleted: usize,
+    /// Files whose staged change (a new, changed, renamed or deleted entry, or a staged version
+    /// the work tree no longer had) went into the new work tree's index as the session had it.
+    #[serde(default)]
+    pub(crate) staged: usize,
+    /// The commits made inside the mount's submodules, each where it went.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) submodules: Vec<RecoveredSubmodule>,
     /// What was not brought back, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) notes: Vec<String>,
@@ -342,26 +349,92 @@ pub struct RecoveredRef {
     pub(crate) commit: String,
 }
 
+/// One submodule's commits, recovered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoveredSubmodule {
+    /// Its path in the mount; one that is not UTF-8 has its bytes in `path_bytes`.
+    pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
+    /// The git directory that received the commits: the host repository's own git directory of
+    /// the submodule (`<host gitdir>/modules/<name>`), or a new bare repository beside the
+    /// recovered worktree (`new_repository`).
+    pub(crate) repository: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) new_repository: bool,
+    /// The branch at the commit the submodule's work tree was on, when that commit is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) branch: Option<String>,
+    pub(crate) refs: Vec<RecoveredRef>,
+    /// The commits of the submodule's remote the saved ones build on that `repository` lacks (a
+    /// new one lacks them all): until they are fetched into it, nothing can fetch from it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) lacks: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl RecoveredSubmodule {
+    /// Where its commits went, and the command that shows them.
+    fn text(&self) -> (String, String) {
+        let branch = self.branch.as_deref().map(|b| b.strip_prefix("refs/heads/").unwrap_or(b));
+        let path = crate::protocol::inert::inert_name(&self.path);
+        let into = if self.new_repository { "a new repository " } else { "" };
+        let on = branch.map_or(String::new(), |b| format!("branch {b}, "));
+        let line = format!("submodule {path}: {on}{} refs, into {into}{}", self.refs.len(), self.repository);
+        let show = branch.or_else(|| self.refs.first().map(|r| r.as_ref.as_str())).unwrap_or("--all");
+        let repo = &self.repository;
+        let mut next = format!("git --git-dir={repo} log --oneline {show}");
+        if self.new_repository {
+            if self.lacks > 0 {
+                next = format!(
+                    "git --git-dir={repo} fetch <the submodule's remote, its url in .gitmodules> \
+                     'refs/heads/*:refs/remotes/origin/*' (the {} commit(s) they build on), then {next}",
+                    self.lacks
+                );
+            }
+            next.push_str(&format!(
+                "; into a checkout of it: git -C <checkout>/{path} fetch {repo} \
+                 'refs/heads/jackin/recovered/*:refs/heads/jackin/recovered/*'"
+            ));
+        }
+        (line, next)
+    }
+}
+
 impl Record for Recovered {
     const TYPE: &'static str = "recovered";
     fn text(&self) -> String {
         let verb = if self.dry_run { "would recover" } else { "recovered" };
         let branch = self.branch.strip_prefix("refs/heads/").unwrap_or(&self.branch);
         let mut out = format!(
-            "{} {} {verb} into {}: branch {branch} ({} refs), worktree {} ({} files written, {} deleted)",
+            "{} {} {verb} into {}: branch {branch} ({} refs), worktree {} ({} files written, {} deleted, {} staged)",
             self.identity.container_base,
             self.mount_dst,
             self.repository,
             self.refs.len(),
             self.worktree,
             self.files,
-            self.deleted
+            self.deleted,
+            self.staged
         );
+        let submodules: Vec<(String, String)> = self.submodules.iter().map(RecoveredSubmodule::text).collect();
+        for (line, _) in &submodules {
+            out.push_str(&format!("\n  {line}"));
+        }
         for note in &self.notes {
             out.push_str(&format!("\n  note: {note}"));
         }
         if !self.dry_run {
-            out.push_str(&format!("\n  next: cd {} && git status && git log --oneline -5", self.worktree));
+            out.push_str(&format!(
+                "\n  next: cd {} && git status && git diff --cached --stat && git log --oneline -5",
+                self.worktree
+            ));
+            for (_, next) in &submodules {
+                out.push_str(&format!("\n  next: {next}"));
+            }
         }
         out
     }

@@ -1309,9 +1309,23 @@ fn digest_bytes(bytes: &[u8]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-/// What `git status --porcelain -z --untracked-files=all` lists: the two status letters and
-/// the path (a rename's new path), read as bytes.
-fn status_entries(dir: &Path) -> Vec<([u8; 2], Vec<u8>)> {
+/// One entry of `git status --porcelain -z --untracked-files=all`, read as bytes.
+struct StatusEntry {
+    /// The two status letters.
+    xy: [u8; 2],
+    /// The path (a rename's new path).
+    path: Vec<u8>,
+    /// A rename's (or copy's) old path.
+    orig: Option<Vec<u8>>,
+}
+
+/// Both sides changed the path in a merge, rebase or cherry-pick that stopped on a conflict
+/// (`DD`, `AU`, `UD`, `UA`, `DU`, `AA`, `UU`): the index holds its stages, not one version.
+fn unmerged(xy: &[u8; 2]) -> bool {
+    matches!(xy, b"DD" | b"AU" | b"UD" | b"UA" | b"DU" | b"AA" | b"UU")
+}
+
+fn status_entries(dir: &Path) -> Vec<StatusEntry> {
     let out = git_must(dir, &["status", "--porcelain", "-z", "--untracked-files=all"], None);
     let mut fields = out.split(|b| *b == 0);
     let mut entries = Vec::new();
@@ -1319,20 +1333,17 @@ fn status_entries(dir: &Path) -> Vec<([u8; 2], Vec<u8>)> {
         if entry.len() < 4 {
             continue;
         }
-        if matches!(entry[0], b'R' | b'C') {
-            fields.next();
-        }
-        entries.push(([entry[0], entry[1]], entry[3..].to_vec()));
+        let orig = if matches!(entry[0], b'R' | b'C') { fields.next().map(<[u8]>::to_vec) } else { None };
+        entries.push(StatusEntry { xy: [entry[0], entry[1]], path: entry[3..].to_vec(), orig });
     }
     entries
 }
 
-fn status_paths(dir: &Path) -> Vec<Vec<u8>> {
-    status_entries(dir).into_iter().map(|(_, path)| path).collect()
-}
+/// An index entry's mode and object (a blob, or a submodule's commit).
+type IndexEntry = (String, String);
 
 /// The index's entries (stage 0) by path: mode and blob.
-fn index_entries(dir: &Path) -> HashMap<Vec<u8>, (String, String)> {
+fn index_entries(dir: &Path) -> HashMap<Vec<u8>, IndexEntry> {
     let out = git_must(dir, &["ls-files", "-s", "-z"], None);
     out.split(|b| *b == 0)
         .filter_map(|e| {
@@ -1398,6 +1409,12 @@ struct History {
     sub_commits: BTreeSet<String>,
     /// Staged versions the work tree does not have: path, blob, and what it holds.
     staged: Vec<(Vec<u8>, String, Content)>,
+    /// What the session's index held at each path it had a change staged at (a rename's old
+    /// path too): mode and blob (a submodule's commit), or nothing (a staged deletion).
+    staged_index: Vec<(Vec<u8>, Option<IndexEntry>)>,
+    /// The paths `git status` listed that the work tree no longer has (deleted, renamed away),
+    /// in the mount and in its submodule.
+    deleted: Vec<Vec<u8>>,
     /// The assessment's data.
     assessment: Option<Value>,
     /// The commits the assessment had integrated.
@@ -1469,8 +1486,18 @@ impl History {
         };
         self.commits = session.difference(surviving).cloned().collect();
         let mut staged = Vec::new();
-        for (xy, rel) in status_entries(mount) {
+        let mut staged_paths = Vec::new();
+        for StatusEntry { xy, path: rel, orig } in status_entries(mount) {
             let path = mount.join(os(&rel));
+            if !unmerged(&xy) && matches!(xy[0], b'A' | b'M' | b'R' | b'C' | b'T' | b'D') {
+                staged_paths.extend(orig.iter().cloned());
+                staged_paths.push(rel.clone());
+            }
+            for gone in [Some(&rel), orig.as_ref()].into_iter().flatten() {
+                if fs::symlink_metadata(mount.join(os(gone))).is_err() {
+                    self.deleted.push(gone.clone());
+                }
+            }
             if path.join(".git").exists() && fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
                 continue; // the submodule, below
             }
@@ -1482,8 +1509,9 @@ impl History {
                 self.files.push((rel, content));
             }
         }
+        let index = if staged_paths.is_empty() { HashMap::new() } else { index_entries(mount) };
+        self.staged_index = staged_paths.into_iter().map(|p| (p.clone(), index.get(&p).cloned())).collect();
         if !staged.is_empty() {
-            let index = index_entries(mount);
             let staged: Vec<(Vec<u8>, Option<Content>, String, String)> = staged
                 .into_iter()
                 .filter_map(|(rel, content)| {
@@ -1507,11 +1535,13 @@ impl History {
         if sub.join(".git").exists() {
             let commits = rev_list(&sub, &["--reflog", "--all", "HEAD"], None);
             self.sub_commits = commits.difference(sub_surviving).cloned().collect();
-            for rel in status_paths(&sub) {
+            for entry in status_entries(&sub) {
                 let mut full = b"sub/".to_vec();
-                full.extend(&rel);
-                if let Ok(Some(content)) = Content::of(&mount.join(os(&full))) {
-                    self.files.push((full, content));
+                full.extend(&entry.path);
+                match Content::of(&mount.join(os(&full))) {
+                    Ok(Some(content)) => self.files.push((full, content)),
+                    Ok(None) => {}
+                    Err(_) => self.deleted.push(full),
                 }
             }
         }
@@ -1703,15 +1733,21 @@ fn is_listed(listed: &[Vec<u8>], rel: &[u8]) -> bool {
 
 /// Whether the quarantine's copy at `path` holds `content`; else what it holds.
 fn saved_as(path: &Path, content: &Content) -> Result<(), String> {
+    found_as(path, content, "the quarantine")
+}
+
+/// Whether the copy at `path` in `place` (the quarantine, the recovered worktree) holds
+/// `content`; else what it holds.
+fn found_as(path: &Path, content: &Content, place: &str) -> Result<(), String> {
     match Content::of(path) {
         Ok(Some(saved)) if saved == *content => Ok(()),
         Ok(Some(Content::File { digest, exec, .. })) if matches!(content, Content::File { digest: d, .. } if *d == digest) => {
-            Err(format!("the quarantine's copy has the bytes but the executable bit {exec}"))
+            Err(format!("{place}'s copy has the bytes but the executable bit {exec}"))
         }
-        Ok(Some(saved)) => Err(format!("the quarantine's copy differs: {}", saved.describe())),
-        Ok(None) => Err("the quarantine has a directory or special file there".into()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("not in the quarantine".into()),
-        Err(e) => Err(format!("the quarantine's copy cannot be read: {e}")),
+        Ok(Some(saved)) => Err(format!("{place}'s copy differs: {}", saved.describe())),
+        Ok(None) => Err(format!("{place} has a directory or special file there")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!("not in {place}")),
+        Err(e) => Err(format!("{place}'s copy cannot be read: {e}")),
     }
 }
 
@@ -1842,6 +1878,14 @@ struct Stats {
     files: usize,
     sub_commits: usize,
     staged: usize,
+    /// Quarantines put back by `jackin-restore --recover`, and of them with `--into`.
+    recovered: usize,
+    recovered_into: usize,
+    /// What was checked in what they put back.
+    back_commits: usize,
+    back_files: usize,
+    back_deleted: usize,
+    back_index: usize,
 }
 
 impl Stats {
@@ -1860,6 +1904,12 @@ impl Stats {
         self.files += o.files;
         self.sub_commits += o.sub_commits;
         self.staged += o.staged;
+        self.recovered += o.recovered;
+        self.recovered_into += o.recovered_into;
+        self.back_commits += o.back_commits;
+        self.back_files += o.back_files;
+        self.back_deleted += o.back_deleted;
+        self.back_index += o.back_index;
     }
 }
 
@@ -1945,6 +1995,8 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
                 files: Vec::new(),
                 sub_commits: BTreeSet::new(),
                 staged: Vec::new(),
+                staged_index: Vec::new(),
+                deleted: Vec::new(),
                 assessment: None,
                 integrated: BTreeMap::new(),
             });
@@ -2299,12 +2351,223 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
             });
         }
     }
+    round_trip(seed, &world, &histories, &purged, &own_commits, &mut t);
     if std::env::var("JACKIN_ORACLE_KEEP").is_ok() {
         // For a look by hand: the home, the repositories and the recovery clone stay.
         eprintln!("oracle: histories {indices:?} kept in {}", world.home.tmp.path().display());
         std::mem::forget(world);
     }
     t
+}
+
+/// The refs `refs/heads/jackin/recovered/<container>` and `<container>-…` of the repository (or
+/// git directory) at `dir`, and the commits they reach.
+fn recovered_commits(dir: &Path, container: &str) -> BTreeSet<String> {
+    let prefix = format!("refs/heads/jackin/recovered/{container}");
+    let names: Vec<String> = refs(dir)
+        .into_keys()
+        .filter(|r| r.strip_prefix(&prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('-')))
+        .collect();
+    if names.is_empty() {
+        return BTreeSet::new();
+    }
+    rev_list(dir, &["--stdin"], Some(format!("{}\n", names.join("\n")).as_bytes()))
+}
+
+/// What a recover must not change when it refuses: the refs of the host and of its submodule's
+/// git directory, its worktrees, and what is beside it and in the batch's directory (where new
+/// worktrees, repositories and `--into` directories go).
+fn recover_footprint(world: &World) -> Vec<String> {
+    let host = &world.host;
+    let mut seen: Vec<String> = refs(host).into_iter().map(|(r, id)| format!("{r} {id}")).collect();
+    let modules = host.join(".git/modules/sub");
+    seen.extend(refs(&modules).into_iter().map(|(r, id)| format!("sub {r} {id}")));
+    seen.push(String::from_utf8_lossy(&git_must(host, &["worktree", "list", "--porcelain"], None)).into_owned());
+    for dir in [host.parent().unwrap(), world.home.tmp.path()] {
+        let mut names: Vec<String> =
+            fs::read_dir(dir).unwrap().flatten().map(|e| e.path().display().to_string()).collect();
+        names.sort();
+        seen.extend(names);
+    }
+    seen
+}
+
+/// The round trip: each quarantine put back with `jackin-restore --recover <dir>` (with `--into`
+/// where the host repository lacks what its commits build on, or the commit the work tree was
+/// on, as the refusal says), then checked as an operator would look: every commit only the
+/// session had that the quarantine's bundles brought back is reachable from a
+/// `jackin/recovered/<c>…` ref of the repository the record names, a submodule's from one of the
+/// submodule's git directory it names; every file the quarantine holds is in the recovered
+/// worktree under its own name with its bytes, mode and kind; what the session had deleted or
+/// renamed away is not there; the recovered index holds at each path the session had a change
+/// staged at what the session's held (or, for a staged deletion, nothing). A second recover of
+/// the same quarantine refuses (exit 3) and changes nothing.
+fn round_trip(
+    seed: u64,
+    world: &World,
+    histories: &[History],
+    purged: &HashMap<String, Option<String>>,
+    own_commits: &HashMap<String, BTreeSet<String>>,
+    t: &mut BatchResult,
+) {
+    let tmp = world.home.tmp.path();
+    let base_objects = tmp.join("recovered/.git/objects");
+    let mut done = BTreeSet::new();
+    for first in histories {
+        let Some(Some(quarantine)) = purged.get(&first.container) else { continue };
+        if !done.insert(first.container.clone()) {
+            continue;
+        }
+        let members: Vec<&History> = histories.iter().filter(|h| h.container == first.container).collect();
+        let into = tmp.join(format!("recovered-into-{}", first.index));
+        let recover = |with_into: bool| {
+            let mut args = vec!["--recover", quarantine.as_str(), "--format=json"];
+            if with_into {
+                args.extend(["--into", into.to_str().unwrap()]);
+            }
+            run(tool(&world.home, "jackin-restore", &args), b"")
+        };
+        let mut out = recover(false);
+        let unusable = ["lacks", "does not have the commit"];
+        let with_into = out.status.code() == Some(3) && unusable.iter().any(|u| stderr(&out).contains(u));
+        if with_into {
+            out = recover(true);
+        }
+        let said = if with_into { " --into" } else { "" };
+        t.case(out.status.success() && !panicked(&out), || {
+            first.failure(seed, &format!("jackin-restore --recover{said} exited {:?}: {}", out.status, stderr(&out)))
+        });
+        if !out.status.success() {
+            continue;
+        }
+        t.stats.recovered += 1;
+        t.stats.recovered_into += usize::from(with_into);
+        let records = records_of(&out.stdout, "recovered");
+        // A new repository's commits build on what only the project's remotes have: the checks
+        // walk them with the recovery clone's objects borrowed.
+        let borrow = |objects: PathBuf| {
+            fs::write(objects.join("info/alternates"), format!("{}\n", base_objects.display())).unwrap();
+        };
+        for record in &records {
+            if with_into {
+                borrow(PathBuf::from(record["repository"].as_str().unwrap_or("")).join(".git/objects"));
+            }
+            for sub in record["submodules"].as_array().into_iter().flatten().filter(|s| s["new_repository"] == true) {
+                borrow(PathBuf::from(sub["repository"].as_str().unwrap_or("")).join("objects"));
+            }
+        }
+        let own = own_commits.get(&first.container).cloned().unwrap_or_default();
+        for h in &members {
+            let Some(record) = records.iter().find(|r| r["mount_dst"] == h.mount_dst.as_str()) else {
+                let saved = fs::read_dir(quarantine)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|e| e.file_name().as_bytes().starts_with(format!("{}-", h.mount_index).as_bytes()));
+                t.case(!saved, || h.failure(seed, "the quarantine saved the mount, yet --recover has no record of it"));
+                continue;
+            };
+            let path_of = |v: &Value| PathBuf::from(v.as_str().unwrap_or(""));
+            let back = recovered_commits(&path_of(&record["repository"]), &h.container);
+            for commit in h.commits.iter().filter(|c| own.contains(*c)) {
+                t.stats.back_commits += 1;
+                t.case(back.contains(commit), || {
+                    h.failure(
+                        seed,
+                        &format!(
+                            "commit {commit} is reachable from no jackin/recovered/{}… ref of {} after --recover{said}",
+                            h.container,
+                            path_of(&record["repository"]).display()
+                        ),
+                    )
+                });
+            }
+            let mut sub_back = BTreeSet::new();
+            for sub in record["submodules"].as_array().into_iter().flatten() {
+                sub_back.extend(recovered_commits(&path_of(&sub["repository"]), &h.container));
+            }
+            for commit in h.sub_commits.iter().filter(|c| own.contains(*c)) {
+                t.stats.back_commits += 1;
+                t.case(sub_back.contains(commit), || {
+                    h.failure(
+                        seed,
+                        &format!(
+                            "submodule commit {commit} is reachable from no jackin/recovered/{}… ref of the submodule \
+                             git directories the record names ({}) after --recover{said}",
+                            h.container, record["submodules"]
+                        ),
+                    )
+                });
+            }
+            let worktree = path_of(&record["worktree"]);
+            let saved_mount = fs::read_dir(quarantine).into_iter().flatten().flatten().map(|e| e.path()).find(|p| {
+                p.is_dir() && p.file_name().unwrap().as_bytes().starts_with(format!("{}-", h.mount_index).as_bytes())
+            });
+            for (rel, content) in &h.files {
+                let saved =
+                    saved_mount.as_ref().is_some_and(|m| saved_as(&m.join("files").join(os(rel)), content).is_ok());
+                if !saved {
+                    continue; // kept elsewhere (a surviving ref), which the checks above judged
+                }
+                t.stats.back_files += 1;
+                let found = found_as(&worktree.join(os(rel)), content, "the recovered worktree");
+                t.case(found.is_ok(), || {
+                    h.failure(
+                        seed,
+                        &format!(
+                            "after --recover{said}, file {} ({}): {}",
+                            show(rel),
+                            content.describe(),
+                            found.unwrap_err()
+                        ),
+                    )
+                });
+            }
+            for rel in &h.deleted {
+                t.stats.back_deleted += 1;
+                let there = fs::symlink_metadata(worktree.join(os(rel))).is_ok();
+                t.case(!there, || {
+                    h.failure(
+                        seed,
+                        &format!(
+                            "after --recover{said}, {} is in the recovered worktree: the session had deleted it",
+                            show(rel)
+                        ),
+                    )
+                });
+            }
+            if !h.staged_index.is_empty() {
+                let index = index_entries(&worktree);
+                for (rel, theirs) in &h.staged_index {
+                    t.stats.back_index += 1;
+                    let ours = index.get(rel);
+                    t.case(ours == theirs.as_ref(), || {
+                        h.failure(
+                            seed,
+                            &format!(
+                                "after --recover{said}, the recovered index has {ours:?} at {}, the session's had {theirs:?}",
+                                show(rel)
+                            ),
+                        )
+                    });
+                }
+            }
+        }
+        // Again: everything it would make exists now.
+        let before = recover_footprint(world);
+        let again = recover(with_into);
+        t.case(again.status.code() == Some(3) && !panicked(&again), || {
+            first.failure(
+                seed,
+                &format!("a second --recover{said} exited {:?}, not 3: {}", again.status, stderr(&again)),
+            )
+        });
+        let after = recover_footprint(world);
+        t.case(after == before, || {
+            let changed: Vec<&String> = after.iter().filter(|l| !before.contains(l)).collect();
+            first.failure(seed, &format!("a second --recover{said}, refused, changed {changed:?}"))
+        });
+    }
 }
 
 /// The `work-loss oracle` row.
@@ -2364,8 +2627,11 @@ pub(super) fn work_loss_oracle(t: &mut Tally) {
         "seed {seed} (replay: JACKIN_ORACLE_SEED={seed}); {} histories ({} actions): {} worktree, {} clone; {} through \
          assess | keep --policy=clean | purge, {} purge --discard-unfinished; {} with a quarantine, {} assessed clean; \
          checked {} session-only commits ({} kept only as integrated: the same verbatim patch survives), {} integration claims of \
-         the assessment, {} files, {} staged versions the work tree lacks, {} submodule commits{gated}",
+         the assessment, {} files, {} staged versions the work tree lacks, {} submodule commits; {} quarantines put back \
+         with jackin-restore --recover ({} with --into), there checked {} commits on jackin/recovered refs, {} files, {} \
+         deletions, {} staged index entries, and a second recover refused{gated}",
         s.histories, s.actions, s.worktree, s.clone, s.pipe, s.discard, s.quarantined, s.clean, s.commits, s.integrated, s.claims,
-        s.files, s.staged, s.sub_commits
+        s.files, s.staged, s.sub_commits, s.recovered, s.recovered_into, s.back_commits, s.back_files, s.back_deleted,
+        s.back_index
     );
 }

@@ -32,11 +32,11 @@ mod worktrees;
 pub(crate) use bundle::{clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs};
 pub(crate) use error::GitError;
 pub(crate) use ignored::inside;
-pub(crate) use recover::read_bundle;
+pub(crate) use recover::{read_bundle, BundleHeader, IndexChange};
 pub(crate) use repo::{skip_object_hash_checks, Repo};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
 pub use role_source::{role_commit, source_tar};
-pub(crate) use submodules::{at_risk as submodules_at_risk, bundles as submodule_bundles};
+pub(crate) use submodules::{at_risk as submodules_at_risk, bundles as submodule_bundles, module_name};
 use worktrees::registration;
 pub(crate) use worktrees::registration_dir;
 
@@ -223,6 +223,13 @@ impl Repo {
         let entry = index.get_path(path, 0)?;
         let blob = self.repo.find_blob(entry.id).ok()?;
         Some((blob.content().to_vec(), entry.mode))
+    }
+
+    /// The commit the index records for the submodule at `path` (relative to the work tree),
+    /// when its entry there is a gitlink (mode `0o160000`): what `git add <submodule>` staged.
+    pub(crate) fn staged_gitlink(&self, path: &Path) -> Option<String> {
+        let entry = self.repo.index().ok()?.get_path(path, 0)?;
+        (entry.mode == 0o160000).then(|| entry.id.to_string())
     }
 }
 

@@ -1,6 +1,7 @@
 //! Bringing a quarantine's commits back (tools/restore/recover.rs decides where): a bundle read
 //! without git, its pack written into a repository's object store, refs and a worktree made
-//! without touching anything that exists.
+//! without touching anything that exists, and the session's staged changes put into the new
+//! worktree's index.
 //!
 //! A v2 (or v3) bundle is a text header (gitformat-bundle(5)), `# v2 git bundle`, then for v3
 //! `@capability` lines, one `-<oid> <subject>` line per prerequisite, one `<oid> <refname>` line
@@ -8,10 +9,11 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
-use git2::{Oid, Repository, WorktreeAddOptions};
+use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository, WorktreeAddOptions};
 
 use super::error::unavailable;
 use super::Repo;
@@ -168,9 +170,187 @@ impl Repo {
     }
 }
 
+/// One change to a recovered work tree's index, made to match the session's.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum IndexChange {
+    /// The entry as the work tree holds it (`git add <path>`): the session's index held what
+    /// its work tree held.
+    AsInWorkTree(PathBuf),
+    /// A staged version the work tree no longer had: a blob of the bytes of `source` (a link's
+    /// target when `mode` is a link's, `0o120000`) with `mode`.
+    Blob { path: PathBuf, source: PathBuf, mode: u32 },
+    /// A submodule's commit at `path` (a gitlink): what `git add <submodule>` had staged.
+    Gitlink { path: PathBuf, id: String },
+    /// No entry at `path` (`git rm --cached`): a deletion the session had staged.
+    Removed(PathBuf),
+}
+
+impl IndexChange {
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            IndexChange::AsInWorkTree(path)
+            | IndexChange::Blob { path, .. }
+            | IndexChange::Gitlink { path, .. }
+            | IndexChange::Removed(path) => path,
+        }
+    }
+}
+
+/// What [`Repo::restage`] did.
+#[derive(Debug, Default)]
+pub(crate) struct Restaged {
+    /// Whether the index was first read from the base commit's tree.
+    pub(crate) tree_read: bool,
+    /// The changes that could not be made (a submodule, a file gone meanwhile), with why.
+    pub(crate) failed: Vec<(IndexChange, String)>,
+}
+
+impl Repo {
+    /// The path it was opened at.
+    pub(crate) fn opened_at(&self) -> &Path {
+        &self.path
+    }
+
+    /// A new bare repository at `path` (which must not exist): a submodule's commits without a
+    /// git directory of the host's to go into.
+    pub(crate) fn init_bare_new(path: &Path) -> Result<Repo> {
+        if std::fs::symlink_metadata(path).is_ok() {
+            anyhow::bail!("{} exists already: not overwritten", path.display());
+        }
+        let repo =
+            Repository::init_bare(path).map_err(|e| unavailable(e).context(format!("creating {}", path.display())))?;
+        Ok(Repo { repo, path: path.to_path_buf() })
+    }
+
+    /// The git directory this repository keeps for its submodule at `path` (`modules/<name>`),
+    /// opened: by `module`, the name the receipt recorded; else by the name `.gitmodules` gives
+    /// that path, or the path itself (git's name for a submodule added there). `None` when
+    /// there is none.
+    pub(crate) fn submodule_git_dir(&self, module: Option<&str>, path: &Path) -> Option<Repo> {
+        let mut names: Vec<PathBuf> = module.map(PathBuf::from).into_iter().collect();
+        if let Ok(submodules) = self.repo.submodules() {
+            let named = submodules.iter().filter(|s| s.path() == path);
+            names.extend(named.map(|s| PathBuf::from(std::ffi::OsStr::from_bytes(s.name_bytes()))));
+        }
+        names.push(path.to_path_buf());
+        let modules = self.repo.path().join("modules");
+        // The agent could write the host's git directory: a link there could lead the commits
+        // into another repository of the operator's. Only a directory that is under `modules/`
+        // once every link is resolved is taken.
+        let inside = self.repo.path().canonicalize().ok()?.join("modules");
+        names
+            .into_iter()
+            .filter(|name| !name.as_os_str().is_empty() && name.components().all(|c| matches!(c, Component::Normal(_))))
+            .map(|name| modules.join(name))
+            .filter(|dir| std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()))
+            .filter(|dir| dir.canonicalize().is_ok_and(|real| real.starts_with(&inside) && real != inside))
+            .find_map(|dir| Some(Repo { repo: Repository::open(&dir).ok()?, path: dir }))
+    }
+
+    /// Whether this repository holds the commit `id` (its tree need not be here).
+    pub(crate) fn has_commit_object(&self, id: &str) -> bool {
+        Oid::from_str(id).is_ok_and(|oid| self.repo.find_commit(oid).is_ok())
+    }
+
+    /// Makes this work tree's index the session's: first, with `base`, the tree of that commit
+    /// (a new repository's, whose index is empty; `tree_read` false when the tree is not whole
+    /// here), then each of `changes`, the deletions first (a renamed file's old name may be
+    /// staged anew). Written once, at the end.
+    pub(crate) fn restage(&self, base: Option<&str>, changes: &[IndexChange]) -> Result<Restaged> {
+        let mut index = self.repo.index().map_err(unavailable)?;
+        let mut done = Restaged::default();
+        if let Some(base) = base {
+            let tree = Oid::from_str(base).ok().and_then(|oid| self.repo.find_commit(oid).ok()?.tree().ok());
+            done.tree_read = tree.is_some_and(|tree| index.read_tree(&tree).is_ok());
+            if !done.tree_read {
+                index.clear().map_err(unavailable)?;
+            }
+        }
+        let (removals, additions): (Vec<&IndexChange>, Vec<&IndexChange>) =
+            changes.iter().partition(|c| matches!(c, IndexChange::Removed(_)));
+        for change in removals.into_iter().chain(additions) {
+            let made = match change {
+                IndexChange::Removed(path) => index.remove_path(path).map_err(anyhow::Error::from),
+                IndexChange::AsInWorkTree(path) => index.add_path(path).map_err(anyhow::Error::from),
+                IndexChange::Blob { path, source, mode } => self
+                    .staged_entry(path, source, *mode)
+                    .and_then(|entry| index.add(&entry).map_err(anyhow::Error::from)),
+                IndexChange::Gitlink { path, id } => Oid::from_str(id)
+                    .and_then(|id| index.add(&entry(path, 0o160000, id, 0)))
+                    .map_err(anyhow::Error::from),
+            };
+            if let Err(e) = made {
+                done.failed.push((change.clone(), format!("{e:#}")));
+            }
+        }
+        index.write().map_err(|e| unavailable(e).context(format!("writing the index of {}", self.path.display())))?;
+        Ok(done)
+    }
+
+    /// The index entry of a staged version saved at `source`: its bytes written as a blob as
+    /// they are (streamed, no filter: they are the blob's bytes already), its mode.
+    fn staged_entry(&self, path: &Path, source: &Path, mode: u32) -> Result<IndexEntry> {
+        let (id, len) = if mode == 0o120000 {
+            let target = std::fs::read_link(source).with_context(|| format!("reading {}", source.display()))?;
+            let bytes = target.as_os_str().as_bytes();
+            (self.repo.blob(bytes)?, bytes.len() as u64)
+        } else {
+            let mut file = File::open(source).with_context(|| format!("reading {}", source.display()))?;
+            let len = file.metadata()?.len();
+            let odb = self.repo.odb()?;
+            let mut writer = odb.writer(usize::try_from(len)?, ObjectType::Blob)?;
+            std::io::copy(&mut file, &mut writer).with_context(|| format!("reading {}", source.display()))?;
+            (writer.finalize()?, len)
+        };
+        Ok(entry(path, mode, id, len))
+    }
+}
+
+/// An index entry without stat data, so git compares the work tree's file by its content.
+fn entry(path: &Path, mode: u32, id: Oid, len: u64) -> IndexEntry {
+    let never = IndexTime::new(0, 0);
+    IndexEntry {
+        ctime: never,
+        mtime: never,
+        dev: 0,
+        ino: 0,
+        mode,
+        uid: 0,
+        gid: 0,
+        file_size: len as u32,
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: path.as_os_str().as_bytes().to_vec(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A submodule's git directory is looked for under the host's `modules/` only: not through
+    /// a link (there or in a directory above it), not by a name that climbs out.
+    #[test]
+    fn a_submodule_git_directory_is_taken_only_inside_modules() {
+        let tmp = tempfile::tempdir().unwrap();
+        let host_path = tmp.path().join("host");
+        let host = Repo { repo: Repository::init(&host_path).unwrap(), path: host_path };
+        let modules = host.repo.path().join("modules");
+        std::fs::create_dir_all(modules.join("vendor")).unwrap();
+        Repository::init_bare(modules.join("vendor/lib")).unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        Repository::init_bare(elsewhere.join("lib")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("lib"), modules.join("linked")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, modules.join("via")).unwrap();
+        let found = host.submodule_git_dir(Some("vendor/lib"), Path::new("x")).map(|r| r.path);
+        assert_eq!(found, Some(modules.join("vendor/lib")));
+        let by_path = host.submodule_git_dir(None, Path::new("vendor/lib")).map(|r| r.path);
+        assert_eq!(by_path, Some(modules.join("vendor/lib")), "git's name for a submodule is its path");
+        for name in ["linked", "via/lib", "../../elsewhere/lib", "vendor"] {
+            assert!(host.submodule_git_dir(Some(name), Path::new(name)).is_none(), "{name}");
+        }
+    }
 
     #[test]
     fn a_bundle_header_is_read_and_anything_else_refused() {

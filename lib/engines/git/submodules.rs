@@ -80,6 +80,18 @@ fn collect(repo: &Repo, prefix: &Path, depth: usize, found: &mut Vec<Submodule>)
     }
 }
 
+/// The name of `submodule`'s git directory under `repo`'s `modules/` (a worktree's
+/// `<host>/.git/worktrees/<c>/modules/`, a clone's `.git/modules/`), where git keeps it by the
+/// submodule's name: a recover looks for the same name under the host repository's `modules/`.
+/// `None` when it lives elsewhere or its name is not a plain UTF-8 path.
+pub(crate) fn module_name(repo: &Repo, submodule: &Repo) -> Option<String> {
+    let modules = repo.repo.path().join("modules").canonicalize().ok()?;
+    let gitdir = submodule.repo.path().canonicalize().ok()?;
+    let name = gitdir.strip_prefix(&modules).ok()?;
+    let plain = !name.as_os_str().is_empty() && name.components().all(|c| matches!(c, Component::Normal(_)));
+    name.to_str().filter(|_| plain).map(str::to_owned)
+}
+
 /// The submodules of `repo` with work at risk, as the assessment reports them.
 pub(crate) fn at_risk(repo: &Repo) -> Result<Vec<SubmoduleWork>, GitError> {
     let mut work = Vec::new();

@@ -85,6 +85,14 @@ pub(crate) struct SavedSubmodule {
     pub(crate) path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) path_bytes: Option<String>,
+    /// Its git directory's name under the mount's `modules/` (git's name for the submodule; for
+    /// a nested one, `<parent>/modules/<name>`): a recover looks for the same one in the host
+    /// repository. Not written when that is not a plain UTF-8 path; older receipts lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) module: Option<String>,
+    /// The commit its work tree was on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) head: Option<String>,
     /// Relative to the quarantine directory.
     pub(crate) bundle: String,
     pub(crate) bundle_contents: BundleContents,
@@ -98,12 +106,22 @@ pub(crate) struct SavedFile {
     pub(crate) path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) path_bytes: Option<String>,
+    /// The name a renamed file had before (`R`), which the work tree no longer has; its bytes
+    /// in `orig_path_bytes` when it is not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) orig_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) orig_path_bytes: Option<String>,
     /// False for a deletion: there is no file to save.
     pub(crate) saved: bool,
     /// Its staged version, which the work tree no longer has (`AM`, `MM`, `AD`, …), saved under
     /// `index/`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) staged: bool,
+    /// A submodule's staged commit, when its index entry is a gitlink (`git add <submodule>`),
+    /// which has no blob to save under `index/`: a recover stages it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) gitlink: Option<String>,
 }
 
 /// Whether a change's staged version differs from what its work tree holds (`git status`'s X is
@@ -112,6 +130,11 @@ fn staged_differs(status: &str) -> bool {
     let mut letters = status.chars();
     let (x, y) = (letters.next().unwrap_or(' '), letters.next().unwrap_or(' '));
     matches!(x, 'A' | 'M' | 'R' | 'T') && matches!(y, 'M' | 'D' | 'T')
+}
+
+/// Whether a change was staged at all (`git status`'s X: new, changed, renamed, type changed).
+fn staged_change(status: &str) -> bool {
+    matches!(status.chars().next(), Some('A' | 'M' | 'R' | 'T'))
 }
 
 /// Writes the staged version of `rel` under `index_dir`, a link as a link, the mode kept.
@@ -329,6 +352,8 @@ fn save_mount(
             saved.submodules.push(SavedSubmodule {
                 path: submodule.path.text(),
                 path_bytes: submodule.path.wire_bytes(),
+                module: git::module_name(&repo, &submodule.repo),
+                head: submodule.repo.head_commit(),
                 bundle: name,
                 bundle_contents: contents,
             });
@@ -341,12 +366,16 @@ fn save_mount(
             let copied = copy_changed_file(path, file.path.as_path(), &files_dir)?;
             let staged =
                 staged_differs(&file.status) && save_staged(&repo, file.path.as_path(), &mount_dir.join("index"))?;
+            let gitlink = staged_change(&file.status).then(|| repo.staged_gitlink(file.path.as_path())).flatten();
             saved.files.push(SavedFile {
                 status: file.status.clone(),
                 path: file.path.text(),
                 path_bytes: file.path.wire_bytes(),
+                orig_path: file.orig_path.as_ref().map(NameBytes::text),
+                orig_path_bytes: file.orig_path.as_ref().and_then(NameBytes::wire_bytes),
                 saved: copied,
                 staged,
+                gitlink,
             });
         }
         saved.files_dir = Some(format!("{dir_name}/files"));
@@ -495,7 +524,9 @@ fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
                     (true, false) => "",
                     (false, false) => " (deleted: nothing to save)",
                 };
-                t.push_str(&format!("    {} {}{note}\n", f.status, inert_name(&f.path)));
+                let from =
+                    f.orig_path.as_deref().map_or(String::new(), |o| format!(" (renamed from {})", inert_name(o)));
+                t.push_str(&format!("    {} {}{from}{note}\n", f.status, inert_name(&f.path)));
             }
             t.push_str(&format!("  bring them back: cp -a {d}/{files_dir}/. <your checkout>/\n"));
             if let Some(index_dir) = &m.index_dir {

@@ -1,7 +1,7 @@
 //! Discarded work back with one command (`jackin-restore --quarantined`, `--recover Q`): the
 //! quarantines a discard left, listed; one of them put back into each host repository without
 //! touching anything that exists. The quarantine stays until it expires: a recover is undone by
-//! deleting the branches and the worktree it made.
+//! deleting the branches, the worktree and any submodule repository it made.
 //!
 //! Per saved mount, into its host repository (or, with `--into DIR`, a new repository there):
 //! the bundle's pack is written into the object store; every saved ref comes back under
@@ -9,9 +9,15 @@
 //! `jackin/recovered/<c>` is made at the commit the work tree was on; a new worktree
 //! `<host>-recovered-<c>` beside the host repository is checked out on it and gets the saved
 //! files, as they were (bytes, names, modes, symlinks), and loses the files the session had
-//! deleted. A clone's work comes back the same way, as a worktree of the repository it was
-//! cloned from. Git keeps refs as files, so `jackin/recovered/<c>` cannot also be a directory of
-//! refs: the saved refs are beside it (`-saved/`), not below it.
+//! deleted; its index gets what the session had staged (`git diff --cached` and `git diff` there
+//! show what they showed in the session). A clone's work comes back the same way, as a worktree
+//! of the repository it was cloned from. Git keeps refs as files, so `jackin/recovered/<c>`
+//! cannot also be a directory of refs: the saved refs are beside it (`-saved/`), not below it.
+//!
+//! Commits made inside a submodule (`submodule-<n>.bundle`) go into the host's git directory of
+//! that submodule, `<host gitdir>/modules/<name>`, under the same names; where the host has none
+//! (the session added the submodule, the host never checked it out) or with `--into`, into a new
+//! bare repository `<worktree>-submodule-<n>.git` beside the recovered worktree.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -20,11 +26,12 @@ use anyhow::{Context, Result};
 
 use crate::base::copy::copy_entry;
 use crate::base::exit::Exit;
-use crate::engines::git::{self, Repo};
+use crate::engines::git::{self, BundleHeader, IndexChange, Repo};
+use crate::protocol::inert::inert_name;
 use crate::protocol::path_bytes::NameBytes;
-use crate::protocol::records::{Quarantined, QuarantinedRepository, Recovered, RecoveredRef};
+use crate::protocol::records::{Quarantined, QuarantinedRepository, Recovered, RecoveredRef, RecoveredSubmodule};
 use crate::state::store::{read_json, Store};
-use crate::tools::purge::quarantine::{Receipt, SavedMount};
+use crate::tools::purge::quarantine::{Receipt, SavedMount, SavedSubmodule};
 
 /// The quarantines of the home that finished saving, newest first.
 pub fn quarantined(store: &Store) -> Result<Vec<Quarantined>> {
@@ -119,11 +126,33 @@ struct Target {
     branch: String,
     saved_prefix: String,
     worktree: PathBuf,
+    /// The bundle's header, when the mount has a bundle.
+    header: Option<BundleHeader>,
+    /// The commit the work tree is to be on: one the host has or the bundle brings; `None` only
+    /// for a new repository (which then gets the branch when the commit is fetched).
+    on: Option<String>,
+    submodules: Vec<SubmoduleTarget>,
+}
+
+/// What one submodule's recover makes, decided before anything is made.
+struct SubmoduleTarget {
+    saved: SavedSubmodule,
+    header: BundleHeader,
+    /// The git directory that receives its commits: the host's `modules/<name>`, or a new bare
+    /// repository beside the recovered worktree.
+    repository: PathBuf,
+    new_repository: bool,
+    branch: String,
+    saved_prefix: String,
+    /// The commit its work tree was on, when the git directory has it or the bundle brings it.
+    on: Option<String>,
+    /// The commits its saved ones build on that the git directory lacks (a new one lacks all).
+    lacks: usize,
 }
 
 /// Puts the quarantine `which` back (see the module's doc); with `dry_run`, only says what it
-/// would make. Anything it would make that exists already refuses the whole recover before
-/// anything is made (exit 3).
+/// would make. Anything it would make that exists already, or a host repository that lacks
+/// what the commits build on, refuses the whole recover before anything is made (exit 3).
 pub fn recover(store: &Store, which: &str, into: Option<&Path>, dry_run: bool) -> Result<Vec<Recovered>> {
     let (dir, receipt) = find(store, which)?;
     if receipt.git_tree.is_some() {
@@ -137,7 +166,7 @@ pub fn recover(store: &Store, which: &str, into: Option<&Path>, dry_run: bool) -
     let mut targets = Vec::new();
     for (i, mount) in receipt.mounts.iter().enumerate() {
         let suffix = if several { format!("-{i}") } else { String::new() };
-        targets.push(target(mount, c, &suffix, into)?);
+        targets.push(target(&dir, mount, c, &suffix, into)?);
     }
     let mut recovered = Vec::new();
     for target in targets {
@@ -146,7 +175,12 @@ pub fn recover(store: &Store, which: &str, into: Option<&Path>, dry_run: bool) -
     Ok(recovered)
 }
 
-fn target(mount: &SavedMount, c: &str, suffix: &str, into: Option<&Path>) -> Result<Target> {
+/// A refusal: nothing is made (exit 3).
+fn refuse(message: std::fmt::Arguments<'_>) -> anyhow::Error {
+    Exit::BadInput.err(message)
+}
+
+fn target(dir: &Path, mount: &SavedMount, c: &str, suffix: &str, into: Option<&Path>) -> Result<Target> {
     let host = mount.original_src.as_deref().map(PathBuf::from);
     let host_repo = host.as_ref().and_then(|h| Repo::open(h).ok());
     let branch = format!("refs/heads/jackin/recovered/{c}{suffix}");
@@ -163,7 +197,7 @@ fn target(mount: &SavedMount, c: &str, suffix: &str, into: Option<&Path>) -> Res
             (host, false, worktree)
         }
         (None, None) => {
-            return Err(Exit::BadInput.err(format_args!(
+            return Err(refuse(format_args!(
                 "the host repository of {} ({}) cannot be opened: --into DIR recovers into a new repository at DIR",
                 mount.mount_dst,
                 mount.original_src.as_deref().unwrap_or("unknown")
@@ -171,49 +205,164 @@ fn target(mount: &SavedMount, c: &str, suffix: &str, into: Option<&Path>) -> Res
         }
     };
     if fs::symlink_metadata(&worktree).is_ok() {
-        return Err(Exit::BadInput.err(format_args!("{} exists already: nothing recovered", worktree.display())));
+        return Err(refuse(format_args!("{} exists already: nothing recovered", worktree.display())));
     }
+    let header = match &mount.bundle {
+        Some(bundle) => Some(git::read_bundle(&dir.join(bundle)).map_err(|e| Exit::BadInput.wrap(e))?),
+        None => None,
+    };
+    let tips: Vec<&str> = header.iter().flat_map(|h| h.refs.iter().map(|(_, id)| id.as_str())).collect();
+    // The commit the work tree was on: recorded since receipts say so; else the scratch branch's
+    // or a detached HEAD's saved tip; else the host's HEAD.
+    let saved_tip = |name: &dyn Fn(&str) -> bool| {
+        header.iter().flat_map(|h| h.refs.iter()).find(|(n, _)| name(n)).map(|(_, id)| id.clone())
+    };
+    let head = mount
+        .head
+        .clone()
+        .or_else(|| saved_tip(&|n| n == "refs/jackin/HEAD"))
+        .or_else(|| saved_tip(&|n| n.starts_with("refs/heads/jackin/scratch/")));
+    let mut on = None;
     if let Some(repo) = host_repo.as_ref().filter(|_| !new_repository) {
         for name in [branch.as_str(), saved_prefix.trim_end_matches('/')] {
             if !repo.ref_name_free(name) {
-                return Err(Exit::BadInput.err(format_args!(
+                return Err(refuse(format_args!(
                     "{name} exists already in {} (an earlier recover?): nothing recovered",
                     repository.display()
                 )));
             }
         }
+        let missing = header.as_ref().map(|h| repo.missing_commits(&h.prerequisites)).unwrap_or_default();
+        if let Some(first) = missing.first() {
+            return Err(refuse(format_args!(
+                "{} lacks {} commit(s) the saved commits build on ({}…): fetch its remote, then recover again; nothing recovered",
+                repository.display(),
+                missing.len(),
+                &first[..12]
+            )));
+        }
+        on = head.or_else(|| repo.head_commit()).filter(|id| repo.has_commit(id) || tips.contains(&id.as_str()));
+        if on.is_none() {
+            return Err(refuse(format_args!(
+                "{} does not have the commit the work tree was on: fetch the project's remote into it, then recover \
+                 again; nothing recovered",
+                repository.display()
+            )));
+        }
+    } else if let Some(head) = head.filter(|id| tips.contains(&id.as_str())) {
+        on = Some(head);
     }
-    Ok(Target { mount: mount.clone(), repository, new_repository, branch, saved_prefix, worktree })
+    let mut submodules = Vec::new();
+    for (n, saved) in mount.submodules.iter().enumerate() {
+        let host = host_repo.as_ref().filter(|_| !new_repository);
+        submodules.push(submodule_target(dir, saved, host, &worktree, n, &branch, &saved_prefix)?);
+    }
+    Ok(Target {
+        mount: mount.clone(),
+        repository,
+        new_repository,
+        branch,
+        saved_prefix,
+        worktree,
+        header,
+        on,
+        submodules,
+    })
+}
+
+/// Where a submodule's commits go: into the host's git directory of that submodule
+/// (`<host gitdir>/modules/<name>`), under the same names as the top repository's; without one
+/// (the session added the submodule, the host never checked it out, `--into`), into a new bare
+/// repository `<worktree>-submodule-<n>.git` beside the recovered worktree.
+fn submodule_target(
+    dir: &Path,
+    saved: &SavedSubmodule,
+    host: Option<&Repo>,
+    worktree: &Path,
+    n: usize,
+    branch: &str,
+    saved_prefix: &str,
+) -> Result<SubmoduleTarget> {
+    let path = NameBytes::from_wire(saved.path.clone(), saved.path_bytes.as_deref()).map_err(anyhow::Error::msg)?;
+    let header = git::read_bundle(&dir.join(&saved.bundle)).map_err(|e| Exit::BadInput.wrap(e))?;
+    let head = saved
+        .head
+        .clone()
+        .or_else(|| header.refs.iter().find(|(name, _)| name == "refs/jackin/HEAD").map(|(_, id)| id.clone()));
+    let in_bundle = |id: &String| header.refs.iter().any(|(_, tip)| tip == id);
+    let (branch, saved_prefix) = (branch.to_owned(), saved_prefix.to_owned());
+    if let Some(sub) = host.and_then(|host| host.submodule_git_dir(saved.module.as_deref(), path.as_path())) {
+        let repository = sub.opened_at().to_path_buf();
+        for name in [branch.as_str(), saved_prefix.trim_end_matches('/')] {
+            if !sub.ref_name_free(name) {
+                return Err(refuse(format_args!(
+                    "{name} exists already in {} (an earlier recover?): nothing recovered",
+                    repository.display()
+                )));
+            }
+        }
+        let missing = sub.missing_commits(&header.prerequisites);
+        if let Some(first) = missing.first() {
+            return Err(refuse(format_args!(
+                "{} (the submodule {}) lacks {} commit(s) its saved commits build on ({}…): fetch its remote, then \
+                 recover again; nothing recovered",
+                repository.display(),
+                inert_name(&saved.path),
+                missing.len(),
+                &first[..12]
+            )));
+        }
+        let on = head.filter(|id| sub.has_commit_object(id) || in_bundle(id));
+        return Ok(SubmoduleTarget {
+            saved: saved.clone(),
+            header,
+            repository,
+            new_repository: false,
+            branch,
+            saved_prefix,
+            on,
+            lacks: 0,
+        });
+    }
+    let mut name = worktree.as_os_str().to_owned();
+    name.push(format!("-submodule-{n}.git"));
+    let repository = PathBuf::from(name);
+    if fs::symlink_metadata(&repository).is_ok() {
+        return Err(refuse(format_args!("{} exists already: nothing recovered", repository.display())));
+    }
+    let on = head.filter(in_bundle);
+    let lacks = header.prerequisites.len();
+    Ok(SubmoduleTarget {
+        saved: saved.clone(),
+        header,
+        repository,
+        new_repository: true,
+        branch,
+        saved_prefix,
+        on,
+        lacks,
+    })
+}
+
+/// Each saved ref of a bundle and the new ref that is to hold its commit.
+fn renamed_refs(header: Option<&BundleHeader>, saved_prefix: &str) -> Vec<RecoveredRef> {
+    header
+        .iter()
+        .flat_map(|h| h.refs.iter())
+        .map(|(name, id)| RecoveredRef {
+            saved: name.clone(),
+            as_ref: format!("{saved_prefix}{}", name.strip_prefix("refs/").unwrap_or(name)),
+            commit: id.clone(),
+        })
+        .collect()
 }
 
 fn apply(dir: &Path, receipt: &Receipt, target: Target, dry_run: bool) -> Result<Recovered> {
     let mount = &target.mount;
     let mut notes = Vec::new();
-    let header = match &mount.bundle {
-        Some(bundle) => Some(git::read_bundle(&dir.join(bundle))?),
-        None => None,
-    };
-    let saved_refs: Vec<(String, String)> = header.as_ref().map(|h| h.refs.clone()).unwrap_or_default();
-    let refs: Vec<RecoveredRef> = saved_refs
-        .iter()
-        .map(|(name, id)| RecoveredRef {
-            saved: name.clone(),
-            as_ref: format!("{}{}", target.saved_prefix, name.strip_prefix("refs/").unwrap_or(name)),
-            commit: id.clone(),
-        })
-        .collect();
-    if let Some(index_dir) = &mount.index_dir {
-        notes.push(format!(
-            "staged versions the work tree no longer had are in {}/{index_dir}/ (not staged again)",
-            dir.display()
-        ));
-    }
-    if !mount.submodules.is_empty() {
-        notes.push(format!(
-            "{} submodule bundle(s) are not recovered: RECEIPT.txt says how to fetch them into the submodule",
-            mount.submodules.len()
-        ));
-    }
+    let refs = renamed_refs(target.header.as_ref(), &target.saved_prefix);
+    let (changes, staged_notes) = index_changes(dir, mount)?;
+    notes.extend(staged_notes);
     let mut recovered = Recovered {
         identity: receipt.identity.clone(),
         quarantine: dir.to_string_lossy().into_owned(),
@@ -224,24 +373,30 @@ fn apply(dir: &Path, receipt: &Receipt, target: Target, dry_run: bool) -> Result
         worktree: target.worktree.to_string_lossy().into_owned(),
         files: mount.files.iter().filter(|f| f.saved).count(),
         deleted: mount.files.iter().filter(|f| !f.saved).count(),
+        staged: changes.iter().filter(|c| c.counted).count(),
+        submodules: target.submodules.iter().map(submodule_record).collect(),
         notes,
         dry_run,
     };
+    if target.new_repository && target.on.is_none() {
+        recovered.notes.push(no_commit_note(mount, &target.branch));
+    }
+    for sub in target.submodules.iter().filter(|s| s.on.is_none()) {
+        if let Some(head) = &sub.saved.head {
+            recovered.notes.push(format!(
+                "the submodule {} was on {head}, which {} lacks: no branch made there (its remote has it)",
+                inert_name(&sub.saved.path),
+                sub.repository.display()
+            ));
+        }
+    }
     if dry_run {
         return Ok(recovered);
     }
     let repo =
         if target.new_repository { Repo::init_new(&target.repository)? } else { Repo::open(&target.repository)? };
-    if let (Some(header), Some(bundle)) = (&header, &mount.bundle) {
+    if let (Some(header), Some(bundle)) = (&target.header, &mount.bundle) {
         let missing = repo.missing_commits(&header.prerequisites);
-        if !missing.is_empty() && !target.new_repository {
-            anyhow::bail!(
-                "{} lacks {} commit(s) the bundle builds on ({}…): fetch its remote, then recover again",
-                target.repository.display(),
-                missing.len(),
-                &missing[0][..12]
-            );
-        }
         if !missing.is_empty() {
             let n = missing.len();
             recovered.notes.push(format!("the history builds on {n} commit(s) this new repository lacks"));
@@ -251,58 +406,190 @@ fn apply(dir: &Path, receipt: &Receipt, target: Target, dry_run: bool) -> Result
             repo.create_ref(&r.as_ref, &r.commit, "jackin-restore --recover")?;
         }
     }
-    // The commit the work tree was on: recorded since receipts say so; else the scratch branch's
-    // or a detached HEAD's saved tip; else the host's HEAD.
-    let scratch = saved_refs.iter().find(|(name, _)| name.starts_with("refs/heads/jackin/scratch/"));
-    let detached = saved_refs.iter().find(|(name, _)| name == "refs/jackin/HEAD");
-    let on = mount
-        .head
-        .clone()
-        .or_else(|| detached.or(scratch).map(|(_, id)| id.clone()))
-        .or_else(|| repo.head_commit())
-        .filter(|id| repo.has_commit(id));
-    let Some(on) = on else {
-        anyhow::bail!(
-            "{} does not have the commit the work tree was on: fetch the project's remote into it, then recover again",
-            target.repository.display()
-        );
-    };
-    repo.create_ref(&target.branch, &on, "jackin-restore --recover")?;
-    if target.new_repository {
+    if let Some(on) = &target.on {
+        repo.create_ref(&target.branch, on, "jackin-restore --recover")?;
+    }
+    let worktree_repo = if target.new_repository {
         // The files a session did not change live in commits the bundle builds on, which a new
         // repository lacks: only the saved files are written, and the note says how to get the rest.
         repo.point_head_at(&target.branch)?;
         recovered.notes.push(
             "only the saved files are written: the unchanged ones come with the project's history \
-             (git fetch <its remote>, then git checkout <the base commit> -- . for what is missing)"
+             (git fetch <its remote>, then git checkout <the base commit> -- <each missing file>)"
                 .into(),
         );
+        repo
     } else {
         let name = target.worktree.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         repo.add_worktree(&name, &target.worktree, &target.branch)?;
+        Repo::open(&target.worktree)?
+    };
+    for gitfile in put_files_back(dir, mount, &target.worktree)? {
+        let name = inert_name(&NameBytes::of_path(&gitfile).text()).into_owned();
+        recovered.notes.push(format!(
+            "{name} was left out: it linked to a submodule's git directory in the session's, which went with the \
+             session"
+        ));
     }
-    put_files_back(dir, mount, &target.worktree)?;
+    if !changes.is_empty() {
+        // A new repository's index starts empty: the commit's tree first, where it is whole here.
+        let base = target.on.as_deref().filter(|_| target.new_repository);
+        let list: Vec<IndexChange> = changes.iter().map(|c| c.change.clone()).collect();
+        let done = worktree_repo.restage(base, &list)?;
+        if base.is_some() && !done.tree_read {
+            recovered.notes.push(
+                "the index holds only the staged changes: the commit's tree is in the history this new repository lacks"
+                    .into(),
+            );
+        }
+        for (change, why) in &done.failed {
+            if changes.iter().any(|c| c.counted && c.change == *change) {
+                recovered.staged -= 1;
+            }
+            let name = inert_name(&NameBytes::of_path(change.path()).text()).into_owned();
+            recovered.notes.push(format!("{name}: its staged change could not be made again ({why})"));
+        }
+    }
+    for sub in &target.submodules {
+        recover_submodule(dir, sub)?;
+    }
     Ok(recovered)
 }
 
-/// The saved files into `worktree`, each as it was, over what the checkout wrote; the files the
-/// session had deleted, deleted.
-fn put_files_back(dir: &Path, mount: &SavedMount, worktree: &Path) -> Result<()> {
-    let files_dir = mount.files_dir.as_ref().map(|f| dir.join(f));
+fn submodule_record(sub: &SubmoduleTarget) -> RecoveredSubmodule {
+    RecoveredSubmodule {
+        path: sub.saved.path.clone(),
+        path_bytes: sub.saved.path_bytes.clone(),
+        repository: sub.repository.to_string_lossy().into_owned(),
+        new_repository: sub.new_repository,
+        branch: sub.on.as_ref().map(|_| sub.branch.clone()),
+        refs: renamed_refs(Some(&sub.header), &sub.saved_prefix),
+        lacks: sub.lacks,
+    }
+}
+
+/// A submodule's bundle into its git directory: the pack, each saved ref under the `-saved/`
+/// names, the branch at the commit its work tree was on.
+fn recover_submodule(dir: &Path, sub: &SubmoduleTarget) -> Result<()> {
+    let repo = if sub.new_repository { Repo::init_bare_new(&sub.repository)? } else { Repo::open(&sub.repository)? };
+    repo.import_bundle_pack(&dir.join(&sub.saved.bundle), &sub.header)?;
+    for r in renamed_refs(Some(&sub.header), &sub.saved_prefix) {
+        repo.create_ref(&r.as_ref, &r.commit, "jackin-restore --recover")?;
+    }
+    if let Some(on) = &sub.on {
+        repo.create_ref(&sub.branch, on, "jackin-restore --recover")?;
+    }
+    Ok(())
+}
+
+/// A new repository without the commit the work tree was on: its HEAD names the branch, which
+/// the operator makes once the commit is fetched.
+fn no_commit_note(mount: &SavedMount, branch: &str) -> String {
+    let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+    match &mount.head {
+        Some(head) => format!(
+            "the work tree was on {head}, which is in the project's history, not in the bundle: HEAD names {short}; \
+             git fetch <its remote>, then git branch {short} {head}"
+        ),
+        None => format!("the commit the work tree was on is not known: HEAD names {short}, which does not exist yet"),
+    }
+}
+
+/// One change to the recovered index, and whether it counts as a staged file (a renamed
+/// file's old name going is part of the rename, not a file of its own).
+struct PlannedChange {
+    change: IndexChange,
+    counted: bool,
+}
+
+/// A file the receipt names, as a plain relative path (anything else is refused).
+fn receipt_name(text: &str, bytes: Option<&str>) -> Result<NameBytes> {
+    let name = NameBytes::from_wire(text.to_owned(), bytes).map_err(anyhow::Error::msg)?;
+    if name.as_path().components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+        anyhow::bail!("the receipt names {:?}, not a plain relative path: not written", name.text());
+    }
+    Ok(name)
+}
+
+/// What makes the recovered work tree's index the session's, from each file's `git status`
+/// letters (XY: X is what the index held against the commit, Y what the work tree held against
+/// the index): a staged deletion is removed; a new, changed or renamed entry whose work tree
+/// matched the index is added as the work tree now holds it; one whose staged version the work
+/// tree no longer had gets that version, saved under `index/`. Also the notes on what cannot be
+/// staged again.
+fn index_changes(dir: &Path, mount: &SavedMount) -> Result<(Vec<PlannedChange>, Vec<String>)> {
+    let mut changes = Vec::new();
+    let mut notes = Vec::new();
     for file in &mount.files {
-        let name = NameBytes::from_wire(file.path.clone(), file.path_bytes.as_deref()).map_err(anyhow::Error::msg)?;
-        let rel = name.as_path();
-        if rel.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
-            anyhow::bail!("the receipt names {:?}, not a plain relative path: not written", name.text());
-        }
-        let dst = worktree.join(rel);
-        if let Ok(meta) = fs::symlink_metadata(&dst) {
-            if meta.is_dir() {
-                fs::remove_dir_all(&dst).with_context(|| format!("replacing {}", dst.display()))?;
-            } else {
-                fs::remove_file(&dst).with_context(|| format!("replacing {}", dst.display()))?;
+        let name = receipt_name(&file.path, file.path_bytes.as_deref())?;
+        let rel = name.as_path().to_path_buf();
+        let mut letters = file.status.chars();
+        let (x, y) = (letters.next().unwrap_or(' '), letters.next().unwrap_or(' '));
+        match x {
+            'D' => changes.push(PlannedChange { change: IndexChange::Removed(rel), counted: true }),
+            'A' | 'M' | 'T' | 'R' => {
+                if let Some(orig) = &file.orig_path {
+                    let orig = receipt_name(orig, file.orig_path_bytes.as_deref())?;
+                    let change = IndexChange::Removed(orig.as_path().to_path_buf());
+                    changes.push(PlannedChange { change, counted: false });
+                }
+                let staged = mount.index_dir.as_ref().filter(|_| file.staged).map(|index| dir.join(index).join(&rel));
+                let change = match (staged, &file.gitlink) {
+                    (_, Some(id)) => IndexChange::Gitlink { path: rel, id: id.clone() },
+                    (Some(source), None) => {
+                        let meta = fs::symlink_metadata(&source)
+                            .with_context(|| format!("the staged version {}", source.display()))?;
+                        let mode = if meta.file_type().is_symlink() {
+                            0o120000
+                        } else if std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0 {
+                            0o100755
+                        } else {
+                            0o100644
+                        };
+                        IndexChange::Blob { path: rel, source, mode }
+                    }
+                    (None, None) if y == ' ' && file.saved => IndexChange::AsInWorkTree(rel),
+                    (None, None) => {
+                        notes.push(format!(
+                            "{}: its staged version was not saved (it could not be read): not staged again",
+                            inert_name(&name.text())
+                        ));
+                        continue;
+                    }
+                };
+                changes.push(PlannedChange { change, counted: true });
             }
+            'U' => notes.push(format!(
+                "{} was in conflict: the work tree has it as the session left it, the index the commit's version",
+                inert_name(&name.text())
+            )),
+            _ => {}
         }
+    }
+    Ok((changes, notes))
+}
+
+/// The saved files into `worktree`, each as it was, over what the checkout wrote; the files the
+/// session had deleted, deleted, and a renamed file's old name gone (unless a file of its own
+/// came back there). Returns the `.git` files left out of saved directories ([`copy_back`]).
+fn put_files_back(dir: &Path, mount: &SavedMount, worktree: &Path) -> Result<Vec<PathBuf>> {
+    let files_dir = mount.files_dir.as_ref().map(|f| dir.join(f));
+    let mut names = Vec::new();
+    for file in &mount.files {
+        names.push(receipt_name(&file.path, file.path_bytes.as_deref())?);
+    }
+    let mut left_out = Vec::new();
+    for file in &mount.files {
+        let Some(orig) = &file.orig_path else { continue };
+        let orig = receipt_name(orig, file.orig_path_bytes.as_deref())?;
+        if !names.contains(&orig) {
+            remove_entry(&worktree.join(orig.as_path()))?;
+        }
+    }
+    for (file, name) in mount.files.iter().zip(&names) {
+        let rel = name.as_path();
+        let dst = worktree.join(rel);
+        remove_entry(&dst)?;
         if !file.saved {
             continue;
         }
@@ -310,7 +597,42 @@ fn put_files_back(dir: &Path, mount: &SavedMount, worktree: &Path) -> Result<()>
         if let Some(parent) = dst.parent() {
             fs::create_dir_all(parent)?;
         }
-        copy_entry(&files_dir.join(rel), &dst)?;
+        copy_back(&files_dir.join(rel), &dst, &mut left_out)?;
+    }
+    Ok(left_out.into_iter().filter_map(|p| p.strip_prefix(worktree).ok().map(Path::to_path_buf)).collect())
+}
+
+/// Copies `src` to `dst` as [`copy_entry`] does, but for the `.git` files in a directory (a
+/// submodule's checkout, saved whole): such a file links to the submodule's git directory in the
+/// session's, which went with the session, and written back it makes every git command in the
+/// recovered worktree fail ("not a git repository"). Each left out is added to `left_out`. A
+/// `.git` directory (a repository of the agent's own) is copied as it is.
+fn copy_back(src: &Path, dst: &Path, left_out: &mut Vec<PathBuf>) -> Result<()> {
+    if !fs::symlink_metadata(src).is_ok_and(|m| m.is_dir()) {
+        copy_entry(src, dst)?;
+        return Ok(());
+    }
+    fs::create_dir_all(dst)?;
+    for entry in fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
+        let entry = entry?;
+        let to = dst.join(entry.file_name());
+        if entry.file_name() == ".git" && entry.file_type()?.is_file() {
+            left_out.push(to);
+            continue;
+        }
+        copy_back(&entry.path(), &to, left_out)?;
+    }
+    Ok(())
+}
+
+/// Removes what is at `path` (a directory with what is in it), if anything.
+fn remove_entry(path: &Path) -> Result<()> {
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.is_dir() {
+            fs::remove_dir_all(path).with_context(|| format!("replacing {}", path.display()))?;
+        } else {
+            fs::remove_file(path).with_context(|| format!("replacing {}", path.display()))?;
+        }
     }
     Ok(())
 }
