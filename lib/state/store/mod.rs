@@ -63,6 +63,14 @@ pub struct Store {
     pub roots: Roots,
 }
 
+/// Opens a file the agent can write, for reading: never through a symbolic link (the operator's
+/// file it names would be read, a device it names could act on being opened: `ELOOP`), never
+/// blocking on a FIFO. The caller judges the file by the handle (`metadata`), not the path.
+fn open_agent_written(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)
+}
+
 /// The largest exit-action file read: jackin writes a JSON string of a word.
 const EXIT_ACTION_MAX: u64 = 4096;
 
@@ -175,16 +183,11 @@ impl Store {
     /// a device (which would block or never end): anything else is as good as no `agent.toml`.
     pub(crate) fn read_agent_toml(&self, name: &InstanceName) -> Result<Option<String>> {
         use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
         let path = self.agent_toml_path(name);
         if fs::symlink_metadata(self.socket_dir(name)).is_ok_and(|m| m.file_type().is_symlink()) {
             return Ok(None);
         }
-        let opened = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path);
-        let file = match opened {
+        let file = match open_agent_written(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
@@ -220,16 +223,10 @@ impl Store {
         fresh: impl FnOnce(SystemTime) -> bool,
     ) -> ExitActionFile {
         use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
         let path = self.exit_action_path(name);
         // Opened once and judged by what was opened: a check of the path and a read of it later
-        // could see two different files, as the agent can swap it in between. Never through a
-        // link (a device it names could act on being opened), never blocking on a FIFO.
-        let opened = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path);
-        let file = match opened {
+        // could see two different files, as the agent can swap it in between.
+        let file = match open_agent_written(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return ExitActionFile::Absent,
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
