@@ -147,8 +147,9 @@ impl Catalog {
         Ok(target)
     }
 
-    /// [`Catalog::resolve`] that takes a tombstone for an instance: reconcile's view of the index.
-    pub(crate) fn resolve_including_tombstones(&self, arg: &str) -> Result<Target, Unresolved> {
+    /// [`Catalog::resolve`] that takes a tombstone for an instance: reconcile's view of the index,
+    /// and what jackin-purge finishes when it is named.
+    pub fn resolve_including_tombstones(&self, arg: &str) -> Result<Target, Unresolved> {
         check_arg(arg)?;
         if arg.starts_with("jk-") {
             let name = InstanceName::parse(arg)

@@ -11,7 +11,7 @@ use crate::protocol::envelope::{InputRecord, Record};
 use crate::protocol::records::{Decision, Orphan, Outcome};
 use crate::state::model::Status;
 use crate::state::names::InstanceName;
-use crate::state::select::{Catalog, Target, Unresolvable, Unresolved};
+use crate::state::select::{Catalog, Target, Unresolved};
 use crate::state::store::Store;
 
 use super::orphans;
@@ -73,9 +73,9 @@ pub fn items_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> 
                     continue;
                 }
                 seen.push(name.clone());
-                items.push(match catalog.resolve(&name) {
-                    // jackin purged it itself: the row is jackin's, and nothing is left to delete.
-                    Err(why) if why.code == Unresolvable::Tombstone => Item::Unresolved { arg: name, why },
+                // A `purged` row is finished like any other purge (lifecycle.md: a rerun after a
+                // crash at any step finishes the job, and after step 7 only that row is left).
+                items.push(match catalog.resolve_including_tombstones(&name) {
                     Ok(target) => Item::Instance(Request {
                         target,
                         discard: decision.discard_unfinished,
@@ -108,11 +108,13 @@ pub fn items_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> 
     Ok(items)
 }
 
-/// The instances named on the command line.
+/// The instances named on the command line. A `purged` row without a data directory, jackin's
+/// tombstone or what a purge that stopped after step 7 left, is finished: named, it is the
+/// operator's to remove; selections by status leave it to jackin's prune.
 pub fn items_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec<Item<'static>> {
     let mut items: Vec<Item> = Vec::new();
     for arg in args {
-        let item = match catalog.resolve(arg) {
+        let item = match catalog.resolve_including_tombstones(arg) {
             Ok(target) => Item::Instance(Request::plain(target)),
             // A full name with leftovers (a lock, a socket dir) but no row or data dir: finish it.
             Err(why) => match InstanceName::parse(arg) {
