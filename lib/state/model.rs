@@ -143,6 +143,12 @@ pub struct IndexRow {
 }
 
 impl IndexRow {
+    /// The row says `purged`: with no data directory beside it, jackin's tombstone of a session
+    /// it removed (real-host.md, "Tombstones are jackin's"), or what a purge left after step 7.
+    pub(crate) fn says_purged(&self) -> bool {
+        Status::parse(&self.status) == Some(Status::Purged)
+    }
+
     pub(crate) fn from_manifest(m: &Manifest) -> Self {
         IndexRow {
             instance_id: m.instance_id.clone(),

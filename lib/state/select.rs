@@ -108,7 +108,7 @@ impl Catalog {
     /// Whether the instance is only jackin's `purged` tombstone: its row says `purged` and it
     /// has no data directory.
     pub(crate) fn is_tombstone(&self, name: &InstanceName) -> bool {
-        self.row(name).is_some_and(|row| row.status == "purged") && !self.dirs.contains(name)
+        self.row(name).is_some_and(IndexRow::says_purged) && !self.dirs.contains(name)
     }
 
     /// Every instance: index rows in index order (newest first), then data directories that have

@@ -125,7 +125,7 @@ fn repair_rows(store: &Store, repairs: &[(InstanceName, RepairKind)], options: &
         for (name, kind) in repairs {
             let applied = if *kind == RepairKind::RowDropped {
                 // A row that became jackin's tombstone since the plan is jackin's to prune.
-                let tombstone = index.row(name.as_str()).is_some_and(|row| row.status == "purged");
+                let tombstone = index.row(name.as_str()).is_some_and(IndexRow::says_purged);
                 !tombstone && !store.instance_dir(name).exists() && index.remove(name.as_str())
             } else {
                 match store.read_manifest(name) {

@@ -53,7 +53,7 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
         Ok(None) => {
             let container_gone = observation.container(seen.name.as_str()).is_none();
             // jackin's `purged` tombstone is its record of a session it removed: jackin prunes it.
-            let tombstone = seen.row.as_ref().is_some_and(|row| row.status == "purged");
+            let tombstone = seen.row.as_ref().is_some_and(IndexRow::says_purged);
             if !seen.dir && seen.row.is_some() && !tombstone && container_gone && !seen.lock_held {
                 plan.row_repairs.push((seen.name.clone(), RepairKind::RowDropped));
             }
