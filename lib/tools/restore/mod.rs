@@ -4,13 +4,15 @@
 mod base_image;
 mod list;
 mod plan;
+mod quarantines;
 mod recover;
 mod run;
 
 pub use list::{candidates, Order};
 pub(crate) use plan::plan;
 pub use plan::{Plan, RoleSource};
-pub use recover::{quarantined, recover};
+pub use quarantines::quarantined;
+pub use recover::recover;
 pub use run::{execute, mark_resumed, Ran, Waits};
 
 use std::io::{BufRead, BufReader, Write};

@@ -1,0 +1,98 @@
+//! The quarantines a discard left (`jackin-restore --quarantined`), and the one a `--recover Q`
+//! names: a quarantine directory, or a session's name, id or unique id prefix (its newest).
+//! Putting the work back is recover.rs.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::base::exit::Exit;
+use crate::engines::git::Repo;
+use crate::protocol::records::{Quarantined, QuarantinedRepository};
+use crate::state::store::{read_json, Store};
+use crate::tools::purge::quarantine::Receipt;
+
+/// The quarantines of the home that finished saving, newest first.
+pub fn quarantined(store: &Store) -> Result<Vec<Quarantined>> {
+    let mut listed: Vec<Quarantined> =
+        saved(store)?.into_iter().map(|(dir, receipt)| listing(&dir, &receipt)).collect();
+    listed.sort_by(|a, b| b.saved_at.cmp(&a.saved_at).then_with(|| b.dir.cmp(&a.dir)));
+    Ok(listed)
+}
+
+/// Every quarantine with a receipt (a save that died half-way has none, and holds nothing to
+/// recover by).
+fn saved(store: &Store) -> Result<Vec<(PathBuf, Receipt)>> {
+    let root = store.quarantine_root();
+    let entries = match fs::read_dir(&root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let dir = entry.path();
+        if !entry.file_type()?.is_dir() || entry.file_name().as_encoded_bytes().starts_with(b".") {
+            continue;
+        }
+        if let Ok(Some(receipt)) = read_json::<Receipt>(&dir.join("receipt.json")) {
+            found.push((dir, receipt));
+        }
+    }
+    Ok(found)
+}
+
+fn listing(dir: &Path, receipt: &Receipt) -> Quarantined {
+    let repositories: Vec<QuarantinedRepository> = receipt
+        .mounts
+        .iter()
+        .map(|m| QuarantinedRepository {
+            mount_dst: m.mount_dst.clone(),
+            isolation: m.isolation.clone(),
+            repository: m.original_src.clone(),
+            commits: m.bundle_contents.as_ref().map_or(0, |c| c.commits),
+            files: m.files.iter().filter(|f| f.saved).count(),
+            recoverable: m.original_src.as_deref().is_some_and(|src| Repo::open(src).is_ok()),
+        })
+        .collect();
+    Quarantined {
+        identity: receipt.identity.clone(),
+        dir: dir.to_string_lossy().into_owned(),
+        saved_at: receipt.saved_at.clone(),
+        expires_at: receipt.expires_at.clone(),
+        summary: receipt.summary.clone(),
+        recoverable: receipt.git_tree.is_none() && repositories.iter().all(|r| r.recoverable),
+        repositories,
+        bytes: crate::tools::purge::remove::tree_bytes(dir),
+    }
+}
+
+/// The quarantine `which` names: its directory, or a session's container name, instance id or
+/// unique id prefix of 4+ characters (its newest quarantine).
+pub(super) fn find(store: &Store, which: &str) -> Result<(PathBuf, Receipt)> {
+    let as_dir = Path::new(which);
+    if as_dir.join("receipt.json").is_file() {
+        let receipt = read_json::<Receipt>(&as_dir.join("receipt.json"))?
+            .ok_or_else(|| Exit::BadInput.err(format_args!("{which} has no receipt")))?;
+        return Ok((as_dir.to_path_buf(), receipt));
+    }
+    let mut matching: Vec<(PathBuf, Receipt)> = saved(store)?
+        .into_iter()
+        .filter(|(_, r)| {
+            let id = &r.identity.instance_id;
+            r.identity.container_base == which || id == which || (which.len() >= 4 && id.starts_with(which))
+        })
+        .collect();
+    let sessions: std::collections::BTreeSet<String> =
+        matching.iter().map(|(_, r)| r.identity.container_base.clone()).collect();
+    if sessions.len() > 1 {
+        let names: Vec<String> = sessions.into_iter().collect();
+        return Err(Exit::BadInput.err(format_args!("{which:?} names quarantines of {}: give one", names.join(", "))));
+    }
+    matching.sort_by(|a, b| a.1.saved_at.cmp(&b.1.saved_at).then_with(|| a.0.cmp(&b.0)));
+    matching.pop().ok_or_else(|| {
+        Exit::BadInput.err(format_args!("no quarantine of {which:?} (jackin-restore --quarantined lists them)"))
+    })
+}
