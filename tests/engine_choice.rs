@@ -246,3 +246,74 @@ fn a_tls_engine_is_reached_with_the_clis_tls_settings_and_a_wrong_ca_is_refused(
     }
     drop(engine);
 }
+
+/// An engine on another machine by ssh, with a port (`DOCKER_HOST=ssh://user@127.0.0.1:PORT`):
+/// the tools reach the engine behind the test's own sshd on loopback (a second dockerd, whose
+/// socket the sshd's sessions name, through the docker CLI's `dial-stdio` there), not the default
+/// one, as `docker -H ssh://…` does. A key the server refuses is exit 4 with ssh's own reason.
+#[test]
+fn an_ssh_engine_with_a_port_is_reached_through_its_sshd() {
+    let test = "an_ssh_engine_with_a_port_is_reached_through_its_sshd";
+    if !engine_available(test) || !common::have_dockerd(test) || !common::ssh::sshd_available(test) {
+        return;
+    }
+    let engine =
+        OwnEngine::start_with_test_image(tempfile::Builder::new().prefix("jk-ssh-").tempdir().unwrap(), Vec::new());
+    let host = engine.host();
+    let mut home = Home::new();
+    let sshd_dir = home.tmp.path().join("sshd");
+    let server = common::ssh::SshServer::start_with(&sshd_dir, &format!("SetEnv DOCKER_HOST={host}\n"));
+    let inst = home.instance("ssh4aaaa", |_, _| Vec::new());
+    exited_role(&host, &inst.container, 4);
+    exited_role("unix:///var/run/docker.sock", &inst.container, 7);
+    let _removed = RemovedOnDrop(inst.container.clone());
+
+    let address = format!("ssh://{}@127.0.0.1:{}", server.user, server.port);
+    // OpenSSH reads ~/.ssh from the user's passwd entry, not $HOME: an `ssh` first on PATH names
+    // the test's known_hosts, then runs the real one with the tool's arguments.
+    let bin = home.tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let known_hosts = server.home.join(".ssh/known_hosts");
+    let wrapper = format!("#!/bin/sh\nexec /usr/bin/ssh -o UserKnownHostsFile={} \"$@\"\n", known_hosts.display());
+    std::fs::write(bin.join("ssh"), wrapper).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("ssh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let (agent, user_home) = (server.agent_socket.to_str().unwrap(), server.home.to_str().unwrap());
+    let env = [("DOCKER_HOST", address.as_str()), ("PATH", &path), ("SSH_AUTH_SOCK", agent), ("HOME", user_home)];
+    assert_eq!(exit_code_seen(&home, &inst.container, &env, &[]), 4, "the engine behind sshd: {}", server.log(&sshd_dir));
+    let flag = ["--docker-host", address.as_str()];
+    assert_eq!(exit_code_seen(&home, &inst.container, &env[1..], &flag), 4, "--docker-host");
+
+    // Restore's plan reads the same engine: the default engine's container gone, it still starts
+    // the one behind sshd.
+    drop(docker_quiet(&["rm", "-f", &inst.container]));
+    let out = home
+        .cmd("jackin-restore")
+        .args(["--plan", "--format", "json", &inst.container])
+        .envs(env)
+        .env_remove("DOCKER_CONTEXT")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("\"actions\":[\"start {}\"]", inst.container)), "{stdout}{}", stderr(&out));
+
+    // No key the server accepts (no agent, no key file): unavailable, ssh's reason named, nothing
+    // waited on and nothing changed.
+    let before = home.snapshot();
+    let out = home
+        .cmd("jackin-reconcile")
+        .args(["--dry-run", "--format", "json"])
+        .env("DOCKER_HOST", &address)
+        .env("PATH", &path)
+        .env("HOME", user_home)
+        .env_remove("SSH_AUTH_SOCK")
+        .env_remove("DOCKER_CONTEXT")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let message = stderr(&out);
+    assert!(message.contains(&address) && message.contains("Permission denied"), "{message}");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+    drop(engine);
+}

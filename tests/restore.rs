@@ -142,7 +142,8 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
     fs::write(
         home.config.join("workspaces/my-app.toml"),
         "workdir = \"/workspace/my-app\"\n[roles.agent-smith.env]\n\
-         GH_TOKEN = { op = \"op://dev/github/token\", path = \"Dev/GitHub/token\" }\n",
+         GH_TOKEN = { op = \"op://dev/github/token\", path = \"Dev/GitHub/token\" }\n\
+         API_BASE = \"https://internal.example/config-text-4321\"\n",
     )
     .unwrap();
     fs::write(
@@ -156,7 +157,12 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         &inst.container,
         SessionOptions {
             image: Some(&image),
-            env: vec![("SECRET_TOKEN", "env-secret-1234"), ("GH_TOKEN", "op-secret-5678"), ("TERM", "xterm")],
+            env: vec![
+                ("SECRET_TOKEN", "env-secret-1234"),
+                ("GH_TOKEN", "op-secret-5678"),
+                ("TERM", "xterm"),
+                ("API_BASE", "https://internal.example/config-text-4321"),
+            ],
             ..Default::default()
         },
     );
@@ -171,6 +177,8 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
     };
     assert_eq!(source("GH_TOKEN"), Some("op://dev/github/token".into()), "from jackin's config");
     assert_eq!(source("SECRET_TOKEN"), Some("env:SECRET_TOKEN".into()), "its own name, not the agent's choice");
+    assert_eq!(source("API_BASE"), Some("jackin-config".into()), "text typed into jackin's config");
+    no_file_holds(&home, "config-text-4321");
     let mut kept = captured.clone();
     for binding in kept["recipe"]["role"]["env"].as_array_mut().unwrap() {
         if binding["name"] == "SECRET_TOKEN" {
@@ -214,6 +222,7 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         .env("PATH", &path)
         .env("SECRET_TOKEN", "env-secret-1234")
         .env("AWS_SECRET_ACCESS_KEY", "operator-aws-secret")
+        .env_remove("API_BASE")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -226,11 +235,17 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
         docker(&["exec", &inst.container, "sh", "-c", "echo $SECRET_TOKEN $GH_TOKEN"]),
         "env-secret-1234 op-secret-5678"
     );
+    assert_eq!(
+        docker(&["exec", &inst.container, "sh", "-c", "echo $API_BASE"]),
+        "https://internal.example/config-text-4321",
+        "the config's text, read from the config: the shell did not have it"
+    );
     assert!(docker(&["inspect", "-f", "{{.Config.Labels}}", &inst.container]).contains("jackin.kind:role"));
     assert!(docker_quiet(&["volume", "inspect", &format!("{}-dind-certs", inst.container)]).is_some());
     assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
     no_file_holds(&home, "env-secret-1234");
     no_file_holds(&home, "op-secret-5678");
+    no_file_holds(&home, "config-text-4321");
 }
 
 #[test]

@@ -105,12 +105,17 @@ fn host_variable(text: &str) -> Option<&str> {
         .then_some(name)
 }
 
-/// A recipe source for one value: `op://…`, or `env:VAR` for a `$VAR`. A literal is left to the
-/// default (`env:NAME`): text typed into the config may still be a secret.
-fn source_of(value: toml::Value) -> Option<String> {
+/// What one value of an `env` map is at launch: a recipe source (`op://…`, `env:VAR` for a
+/// `$VAR`, or [`FROM_CONFIG`] for text typed into the config) and, for that text, its value. The
+/// value is read again from the config at each resume and never written to the recipe: text typed
+/// into the config may still be a secret. `None` for a shape this code does not know.
+fn source_of(value: toml::Value) -> Option<(String, Option<String>)> {
     match value.try_into::<EnvValue>().ok()? {
-        EnvValue::Op { op } => op.starts_with("op://").then_some(op),
-        EnvValue::Text { value: text } | EnvValue::Plain(text) => host_variable(&text).map(|var| format!("env:{var}")),
+        EnvValue::Op { op } => op.starts_with("op://").then_some((op, None)),
+        EnvValue::Text { value: text } | EnvValue::Plain(text) => match host_variable(&text) {
+            Some(var) => Some((format!("env:{var}"), None)),
+            None => Some((FROM_CONFIG.to_owned(), Some(text))),
+        },
     }
 }
 
@@ -140,25 +145,46 @@ fn env_layers(file: &toml::Table, role: &str) -> Vec<(String, toml::Value)> {
     layers
 }
 
+/// The recipe source of a variable whose value is text typed into jackin's config: the resume
+/// reads the text from the config again, as jackin's launch does.
+pub const FROM_CONFIG: &str = "jackin-config";
+
+/// What jackin's config gives a session's variables at launch.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct LaunchEnv {
+    /// Where each variable comes from, as a recipe source.
+    pub sources: BTreeMap<String, String>,
+    /// The text of each variable whose source is [`FROM_CONFIG`]. Memory only.
+    pub literals: BTreeMap<String, String>,
+}
+
 /// Where each variable jackin's config gives a session comes from, as a recipe source: the
 /// global `[env]`, then the role's (`[roles.<role>.env]`), then the workspace file's `[env]`, then
 /// its `[roles.<role>.env]`; the later layer wins, as when jackin launches. This is the only
 /// place a source other than a variable's own name comes from: `agent.toml` is in the agent's
 /// reach (docs/threat-model.md), jackin's config is not.
-pub fn launch_env_sources(config_dir: &Path, workspace: Option<&str>, role: &str) -> Result<BTreeMap<String, String>> {
+pub fn launch_env(config_dir: &Path, workspace: Option<&str>, role: &str) -> Result<LaunchEnv> {
     let global = table_in(&config_dir.join("config.toml"))?;
     let workspace = match workspace.and_then(|w| workspace_file(config_dir, w)) {
         Some(path) => table_in(&path)?,
         None => toml::Table::new(),
     };
-    let mut sources = BTreeMap::new();
+    let mut env = LaunchEnv::default();
     for (name, value) in env_layers(&global, role).into_iter().chain(env_layers(&workspace, role)) {
+        env.literals.remove(&name);
         match source_of(value) {
-            Some(source) => sources.insert(name, source),
-            None => sources.remove(&name),
-        };
+            Some((source, literal)) => {
+                env.sources.insert(name.clone(), source);
+                if let Some(text) = literal {
+                    env.literals.insert(name, text);
+                }
+            }
+            None => {
+                env.sources.remove(&name);
+            }
+        }
     }
-    Ok(sources)
+    Ok(env)
 }
 
 #[cfg(test)]
@@ -193,7 +219,7 @@ mod tests {
     fn variable_sources_come_from_the_env_layers_the_later_winning() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path();
-        assert!(launch_env_sources(cfg, Some("app"), "agent-smith").unwrap().is_empty());
+        assert_eq!(launch_env(cfg, Some("app"), "agent-smith").unwrap(), LaunchEnv::default());
         std::fs::write(
             cfg.join("config.toml"),
             "[env]\nGH_TOKEN = { op = \"op://v/gh/token\", path = \"V/gh/token\" }\nAPI = \"$HOST_API\"\n\
@@ -208,19 +234,29 @@ mod tests {
             "workdir = \"/w\"\n[env]\nWS = \"$WS_VAR\"\n[roles.agent-smith.env]\nGH_TOKEN = \"literal now\"\n",
         )
         .unwrap();
-        let sources = launch_env_sources(cfg, None, "agent-smith").unwrap();
-        let expected: BTreeMap<String, String> =
-            [("API", "env:ROLE_API"), ("BRACED", "env:HOST_B"), ("GH_TOKEN", "op://v/gh/token")]
-                .into_iter()
-                .map(|(n, s)| (n.to_owned(), s.to_owned()))
-                .collect();
-        assert_eq!(sources, expected, "a literal keeps the default; another role's layer is not read");
-        let in_workspace = launch_env_sources(cfg, Some("app"), "agent-smith").unwrap();
-        assert_eq!(in_workspace.get("WS").map(String::as_str), Some("env:WS_VAR"));
-        assert_eq!(in_workspace.get("GH_TOKEN"), None, "the workspace role layer made it a literal");
-        assert_eq!(launch_env_sources(cfg, Some("../app"), "agent-smith").unwrap(), expected, "never a path");
+        let env = launch_env(cfg, None, "agent-smith").unwrap();
+        let expected: BTreeMap<String, String> = [
+            ("API", "env:ROLE_API"),
+            ("BRACED", "env:HOST_B"),
+            ("GH_TOKEN", "op://v/gh/token"),
+            ("PLAIN", FROM_CONFIG),
+        ]
+        .into_iter()
+        .map(|(n, s)| (n.to_owned(), s.to_owned()))
+        .collect();
+        assert_eq!(env.sources, expected, "another role's layer is not read");
+        assert_eq!(env.literals, BTreeMap::from([("PLAIN".to_owned(), "not-a-ref".to_owned())]));
+        let in_workspace = launch_env(cfg, Some("app"), "agent-smith").unwrap();
+        assert_eq!(in_workspace.sources.get("WS").map(String::as_str), Some("env:WS_VAR"));
+        assert_eq!(in_workspace.sources.get("GH_TOKEN").map(String::as_str), Some(FROM_CONFIG));
+        assert_eq!(
+            in_workspace.literals.get("GH_TOKEN").map(String::as_str),
+            Some("literal now"),
+            "the workspace role layer made it a literal"
+        );
+        assert_eq!(launch_env(cfg, Some("../app"), "agent-smith").unwrap(), env, "never a path");
         std::fs::write(cfg.join("config.toml"), "[env\n").unwrap();
-        let err = launch_env_sources(cfg, None, "r").unwrap_err();
+        let err = launch_env(cfg, None, "r").unwrap_err();
         assert!(format!("{err:#}").contains("config.toml does not parse"), "{err:#}");
     }
 

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+pub use crate::state::config::FROM_CONFIG;
+
 /// The recipe format this code writes. 1 (no `format` key): the whole `Config.Env`, no run shape
 /// beyond lifecycle.md's list, the network's name and labels. 2: only the variables the launch
 /// added, the whole run shape, the network's driver, `Internal` flag and options.
@@ -29,6 +31,10 @@ pub struct LaunchRecipe {
     pub(crate) certs_volume: Option<String>,
     /// `sockets/<c>/agent.toml` as it was (it holds sources of secrets, never their values).
     pub agent_toml: Option<String>,
+    /// The text jackin's config gives each variable whose source is [`FROM_CONFIG`], read from the
+    /// config at resume. Never serialised: such text may be a secret.
+    #[serde(skip)]
+    pub(crate) config_literals: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,8 +51,9 @@ pub struct ContainerRecipe {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvBinding {
     pub name: String,
-    /// `env:NAME` (the restoring process's environment), `op://vault/item/field` (`op read`), or
-    /// `literal` (a value known not to be secret, stored in `value`).
+    /// `env:NAME` (the restoring process's environment), `op://vault/item/field` (`op read`),
+    /// `jackin-config` (text typed into jackin's config, read from it at resume), or `literal` (a
+    /// value known not to be secret, stored in `value`).
     pub source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
@@ -219,7 +226,7 @@ pub(crate) fn is_known_non_secret(name: &str) -> bool {
 
 /// Makes every variable of the recipe whose source is neither a literal, its own name in the
 /// restoring environment (`env:NAME`), nor the source jackin's config gives it now (`trusted`,
-/// from [`crate::state::config::launch_env_sources`]) read its own name instead. A recipe
+/// from [`crate::state::config::launch_env`]) read its own name instead. A recipe
 /// captured by an earlier version took sources from `agent.toml`, which the agent can write: it
 /// could have pointed `GIT_AUTHOR_NAME` at the operator's `AWS_SECRET_ACCESS_KEY`. What was
 /// changed, a line each.
@@ -228,7 +235,14 @@ pub(crate) fn distrust_sources(recipe: &mut LaunchRecipe, trusted: &BTreeMap<Str
     let containers = std::iter::once(&mut recipe.role).chain(recipe.sidecar.as_mut());
     for binding in containers.flat_map(|c| c.env.iter_mut()) {
         let own = format!("env:{}", binding.name);
-        if binding.source == "literal" || binding.source == own || trusted.get(&binding.name) == Some(&binding.source) {
+        let configured = trusted.get(&binding.name);
+        if binding.source == own && configured.is_some_and(|s| s == FROM_CONFIG) {
+            // An earlier version recorded the config's text as the variable's own name: jackin
+            // launches with the text, so the resume reads it too.
+            binding.source = FROM_CONFIG.to_owned();
+            continue;
+        }
+        if binding.source == "literal" || binding.source == own || configured == Some(&binding.source) {
             continue;
         }
         changed.push(format!(
@@ -272,6 +286,7 @@ pub(crate) fn health_argv(test: &[String]) -> Option<Vec<String>> {
 pub(crate) fn source_to_supply(binding: &EnvBinding) -> String {
     match binding.source.strip_prefix("env:") {
         Some(var) => format!("${var}"),
+        None if binding.source == FROM_CONFIG => "jackin's config".to_owned(),
         None => binding.source.clone(),
     }
 }
@@ -280,6 +295,7 @@ pub(crate) fn source_to_supply(binding: &EnvBinding) -> String {
 /// resolved. The values live in memory only, for the create call.
 pub(crate) fn resolve_env(
     bindings: &[EnvBinding],
+    config_literals: &BTreeMap<String, String>,
     lookup: impl Fn(&str) -> Option<String>,
     op_read: impl Fn(&str) -> Option<String>,
 ) -> Result<Vec<String>, Vec<String>> {
@@ -288,6 +304,8 @@ pub(crate) fn resolve_env(
     for binding in bindings {
         let value = if binding.source == "literal" {
             binding.value.clone()
+        } else if binding.source == FROM_CONFIG {
+            config_literals.get(&binding.name).cloned()
         } else if let Some(var) = binding.source.strip_prefix("env:") {
             lookup(var)
         } else if binding.source.starts_with("op://") {
@@ -348,9 +366,9 @@ mod tests {
     #[test]
     fn resolution_names_every_missing_variable() {
         let bindings = env_bindings(&["A=1".into(), "B=2".into(), "PATH=/bin".into()], &BTreeMap::new());
-        let missing = resolve_env(&bindings, |_| None, |_| None).unwrap_err();
+        let missing = resolve_env(&bindings, &BTreeMap::new(), |_| None, |_| None).unwrap_err();
         assert_eq!(missing, ["A", "B"]);
-        let values = resolve_env(&bindings, |n| Some(format!("v{n}")), |_| None).unwrap();
+        let values = resolve_env(&bindings, &BTreeMap::new(), |n| Some(format!("v{n}")), |_| None).unwrap();
         assert_eq!(values, ["A=vA", "B=vB", "PATH=/bin"]);
     }
 
@@ -394,19 +412,26 @@ mod tests {
             network: None,
             certs_volume: None,
             agent_toml: None,
+            config_literals: BTreeMap::new(),
         };
+        recipe.role.env.push(binding("WAS_TEXT", FROM_CONFIG));
         let trusted = BTreeMap::from([
             ("GH_TOKEN".to_owned(), "op://dev/gh/token".to_owned()),
             ("OTHER".to_owned(), "op://dev/other".to_owned()),
+            ("SECRET_TOKEN".to_owned(), FROM_CONFIG.to_owned()),
         ]);
         let changed = distrust_sources(&mut recipe, &trusted);
-        assert_eq!(changed.len(), 3, "{changed:?}");
+        assert_eq!(changed.len(), 4, "{changed:?}");
         assert!(
             changed[0].starts_with("GIT_AUTHOR_NAME: the recorded source env:AWS_SECRET_ACCESS_KEY"),
             "{changed:?}"
         );
         let sources: Vec<&str> = recipe.role.env.iter().map(|b| b.source.as_str()).collect();
-        assert_eq!(sources, ["env:GIT_AUTHOR_NAME", "op://dev/gh/token", "env:OTHER", "env:SECRET_TOKEN", "literal"]);
+        assert_eq!(
+            sources,
+            ["env:GIT_AUTHOR_NAME", "op://dev/gh/token", "env:OTHER", FROM_CONFIG, "literal", "env:WAS_TEXT"],
+            "the config's text is read from the config; text the config no longer gives, from the shell"
+        );
         assert_eq!(recipe.role.env[4].value.as_deref(), Some("xterm"));
         assert_eq!(recipe.sidecar.as_ref().unwrap().env[0].source, "env:DOCKER_TOKEN");
         assert!(distrust_sources(&mut recipe, &trusted).is_empty(), "a second pass changes nothing");

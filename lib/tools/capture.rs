@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use crate::engines::docker::{ContainerDetails, Engine};
-use crate::state::config::launch_env_sources;
+use crate::state::config::launch_env;
 use crate::state::model::Manifest;
 use crate::state::names::InstanceName;
 use crate::state::recipe::{
@@ -44,7 +44,7 @@ pub fn capture(
     let docker = &manifest.docker;
     let Some(role) = engine.inspect(&docker.role_container)? else { return Ok(None) };
     let agent_toml = store.read_agent_toml(name)?;
-    let sources = launch_env_sources(&store.roots.config_dir, manifest.workspace_name.as_deref(), &manifest.role_key)?;
+    let sources = launch_env(&store.roots.config_dir, manifest.workspace_name.as_deref(), &manifest.role_key)?.sources;
     let sidecar = match &docker.dind_container {
         Some(sidecar) => engine.inspect(sidecar)?,
         None => None,
@@ -74,5 +74,6 @@ pub fn capture(
         network,
         certs_volume: docker.certs_volume.clone(),
         agent_toml,
+        config_literals: BTreeMap::new(),
     }))
 }

@@ -50,6 +50,11 @@ fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
 
 impl SshServer {
     pub fn start(dir: &Path) -> SshServer {
+        SshServer::start_with(dir, "")
+    }
+
+    /// A server with more `sshd_config` lines, e.g. `SetEnv DOCKER_HOST=…` for the sessions it runs.
+    pub fn start_with(dir: &Path, extra_config: &str) -> SshServer {
         fs::create_dir_all(dir).unwrap();
         for key in ["host_key", "client_key"] {
             run(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(dir.join(key)));
@@ -64,7 +69,7 @@ impl SshServer {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nPidFile {dir}/sshd.pid\n\
                  AuthorizedKeysFile {dir}/authorized_keys\nPubkeyAuthentication yes\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-                 PermitRootLogin prohibit-password\nStrictModes no\n",
+                 PermitRootLogin prohibit-password\nStrictModes no\n{extra_config}",
                 dir = dir.display()
             ),
         )

@@ -62,7 +62,7 @@ fn client_for(endpoint: &Endpoint) -> Result<bollard::Docker, BollardError> {
             bollard::Docker::connect_with_http(h, timeout, version)
         }
         (None, h) if h.starts_with("unix://") => bollard::Docker::connect_with_unix(h, timeout, version),
-        (None, h) if h.starts_with("ssh://") => bollard::Docker::connect_with_ssh(h, timeout, version, None),
+        (None, h) if h.starts_with("ssh://") => super::ssh::client(h, timeout),
         (None, h) => bollard::Docker::connect_with_host(h),
     }
 }

@@ -29,6 +29,7 @@ use crate::state::recipe::{ContainerSpec, DeviceSpec, MountSpec, NetworkRecipe, 
 mod connect;
 mod containers;
 mod events;
+mod ssh;
 
 pub(crate) use events::EventSubscription;
 

@@ -92,15 +92,18 @@ pub fn prepare(
 }
 
 /// The recipe's variables read only the sources jackin's config gives them now
-/// ([`recipe::distrust_sources`]); what was changed, as drift.
+/// ([`recipe::distrust_sources`]), and the text the config gives its literals, in memory; what
+/// was changed, as drift.
 pub(crate) fn trust_sources(store: &Store, manifest: &Manifest, kept: &mut Continuity) -> Result<Vec<String>> {
     let Some(recipe) = kept.recipe.as_mut() else { return Ok(Vec::new()) };
-    let trusted = crate::state::config::launch_env_sources(
+    let launch = crate::state::config::launch_env(
         &store.roots.config_dir,
         manifest.workspace_name.as_deref(),
         &manifest.role_key,
     )?;
-    Ok(recipe::distrust_sources(recipe, &trusted))
+    let changed = recipe::distrust_sources(recipe, &launch.sources);
+    recipe.config_literals = launch.literals;
+    Ok(changed)
 }
 
 /// In a dry run reconcile writes nothing: decide on the statuses it would have written.

@@ -255,7 +255,7 @@ fn plan_recreate(
         }
         plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
     }
-    if let Err(names) = recipe::resolve_env(&bindings, |n| std::env::var(n).ok(), recipe::op_read) {
+    if let Err(names) = recipe::resolve_env(&bindings, &recipe.config_literals, |n| std::env::var(n).ok(), recipe::op_read) {
         for name in &names {
             match bindings.iter().find(|b| &b.name == name) {
                 Some(binding) => {

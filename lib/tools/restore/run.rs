@@ -124,7 +124,7 @@ fn resolved_env(
     image: &str,
 ) -> Result<Vec<String>> {
     let bindings = env_to_resolve(engine, recipe, container, image)?;
-    recipe::resolve_env(&bindings, |n| std::env::var(n).ok(), recipe::op_read).map_err(|missing| {
+    recipe::resolve_env(&bindings, &recipe.config_literals, |n| std::env::var(n).ok(), recipe::op_read).map_err(|missing| {
         Exit::Partial.err(format_args!("cannot resolve {}: nothing was started", missing.join(", ")))
     })
 }

@@ -1,0 +1,231 @@
+//! An engine on another machine reached over ssh, as the docker CLI reaches it: every connection
+//! is `ssh [-l user] [-p port] -- host docker system dial-stdio`, the engine's API over the ssh
+//! process's stdin and stdout. bollard's own ssh transport drops the port of
+//! `ssh://user@host:2222` (it hands `user@host:2222` to ssh as the host name), so the tools carry
+//! their own: the ssh command line is the docker CLI's, plus `BatchMode=yes`, because a cron job
+//! or a git hook has nobody to type a password or accept a host key. Keys come from ssh-agent or
+//! `~/.ssh/config`, host keys from `known_hosts`, as for `docker -H ssh://…`.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use hyper_util::client::legacy::connect::{Connected, Connection};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// How much of ssh's own messages is kept for an error message.
+const STDERR_KEPT: usize = 4096;
+
+/// Where `ssh://[user@]host[:port]` points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SshDestination {
+    pub(crate) user: Option<String>,
+    pub(crate) host: String,
+    pub(crate) port: Option<u16>,
+}
+
+impl SshDestination {
+    /// The parts of an `ssh://` engine address; an error names what does not parse. A path
+    /// (`ssh://host/path`) is refused, as the docker CLI refuses it.
+    pub(crate) fn parse(address: &str) -> Result<SshDestination, String> {
+        let rest = address.strip_prefix("ssh://").ok_or_else(|| format!("{address}: not an ssh:// address"))?;
+        if rest.contains('/') && !rest.ends_with('/') {
+            return Err(format!("{address}: an ssh engine address has no path"));
+        }
+        let rest = rest.trim_end_matches('/');
+        let (user, host_port) = match rest.rsplit_once('@') {
+            Some((user, host)) => (Some(user.to_owned()), host),
+            None => (None, rest),
+        };
+        // `[::1]:22`, `host:22` or a bare host.
+        let (host, port) = match host_port.strip_prefix('[') {
+            Some(bracketed) => {
+                let (host, after) =
+                    bracketed.split_once(']').ok_or_else(|| format!("{address}: an unclosed [ in the host"))?;
+                (host, after.strip_prefix(':'))
+            }
+            None => match host_port.rsplit_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (host_port, None),
+            },
+        };
+        let port = match port {
+            Some(text) => Some(text.parse::<u16>().map_err(|_| format!("{address}: the port {text:?} is not a number"))?),
+            None => None,
+        };
+        if host.is_empty() || host.starts_with('-') || user.as_deref().is_some_and(|u| u.is_empty() || u.starts_with('-'))
+        {
+            return Err(format!("{address}: no host to reach"));
+        }
+        Ok(SshDestination { user, host: host.to_owned(), port })
+    }
+
+    /// The ssh arguments that run the engine's `dial-stdio` on the remote host.
+    pub(crate) fn ssh_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-T"].map(String::from).into();
+        if let Some(user) = &self.user {
+            args.extend(["-l".to_owned(), user.clone()]);
+        }
+        if let Some(port) = self.port {
+            args.extend(["-p".to_owned(), port.to_string()]);
+        }
+        args.extend(["--".to_owned(), self.host.clone()]);
+        args.extend(["docker", "system", "dial-stdio"].map(String::from));
+        args
+    }
+}
+
+/// One connection: the ssh process, its stdout read and its stdin written.
+struct SshStream {
+    // Killed when the connection is dropped.
+    _child: Child,
+    stdout: ChildStdout,
+    stdin: Option<ChildStdin>,
+}
+
+impl AsyncRead for SshStream {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stdout).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for SshStream {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.stdin.as_mut() {
+            Some(stdin) => Pin::new(stdin).poll_write(cx, buf),
+            None => Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())),
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.stdin.as_mut() {
+            Some(stdin) => Pin::new(stdin).poll_flush(cx),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Closing stdin is the end of the request stream, as for a socket's write half.
+        self.stdin = None;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Connection for SshStream {
+    fn connected(&self) -> Connected {
+        Connected::new()
+    }
+}
+
+/// Makes a connection by starting ssh; what ssh printed last is kept for the error message.
+#[derive(Clone)]
+struct SshConnector {
+    destination: SshDestination,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl tower_service::Service<http::Uri> for SshConnector {
+    type Response = TokioIo<SshStream>;
+    type Error = io::Error;
+    type Future = Pin<Box<dyn Future<Output = io::Result<Self::Response>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Uri) -> Self::Future {
+        let (args, kept) = (self.destination.ssh_args(), Arc::clone(&self.stderr));
+        Box::pin(async move {
+            let mut child = tokio::process::Command::new("ssh")
+                .args(&args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot run ssh: {e}")))?;
+            let (stdout, stdin) = (child.stdout.take(), child.stdin.take());
+            if let Some(mut stderr) = child.stderr.take() {
+                tokio::spawn(async move {
+                    let mut text = Vec::new();
+                    let _ = (&mut stderr).take(STDERR_KEPT as u64).read_to_end(&mut text).await;
+                    let text = String::from_utf8_lossy(&text).trim().to_owned();
+                    if !text.is_empty() {
+                        *kept.lock().unwrap_or_else(|e| e.into_inner()) = text;
+                    }
+                });
+            }
+            let stdout = stdout.ok_or_else(|| io::Error::other("ssh has no stdout"))?;
+            Ok(TokioIo::new(SshStream { _child: child, stdout, stdin }))
+        })
+    }
+}
+
+/// A bollard client whose every connection is an ssh process to `address` (`ssh://…`).
+pub(super) fn client(address: &str, timeout_secs: u64) -> Result<bollard::Docker, bollard::errors::Error> {
+    let destination = SshDestination::parse(address)
+        .map_err(|message| bollard::errors::Error::IOError { err: io::Error::new(io::ErrorKind::InvalidInput, message) })?;
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let connector = SshConnector { destination: destination.clone(), stderr: Arc::clone(&stderr) };
+    let client = Arc::new(hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector));
+    let transport = move |request: bollard::BollardRequest| {
+        let (client, stderr) = (Arc::clone(&client), Arc::clone(&stderr));
+        async move {
+            client.request(request).await.map_err(|e| {
+                // ssh's reason ("Permission denied (publickey)", "Host key verification failed")
+                // says more than hyper's "connection closed before message completed".
+                let said = stderr.lock().map(|s| s.clone()).unwrap_or_default();
+                match said.is_empty() {
+                    true => bollard::errors::Error::from(e),
+                    false => bollard::errors::Error::IOError {
+                        err: io::Error::other(format!("ssh: {}", crate::protocol::inert::inert_text(&said))),
+                    },
+                }
+            })
+        }
+    };
+    // The address bollard writes into each request's URI (its Host header); ssh ignores it.
+    let host = match destination.port {
+        Some(port) => format!("ssh://{}:{port}", destination.host),
+        None => format!("ssh://{}", destination.host),
+    };
+    bollard::Docker::connect_with_custom_transport(transport, Some(host), timeout_secs, bollard::API_DEFAULT_VERSION)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn destination(user: Option<&str>, host: &str, port: Option<u16>) -> SshDestination {
+        SshDestination { user: user.map(str::to_owned), host: host.to_owned(), port }
+    }
+
+    #[test]
+    fn the_port_and_the_user_are_their_own_arguments() {
+        let cases = [
+            ("ssh://me@127.0.0.1:2222", destination(Some("me"), "127.0.0.1", Some(2222))),
+            ("ssh://build.example", destination(None, "build.example", None)),
+            ("ssh://me@[::1]:22/", destination(Some("me"), "::1", Some(22))),
+            ("ssh://a@b@host", destination(Some("a@b"), "host", None)),
+        ];
+        for (address, expected) in cases {
+            assert_eq!(SshDestination::parse(address), Ok(expected), "{address}");
+        }
+        let args = SshDestination::parse("ssh://me@127.0.0.1:2222").unwrap().ssh_args();
+        let tail: Vec<&str> = args.iter().map(String::as_str).skip(5).collect();
+        assert_eq!(tail, ["-l", "me", "-p", "2222", "--", "127.0.0.1", "docker", "system", "dial-stdio"]);
+        assert!(args.contains(&"BatchMode=yes".to_owned()), "never waits on a prompt: {args:?}");
+    }
+
+    #[test]
+    fn what_ssh_would_read_as_an_option_or_a_path_is_refused() {
+        for bad in ["ssh://", "ssh://me@", "ssh://-oProxyCommand=x", "ssh://-l@host", "ssh://host:port", "ssh://host/path"] {
+            assert!(SshDestination::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
