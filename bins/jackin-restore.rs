@@ -38,6 +38,7 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     if let Some(which) = &args.recover {
         return emit_all(ctx, &restore::recover(&store, which, args.into.as_deref(), args.dry_run)?);
     }
+    jackin::engines::git::set_fetch_timeout(Duration::from_secs(args.fetch_timeout));
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let catalog = ctx.catalog(&store)?;
     match &args.instance {
@@ -106,10 +107,7 @@ fn resume(
     let tier = plan.tier.expect("a ready plan has a tier");
     let ran = match restore::execute(engine, store, &name, &manifest, kept.recipe.as_ref(), &plan, waits) {
         Ok(ran) => ran,
-        Err(e) => {
-            ctx.fail(Some(name.as_str()), ErrorCode::RestoreFailed, &e)?;
-            return Ok(Exit::Partial);
-        }
+        Err(e) => return ctx.fail_as(restore::failure_exit(&e), Some(name.as_str()), ErrorCode::RestoreFailed, &e),
     };
     restore::mark_resumed(store, &name, &manifest, tier)?;
     let resumed = restore::resumed(&manifest, &plan, ran);

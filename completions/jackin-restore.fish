@@ -7,6 +7,7 @@ size\t'Most bytes on disk first'"
 complete -c jackin-restore -l recover -d 'Put a quarantine\'s work back: Q is its directory, or a session\'s container name, id or unique id prefix (its newest quarantine). The saved refs come back as branches under jackin/recovered/ (a submodule\'s in its git directory), the files and what was staged in a new worktree beside the host repository; nothing that exists is touched' -r
 complete -c jackin-restore -l into -d 'With --recover, when the host repository is gone: recover into a new repository at DIR' -r -F
 complete -c jackin-restore -l health-timeout -d 'Seconds to wait for the sidecar\'s health command to succeed' -r
+complete -c jackin-restore -l fetch-timeout -d 'Seconds tier 3\'s fetch of the role source waits for the server to say anything before it gives up (exit 4)' -r
 complete -c jackin-restore -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-restore -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
 complete -c jackin-restore -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F

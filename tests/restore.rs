@@ -3,7 +3,7 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::docker::{
     build_real_images, docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE,
@@ -406,6 +406,56 @@ fn an_ssh_role_source_needs_a_known_host_key_and_a_key_the_server_accepts() {
     let (ok, output) = fetch("no-agent", &server.home, &no_agent);
     assert!(!ok, "no key, no fetch: {output}");
     assert!(output.contains(&format!("fetching {url}: the server accepted no key the ssh-agent offered")), "{output}");
+}
+
+/// A role-source server that accepts and never says a word: a resume's fetch gives up after
+/// `--fetch-timeout` with exit 4 and what to do, nothing started and nothing but the (empty)
+/// role-source cache made; `--list` and `--plan` never connect to it.
+#[test]
+fn a_role_source_that_never_answers_is_given_up_on_after_the_fetch_timeout() {
+    if !engine_available("tier_3_silent_server") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("t3qqqqqq", |_, _| Vec::new());
+    let image = "jackin-test-role-t3qqqqqq:latest";
+    let (_, _, sha) = common::role_source(&home, "role-src", Some(image));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ssh://git@127.0.0.1:{}/role.git", listener.local_addr().unwrap().port());
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let _session = kept_with_only_its_role_source(&home, &inst, image, &url, &sha, |_| {});
+    let restore = |args: &[&str]| home.cmd("jackin-restore").args(args).arg("--format=json").output().unwrap();
+
+    for looks in [&["--list"][..], &[&inst.container, "--plan"]] {
+        let out = restore(looks);
+        assert!(out.status.success(), "{looks:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 0, "--list and --plan never fetch");
+
+    let before = home.snapshot();
+    let started = std::time::Instant::now();
+    let out = restore(&[&inst.container, "--yes", "--fetch-timeout", "2"]);
+    let waited = started.elapsed();
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{message}");
+    assert!(message.contains(&format!("fetching {url}")) && message.contains("no answer from the server for 2 s"), "{message}");
+    assert!(message.contains("--fetch-timeout"), "says what to do: {message}");
+    assert!(waited < std::time::Duration::from_secs(30), "gave up after {waited:?}");
+    assert!(accepted.load(std::sync::atomic::Ordering::SeqCst) >= 1, "the resume did try the server");
+    assert!(docker_quiet(&["inspect", &inst.container]).is_none(), "nothing was started");
+    let outside_the_cache = |entries: Vec<(PathBuf, common::Entry)>| -> Vec<(PathBuf, common::Entry)> {
+        let cache = home.home.join("cache");
+        entries.into_iter().filter(|(path, _)| !path.starts_with(&cache)).collect()
+    };
+    assert_eq!(outside_the_cache(home.snapshot()), outside_the_cache(before), "nothing changed");
 }
 
 /// A kept session whose image is gone, with the manifest's role source (and `more` of it): what

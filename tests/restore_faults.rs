@@ -134,8 +134,13 @@ fn spawn_restore(home: &Home, args: &[&str]) -> std::process::Child {
 /// session and nothing else on stdout (no `restored` record), and each of `words` in the message
 /// on stderr and in the record. Returns the message.
 fn failed(out: &Output, container: &str, words: &[&str]) -> String {
+    failed_with(6, out, container, words)
+}
+
+/// [`failed`] with exit `code`: 4 when the resume could not reach its role source.
+fn failed_with(code: i32, out: &Output, container: &str, words: &[&str]) -> String {
     let stderr = stderr(out);
-    assert_eq!(out.status.code(), Some(6), "exit 6 (partial): {stderr}");
+    assert_eq!(out.status.code(), Some(code), "exit {code}: {stderr}");
     let recs = envelopes(&out.stdout);
     assert_eq!(recs.len(), 1, "only the error record: {recs:?}");
     let error = recs[0].data::<ErrorRecord>();
@@ -369,8 +374,8 @@ fn nothing_created(inst: &Instance, image: &str) {
 }
 
 /// Tier 3 with its role source unreachable (the repository moved away): the plan promises tier 3
-/// (a full commit ID needs no fetch to be known), the run fails at the fetch with exit 6 and a
-/// message naming the URL, and nothing was created (no image, no container, no network, no
+/// (a full commit ID needs no fetch to be known), the run fails at the fetch with exit 4
+/// (unavailable: nothing is created before the fetch) and a message naming the URL, and nothing was created (no image, no container, no network, no
 /// volume); the status stays `preserved_dirty` in the manifest and the index, and the session's
 /// data and sockets are byte for byte as they were. Once the repository is back, a rerun builds
 /// the recorded commit (not the moved branch) and resumes: `active`, role and sidecar running.
@@ -395,7 +400,7 @@ fn tier_3_with_its_role_source_unreachable_creates_nothing_and_a_rerun_resumes_o
     assert_eq!(envelopes(&plan.stdout)[0].data::<Restored>().tier, Some(3));
     let (data, sockets) = (snapshot_of(&home.home.join("data")), snapshot_of(&home.home.join("sockets")));
     let out = restore(&home, &[&c, "--yes"]);
-    failed(&out, &c, &[&format!("fetching {url}")]);
+    failed_with(4, &out, &c, &[&format!("fetching {url}")]);
     nothing_created(&inst, &image);
     assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
     assert!(restore_history(&home, &inst).is_empty());

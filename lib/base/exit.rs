@@ -113,6 +113,12 @@ impl fmt::Display for Coded {
 
 impl std::error::Error for Coded {}
 
+/// Whether `error`, or an error it wraps (through context and exit codes), is a `T`: an exit code
+/// shows its error's text but not the error itself as a cause.
+pub(crate) fn caused_by<T: std::error::Error + Send + Sync + 'static>(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| cause.is::<T>() || cause.downcast_ref::<Coded>().is_some_and(|c| caused_by::<T>(&c.error)))
+}
+
 /// `.or_exit(Exit::Unavailable)` on any fallible call.
 pub(crate) trait OrExit<T> {
     fn or_exit(self, exit: Exit) -> anyhow::Result<T>;
@@ -128,6 +134,14 @@ impl<T, E: Into<anyhow::Error>> OrExit<T> for Result<T, E> {
 mod tests {
     use super::*;
     use anyhow::Context;
+
+    #[test]
+    fn a_cause_is_found_inside_an_exit_code() {
+        let io = std::io::Error::other("disk");
+        let err = Err::<(), _>(Exit::Unavailable.wrap(io)).context("saving").unwrap_err();
+        assert!(caused_by::<std::io::Error>(&err));
+        assert!(!caused_by::<std::fmt::Error>(&err));
+    }
 
     #[test]
     fn explicit_code_survives_added_context() {

@@ -444,6 +444,11 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub health_timeout: u64,
 
+    /// Seconds tier 3's fetch of the role source waits for the server to say anything before it
+    /// gives up (exit 4)
+    #[arg(long, value_name = "SECS", default_value_t = crate::engines::git::DEFAULT_FETCH_TIMEOUT_SECS)]
+    pub fetch_timeout: u64,
+
     #[command(flatten)]
     pub docker: DockerArgs,
 

@@ -177,6 +177,17 @@ impl Ctx {
         self.report(container_base, code, error)
     }
 
+    /// An instance that failed with its own exit code (`exit`): an `error` record, and the run
+    /// ends with `exit` rather than 6 (e.g. 4 when what it needed could not be reached before it
+    /// changed anything). Returns `exit`.
+    pub fn fail_as(&mut self, exit: Exit, container_base: Option<&str>, code: ErrorCode, error: &anyhow::Error) -> Result<Exit> {
+        if exit == Exit::Partial {
+            self.failures += 1;
+        }
+        self.report(container_base, code, error)?;
+        Ok(exit)
+    }
+
     /// An argument or record that names no instance: an `error` record with the resolver's
     /// reason as its code (`bad_name`, `unknown_instance`, `ambiguous`); the run will exit 6. A
     /// name of jackin's tombstone (`tombstone`) is refused as input: exit 3 unless worse happened.

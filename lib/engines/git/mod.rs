@@ -35,7 +35,9 @@ pub(crate) use ignored::inside;
 pub(crate) use recover::{read_bundle, BundleHeader, IndexChange};
 pub(crate) use repo::{skip_object_hash_checks, Repo};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
-pub use role_source::{role_commit, source_tar};
+pub use role_source::{
+    is_fetch_failure, role_commit, set_fetch_timeout, source_tar, FetchFailed, DEFAULT_FETCH_TIMEOUT_SECS,
+};
 pub(crate) use submodules::{at_risk as submodules_at_risk, bundles as submodule_bundles, module_name};
 use worktrees::registration;
 pub(crate) use worktrees::registration_dir;

@@ -2,6 +2,9 @@
 //! tier 3 rebuild: the only network access of the git engine.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 use git2::{Oid, Repository};
 
@@ -89,11 +92,70 @@ fn commit_in(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Option<O
     }
 }
 
+/// How long a fetch may go without a word from the server (connecting, negotiating, or between
+/// two pieces of the pack) before it gives up, in seconds: jackin-restore's `--fetch-timeout`.
+/// A server that accepts and never answers, or a network that drops every packet, would hold a
+/// resume forever; libgit2's ssh and git2-curl's https have no such limit of their own.
+static FETCH_SILENCE_SECS: AtomicU64 = AtomicU64::new(DEFAULT_FETCH_TIMEOUT_SECS);
+
+/// `--fetch-timeout`'s default.
+pub const DEFAULT_FETCH_TIMEOUT_SECS: u64 = 60;
+
+/// Sets how long a fetch waits for the server to say something (at least a second).
+pub fn set_fetch_timeout(timeout: Duration) {
+    FETCH_SILENCE_SECS.store(timeout.as_secs().max(1), Ordering::Relaxed);
+}
+
+/// Fetches every branch and tag of `url` into `repo`, giving up after the server has been silent
+/// for the fetch timeout. The fetch runs on a thread of its own with its own handle on the
+/// cache: a transport blocked in a read cannot be interrupted, so a fetch given up on is left to
+/// end with the process (it writes only git's own temporary files until its pack is complete).
 fn fetch(repo: &Repository, url: &str) -> Result<(), git2::Error> {
-    let mut options = git2::FetchOptions::new();
-    options.remote_callbacks(fetch_callbacks());
-    let mut remote = repo.remote_anonymous(url)?;
-    remote.fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
+    let silence = Duration::from_secs(FETCH_SILENCE_SECS.load(Ordering::Relaxed));
+    let started = Instant::now();
+    let heard_at_ms = Arc::new(AtomicU64::new(0));
+    let given_up = Arc::new(AtomicBool::new(false));
+    let (path, url_owned) = (repo.path().to_owned(), url.to_owned());
+    let (heard, abandoned) = (Arc::clone(&heard_at_ms), Arc::clone(&given_up));
+    let (done, result) = mpsc::channel();
+    std::thread::spawn(move || {
+        let fetched = (|| {
+            let repo = Repository::open_bare(&path)?;
+            let mut callbacks = fetch_callbacks();
+            let heard_again = Arc::clone(&heard);
+            let abandoned_again = Arc::clone(&abandoned);
+            callbacks.transfer_progress(move |_| {
+                heard.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+                !abandoned.load(Ordering::Relaxed)
+            });
+            callbacks.sideband_progress(move |_| {
+                heard_again.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+                !abandoned_again.load(Ordering::Relaxed)
+            });
+            let mut options = git2::FetchOptions::new();
+            options.remote_callbacks(callbacks);
+            let mut remote = repo.remote_anonymous(&url_owned)?;
+            remote.fetch(&["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"], Some(&mut options), None)
+        })();
+        let _ = done.send(fetched);
+    });
+    loop {
+        match result.recv_timeout(Duration::from_millis(100)) {
+            Ok(fetched) => return fetched,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(git2::Error::from_str("the fetch stopped")),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let heard = Duration::from_millis(heard_at_ms.load(Ordering::Relaxed));
+                if started.elapsed().saturating_sub(heard) >= silence {
+                    given_up.store(true, Ordering::Relaxed);
+                    return Err(git2::Error::from_str(&format!(
+                        "no answer from the server for {} s; check the network (or a VPN) and that the \
+                         server is up, or give it longer with --fetch-timeout SECONDS",
+                        silence.as_secs()
+                    )));
+                }
+            }
+        }
+    }
 }
 
 /// The https transport (git2-curl) reports a refusal as a status it did not expect.
@@ -154,6 +216,32 @@ fn with_userinfo(url: &str, user: &str, password: &str) -> String {
     }
 }
 
+/// A fetch of the role source that failed (`fetching URL: why`). Nothing of a resume is created
+/// before its role source is fetched, so jackin-restore ends such a run as "unavailable" (exit
+/// 4), as for an engine it cannot reach, rather than failed half-way.
+#[derive(Debug)]
+pub struct FetchFailed {
+    url: String,
+    cause: anyhow::Error,
+}
+
+impl std::fmt::Display for FetchFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "fetching {}", self.url)
+    }
+}
+
+impl std::error::Error for FetchFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(AsRef::<dyn std::error::Error + Send + Sync>::as_ref(&self.cause))
+    }
+}
+
+/// Whether `error` is, or was caused by, a failed fetch of a role source.
+pub fn is_fetch_failure(error: &anyhow::Error) -> bool {
+    crate::base::exit::caused_by::<FetchFailed>(error)
+}
+
 /// `sha` resolved in the cache, fetching `url` into it first when the cache does not have it.
 fn fetched_commit(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Oid> {
     use anyhow::Context;
@@ -186,7 +274,7 @@ fn fetched_commit(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Oid
             _ => anyhow::Error::new(e),
         }),
     }
-    .with_context(|| format!("fetching {url}"))?;
+    .map_err(|cause| FetchFailed { url: url.to_owned(), cause })?;
     let what = if sha.len() == 40 { "commit" } else { "role_git_sha" };
     commit_in(repo, url, sha)?.with_context(|| format!("{what} {sha} is not in {url}"))
 }

@@ -13,7 +13,7 @@ pub(crate) use plan::plan;
 pub use plan::{Plan, RoleSource};
 pub use quarantines::quarantined;
 pub use recover::recover;
-pub use run::{execute, mark_resumed, Ran, Waits};
+pub use run::{execute, failure_exit, mark_resumed, Ran, Waits};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

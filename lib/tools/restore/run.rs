@@ -38,6 +38,17 @@ pub struct Waits {
     pub health: Duration,
 }
 
+/// The exit code of a resume that failed: 4 (unavailable) when its role source could not be
+/// fetched, since tier 3 fetches before it creates anything; 6 (partial) for a failure after
+/// something may have been created.
+pub fn failure_exit(error: &anyhow::Error) -> Exit {
+    if git::is_fetch_failure(error) {
+        Exit::Unavailable
+    } else {
+        Exit::Partial
+    }
+}
+
 /// Runs the plan. Returns the actions taken and the drift found. Never deletes anything.
 pub fn execute(
     engine: &Engine,
