@@ -731,7 +731,7 @@ fn a_real_session_comes_back_as_it_was_launched_at_tiers_2_1_and_0() {
             .collect();
     capture_and_keep(&home, &inst, true);
     let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
-    assert_eq!(recipe["format"], 2);
+    assert_eq!(recipe["format"], 3);
     // Sorted: the engine does not keep `-e`'s order in `Config.Env` (about one create in ten put
     // TERM first here, with docker 28.2 against dockerd 20.10), and the order means nothing.
     let recorded_names = |container: &str| -> Vec<String> {
