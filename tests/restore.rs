@@ -1551,3 +1551,53 @@ fn tiers_2_and_3_recreate_every_limit_the_launch_set() {
     docker(&["rm", "-f", &c]);
     docker(&["rmi", "-f", &image]);
 }
+
+/// A sidecar removed when no launch recipe can bring it back (none was captured, or the one
+/// captured after it was gone does not hold it): the plan says the session would come back
+/// without Docker-in-Docker, and the resume starts nothing.
+#[test]
+fn a_removed_sidecar_no_recipe_holds_stops_the_resume_at_tiers_1_and_2() {
+    if !engine_available("sidecar_not_recreatable") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("s1dn0rec", |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let c = inst.container.clone();
+    let sidecar = format!("{c}-dind");
+    let _session = Session::launch(&c, SessionOptions::default());
+    set_manifest(&home, &inst, |m| m["docker"]["dind_container"] = Value::from(sidecar.clone()));
+    docker(&["stop", "-t", "0", &c, &sidecar]);
+    docker(&["rm", "-v", &sidecar]);
+    store(&home)
+        .set_status(&InstanceName::parse(&c).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
+        .unwrap();
+
+    let refused = |tier: u8, words: &str| {
+        let plan = restore(&home, &[&c, "--plan"]);
+        assert_eq!(plan.status.code(), Some(6), "{}", String::from_utf8_lossy(&plan.stderr));
+        let planned = restored(&plan.stdout);
+        assert_eq!(planned.tier, Some(tier));
+        let expected = format!("sidecar {sidecar} {words}");
+        assert!(
+            planned.missing.iter().any(|m| m.starts_with(&expected) && m.ends_with("without Docker-in-Docker")),
+            "{planned:?}"
+        );
+        let out = restore(&home, &[&c, "--yes"]);
+        assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(docker_quiet(&["inspect", &sidecar]).is_none(), "no sidecar made up");
+        assert_ne!(
+            docker_quiet(&["inspect", "-f", "{{.State.Running}}", &c]).as_deref(),
+            Some("true"),
+            "nothing started"
+        );
+    };
+    refused(1, "is gone and no launch recipe holds it");
+    // Captured now, with the sidecar already gone: the recipe holds the role container alone.
+    capture_and_keep(&home, &inst, true);
+    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    assert!(recipe["sidecar"].is_null(), "{recipe}");
+    refused(1, "is gone and no launch recipe holds it");
+    docker(&["rm", "-f", &c]);
+    refused(2, "is not in the launch recipe");
+}
