@@ -30,7 +30,7 @@ fn lists_inspects_and_removes_a_real_session() {
     assert_eq!(details.spec.image, common::docker::TEST_IMAGE);
     assert!(details.spec.image_id.starts_with("sha256:"));
     assert_eq!(details.spec.network.as_deref(), Some(format!("{name}-net").as_str()));
-    assert_eq!(details.spec.memory, Some(64 * 1024 * 1024));
+    assert_eq!(details.spec.host_config.as_ref().unwrap()["Memory"], 64 * 1024 * 1024);
     assert_eq!(details.spec.working_dir.as_deref(), Some("/workspace"));
     assert!(details.env.iter().any(|e| e == "SECRET_TOKEN=s3cr3t-value"));
     let sidecar = engine.inspect(&format!("{name}-dind")).unwrap().unwrap();

@@ -281,7 +281,12 @@ fn an_ssh_engine_with_a_port_is_reached_through_its_sshd() {
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let (agent, user_home) = (server.agent_socket.to_str().unwrap(), server.home.to_str().unwrap());
     let env = [("DOCKER_HOST", address.as_str()), ("PATH", &path), ("SSH_AUTH_SOCK", agent), ("HOME", user_home)];
-    assert_eq!(exit_code_seen(&home, &inst.container, &env, &[]), 4, "the engine behind sshd: {}", server.log(&sshd_dir));
+    assert_eq!(
+        exit_code_seen(&home, &inst.container, &env, &[]),
+        4,
+        "the engine behind sshd: {}",
+        server.log(&sshd_dir)
+    );
     let flag = ["--docker-host", address.as_str()];
     assert_eq!(exit_code_seen(&home, &inst.container, &env[1..], &flag), 4, "--docker-host");
 

@@ -446,7 +446,10 @@ fn a_role_source_that_never_answers_is_given_up_on_after_the_fetch_timeout() {
     let waited = started.elapsed();
     let message = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{message}");
-    assert!(message.contains(&format!("fetching {url}")) && message.contains("no answer from the server for 2 s"), "{message}");
+    assert!(
+        message.contains(&format!("fetching {url}")) && message.contains("no answer from the server for 2 s"),
+        "{message}"
+    );
     assert!(message.contains("--fetch-timeout"), "says what to do: {message}");
     assert!(waited < std::time::Duration::from_secs(30), "gave up after {waited:?}");
     assert!(accepted.load(std::sync::atomic::Ordering::SeqCst) >= 1, "the resume did try the server");
@@ -796,7 +799,7 @@ fn a_real_session_comes_back_as_it_was_launched_at_tiers_2_1_and_0() {
             .collect();
     capture_and_keep(&home, &inst, true);
     let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
-    assert_eq!(recipe["format"], 2);
+    assert_eq!(recipe["format"], 3);
     // Sorted: the engine does not keep `-e`'s order in `Config.Env` (about one create in ten put
     // TERM first here, with docker 28.2 against dockerd 20.10), and the order means nothing.
     let recorded_names = |container: &str| -> Vec<String> {
@@ -1298,4 +1301,371 @@ fn a_session_launched_with_jackins_environment_needs_only_its_credential() {
     assert_eq!(launched_env(&c), launched, "every variable of the launch, with its launch value");
     assert_eq!(docker(&["network", "inspect", "-f", "{{.Internal}}", &format!("{c}-net")]), "true");
     no_file_holds(&home, "sk-ant-launch-secret-77");
+}
+
+/// A container's `docker inspect` object at `path` (`HostConfig`, `Config`, …), as JSON.
+fn inspected(container: &str, path: &str) -> Value {
+    serde_json::from_str(&docker(&["inspect", "-f", &format!("{{{{json .{path}}}}}"), container])).unwrap()
+}
+
+/// The network each network of a container is attached to, by ID.
+fn network_ids(container: &str) -> Vec<String> {
+    let format = "{{range $name, $endpoint := .NetworkSettings.Networks}}{{$name}}={{$endpoint.NetworkID}} {{end}}";
+    docker(&["inspect", "-f", format, container]).split_whitespace().map(str::to_owned).collect()
+}
+
+fn wait_for_health(container: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let status = docker(&["inspect", "-f", "{{if .State.Health}}{{.State.Health.Status}}{{end}}", container]);
+        if status == "healthy" || std::time::Instant::now() > deadline {
+            return status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+/// Tier 1 after a prune: the stopped role container is there, its sidecar was removed, and
+/// jackin's garbage collection took the network and the certs volume too. The plan says the
+/// sidecar will be recreated, and the resume brings it back from the launch recipe, healthy in
+/// the engine's own eyes, before the role container starts on the same network.
+#[test]
+fn tier_1_recreates_a_removed_sidecar_from_the_recipe_before_the_role_container_starts() {
+    if !engine_available("tier_1_sidecar_removed") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("s1dgone0", |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let image = real_role_image("s1dgone0");
+    let c = inst.container.clone();
+    let (sidecar, net, volume) = (format!("{c}-dind"), format!("{c}-net"), format!("{c}-dind-certs"));
+    let _session = Session::launch(
+        &c,
+        SessionOptions {
+            image: Some(&image),
+            sidecar_image: Some(TEST_REAL_DIND_IMAGE),
+            internal_network: true,
+            role_args: vec!["--user", "1000:1000", "--group-add", "0", "--cap-drop", "NET_RAW"],
+            sidecar_args: vec!["--memory", "96m", "--pids-limit", "200", "--ulimit", "nofile=1024:2048"],
+            ..Default::default()
+        },
+    );
+    capture_and_keep(&home, &inst, true);
+    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"]["sidecar"].clone();
+    let launched_health = inspected(&sidecar, "Config.Healthcheck");
+    docker(&["stop", "-t", "0", &c, &sidecar]);
+    docker(&["rm", "-v", &sidecar]);
+    docker(&["network", "rm", &net]);
+    docker(&["volume", "rm", &volume]);
+
+    let plan = restore_without_image_env(&home, &[&c, "--plan"], &[]);
+    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+    let planned = restored(&plan.stdout);
+    assert_eq!(planned.tier, Some(1));
+    let recreate = format!("recreate {sidecar} from the launch recipe (it was removed) and wait until it is healthy");
+    let steps = [
+        "rewrite agent.toml from the launch recipe".to_owned(),
+        format!("create network {net} (internal)"),
+        format!("create volume {volume}"),
+        recreate,
+        format!("start {c}"),
+    ];
+    assert_eq!(planned.actions, steps, "{planned:?}");
+    assert!(planned.drift.iter().any(|d| d.starts_with(&format!("sidecar {sidecar} was removed"))), "{planned:?}");
+    assert!(docker_quiet(&["inspect", &sidecar]).is_none(), "--plan creates nothing");
+
+    let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(1));
+    assert!(rec.actions.contains(&format!("recreated {sidecar} (healthy)")), "{:?}", rec.actions);
+    assert!(rec.drift.iter().any(|d| d.starts_with(&format!("sidecar {sidecar} was removed"))), "{rec:?}");
+
+    // The sidecar, as the recipe has it: running, healthy by its own healthcheck, with its image,
+    // command, labels, alias, certs volume and limits.
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &sidecar]), "true");
+    assert_eq!(wait_for_health(&sidecar), "healthy");
+    assert_eq!(inspected(&sidecar, "Config.Healthcheck"), launched_health);
+    assert_eq!(docker(&["inspect", "-f", "{{.Image}}", &sidecar]), recipe["image_id"].as_str().unwrap());
+    assert_eq!(inspected(&sidecar, "Config.Cmd"), recipe["cmd"]);
+    let labels = inspected(&sidecar, "Config.Labels");
+    for (key, value) in recipe["labels"].as_object().unwrap() {
+        assert_eq!(&labels[key], value, "label {key}");
+    }
+    let alias_format = format!("{{{{json (index .NetworkSettings.Networks \"{net}\").Aliases}}}}");
+    let aliases: Vec<String> = serde_json::from_str(&docker(&["inspect", "-f", &alias_format, &sidecar])).unwrap();
+    assert!(aliases.iter().any(|a| a == "dind"), "{aliases:?}");
+    let certs = docker(&[
+        "inspect",
+        "-f",
+        "{{range .Mounts}}{{if eq .Destination \"/certs\"}}{{.Name}}{{end}}{{end}}",
+        &sidecar,
+    ]);
+    assert_eq!(certs, volume);
+    let recorded = recipe["host_config"].as_object().expect("the recipe records the sidecar's HostConfig");
+    let host = inspected(&sidecar, "HostConfig");
+    for field in ["Memory", "PidsLimit", "Ulimits"] {
+        assert!(recorded.contains_key(field), "{field} recorded: {recorded:?}");
+    }
+    for (field, value) in recorded {
+        assert_eq!(&host[field], value, "HostConfig.{field} of the recreated sidecar");
+    }
+
+    // The role container: running, on the sidecar's network (the one created again, internal).
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true");
+    let network = docker(&["network", "inspect", "-f", "{{.Id}}", &net]);
+    assert_eq!(network_ids(&c), [format!("{net}={network}")]);
+    assert_eq!(network_ids(&sidecar), [format!("{net}={network}")]);
+    assert_eq!(docker(&["network", "inspect", "-f", "{{.Internal}}", &net]), "true", "no route out");
+    assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
+    docker(&["rm", "-f", &c]);
+    docker(&["rmi", &image]);
+}
+
+/// Where a restored container's `HostConfig` differs from the launched one's, a line per field.
+/// `Binds` and `Mounts` are how the launch and the restore wrote the mounts (`-v` against the
+/// API's mounts), compared as mounts instead; an empty list, an empty map and `null` all mean
+/// nothing was set.
+fn host_config_differences(what: &str, launched: &Value, restored: &Value) -> Vec<String> {
+    let nothing = |v: &Value| match v {
+        Value::Null => Value::Null,
+        Value::Array(a) if a.is_empty() => Value::Null,
+        Value::Object(o) if o.is_empty() => Value::Null,
+        other => other.clone(),
+    };
+    let (launched, restored) = (launched.as_object().unwrap(), restored.as_object().unwrap());
+    let mut fields: Vec<&String> = launched.keys().chain(restored.keys()).collect();
+    fields.sort();
+    fields.dedup();
+    fields
+        .into_iter()
+        .filter(|field| !["Binds", "Mounts"].contains(&field.as_str()))
+        .filter_map(|field| {
+            let (before, after) =
+                (launched.get(field).unwrap_or(&Value::Null), restored.get(field).unwrap_or(&Value::Null));
+            (nothing(before) != nothing(after))
+                .then(|| format!("{what} HostConfig.{field}: launched {before}, restored {after}"))
+        })
+        .collect()
+}
+
+/// The mounts of a container as (type, destination, read-write), sorted.
+fn mount_shapes(container: &str) -> Vec<String> {
+    let format = "{{range .Mounts}}{{.Type}}:{{.Destination}}:{{.RW}} {{end}}";
+    let mut shapes: Vec<String> =
+        docker(&["inspect", "-f", format, container]).split_whitespace().map(str::to_owned).collect();
+    shapes.sort();
+    shapes
+}
+
+/// The run shape as launched: the whole `HostConfig`, how the engine stops the container, its
+/// healthcheck and its mounts.
+struct Launched {
+    host: Value,
+    stop: (Value, Value),
+    health: Value,
+    mounts: Vec<String>,
+}
+
+impl Launched {
+    fn of(container: &str) -> Launched {
+        Launched {
+            host: inspected(container, "HostConfig"),
+            stop: (inspected(container, "Config.StopSignal"), inspected(container, "Config.StopTimeout")),
+            health: inspected(container, "Config.Healthcheck"),
+            mounts: mount_shapes(container),
+        }
+    }
+
+    fn differences(&self, what: &str, container: &str) -> Vec<String> {
+        let now = Launched::of(container);
+        let mut differences = host_config_differences(what, &self.host, &now.host);
+        let config = [("StopSignal", &self.stop.0, &now.stop.0), ("StopTimeout", &self.stop.1, &now.stop.1)];
+        for (field, before, after) in config.into_iter().chain([("Healthcheck", &self.health, &now.health)]) {
+            if before != after {
+                differences.push(format!("{what} Config.{field}: launched {before}, restored {after}"));
+            }
+        }
+        if self.mounts != now.mounts {
+            differences.push(format!("{what} mounts: launched {:?}, restored {:?}", self.mounts, now.mounts));
+        }
+        differences
+    }
+}
+
+/// Every limit the launch set comes back at tiers 2 and 3: the whole `HostConfig` of the role
+/// container and of its sidecar, compared field by field with the launched one, and how the
+/// engine stops each.
+#[test]
+fn tiers_2_and_3_recreate_every_limit_the_launch_set() {
+    if !engine_available("limits_replayed") {
+        return;
+    }
+    build_real_images();
+    let mut home = Home::new();
+    let id = "l1m1ts00";
+    let inst = home.instance(id, |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let c = inst.container.clone();
+    let sidecar = format!("{c}-dind");
+    let image = format!("jackin-test-role-{id}:latest");
+    let (_, bare, sha) = common::role_source(&home, "role-src", Some(&image));
+    set_manifest(&home, &inst, |m| {
+        m["role_source_git"] = Value::from(bare.to_str().unwrap());
+        m["role_git_sha"] = Value::from(sha.clone());
+        m["image_tag"] = Value::from(image.clone());
+    });
+    let role_limits = vec![
+        "--ulimit",
+        "nofile=1024:2048",
+        "--ulimit",
+        "nproc=512:1024",
+        "--cpu-shares",
+        "512",
+        "--cpuset-cpus",
+        "0",
+        "--cpus",
+        "1",
+        "--memory-swap",
+        "256m",
+        "--memory-reservation",
+        "32m",
+        "--shm-size",
+        "32m",
+        "--init",
+        "--stop-signal",
+        "SIGUSR1",
+        "--stop-timeout",
+        "7",
+        "--tmpfs",
+        "/scratch:size=1m",
+        "--read-only",
+        "--security-opt",
+        "no-new-privileges",
+        "--device",
+        "/dev/null:/dev/jackin-null",
+        "--restart",
+        "on-failure:3",
+        "--pids-limit",
+        "300",
+        "--oom-score-adj",
+        "100",
+        "--dns-option",
+        "ndots:2",
+        "--cap-drop",
+        "NET_RAW",
+    ];
+    // Not `--privileged` as jackin's DinD is: the engine these tests run on may not grant it.
+    let sidecar_limits = vec![
+        "--cap-add",
+        "SYS_PTRACE",
+        "--ulimit",
+        "nofile=4096:8192",
+        "--cpu-shares",
+        "256",
+        "--memory",
+        "128m",
+        "--memory-swap",
+        "-1",
+        "--shm-size",
+        "16m",
+        "--stop-signal",
+        "SIGINT",
+        "--stop-timeout",
+        "11",
+    ];
+    let _session = Session::launch(
+        &c,
+        SessionOptions {
+            image: Some(&image),
+            sidecar_image: Some(TEST_REAL_DIND_IMAGE),
+            internal_network: true,
+            role_args: role_limits,
+            sidecar_args: sidecar_limits,
+            ..Default::default()
+        },
+    );
+    let (role, dind) = (Launched::of(&c), Launched::of(&sidecar));
+    assert_eq!(role.stop, (Value::from("SIGUSR1"), Value::from(7)), "launched as asked");
+    capture_and_keep(&home, &inst, true);
+    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    assert_eq!(recipe["format"], 3);
+    let recorded = recipe["role"]["host_config"].as_object().unwrap();
+    for field in ["Ulimits", "CpuShares", "CpusetCpus", "MemorySwap", "ShmSize", "Init", "RestartPolicy", "Devices"] {
+        assert!(recorded.contains_key(field), "the recipe records {field}: {recorded:?}");
+    }
+    for field in ["ContainerIDFile", "Links", "NetworkMode", "MaskedPaths", "LogConfig", "Runtime", "Binds"] {
+        assert!(!recorded.contains_key(field), "{field} is the container's own or the engine's: {recorded:?}");
+    }
+
+    let resume = |tier: u8| {
+        store(&home)
+            .set_status(&InstanceName::parse(&c).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
+            .unwrap();
+        let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
+        assert!(out.status.success(), "tier {tier}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(restored(&out.stdout).tier, Some(tier));
+        let mut differences = role.differences(&format!("tier {tier}: the role container's"), &c);
+        differences.extend(dind.differences(&format!("tier {tier}: the sidecar's"), &sidecar));
+        assert!(differences.is_empty(), "{}", differences.join("\n"));
+    };
+    remove_docker_side(&inst);
+    resume(2);
+    remove_docker_side(&inst);
+    docker(&["rmi", "-f", &image]);
+    resume(3);
+    assert_eq!(docker(&["exec", &c, "cat", "/marker"]), "launched");
+    docker(&["rm", "-f", &c]);
+    docker(&["rmi", "-f", &image]);
+}
+
+/// A sidecar removed when no launch recipe can bring it back (none was captured, or the one
+/// captured after it was gone does not hold it): the plan says the session would come back
+/// without Docker-in-Docker, and the resume starts nothing.
+#[test]
+fn a_removed_sidecar_no_recipe_holds_stops_the_resume_at_tiers_1_and_2() {
+    if !engine_available("sidecar_not_recreatable") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("s1dn0rec", |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let c = inst.container.clone();
+    let sidecar = format!("{c}-dind");
+    let _session = Session::launch(&c, SessionOptions::default());
+    set_manifest(&home, &inst, |m| m["docker"]["dind_container"] = Value::from(sidecar.clone()));
+    docker(&["stop", "-t", "0", &c, &sidecar]);
+    docker(&["rm", "-v", &sidecar]);
+    store(&home)
+        .set_status(&InstanceName::parse(&c).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
+        .unwrap();
+
+    let refused = |tier: u8, words: &str| {
+        let plan = restore(&home, &[&c, "--plan"]);
+        assert_eq!(plan.status.code(), Some(6), "{}", String::from_utf8_lossy(&plan.stderr));
+        let planned = restored(&plan.stdout);
+        assert_eq!(planned.tier, Some(tier));
+        let expected = format!("sidecar {sidecar} {words}");
+        assert!(
+            planned.missing.iter().any(|m| m.starts_with(&expected) && m.ends_with("without Docker-in-Docker")),
+            "{planned:?}"
+        );
+        let out = restore(&home, &[&c, "--yes"]);
+        assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(docker_quiet(&["inspect", &sidecar]).is_none(), "no sidecar made up");
+        assert_ne!(
+            docker_quiet(&["inspect", "-f", "{{.State.Running}}", &c]).as_deref(),
+            Some("true"),
+            "nothing started"
+        );
+    };
+    refused(1, "is gone and no launch recipe holds it");
+    // Captured now, with the sidecar already gone: the recipe holds the role container alone.
+    capture_and_keep(&home, &inst, true);
+    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    assert!(recipe["sidecar"].is_null(), "{recipe}");
+    refused(1, "is gone and no launch recipe holds it");
+    docker(&["rm", "-f", &c]);
+    refused(2, "is not in the launch recipe");
 }

@@ -116,7 +116,9 @@ impl std::error::Error for Coded {}
 /// Whether `error`, or an error it wraps (through context and exit codes), is a `T`: an exit code
 /// shows its error's text but not the error itself as a cause.
 pub(crate) fn caused_by<T: std::error::Error + Send + Sync + 'static>(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| cause.is::<T>() || cause.downcast_ref::<Coded>().is_some_and(|c| caused_by::<T>(&c.error)))
+    error
+        .chain()
+        .any(|cause| cause.is::<T>() || cause.downcast_ref::<Coded>().is_some_and(|c| caused_by::<T>(&c.error)))
 }
 
 /// `.or_exit(Exit::Unavailable)` on any fallible call.

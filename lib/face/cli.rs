@@ -371,7 +371,8 @@ resume would take and whether it is ready; on a terminal that can draw (not TERM
 filter by workspace and role, Enter resumes a ready session and runs its attach command, q or Esc \
 leaves with nothing resumed. With an instance, resumes it: the same container name, data \
 directory and worktrees. Tier 0: the container is running, nothing to start. Tier 1: it is stopped; \
-start the sidecar, wait until it is healthy, start it. Tier 2: it is gone but its image is present; \
+start the sidecar (created again from the launch recipe when it was removed), wait until it is \
+healthy, start it. Tier 2: it is gone but its image is present; \
 recreate network, volume, sidecar and container from the launch recipe captured when it was kept. \
 Tier 3: the image is gone too; rebuild it from the role's source at exactly the recorded commit, then \
 tier 2. Secrets are resolved from this process's environment or 1Password at resume time and never \

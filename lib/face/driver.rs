@@ -180,7 +180,13 @@ impl Ctx {
     /// An instance that failed with its own exit code (`exit`): an `error` record, and the run
     /// ends with `exit` rather than 6 (e.g. 4 when what it needed could not be reached before it
     /// changed anything). Returns `exit`.
-    pub fn fail_as(&mut self, exit: Exit, container_base: Option<&str>, code: ErrorCode, error: &anyhow::Error) -> Result<Exit> {
+    pub fn fail_as(
+        &mut self,
+        exit: Exit,
+        container_base: Option<&str>,
+        code: ErrorCode,
+        error: &anyhow::Error,
+    ) -> Result<Exit> {
         if exit == Exit::Partial {
             self.failures += 1;
         }

@@ -6,13 +6,17 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 pub use crate::state::config::FROM_CONFIG;
 
 /// The recipe format this code writes. 1 (no `format` key): the whole `Config.Env`, no run shape
 /// beyond lifecycle.md's list, the network's name and labels. 2: only the variables the launch
-/// added, the whole run shape, the network's driver, `Internal` flag and options.
-pub const RECIPE_FORMAT: u32 = 2;
+/// added, real-host.md's run shape as named fields, the network's driver, `Internal` flag and
+/// options. 3: the whole `HostConfig` the launch chose (`host_config`, in the engine's own names)
+/// instead of those named fields, and `Config`'s stop signal, stop timeout and healthcheck timing.
+/// Every earlier format is still read.
+pub const RECIPE_FORMAT: u32 = 3;
 
 fn first_format() -> u32 {
     1
@@ -81,38 +85,78 @@ pub struct ContainerSpec {
     #[serde(default)]
     pub aliases: Vec<String>,
     #[serde(default)]
-    pub(crate) privileged: bool,
-    pub memory: Option<i64>,
-    pub(crate) nano_cpus: Option<i64>,
-    pub(crate) pids_limit: Option<i64>,
-    #[serde(default)]
     pub(crate) tty: bool,
     #[serde(default)]
     pub(crate) open_stdin: bool,
     /// The container's own Docker healthcheck command, when it has one.
     pub healthcheck: Option<Vec<String>>,
-    // The rest of the run shape (real-host.md, "Run shape"): what the launch chose, replayed
-    // rather than left to Docker's defaults. Absent from format 1 recipes.
-    #[serde(default)]
-    pub cap_add: Vec<String>,
-    #[serde(default)]
-    pub cap_drop: Vec<String>,
-    #[serde(default)]
-    pub group_add: Vec<String>,
-    #[serde(default)]
+    /// The rest of its healthcheck: how often and how long the engine runs it. Format 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_timing: Option<HealthTiming>,
+    /// `Config.StopSignal` and `Config.StopTimeout` (seconds): how the engine stops it. Format 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_signal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_timeout: Option<i64>,
+    /// Format 3: the `HostConfig` the launch chose, as the engine reports it (`docker inspect`'s
+    /// field names and values), less what belongs to the one container, what the recipe's own
+    /// `mounts` and `network` carry, and the engine's defaults ([`chosen_host_config`],
+    /// [`less_engine_defaults`]). When it is absent (formats 1 and 2) the named fields below are
+    /// the run shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_config: Option<BTreeMap<String, Value>>,
+    // Formats 1 and 2: the run shape as named fields (lifecycle.md's list, then real-host.md's
+    // "Run shape"), read from older recipes and never written by format 3.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) privileged: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) memory: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) nano_cpus: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pids_limit: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cap_add: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cap_drop: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) group_add: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) security_opt: Vec<String>,
     /// Mount point → options.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) tmpfs: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) devices: Vec<DeviceSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) init: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shm_size: Option<i64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) extra_hosts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) restart_policy: Option<RestartSpec>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) readonly_rootfs: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A healthcheck's timing, in nanoseconds as the engine reports them (`Config.Healthcheck`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthTiming {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_period: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_interval: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +195,128 @@ pub struct NetworkRecipe {
     pub internal: bool,
     #[serde(default)]
     pub(crate) options: BTreeMap<String, String>,
+}
+
+/// `HostConfig` fields a recipe never replays: what belongs to the one container (the file its ID
+/// was written to, its links, which name it; the terminal size of the run that created it), what
+/// the recipe's own `mounts` and `network` carry (`Binds` and `Mounts` as the launch wrote them;
+/// `VolumesFrom`, whose mounts are among them), and the paths the engine masks, which it derives
+/// from `Privileged` and `SecurityOpt` (`systempaths=unconfined`).
+const NOT_REPLAYED: [&str; 9] = [
+    "ContainerIDFile",
+    "Links",
+    "ConsoleSize",
+    "Binds",
+    "Mounts",
+    "VolumesFrom",
+    "NetworkMode",
+    "MaskedPaths",
+    "ReadonlyPaths",
+];
+
+/// Fields whose zero is a choice the engine keeps apart from "not set" (`null`): `--init=false`
+/// over a daemon that inits by default, `--memory-swappiness 0`.
+const ZERO_IS_CHOSEN: [&str; 2] = ["Init", "MemorySwappiness"];
+
+/// Docker's own default `--shm-size` (64 MiB) and IPC mode, which every container reports.
+const DEFAULT_SHM_SIZE: i64 = 64 * 1024 * 1024;
+const DEFAULT_IPC_MODE: &str = "private";
+
+/// What the engine fills in for a container whose launch chose nothing, from its own
+/// configuration: its log driver, its runtime, and its cgroup namespace mode (`host` on cgroup
+/// v1, `private` on v2). `None`: the engine did not say, and the launch's value is kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct EngineDefaults {
+    pub(crate) log_driver: Option<String>,
+    pub(crate) runtime: Option<String>,
+    pub(crate) cgroupns_mode: Option<String>,
+}
+
+/// What `docker inspect` shows for an option nobody set: `null`, `false`, `0`, `""`, `[]`, `{}`.
+fn is_unset(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+    }
+}
+
+/// A container's `HostConfig` (as the engine reports it, in its own field names) less what a
+/// recipe never replays ([`NOT_REPLAYED`]) and every option the launch did not set.
+pub(crate) fn chosen_host_config(host_config: serde_json::Map<String, Value>) -> BTreeMap<String, Value> {
+    host_config
+        .into_iter()
+        .filter(|(field, _)| !NOT_REPLAYED.contains(&field.as_str()))
+        .filter(|(field, value)| !is_unset(value) || (ZERO_IS_CHOSEN.contains(&field.as_str()) && !value.is_null()))
+        .collect()
+}
+
+/// Leaves out of a recorded `HostConfig` the values the engine gives every container whose
+/// launch chose nothing: created again, the container gets the engine's defaults of the day, not
+/// those of the engine it was launched on.
+pub(crate) fn less_engine_defaults(host_config: &mut BTreeMap<String, Value>, defaults: &EngineDefaults) {
+    let is = |value: &Value, default: &Option<String>| default.is_some() && value.as_str() == default.as_deref();
+    host_config.retain(|field, value| match field.as_str() {
+        "LogConfig" => !(is(&value["Type"], &defaults.log_driver) && is_unset(&value["Config"])),
+        "Runtime" => !is(value, &defaults.runtime),
+        "CgroupnsMode" => !is(value, &defaults.cgroupns_mode),
+        "IpcMode" => value.as_str() != Some(DEFAULT_IPC_MODE),
+        "ShmSize" => value.as_i64() != Some(DEFAULT_SHM_SIZE),
+        _ => true,
+    });
+}
+
+impl ContainerSpec {
+    /// The `HostConfig` to create the container with, in the engine's field names, without its
+    /// mounts and network (the recipe's `mounts` and `network`): format 3's `host_config` as
+    /// recorded, or the named fields of an earlier format.
+    pub(crate) fn host_config_to_create(&self) -> BTreeMap<String, Value> {
+        if let Some(recorded) = &self.host_config {
+            return recorded.clone();
+        }
+        let mut fields = BTreeMap::from([
+            ("Privileged".to_owned(), json!(self.privileged)),
+            ("CapAdd".to_owned(), json!(self.cap_add)),
+            ("CapDrop".to_owned(), json!(self.cap_drop)),
+            ("GroupAdd".to_owned(), json!(self.group_add)),
+            ("SecurityOpt".to_owned(), json!(self.security_opt)),
+            ("Tmpfs".to_owned(), json!(self.tmpfs)),
+            ("ExtraHosts".to_owned(), json!(self.extra_hosts)),
+            ("ReadonlyRootfs".to_owned(), json!(self.readonly_rootfs)),
+        ]);
+        let devices: Vec<Value> = self
+            .devices
+            .iter()
+            .map(|d| {
+                json!({
+                    "PathOnHost": d.path_on_host,
+                    "PathInContainer": d.path_in_container,
+                    "CgroupPermissions": d.cgroup_permissions,
+                })
+            })
+            .collect();
+        fields.insert("Devices".to_owned(), Value::Array(devices));
+        let numbers = [("Memory", self.memory), ("NanoCpus", self.nano_cpus), ("PidsLimit", self.pids_limit)];
+        for (field, value) in numbers.into_iter().chain([("ShmSize", self.shm_size)]) {
+            if let Some(value) = value {
+                fields.insert(field.to_owned(), json!(value));
+            }
+        }
+        if let Some(init) = self.init {
+            fields.insert("Init".to_owned(), json!(init));
+        }
+        if let Some(policy) = &self.restart_policy {
+            let mut restart = json!({ "Name": policy.name });
+            if let Some(count) = policy.maximum_retry_count {
+                restart["MaximumRetryCount"] = json!(count);
+            }
+            fields.insert("RestartPolicy".to_owned(), restart);
+        }
+        fields
+    }
 }
 
 /// The entries of a container's `Config.Env` that the launch added: those the image's own
@@ -455,6 +621,86 @@ mod tests {
         let kept = mounts_of_launch(&mounts, &["/var/lib/docker".to_owned(), "/cache".to_owned()]);
         let destinations: Vec<&str> = kept.iter().map(|m| m.destination.as_str()).collect();
         assert_eq!(destinations, ["/certs", "/cache", "/not-declared"]);
+    }
+
+    #[test]
+    fn the_host_config_keeps_what_the_launch_chose_and_leaves_the_engines_defaults() {
+        let inspected = json!({
+            "Binds": ["/home/x:/home/agent"], "ContainerIDFile": "", "Links": ["/other:/jk-x/other"],
+            "LogConfig": { "Type": "json-file", "Config": {} }, "NetworkMode": "jk-x-net",
+            "PortBindings": {}, "RestartPolicy": { "Name": "no", "MaximumRetryCount": 0 },
+            "ConsoleSize": [24, 80], "CapAdd": null, "CapDrop": ["CAP_NET_RAW"], "CgroupnsMode": "host",
+            "IpcMode": "private", "OomScoreAdj": 0, "Privileged": false, "ShmSize": 67108864,
+            "Runtime": "runc", "Isolation": "", "CpuShares": 512, "Memory": 67108864, "MemorySwap": 134217728,
+            "MemorySwappiness": null, "CpusetCpus": "0", "Init": false, "PidsLimit": null, "OomKillDisable": false,
+            "Ulimits": [{ "Name": "nofile", "Soft": 1024, "Hard": 2048 }], "MaskedPaths": ["/proc/kcore"],
+            "ReadonlyPaths": ["/proc/sys"], "Devices": [], "VolumesFrom": null, "Tmpfs": { "/scratch": "size=1m" },
+        });
+        let Value::Object(fields) = inspected else { unreachable!() };
+        let mut chosen = chosen_host_config(fields);
+        let defaults = EngineDefaults {
+            log_driver: Some("json-file".into()),
+            runtime: Some("runc".into()),
+            cgroupns_mode: Some("host".into()),
+        };
+        less_engine_defaults(&mut chosen, &defaults);
+        let fields: Vec<&str> = chosen.keys().map(String::as_str).collect();
+        assert_eq!(
+            fields,
+            ["CapDrop", "CpuShares", "CpusetCpus", "Init", "Memory", "MemorySwap", "RestartPolicy", "Tmpfs", "Ulimits"],
+            "{chosen:?}"
+        );
+        assert_eq!(chosen["Init"], json!(false), "an explicit --init=false is the launch's");
+
+        // Another engine's log driver, runtime and cgroup namespace mode were chosen by the launch.
+        let mut other = BTreeMap::from([
+            ("LogConfig".to_owned(), json!({ "Type": "local", "Config": {} })),
+            ("Runtime".to_owned(), json!("sysbox-runc")),
+            ("CgroupnsMode".to_owned(), json!("private")),
+            ("ShmSize".to_owned(), json!(33554432)),
+        ]);
+        less_engine_defaults(&mut other, &defaults);
+        assert_eq!(other.len(), 4, "{other:?}");
+        // An engine that did not say what it defaults to: kept as the launch had them.
+        let mut unknown = BTreeMap::from([("Runtime".to_owned(), json!("runc"))]);
+        less_engine_defaults(&mut unknown, &EngineDefaults::default());
+        assert_eq!(unknown.len(), 1);
+    }
+
+    #[test]
+    fn a_second_format_recipe_keeps_its_run_shape_and_the_third_writes_only_the_host_config() {
+        let second: ContainerSpec = serde_json::from_value(json!({
+            "name": "jk-x", "image": "role:1", "image_id": "sha256:1", "entrypoint": null, "cmd": null,
+            "working_dir": null, "user": "1000:1000", "hostname": "agent", "network": "jk-x-net",
+            "privileged": false, "memory": 67108864, "nano_cpus": null, "pids_limit": 100, "tty": true,
+            "open_stdin": true, "healthcheck": null, "cap_add": [], "cap_drop": ["CAP_NET_RAW"], "group_add": ["0"],
+            "security_opt": ["no-new-privileges"], "tmpfs": { "/scratch": "size=1m" },
+            "devices": [{ "path_on_host": "/dev/zero", "path_in_container": "/dev/z", "cgroup_permissions": "rwm" }],
+            "init": true, "shm_size": 33554432, "extra_hosts": [],
+            "restart_policy": { "name": "unless-stopped", "maximum_retry_count": 0 }, "readonly_rootfs": true,
+        }))
+        .unwrap();
+        let shape = second.host_config_to_create();
+        assert_eq!(shape["Memory"], json!(67108864));
+        assert_eq!(shape["PidsLimit"], json!(100));
+        assert_eq!(shape["CapDrop"], json!(["CAP_NET_RAW"]));
+        assert_eq!(shape["Devices"][0]["PathInContainer"], json!("/dev/z"));
+        assert_eq!(shape["RestartPolicy"], json!({ "Name": "unless-stopped", "MaximumRetryCount": 0 }));
+        assert_eq!(
+            (&shape["Init"], &shape["ReadonlyRootfs"], &shape["ShmSize"]),
+            (&json!(true), &json!(true), &json!(33554432))
+        );
+        assert!(!shape.contains_key("NanoCpus"), "{shape:?}");
+
+        let host_config = BTreeMap::from([("CpuShares".to_owned(), json!(512))]);
+        let third =
+            ContainerSpec { host_config: Some(host_config.clone()), memory: Some(1), ..ContainerSpec::default() };
+        assert_eq!(third.host_config_to_create(), host_config, "format 3's host_config is the run shape");
+        let written =
+            serde_json::to_value(ContainerSpec { host_config: Some(host_config), ..ContainerSpec::default() }).unwrap();
+        for legacy in ["privileged", "memory", "cap_add", "tmpfs", "devices", "restart_policy", "readonly_rootfs"] {
+            assert!(written.get(legacy).is_none(), "format 3 writes no {legacy}: {written}");
+        }
     }
 
     #[test]

@@ -10,16 +10,18 @@ use crate::state::config::launch_env;
 use crate::state::model::Manifest;
 use crate::state::names::InstanceName;
 use crate::state::recipe::{
-    added_by_launch, env_bindings, health_argv, mounts_of_launch, ContainerRecipe, LaunchRecipe, NetworkRecipe,
-    RECIPE_FORMAT,
+    added_by_launch, env_bindings, health_argv, less_engine_defaults, mounts_of_launch, ContainerRecipe,
+    EngineDefaults, LaunchRecipe, NetworkRecipe, RECIPE_FORMAT,
 };
 use crate::state::store::Store;
 
 /// The container's recipe: its environment less what its image sets (real-host.md, "Environment").
+/// Its `HostConfig` less the engine's defaults (`defaults`) too: what the launch chose.
 fn container_recipe(
     engine: &Engine,
     details: ContainerDetails,
     sources: &BTreeMap<String, String>,
+    defaults: &EngineDefaults,
     default_health: Option<Vec<String>>,
 ) -> Result<ContainerRecipe> {
     let health = details.spec.healthcheck.as_deref().and_then(health_argv).or(default_health);
@@ -28,6 +30,9 @@ fn container_recipe(
     let env = env_bindings(&added_by_launch(&details.env, &image.env), sources);
     let mut spec = details.spec;
     spec.mounts = mounts_of_launch(&spec.mounts, &image.volumes);
+    if let Some(host_config) = spec.host_config.as_mut() {
+        less_engine_defaults(host_config, defaults);
+    }
     Ok(ContainerRecipe { env, spec, health })
 }
 
@@ -64,13 +69,15 @@ pub fn capture(
         })),
         None => None,
     };
+    // An engine that does not say what it defaults to keeps those fields as the launch had them.
+    let defaults = engine.launch_defaults().unwrap_or_default();
     let docker_info = Some(vec!["docker".to_owned(), "info".to_owned()]);
     Ok(Some(LaunchRecipe {
         format: RECIPE_FORMAT,
         captured_at: crate::base::time::now_rfc3339(),
         captured_by: captured_by.to_owned(),
-        role: container_recipe(engine, role, &sources, None)?,
-        sidecar: sidecar.map(|s| container_recipe(engine, s, &sources, docker_info)).transpose()?,
+        role: container_recipe(engine, role, &sources, &defaults, None)?,
+        sidecar: sidecar.map(|s| container_recipe(engine, s, &sources, &defaults, docker_info)).transpose()?,
         network,
         certs_volume: docker.certs_volume.clone(),
         agent_toml,

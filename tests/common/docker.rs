@@ -150,6 +150,8 @@ pub struct SessionOptions<'a> {
     pub internal_network: bool,
     /// More `docker create` arguments for the role container (`--cap-drop NET_RAW`, …).
     pub role_args: Vec<&'a str>,
+    /// More `docker create` arguments for the sidecar (`--privileged`, `--ulimit …`).
+    pub sidecar_args: Vec<&'a str>,
 }
 
 impl Default for SessionOptions<'_> {
@@ -164,6 +166,7 @@ impl Default for SessionOptions<'_> {
             sidecar_image: None,
             internal_network: false,
             role_args: Vec::new(),
+            sidecar_args: Vec::new(),
         }
     }
 }
@@ -189,7 +192,7 @@ impl Session {
                 "rm -f /tmp/healthy; sleep {}; touch /tmp/healthy; exec sleep 3600",
                 options.sidecar_ready_after
             );
-            let args = vec![
+            let mut args = vec![
                 "create",
                 "--name",
                 &sidecar,
@@ -209,11 +212,9 @@ impl Session {
                 "test -e /tmp/healthy",
                 "--health-interval",
                 "1s",
-                options.sidecar_image.unwrap_or(TEST_IMAGE),
-                "sh",
-                "-c",
-                &sidecar_cmd,
             ];
+            args.extend(options.sidecar_args.iter().copied());
+            args.extend([options.sidecar_image.unwrap_or(TEST_IMAGE), "sh", "-c", &sidecar_cmd]);
             docker(&args);
             (Some(sidecar), Some(volume))
         } else {

@@ -113,7 +113,7 @@ impl Engine {
                     .with_timeout(CALL_TIMEOUT)
             }
         };
-        Ok(Engine { runtime, api, calls: AtomicU64::new(1), endpoint: endpoint.clone() })
+        Ok(Engine { runtime, api, calls: AtomicU64::new(1), endpoint: endpoint.clone(), defaults: Default::default() })
     }
 
     /// When the engine started, if it runs on this host: dockerd creates its socket anew at every

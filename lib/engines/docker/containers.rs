@@ -1,7 +1,10 @@
 //! A container's run shape both ways: read from the engine into a `ContainerSpec` (what the
 //! launch recipe records), and created from one (what restore replays).
 
+use serde_json::Value;
+
 use super::*;
+use crate::state::recipe;
 
 impl Engine {
     /// `None` when there is no such container.
@@ -52,42 +55,20 @@ impl Engine {
             cmd: config.cmd,
             working_dir: config.working_dir.filter(|w| !w.is_empty()),
             user: config.user.filter(|u| !u.is_empty()),
-            hostname: config.hostname.filter(|h| !h.is_empty()),
+            // The engine names a container without `--hostname` after its short ID: that one's own.
+            hostname: config.hostname.filter(|h| !h.is_empty() && !is_short_id(h, &response.id)),
             labels: labels(config.labels),
             mounts,
             network,
             aliases,
-            privileged: host.privileged.unwrap_or(false),
-            memory: host.memory.filter(|m| *m > 0),
-            nano_cpus: host.nano_cpus.filter(|n| *n > 0),
-            pids_limit: host.pids_limit.filter(|n| *n > 0),
             tty: config.tty.unwrap_or(false),
             open_stdin: config.open_stdin.unwrap_or(false),
+            health_timing: config.healthcheck.as_ref().and_then(health_timing),
             healthcheck: config.healthcheck.and_then(|h| h.test).filter(|t| t.first().is_some_and(|k| k != "NONE")),
-            cap_add: host.cap_add.unwrap_or_default(),
-            cap_drop: host.cap_drop.unwrap_or_default(),
-            group_add: host.group_add.unwrap_or_default(),
-            security_opt: host.security_opt.unwrap_or_default(),
-            tmpfs: host.tmpfs.unwrap_or_default().into_iter().collect(),
-            devices: host
-                .devices
-                .unwrap_or_default()
-                .into_iter()
-                .map(|d| DeviceSpec {
-                    path_on_host: d.path_on_host.unwrap_or_default(),
-                    path_in_container: d.path_in_container.unwrap_or_default(),
-                    cgroup_permissions: d.cgroup_permissions.unwrap_or_default(),
-                })
-                .collect(),
-            init: host.init,
-            shm_size: host.shm_size.filter(|s| *s > 0),
-            extra_hosts: host.extra_hosts.unwrap_or_default(),
-            restart_policy: host
-                .restart_policy
-                .and_then(|p| Some((p.name?, p.maximum_retry_count)))
-                .filter(|(name, _)| *name != RestartPolicyNameEnum::EMPTY)
-                .map(|(name, maximum_retry_count)| RestartSpec { name: name.to_string(), maximum_retry_count }),
-            readonly_rootfs: host.readonly_rootfs.unwrap_or(false),
+            stop_signal: config.stop_signal.filter(|s| !s.is_empty()),
+            stop_timeout: config.stop_timeout,
+            host_config: Some(recipe::chosen_host_config(as_fields(&host))),
+            ..ContainerSpec::default()
         };
         Ok(Some(ContainerDetails {
             id: response.id.unwrap_or_default(),
@@ -112,42 +93,17 @@ impl Engine {
             .mounts
             .iter()
             .map(|m| Mount {
-                typ: Some(if m.kind == "volume" { MountType::VOLUME } else { MountType::BIND }),
-                source: Some(m.source.clone()),
+                // `bind`, `volume`, `tmpfs`, … as the engine reported it; a tmpfs has no source.
+                typ: Some(m.kind.parse().unwrap_or(MountType::BIND)),
+                source: Some(m.source.clone()).filter(|s| !s.is_empty()),
                 target: Some(m.destination.clone()),
                 read_only: Some(m.read_only),
                 ..Default::default()
             })
             .collect();
-        let host_config = HostConfig {
-            mounts: Some(mounts),
-            privileged: Some(spec.privileged),
-            memory: spec.memory,
-            nano_cpus: spec.nano_cpus,
-            pids_limit: spec.pids_limit,
-            network_mode: spec.network.clone(),
-            cap_add: Some(spec.cap_add.clone()),
-            cap_drop: Some(spec.cap_drop.clone()),
-            group_add: Some(spec.group_add.clone()),
-            security_opt: Some(spec.security_opt.clone()),
-            tmpfs: Some(spec.tmpfs.clone().into_iter().collect()),
-            devices: Some(
-                spec.devices
-                    .iter()
-                    .map(|d| DeviceMapping {
-                        path_on_host: Some(d.path_on_host.clone()),
-                        path_in_container: Some(d.path_in_container.clone()),
-                        cgroup_permissions: Some(d.cgroup_permissions.clone()),
-                    })
-                    .collect(),
-            ),
-            init: spec.init,
-            shm_size: spec.shm_size,
-            extra_hosts: Some(spec.extra_hosts.clone()),
-            restart_policy: spec.restart_policy.as_ref().map(restart_policy).transpose()?,
-            readonly_rootfs: Some(spec.readonly_rootfs),
-            ..Default::default()
-        };
+        let mut host_config = host_config_of(spec)?;
+        host_config.mounts = Some(mounts);
+        host_config.network_mode = spec.network.clone();
         let networking_config = spec.network.as_ref().map(|network| NetworkingConfig {
             endpoints_config: Some(HashMap::from([(
                 network.clone(),
@@ -165,7 +121,19 @@ impl Engine {
             env: Some(env),
             tty: Some(spec.tty),
             open_stdin: Some(spec.open_stdin),
-            healthcheck: spec.healthcheck.clone().map(|test| HealthConfig { test: Some(test), ..Default::default() }),
+            healthcheck: spec.healthcheck.clone().map(|test| {
+                let timing = spec.health_timing.clone().unwrap_or_default();
+                HealthConfig {
+                    test: Some(test),
+                    interval: timing.interval,
+                    timeout: timing.timeout,
+                    retries: timing.retries,
+                    start_period: timing.start_period,
+                    start_interval: timing.start_interval,
+                }
+            }),
+            stop_signal: spec.stop_signal.clone(),
+            stop_timeout: spec.stop_timeout,
             host_config: Some(host_config),
             networking_config,
             ..Default::default()
@@ -184,15 +152,76 @@ impl Engine {
     }
 }
 
-fn restart_policy(spec: &RestartSpec) -> Result<RestartPolicy> {
-    let name = spec
-        .name
-        .parse::<RestartPolicyNameEnum>()
-        .map_err(|_| anyhow::anyhow!("the recipe's restart policy {:?} is not one Docker knows", spec.name))?;
-    Ok(RestartPolicy { name: Some(name), maximum_retry_count: spec.maximum_retry_count })
+/// The recipe's `HostConfig` in the client's type (its mounts and network set by the caller).
+fn host_config_of(spec: &ContainerSpec) -> Result<HostConfig> {
+    serde_json::from_value(Value::Object(spec.host_config_to_create().into_iter().collect()))
+        .with_context(|| format!("the launch recipe's HostConfig of {} is not one this engine client reads", spec.name))
+}
+
+/// A `HostConfig` as JSON fields, in the engine's names.
+fn as_fields(host: &HostConfig) -> serde_json::Map<String, Value> {
+    match serde_json::to_value(host) {
+        Ok(Value::Object(fields)) => fields,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The timing of a healthcheck, when any of it was set (`0` is the engine's "not set").
+fn health_timing(health: &HealthConfig) -> Option<HealthTiming> {
+    let set = |value: Option<i64>| value.filter(|v| *v != 0);
+    let timing = HealthTiming {
+        interval: set(health.interval),
+        timeout: set(health.timeout),
+        start_period: set(health.start_period),
+        start_interval: set(health.start_interval),
+        retries: set(health.retries),
+    };
+    (timing != HealthTiming::default()).then_some(timing)
 }
 
 /// Docker adds the container's short ID as an alias; it changes with every container.
 fn is_short_id(alias: &str, id: &Option<String>) -> bool {
     id.as_deref().is_some_and(|id| id.starts_with(alias) && alias.len() >= 12)
+}
+
+#[cfg(test)]
+mod tests {
+    use bollard::models::RestartPolicyNameEnum;
+
+    use super::*;
+
+    #[test]
+    fn every_recorded_run_shape_becomes_the_clients_host_config() {
+        let second: ContainerSpec = serde_json::from_value(serde_json::json!({
+            "name": "jk-x", "image": "role:1", "image_id": "sha256:1", "memory": 67108864, "init": true,
+            "devices": [{ "path_on_host": "/dev/zero", "path_in_container": "/dev/z", "cgroup_permissions": "rwm" }],
+            "restart_policy": { "name": "on-failure", "maximum_retry_count": 3 }, "cap_drop": ["CAP_NET_RAW"],
+        }))
+        .unwrap();
+        let host = host_config_of(&second).unwrap();
+        assert_eq!((host.memory, host.init, host.privileged), (Some(67108864), Some(true), Some(false)));
+        assert_eq!(host.devices.unwrap()[0].path_in_container.as_deref(), Some("/dev/z"));
+        let restart = host.restart_policy.unwrap();
+        assert_eq!((restart.name, restart.maximum_retry_count), (Some(RestartPolicyNameEnum::ON_FAILURE), Some(3)));
+
+        let recorded = HostConfig {
+            ulimits: Some(vec![bollard::models::ResourcesUlimits {
+                name: Some("nofile".into()),
+                soft: Some(1024),
+                hard: Some(2048),
+            }]),
+            cpu_shares: Some(512),
+            cgroupns_mode: Some(bollard::models::HostConfigCgroupnsModeEnum::HOST),
+            ..Default::default()
+        };
+        let third =
+            ContainerSpec { host_config: Some(recipe::chosen_host_config(as_fields(&recorded))), ..Default::default() };
+        assert_eq!(host_config_of(&third).unwrap(), recorded, "format 3 round-trips through the recipe");
+
+        let bad = ContainerSpec {
+            restart_policy: Some(serde_json::from_value(serde_json::json!({ "name": "sometimes" })).unwrap()),
+            ..Default::default()
+        };
+        assert!(host_config_of(&bad).is_err(), "a restart policy Docker does not know is refused");
+    }
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use bollard::errors::Error as BollardError;
 use bollard::models::{
-    ContainerCreateBody, DeviceMapping, EndpointSettings, HealthConfig, HostConfig, Mount, MountType,
-    NetworkCreateRequest, NetworkingConfig, RestartPolicy, RestartPolicyNameEnum, VolumeCreateRequest,
+    ContainerCreateBody, EndpointSettings, HealthConfig, HostConfig, Mount, MountType, NetworkCreateRequest,
+    NetworkingConfig, VolumeCreateRequest,
 };
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::exit::Exit;
 use crate::engines::endpoint::Endpoint;
-use crate::state::recipe::{ContainerSpec, DeviceSpec, MountSpec, NetworkRecipe, RestartSpec};
+use crate::state::recipe::{ContainerSpec, EngineDefaults, HealthTiming, MountSpec, NetworkRecipe};
 
 mod connect;
 mod containers;
@@ -39,6 +39,8 @@ pub struct Engine {
     api: bollard::Docker,
     calls: AtomicU64,
     endpoint: Endpoint,
+    /// What the engine gives a container whose launch chose nothing, asked once.
+    defaults: std::sync::OnceLock<EngineDefaults>,
 }
 
 /// A container as the list call shows it.
@@ -413,6 +415,27 @@ impl Engine {
             Ok(())
         });
         result.with_context(|| self.doing(format!("building image {tag}")))
+    }
+
+    /// What the engine fills in for a container whose launch chose nothing (its log driver,
+    /// runtime and cgroup namespace mode), from its info; asked once per connection.
+    pub(crate) fn launch_defaults(&self) -> Result<EngineDefaults> {
+        if let Some(defaults) = self.defaults.get() {
+            return Ok(defaults.clone());
+        }
+        let info = self.call(self.api.info()).with_context(|| self.doing("asking the engine for its info"))?;
+        use bollard::models::SystemInfoCgroupVersionEnum as Cgroup;
+        let cgroupns_mode = match info.cgroup_version {
+            Some(Cgroup::_1) => Some("host".to_owned()),
+            Some(Cgroup::_2) => Some("private".to_owned()),
+            _ => None,
+        };
+        let defaults = EngineDefaults {
+            log_driver: info.logging_driver.filter(|d| !d.is_empty()),
+            runtime: info.default_runtime.filter(|r| !r.is_empty()),
+            cgroupns_mode,
+        };
+        Ok(self.defaults.get_or_init(|| defaults).clone())
     }
 
     /// The engine's clock and boot facts for evidence: (`SystemTime` as the engine reports it,

@@ -55,10 +55,14 @@ impl SshDestination {
             },
         };
         let port = match port {
-            Some(text) => Some(text.parse::<u16>().map_err(|_| format!("{address}: the port {text:?} is not a number"))?),
+            Some(text) => {
+                Some(text.parse::<u16>().map_err(|_| format!("{address}: the port {text:?} is not a number"))?)
+            }
             None => None,
         };
-        if host.is_empty() || host.starts_with('-') || user.as_deref().is_some_and(|u| u.is_empty() || u.starts_with('-'))
+        if host.is_empty()
+            || host.starts_with('-')
+            || user.as_deref().is_some_and(|u| u.is_empty() || u.starts_with('-'))
         {
             return Err(format!("{address}: no host to reach"));
         }
@@ -168,8 +172,9 @@ impl tower_service::Service<http::Uri> for SshConnector {
 
 /// A bollard client whose every connection is an ssh process to `address` (`ssh://…`).
 pub(super) fn client(address: &str, timeout_secs: u64) -> Result<bollard::Docker, bollard::errors::Error> {
-    let destination = SshDestination::parse(address)
-        .map_err(|message| bollard::errors::Error::IOError { err: io::Error::new(io::ErrorKind::InvalidInput, message) })?;
+    let destination = SshDestination::parse(address).map_err(|message| bollard::errors::Error::IOError {
+        err: io::Error::new(io::ErrorKind::InvalidInput, message),
+    })?;
     let stderr = Arc::new(Mutex::new(String::new()));
     let connector = SshConnector { destination: destination.clone(), stderr: Arc::clone(&stderr) };
     let client = Arc::new(hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector));
@@ -224,7 +229,9 @@ mod tests {
 
     #[test]
     fn what_ssh_would_read_as_an_option_or_a_path_is_refused() {
-        for bad in ["ssh://", "ssh://me@", "ssh://-oProxyCommand=x", "ssh://-l@host", "ssh://host:port", "ssh://host/path"] {
+        for bad in
+            ["ssh://", "ssh://me@", "ssh://-oProxyCommand=x", "ssh://-l@host", "ssh://host:port", "ssh://host/path"]
+        {
             assert!(SshDestination::parse(bad).is_err(), "{bad}");
         }
     }

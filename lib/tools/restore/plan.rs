@@ -21,6 +21,9 @@ pub struct Plan {
     pub(crate) role_image: Option<String>,
     pub role: Option<ContainerDetails>,
     pub(crate) sidecar: Option<ContainerDetails>,
+    /// Tier 1 whose sidecar is gone: it is created again from the launch recipe before the role
+    /// container starts.
+    pub(crate) recreate_sidecar: bool,
     /// `Config.User` of the role container (or of its recipe): who the attach command runs as.
     pub(crate) attach_user: Option<String>,
 }
@@ -122,8 +125,10 @@ pub(crate) fn plan(
                 None => plan.missing.push("agent.toml is gone and no launch recipe holds it".into()),
             }
             plan_resources(engine, recipe, role, &mut plan)?;
-            if let Some(sidecar) = &sidecar {
-                plan.steps.push(format!("start {} and wait until it is healthy", sidecar.name));
+            match (&sidecar, &manifest.docker.dind_container) {
+                (Some(sidecar), _) => plan.steps.push(format!("start {} and wait until it is healthy", sidecar.name)),
+                (None, Some(gone)) => plan_sidecar_gone(engine, recipe, gone, &mut plan)?,
+                (None, None) => {}
             }
             plan.steps.push(format!("start {}", role.name));
         }
@@ -162,6 +167,55 @@ fn plan_resources(
         }
     }
     Ok(())
+}
+
+/// Tier 1 whose sidecar was removed (`docker rm`, a prune) while the role container stayed: the
+/// sidecar takes the next tier by itself, created again from the launch recipe (on the network and
+/// with the certs volume `plan_resources` brings back) and waited for before the role container
+/// starts. A session never comes back without its Docker-in-Docker unsaid: when the recipe cannot
+/// recreate the sidecar, that is what stops the resume.
+fn plan_sidecar_gone(engine: &Engine, recipe: Option<&LaunchRecipe>, name: &str, plan: &mut Plan) -> Result<()> {
+    let recorded = recipe.and_then(|r| Some((r, r.sidecar.as_ref().filter(|s| s.spec.name == name)?)));
+    let Some((recipe, sidecar)) = recorded else {
+        plan.missing.push(format!(
+            "sidecar {name} is gone and no launch recipe holds it: the session would come back without \
+             Docker-in-Docker"
+        ));
+        return Ok(());
+    };
+    match sidecar_image(engine, sidecar)? {
+        Some(image) => {
+            let bindings = env_to_resolve(engine, recipe, sidecar, &image)?;
+            plan_env(&bindings, &recipe.config_literals, plan);
+        }
+        None => plan.missing.push(format!("sidecar {name} is gone and so is its image {}", sidecar.spec.image)),
+    }
+    plan.recreate_sidecar = true;
+    plan.steps.push(format!("recreate {name} from the launch recipe (it was removed) and wait until it is healthy"));
+    plan.drift.push(format!(
+        "sidecar {name} was removed while the session was stopped: recreated from the launch recipe; what its \
+         Docker-in-Docker kept in the removed container and its anonymous volumes does not come back"
+    ));
+    Ok(())
+}
+
+/// Every variable of `bindings` that cannot be resolved now, by name and source, in `missing`.
+fn plan_env(
+    bindings: &[recipe::EnvBinding],
+    config_literals: &std::collections::BTreeMap<String, String>,
+    plan: &mut Plan,
+) {
+    if let Err(names) = recipe::resolve_env(bindings, config_literals, |n| std::env::var(n).ok(), recipe::op_read) {
+        for name in &names {
+            match bindings.iter().find(|b| &b.name == name) {
+                Some(binding) => {
+                    plan.missing.push(format!("needs {name} (from {})", recipe::source_to_supply(binding)))
+                }
+                None => plan.missing.push(format!("needs {name}")),
+            }
+        }
+        plan.missing_env.extend(names);
+    }
 }
 
 /// The recorded network: created when it is gone; one there already must not give an internal
@@ -248,24 +302,21 @@ fn plan_recreate(
             plan.steps.push(format!("create volume {volume}"));
         }
     }
-    if let Some(sidecar) = &recipe.sidecar {
-        match sidecar_image(engine, sidecar)? {
-            Some(image) => bindings.extend(env_to_resolve(engine, recipe, sidecar, &image)?),
-            None => plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image)),
-        }
-        plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
-    }
-    if let Err(names) = recipe::resolve_env(&bindings, &recipe.config_literals, |n| std::env::var(n).ok(), recipe::op_read) {
-        for name in &names {
-            match bindings.iter().find(|b| &b.name == name) {
-                Some(binding) => {
-                    plan.missing.push(format!("needs {name} (from {})", recipe::source_to_supply(binding)))
-                }
-                None => plan.missing.push(format!("needs {name}")),
+    match (&recipe.sidecar, &manifest.docker.dind_container) {
+        (Some(sidecar), _) => {
+            match sidecar_image(engine, sidecar)? {
+                Some(image) => bindings.extend(env_to_resolve(engine, recipe, sidecar, &image)?),
+                None => plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image)),
             }
+            plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
         }
-        plan.missing_env = names;
+        (None, Some(sidecar)) => plan.missing.push(format!(
+            "sidecar {sidecar} is not in the launch recipe (it was gone when the recipe was captured): the \
+             session would come back without Docker-in-Docker"
+        )),
+        (None, None) => {}
     }
+    plan_env(&bindings, &recipe.config_literals, plan);
     if recipe.agent_toml.is_some() {
         plan.steps.push("rewrite agent.toml from the launch recipe".into());
     }
@@ -308,7 +359,7 @@ pub(super) fn env_to_resolve(
     container: &ContainerRecipe,
     image: &str,
 ) -> Result<Vec<recipe::EnvBinding>> {
-    if recipe.format >= RECIPE_FORMAT {
+    if recipe.format >= 2 {
         return Ok(container.env.clone());
     }
     let image_env = engine.image_defaults(image)?.unwrap_or_default().env;

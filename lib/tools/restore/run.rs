@@ -64,6 +64,13 @@ pub fn execute(
     match plan.tier {
         Some(0) => actions.push("nothing to start: the session is running".to_owned()),
         Some(1) => {
+            // Every value first: a variable that cannot be resolved stops the resume before
+            // anything changes.
+            let recreated = match (plan.recreate_sidecar, recipe) {
+                (true, Some(recipe)) => Some(sidecar_to_recreate(engine, recipe)?),
+                (true, None) => anyhow::bail!("no launch recipe to recreate the sidecar from"),
+                (false, _) => None,
+            };
             if let Some(text) = recipe.and_then(|r| r.agent_toml.as_ref()) {
                 store.write_agent_toml(name, text)?;
                 actions.push("rewrote agent.toml".to_owned());
@@ -79,7 +86,9 @@ pub fn execute(
                     }
                 }
             }
-            if let Some(sidecar) = &plan.sidecar {
+            if let (Some(recipe), Some(sidecar)) = (recipe, recreated) {
+                bring_up_sidecar(engine, recipe, sidecar, waits, &mut actions)?;
+            } else if let Some(sidecar) = &plan.sidecar {
                 engine.start(&sidecar.name)?;
                 let health = sidecar
                     .spec
@@ -121,7 +130,7 @@ fn spec_to_create(
     image: &str,
 ) -> Result<ContainerSpec> {
     let mut spec = container.spec.clone();
-    if recipe.format < RECIPE_FORMAT {
+    if recipe.format < 2 {
         let volumes = engine.image_defaults(image)?.unwrap_or_default().volumes;
         spec.mounts = recipe::mounts_of_launch(&spec.mounts, &volumes);
     }
@@ -135,9 +144,9 @@ fn resolved_env(
     image: &str,
 ) -> Result<Vec<String>> {
     let bindings = env_to_resolve(engine, recipe, container, image)?;
-    recipe::resolve_env(&bindings, &recipe.config_literals, |n| std::env::var(n).ok(), recipe::op_read).map_err(|missing| {
-        Exit::Partial.err(format_args!("cannot resolve {}: nothing was started", missing.join(", ")))
-    })
+    recipe::resolve_env(&bindings, &recipe.config_literals, |n| std::env::var(n).ok(), recipe::op_read).map_err(
+        |missing| Exit::Partial.err(format_args!("cannot resolve {}: nothing was started", missing.join(", "))),
+    )
 }
 
 fn recreate(
@@ -151,23 +160,11 @@ fn recreate(
 ) -> Result<()> {
     // Every value first: a missing one must stop the restore before anything exists.
     let role_env = resolved_env(engine, recipe, &recipe.role, image)?;
-    let sidecar = match &recipe.sidecar {
-        Some(sidecar) => {
-            let image = sidecar_image(engine, sidecar)?.unwrap_or_else(|| sidecar.spec.image.clone());
-            Some((sidecar, resolved_env(engine, recipe, sidecar, &image)?, image))
-        }
-        None => None,
-    };
+    let sidecar = recipe.sidecar.as_ref().map(|_| sidecar_to_recreate(engine, recipe)).transpose()?;
     ensure_resources(engine, recipe, actions)?;
     crash_point("resources");
-    if let Some((sidecar, env, sidecar_image)) = sidecar {
-        if engine.inspect(&sidecar.spec.name)?.is_none() {
-            engine.create_container(&spec_to_create(engine, recipe, sidecar, &sidecar_image)?, &sidecar_image, env)?;
-        }
-        engine.start(&sidecar.spec.name)?;
-        let health = sidecar.health.clone().unwrap_or_else(|| vec!["docker".into(), "info".into()]);
-        wait_healthy(engine, &sidecar.spec.name, &health, waits.health)?;
-        actions.push(format!("recreated {} (healthy)", sidecar.spec.name));
+    if let Some(sidecar) = sidecar {
+        bring_up_sidecar(engine, recipe, sidecar, waits, actions)?;
         crash_point("sidecar");
     }
     if let Some(text) = &recipe.agent_toml {
@@ -179,6 +176,41 @@ fn recreate(
     engine.start(&recipe.role.spec.name)?;
     crash_point("started");
     actions.push(format!("recreated {} from {image}", recipe.role.spec.name));
+    Ok(())
+}
+
+/// The recipe's sidecar, with the image to create it from and its environment resolved now.
+struct SidecarToRecreate<'r> {
+    recipe: &'r ContainerRecipe,
+    image: String,
+    env: Vec<String>,
+}
+
+fn sidecar_to_recreate<'r>(engine: &Engine, recipe: &'r LaunchRecipe) -> Result<SidecarToRecreate<'r>> {
+    let sidecar = recipe.sidecar.as_ref().context("the launch recipe holds no sidecar")?;
+    let image = sidecar_image(engine, sidecar)?.unwrap_or_else(|| sidecar.spec.image.clone());
+    let env = resolved_env(engine, recipe, sidecar, &image)?;
+    Ok(SidecarToRecreate { recipe: sidecar, image, env })
+}
+
+/// Creates the sidecar from the recipe unless it exists already (a rerun after a run killed
+/// half-way), starts it and waits until it is healthy.
+fn bring_up_sidecar(
+    engine: &Engine,
+    recipe: &LaunchRecipe,
+    sidecar: SidecarToRecreate,
+    waits: Waits,
+    actions: &mut Vec<String>,
+) -> Result<()> {
+    let name = &sidecar.recipe.spec.name;
+    if engine.inspect(name)?.is_none() {
+        let spec = spec_to_create(engine, recipe, sidecar.recipe, &sidecar.image)?;
+        engine.create_container(&spec, &sidecar.image, sidecar.env)?;
+    }
+    engine.start(name)?;
+    let health = sidecar.recipe.health.clone().unwrap_or_else(|| vec!["docker".into(), "info".into()]);
+    wait_healthy(engine, name, &health, waits.health)?;
+    actions.push(format!("recreated {name} (healthy)"));
     Ok(())
 }
 
