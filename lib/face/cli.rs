@@ -421,7 +421,7 @@ pub struct RestoreArgs {
     pub recover: Option<String>,
 
     /// With --recover, when the host repository is gone: recover into a new repository at DIR
-    #[arg(long, value_name = "DIR", requires = "recover")]
+    #[arg(long, value_name = "DIR", requires = "recover", value_parser = absolute_dir)]
     pub into: Option<std::path::PathBuf>,
 
     /// Say which tier and steps a resume would take; change nothing (same as --dry-run)
@@ -579,6 +579,12 @@ impl PurgeArgs {
 /// a path-like argument is a usage error that never touches the disk.
 fn instance(arg: &str) -> Result<String, Unresolved> {
     check_arg(arg).map(|()| arg.to_owned())
+}
+
+/// A directory argument, made absolute against the working directory without resolving a link
+/// (`state::store::absolute`): the records that name it go to processes that may run elsewhere.
+fn absolute_dir(arg: &str) -> Result<PathBuf, String> {
+    crate::state::store::absolute(std::path::Path::new(arg)).map_err(|e| format!("{e:#}"))
 }
 
 /// As [`instance`], or `-` for the instances named by the records on stdin.
