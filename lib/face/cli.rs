@@ -261,8 +261,10 @@ What each outcome does:
   return: changes nothing; reconnect to the agent.
 
 A session whose role container still runs is live: nothing is changed
-for it (exit 5) unless --stop is given. Ctrl-C in the dialog changes
-nothing (exit 130).";
+for it (exit 5) unless --stop is given. A session whose name lock
+another process holds (jackin with it attached, or jackin-purge or
+jackin-restore at work on it) is left as it is, --stop or not (exit 5,
+the holder named). Ctrl-C in the dialog changes nothing (exit 130).";
 
 /// Applies the exit policy to assessed sessions: keep them to resume later, or mark them for
 /// clean-up.
@@ -375,7 +377,11 @@ start the sidecar, wait until it is healthy, start it. Tier 2: it is gone but it
 recreate network, volume, sidecar and container from the launch recipe captured when it was kept. \
 Tier 3: the image is gone too; rebuild it from the role's source at exactly the recorded commit, then \
 tier 2. Secrets are resolved from this process's environment or 1Password at resume time and never \
-written to disk. A failed resume never deletes anything.",
+written to disk. What stops a resume (a variable that cannot be resolved, a worktree that is gone) \
+is said before the preserved work is shown for acknowledgement. While it resumes a session it holds \
+the session's name lock: a purge or keep of it meanwhile is refused (exit 5), and so is this resume \
+(and --plan) of a session another process holds, naming the holder. A failed resume never deletes \
+anything.",
     after_help = exit_status_help("jackin-restore"),
 )]
 pub struct RestoreArgs {
