@@ -146,10 +146,8 @@ impl NameLock {
                 }
                 Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
             };
-            match fs2::FileExt::try_lock_exclusive(&file) {
-                Ok(()) => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(NameLockTry::Held(LockHolder::of(&file))),
-                Err(e) => return Err(e).with_context(|| format!("cannot lock {}", path.display())),
+            if !lock_past_looks(&file).with_context(|| format!("cannot lock {}", path.display()))? {
+                return Ok(NameLockTry::Held(LockHolder::of(&file)));
             }
             let lock = NameLock { file, path: path.to_path_buf(), created };
             if lock.still_named() {
@@ -168,14 +166,7 @@ impl NameLock {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
         };
-        match fs2::FileExt::try_lock_exclusive(&file) {
-            Ok(()) => {
-                let _ = fs2::FileExt::unlock(&file);
-                Ok(None)
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(Some(LockHolder::of(&file))),
-            Err(e) => Err(e).with_context(|| format!("cannot test {}", path.display())),
-        }
+        Ok((!look(&file).with_context(|| format!("cannot test {}", path.display()))?).then(|| LockHolder::of(&file)))
     }
 
     /// The hold made the file (there was none).
@@ -224,6 +215,39 @@ impl Drop for NameLock {
     }
 }
 
+/// How long a claim tries again when it finds the lock held: a look (a dry run, reconcile, the
+/// orphan scan) holds it for a moment only, and must not pass for a holder.
+const LOOK_GRACE: Duration = Duration::from_millis(200);
+
+/// Takes the exclusive lock on `file`, trying again for [`LOOK_GRACE`] while it is held; `false`
+/// when it is still held then.
+fn lock_past_looks(file: &File) -> std::io::Result<bool> {
+    let deadline = Instant::now() + LOOK_GRACE;
+    loop {
+        match fs2::FileExt::try_lock_exclusive(file) {
+            Ok(()) => return Ok(true),
+            Err(e) if e.kind() == ErrorKind::WouldBlock && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A look at a name lock: whether it is free, by taking it shared for a moment (so two looks never
+/// see each other as holders; a holder's exclusive lock refuses it), then letting it go.
+fn look(file: &File) -> std::io::Result<bool> {
+    match fs2::FileExt::try_lock_shared(file) {
+        Ok(()) => {
+            let _ = fs2::FileExt::unlock(file);
+            Ok(true)
+        }
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Who holds a lock, as far as the system says: on Linux the process that took the `flock(2)`
 /// (`/proc/locks`) and its program name; elsewhere, or when it cannot be read, nobody named.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -262,15 +286,15 @@ impl std::fmt::Display for LockHolder {
     }
 }
 
-/// The pid of the process whose `flock(2)` is on the inode `ino` of the device `dev`, from the
-/// text of `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 fe:00:770592 0 EOF`; a waiter's line
-/// has `->` after the number and is not a holder).
+/// The pid of the process whose exclusive `flock(2)` is on the inode `ino` of the device `dev`,
+/// from the text of `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 fe:00:770592 0 EOF`; a
+/// waiter's line has `->` after the number and is not a holder, and a `READ` line is a look).
 fn flock_holder(locks: &str, dev: u64, ino: u64) -> Option<u32> {
     let wanted = format!("{:02x}:{:02x}:{ino}", rustix::fs::major(dev), rustix::fs::minor(dev));
     locks.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         match fields.as_slice() {
-            [_, "FLOCK", _, _, pid, id, ..] if *id == wanted => pid.parse().ok().filter(|&pid: &u32| pid > 0),
+            [_, "FLOCK", _, "WRITE", pid, id, ..] if *id == wanted => pid.parse().ok().filter(|&pid: &u32| pid > 0),
             _ => None,
         }
     })
@@ -289,21 +313,14 @@ fn program_of(pid: u32) -> Option<String> {
 }
 
 /// Whether another process holds `data/<container>.lock` (the launcher's name claim). Taking
-/// the lock for a moment is the only way to ask; it is released at once.
+/// the lock for a moment (shared: see [`look`]) is the only way to ask; it is released at once.
 pub(crate) fn name_lock_held(path: &Path) -> Result<bool> {
     let file = match OpenOptions::new().read(true).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
     };
-    match fs2::FileExt::try_lock_exclusive(&file) {
-        Ok(()) => {
-            let _ = fs2::FileExt::unlock(&file);
-            Ok(false)
-        }
-        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(true),
-        Err(e) => Err(e).with_context(|| format!("cannot test {}", path.display())),
-    }
+    Ok(!look(&file).with_context(|| format!("cannot test {}", path.display()))?)
 }
 
 /// The instance whose name lock is the file `<container>.lock` ([`Store::name_lock_path`]).
@@ -353,14 +370,33 @@ mod tests {
         assert_eq!(NameLock::holder(&path).unwrap(), None);
     }
 
+    /// Two looks at once never see each other as holders, and a claim rides out a look.
+    #[test]
+    fn a_look_is_not_a_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jk-abcd-x.lock");
+        fs::write(&path, "").unwrap();
+        let looking = File::open(&path).unwrap();
+        fs2::FileExt::lock_shared(&looking).unwrap();
+        assert!(!name_lock_held(&path).unwrap(), "another look");
+        assert_eq!(NameLock::holder(&path).unwrap(), None);
+        let released = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            drop(looking);
+        });
+        assert!(matches!(NameLock::try_take(&path).unwrap(), NameLockTry::Taken(_)), "taken once the look is over");
+        released.join().unwrap();
+    }
+
     #[test]
     fn the_holder_of_a_flock_is_read_from_proc_locks() {
         let locks = "1: FLOCK  ADVISORY  WRITE 29086 fe:00:770592 0 EOF\n\
                      2: -> FLOCK  ADVISORY  WRITE 3000 fe:00:42 0 EOF\n\
                      3: OFDLCK ADVISORY  READ -1 00:06:3 0 EOF\n\
-                     4: FLOCK  ADVISORY  WRITE 4242 fe:00:42 0 EOF\n";
+                     4: FLOCK  ADVISORY  READ 5000 fe:00:42 0 EOF\n\
+                     5: FLOCK  ADVISORY  WRITE 4242 fe:00:42 0 EOF\n";
         let dev = rustix::fs::makedev(0xfe, 0);
-        assert_eq!(flock_holder(locks, dev, 42), Some(4242), "the waiter is not the holder");
+        assert_eq!(flock_holder(locks, dev, 42), Some(4242), "neither the waiter nor a look is the holder");
         assert_eq!(flock_holder(locks, dev, 770592), Some(29086));
         assert_eq!(flock_holder(locks, dev, 3), None);
         assert_eq!(flock_holder(locks, rustix::fs::makedev(8, 1), 42), None, "another device");
