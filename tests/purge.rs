@@ -1104,7 +1104,10 @@ fn records_carry_absolute_paths_when_the_home_is_given_relative() {
     // The checks saw paths of every kind the home makes.
     assert!(Path::new(&quarantine).is_absolute() && Path::new(&quarantine).is_dir(), "{quarantine}");
     let removed: Vec<&str> = purged_record.removed.iter().map(|r| r.name.as_str()).collect();
-    assert!(removed.iter().any(|n| n.ends_with(&format!("data/{}", at_risk.container)) && n.starts_with('/')), "{removed:?}");
+    assert!(
+        removed.iter().any(|n| n.ends_with(&format!("data/{}", at_risk.container)) && n.starts_with('/')),
+        "{removed:?}"
+    );
     let dir = outputs[6].1[0]["data"]["dir"].as_str().unwrap();
     assert_eq!(fs::canonicalize(dir).unwrap(), fs::canonicalize(&quarantine).unwrap(), "--quarantined names it");
     assert_eq!(outputs[7].1[0]["data"]["quarantine"].as_str(), Some(quarantine.as_str()), "--recover too");

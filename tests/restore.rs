@@ -1242,7 +1242,10 @@ fn kept_at_tier_2(home: &mut Home, id: &str, env: Vec<(&'static str, &'static st
     let inst = home.instance(id, |_, _| Vec::new());
     with_agent_toml(home, &inst);
     let image = role_image(id);
-    let session = Session::launch(&inst.container, SessionOptions { dind: false, image: Some(&image), env, ..Default::default() });
+    let session = Session::launch(
+        &inst.container,
+        SessionOptions { dind: false, image: Some(&image), env, ..Default::default() },
+    );
     capture_and_keep(home, &inst, false);
     docker(&["rm", "-f", &inst.container]);
     docker(&["network", "rm", &format!("{}-net", inst.container)]);
@@ -1348,8 +1351,13 @@ fn a_session_that_cannot_be_resumed_is_refused_before_its_work_is_acknowledged()
     assert_eq!(home.snapshot(), before);
     assert!(docker_quiet(&["inspect", c]).is_none());
     // Ready, and still without a terminal: now the acknowledgement is what is missing.
-    let out =
-        home.detached("jackin-restore").args([c]).env("ACK_SECRET", "s3cret-ack").stdin(std::process::Stdio::null()).output().unwrap();
+    let out = home
+        .detached("jackin-restore")
+        .args([c])
+        .env("ACK_SECRET", "s3cret-ack")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
     assert!(common::stderr(&out).contains("no terminal to show the preserved work on"));
 }

@@ -140,7 +140,7 @@ mod tests {
         assert!(claim.lock.is_none() && !path.exists(), "a dry run holds nothing");
         let claim = SessionClaim::take(&store, &name, false).unwrap();
         assert!(claim.made_lock() && path.exists());
-        let second = SessionClaim::take(&store, &name, false).err().expect("busy");
+        let second = SessionClaim::take(&store, &name, false).expect_err("busy");
         assert_eq!(Exit::of(&second), Exit::Busy);
         drop(claim);
         assert!(!path.exists());
@@ -156,7 +156,7 @@ mod tests {
         let other = std::fs::File::open(&path).unwrap();
         fs2::FileExt::lock_exclusive(&other).unwrap();
         for dry_run in [false, true] {
-            let err = SessionClaim::take(&store, &name, dry_run).err().expect("busy");
+            let err = SessionClaim::take(&store, &name, dry_run).expect_err("busy");
             assert_eq!(Exit::of(&err), Exit::Busy, "dry run {dry_run}");
             let message = err.to_string();
             assert!(message.contains("held by another process"), "{message}");

@@ -12,10 +12,10 @@ use crate::state::names::InstanceName;
 use crate::state::store::{HostRepoLocks, PurgeMark, Store};
 use crate::tools::teardown;
 
-use crate::tools::claim::SessionClaim;
 use super::plan::{Deletion, Plan, Refusal, Stamp};
 use super::{crash_point, quarantine, remove, Purger};
 use crate::protocol::codes::ErrorCode;
+use crate::tools::claim::SessionClaim;
 
 /// What a purge holds from step 1 on: the name claim, and the host repositories' locks (to the end
 /// of step 5).

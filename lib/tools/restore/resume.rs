@@ -25,7 +25,11 @@ pub enum Resume {
     Planned(Restored, Option<String>),
     /// Not resumed, nothing changed: another process holds the session (`busy`: exit 5), or
     /// the session cannot be resumed (exit 6).
-    Refused { code: ErrorCode, why: anyhow::Error, busy: bool },
+    Refused {
+        code: ErrorCode,
+        why: anyhow::Error,
+        busy: bool,
+    },
     /// The tier failed part-way (exit 6); it deleted nothing.
     Failed(anyhow::Error),
     Resumed(Restored),
@@ -44,7 +48,9 @@ pub fn resume(
 ) -> Result<Resume> {
     let claim = match SessionClaim::take(store, name, options.plan_only) {
         Ok(claim) => claim,
-        Err(why) if Exit::of(&why) == Exit::Busy => return Ok(Resume::Refused { code: ErrorCode::Busy, why, busy: true }),
+        Err(why) if Exit::of(&why) == Exit::Busy => {
+            return Ok(Resume::Refused { code: ErrorCode::Busy, why, busy: true })
+        }
         Err(e) => return Err(e),
     };
     let refused = |code, why: String| Ok(Resume::Refused { code, why: anyhow::anyhow!(why), busy: false });
@@ -59,7 +65,10 @@ pub fn resume(
     }
     // What stops the resume is said before the operator is asked to read and acknowledge the work.
     if !plan.ready() {
-        return refused(ErrorCode::NotReady, format!("cannot resume, nothing was changed: {}", plan.missing.join("; ")));
+        return refused(
+            ErrorCode::NotReady,
+            format!("cannot resume, nothing was changed: {}", plan.missing.join("; ")),
+        );
     }
     let assessment = Assessor::new(AssessOptions::default()).instance(store, name, row)?;
     acknowledge(&assessment, options.yes)?;
