@@ -15,7 +15,7 @@ use jackin::protocol::records::Outcome;
 use jackin::state::config::configured_policy;
 use jackin::state::store::Store;
 use jackin::tools::assess::{AssessOptions, Assessor};
-use jackin::tools::keep::{self, AnswerSource, Asked, ExitAction, Flags, Ruling, Session};
+use jackin::tools::keep::{self, AnswerSource, Asked, Carried, ExitAction, Flags, Ruling, Session};
 
 fn main() {
     driver::main::<KeepArgs>(keep::TOOL, run)
@@ -71,13 +71,13 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
         }
     }
 
-    let mut live = 0;
+    let mut busy = 0;
     for step in steps {
         match step {
             Step::Pass(record) => ctx.pass_through(record)?,
             Step::Fail(container, code, e) => ctx.fail(Some(&container), code, &e)?,
             Step::Live(session) => {
-                live += 1;
+                busy += 1;
                 let message = format!(
                     "the session is live (its role container {} is running): nothing was changed; --stop stops it first",
                     session.manifest.docker.role_container
@@ -88,21 +88,26 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                 if let Some(warning) = &ruling.warning {
                     ctx.warn(format_args!("{}: {warning}", session.name));
                 }
-                if !args.dry_run {
-                    let engine = engine.as_ref().expect("connected when there are assessments");
-                    match keep::apply(&store, engine, &mut session, &ruling) {
-                        Ok(warnings) => warnings.iter().for_each(|w| ctx.warn(format_args!("{}: {w}", session.name))),
-                        Err(e) => {
-                            ctx.fail(Some(session.name.as_str()), ruling.failure_code(), &e)?;
-                            continue;
-                        }
+                let engine = engine.as_ref().expect("connected when there are assessments");
+                match keep::carry_out(&store, engine, &mut session, &ruling, args.dry_run, args.stop) {
+                    Ok(Carried::Done(warnings)) => {
+                        warnings.iter().for_each(|w| ctx.warn(format_args!("{}: {w}", session.name)))
+                    }
+                    Ok(Carried::Refused(code, e)) => {
+                        busy += 1;
+                        ctx.refuse_busy(session.name.as_str(), code, &e)?;
+                        continue;
+                    }
+                    Err(e) => {
+                        ctx.fail(Some(session.name.as_str()), ruling.failure_code(), &e)?;
+                        continue;
                     }
                 }
                 ctx.emit(&keep::decision(&session, &ruling, args.dry_run))?;
             }
         }
     }
-    Ok(if live > 0 { Exit::Busy } else { Exit::Ok })
+    Ok(if busy > 0 { Exit::Busy } else { Exit::Ok })
 }
 
 /// The answer to the table's question, when it asks one: `--answer` (a script run from an

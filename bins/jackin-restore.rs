@@ -11,13 +11,11 @@ use jackin::face::screens::{self, picker, Tty};
 use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::envelope::Record;
 use jackin::protocol::records::Change;
-use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
 use jackin::state::select::Catalog;
 use jackin::state::store::Store;
-use jackin::tools::assess::{AssessOptions, Assessor};
 use jackin::tools::reconcile;
-use jackin::tools::restore::{self, Prepared, RoleSource, Waits};
+use jackin::tools::restore::{self, Resume, ResumeOptions, RoleSource, Waits};
 
 fn main() {
     // https:// for tier 3's role source fetch, through libcurl (credentials: the URL, ~/.netrc, then
@@ -88,34 +86,25 @@ fn resume(
     };
     let name = target.name;
     let changes = reconcile_first(ctx, engine, store, vec![name.clone()], looks_only(args))?;
-    let Prepared { manifest, kept, plan } =
-        restore::prepare(engine, store, &name, &changes, RoleSource::for_run(looks_only(args)))?;
-    if !restore::resumable(Status::parse(&manifest.status), plan.role.is_some()) {
-        return refuse(ctx, &name, ErrorCode::NotResumable, format!("status {} is not resumable", manifest.status));
-    }
-    if args.plan || args.dry_run {
-        ctx.emit(&restore::planned(&manifest, &plan))?;
-        return Ok(if plan.ready() { Exit::Ok } else { refuse(ctx, &name, ErrorCode::NotReady, plan.not_ready())? });
-    }
-    let assessment = Assessor::new(AssessOptions::default()).instance(store, &name, target.row.as_ref())?;
-    restore::acknowledge(&assessment, args.yes)?;
-    if !plan.ready() {
-        let why = format!("cannot resume, nothing was changed: {}", plan.missing.join("; "));
-        return refuse(ctx, &name, ErrorCode::NotReady, why);
-    }
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
-    let tier = plan.tier.expect("a ready plan has a tier");
-    let ran = match restore::execute(engine, store, &name, &manifest, kept.recipe.as_ref(), &plan, waits) {
-        Ok(ran) => ran,
-        Err(e) => return ctx.fail_as(restore::failure_exit(&e), Some(name.as_str()), ErrorCode::RestoreFailed, &e),
-    };
-    restore::mark_resumed(store, &name, &manifest, tier)?;
-    let resumed = restore::resumed(&manifest, &plan, ran);
-    ctx.emit(&resumed)?;
-    if args.exec {
-        return Err(screens::exec_attach(&resumed.attach, attach_on));
+    let options = ResumeOptions { plan_only: args.plan || args.dry_run, yes: args.yes, waits };
+    match restore::resume(engine, store, &name, target.row.as_ref(), &changes, options)? {
+        Resume::Planned(planned, None) => ctx.emit(&planned).map(|()| Exit::Ok),
+        Resume::Planned(planned, Some(why)) => {
+            ctx.emit(&planned)?;
+            refuse(ctx, &name, ErrorCode::NotReady, why)
+        }
+        Resume::Refused { code, why, busy: true } => ctx.refuse_busy(name.as_str(), code, &why).map(|()| Exit::Busy),
+        Resume::Refused { code, why, busy: false } => refuse(ctx, &name, code, format!("{why:#}")),
+        Resume::Failed(e) => ctx.fail_as(restore::failure_exit(&e), Some(name.as_str()), ErrorCode::RestoreFailed, &e),
+        Resume::Resumed(resumed) => {
+            ctx.emit(&resumed)?;
+            if args.exec {
+                return Err(screens::exec_attach(&resumed.attach, attach_on));
+            }
+            Ok(Exit::Ok)
+        }
     }
-    Ok(Exit::Ok)
 }
 
 /// Launch-time reconciliation: the statuses restore decides on are what Docker says now.

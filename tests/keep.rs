@@ -1044,3 +1044,73 @@ fn an_in_place_session_is_kept_the_same_way() {
         "/home/agent"
     );
 }
+
+/// The launcher (here the test, holding `data/<c>.lock` as jackin does while it has the session
+/// attached) has the session: `--stop` does not take it from under it. Refused with exit 5, the
+/// holder named, nothing stopped or changed; once the lock is free, `--keep --stop` keeps it as
+/// the specification says (a detached session).
+#[test]
+fn keep_stop_leaves_a_session_whose_name_lock_another_process_holds() {
+    if !engine_available("keep_stop_leaves_a_held_session") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
+    let c = inst.container.as_str();
+    let _session = Session::launch(c, SessionOptions { dind: false, ..Default::default() });
+    let input = home.assess_lines(&[c]);
+    let lock = fs::File::create(home.home.join("data").join(format!("{c}.lock"))).unwrap();
+    fs2::FileExt::lock_exclusive(&lock).unwrap();
+    let before = home.snapshot();
+    for args in [&["--keep", "--stop"][..], &["--keep", "--stop", "--dry-run"]] {
+        let out = keep(&home, args, &input);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {}", stderr(&out));
+        let error = &records::<ErrorRecord>(&out.stdout)[0];
+        assert_eq!((error.code.as_str(), error.container_base.as_deref()), ("busy", Some(c)));
+        assert!(error.message.contains("the session is live"), "{error:?}");
+        if Path::new("/proc/locks").exists() {
+            assert!(error.message.contains(&format!("(pid {})", std::process::id())), "the holder named: {error:?}");
+        }
+    }
+    assert_eq!(_session.state(c).as_deref(), Some("running"), "not stopped");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+    drop(lock);
+    let recs = ok(&keep(&home, &["--keep", "--stop"], &input));
+    assert_eq!(recs[0].status.as_deref(), Some("restore_available"));
+    assert!(!Session::exists("container", c));
+}
+
+/// A purge caught after its re-assessment holds the session's claim: keep is refused with exit 5
+/// naming the purge (a dry run too), and keeps nothing; the purge then finishes.
+#[test]
+fn keep_refuses_a_session_a_purge_is_at_work_on_and_changes_nothing() {
+    if !engine_available("keep_refuses_while_purging") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
+    let c = inst.container.as_str();
+    let input = home.assess_lines(&[c]);
+    let mut purge = home.detached("jackin-purge");
+    purge.args([c, "--format=json"]).stdin(Stdio::null());
+    let paused = common::Paused::start(
+        purge,
+        jackin::base::crash::Tool::Purge,
+        "quarantined",
+        home.tmp.path().join("purge.paused"),
+    );
+    let holder = format!("jackin-purge (pid {})", paused.pid);
+    let before = home.snapshot();
+    for args in [&["--keep"][..], &["--keep", "--dry-run"], &["--policy=clean"]] {
+        let out = keep(&home, args, &input);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(&holder), "{args:?}: {}", stderr(&out));
+        let recs = envelopes(&out.stdout);
+        assert_eq!(recs.len(), 1, "no decision: {}", String::from_utf8_lossy(&out.stdout));
+        assert_eq!(recs[0].data::<ErrorRecord>().code, "busy");
+    }
+    assert_eq!(home.snapshot(), before, "nothing kept, nothing stamped");
+    let purged = paused.finish();
+    assert_eq!(purged.status.code(), Some(0), "{}", stderr(&purged));
+    assert!(!inst.dir.exists());
+}

@@ -137,6 +137,9 @@ fn a_held_name_lock_is_refused() {
     let out = home.purge(&[&inst.container], "");
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(stderr(&out).contains("held by another process"), "{}", stderr(&out));
+    if Path::new("/proc/locks").exists() {
+        assert!(stderr(&out).contains(&format!("(pid {})", std::process::id())), "the holder named: {}", stderr(&out));
+    }
     assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "busy");
     assert_eq!(home.snapshot(), before);
     drop(lock);
@@ -1002,4 +1005,110 @@ fn the_text_report_closes_with_the_total() {
     let out = home.cmd("jackin-purge").args(["--format=text", "--dry-run", &dry.container]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.lines().last().unwrap_or_default().starts_with("would purge 1 · "), "{text}");
+}
+
+/// Every path a record carries that is not absolute, or that is spelled from the working
+/// directory (`./…`, `../…`): the mounts' `path`, `original_src`, `quarantine`,
+/// a quarantine's `dir` and `repository`, a recover's `worktree`, a repair's `moved_to`, and the
+/// `name` of what a purge removed when it is a file (`directory`, `name_lock`, `worktree`).
+fn relative_paths(value: &serde_json::Value, found: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let kind = map.get("kind").and_then(serde_json::Value::as_str);
+            let file_kind = kind.is_some_and(|k| ["directory", "name_lock", "worktree"].contains(&k));
+            for (key, v) in map {
+                if let Some(text) = v.as_str() {
+                    let path_key = match key.as_str() {
+                        "path" => map.contains_key("mount_dst"),
+                        "original_src" | "quarantine" | "dir" | "repository" | "worktree" | "moved_to" => true,
+                        "name" => file_kind,
+                        _ => false,
+                    };
+                    let from_cwd = ["./", "../"].iter().any(|p| text.starts_with(p));
+                    if (path_key && !text.starts_with('/')) || from_cwd {
+                        found.push(format!("{key}: {text}"));
+                    }
+                }
+                relative_paths(v, found);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| relative_paths(v, found)),
+        _ => {}
+    }
+}
+
+/// With a relative home (`--home ./jackin` from its parent directory, `JACKIN_HOME_DIR=../jackin`
+/// from a sibling),
+/// and a relative quarantine directory for `--recover`, every path in every record of assess,
+/// keep, purge (a discard, with its quarantine), restore `--list`, `--quarantined` and
+/// `--recover` is absolute: the next process in the pipe may run from anywhere.
+#[test]
+fn records_carry_absolute_paths_when_the_home_is_given_relative() {
+    if !engine_available("records_carry_absolute_paths") {
+        return;
+    }
+    let mut home = Home::new();
+    let (at_risk, _app, _) = at_risk_worktree(&mut home);
+    let kept = home.instance(&unique_id(), |_, _| Vec::new());
+    let cwd = home.tmp.path().to_path_buf();
+    let run = |tool: &str, args: &[&str], stdin: &[u8], env_home: bool| -> Vec<u8> {
+        let mut cmd = assert_cmd::Command::new(common::tool_path(tool));
+        cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+        cmd.env_remove("JACKIN_PURGE_CRASH_AT").env_remove("JACKIN_PURGE_PAUSE_AT");
+        if env_home {
+            cmd.current_dir(cwd.join("src")).env("JACKIN_HOME_DIR", "../jackin").env("JACKIN_CONFIG_DIR", "../config");
+        } else {
+            cmd.current_dir(&cwd).args(["--home", "./jackin", "--config-dir", "./config"]);
+        }
+        let out = cmd.arg("--format=json").args(args).write_stdin(stdin.to_vec()).output().unwrap();
+        assert!(out.status.success(), "{tool} {args:?}: {}", stderr(&out));
+        out.stdout
+    };
+    let mut outputs = Vec::new();
+    let assessed = run("jackin-assess", &[&at_risk.container], b"", false);
+    let decided = run("jackin-keep", &["--policy=clean"], &assessed, false);
+    let purged = run("jackin-purge", &[], &decided, false);
+    let kept_assessed = run("jackin-assess", &[&kept.container], b"", true);
+    let kept_decided = run("jackin-keep", &["--keep"], &kept_assessed, true);
+    let listed = run("jackin-restore", &["--list"], b"", false);
+    let quarantined = run("jackin-restore", &["--quarantined"], b"", true);
+    let purged_record = &records::<Purged>(&purged)[0];
+    let quarantine = purged_record.quarantine.clone().expect("the discard saved the work");
+    let relative_q = match Path::new(&quarantine).strip_prefix(&cwd) {
+        Ok(inside) => format!("./{}", inside.to_str().unwrap()),
+        Err(_) => quarantine.clone(),
+    };
+    let recovered = run("jackin-restore", &["--recover", &relative_q, "--dry-run"], b"", false);
+    for (what, out) in [
+        ("assess", &assessed),
+        ("keep", &decided),
+        ("purge", &purged),
+        ("assess (env)", &kept_assessed),
+        ("keep (env)", &kept_decided),
+        ("restore --list", &listed),
+        ("restore --quarantined (env)", &quarantined),
+        ("restore --recover", &recovered),
+    ] {
+        let lines: Vec<serde_json::Value> =
+            String::from_utf8_lossy(out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert!(!lines.is_empty(), "{what} wrote records");
+        outputs.push((what, lines));
+    }
+    for (what, lines) in &outputs {
+        for line in lines {
+            let mut found = Vec::new();
+            relative_paths(line, &mut found);
+            assert!(found.is_empty(), "{what}: {found:?} in {line}");
+        }
+    }
+    // The checks saw paths of every kind the home makes.
+    assert!(Path::new(&quarantine).is_absolute() && Path::new(&quarantine).is_dir(), "{quarantine}");
+    let removed: Vec<&str> = purged_record.removed.iter().map(|r| r.name.as_str()).collect();
+    assert!(
+        removed.iter().any(|n| n.ends_with(&format!("data/{}", at_risk.container)) && n.starts_with('/')),
+        "{removed:?}"
+    );
+    let dir = outputs[6].1[0]["data"]["dir"].as_str().unwrap();
+    assert_eq!(fs::canonicalize(dir).unwrap(), fs::canonicalize(&quarantine).unwrap(), "--quarantined names it");
+    assert_eq!(outputs[7].1[0]["data"]["quarantine"].as_str(), Some(quarantine.as_str()), "--recover too");
 }

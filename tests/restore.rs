@@ -10,7 +10,8 @@ use common::docker::{
     TEST_REAL_DIND_IMAGE, TEST_REAL_DIND_IMAGE_ENV, TEST_ROLE_IMAGE, TEST_ROLE_IMAGE_ENV,
 };
 use common::records::{envelopes, records, Candidate, ErrorRecord, Restored};
-use common::{git, read_json, Home, Instance};
+use common::{git, read_json, Home, Instance, Paused};
+use jackin::base::crash::Tool;
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
 use jackin::state::store::{Roots, Store};
@@ -1668,4 +1669,130 @@ fn a_removed_sidecar_no_recipe_holds_stops_the_resume_at_tiers_1_and_2() {
     refused(1, "is gone and no launch recipe holds it");
     docker(&["rm", "-f", &c]);
     refused(2, "is not in the launch recipe");
+}
+
+/// A session kept to resume with its containers and network removed (tier 2), no mounts, its
+/// recipe captured from a launch with `env`.
+fn kept_at_tier_2(home: &mut Home, id: &str, env: Vec<(&'static str, &'static str)>) -> (Instance, Session) {
+    let inst = home.instance(id, |_, _| Vec::new());
+    with_agent_toml(home, &inst);
+    let image = role_image(id);
+    let session = Session::launch(
+        &inst.container,
+        SessionOptions { dind: false, image: Some(&image), env, ..Default::default() },
+    );
+    capture_and_keep(home, &inst, false);
+    docker(&["rm", "-f", &inst.container]);
+    docker(&["network", "rm", &format!("{}-net", inst.container)]);
+    (inst, session)
+}
+
+/// jackin-restore with no controlling terminal and nothing on stdin, JSON out.
+fn restore_detached(home: &Home, args: &[&str]) -> std::process::Output {
+    home.detached("jackin-restore").args(args).arg("--format=json").stdin(std::process::Stdio::null()).output().unwrap()
+}
+
+/// A purge caught after its re-assessment holds the session's claim: a resume (and its plan) is
+/// refused with exit 5 naming the purge, and recreates nothing; the purge then finishes.
+#[test]
+fn a_restore_refuses_a_session_a_purge_is_at_work_on_and_changes_nothing() {
+    if !engine_available("restore_refuses_while_purging") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, _session) = kept_at_tier_2(&mut home, "c1a1m0p5", Vec::new());
+    let c = inst.container.as_str();
+    let mut purge = home.detached("jackin-purge");
+    purge.args([c, "--format=json"]).stdin(std::process::Stdio::null());
+    let paused = Paused::start(purge, Tool::Purge, "quarantined", home.tmp.path().join("purge.paused"));
+    let holder = format!("jackin-purge (pid {})", paused.pid);
+    let before = home.snapshot();
+    for args in [&[c, "--yes"][..], &[c, "--plan"]] {
+        let out = restore_detached(&home, args);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {}", common::stderr(&out));
+        assert!(common::stderr(&out).contains(&holder), "{args:?} names the purge: {}", common::stderr(&out));
+        let recs = envelopes(&out.stdout);
+        assert_eq!(recs.len(), 1, "only the refusal: {}", String::from_utf8_lossy(&out.stdout));
+        let error = recs[0].data::<ErrorRecord>();
+        assert_eq!((error.code.as_str(), error.container_base.as_deref()), ("busy", Some(c)));
+        assert!(error.message.contains(&holder), "{error:?}");
+    }
+    assert_eq!(home.snapshot(), before, "nothing of the session changed");
+    assert!(docker_quiet(&["inspect", c]).is_none(), "nothing was recreated");
+    assert!(docker_quiet(&["network", "inspect", &format!("{c}-net")]).is_none());
+    let purged = paused.finish();
+    assert_eq!(purged.status.code(), Some(0), "{}", common::stderr(&purged));
+    assert!(!inst.dir.exists() && home.row(c).is_none(), "the purge finished the job");
+}
+
+/// A resume caught after it recreated the network holds the session's claim: a purge is
+/// refused with exit 5 naming the restore and deletes nothing; the resume then finishes.
+#[test]
+fn a_purge_refuses_a_session_a_restore_is_recreating_and_the_restore_finishes() {
+    if !engine_available("purge_refuses_while_restoring") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, _session) = kept_at_tier_2(&mut home, "c1a1m0r5", Vec::new());
+    let c = inst.container.as_str();
+    let mut restore = home.detached("jackin-restore");
+    restore.args([c, "--yes", "--format=json"]).stdin(std::process::Stdio::null());
+    let paused = Paused::start(restore, Tool::Restore, "resources", home.tmp.path().join("restore.paused"));
+    let holder = format!("jackin-restore (pid {})", paused.pid);
+    let before = home.snapshot();
+    for args in [&[c][..], &[c, "--stop", "--discard-unfinished"], &[c, "--dry-run"]] {
+        let out = home.purge(args, "");
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {}", common::stderr(&out));
+        assert!(common::stderr(&out).contains(&holder), "{args:?} names the restore: {}", common::stderr(&out));
+        let error = &records::<ErrorRecord>(&out.stdout)[0];
+        assert_eq!(error.code, "busy");
+        assert!(error.message.contains(&holder), "{error:?}");
+    }
+    assert_eq!(home.snapshot(), before, "nothing of the session was deleted");
+    assert!(docker_quiet(&["network", "inspect", &format!("{c}-net")]).is_some(), "the restore's network stays");
+    let out = paused.finish();
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(restored(&out.stdout).tier, Some(2));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", c]), "true");
+    assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
+    assert!(!home.home.join("data").join(format!("{c}.lock")).exists(), "the claim's lock file went with it");
+}
+
+/// Readiness comes before the acknowledgement: a session that needs a variable this shell does
+/// not have is refused as not ready (exit 6, naming it) without a terminal and without --yes,
+/// not asked about its preserved work first.
+#[test]
+fn a_session_that_cannot_be_resumed_is_refused_before_its_work_is_acknowledged() {
+    if !engine_available("readiness_before_acknowledgement") {
+        return;
+    }
+    let mut home = Home::new();
+    let (inst, _session) = kept_at_tier_2(&mut home, "rdy0ack5", vec![("ACK_SECRET", "s3cret-ack")]);
+    let c = inst.container.as_str();
+    let before = home.snapshot();
+    let out = home
+        .detached("jackin-restore")
+        .args([c, "--format=json"])
+        .env_remove("ACK_SECRET")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    assert!(err.contains("needs ACK_SECRET"), "{err}");
+    assert!(!err.contains("no terminal"), "not asked to acknowledge first: {err}");
+    let error = &records::<ErrorRecord>(&out.stdout)[0];
+    assert_eq!(error.code, "not_ready");
+    assert_eq!(home.snapshot(), before);
+    assert!(docker_quiet(&["inspect", c]).is_none());
+    // Ready, and still without a terminal: now the acknowledgement is what is missing.
+    let out = home
+        .detached("jackin-restore")
+        .args([c])
+        .env("ACK_SECRET", "s3cret-ack")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    assert!(common::stderr(&out).contains("no terminal to show the preserved work on"));
 }

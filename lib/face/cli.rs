@@ -261,8 +261,10 @@ What each outcome does:
   return: changes nothing; reconnect to the agent.
 
 A session whose role container still runs is live: nothing is changed
-for it (exit 5) unless --stop is given. Ctrl-C in the dialog changes
-nothing (exit 130).";
+for it (exit 5) unless --stop is given. A session whose name lock
+another process holds (jackin with it attached, or jackin-purge or
+jackin-restore at work on it) is left as it is, --stop or not (exit 5,
+the holder named). Ctrl-C in the dialog changes nothing (exit 130).";
 
 /// Applies the exit policy to assessed sessions: keep them to resume later, or mark them for
 /// clean-up.
@@ -376,7 +378,11 @@ healthy, start it. Tier 2: it is gone but its image is present; \
 recreate network, volume, sidecar and container from the launch recipe captured when it was kept. \
 Tier 3: the image is gone too; rebuild it from the role's source at exactly the recorded commit, then \
 tier 2. Secrets are resolved from this process's environment or 1Password at resume time and never \
-written to disk. A failed resume never deletes anything.",
+written to disk. What stops a resume (a variable that cannot be resolved, a worktree that is gone) \
+is said before the preserved work is shown for acknowledgement. While it resumes a session it holds \
+the session's name lock: a purge or keep of it meanwhile is refused (exit 5), and so is this resume \
+(and --plan) of a session another process holds, naming the holder. A failed resume never deletes \
+anything.",
     after_help = exit_status_help("jackin-restore"),
 )]
 pub struct RestoreArgs {
@@ -422,7 +428,7 @@ pub struct RestoreArgs {
     pub recover: Option<String>,
 
     /// With --recover, when the host repository is gone: recover into a new repository at DIR
-    #[arg(long, value_name = "DIR", requires = "recover")]
+    #[arg(long, value_name = "DIR", requires = "recover", value_parser = absolute_dir)]
     pub into: Option<std::path::PathBuf>,
 
     /// Say which tier and steps a resume would take; change nothing (same as --dry-run)
@@ -585,6 +591,12 @@ impl PurgeArgs {
 /// a path-like argument is a usage error that never touches the disk.
 fn instance(arg: &str) -> Result<String, Unresolved> {
     check_arg(arg).map(|()| arg.to_owned())
+}
+
+/// A directory argument, made absolute against the working directory without resolving a link
+/// (`state::store::absolute`): the records that name it go to processes that may run elsewhere.
+fn absolute_dir(arg: &str) -> Result<PathBuf, String> {
+    crate::state::store::absolute(std::path::Path::new(arg)).map_err(|e| format!("{e:#}"))
 }
 
 /// As [`instance`], or `-` for the instances named by the records on stdin.

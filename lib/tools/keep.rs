@@ -20,6 +20,7 @@ use crate::state::model::{Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
 use crate::tools::assess::{AssessOptions, Assessor};
+use crate::tools::claim::SessionClaim;
 
 pub const TOOL: &str = "jackin-keep";
 
@@ -291,6 +292,59 @@ pub(crate) fn stopped_before_assessed(role: Option<&RunState>, assessed_at: &str
     let finished = role.finished_at.as_deref().and_then(parse_rfc3339);
     let assessed = parse_rfc3339(assessed_at);
     matches!((finished, assessed), (Some(finished), Some(assessed)) if finished <= assessed)
+}
+
+/// What carrying out a ruling came to.
+#[derive(Debug)]
+pub enum Carried {
+    /// Done (in a dry run: would be done); the warnings worth saying on stderr.
+    Done(Vec<String>),
+    /// Left as it is, nothing changed (exit 5): another process holds the session's claim, or
+    /// the session was started again meanwhile and `--stop` was not given.
+    Refused(ErrorCode, anyhow::Error),
+}
+
+/// Carries out a ruling under the session's claim (tools/claim.rs), held from before the session
+/// is looked at again to after the last write, and let go before the decision is emitted (the
+/// purge it is piped into takes it next). `return` changes nothing and takes no claim; a dry run
+/// takes none, but is refused as the run would be.
+pub fn carry_out(
+    store: &Store,
+    engine: &Engine,
+    session: &mut Session,
+    ruling: &Ruling,
+    dry_run: bool,
+    stop: bool,
+) -> Result<Carried> {
+    if ruling.outcome == Outcome::Return {
+        return Ok(Carried::Done(Vec::new()));
+    }
+    let claim = match SessionClaim::take(store, &session.name, dry_run) {
+        Ok(claim) => claim,
+        Err(why) if Exit::of(&why) == Exit::Busy => return Ok(Carried::Refused(ErrorCode::Busy, why)),
+        Err(e) => return Err(e),
+    };
+    if dry_run {
+        return Ok(Carried::Done(Vec::new()));
+    }
+    // The session as it is now, not as it was before the dialog: a restore may have started it
+    // again, a purge may have removed it.
+    let Some(manifest) = store.read_manifest(&session.name)? else {
+        anyhow::bail!("its manifest is gone since it was looked at (purged meanwhile?): nothing was changed");
+    };
+    session.role = engine.inspect(&manifest.docker.role_container)?.map(|details| details.state);
+    session.manifest = manifest;
+    if session.live() && !stop {
+        let why = anyhow::anyhow!(
+            "the session was started again while it was decided (its role container {} is running): nothing was \
+             changed; --stop stops it first",
+            session.manifest.docker.role_container
+        );
+        return Ok(Carried::Refused(ErrorCode::Live, why));
+    }
+    let warnings = apply(store, engine, session, ruling)?;
+    drop(claim);
+    Ok(Carried::Done(warnings))
 }
 
 /// Carries out a ruling. Returns warnings worth saying on stderr. A clean-up that would stamp

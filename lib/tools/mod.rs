@@ -2,6 +2,7 @@
 
 pub mod assess;
 pub mod capture;
+pub(crate) mod claim;
 pub(crate) mod disk;
 pub(crate) mod home_claims;
 pub mod keep;

@@ -241,7 +241,7 @@ impl Home {
         cmd.arg("--home").arg(&self.home).arg("--config-dir").arg(&self.config);
         cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
         for crashing in [Tool::Purge, Tool::Keep, Tool::Restore] {
-            cmd.env_remove(crashing.variable());
+            cmd.env_remove(crashing.variable()).env_remove(crashing.pause_variable());
         }
         // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
         unsafe {
@@ -316,6 +316,52 @@ impl Home {
     /// this list unchanged, so a deleted directory, a changed link or a mode change shows.
     pub fn snapshot(&self) -> Vec<(PathBuf, Entry)> {
         snapshot_of(&self.home)
+    }
+}
+
+/// A tool's run caught right after one of its steps (base/crash.rs, `JACKIN_<TOOL>_PAUSE_AT`),
+/// holding there whatever it holds (the session's claim among it) until [`Paused::finish`] lets it
+/// go on. Killed if the test ends first.
+pub struct Paused {
+    child: Option<std::process::Child>,
+    file: PathBuf,
+    /// The paused process.
+    pub pid: u32,
+}
+
+impl Paused {
+    /// Starts `cmd` (stdin, if it reads one, already set) paused after `step`, and waits until it
+    /// is there; fails the test with its output when it ends before.
+    pub fn start(mut cmd: Command, tool: Tool, step: &str, file: PathBuf) -> Paused {
+        cmd.env(tool.pause_variable(), step).env(jackin::base::crash::PAUSE_FILE, &file);
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+        loop {
+            if let Some(pid) = fs::read_to_string(&file).ok().and_then(|t| t.trim().parse().ok()) {
+                return Paused { child: Some(child), file, pid };
+            }
+            if child.try_wait().unwrap().is_some() {
+                let out = child.wait_with_output().unwrap();
+                panic!("{} ended before step {step}: {}", tool.binary(), stderr(&out));
+            }
+            assert!(std::time::Instant::now() < deadline, "{} did not reach step {step}", tool.binary());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Lets the run go on from its step, and waits for it to end.
+    pub fn finish(mut self) -> Output {
+        fs::remove_file(&self.file).unwrap();
+        self.child.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 

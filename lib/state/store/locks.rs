@@ -1,10 +1,12 @@
 //! The locks of a home: the index lock every read-modify-write of `instances.json` holds, the
-//! launcher's per-instance name locks, and the purge's per-host-repository locks.
+//! launcher's per-instance name locks (held by jackin while it has the session, and by purge,
+//! restore and keep while they change it: tools/claim.rs), who holds one, and the purge's
+//! per-host-repository locks.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -108,44 +110,217 @@ impl HostRepoLocks {
     }
 }
 
+/// The name lock `data/<container>.lock`, held by this process: an exclusive `flock(2)` on the
+/// file the path names, the lock jackin takes for as long as it has the session. A lock file that
+/// was not there was made for the hold, and is unlinked (still held) when the hold ends, so a
+/// run that holds it leaves the home as it found it.
+#[derive(Debug)]
+pub(crate) struct NameLock {
+    file: File,
+    path: PathBuf,
+    created: bool,
+}
+
+/// What a try of a name lock found.
+#[derive(Debug)]
+pub(crate) enum NameLockTry {
+    Taken(NameLock),
+    /// Another open of the file holds it: another process, named when the system says who.
+    Held(LockHolder),
+}
+
+impl NameLock {
+    /// Takes `path` without waiting, making the file when there is none. After locking, the path
+    /// must still name the inode locked: a purge unlinks the lock it holds at its step 7, and a
+    /// lock on an unlinked inode excludes nobody, so then it is tried again.
+    pub(crate) fn try_take(path: &Path) -> Result<NameLockTry> {
+        for _ in 0..100 {
+            let (file, created) = match OpenOptions::new().read(true).open(path) {
+                Ok(file) => (file, false),
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    match OpenOptions::new().read(true).write(true).create_new(true).mode(0o600).open(path) {
+                        Ok(file) => (file, true),
+                        Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                        Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+                    }
+                }
+                Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+            };
+            if !lock_past_looks(&file).with_context(|| format!("cannot lock {}", path.display()))? {
+                return Ok(NameLockTry::Held(LockHolder::of(&file)));
+            }
+            let lock = NameLock { file, path: path.to_path_buf(), created };
+            if lock.still_named() {
+                return Ok(NameLockTry::Taken(lock));
+            }
+            lock.forget_file();
+        }
+        Err(Exit::Busy.err(format_args!("{} keeps being replaced while it is locked", path.display())))
+    }
+
+    /// Whether another process holds `path`, without taking it and without making a file (a dry
+    /// run's look); `None` when it is free or absent.
+    pub(crate) fn holder(path: &Path) -> Result<Option<LockHolder>> {
+        let file = match OpenOptions::new().read(true).open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+        };
+        Ok((!look(&file).with_context(|| format!("cannot test {}", path.display()))?).then(|| LockHolder::of(&file)))
+    }
+
+    /// The hold made the file (there was none).
+    pub(crate) fn created(&self) -> bool {
+        self.created
+    }
+
+    /// Whether the path still names the inode held.
+    fn still_named(&self) -> bool {
+        match (self.file.metadata(), fs::metadata(&self.path)) {
+            (Ok(held), Ok(now)) => held.dev() == now.dev() && held.ino() == now.ino(),
+            _ => false,
+        }
+    }
+
+    /// Unlinks the lock file while it is still held (purge's step 7), so no other process can
+    /// take the name until this one is done. `false` when the path no longer names the file held
+    /// (someone else unlinked it): nothing removed. The hold itself lasts until it is dropped.
+    pub(crate) fn unlink(&mut self) -> Result<bool> {
+        if !self.still_named() {
+            self.created = false;
+            return Ok(false);
+        }
+        match fs::remove_file(&self.path) {
+            Ok(()) => {
+                self.created = false;
+                Ok(true)
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e).with_context(|| format!("removing {}", self.path.display())),
+        }
+    }
+
+    /// Lets go of a hold whose path names another file now: nothing to unlink.
+    fn forget_file(mut self) {
+        self.created = false;
+    }
+}
+
+impl Drop for NameLock {
+    /// A lock file this hold made goes before the lock is released (the flock ends with the file).
+    fn drop(&mut self) {
+        if self.created && self.still_named() {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// How long a claim tries again when it finds the lock held: a look (a dry run, reconcile, the
+/// orphan scan) holds it for a moment only, and must not pass for a holder.
+const LOOK_GRACE: Duration = Duration::from_millis(200);
+
+/// Takes the exclusive lock on `file`, trying again for [`LOOK_GRACE`] while it is held; `false`
+/// when it is still held then.
+fn lock_past_looks(file: &File) -> std::io::Result<bool> {
+    let deadline = Instant::now() + LOOK_GRACE;
+    loop {
+        match fs2::FileExt::try_lock_exclusive(file) {
+            Ok(()) => return Ok(true),
+            Err(e) if e.kind() == ErrorKind::WouldBlock && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A look at a name lock: whether it is free, by taking it shared for a moment (so two looks never
+/// see each other as holders; a holder's exclusive lock refuses it), then letting it go.
+fn look(file: &File) -> std::io::Result<bool> {
+    match fs2::FileExt::try_lock_shared(file) {
+        Ok(()) => {
+            let _ = fs2::FileExt::unlock(file);
+            Ok(true)
+        }
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Who holds a lock, as far as the system says: on Linux the process that took the `flock(2)`
+/// (`/proc/locks`) and its program name; elsewhere, or when it cannot be read, nobody named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct LockHolder {
+    pub(crate) pid: Option<u32>,
+    /// The program's file name (argv[0] without its directories, else the kernel's `comm`).
+    pub(crate) program: Option<String>,
+}
+
+impl LockHolder {
+    /// The holder of the flock another open of `file` has.
+    fn of(file: &File) -> LockHolder {
+        let Ok(meta) = file.metadata() else { return LockHolder::default() };
+        let Ok(locks) = fs::read_to_string("/proc/locks") else { return LockHolder::default() };
+        match flock_holder(&locks, meta.dev(), meta.ino()) {
+            Some(pid) => LockHolder { pid: Some(pid), program: program_of(pid) },
+            None => LockHolder::default(),
+        }
+    }
+
+    /// One of these tools (jackin-purge, jackin-restore, jackin-keep, …) rather than the launcher
+    /// or anything else.
+    pub(crate) fn is_tool(&self) -> bool {
+        const TOOLS: [&str; 5] = ["jackin-assess", "jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore"];
+        self.program.as_deref().is_some_and(|p| TOOLS.contains(&p))
+    }
+}
+
+impl std::fmt::Display for LockHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match (&self.program, self.pid) {
+            (Some(program), Some(pid)) => write!(f, "{program} (pid {pid})"),
+            (None, Some(pid)) => write!(f, "pid {pid}"),
+            _ => f.write_str("another process"),
+        }
+    }
+}
+
+/// The pid of the process whose exclusive `flock(2)` is on the inode `ino` of the device `dev`,
+/// from the text of `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 fe:00:770592 0 EOF`; a
+/// waiter's line has `->` after the number and is not a holder, and a `READ` line is a look).
+fn flock_holder(locks: &str, dev: u64, ino: u64) -> Option<u32> {
+    let wanted = format!("{:02x}:{:02x}:{ino}", rustix::fs::major(dev), rustix::fs::minor(dev));
+    locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        match fields.as_slice() {
+            [_, "FLOCK", _, "WRITE", pid, id, ..] if *id == wanted => pid.parse().ok().filter(|&pid: &u32| pid > 0),
+            _ => None,
+        }
+    })
+}
+
+/// The program a process runs, by the name it was started as: argv[0]'s file name when the
+/// kernel's `comm` (at most 15 bytes) is the start of it, else `comm` (a script started through
+/// its `#!` line has the interpreter as argv[0] and the script's name as `comm`).
+fn program_of(pid: u32) -> Option<String> {
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?.trim_end_matches('\n').to_owned();
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let argv0 = cmdline.split(|&b| b == 0).next().unwrap_or_default();
+    let argv0 = String::from_utf8_lossy(argv0.rsplit(|&b| b == b'/').next().unwrap_or_default()).into_owned();
+    let name = if !comm.is_empty() && argv0.starts_with(&comm) { argv0 } else { comm };
+    (!name.is_empty()).then(|| name.chars().take(64).collect())
+}
+
 /// Whether another process holds `data/<container>.lock` (the launcher's name claim). Taking
-/// the lock for a moment is the only way to ask; it is released at once.
+/// the lock for a moment (shared: see [`look`]) is the only way to ask; it is released at once.
 pub(crate) fn name_lock_held(path: &Path) -> Result<bool> {
     let file = match OpenOptions::new().read(true).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
     };
-    match fs2::FileExt::try_lock_exclusive(&file) {
-        Ok(()) => {
-            let _ = fs2::FileExt::unlock(&file);
-            Ok(false)
-        }
-        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(true),
-        Err(e) => Err(e).with_context(|| format!("cannot test {}", path.display())),
-    }
-}
-
-/// Unlinks the name lock `path` unless another process holds it, testing it by taking it and
-/// unlinking it while held, so a launcher that claimed the name since is never robbed of its
-/// claim. Returns whether it was removed. For a caller that does not hold the lock itself (a
-/// holder's own test would see its own lock as another's).
-pub(crate) fn remove_name_lock_unless_held(path: &Path) -> Result<bool> {
-    let file = match OpenOptions::new().read(true).open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
-    };
-    match fs2::FileExt::try_lock_exclusive(&file) {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-        Err(e) => return Err(e).with_context(|| format!("cannot test {}", path.display())),
-    }
-    match fs::remove_file(path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
-    }
+    Ok(!look(&file).with_context(|| format!("cannot test {}", path.display()))?)
 }
 
 /// The instance whose name lock is the file `<container>.lock` ([`Store::name_lock_path`]).
@@ -167,18 +342,69 @@ mod tests {
         assert_eq!(name_lock_owner("jk-abcd-x"), None);
     }
 
+    /// A lock file that was not there is made for the hold and gone when it ends; one that was
+    /// there stays; another open of the file is refused while it is held, and named.
     #[test]
-    fn a_name_lock_another_holds_is_not_removed() {
+    fn a_name_lock_hold_leaves_the_home_as_it_found_it_and_excludes_other_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jk-abcd-x.lock");
+        let NameLockTry::Taken(held) = NameLock::try_take(&path).unwrap() else { panic!("free") };
+        assert!(held.created() && path.exists());
+        match NameLock::try_take(&path).unwrap() {
+            NameLockTry::Held(holder) => {
+                if std::path::Path::new("/proc/locks").exists() {
+                    assert_eq!(holder.pid, Some(std::process::id()), "{holder}");
+                    assert!(holder.program.is_some(), "{holder:?}");
+                }
+            }
+            NameLockTry::Taken(_) => panic!("held twice"),
+        }
+        assert!(NameLock::holder(&path).unwrap().is_some());
+        drop(held);
+        assert!(!path.exists(), "made for the hold, unlinked with it");
+        fs::write(&path, "").unwrap();
+        let NameLockTry::Taken(held) = NameLock::try_take(&path).unwrap() else { panic!("free") };
+        assert!(!held.created());
+        drop(held);
+        assert!(path.exists(), "jackin's file stays");
+        assert_eq!(NameLock::holder(&path).unwrap(), None);
+    }
+
+    /// Two looks at once never see each other as holders, and a claim rides out a look.
+    #[test]
+    fn a_look_is_not_a_holder() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("jk-abcd-x.lock");
         fs::write(&path, "").unwrap();
-        let holder = File::open(&path).unwrap();
-        fs2::FileExt::lock_exclusive(&holder).unwrap();
-        assert!(!remove_name_lock_unless_held(&path).unwrap());
-        assert!(path.exists(), "held by another open of the file, as a launcher holds it");
-        drop(holder);
-        assert!(remove_name_lock_unless_held(&path).unwrap());
-        assert!(!path.exists());
-        assert!(!remove_name_lock_unless_held(&path).unwrap(), "gone already");
+        let looking = File::open(&path).unwrap();
+        fs2::FileExt::lock_shared(&looking).unwrap();
+        assert!(!name_lock_held(&path).unwrap(), "another look");
+        assert_eq!(NameLock::holder(&path).unwrap(), None);
+        let released = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            drop(looking);
+        });
+        assert!(matches!(NameLock::try_take(&path).unwrap(), NameLockTry::Taken(_)), "taken once the look is over");
+        released.join().unwrap();
+    }
+
+    #[test]
+    fn the_holder_of_a_flock_is_read_from_proc_locks() {
+        let locks = "1: FLOCK  ADVISORY  WRITE 29086 fe:00:770592 0 EOF\n\
+                     2: -> FLOCK  ADVISORY  WRITE 3000 fe:00:42 0 EOF\n\
+                     3: OFDLCK ADVISORY  READ -1 00:06:3 0 EOF\n\
+                     4: FLOCK  ADVISORY  READ 5000 fe:00:42 0 EOF\n\
+                     5: FLOCK  ADVISORY  WRITE 4242 fe:00:42 0 EOF\n";
+        let dev = rustix::fs::makedev(0xfe, 0);
+        assert_eq!(flock_holder(locks, dev, 42), Some(4242), "neither the waiter nor a look is the holder");
+        assert_eq!(flock_holder(locks, dev, 770592), Some(29086));
+        assert_eq!(flock_holder(locks, dev, 3), None);
+        assert_eq!(flock_holder(locks, rustix::fs::makedev(8, 1), 42), None, "another device");
+        let holder = LockHolder { pid: Some(7), program: Some("jackin-purge".into()) };
+        assert!(holder.is_tool());
+        assert_eq!(holder.to_string(), "jackin-purge (pid 7)");
+        assert_eq!(LockHolder::default().to_string(), "another process");
+        assert!(!LockHolder { pid: Some(7), program: Some("jackin".into()) }.is_tool());
+        assert!(!LockHolder { pid: Some(7), program: Some("jackin-0123abcd".into()) }.is_tool());
     }
 }

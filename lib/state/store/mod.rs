@@ -36,7 +36,9 @@ pub struct Roots {
 }
 
 impl Roots {
-    /// Flags win; clap has already folded `JACKIN_HOME_DIR`/`JACKIN_CONFIG_DIR` into them.
+    /// Flags win; clap has already folded `JACKIN_HOME_DIR`/`JACKIN_CONFIG_DIR` into them. Both
+    /// are made absolute here, once, against the working directory ([`absolute`]): every path a
+    /// record carries is built on them, and the next process in a pipe may run elsewhere.
     pub(crate) fn resolve(home: Option<PathBuf>, config_dir: Option<PathBuf>) -> Result<Self> {
         let user_home = || {
             std::env::var_os("HOME")
@@ -51,8 +53,17 @@ impl Roots {
             Some(dir) => dir,
             None => user_home()?.join(".config/jackin"),
         };
-        Ok(Roots { home, config_dir })
+        Ok(Roots { home: absolute(&home)?, config_dir: absolute(&config_dir)? })
     }
+}
+
+/// A path argument made absolute against the working directory, lexically (`std::path::absolute`):
+/// no symbolic link is resolved and `..` stays, so it names exactly the files the path as given
+/// names, from any working directory.
+pub fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|e| {
+        Exit::Unavailable.wrap(anyhow::Error::new(e).context(format!("cannot make {} absolute", path.display())))
+    })
 }
 
 /// How long an index update waits for another writer before giving up with "busy".

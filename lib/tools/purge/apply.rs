@@ -12,22 +12,22 @@ use crate::state::names::InstanceName;
 use crate::state::store::{HostRepoLocks, PurgeMark, Store};
 use crate::tools::teardown;
 
-use super::claim::NameClaim;
 use super::plan::{Deletion, Plan, Refusal, Stamp};
 use super::{crash_point, quarantine, remove, Purger};
 use crate::protocol::codes::ErrorCode;
+use crate::tools::claim::SessionClaim;
 
 /// What a purge holds from step 1 on: the name claim, and the host repositories' locks (to the end
 /// of step 5).
 pub(super) struct Held {
-    pub(super) claim: NameClaim,
+    pub(super) claim: SessionClaim,
     pub(super) repo_locks: Option<HostRepoLocks>,
 }
 
 impl Purger<'_> {
     /// Runs `plan` for the instance `name`; the `purged` record of what it removed.
     pub(super) fn apply(&self, name: &InstanceName, plan: Plan, held: Held) -> Result<Purged, Refusal> {
-        let Held { claim, repo_locks } = held;
+        let Held { mut claim, repo_locks } = held;
         // 2. The work at risk, into the quarantine, before anything is deleted.
         let mut quarantine = plan.saved_before.clone();
         if let Some(save) = &plan.save {
@@ -45,7 +45,7 @@ impl Purger<'_> {
             crash_point("quarantined");
         }
         let (removed, freed_bytes) = self
-            .delete(name, &plan, quarantine.as_deref(), repo_locks, &claim)
+            .delete(name, &plan, quarantine.as_deref(), repo_locks, &mut claim)
             .map_err(|error| Refusal::Failed { code: ErrorCode::PurgeFailed, error })?;
         drop(claim);
         Ok(Purged { identity: plan.identity, removed, freed_bytes, quarantine, slimmed: false, dry_run: false })
@@ -58,7 +58,7 @@ impl Purger<'_> {
         plan: &Plan,
         quarantine: Option<&str>,
         repo_locks: Option<HostRepoLocks>,
-        claim: &NameClaim,
+        claim: &mut SessionClaim,
     ) -> Result<(Vec<Removed>, u64)> {
         let store = self.store;
         // 3. The terminal status, manifest first, then the index row.
@@ -114,7 +114,7 @@ impl Purger<'_> {
 
         // 7. The name lock, unless another process holds it.
         if plan.deletions.iter().any(|d| matches!(d, Deletion::NameLock(_))) {
-            removed.extend(claim.remove(&store.name_lock_path(name))?);
+            removed.extend(claim.remove(store, name)?);
         }
         crash_point("lock");
 

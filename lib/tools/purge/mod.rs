@@ -7,7 +7,6 @@
 //! job.
 
 mod apply;
-mod claim;
 mod observe;
 pub mod orphans;
 pub(crate) mod plan;
@@ -33,7 +32,7 @@ use crate::state::model::{DockerNames, IndexRow};
 use crate::state::names::InstanceName;
 use crate::state::select::Catalog;
 use crate::state::store::{HostRepoLocks, Store};
-use claim::NameClaim;
+use crate::tools::claim::SessionClaim;
 
 /// A test-only failure point of purge (base/crash.rs).
 pub(crate) fn crash_point(step: &str) {
@@ -149,6 +148,10 @@ impl<'a> Purger<'a> {
         // running (stopped first on --stop, then observed again).
         let claim = self.claim(name)?;
         let mut seen = self.observe_session(request).map_err(|r| outcome_of(name, r))?;
+        if claim.made_lock() {
+            // Made for the claim, and gone with it: not the session's to remove at step 7.
+            seen.name_lock = None;
+        }
         if let plan::Next::StopFirst(docker) =
             plan::liveness(&seen, request.discard, &self.options).map_err(|r| outcome_of(name, r))?
         {
@@ -182,10 +185,10 @@ impl<'a> Purger<'a> {
         HostRepoLocks::acquire(&repos, HOST_REPO_WAIT).map(Some)
     }
 
-    /// Step 1's name half, for purge and slim alike: the launcher's name claim, taken for this run;
-    /// another holder means the session is live.
-    fn claim(&self, name: &InstanceName) -> Result<NameClaim, Stop> {
-        NameClaim::take(&self.store.name_lock_path(name), self.options.dry_run)
+    /// Step 1's name half, for purge and slim alike: the session's claim (tools/claim.rs), taken
+    /// for this run; another holder means the session is live, or another tool is at work on it.
+    fn claim(&self, name: &InstanceName) -> Result<SessionClaim, Stop> {
+        SessionClaim::take(self.store, name, self.options.dry_run)
             .map_err(|error| Box::new(Outcome::Refused { code: ErrorCode::Busy, error, busy: true }))
     }
 

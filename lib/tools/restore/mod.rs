@@ -6,6 +6,7 @@ mod list;
 mod plan;
 mod quarantines;
 mod recover;
+mod resume;
 mod run;
 
 pub use list::{candidates, Order};
@@ -13,6 +14,7 @@ pub(crate) use plan::plan;
 pub use plan::{Plan, RoleSource};
 pub use quarantines::quarantined;
 pub use recover::recover;
+pub use resume::{acknowledge, resume, Resume, ResumeOptions};
 pub use run::{execute, failure_exit, mark_resumed, Ran, Waits};
 
 use std::io::{BufRead, BufReader, Write};
@@ -153,25 +155,6 @@ pub(crate) fn attach_argv(container: &str, user: Option<&str>) -> Vec<String> {
     }
     argv.extend([container.into(), CAPSULE.into()]);
     argv
-}
-
-/// The preserved work is shown and acknowledged on the terminal before anything starts.
-pub fn acknowledge(assessment: &Assessment, yes: bool) -> Result<()> {
-    if yes {
-        return Ok(());
-    }
-    let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
-        return Err(Exit::Usage.err("no terminal to show the preserved work on\n  hint: pass --yes to acknowledge it"));
-    };
-    let mut out = &tty;
-    writeln!(out, "Preserved work of this session:\n{}\n", assessment.text())?;
-    write!(out, "Press Enter to resume it, or Ctrl-C to stop: ")?;
-    out.flush()?;
-    let mut line = String::new();
-    if BufReader::new(&tty).read_line(&mut line)? == 0 {
-        return Err(Exit::Interrupted.err("not acknowledged; nothing was changed"));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

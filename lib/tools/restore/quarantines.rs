@@ -71,12 +71,13 @@ fn listing(dir: &Path, receipt: &Receipt) -> Quarantined {
 
 /// The quarantine `which` names: its directory, or a session's container name, instance id or
 /// unique id prefix of 4+ characters (its newest quarantine).
+/// A directory is taken as given but made absolute (the `recovered` records name it).
 pub(super) fn find(store: &Store, which: &str) -> Result<(PathBuf, Receipt)> {
     let as_dir = Path::new(which);
     if as_dir.join("receipt.json").is_file() {
         let receipt = read_json::<Receipt>(&as_dir.join("receipt.json"))?
             .ok_or_else(|| Exit::BadInput.err(format_args!("{which} has no receipt")))?;
-        return Ok((as_dir.to_path_buf(), receipt));
+        return Ok((crate::state::store::absolute(as_dir)?, receipt));
     }
     let mut matching: Vec<(PathBuf, Receipt)> = saved(store)?
         .into_iter()

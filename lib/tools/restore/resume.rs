@@ -1,0 +1,102 @@
+//! Resuming one session, in the order that keeps surprises out: the session's claim
+//! (tools/claim.rs) first, so no purge or keep changes it while it is read, planned, acknowledged
+//! and started; then the plan; then what stops it (not resumable, not ready) before the operator
+//! is asked to acknowledge anything; then the acknowledgement; then the tier, and the statuses.
+
+use super::*;
+use crate::protocol::codes::ErrorCode;
+use crate::state::model::IndexRow;
+use crate::tools::claim::SessionClaim;
+
+/// How a resume runs.
+#[derive(Debug, Clone, Copy)]
+pub struct ResumeOptions {
+    /// `--plan` or `--dry-run`: plan, hold nothing, change nothing.
+    pub plan_only: bool,
+    /// `--yes`: the preserved work is acknowledged without a terminal.
+    pub yes: bool,
+    pub waits: Waits,
+}
+
+/// What a resume of one session came to.
+#[derive(Debug)]
+pub enum Resume {
+    /// `--plan`/`--dry-run`: the plan, and why it cannot run when it cannot.
+    Planned(Restored, Option<String>),
+    /// Not resumed, nothing changed: another process holds the session (`busy`: exit 5), or
+    /// the session cannot be resumed (exit 6).
+    Refused {
+        code: ErrorCode,
+        why: anyhow::Error,
+        busy: bool,
+    },
+    /// The tier failed part-way (exit 6); it deleted nothing.
+    Failed(anyhow::Error),
+    Resumed(Restored),
+}
+
+/// Resumes `name` (reconciled already: `changes` are what reconciliation changed or, in a dry
+/// run, would have). The claim is held from before the manifest is read to after the statuses
+/// are written.
+pub fn resume(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    row: Option<&IndexRow>,
+    changes: &[Change],
+    options: ResumeOptions,
+) -> Result<Resume> {
+    let claim = match SessionClaim::take(store, name, options.plan_only) {
+        Ok(claim) => claim,
+        Err(why) if Exit::of(&why) == Exit::Busy => {
+            return Ok(Resume::Refused { code: ErrorCode::Busy, why, busy: true })
+        }
+        Err(e) => return Err(e),
+    };
+    let refused = |code, why: String| Ok(Resume::Refused { code, why: anyhow::anyhow!(why), busy: false });
+    let Prepared { manifest, kept, plan } =
+        prepare(engine, store, name, changes, RoleSource::for_run(options.plan_only))?;
+    if !resumable(Status::parse(&manifest.status), plan.role.is_some()) {
+        return refused(ErrorCode::NotResumable, format!("status {} is not resumable", manifest.status));
+    }
+    if options.plan_only {
+        let why = (!plan.ready()).then(|| plan.not_ready());
+        return Ok(Resume::Planned(planned(&manifest, &plan), why));
+    }
+    // What stops the resume is said before the operator is asked to read and acknowledge the work.
+    if !plan.ready() {
+        return refused(
+            ErrorCode::NotReady,
+            format!("cannot resume, nothing was changed: {}", plan.missing.join("; ")),
+        );
+    }
+    let assessment = Assessor::new(AssessOptions::default()).instance(store, name, row)?;
+    acknowledge(&assessment, options.yes)?;
+    let tier = plan.tier.expect("a ready plan has a tier");
+    let ran = match execute(engine, store, name, &manifest, kept.recipe.as_ref(), &plan, options.waits) {
+        Ok(ran) => ran,
+        Err(e) => return Ok(Resume::Failed(e)),
+    };
+    mark_resumed(store, name, &manifest, tier)?;
+    drop(claim);
+    Ok(Resume::Resumed(resumed(&manifest, &plan, ran)))
+}
+
+/// The preserved work is shown and acknowledged on the terminal before anything starts.
+pub fn acknowledge(assessment: &Assessment, yes: bool) -> Result<()> {
+    if yes {
+        return Ok(());
+    }
+    let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+        return Err(Exit::Usage.err("no terminal to show the preserved work on\n  hint: pass --yes to acknowledge it"));
+    };
+    let mut out = &tty;
+    writeln!(out, "Preserved work of this session:\n{}\n", assessment.text())?;
+    write!(out, "Press Enter to resume it, or Ctrl-C to stop: ")?;
+    out.flush()?;
+    let mut line = String::new();
+    if BufReader::new(&tty).read_line(&mut line)? == 0 {
+        return Err(Exit::Interrupted.err("not acknowledged; nothing was changed"));
+    }
+    Ok(())
+}
