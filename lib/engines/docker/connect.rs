@@ -44,20 +44,13 @@ fn ping_api_version(socket: &Path) -> std::io::Result<Option<bollard::ClientVers
 }
 
 /// A client for an engine whose API version must be negotiated. Only a tcp engine with TLS files
-/// builds bollard's TLS client (rustls and the system's roots): the local socket never pays for it.
+/// sets up TLS (the system's OpenSSL, tls.rs): the local socket never pays for it.
 fn client_for(endpoint: &Endpoint) -> Result<bollard::Docker, BollardError> {
     let host = endpoint.host.as_str();
     let timeout = CALL_TIMEOUT.as_secs();
     let version = bollard::API_DEFAULT_VERSION;
     match (&endpoint.tls, host) {
-        (Some(dir), _) => bollard::Docker::connect_with_ssl(
-            host,
-            &dir.join("key.pem"),
-            &dir.join("cert.pem"),
-            &dir.join("ca.pem"),
-            timeout,
-            version,
-        ),
+        (Some(dir), _) => super::tls::client(host, dir, timeout),
         (None, h) if h.starts_with("tcp://") || h.starts_with("http://") => {
             bollard::Docker::connect_with_http(h, timeout, version)
         }

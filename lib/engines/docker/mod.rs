@@ -30,6 +30,7 @@ mod connect;
 mod containers;
 mod events;
 mod ssh;
+mod tls;
 
 pub(crate) use events::EventSubscription;
 

@@ -250,21 +250,21 @@ fn fetched_commit(repo: &Repository, url: &str, sha: &str) -> anyhow::Result<Oid
     }
     match fetch(repo, url) {
         Err(e) if is_http_401(&e) && (url.starts_with("https://") || url.starts_with("http://")) => {
-            let Some((user, password)) = helper_credentials(url) else {
-                return Err(anyhow::Error::new(e).context(format!(
+            match helper_credentials(url) {
+                None => Err(anyhow::Error::new(e).context(format!(
                     "{url} asks for credentials (HTTP 401) and none were found in the URL, ~/.netrc or a \
                      configured credential helper (credential.helper)"
-                )));
-            };
-            // In memory only: the URL with the helper's credentials is never written or shown.
-            fetch(repo, &with_userinfo(url, &user, &password)).map_err(|e| {
-                let refused = if is_http_401(&e) {
-                    "refused the credentials of the credential helper (HTTP 401)"
-                } else {
-                    "failed"
-                };
-                anyhow::Error::new(e).context(format!("{url} {refused}"))
-            })
+                ))),
+                // In memory only: the URL with the helper's credentials is never written or shown.
+                Some((user, password)) => fetch(repo, &with_userinfo(url, &user, &password)).map_err(|e| {
+                    let refused = if is_http_401(&e) {
+                        "refused the credentials of the credential helper (HTTP 401)"
+                    } else {
+                        "failed"
+                    };
+                    anyhow::Error::new(e).context(format!("{url} {refused}"))
+                }),
+            }
         }
         result => result.map_err(|e| match e.code() {
             git2::ErrorCode::Certificate if e.class() == git2::ErrorClass::Ssh => anyhow::anyhow!(
