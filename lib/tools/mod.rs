@@ -1,8 +1,10 @@
 //! What each program does, over the state, the protocol and the engines.
 
+pub(crate) mod archive;
 pub mod assess;
 pub mod capture;
 pub(crate) mod disk;
+pub mod export;
 pub(crate) mod home_claims;
 pub mod keep;
 pub mod purge;

@@ -14,7 +14,7 @@ use crate::state::store::{name_lock_held, remove_name_lock_unless_held};
 /// The launcher's name claim `data/<c>.lock`, held by this run while it purges the instance so
 /// that no launch or other purge can take the name meanwhile. Another holder means the session
 /// is live: busy.
-pub(super) struct NameClaim {
+pub(crate) struct NameClaim {
     _file: Option<std::fs::File>,
 }
 
@@ -34,7 +34,7 @@ impl NameClaim {
         Ok(removed.then(|| Removed::file(ResourceKind::NameLock, &NameBytes::of_path(path))))
     }
 
-    pub(super) fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
+    pub(crate) fn take(path: &Path, dry_run: bool) -> Result<NameClaim> {
         if dry_run {
             if name_lock_held(path)? {
                 return Err(

@@ -7,7 +7,7 @@
 //! job.
 
 mod apply;
-mod claim;
+pub(crate) mod claim;
 mod observe;
 pub mod orphans;
 pub(crate) mod plan;

@@ -2,12 +2,14 @@
 //! worktrees, by the cheapest faithful tier. A failed restore never deletes anything.
 
 mod base_image;
+mod import;
 mod list;
 mod plan;
 mod quarantines;
 mod recover;
 mod run;
 
+pub use import::{import, ImportOptions};
 pub use list::{candidates, Order};
 pub(crate) use plan::plan;
 pub use plan::{Plan, RoleSource};

@@ -1,0 +1,286 @@
+//! Moving a kept session to another host: `jackin-keep --export FILE INSTANCE` on home A,
+//! `jackin-restore --import FILE` on home B (two homes on one machine, two clones of one origin
+//! as their host repositories), then an ordinary resume in B. Real git, a real Docker engine,
+//! the real binaries.
+
+mod common;
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::records::{envelopes, records_of, ErrorRecord, Exported, Imported, Restored};
+use common::{commit_file, git, stderr, Home, Instance};
+
+/// The untracked file whose name is not UTF-8.
+const LATIN1_NAME: &[u8] = b"caf\xe9.txt";
+/// A variable of the launch whose value is a secret: only its name may travel.
+const SECRET_VALUE: &str = "hunter2-do-not-carry";
+/// The contents of the auth slots and the agent home's credentials.
+const CREDENTIAL: &str = "credential-do-not-carry";
+const SPARSE_LEN: u64 = 64 << 20;
+
+/// A kept session of home A: a worktree of `app` with two unpushed commits, a changed tracked
+/// file, untracked files (one of a name that is not UTF-8, a link, an executable, a sparse
+/// file), a conversation in the agent home, credentials in the auth slots, launched with a secret
+/// variable, kept by jackin-assess | jackin-keep --keep (its recipe captured, its containers
+/// removed).
+struct Kept {
+    home: Home,
+    host: PathBuf,
+    inst: Instance,
+    image: String,
+}
+
+fn kept(id: &str) -> Kept {
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    git(&wt, &["config", "user.email", "agent@example.invalid"]);
+    git(&wt, &["config", "user.name", "Agent"]);
+    commit_file(&wt, "feature.rs", "fn feature() {}\n", "agent: feature");
+    commit_file(&wt, "feature.rs", "fn feature() { todo!() }\n", "agent: more feature");
+    fs::write(wt.join("README.md"), "hello, changed by the agent\n").unwrap();
+    fs::write(wt.join("notes.txt"), "untracked notes\n").unwrap();
+    fs::write(wt.join(std::ffi::OsStr::from_bytes(LATIN1_NAME)), "not utf-8\n").unwrap();
+    std::os::unix::fs::symlink("notes.txt", wt.join("notes-link")).unwrap();
+    fs::write(wt.join("run.sh"), "#!/bin/sh\necho run\n").unwrap();
+    fs::set_permissions(wt.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    let sparse = fs::File::create(wt.join("disk.img")).unwrap();
+    sparse.set_len(SPARSE_LEN).unwrap();
+    std::os::unix::fs::FileExt::write_at(&sparse, b"end", SPARSE_LEN - 3).unwrap();
+    let conversation = inst.dir.join("home/.claude/projects/app");
+    fs::create_dir_all(&conversation).unwrap();
+    fs::write(conversation.join("session.jsonl"), conversation_bytes()).unwrap();
+    fs::write(inst.dir.join("state/history.jsonl"), "{\"prompt\":\"go on\"}\n").unwrap();
+    for credential in ["claude/.credentials.json", "home/.codex/auth.json", "home/.config/gh/hosts.yml"] {
+        let path = inst.dir.join(credential);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, CREDENTIAL).unwrap();
+    }
+    let image = format!("jackin-test-role-{id}:latest");
+    docker(&["tag", TEST_IMAGE, &image]);
+    let git_dir = host.join(".git");
+    let session = Session::launch(
+        &inst.container,
+        SessionOptions {
+            dind: false,
+            running: false,
+            image: Some(&image),
+            env: vec![("SECRET_TOKEN", SECRET_VALUE), ("JACKIN_ROLE", "agent-smith")],
+            binds: vec![
+                (wt.clone(), "/workspace/app"),
+                (inst.dir.join("home"), "/home/agent"),
+                (git_dir.clone(), git_dir.to_str().unwrap()),
+            ],
+            ..Default::default()
+        },
+    );
+    let assessed = home.assess_lines(&[&inst.container]);
+    let mut keep = home.detached("jackin-keep");
+    keep.args(["--keep", "--format=json"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = keep.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), assessed.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "keep: {}", stderr(&out));
+    assert!(!Session::exists("container", &inst.container), "keep removed the role container");
+    drop(session);
+    Kept { home, host, inst, image }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        let _ = docker_quiet(&["rm", "-f", &self.inst.container]);
+        let _ = docker_quiet(&["network", "rm", &format!("{}-net", self.inst.container)]);
+        let _ = docker_quiet(&["rmi", &self.image]);
+    }
+}
+
+fn conversation_bytes() -> Vec<u8> {
+    let mut bytes = b"{\"role\":\"user\",\"text\":\"caf\xc3\xa9\"}\n".to_vec();
+    bytes.extend((0..=255u8).collect::<Vec<_>>());
+    bytes
+}
+
+/// `jackin-keep FLAGS --export FILE INSTANCE`.
+fn export(home: &Home, flags: &[&str], file: &Path, instance: &str) -> Output {
+    let mut cmd = home.detached("jackin-keep");
+    cmd.args(flags).arg("--export").arg(file).arg(instance).arg("--format=json");
+    cmd.stdin(Stdio::null()).output().unwrap()
+}
+
+/// `jackin-restore FLAGS --import FILE`.
+#[allow(dead_code)]
+fn import(home: &Home, flags: &[&str], file: &Path) -> Output {
+    let mut cmd = home.detached("jackin-restore");
+    cmd.args(flags).arg("--import").arg(file).arg("--format=json");
+    cmd.stdin(Stdio::null()).output().unwrap()
+}
+
+fn exported(out: &Output) -> Exported {
+    assert!(out.status.success(), "export: {}", stderr(out));
+    let recs = records_of::<Exported>(&out.stdout);
+    assert_eq!(recs.len(), 1, "{}", String::from_utf8_lossy(&out.stdout));
+    recs.into_iter().next().unwrap()
+}
+
+/// The archive's tar, uncompressed.
+fn tar_of(file: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(fs::File::open(file).unwrap()).read_to_end(&mut bytes).unwrap();
+    bytes
+}
+
+/// Each entry of the archive: its name's bytes, its kind, its contents (a file's, with the holes
+/// as zeros) or a link's target.
+fn entries_of(file: &Path) -> Vec<(Vec<u8>, tar::EntryType, Vec<u8>)> {
+    let tar = tar_of(file);
+    let mut archive = tar::Archive::new(tar.as_slice());
+    let mut out = Vec::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path_bytes().into_owned();
+        let kind = entry.header().entry_type();
+        let mut bytes = Vec::new();
+        if kind == tar::EntryType::Symlink {
+            bytes = entry.link_name_bytes().unwrap().into_owned();
+        } else {
+            entry.read_to_end(&mut bytes).unwrap();
+        }
+        out.push((name, kind, bytes));
+    }
+    out
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(bytes))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn an_export_holds_the_session_and_an_index_of_its_parts_and_never_the_auth_slots() {
+    if !engine_available("an_export_holds_the_session") {
+        return;
+    }
+    let k = kept("exaaaaaa");
+    let file = k.home.tmp.path().join("session.tar.gz");
+    let before = k.home.snapshot();
+    let rec = exported(&export(&k.home, &[], &file, &k.inst.container));
+    assert_eq!(k.home.snapshot(), before, "an export changes nothing in the home");
+    assert!(!rec.with_auth && !rec.dry_run);
+    assert_eq!(rec.bytes, Some(fs::metadata(&file).unwrap().len()));
+    assert!(rec.session_bytes.unwrap() > SPARSE_LEN, "the session's disk total counts the sparse file whole");
+    assert!(rec.bytes.unwrap() < 1 << 20, "the holes are not carried: {rec:?}");
+    assert_eq!(rec.mounts.len(), 1);
+    assert_eq!((rec.mounts[0].commits, rec.mounts[0].files), (2, 6), "{rec:?}");
+    let origin = git(&k.host, &["remote", "get-url", "origin"]);
+    assert_eq!(rec.mounts[0].remotes, [origin]);
+    assert_eq!(rec.auth, ["claude/", "home/.codex/auth.json", "home/.config/gh"], "found, and left out");
+
+    let entries = entries_of(&file);
+    assert_eq!(entries.first().unwrap().0, b"format.json");
+    assert_eq!(entries.last().unwrap().0, b"index.json");
+    let index: serde_json::Value = serde_json::from_slice(&entries.last().unwrap().2).unwrap();
+    let parts = index["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), entries.len() - 2, "every part but the format and the index is listed");
+    assert_eq!(rec.parts, parts.len());
+    for ((name, kind, bytes), part) in entries[1..entries.len() - 1].iter().zip(parts) {
+        let listed = match part.get("path_bytes").and_then(|b| b.as_str()) {
+            Some(b64) => base64_decode(b64),
+            None => part["path"].as_str().unwrap().as_bytes().to_vec(),
+        };
+        assert_eq!(&listed, name);
+        if *kind != tar::EntryType::Directory {
+            assert_eq!(part["sha256"].as_str().unwrap(), sha256_hex(bytes), "{}", String::from_utf8_lossy(name));
+        }
+    }
+    let names: Vec<String> = entries.iter().map(|(n, _, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    for wanted in [
+        "export.json",
+        "instance/.jackin/instance.json",
+        "instance/.jackin/isolation.json",
+        "instance/.jackin/continuity.json",
+        "instance/home/.claude/projects/app/session.jsonl",
+        "instance/state/history.jsonl",
+        "mounts/0-workspace-app/commits.bundle",
+        "mounts/0-workspace-app/files/README.md",
+        "mounts/0-workspace-app/files/notes-link",
+        "mounts/0-workspace-app/files/run.sh",
+        "mounts/0-workspace-app/files/disk.img",
+    ] {
+        assert!(names.iter().any(|n| n == wanted), "{wanted} is in the archive: {names:#?}");
+    }
+    let latin1: Vec<u8> = [b"mounts/0-workspace-app/files/".as_slice(), LATIN1_NAME].concat();
+    assert!(entries.iter().any(|(n, _, _)| *n == latin1), "the name that is not UTF-8 travels as its bytes");
+    for never in ["instance/claude", "instance/home/.codex/auth.json", "instance/home/.config/gh"] {
+        assert!(!names.iter().any(|n| n.starts_with(never)), "{never} is not in the archive");
+    }
+    let tar = tar_of(&file);
+    for secret in [SECRET_VALUE, CREDENTIAL] {
+        assert!(!contains(&tar, secret.as_bytes()), "{secret} is nowhere in the archive");
+    }
+    assert!(contains(&tar, b"env:SECRET_TOKEN"), "the recipe names the secret's source");
+
+    // The same archive again: refused, the file as it was.
+    let again = export(&k.home, &[], &file, &k.inst.container);
+    assert_eq!(again.status.code(), Some(3), "{}", stderr(&again));
+    assert!(stderr(&again).contains("exists already"), "{}", stderr(&again));
+
+    // --with-auth carries the slots and says so; the secret's value never travels.
+    let with_auth = k.home.tmp.path().join("with-auth.tar.gz");
+    let out = export(&k.home, &["--with-auth"], &with_auth, &k.inst.container);
+    let rec = exported(&out);
+    assert!(rec.with_auth);
+    assert_eq!(rec.auth, ["claude/", "home/.codex/auth.json", "home/.config/gh"]);
+    assert!(stderr(&out).contains("credentials"), "{}", stderr(&out));
+    let names: Vec<String> =
+        entries_of(&with_auth).iter().map(|(n, _, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    for carried in ["instance/claude/.credentials.json", "instance/home/.codex/auth.json", "instance/home/.config/gh/hosts.yml"] {
+        assert!(names.iter().any(|n| n == carried), "{carried} is carried with --with-auth");
+    }
+    assert!(!contains(&tar_of(&with_auth), SECRET_VALUE.as_bytes()));
+}
+
+#[test]
+fn an_export_dry_run_writes_nothing_and_a_live_session_is_refused() {
+    if !engine_available("an_export_dry_run_writes_nothing") {
+        return;
+    }
+    let mut k = kept("exdryaaa");
+    let file = k.home.tmp.path().join("dry.tar.gz");
+    let before = common::snapshot_of(k.home.tmp.path());
+    let out = export(&k.home, &["--dry-run"], &file, &k.inst.container);
+    let rec = exported(&out);
+    assert!(rec.dry_run && rec.bytes.is_none());
+    assert_eq!((rec.mounts[0].commits, rec.mounts[0].files), (2, 6), "{rec:?}");
+    assert_eq!(common::snapshot_of(k.home.tmp.path()), before, "a dry run writes nothing anywhere");
+
+    // A live session: its role container runs.
+    let live = k.home.instance("exliveaa", |_, _| Vec::new());
+    let _session = Session::launch(&live.container, SessionOptions { dind: false, ..Default::default() });
+    let out = export(&k.home, &[], &file, &live.container);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let errors = records_of::<ErrorRecord>(&out.stdout);
+    assert_eq!(errors[0].code, "live", "{errors:?}");
+    assert!(!file.exists());
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
+}
+
+#[allow(dead_code)]
+fn unused(_: &Imported, _: &Restored) {
+    let _ = envelopes(b"");
+    let _ = MetadataExt::blocks(&fs::metadata("/").unwrap());
+}
