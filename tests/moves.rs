@@ -115,7 +115,6 @@ fn export(home: &Home, flags: &[&str], file: &Path, instance: &str) -> Output {
 }
 
 /// `jackin-restore FLAGS --import FILE`.
-#[allow(dead_code)]
 fn import(home: &Home, flags: &[&str], file: &Path) -> Output {
     let mut cmd = home.detached("jackin-restore");
     cmd.args(flags).arg("--import").arg(file).arg("--format=json");
@@ -244,7 +243,9 @@ fn an_export_holds_the_session_and_an_index_of_its_parts_and_never_the_auth_slot
     assert!(stderr(&out).contains("credentials"), "{}", stderr(&out));
     let names: Vec<String> =
         entries_of(&with_auth).iter().map(|(n, _, _)| String::from_utf8_lossy(n).into_owned()).collect();
-    for carried in ["instance/claude/.credentials.json", "instance/home/.codex/auth.json", "instance/home/.config/gh/hosts.yml"] {
+    for carried in
+        ["instance/claude/.credentials.json", "instance/home/.codex/auth.json", "instance/home/.config/gh/hosts.yml"]
+    {
         assert!(names.iter().any(|n| n == carried), "{carried} is carried with --with-auth");
     }
     assert!(!contains(&tar_of(&with_auth), SECRET_VALUE.as_bytes()));
@@ -279,8 +280,170 @@ fn base64_decode(text: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD.decode(text).unwrap()
 }
 
-#[allow(dead_code)]
-fn unused(_: &Imported, _: &Restored) {
-    let _ = envelopes(b"");
-    let _ = MetadataExt::blocks(&fs::metadata("/").unwrap());
+/// Home B, the other host: a clone of A's origin as its host repository, which its jackin
+/// config mounts into the workspace.
+struct Other {
+    home: Home,
+    host: PathBuf,
+}
+
+fn other_host(a: &Kept) -> Other {
+    let home = Home::new();
+    let origin = git(&a.host, &["remote", "get-url", "origin"]);
+    let host = home.tmp.path().join("src/app");
+    fs::create_dir_all(host.parent().unwrap()).unwrap();
+    git(home.tmp.path(), &["clone", "-q", &origin, host.to_str().unwrap()]);
+    let config = format!(
+        "[workspaces.my-app]\nworkdir = \"/workspace/app\"\n\n[[workspaces.my-app.mounts]]\nsrc = \"{}\"\ndst = \"/workspace/app\"\n",
+        host.display()
+    );
+    fs::write(home.config.join("config.toml"), config).unwrap();
+    Other { home, host }
+}
+
+/// The archive with its uncompressed tar changed by `edit`, compressed again (a valid gzip).
+fn rewritten(file: &Path, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut tar = tar_of(file);
+    edit(&mut tar);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &tar).unwrap();
+    gz.finish().unwrap()
+}
+
+fn replace_once(bytes: &mut [u8], from: &[u8], to: &[u8]) {
+    assert_eq!(from.len(), to.len());
+    let at = bytes.windows(from.len()).position(|w| w == from).expect("the bytes to replace are there");
+    bytes[at..at + to.len()].copy_from_slice(to);
+}
+
+#[test]
+fn an_archive_damaged_truncated_altered_newer_or_of_an_instance_here_is_refused_with_nothing_written() {
+    if !engine_available("an_archive_damaged_truncated_altered_newer") {
+        return;
+    }
+    let a = kept("imrefaaa");
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &a.inst.container));
+    let b = other_host(&a);
+    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+    let before = snapshot();
+    let bytes = fs::read(&file).unwrap();
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x5a;
+    let cases = [
+        ("flipped", flipped, "refused"),
+        ("truncated", bytes[..bytes.len() / 2].to_vec(), "truncated"),
+        ("cut-after-the-tar", bytes[..bytes.len() - 4].to_vec(), "damaged or truncated"),
+        ("altered", rewritten(&file, |t| replace_once(t, b"\"go on\"", b"\"go in\"")), "sha256"),
+        ("newer", rewritten(&file, |t| replace_once(t, b"\"format\": 1,", b"\"format\": 2,")), "newer"),
+    ];
+    for (what, archive, says) in cases {
+        let bad = b.home.tmp.path().join(format!("{what}.tar.gz"));
+        fs::write(&bad, archive).unwrap();
+        for dry in [&["--dry-run"][..], &[]] {
+            let out = import(&b.home, dry, &bad);
+            assert_eq!(out.status.code(), Some(3), "{what} {dry:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains(says), "{what}: {}", stderr(&out));
+            assert!(stderr(&out).contains("nothing was"), "{what}: {}", stderr(&out));
+            assert_eq!(snapshot(), before, "{what} {dry:?}: nothing written");
+        }
+    }
+
+    // A dry run says what it would make, and makes nothing.
+    let out = import(&b.home, &["--dry-run"], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = records_of::<Imported>(&out.stdout).remove(0);
+    assert!(rec.dry_run);
+    assert_eq!(rec.mounts[0].repository.as_deref(), Some(b.host.to_str().unwrap()));
+    assert_eq!(snapshot(), before, "a dry run writes nothing");
+
+    // Imported once; the same instance again is refused, nothing changed by the second.
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = snapshot();
+    let out = import(&b.home, &[], &file);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("here already"), "{}", stderr(&out));
+    assert_eq!(snapshot(), after);
+}
+
+/// A bind of the recreated role container: its source on the host, for a destination.
+fn bind_source(container: &str, destination: &str) -> Option<String> {
+    let format = format!(
+        "{{{{range .Mounts}}}}{{{{if eq .Destination \"{destination}\"}}}}{{{{.Source}}}}{{{{end}}}}{{{{end}}}}"
+    );
+    docker_quiet(&["inspect", "-f", &format, container]).filter(|s| !s.is_empty())
+}
+
+#[test]
+fn a_kept_session_moves_to_another_home_and_resumes_there_at_tier_2() {
+    if !engine_available("a_kept_session_moves_to_another_home") {
+        return;
+    }
+    let a = kept("mvaaaaaa");
+    let c = a.inst.container.clone();
+    let in_a = a.home.assess(&c);
+    let file = a.home.tmp.path().join("session.tar.gz");
+    let sent = exported(&export(&a.home, &[], &file, &c));
+    let b = other_host(&a);
+
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = records_of::<Imported>(&out.stdout).remove(0);
+    assert_eq!(rec.status, "preserved_dirty");
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    assert_eq!(rec.mounts[0].worktree, worktree.to_str().unwrap());
+    assert_eq!((rec.mounts[0].commits, rec.mounts[0].files), (sent.mounts[0].commits, sent.mounts[0].files));
+    assert!(a.inst.dir.exists(), "the session stays kept on the first host");
+
+    // Its assessment in B lists what A's did.
+    let in_b = b.home.assess(&c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    let files = |m: &common::records::Mount| {
+        let mut f: Vec<(String, String)> = m.files.iter().map(|f| (f.status.clone(), f.path.clone())).collect();
+        f.sort();
+        f
+    };
+    assert_eq!(files(&in_b.mounts[0]), files(&in_a.mounts[0]));
+    let commits =
+        |m: &common::records::Mount| m.unpushed.iter().map(|u| (u.name.clone(), u.commits)).collect::<Vec<_>>();
+    assert_eq!(commits(&in_b.mounts[0]), commits(&in_a.mounts[0]));
+    let log = |repo: &Path| git(repo, &["log", "--format=%H %s", &format!("origin/main..jackin/scratch/{c}")]);
+    assert_eq!(log(&b.host), log(&a.host), "the same two commits, on the scratch branch");
+
+    // The conversation and the files, byte for byte, with their shapes.
+    let data = b.home.home.join("data").join(&c);
+    assert_eq!(fs::read(data.join("home/.claude/projects/app/session.jsonl")).unwrap(), conversation_bytes());
+    assert_eq!(
+        fs::read(data.join("state/history.jsonl")).unwrap(),
+        fs::read(a.inst.dir.join("state/history.jsonl")).unwrap()
+    );
+    assert_eq!(fs::read(worktree.join(std::ffi::OsStr::from_bytes(LATIN1_NAME))).unwrap(), b"not utf-8\n");
+    assert_eq!(fs::read_link(worktree.join("notes-link")).unwrap(), Path::new("notes.txt"));
+    assert_eq!(fs::metadata(worktree.join("run.sh")).unwrap().permissions().mode() & 0o777, 0o755);
+    let disk = fs::metadata(worktree.join("disk.img")).unwrap();
+    assert_eq!(disk.len(), SPARSE_LEN);
+    assert!(disk.blocks() * 512 < SPARSE_LEN / 2, "the sparse file is still sparse: {} blocks", disk.blocks());
+    assert!(!data.join("claude").exists() && !data.join("home/.codex/auth.json").exists(), "no auth came along");
+
+    // An ordinary kept session here: listed, and resumed at tier 2 with this host's paths.
+    let list =
+        b.home.detached("jackin-restore").args(["--list", "--format=json"]).stdin(Stdio::null()).output().unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).contains(&c), "{}", stderr(&list));
+    let out = b
+        .home
+        .detached("jackin-restore")
+        .args([&c, "--yes", "--format=json"])
+        .env("SECRET_TOKEN", "the value on the other host")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let resumed: Restored = envelopes(&out.stdout)[0].data();
+    assert_eq!(resumed.tier, Some(2), "{resumed:?}");
+    assert_eq!(bind_source(&c, "/workspace/app").as_deref(), Some(worktree.to_str().unwrap()));
+    assert_eq!(bind_source(&c, "/home/agent").as_deref(), Some(data.join("home").to_str().unwrap()));
+    let git_dir = b.host.join(".git");
+    assert_eq!(bind_source(&c, git_dir.to_str().unwrap()).as_deref(), Some(git_dir.to_str().unwrap()));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true");
 }

@@ -260,7 +260,8 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
     let opened = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
     let damaged = |e: &dyn std::fmt::Display| refuse(file, format_args!("the archive is damaged or truncated ({e})"));
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(BufReader::new(opened)));
-    let mut verified = Verified { written_by: String::new(), parts: Vec::new(), kept: BTreeMap::new(), bundles: BTreeMap::new() };
+    let mut verified =
+        Verified { written_by: String::new(), parts: Vec::new(), kept: BTreeMap::new(), bundles: BTreeMap::new() };
     let mut index: Option<Index> = None;
     let mut dir_modes: Vec<(PathBuf, u32)> = Vec::new();
     {
@@ -270,12 +271,15 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
             None => return Err(refuse(file, format_args!("the archive is empty"))),
         };
         if first.path_bytes().as_ref() != FORMAT_ENTRY.as_bytes() {
-            return Err(refuse(file, format_args!("not a session archive of jackin-keep --export (no {FORMAT_ENTRY})")));
+            return Err(refuse(
+                file,
+                format_args!("not a session archive of jackin-keep --export (no {FORMAT_ENTRY})"),
+            ));
         }
         let mut bytes = Vec::new();
         first.take(1 << 20).read_to_end(&mut bytes).map_err(|e| damaged(&e))?;
-        let header: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| refuse(file, format_args!("{FORMAT_ENTRY} does not parse: {e}")))?;
+        let header: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| refuse(file, format_args!("{FORMAT_ENTRY} does not parse: {e}")))?;
         let format = header.get("format").and_then(serde_json::Value::as_u64);
         verified.written_by = header.get("written_by").and_then(|w| w.as_str()).unwrap_or("?").to_owned();
         match format {
@@ -318,7 +322,10 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
                 tar::EntryType::Directory => PartKind::Dir,
                 tar::EntryType::Symlink => PartKind::Symlink,
                 other => {
-                    return Err(refuse(file, format_args!("the entry {text:?} is of a kind never archived ({other:?})")))
+                    return Err(refuse(
+                        file,
+                        format_args!("the entry {text:?} is of a kind never archived ({other:?})"),
+                    ))
                 }
             };
             let target = match unpack_into {

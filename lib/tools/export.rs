@@ -122,8 +122,7 @@ pub fn export(
     if !exportable(Status::parse(&manifest.status)) {
         anyhow::bail!("status {} is not a kept session: nothing exported", manifest.status);
     }
-    let assessment =
-        Assessor::new(AssessOptions { with_diff: false, with_disk: true }).instance(store, name, None)?;
+    let assessment = Assessor::new(AssessOptions { with_diff: false, with_disk: true }).instance(store, name, None)?;
     let records: Vec<IsolationRecord> = store
         .read_isolation(name)?
         .mounts()
@@ -201,9 +200,7 @@ pub fn export(
             .with_context(|| format!("saving the work of {}", mount.mount_dst))?;
         let worktree = Repo::open(&record.worktree_path)?;
         let scratch_tip = match record.isolation {
-            IsolationKind::Worktree => {
-                worktree.ref_commit(&format!("refs/heads/{}", record.scratch_branch))
-            }
+            IsolationKind::Worktree => worktree.ref_commit(&format!("refs/heads/{}", record.scratch_branch)),
             IsolationKind::Clone => None,
         };
         let remotes = remotes_of(record);
@@ -258,7 +255,12 @@ pub fn export(
         if !writer.skipped.is_empty() {
             exported.notes.push(format!(
                 "left out, neither a file, a directory nor a link: {}",
-                writer.skipped.iter().map(|s| crate::protocol::inert::inert_name(s).into_owned()).collect::<Vec<_>>().join(", ")
+                writer
+                    .skipped
+                    .iter()
+                    .map(|s| crate::protocol::inert::inert_name(s).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         writer.finish()
@@ -297,8 +299,11 @@ fn remotes_of(record: &IsolationRecord) -> Vec<Remote> {
 /// The auth slots of the instance directory and the credentials of its agent home that are
 /// there, as paths relative to the instance directory.
 fn auth_found(instance_dir: &Path) -> Vec<String> {
-    let mut found: Vec<String> =
-        AUTH_SLOTS.iter().filter(|slot| fs::symlink_metadata(instance_dir.join(slot)).is_ok()).map(|s| format!("{s}/")).collect();
+    let mut found: Vec<String> = AUTH_SLOTS
+        .iter()
+        .filter(|slot| fs::symlink_metadata(instance_dir.join(slot)).is_ok())
+        .map(|s| format!("{s}/"))
+        .collect();
     let home = instance_dir.join("home");
     let mut walk = walkdir::WalkDir::new(&home).follow_links(false).into_iter();
     while let Some(Ok(entry)) = walk.next() {

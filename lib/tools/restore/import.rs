@@ -155,7 +155,8 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
         fs::DirBuilder::new().mode(0o700).create(&unpacked)?;
     }
     fs::create_dir_all(store.data_dir())?;
-    fs::rename(&unpacked, &instance_dir).with_context(|| format!("moving the session to {}", instance_dir.display()))?;
+    fs::rename(&unpacked, &instance_dir)
+        .with_context(|| format!("moving the session to {}", instance_dir.display()))?;
     let made = (|| -> Result<()> {
         fs::create_dir_all(store.meta_dir(&name))?;
         for (plan, subs) in plans.iter().zip(&submodules) {
@@ -239,19 +240,17 @@ fn comparable(url: &str) -> String {
 
 /// This host's repository for an exported mount: `--repo` for its destination, else the one
 /// repository among those jackin's config mounts that has one of its remote URLs.
-fn find_host(
-    exported: &ExportedMount,
-    options: &ImportOptions,
-    sources: &[PathBuf],
-    file: &Path,
-) -> Result<PathBuf> {
+fn find_host(exported: &ExportedMount, options: &ImportOptions, sources: &[PathBuf], file: &Path) -> Result<PathBuf> {
     let dst = &exported.saved.mount_dst;
     if let Some((_, path)) = options.repos.iter().find(|(d, _)| d == dst) {
         return Ok(path.clone());
     }
     let wanted: Vec<String> = exported.remotes.iter().map(|r| comparable(&r.url)).collect();
     if wanted.is_empty() {
-        return Err(refuse(file, format_args!("{dst}: its repository had no remote; --repo {dst}=PATH names one here")));
+        return Err(refuse(
+            file,
+            format_args!("{dst}: its repository had no remote; --repo {dst}=PATH names one here"),
+        ));
     }
     let found: Vec<&PathBuf> = sources
         .iter()
@@ -344,10 +343,8 @@ fn plan_mount(
         ));
     }
     let numbered = |prefix: &str| {
-        let mut found: Vec<(usize, String)> = tips
-            .iter()
-            .filter_map(|(n, id)| Some((n.strip_prefix(prefix)?.parse().ok()?, id.clone())))
-            .collect();
+        let mut found: Vec<(usize, String)> =
+            tips.iter().filter_map(|(n, id)| Some((n.strip_prefix(prefix)?.parse().ok()?, id.clone()))).collect();
         found.sort_by_key(|b| std::cmp::Reverse(b.0));
         found.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
     };
@@ -368,7 +365,10 @@ fn plan_mount(
     match kind {
         IsolationKind::Worktree => {
             if exported.scratch_branch != name.scratch_branch() {
-                return Err(refuse(file, format_args!("{dst}: its record names the branch {}", exported.scratch_branch)));
+                return Err(refuse(
+                    file,
+                    format_args!("{dst}: its record names the branch {}", exported.scratch_branch),
+                ));
             }
             let scratch = format!("refs/heads/{}", exported.scratch_branch);
             if !repo.ref_name_free(&scratch) || repo.has_worktree_named(name.as_str()) {
@@ -494,7 +494,10 @@ fn make_mount(name: &InstanceName, plan: &MountPlan, mounts_dir: &Path) -> Resul
         let done = repo.restage(None, &list)?;
         for (change, why) in &done.failed {
             let shown = crate::protocol::path_bytes::NameBytes::of_path(change.path()).text();
-            notes.push(format!("{}: its staged change could not be made again ({why})", crate::protocol::inert::inert_name(&shown)));
+            notes.push(format!(
+                "{}: its staged change could not be made again ({why})",
+                crate::protocol::inert::inert_name(&shown)
+            ));
         }
     }
     Ok(notes)
@@ -502,7 +505,12 @@ fn make_mount(name: &InstanceName, plan: &MountPlan, mounts_dir: &Path) -> Resul
 
 /// Each path of the other host the launch recipe may bind, and this host's: the mounts, their
 /// repositories, the instance's data and socket directories, the home; the most specific first.
-fn moved_paths(store: &Store, name: &InstanceName, account: &ExportFile, plans: &[MountPlan]) -> Vec<(PathBuf, PathBuf)> {
+fn moved_paths(
+    store: &Store,
+    name: &InstanceName,
+    account: &ExportFile,
+    plans: &[MountPlan],
+) -> Vec<(PathBuf, PathBuf)> {
     let home = PathBuf::from(&account.home);
     let mut pairs = Vec::new();
     for plan in plans {
