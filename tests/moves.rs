@@ -447,3 +447,41 @@ fn a_kept_session_moves_to_another_home_and_resumes_there_at_tier_2() {
     assert_eq!(bind_source(&c, git_dir.to_str().unwrap()).as_deref(), Some(git_dir.to_str().unwrap()));
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true");
 }
+
+/// The figure of docs/performance.md ("Moving a session"): the archive's bytes against the
+/// session's bytes on disk, for a session with a build directory (rebuildable, never carried), a
+/// sparse disk image and a conversation. Run by hand:
+/// `cargo test --test moves figure -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn figure_archive_bytes_against_the_sessions_disk() {
+    if !engine_available("figure_archive_bytes") {
+        return;
+    }
+    let k = kept("figaaaaa");
+    let wt = k.inst.mount_path(0);
+    let mut rng = fastrand::Rng::with_seed(31);
+    let noise = |rng: &mut fastrand::Rng, n: usize| (0..n).map(|_| rng.u8(..)).collect::<Vec<u8>>();
+    fs::create_dir_all(wt.join("target/debug/deps")).unwrap();
+    for i in 0..32 {
+        fs::write(wt.join(format!("target/debug/deps/lib{i}.rlib")), noise(&mut rng, 1 << 20)).unwrap();
+    }
+    let conversation: String =
+        (0..20_000).map(|i| format!("{{\"turn\":{i},\"text\":\"the agent said something\"}}\n")).collect();
+    fs::write(k.inst.dir.join("home/.claude/projects/app/long.jsonl"), conversation).unwrap();
+    let assessed = k.home.assess_disk(&k.inst.container);
+    let disk = assessed.disk.unwrap();
+    let file = k.home.tmp.path().join("figure.tar.gz");
+    let rec = exported(&export(&k.home, &[], &file, &k.inst.container));
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    println!(
+        "session on disk {:.1} MiB (data {:.1}, work {:.1}, ignored {:.1} of which rebuildable {:.1}); archive {:.2} MiB, {} parts",
+        mib(disk.total),
+        mib(disk.data),
+        mib(disk.work),
+        mib(disk.ignored),
+        mib(disk.rebuildable),
+        mib(rec.bytes.unwrap()),
+        rec.parts
+    );
+}
