@@ -97,7 +97,9 @@ impl Drop for Kept {
     fn drop(&mut self) {
         let _ = docker_quiet(&["rm", "-f", &self.inst.container]);
         let _ = docker_quiet(&["network", "rm", &format!("{}-net", self.inst.container)]);
-        let _ = docker_quiet(&["rmi", &self.image]);
+        if !self.image.is_empty() {
+            let _ = docker_quiet(&["rmi", &self.image]);
+        }
     }
 }
 
@@ -484,4 +486,68 @@ fn figure_archive_bytes_against_the_sessions_disk() {
         mib(rec.bytes.unwrap()),
         rec.parts
     );
+}
+
+/// A clone mount moves too: its branches, its tag, its stash, a staged change whose work tree
+/// moved on, and HEAD on the branch it was on; its `origin` is the other host's repository's.
+#[test]
+fn a_clone_mount_moves_with_its_branches_tag_stash_and_staged_change() {
+    if !engine_available("a_clone_mount_moves") {
+        return;
+    }
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let inst = home.instance("mvclonea", |h, c| vec![h.clone_record(c, &host, "/workspace/app")]);
+    let clone = inst.mount_path(0);
+    commit_file(&clone, "main.rs", "fn main() { println!(); }\n", "agent: main, unpushed");
+    git(&clone, &["checkout", "-q", "-b", "topic"]);
+    commit_file(&clone, "topic.rs", "fn topic() {}\n", "agent: topic");
+    git(&clone, &["tag", "agent-tag"]);
+    fs::write(clone.join("README.md"), "a change the agent stashed\n").unwrap();
+    git(&clone, &["stash", "-q"]);
+    fs::write(clone.join("staged.txt"), "staged\n").unwrap();
+    git(&clone, &["add", "staged.txt"]);
+    fs::write(clone.join("staged.txt"), "staged, then changed\n").unwrap();
+    let store = jackin::state::store::Store::open(jackin::state::store::Roots {
+        home: home.home.clone(),
+        config_dir: home.config.clone(),
+    })
+    .unwrap();
+    let name = jackin::state::names::InstanceName::parse(&inst.container).unwrap();
+    store.set_status(&name, jackin::state::model::Status::PreservedDirty, "2026-11-29T10:00:00Z").unwrap();
+    let in_a = home.assess(&inst.container);
+    let file = home.tmp.path().join("clone.tar.gz");
+    exported(&export(&home, &[], &file, &inst.container));
+
+    let a = Kept { home, host, inst, image: String::new() };
+    let b = other_host(&a);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c = &a.inst.container;
+    let in_b = b.home.assess(c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    let files = |m: &common::records::Mount| {
+        let mut f: Vec<(String, String)> = m.files.iter().map(|f| (f.status.clone(), f.path.clone())).collect();
+        f.sort();
+        f
+    };
+    assert_eq!(files(&in_b.mounts[0]), files(&in_a.mounts[0]));
+    let unpushed = |m: &common::records::Mount| {
+        let mut u: Vec<(String, u64)> = m.unpushed.iter().map(|u| (u.name.clone(), u.commits)).collect();
+        u.sort();
+        u
+    };
+    assert_eq!(unpushed(&in_b.mounts[0]), unpushed(&in_a.mounts[0]));
+    assert_eq!(in_b.mounts[0].stashes, 1);
+    let moved = b.home.home.join("data").join(c).join("git/clone/repo/workspace/app").join(c);
+    assert_eq!(git(&moved, &["symbolic-ref", "HEAD"]), "refs/heads/topic");
+    assert_eq!(git(&moved, &["rev-parse", "agent-tag"]), git(&clone_of(&a), &["rev-parse", "agent-tag"]));
+    assert_eq!(git(&moved, &["show", ":staged.txt"]), "staged");
+    assert_eq!(fs::read_to_string(moved.join("staged.txt")).unwrap(), "staged, then changed\n");
+    assert_eq!(git(&moved, &["stash", "show", "-p"]), git(&clone_of(&a), &["stash", "show", "-p"]));
+    assert_eq!(git(&moved, &["remote", "get-url", "origin"]), git(&b.host, &["remote", "get-url", "origin"]));
+}
+
+fn clone_of(k: &Kept) -> PathBuf {
+    k.inst.mount_path(0)
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use git2::{build::CheckoutBuilder, Oid};
 
 use super::error::unavailable;
@@ -104,6 +104,10 @@ impl Repo {
             .with_checkout(checkout)
             .clone(&format!("file://{}", source.display()), path)
             .map_err(|e| unavailable(e).context(format!("cloning {} to {}", source.display(), path.display())))?;
+        // As `git clone --local`: every object of the repository, not only what its branches
+        // reach (the commits a session's build on may be reachable from its remote-tracking refs
+        // alone), linked (or copied) into the clone's object store.
+        link_objects(&self.repo.commondir().join("objects"), &repo.path().join("objects"))?;
         if let Some(url) = origin_url {
             repo.remote_set_url("origin", url).map_err(unavailable)?;
         }
@@ -118,4 +122,24 @@ impl Repo {
             .or_else(|| git2::Signature::now("jackin", "jackin@localhost").ok())
             .expect("a signature of plain ASCII")
     }
+}
+
+/// Each object file (loose objects, packs and their indexes) under `from` that `to` lacks, hard
+/// linked where one filesystem holds both, else copied; links and anything but regular files are
+/// left alone (the agent can write the host's object store).
+fn link_objects(from: &Path, to: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(from) else { return Ok(()) };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        let name = entry.file_name();
+        let (src, dst) = (entry.path(), to.join(&name));
+        if kind.is_dir() && name != "info" {
+            std::fs::create_dir_all(&dst)?;
+            link_objects(&src, &dst)?;
+        } else if kind.is_file() && std::fs::symlink_metadata(&dst).is_err() && std::fs::hard_link(&src, &dst).is_err()
+        {
+            std::fs::copy(&src, &dst).with_context(|| format!("copying {}", src.display()))?;
+        }
+    }
+    Ok(())
 }
