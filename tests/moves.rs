@@ -12,7 +12,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_IMAGE};
+use common::docker::{docker, docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{envelopes, records_of, ErrorRecord, Exported, Imported, Restored};
 use common::{commit_file, git, stderr, Home, Instance};
 
@@ -369,12 +369,13 @@ fn an_archive_damaged_truncated_altered_newer_or_of_an_instance_here_is_refused_
     assert_eq!(snapshot(), after);
 }
 
-/// A bind of the recreated role container: its source on the host, for a destination.
-fn bind_source(container: &str, destination: &str) -> Option<String> {
+/// A bind of the recreated role container on the engine at `host`: its source, for a
+/// destination.
+fn bind_source(host: &str, container: &str, destination: &str) -> Option<String> {
     let format = format!(
         "{{{{range .Mounts}}}}{{{{if eq .Destination \"{destination}\"}}}}{{{{.Source}}}}{{{{end}}}}{{{{end}}}}"
     );
-    docker_quiet(&["inspect", "-f", &format, container]).filter(|s| !s.is_empty())
+    docker_quiet(&["-H", host, "inspect", "-f", &format, container]).filter(|s| !s.is_empty())
 }
 
 #[test]
@@ -432,10 +433,15 @@ fn a_kept_session_moves_to_another_home_and_resumes_there_at_tier_2() {
     let list =
         b.home.detached("jackin-restore").args(["--list", "--format=json"]).stdin(Stdio::null()).output().unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains(&c), "{}", stderr(&list));
+    // The other host's engine: a second engine of the test's own, holding the role image's
+    // layers under the recorded image ID only (the tag is this engine's).
+    let engine = common::have_dockerd("a_kept_session_moves_to_another_home")
+        .then(|| OwnEngine::start_with_test_image(tempfile::tempdir().unwrap(), Vec::new()));
+    let host = engine.as_ref().map_or("unix:///var/run/docker.sock".to_owned(), OwnEngine::host);
     let out = b
         .home
         .detached("jackin-restore")
-        .args([&c, "--yes", "--format=json"])
+        .args([&c, "--yes", "--format=json", "--docker-host", &host])
         .env("SECRET_TOKEN", "the value on the other host")
         .stdin(Stdio::null())
         .output()
@@ -443,11 +449,14 @@ fn a_kept_session_moves_to_another_home_and_resumes_there_at_tier_2() {
     assert!(out.status.success(), "{}", stderr(&out));
     let resumed: Restored = envelopes(&out.stdout)[0].data();
     assert_eq!(resumed.tier, Some(2), "{resumed:?}");
-    assert_eq!(bind_source(&c, "/workspace/app").as_deref(), Some(worktree.to_str().unwrap()));
-    assert_eq!(bind_source(&c, "/home/agent").as_deref(), Some(data.join("home").to_str().unwrap()));
+    assert_eq!(bind_source(&host, &c, "/workspace/app").as_deref(), Some(worktree.to_str().unwrap()));
+    assert_eq!(bind_source(&host, &c, "/home/agent").as_deref(), Some(data.join("home").to_str().unwrap()));
     let git_dir = b.host.join(".git");
-    assert_eq!(bind_source(&c, git_dir.to_str().unwrap()).as_deref(), Some(git_dir.to_str().unwrap()));
-    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true");
+    assert_eq!(bind_source(&host, &c, git_dir.to_str().unwrap()).as_deref(), Some(git_dir.to_str().unwrap()));
+    assert_eq!(docker(&["-H", &host, "inspect", "-f", "{{.State.Running}}", &c]), "true");
+    if engine.is_some() {
+        assert!(!Session::exists("container", &c), "resumed on the other engine, not this one");
+    }
 }
 
 /// The figure of docs/performance.md ("Moving a session"): the archive's bytes against the
