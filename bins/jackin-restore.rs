@@ -33,6 +33,9 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     if args.quarantined {
         return emit_all(ctx, &restore::quarantined(&store)?);
     }
+    if let Some(file) = &args.import {
+        return jackin::face::moves::import(&args, file, ctx);
+    }
     if let Some(which) = &args.recover {
         return emit_all(ctx, &restore::recover(&store, which, args.into.as_deref(), args.dry_run)?);
     }

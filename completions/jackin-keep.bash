@@ -23,7 +23,7 @@ _jackin__keep() {
 
     case "${cmd}" in
         jackin__keep)
-            opts="-q -v -h -V --policy --keep --answer --discard-unfinished --stop --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-q -v -h -V --policy --keep --answer --discard-unfinished --stop --export --with-auth --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _jackin__keep() {
                     ;;
                 --answer)
                     COMPREPLY=($(compgen -W "return keep clean" -- "${cur}"))
+                    return 0
+                    ;;
+                --export)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --docker-host)

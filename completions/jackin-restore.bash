@@ -23,7 +23,7 @@ _jackin__restore() {
 
     case "${cmd}" in
         jackin__restore)
-            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --sort --quarantined --recover --into --plan --dry-run --yes --exec --health-timeout --fetch-timeout --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --sort --quarantined --recover --into --import --repo --plan --dry-run --yes --exec --health-timeout --fetch-timeout --docker-host --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -54,6 +54,14 @@ _jackin__restore() {
                     return 0
                     ;;
                 --into)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --import)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repo)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

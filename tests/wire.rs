@@ -20,9 +20,20 @@ use common::{commit_file, git, unique_id, Home};
 const RECORDING: &str = "tests/fixtures/wire-run.jsonl";
 
 /// Keys whose values differ from machine to machine or from minute to minute, whatever their
-/// type: byte counts (they follow the lengths of temporary paths), the engine's identity, and a
-/// candidate's label (it says how long ago, and how many bytes).
-const VOLATILE_KEYS: [&str; 6] = ["engine_id", "engine_version", "freed_bytes", "host_boot_time", "disk", "label"];
+/// type: byte counts (they follow the lengths of temporary paths), the engine's identity, a
+/// candidate's label (it says how long ago, and how many bytes), and who exported a session
+/// (`user@host`).
+const VOLATILE_KEYS: [&str; 9] = [
+    "engine_id",
+    "engine_version",
+    "freed_bytes",
+    "host_boot_time",
+    "disk",
+    "label",
+    "bytes",
+    "session_bytes",
+    "exported_by",
+];
 
 /// One line of a run with what varies replaced: `tmp` (the home's temporary directory) and
 /// `prefix` (the random part of this run's instance ids) by names, then commit ids, RFC 3339
@@ -137,6 +148,25 @@ fn run(home: &Home, log: &mut Vec<String>, prefix: &str, tool: &str, args: &[&st
     stdout
 }
 
+/// A run of `tool` with `args` alone (they name the home), no stdin, normalized as [`run`] does.
+fn run_bare(home: &Home, log: &mut Vec<String>, prefix: &str, tool: &str, args: &[&str]) {
+    let out = std::process::Command::new(common::tool_path(tool))
+        .args(args)
+        .arg("--format=json")
+        .env_remove("JACKIN_HOME_DIR")
+        .env_remove("JACKIN_CONFIG_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let tmp = home.tmp.path().to_str().unwrap();
+    let shown: Vec<String> = args.iter().map(|a| normalized(a, tmp, prefix)).collect();
+    log.push(format!("# {tool} {}", shown.join(" ")));
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        log.push(normalized(line, tmp, prefix));
+    }
+    log.push(format!("# exit {}", out.status.code().unwrap_or(-1)));
+}
+
 /// The records of `stdout` of one type, as the lines a tool reads on stdin.
 fn of_type(stdout: &str, kind: &str) -> String {
     let wanted = format!("\"type\":\"{kind}\"");
@@ -207,6 +237,33 @@ fn every_tool_writes_the_recorded_wire() {
     run(&home, &mut log, &prefix, "jackin-keep", &["--dry-run", "--policy", "clean"], &assessments);
     let decided = run(&home, &mut log, &prefix, "jackin-keep", &["--policy", "clean"], &naming(&assessments, names[0]));
     run(&home, &mut log, &prefix, "jackin-keep", &["--keep"], &naming(&assessments, names[1]));
+    // The kept dirty session exported, and imported by a second home standing in for another
+    // host (a clone of the same origin, named by its jackin config), under the same temporary
+    // directory so that its paths read the same in every run.
+    let archive = home.tmp.path().join("dirty.tar.gz");
+    let archive = archive.to_str().unwrap();
+    run(&home, &mut log, &prefix, "jackin-keep", &["--dry-run", "--export", archive, names[1]], "");
+    run(&home, &mut log, &prefix, "jackin-keep", &["--export", archive, names[1]], "");
+    let other = home.tmp.path().join("other-host");
+    let other_repo = other.join("src/app");
+    fs::create_dir_all(other.join("jackin/data")).unwrap();
+    fs::create_dir_all(other.join("config")).unwrap();
+    git(home.tmp.path(), &["clone", "-q", &git(&repo, &["remote", "get-url", "origin"]), other_repo.to_str().unwrap()]);
+    let config = format!(
+        "[workspaces.my-app]\nworkdir = \"/workspace/app\"\n\n[[workspaces.my-app.mounts]]\nsrc = \"{}\"\ndst = \"/workspace/app\"\n",
+        other_repo.display()
+    );
+    fs::write(other.join("config/config.toml"), config).unwrap();
+    let (other_home, other_config) = (other.join("jackin"), other.join("config"));
+    let elsewhere = |args: &[&str]| {
+        let mut all = vec!["--home", other_home.to_str().unwrap(), "--config-dir", other_config.to_str().unwrap()];
+        all.extend_from_slice(args);
+        all.iter().map(|a| a.to_string()).collect::<Vec<String>>()
+    };
+    for args in [elsewhere(&["--import", archive, "--dry-run"]), elsewhere(&["--import", archive])] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_bare(&home, &mut log, &prefix, "jackin-restore", &args);
+    }
 
     let to_purge = format!("{}{}", of_type(&decided, "decision"), naming(&assessments, names[2]));
     run(&home, &mut log, &prefix, "jackin-purge", &["--dry-run"], &to_purge);

@@ -307,7 +307,27 @@ pub struct KeepArgs {
     #[arg(long)]
     pub stop: bool,
 
-    /// Decide and emit the decisions with "dry_run": true; change nothing
+    /// Write the kept session INSTANCE to one archive FILE instead (reads no stdin), for
+    /// jackin-restore --import on another host: its manifest, isolation records and launch
+    /// recipe, agent home and state, and per mount the commits only it holds, its base commit
+    /// and remote URLs, and its changed and untracked files. Never the agents' auth slots or a
+    /// secret's value (without --with-auth). The session stays kept here; a live one is refused
+    /// (exit 5)
+    #[arg(long, value_name = "FILE", requires = "instance",
+          conflicts_with_all = ["policy", "keep", "answer", "discard_unfinished", "stop"])]
+    pub export: Option<PathBuf>,
+
+    /// With --export: the session to export (container name, instance id or a unique id prefix)
+    #[arg(value_name = "INSTANCE", value_parser = instance, requires = "export")]
+    pub instance: Option<String>,
+
+    /// With --export: carry the agents' auth slots (claude/, codex/, …) and the agent home's
+    /// credentials (.codex/auth.json, .config/gh, …) too; the record says so
+    #[arg(long, requires = "export")]
+    pub with_auth: bool,
+
+    /// Decide and emit the decisions with "dry_run": true; change nothing (with --export: say
+    /// what the archive would hold, write nothing)
     #[arg(long)]
     pub dry_run: bool,
 
@@ -430,6 +450,20 @@ pub struct RestoreArgs {
     /// With --recover, when the host repository is gone: recover into a new repository at DIR
     #[arg(long, value_name = "DIR", requires = "recover", value_parser = absolute_dir)]
     pub into: Option<std::path::PathBuf>,
+
+    /// Bring in a session exported on another host (jackin-keep --export): each mount's commits
+    /// into the repository of this host's jackin config with the same remote URL (or --repo),
+    /// its worktree or clone where jackin puts it, its files on top, and its manifest, records
+    /// and recipe in this home, as a kept session that jackin-restore INSTANCE resumes. An
+    /// archive that is truncated, altered or of a newer format, or an instance of the same name
+    /// here, is refused with nothing written (exit 3)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["instance", "list", "recover", "quarantined"])]
+    pub import: Option<PathBuf>,
+
+    /// With --import: the host repository for the mount at DST (its container path), instead of
+    /// the one found by its remote URL; repeat for each mount
+    #[arg(long, value_name = "DST=PATH", requires = "import", value_parser = repo_for_mount)]
+    pub repo: Vec<(String, PathBuf)>,
 
     /// Say which tier and steps a resume would take; change nothing (same as --dry-run)
     #[arg(long)]
@@ -597,6 +631,14 @@ fn instance(arg: &str) -> Result<String, Unresolved> {
 /// (`state::store::absolute`): the records that name it go to processes that may run elsewhere.
 fn absolute_dir(arg: &str) -> Result<PathBuf, String> {
     crate::state::store::absolute(std::path::Path::new(arg)).map_err(|e| format!("{e:#}"))
+}
+
+/// `DST=PATH` of `--repo`: a mount's container path and a host repository.
+fn repo_for_mount(arg: &str) -> Result<(String, PathBuf), String> {
+    match arg.split_once('=') {
+        Some((dst, path)) if dst.starts_with('/') && !path.is_empty() => Ok((dst.to_owned(), absolute_dir(path)?)),
+        _ => Err(format!("{arg:?} is not DST=PATH (the mount's container path, =, a host repository)")),
+    }
 }
 
 /// As [`instance`], or `-` for the instances named by the records on stdin.

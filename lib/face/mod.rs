@@ -2,5 +2,6 @@
 
 pub mod cli;
 pub mod driver;
+pub mod moves;
 pub mod progress;
 pub mod screens;

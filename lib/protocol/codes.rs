@@ -24,6 +24,8 @@ pub enum ErrorCode {
     Busy,
     CleanFailed,
     DockerFailed,
+    /// `jackin-keep --export` could not write the archive.
+    ExportFailed,
     InspectFailed,
     IsolationUnreadable,
     KeepFailed,

@@ -14,7 +14,10 @@ use serde::de::DeserializeOwned;
 
 use assessment::Assessment;
 use envelope::{InputRecord, Record};
-use records::{Candidate, Change, Decision, ErrorRecord, Orphan, Purged, Quarantined, Recovered, Repair, Restored};
+use records::{
+    Candidate, Change, Decision, ErrorRecord, Exported, Imported, Orphan, Purged, Quarantined, Recovered, Repair,
+    Restored,
+};
 
 /// The text form of an input record of a type the tools write, if its data fits that type: a
 /// record passed through to a person reads as the tool that wrote it would have printed it.
@@ -34,6 +37,8 @@ pub(crate) fn text_of(record: &InputRecord) -> Option<String> {
         Quarantined::TYPE => render::<Quarantined>(data),
         Recovered::TYPE => render::<Recovered>(data),
         Repair::TYPE => render::<Repair>(data),
+        Exported::TYPE => render::<Exported>(data),
+        Imported::TYPE => render::<Imported>(data),
         ErrorRecord::TYPE => render::<ErrorRecord>(data),
         _ => None,
     }

@@ -187,9 +187,61 @@ pub fn launch_env(config_dir: &Path, workspace: Option<&str>, role: &str) -> Res
     Ok(env)
 }
 
+/// The host directories jackin's config mounts into its workspaces: each `src` of a `mounts`
+/// entry of a workspace, in `config.toml`'s `[workspaces.<name>]` and in each
+/// `workspaces/<name>.toml`, in the order found, each once. `jackin-restore --import` looks
+/// among them for a moved session's repositories.
+pub(crate) fn mounted_sources(config_dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut tables = Vec::new();
+    let global = table_in(&config_dir.join("config.toml"))?;
+    if let Some(workspaces) = global.get("workspaces").and_then(toml::Value::as_table) {
+        tables.extend(workspaces.values().filter_map(toml::Value::as_table).cloned());
+    }
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(config_dir.join("workspaces")) {
+        Ok(entries) => {
+            entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect()
+        }
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    for file in files {
+        tables.push(table_in(&file)?);
+    }
+    let mut sources = Vec::new();
+    for table in &tables {
+        let mounts = table.get("mounts").and_then(toml::Value::as_array).into_iter().flatten();
+        for src in mounts.filter_map(|m| m.get("src")).filter_map(toml::Value::as_str) {
+            let src = PathBuf::from(src);
+            if src.is_absolute() && !sources.contains(&src) {
+                sources.push(src);
+            }
+        }
+    }
+    Ok(sources)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mounted_sources_are_every_workspaces_mounts() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path();
+        assert!(mounted_sources(cfg).unwrap().is_empty());
+        std::fs::write(
+            cfg.join("config.toml"),
+            "[workspaces.prod]\nworkdir = \"/w\"\n[[workspaces.prod.mounts]]\nsrc = \"/src/a\"\ndst = \"/w\"\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(cfg.join("workspaces")).unwrap();
+        std::fs::write(
+            cfg.join("workspaces/app.toml"),
+            "mounts = [{ src = \"/src/b\", dst = \"/b\" }, { src = \"/src/a\", dst = \"/a\" }, { src = \"rel\" }]\n",
+        )
+        .unwrap();
+        assert_eq!(mounted_sources(cfg).unwrap(), [PathBuf::from("/src/a"), PathBuf::from("/src/b")]);
+    }
 
     #[test]
     fn workspace_wins_then_global_then_ask() {

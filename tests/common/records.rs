@@ -435,3 +435,59 @@ pub struct ErrorRecord {
 impl Record for ErrorRecord {
     const TYPE: &'static str = "error";
 }
+
+/// One mount of a session moved to another host (`exported`, `imported`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MovedMount {
+    pub mount_dst: String,
+    pub isolation: String,
+    pub repository: Option<String>,
+    pub worktree: String,
+    pub commits: usize,
+    pub files: usize,
+    pub head: Option<String>,
+    pub remotes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exported {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub file: String,
+    pub bytes: Option<u64>,
+    pub session_bytes: Option<u64>,
+    pub parts: usize,
+    pub mounts: Vec<MovedMount>,
+    pub with_auth: bool,
+    pub auth: Vec<String>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for Exported {
+    const TYPE: &'static str = "exported";
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Imported {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub file: String,
+    pub exported_by: String,
+    pub status: String,
+    pub mounts: Vec<MovedMount>,
+    pub auth: Vec<String>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Record for Imported {
+    const TYPE: &'static str = "imported";
+}

@@ -19,6 +19,7 @@ mod branches;
 mod bundle;
 mod error;
 mod ignored;
+mod moves;
 mod patches;
 mod recover;
 mod reflog;
@@ -32,7 +33,7 @@ mod worktrees;
 pub(crate) use bundle::{clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs};
 pub(crate) use error::GitError;
 pub(crate) use ignored::inside;
-pub(crate) use recover::{read_bundle, BundleHeader, IndexChange};
+pub(crate) use recover::{read_bundle, read_bundle_header, BundleHeader, IndexChange};
 pub(crate) use repo::{skip_object_hash_checks, Repo};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};
 pub use role_source::{

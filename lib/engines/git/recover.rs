@@ -32,22 +32,27 @@ pub(crate) struct BundleHeader {
 /// Reads the header of the bundle at `path`.
 pub(crate) fn read_bundle(path: &Path) -> Result<BundleHeader> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut reader = BufReader::new(file);
+    read_bundle_header(&mut BufReader::new(file), &path.display().to_string())
+}
+
+/// Reads a bundle's header from `reader` (left where the pack starts), `label` naming the
+/// bundle in the errors.
+pub(crate) fn read_bundle_header(reader: &mut impl BufRead, label: &str) -> Result<BundleHeader> {
     let mut line = Vec::new();
     let mut at = 0u64;
-    let mut next = |reader: &mut BufReader<File>, line: &mut Vec<u8>| -> Result<bool> {
+    let mut next = |reader: &mut dyn BufRead, line: &mut Vec<u8>| -> Result<bool> {
         line.clear();
         let n = reader.read_until(b'\n', line)?;
         at += n as u64;
         Ok(n > 0 && line.last() == Some(&b'\n'))
     };
-    if !next(&mut reader, &mut line)? || !(line == b"# v2 git bundle\n" || line == b"# v3 git bundle\n") {
-        anyhow::bail!("{} is not a git bundle (v2 or v3)", path.display());
+    if !next(reader, &mut line)? || !(line == b"# v2 git bundle\n" || line == b"# v3 git bundle\n") {
+        anyhow::bail!("{label} is not a git bundle (v2 or v3)");
     }
     let mut header = BundleHeader { prerequisites: Vec::new(), refs: Vec::new(), pack_at: 0 };
     loop {
-        if !next(&mut reader, &mut line)? {
-            anyhow::bail!("{} ends inside its header", path.display());
+        if !next(reader, &mut line)? {
+            anyhow::bail!("{label} ends inside its header");
         }
         let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
         if text.is_empty() {
@@ -58,18 +63,16 @@ pub(crate) fn read_bundle(path: &Path) -> Result<BundleHeader> {
         }
         let (id, rest) = text.split_once(' ').unwrap_or((&text, ""));
         match id.strip_prefix('-') {
-            Some(prerequisite) => header.prerequisites.push(checked(prerequisite, path)?),
-            None => header.refs.push((rest.to_owned(), checked(id, path)?)),
+            Some(prerequisite) => header.prerequisites.push(checked(prerequisite, label)?),
+            None => header.refs.push((rest.to_owned(), checked(id, label)?)),
         }
     }
     header.pack_at = at;
     Ok(header)
 }
 
-fn checked(id: &str, path: &Path) -> Result<String> {
-    Oid::from_str(id)
-        .map(|oid| oid.to_string())
-        .map_err(|_| anyhow::anyhow!("{}: {id:?} is not an object id", path.display()))
+fn checked(id: &str, label: &str) -> Result<String> {
+    Oid::from_str(id).map(|oid| oid.to_string()).map_err(|_| anyhow::anyhow!("{label}: {id:?} is not an object id"))
 }
 
 impl Repo {

@@ -66,6 +66,34 @@ pub fn absolute(path: &Path) -> Result<PathBuf> {
     })
 }
 
+/// The agents' auth slots at the top of an instance's data directory (state.md, "Layout"):
+/// credentials, never carried to another host unless asked (`jackin-keep --export --with-auth`).
+pub(crate) const AUTH_SLOTS: [&str; 6] = ["claude", "codex", "amp", "kimi-code", "opencode", "grok"];
+
+/// Credentials an agent home may hold, wherever in the home (`data/<c>/home/`) they are: each a
+/// path that, when a path of the home ends with it, is that credential (a directory with what is
+/// in it). Treated as the auth slots are.
+pub(crate) const HOME_CREDENTIALS: [&str; 13] = [
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".config/gh",
+    ".local/share/opencode/auth.json",
+    ".local/share/amp/secrets.json",
+    ".kimi/credentials",
+    ".grok/auth.json",
+    ".git-credentials",
+    ".netrc",
+    ".ssh",
+    ".docker/config.json",
+    ".npmrc",
+];
+
+/// Whether `rel`, a path inside an agent home, is one of its credentials ([`HOME_CREDENTIALS`]).
+pub(crate) fn is_home_credential(rel: &Path) -> bool {
+    HOME_CREDENTIALS.iter().any(|credential| rel.ends_with(credential))
+}
+
 /// How long an index update waits for another writer before giving up with "busy".
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 
@@ -177,6 +205,24 @@ impl Store {
     /// `<home>/quarantine/`: work at risk saved before a purge deleted it.
     pub(crate) fn quarantine_root(&self) -> PathBuf {
         self.roots.home.join("quarantine")
+    }
+
+    /// Where jackin puts an isolated mount of `name`: `data/<c>/git/worktree/repo/<dst>/<c>` (or
+    /// `git/clone/…`), `<dst>` the mount's container path without its leading slash. `None` for a
+    /// destination that is not a plain absolute path (it would leave the data directory).
+    pub(crate) fn mount_dir(&self, name: &InstanceName, isolation: &str, mount_dst: &str) -> Option<PathBuf> {
+        let dst = Path::new(mount_dst).strip_prefix("/").ok()?;
+        if dst.as_os_str().is_empty() || dst.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+            return None;
+        }
+        Some(self.instance_dir(name).join("git").join(isolation).join("repo").join(dst).join(name.as_str()))
+    }
+
+    /// `<home>/imports/`: where `jackin-restore --import` unpacks an archive before it moves the
+    /// session into `data/` (never under `data/`, where a directory holding a manifest is an
+    /// instance).
+    pub(crate) fn imports_dir(&self) -> PathBuf {
+        self.roots.home.join("imports")
     }
 
     /// `<home>/cache/role-sources/<key>`: the bare repository restore's tier 3 fetches a role's

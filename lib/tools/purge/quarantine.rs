@@ -275,7 +275,7 @@ fn allocated_bytes(path: &Path) -> u64 {
     own.saturating_add(entries.map(|entry| allocated_bytes(&entry.path())).sum())
 }
 
-fn slug(mount_dst: &str) -> String {
+pub(crate) fn slug(mount_dst: &str) -> String {
     let s: String = mount_dst.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     let s = s.trim_matches('-').to_owned();
     if s.is_empty() {
@@ -292,28 +292,11 @@ fn save_mount(
     mount: &MountAssessment,
     record: Option<&IsolationRecord>,
 ) -> Result<SavedMount> {
-    let mount_dir = dest.join(dir_name);
-    fs::create_dir_all(&mount_dir)?;
-    let mut saved = SavedMount {
-        mount_dst: mount.mount_dst.clone(),
-        isolation: mount.isolation.clone(),
-        path: mount.path.clone(),
-        original_src: mount.original_src.clone(),
-        head: None,
-        verdict: mount.verdict.as_str().to_owned(),
-        bundle: None,
-        bundle_contents: None,
-        integrated: mount.integrated().cloned().collect(),
-        submodules: Vec::new(),
-        index_dir: None,
-        files_dir: None,
-        files: Vec::new(),
-        tree: None,
-        modules: None,
-        note: None,
-    };
     let path = Path::new(&mount.path);
     let (Some(record), None) = (record, mount.error.as_ref()) else {
+        let mount_dir = dest.join(dir_name);
+        fs::create_dir_all(&mount_dir)?;
+        let mut saved = empty_save(mount);
         // Unreadable: keep the whole directory when it is the instance's own.
         let inside = path.starts_with(store.data_dir()) && !mount.path.contains("/../");
         if let Some(record) = record.filter(|r| r.isolation == IsolationKind::Worktree) {
@@ -330,6 +313,47 @@ fn save_mount(
         }
         return Ok(saved);
     };
+    save_readable(dest, dir_name, mount, record)
+}
+
+/// A receipt's entry for `mount` with nothing saved yet.
+fn empty_save(mount: &MountAssessment) -> SavedMount {
+    SavedMount {
+        mount_dst: mount.mount_dst.clone(),
+        isolation: mount.isolation.clone(),
+        path: mount.path.clone(),
+        original_src: mount.original_src.clone(),
+        head: None,
+        verdict: mount.verdict.as_str().to_owned(),
+        bundle: None,
+        bundle_contents: None,
+        integrated: mount.integrated().cloned().collect(),
+        submodules: Vec::new(),
+        index_dir: None,
+        files_dir: None,
+        files: Vec::new(),
+        tree: None,
+        modules: None,
+        note: None,
+    }
+}
+
+/// Saves the work of a mount git can read under `dest/dir_name` (the paths the receipt gives are
+/// relative to `dest`), never moving or changing anything of the mount: the commits only the
+/// session holds (the at-risk tips against what survives a purge) as a bundle, its submodules'
+/// as bundles of their own, and the changed and untracked files as they are, with the staged
+/// versions the work tree no longer has. A purge's quarantine and an export
+/// (tools/export.rs) save the same way.
+pub(crate) fn save_readable(
+    dest: &Path,
+    dir_name: &str,
+    mount: &MountAssessment,
+    record: &IsolationRecord,
+) -> Result<SavedMount> {
+    let mount_dir = dest.join(dir_name);
+    fs::create_dir_all(&mount_dir)?;
+    let mut saved = empty_save(mount);
+    let path = Path::new(&mount.path);
     let repo = git::Repo::open(path)?;
     saved.head = repo.head_commit();
     // The at-risk tips against what survives the purge: the engine knows both (engines/git).

@@ -2,6 +2,7 @@
 //! worktrees, by the cheapest faithful tier. A failed restore never deletes anything.
 
 mod base_image;
+mod import;
 mod list;
 mod plan;
 mod quarantines;
@@ -9,6 +10,7 @@ mod recover;
 mod resume;
 mod run;
 
+pub use import::{import, ImportOptions};
 pub use list::{candidates, Order};
 pub(crate) use plan::plan;
 pub use plan::{Plan, RoleSource};

@@ -53,7 +53,7 @@ struct Target {
 }
 
 /// What one submodule's recover makes, decided before anything is made.
-struct SubmoduleTarget {
+pub(super) struct SubmoduleTarget {
     saved: SavedSubmodule,
     header: BundleHeader,
     /// The git directory that receives its commits: the host's `modules/<name>`, or a new bare
@@ -192,7 +192,7 @@ fn target(dir: &Path, mount: &SavedMount, c: &str, suffix: &str, into: Option<&P
 /// (`<host gitdir>/modules/<name>`), under the same names as the top repository's; without one
 /// (the session added the submodule, the host never checked it out, `--into`), into a new bare
 /// repository `<worktree>-submodule-<n>.git` beside the recovered worktree.
-fn submodule_target(
+pub(super) fn submodule_target(
     dir: &Path,
     saved: &SavedSubmodule,
     host: Option<&Repo>,
@@ -374,7 +374,7 @@ fn apply(dir: &Path, receipt: &Receipt, target: Target, dry_run: bool) -> Result
     Ok(recovered)
 }
 
-fn submodule_record(sub: &SubmoduleTarget) -> RecoveredSubmodule {
+pub(super) fn submodule_record(sub: &SubmoduleTarget) -> RecoveredSubmodule {
     RecoveredSubmodule {
         path: sub.saved.path.clone(),
         path_bytes: sub.saved.path_bytes.clone(),
@@ -388,7 +388,7 @@ fn submodule_record(sub: &SubmoduleTarget) -> RecoveredSubmodule {
 
 /// A submodule's bundle into its git directory: the pack, each saved ref under the `-saved/`
 /// names, the branch at the commit its work tree was on.
-fn recover_submodule(dir: &Path, sub: &SubmoduleTarget) -> Result<()> {
+pub(super) fn recover_submodule(dir: &Path, sub: &SubmoduleTarget) -> Result<()> {
     let repo = if sub.new_repository { Repo::init_bare_new(&sub.repository)? } else { Repo::open(&sub.repository)? };
     repo.import_bundle_pack(&dir.join(&sub.saved.bundle), &sub.header)?;
     for r in renamed_refs(Some(&sub.header), &sub.saved_prefix) {
@@ -415,9 +415,9 @@ fn no_commit_note(mount: &SavedMount, branch: &str) -> String {
 
 /// One change to the recovered index, and whether it counts as a staged file (a renamed
 /// file's old name going is part of the rename, not a file of its own).
-struct PlannedChange {
-    change: IndexChange,
-    counted: bool,
+pub(super) struct PlannedChange {
+    pub(super) change: IndexChange,
+    pub(super) counted: bool,
 }
 
 /// A file the receipt names, as a plain relative path (anything else is refused).
@@ -435,7 +435,7 @@ fn receipt_name(text: &str, bytes: Option<&str>) -> Result<NameBytes> {
 /// matched the index is added as the work tree now holds it; one whose staged version the work
 /// tree no longer had gets that version, saved under `index/`. Also the notes on what cannot be
 /// staged again.
-fn index_changes(dir: &Path, mount: &SavedMount) -> Result<(Vec<PlannedChange>, Vec<String>)> {
+pub(super) fn index_changes(dir: &Path, mount: &SavedMount) -> Result<(Vec<PlannedChange>, Vec<String>)> {
     let mut changes = Vec::new();
     let mut notes = Vec::new();
     for file in &mount.files {
@@ -490,7 +490,7 @@ fn index_changes(dir: &Path, mount: &SavedMount) -> Result<(Vec<PlannedChange>, 
 /// The saved files into `worktree`, each as it was, over what the checkout wrote; the files the
 /// session had deleted, deleted, and a renamed file's old name gone (unless a file of its own
 /// came back there). Returns the `.git` files left out of saved directories ([`copy_back`]).
-fn put_files_back(dir: &Path, mount: &SavedMount, worktree: &Path) -> Result<Vec<PathBuf>> {
+pub(super) fn put_files_back(dir: &Path, mount: &SavedMount, worktree: &Path) -> Result<Vec<PathBuf>> {
     let files_dir = mount.files_dir.as_ref().map(|f| dir.join(f));
     let mut names = Vec::new();
     for file in &mount.files {

@@ -1,0 +1,145 @@
+//! What moving a kept session to another host needs of git beyond a quarantine's save and a
+//! recover (tools/export.rs, tools/import.rs): where a work tree's HEAD is, a repository's remote
+//! URLs, and making a session's mount anew on the other host (its worktree or clone on the saved
+//! branch or detached commit, its refs, the commits only its reflogs reached put back in them).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use git2::{build::CheckoutBuilder, Oid};
+
+use super::error::unavailable;
+use super::Repo;
+
+impl Repo {
+    /// The branch HEAD is on (a full ref name); `None` when HEAD is detached or unborn.
+    pub(crate) fn head_branch(&self) -> Option<String> {
+        let head = self.repo.find_reference("HEAD").ok()?;
+        let target = head.symbolic_target().ok().flatten()?.to_owned();
+        (target.starts_with("refs/heads/") && self.repo.find_reference(&target).is_ok()).then_some(target)
+    }
+
+    /// The commit the ref `name` (a full name) peels to.
+    pub(crate) fn ref_commit(&self, name: &str) -> Option<String> {
+        Some(self.repo.find_reference(name).ok()?.peel_to_commit().ok()?.id().to_string())
+    }
+
+    /// Each remote's name and fetch URL, in the order the config gives them.
+    pub(crate) fn remote_urls(&self) -> Vec<(String, String)> {
+        let Ok(names) = self.repo.remotes() else { return Vec::new() };
+        let names: Vec<String> = names.iter().flatten().flatten().map(str::to_owned).collect();
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let url = self.repo.find_remote(&name).ok()?.url().ok()?.to_owned();
+                Some((name, url))
+            })
+            .collect()
+    }
+
+    /// Whether this (host) repository has a worktree registered under `name`.
+    pub(crate) fn has_worktree_named(&self, name: &str) -> bool {
+        self.repo.find_worktree(name).is_ok() || self.repo.commondir().join("worktrees").join(name).exists()
+    }
+
+    /// Sets the ref `name` (a full name) to `id`, over what it held (a clone's own branches).
+    pub(crate) fn set_ref(&self, name: &str, id: &str, why: &str) -> Result<()> {
+        let oid = Oid::from_str(id)?;
+        self.repo
+            .reference(name, oid, true, why)
+            .map_err(|e| unavailable(e).context(format!("setting {name} in {}", self.path.display())))?;
+        Ok(())
+    }
+
+    /// Writes the log of `refname` anew: `older` first (oldest to newest), then the ref's own
+    /// value as its newest entry. The commits only a session's reflogs reached stay reachable
+    /// from a reflog alone, as they were: at risk, and bundled by a purge, not made safe by a ref.
+    pub(crate) fn write_reflog(&self, refname: &str, older: &[String], why: &str) -> Result<()> {
+        let tip = self.repo.refname_to_id(refname).map_err(unavailable)?;
+        let signature = self.signature();
+        let mut log = self.repo.reflog(refname).map_err(unavailable)?;
+        while log.remove(0, false).is_ok() {}
+        for id in older {
+            log.append(Oid::from_str(id)?, &signature, Some(why)).map_err(unavailable)?;
+        }
+        log.append(tip, &signature, Some(why)).map_err(unavailable)?;
+        log.write().map_err(|e| unavailable(e).context(format!("writing the log of {refname}")))?;
+        Ok(())
+    }
+
+    /// Stashes as `git stash` keeps them: `refs/stash` at the newest, its log the stack, oldest
+    /// first in `ids`.
+    pub(crate) fn write_stashes(&self, ids: &[String], why: &str) -> Result<()> {
+        let Some(newest) = ids.last() else { return Ok(()) };
+        self.set_ref("refs/stash", newest, why)?;
+        self.write_reflog("refs/stash", &ids[..ids.len() - 1], why)
+    }
+
+    /// HEAD detached at `id`, the work tree and index checked out to it (a worktree or clone made
+    /// a moment ago: nothing of anyone's is in it).
+    pub(crate) fn detach_at(&self, id: &str) -> Result<()> {
+        let oid = Oid::from_str(id)?;
+        self.repo.set_head_detached(oid).map_err(unavailable)?;
+        self.repo.checkout_head(Some(CheckoutBuilder::new().force())).map_err(unavailable)?;
+        Ok(())
+    }
+
+    /// HEAD on the branch `branch` (a full ref name), checked out (a clone made a moment ago).
+    pub(crate) fn check_out_branch(&self, branch: &str) -> Result<()> {
+        self.repo.set_head(branch).map_err(unavailable)?;
+        self.repo.checkout_head(Some(CheckoutBuilder::new().force())).map_err(unavailable)?;
+        Ok(())
+    }
+
+    /// `git clone --local` of this repository to `path` (which must not exist), its `origin`
+    /// then set to `origin_url` (jackin's clone mounts: state.md), nothing checked out yet.
+    pub(crate) fn clone_local_to(&self, path: &Path, origin_url: Option<&str>) -> Result<Repo> {
+        if std::fs::symlink_metadata(path).is_ok() {
+            anyhow::bail!("{} exists already: not overwritten", path.display());
+        }
+        let source = self.repo.workdir().unwrap_or_else(|| self.repo.path()).to_path_buf();
+        let mut checkout = CheckoutBuilder::new();
+        checkout.dry_run();
+        let repo = git2::build::RepoBuilder::new()
+            .with_checkout(checkout)
+            .clone(&format!("file://{}", source.display()), path)
+            .map_err(|e| unavailable(e).context(format!("cloning {} to {}", source.display(), path.display())))?;
+        // As `git clone --local`: every object of the repository, not only what its branches
+        // reach (the commits a session's build on may be reachable from its remote-tracking refs
+        // alone), linked (or copied) into the clone's object store.
+        link_objects(&self.repo.commondir().join("objects"), &repo.path().join("objects"))?;
+        if let Some(url) = origin_url {
+            repo.remote_set_url("origin", url).map_err(unavailable)?;
+        }
+        Ok(Repo { repo, path: path.to_path_buf() })
+    }
+
+    fn signature(&self) -> git2::Signature<'static> {
+        self.repo
+            .signature()
+            .ok()
+            .map(|s| s.to_owned())
+            .or_else(|| git2::Signature::now("jackin", "jackin@localhost").ok())
+            .expect("a signature of plain ASCII")
+    }
+}
+
+/// Each object file (loose objects, packs and their indexes) under `from` that `to` lacks, hard
+/// linked where one filesystem holds both, else copied; links and anything but regular files are
+/// left alone (the agent can write the host's object store).
+fn link_objects(from: &Path, to: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(from) else { return Ok(()) };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        let name = entry.file_name();
+        let (src, dst) = (entry.path(), to.join(&name));
+        if kind.is_dir() && name != "info" {
+            std::fs::create_dir_all(&dst)?;
+            link_objects(&src, &dst)?;
+        } else if kind.is_file() && std::fs::symlink_metadata(&dst).is_err() && std::fs::hard_link(&src, &dst).is_err()
+        {
+            std::fs::copy(&src, &dst).with_context(|| format!("copying {}", src.display()))?;
+        }
+    }
+    Ok(())
+}

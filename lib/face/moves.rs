@@ -1,0 +1,71 @@
+//! Moving a kept session to another host, as the binaries run it: `jackin-keep --export` and
+//! `jackin-restore --import` (tools/export.rs, tools/restore/import.rs), with their progress on
+//! a terminal and their records or errors.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::base::exit::Exit;
+use crate::engines::docker::Engine;
+use crate::face::cli::{KeepArgs, RestoreArgs};
+use crate::face::driver::Ctx;
+use crate::face::progress::Progress;
+use crate::protocol::codes::ErrorCode;
+use crate::tools::export::{self, ExportOptions};
+use crate::tools::restore::{self, ImportOptions};
+
+/// `jackin-keep --export FILE INSTANCE`.
+pub fn export(args: &KeepArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
+    let store = ctx.store()?;
+    let catalog = ctx.catalog(&store)?;
+    let arg = args.instance.as_deref().unwrap_or_default();
+    let name = match catalog.resolve(arg) {
+        Ok(target) => target.name,
+        Err(why) => return ctx.unresolved(arg, why).map(|()| Exit::Ok),
+    };
+    let engine = Engine::connect(&args.docker.endpoint()?)?;
+    let mounts = store.read_isolation(&name).map(|i| i.mounts().len()).unwrap_or(0);
+    let progress = Progress::new("exporting", mounts + 3, ctx.quiet);
+    let options = ExportOptions { with_auth: args.with_auth, dry_run: args.dry_run };
+    let exported = export::export(&store, &engine, &name, file, options, &|what| progress.tick(what));
+    progress.finish();
+    match exported {
+        Ok(record) => {
+            if record.with_auth && !record.auth.is_empty() {
+                ctx.warn(format_args!(
+                    "{}: the archive holds the agents' credentials ({}): keep it as you keep them",
+                    name,
+                    record.auth.join(", ")
+                ));
+            }
+            ctx.emit(&record)?;
+            Ok(Exit::Ok)
+        }
+        Err(e) => settle(ctx, name.as_str(), ErrorCode::ExportFailed, e),
+    }
+}
+
+/// `jackin-restore --import FILE`.
+pub fn import(args: &RestoreArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
+    let store = ctx.store()?;
+    let options = ImportOptions { dry_run: args.dry_run || args.plan, repos: args.repo.clone() };
+    let progress = Progress::new("importing", 4, ctx.quiet);
+    let imported = restore::import(&store, file, &options, &|what| progress.tick(what));
+    progress.finish();
+    ctx.emit(&imported?)?;
+    Ok(Exit::Ok)
+}
+
+/// A failed move: a live session is busy (exit 5), an error that carries its own code ends the
+/// run with it, anything else is this instance's failure (exit 6).
+fn settle(ctx: &mut Ctx, name: &str, code: ErrorCode, e: anyhow::Error) -> Result<Exit> {
+    match Exit::of(&e) {
+        Exit::Busy => {
+            ctx.refuse_busy(name, ErrorCode::Live, &e)?;
+            Ok(Exit::Busy)
+        }
+        Exit::Usage | Exit::BadInput | Exit::Unavailable | Exit::Interrupted => Err(e),
+        _ => ctx.fail(Some(name), code, &e).map(|()| Exit::Ok),
+    }
+}

@@ -1,0 +1,474 @@
+//! The archive of a session moved to another host: what `jackin-keep --export` writes and
+//! `jackin-restore --import` reads (tools/export.rs, tools/restore/import.rs).
+//!
+//! One gzip-compressed tar. Its first entry is `format.json` (the format and the tool that wrote
+//! it), so a reader refuses an archive of a newer format before it reads anything else; its last
+//! is `index.json`, every other entry's name, kind, mode, size and sha256 (of a file's bytes, of a
+//! link's target). Between them, the parts, each as it was on disk: a symbolic link as a link, a
+//! regular file with its mode and its holes (GNU sparse entries), names as bytes. A reader checks
+//! every entry against the index and the gzip trailer's CRC and length: a truncated, damaged or
+//! altered archive is refused with what is wrong.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, BufReader, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::base::exit::Exit;
+use crate::engines::git::{read_bundle_header, BundleHeader};
+use crate::protocol::path_bytes::NameBytes;
+
+/// The format this code writes and reads.
+pub(crate) const FORMAT: u64 = 1;
+const FORMAT_ENTRY: &str = "format.json";
+const INDEX_ENTRY: &str = "index.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FormatHeader {
+    format: u64,
+    written_by: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum PartKind {
+    File,
+    Dir,
+    Symlink,
+}
+
+/// One entry of the archive, as the index lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Part {
+    /// Its name in the archive; one that is not UTF-8 has its bytes in `path_bytes`.
+    pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
+    pub(crate) kind: PartKind,
+    /// The permission bits.
+    pub(crate) mode: u32,
+    /// A file's length (holes included).
+    #[serde(default)]
+    pub(crate) size: u64,
+    /// A file's bytes, a link's target; nothing for a directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Index {
+    format: u64,
+    parts: Vec<Part>,
+}
+
+/// The archive being written, to a file of its own.
+pub(crate) struct Writer {
+    builder: tar::Builder<flate2::write::GzEncoder<File>>,
+    parts: Vec<Part>,
+    /// What was found but is not a file, a directory or a link (a socket, a FIFO): left out.
+    pub(crate) skipped: Vec<String>,
+}
+
+impl Writer {
+    /// A new archive at `path`, which must not exist (mode 0600: it holds the session's work).
+    pub(crate) fn create(path: &Path, written_by: &str) -> Result<Writer> {
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(file, flate2::Compression::default()));
+        builder.follow_symlinks(false);
+        builder.sparse(true);
+        let mut writer = Writer { builder, parts: Vec::new(), skipped: Vec::new() };
+        let header = FormatHeader { format: FORMAT, written_by: written_by.to_owned() };
+        writer.raw(FORMAT_ENTRY, &serde_json::to_vec_pretty(&header)?)?;
+        Ok(writer)
+    }
+
+    fn raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o600);
+        header.set_mtime(now_secs());
+        header.set_entry_type(tar::EntryType::Regular);
+        self.builder.append_data(&mut header, name, bytes)?;
+        Ok(())
+    }
+
+    /// A part made in memory (a file of jackin's, as JSON).
+    pub(crate) fn add_bytes(&mut self, name: &Path, bytes: &[u8]) -> Result<()> {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o600);
+        header.set_mtime(now_secs());
+        header.set_entry_type(tar::EntryType::Regular);
+        self.builder.append_data(&mut header, name, bytes)?;
+        self.parts.push(part(name, PartKind::File, 0o600, bytes.len() as u64, Some(sha256_hex(bytes))));
+        Ok(())
+    }
+
+    /// `src` (a file, a link or a directory with what is in it) as `name`, never following a
+    /// link; `leave_out` names (relative to `src`) what is not carried. Returns the bytes added.
+    pub(crate) fn add_tree(&mut self, name: &Path, src: &Path, leave_out: &dyn Fn(&Path) -> bool) -> Result<u64> {
+        self.add_entry(name, src, Path::new(""), leave_out)
+    }
+
+    fn add_entry(&mut self, name: &Path, src: &Path, rel: &Path, leave_out: &dyn Fn(&Path) -> bool) -> Result<u64> {
+        if !rel.as_os_str().is_empty() && leave_out(rel) {
+            return Ok(0);
+        }
+        let meta = match fs::symlink_metadata(src) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
+        };
+        let mode = meta.permissions().mode() & 0o7777;
+        let file_type = meta.file_type();
+        if file_type.is_symlink() {
+            let target = fs::read_link(src)?;
+            let mut header = tar::Header::new_gnu();
+            header.set_metadata(&meta);
+            header.set_entry_type(tar::EntryType::Symlink);
+            header.set_size(0);
+            self.builder.append_link(&mut header, name, &target)?;
+            let digest = sha256_hex(target.as_os_str().as_bytes());
+            self.parts.push(part(name, PartKind::Symlink, mode, 0, Some(digest)));
+            Ok(0)
+        } else if file_type.is_dir() {
+            let mut header = tar::Header::new_gnu();
+            header.set_metadata(&meta);
+            header.set_entry_type(tar::EntryType::Directory);
+            header.set_size(0);
+            self.builder.append_data(&mut header, name, io::empty())?;
+            self.parts.push(part(name, PartKind::Dir, mode, 0, None));
+            let mut entries: Vec<_> = fs::read_dir(src)
+                .with_context(|| format!("cannot read {}", src.display()))?
+                .collect::<io::Result<_>>()?;
+            entries.sort_by_key(|e| e.file_name());
+            let mut bytes = 0;
+            for entry in entries {
+                let file_name = entry.file_name();
+                bytes += self.add_entry(&name.join(&file_name), &entry.path(), &rel.join(&file_name), leave_out)?;
+            }
+            Ok(bytes)
+        } else if file_type.is_file() {
+            // Never through a link swapped in since the look (the agent can write these trees).
+            let open = || {
+                fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                    .open(src)
+                    .with_context(|| format!("cannot read {}", src.display()))
+            };
+            let (digest, size) = hash_reader(open()?)?;
+            self.builder.append_file(name, &mut open()?).with_context(|| format!("archiving {}", src.display()))?;
+            self.parts.push(part(name, PartKind::File, mode, size, Some(digest)));
+            Ok(size)
+        } else {
+            self.skipped.push(NameBytes::of_path(name).text());
+            Ok(0)
+        }
+    }
+
+    /// Writes the index, finishes the compression and syncs the file. Returns how many parts the
+    /// archive holds.
+    pub(crate) fn finish(mut self) -> Result<usize> {
+        let count = self.parts.len();
+        let index = Index { format: FORMAT, parts: std::mem::take(&mut self.parts) };
+        self.raw(INDEX_ENTRY, &serde_json::to_vec(&index)?)?;
+        let file = self.builder.into_inner()?.finish()?;
+        file.sync_all()?;
+        Ok(count)
+    }
+}
+
+fn part(name: &Path, kind: PartKind, mode: u32, size: u64, sha256: Option<String>) -> Part {
+    let bytes = NameBytes::of_path(name);
+    Part { path: bytes.text(), path_bytes: bytes.wire_bytes(), kind, mode, size, sha256 }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+/// The sha256 and the length of what `reader` holds.
+fn hash_reader(mut reader: impl Read) -> Result<(String, u64)> {
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0; 1 << 16];
+    let mut size = 0u64;
+    loop {
+        let n = reader.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+    }
+    Ok((format!("{:x}", hasher.finalize()), size))
+}
+
+/// A reader that hashes and counts what passes through it.
+struct Hashing<R> {
+    inner: R,
+    hasher: Sha256,
+    size: u64,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.size += n as u64;
+        Ok(n)
+    }
+}
+
+/// What a reading of an archive found, every part checked against its index.
+pub(crate) struct Verified {
+    /// The tool that wrote it.
+    pub(crate) written_by: String,
+    pub(crate) parts: Vec<Part>,
+    /// The parts the caller asked to keep in memory (by name).
+    pub(crate) kept: BTreeMap<String, Vec<u8>>,
+    /// The header of each bundle (a part whose name ends in `.bundle`), by name.
+    pub(crate) bundles: BTreeMap<String, BundleHeader>,
+}
+
+/// An archive refused: what is wrong, nothing written (exit 3).
+fn refuse(file: &Path, why: std::fmt::Arguments<'_>) -> anyhow::Error {
+    Exit::BadInput.err(format_args!("{}: {why}; refused, nothing was written", file.display()))
+}
+
+/// Reads the archive at `file` and checks it whole. The parts named by `keep` are held in
+/// memory; with `unpack_into` (an empty directory) every other part is written there as it was
+/// (a directory's own mode set once what is in it is written), else only read. Any damage,
+/// truncation, entry the index does not list (or lists otherwise), or a format other than
+/// [`FORMAT`], is an error (exit 3) that says what is wrong.
+pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option<&Path>) -> Result<Verified> {
+    let opened = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    let damaged = |e: &dyn std::fmt::Display| refuse(file, format_args!("the archive is damaged or truncated ({e})"));
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(BufReader::new(opened)));
+    let mut verified =
+        Verified { written_by: String::new(), parts: Vec::new(), kept: BTreeMap::new(), bundles: BTreeMap::new() };
+    let mut index: Option<Index> = None;
+    let mut dir_modes: Vec<(PathBuf, u32)> = Vec::new();
+    {
+        let mut entries = archive.entries().map_err(|e| damaged(&e))?;
+        let first = match entries.next() {
+            Some(entry) => entry.map_err(|e| damaged(&e))?,
+            None => return Err(refuse(file, format_args!("the archive is empty"))),
+        };
+        if first.path_bytes().as_ref() != FORMAT_ENTRY.as_bytes() {
+            return Err(refuse(
+                file,
+                format_args!("not a session archive of jackin-keep --export (no {FORMAT_ENTRY})"),
+            ));
+        }
+        let mut bytes = Vec::new();
+        first.take(1 << 20).read_to_end(&mut bytes).map_err(|e| damaged(&e))?;
+        let header: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| refuse(file, format_args!("{FORMAT_ENTRY} does not parse: {e}")))?;
+        let format = header.get("format").and_then(serde_json::Value::as_u64);
+        verified.written_by = header.get("written_by").and_then(|w| w.as_str()).unwrap_or("?").to_owned();
+        match format {
+            Some(FORMAT) => {}
+            Some(newer) if newer > FORMAT => {
+                return Err(refuse(
+                    file,
+                    format_args!(
+                        "written in format {newer} by {} (a newer version); this one reads format {FORMAT}",
+                        crate::protocol::inert::inert_name(&verified.written_by)
+                    ),
+                ))
+            }
+            _ => return Err(refuse(file, format_args!("{FORMAT_ENTRY} names no format this version knows"))),
+        }
+        for entry in entries {
+            let mut entry = entry.map_err(|e| damaged(&e))?;
+            let name_bytes = entry.path_bytes().into_owned();
+            let name = PathBuf::from(std::ffi::OsStr::from_bytes(&name_bytes));
+            if index.is_some() {
+                return Err(refuse(file, format_args!("an entry follows the index")));
+            }
+            if name_bytes == INDEX_ENTRY.as_bytes() {
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).map_err(|e| damaged(&e))?;
+                index = Some(
+                    serde_json::from_slice(&bytes)
+                        .map_err(|e| refuse(file, format_args!("{INDEX_ENTRY} does not parse: {e}")))?,
+                );
+                continue;
+            }
+            if name.as_os_str().is_empty() || name.components().any(|c| !matches!(c, Component::Normal(_))) {
+                let shown = NameBytes::of_path(&name).text();
+                return Err(refuse(file, format_args!("the entry {shown:?} is not a plain relative name")));
+            }
+            let text = NameBytes::of_path(&name).text();
+            let mode = entry.header().mode().map_err(|e| damaged(&e))? & 0o7777;
+            let kind = match entry.header().entry_type() {
+                tar::EntryType::Regular | tar::EntryType::GNUSparse | tar::EntryType::Continuous => PartKind::File,
+                tar::EntryType::Directory => PartKind::Dir,
+                tar::EntryType::Symlink => PartKind::Symlink,
+                other => {
+                    return Err(refuse(
+                        file,
+                        format_args!("the entry {text:?} is of a kind never archived ({other:?})"),
+                    ))
+                }
+            };
+            let target = match unpack_into {
+                Some(root) if !keep(&text) => Some(fresh_target(file, root, &name)?),
+                _ => None,
+            };
+            let (sha256, size) = match kind {
+                PartKind::Dir => {
+                    if let Some(dst) = &target {
+                        fs::create_dir(dst).with_context(|| format!("creating {}", dst.display()))?;
+                        dir_modes.push((dst.clone(), mode));
+                    }
+                    (None, 0)
+                }
+                PartKind::Symlink => {
+                    let link = entry.link_name_bytes().map(|l| l.into_owned()).unwrap_or_default();
+                    if let Some(dst) = &target {
+                        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&link), dst)
+                            .with_context(|| format!("creating {}", dst.display()))?;
+                    }
+                    (Some(sha256_hex(&link)), 0)
+                }
+                PartKind::File if keep(&text) => {
+                    let mut bytes = Vec::new();
+                    entry.read_to_end(&mut bytes).map_err(|e| damaged(&e))?;
+                    let digest = sha256_hex(&bytes);
+                    let size = bytes.len() as u64;
+                    verified.kept.insert(text.clone(), bytes);
+                    (Some(digest), size)
+                }
+                PartKind::File => match &target {
+                    Some(dst) => {
+                        entry.set_preserve_permissions(true);
+                        entry.set_preserve_mtime(true);
+                        entry.unpack(dst).map_err(|e| damaged(&e))?;
+                        let (digest, size) = hash_reader(File::open(dst)?)?;
+                        if text.ends_with(".bundle") {
+                            let header = read_bundle_header(&mut BufReader::new(File::open(dst)?), &text)
+                                .map_err(|e| refuse(file, format_args!("{e:#}")))?;
+                            verified.bundles.insert(text.clone(), header);
+                        }
+                        (Some(digest), size)
+                    }
+                    None => {
+                        let mut hashing = Hashing { inner: &mut entry, hasher: Sha256::new(), size: 0 };
+                        if text.ends_with(".bundle") {
+                            let mut buffered = BufReader::new(&mut hashing);
+                            match read_bundle_header(&mut buffered, &text) {
+                                Ok(header) => drop(verified.bundles.insert(text.clone(), header)),
+                                Err(e) if e.downcast_ref::<io::Error>().is_some() => return Err(damaged(&e)),
+                                Err(e) => return Err(refuse(file, format_args!("{e:#}"))),
+                            }
+                            io::copy(&mut buffered, &mut io::sink()).map_err(|e| damaged(&e))?;
+                        } else {
+                            io::copy(&mut hashing, &mut io::sink()).map_err(|e| damaged(&e))?;
+                        }
+                        (Some(format!("{:x}", hashing.hasher.finalize())), hashing.size)
+                    }
+                },
+            };
+            verified.parts.push(Part {
+                path: text,
+                path_bytes: NameBytes::of_path(&name).wire_bytes(),
+                kind,
+                mode,
+                size,
+                sha256,
+            });
+        }
+    }
+    // The gzip trailer (CRC-32 and length) is read only at the very end: past the tar's own end.
+    let mut rest = archive.into_inner();
+    io::copy(&mut rest, &mut io::sink()).map_err(|e| damaged(&e))?;
+    for (dir, mode) in dir_modes.into_iter().rev() {
+        fs::set_permissions(&dir, fs::Permissions::from_mode(mode))?;
+    }
+    let Some(index) = index else {
+        return Err(refuse(file, format_args!("the archive ends before its index: truncated")));
+    };
+    check_against(file, &verified.parts, &index.parts)?;
+    Ok(verified)
+}
+
+/// Every part read is the index's, with the same kind, mode, size and sha256, and none is
+/// missing.
+fn check_against(file: &Path, read: &[Part], listed: &[Part]) -> Result<()> {
+    let listed_by_name: BTreeMap<(&str, Option<&str>), &Part> =
+        listed.iter().map(|p| ((p.path.as_str(), p.path_bytes.as_deref()), p)).collect();
+    let inert = |p: &Part| crate::protocol::inert::inert_name(&p.path).into_owned();
+    for part in read {
+        match listed_by_name.get(&(part.path.as_str(), part.path_bytes.as_deref())) {
+            None => return Err(refuse(file, format_args!("{} is not in the index", inert(part)))),
+            Some(listed) if listed.sha256 != part.sha256 || listed.size != part.size => {
+                return Err(refuse(
+                    file,
+                    format_args!("the sha256 of {} differs from the index's (altered or damaged)", inert(part)),
+                ))
+            }
+            Some(listed) if listed.kind != part.kind || listed.mode != part.mode => {
+                return Err(refuse(file, format_args!("{} is not what the index says it is", inert(part))))
+            }
+            Some(_) => {}
+        }
+    }
+    if read.len() != listed.len() {
+        let seen: std::collections::BTreeSet<(&str, Option<&str>)> =
+            read.iter().map(|p| (p.path.as_str(), p.path_bytes.as_deref())).collect();
+        let missing = listed.iter().find(|p| !seen.contains(&(p.path.as_str(), p.path_bytes.as_deref())));
+        let what = missing.map(inert).unwrap_or_else(|| "an entry".into());
+        return Err(refuse(file, format_args!("{what} is in the index but not in the archive")));
+    }
+    Ok(())
+}
+
+/// Where a part is unpacked under `root`: every directory on the way one the archive made (a
+/// real directory, never a link), and nothing there yet.
+fn fresh_target(file: &Path, root: &Path, name: &Path) -> Result<PathBuf> {
+    let mut at = root.to_path_buf();
+    let parts: Vec<_> = name.components().collect();
+    for part in &parts[..parts.len() - 1] {
+        at.push(part);
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                let shown = NameBytes::of_path(name).text();
+                return Err(refuse(file, format_args!("the entry {shown:?} is under one that is not a directory")));
+            }
+            Err(_) => fs::create_dir_all(&at).with_context(|| format!("creating {}", at.display()))?,
+        }
+    }
+    let dst = root.join(name);
+    if fs::symlink_metadata(&dst).is_ok() {
+        let shown = NameBytes::of_path(name).text();
+        return Err(refuse(file, format_args!("the entry {shown:?} comes twice")));
+    }
+    Ok(dst)
+}
+
+/// Syncs `path` and the directory it is in.
+pub(crate) fn sync(path: &Path) -> Result<()> {
+    File::open(path)?.sync_all()?;
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}

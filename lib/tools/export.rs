@@ -1,0 +1,336 @@
+//! `jackin-keep --export FILE INSTANCE`: a kept session written to one archive
+//! (tools/archive.rs) that `jackin-restore --import` makes a kept session of on another host.
+//!
+//! It is a quarantine-shaped save (tools/purge/quarantine.rs: per mount, a bundle of every
+//! commit only the session holds, its submodules' commits, the changed and untracked files as
+//! they are) plus the session's own files: the manifest, the isolation records, the tools'
+//! continuity file with the launch recipe, the agent home and `state/`. Per mount it adds the
+//! base commit, where HEAD and the scratch branch were, and the host repository's remote URLs,
+//! by which the other host finds its own clone. The agents' auth slots and the credentials of
+//! the agent home stay out unless `--with-auth`; the recipe holds secrets' sources only. The
+//! session is not changed: it stays kept here.
+
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::base::exit::Exit;
+use crate::engines::docker::Engine;
+use crate::engines::git::Repo;
+use crate::protocol::identity::Identity;
+use crate::protocol::records::{Exported, MovedMount};
+use crate::state::model::{IsolationKind, IsolationRecord, Status};
+use crate::state::names::InstanceName;
+use crate::state::store::{is_home_credential, Store, AUTH_SLOTS};
+use crate::tools::archive::{self, Writer, FORMAT};
+use crate::tools::assess::{AssessOptions, Assessor};
+use crate::tools::claim::SessionClaim;
+use crate::tools::purge::quarantine::{save_readable, slug, SavedMount};
+
+/// `export.json`, the archive's account of the session.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ExportFile {
+    pub(crate) format: u64,
+    #[serde(flatten)]
+    pub(crate) identity: Identity,
+    pub(crate) exported_at: String,
+    /// `user@host` of the process that exported it.
+    pub(crate) exported_by: String,
+    /// The jackin home it was exported from: the launch recipe names its paths.
+    pub(crate) home: String,
+    pub(crate) with_auth: bool,
+    /// The auth slots and agent-home credentials carried (with `with_auth`).
+    #[serde(default)]
+    pub(crate) auth: Vec<String>,
+    pub(crate) verdict: String,
+    pub(crate) summary: String,
+    pub(crate) session_bytes: Option<u64>,
+    /// One per isolation record, in the records' order.
+    pub(crate) mounts: Vec<ExportedMount>,
+}
+
+/// One mount: its quarantine-shaped save (paths relative to the archive's `mounts/`) and what
+/// the other host needs to make it anew.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ExportedMount {
+    #[serde(flatten)]
+    pub(crate) saved: SavedMount,
+    pub(crate) base_commit: String,
+    pub(crate) scratch_branch: String,
+    /// Where the scratch branch was (a worktree's), bundled or not.
+    #[serde(default)]
+    pub(crate) scratch_tip: Option<String>,
+    /// The branch HEAD was on (a full ref name); `None` for a detached HEAD.
+    #[serde(default)]
+    pub(crate) head_branch: Option<String>,
+    /// The host repository's remotes (the clone's own when the host cannot be read).
+    #[serde(default)]
+    pub(crate) remotes: Vec<Remote>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Remote {
+    pub(crate) name: String,
+    pub(crate) url: String,
+}
+
+/// The archive's names: `export.json`, jackin's files under `instance/.jackin/`, the session's
+/// directories under `instance/`, the mounts' saves under `mounts/`.
+pub(crate) const EXPORT_ENTRY: &str = "export.json";
+pub(crate) const MANIFEST_ENTRY: &str = "instance/.jackin/instance.json";
+pub(crate) const ISOLATION_ENTRY: &str = "instance/.jackin/isolation.json";
+pub(crate) const CONTINUITY_ENTRY: &str = "instance/.jackin/continuity.json";
+pub(crate) const MOUNTS_ENTRY: &str = "mounts";
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExportOptions {
+    pub with_auth: bool,
+    pub dry_run: bool,
+}
+
+/// Whether a session whose status is `status` can be exported: one kept, crashed or whose setup
+/// failed (a live one is refused as busy before this is asked).
+fn exportable(status: Option<Status>) -> bool {
+    status.is_some_and(|s| s.is_kept() || matches!(s, Status::Crashed | Status::FailedSetup))
+}
+
+/// Writes the session `name` to `file` (see the module's doc); `tick` is told each part as it
+/// is written. Refusals: a live session (busy, exit 5: its name claim held elsewhere or its role
+/// container running), a `file` that exists (exit 3); a session that is not kept or whose work
+/// cannot be read fails (nothing written).
+pub fn export(
+    store: &Store,
+    engine: &Engine,
+    name: &InstanceName,
+    file: &Path,
+    options: ExportOptions,
+    tick: &dyn Fn(&str),
+) -> Result<Exported> {
+    let manifest = store.read_manifest(name)?.ok_or_else(|| anyhow::anyhow!("no manifest: nothing to export"))?;
+    // Held for the run: no launch or resume takes the session while it is read.
+    let _claim = SessionClaim::take(store, name, options.dry_run)?;
+    if engine.inspect(&manifest.docker.role_container)?.is_some_and(|c| c.state.running) {
+        return Err(Exit::Busy.err(format_args!(
+            "the session is live (its role container {} is running): nothing exported; keep it first \
+             (jackin-assess C | jackin-keep --keep --stop)",
+            manifest.docker.role_container
+        )));
+    }
+    if !exportable(Status::parse(&manifest.status)) {
+        anyhow::bail!("status {} is not a kept session: nothing exported", manifest.status);
+    }
+    let assessment = Assessor::new(AssessOptions { with_diff: false, with_disk: true }).instance(store, name, None)?;
+    let records: Vec<IsolationRecord> = store
+        .read_isolation(name)?
+        .mounts()
+        .into_iter()
+        .map(|r| r.map_err(|bad| anyhow::anyhow!("{}: nothing exported", bad.reason)))
+        .collect::<Result<_>>()?;
+    if let Some(mount) = assessment.mounts.iter().find(|m| m.error.is_some()) {
+        anyhow::bail!(
+            "{} cannot be read ({}): what cannot be read cannot be carried; nothing exported",
+            mount.mount_dst,
+            mount.error.as_deref().unwrap_or("unknown")
+        );
+    }
+    let instance_dir = store.instance_dir(name);
+    let auth = auth_found(&instance_dir);
+    let mut exported = Exported {
+        identity: assessment.identity.clone(),
+        file: file.to_string_lossy().into_owned(),
+        bytes: None,
+        session_bytes: assessment.disk.map(|d| d.total()),
+        parts: 0,
+        mounts: Vec::new(),
+        with_auth: options.with_auth,
+        auth: auth.clone(),
+        notes: Vec::new(),
+        dry_run: options.dry_run,
+    };
+    let ignored: usize = assessment.mounts.iter().map(|m| m.ignored).sum();
+    if ignored > 0 {
+        exported.notes.push(format!(
+            "{ignored} entries git ignores in the mounts are not carried (build outputs, caches, .env files): \
+             rebuild or copy them on the other host"
+        ));
+    }
+    if options.dry_run {
+        for (mount, record) in assessment.mounts.iter().zip(&records) {
+            let head = Repo::open(&record.worktree_path).ok().and_then(|r| r.head_commit());
+            exported.mounts.push(MovedMount {
+                mount_dst: mount.mount_dst.clone(),
+                isolation: mount.isolation.clone(),
+                repository: Some(record.original_src.clone()),
+                worktree: record.worktree_path.clone(),
+                commits: mount.unpushed.iter().map(|r| r.commits).sum(),
+                files: mount.files.len(),
+                head,
+                remotes: remotes_of(record).into_iter().map(|r| r.url).collect(),
+            });
+        }
+        return Ok(exported);
+    }
+    if fs::symlink_metadata(file).is_ok() {
+        return Err(Exit::BadInput.err(format_args!("{} exists already: not overwritten", file.display())));
+    }
+    let parent = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
+    let staging = Staging::new(parent.join(format!(".{file_name}.partial-{}", std::process::id())))?;
+    let mounts_dir = staging.0.join(MOUNTS_ENTRY);
+    let mut account = ExportFile {
+        format: FORMAT,
+        identity: assessment.identity.clone(),
+        exported_at: crate::base::time::now_rfc3339(),
+        exported_by: crate::state::continuity::operator(),
+        home: store.roots.home.to_string_lossy().into_owned(),
+        with_auth: options.with_auth,
+        auth: if options.with_auth { auth } else { Vec::new() },
+        verdict: assessment.verdict.as_str().to_owned(),
+        summary: assessment.summary.clone(),
+        session_bytes: exported.session_bytes,
+        mounts: Vec::new(),
+    };
+    for (i, (mount, record)) in assessment.mounts.iter().zip(&records).enumerate() {
+        tick(&mount.mount_dst);
+        let dir_name = format!("{i}-{}", slug(&mount.mount_dst));
+        let saved = save_readable(&mounts_dir, &dir_name, mount, record)
+            .with_context(|| format!("saving the work of {}", mount.mount_dst))?;
+        let worktree = Repo::open(&record.worktree_path)?;
+        let scratch_tip = match record.isolation {
+            IsolationKind::Worktree => worktree.ref_commit(&format!("refs/heads/{}", record.scratch_branch)),
+            IsolationKind::Clone => None,
+        };
+        let remotes = remotes_of(record);
+        exported.mounts.push(MovedMount {
+            mount_dst: mount.mount_dst.clone(),
+            isolation: mount.isolation.clone(),
+            repository: Some(record.original_src.clone()),
+            worktree: record.worktree_path.clone(),
+            commits: saved.bundle_contents.as_ref().map_or(0, |b| b.commits),
+            files: saved.files.len(),
+            head: saved.head.clone(),
+            remotes: remotes.iter().map(|r| r.url.clone()).collect(),
+        });
+        account.mounts.push(ExportedMount {
+            saved,
+            base_commit: record.base_commit.clone(),
+            scratch_branch: record.scratch_branch.clone(),
+            scratch_tip,
+            head_branch: worktree.head_branch(),
+            remotes,
+        });
+    }
+    let temp = parent.join(format!(".{file_name}.tmp.{}", std::process::id()));
+    let written = (|| -> Result<usize> {
+        let mut writer = Writer::create(&temp, &format!("jackin-keep {}", env!("CARGO_PKG_VERSION")))?;
+        tick("the session's files");
+        writer.add_bytes(Path::new(EXPORT_ENTRY), &serde_json::to_vec_pretty(&account)?)?;
+        for (entry, path) in [
+            (MANIFEST_ENTRY, store.manifest_path(name)),
+            (ISOLATION_ENTRY, store.isolation_path(name)),
+            (CONTINUITY_ENTRY, store.continuity_path(name)),
+        ] {
+            if fs::symlink_metadata(&path).is_ok() {
+                writer.add_tree(Path::new(entry), &path, &|_| false)?;
+            }
+        }
+        tick("the agent home");
+        let with_auth = options.with_auth;
+        writer.add_tree(Path::new("instance/home"), &instance_dir.join("home"), &|rel| {
+            !with_auth && is_home_credential(rel)
+        })?;
+        writer.add_tree(Path::new("instance/state"), &instance_dir.join("state"), &|_| false)?;
+        if with_auth {
+            for slot in AUTH_SLOTS {
+                writer.add_tree(&Path::new("instance").join(slot), &instance_dir.join(slot), &|_| false)?;
+            }
+        }
+        tick("the mounts' work");
+        if mounts_dir.exists() {
+            writer.add_tree(Path::new(MOUNTS_ENTRY), &mounts_dir, &|_| false)?;
+        }
+        if !writer.skipped.is_empty() {
+            exported.notes.push(format!(
+                "left out, neither a file, a directory nor a link: {}",
+                writer
+                    .skipped
+                    .iter()
+                    .map(|s| crate::protocol::inert::inert_name(s).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        writer.finish()
+    })();
+    let parts = match written {
+        Ok(parts) => parts,
+        Err(e) => {
+            let _ = fs::remove_file(&temp);
+            return Err(e.context(format!("writing {}", file.display())));
+        }
+    };
+    // Never over a file that appeared meanwhile: a link fails where a rename would replace.
+    let linked = fs::hard_link(&temp, file);
+    let _ = fs::remove_file(&temp);
+    linked.map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => {
+            Exit::BadInput.err(format_args!("{} exists already: not overwritten", file.display()))
+        }
+        _ => anyhow::Error::new(e).context(format!("cannot create {}", file.display())),
+    })?;
+    archive::sync(file)?;
+    exported.parts = parts;
+    exported.bytes = Some(fs::metadata(file)?.len());
+    Ok(exported)
+}
+
+/// The remotes a mount's host repository has; a clone's own when the host cannot be read.
+fn remotes_of(record: &IsolationRecord) -> Vec<Remote> {
+    let mut urls = Repo::open(&record.original_src).map(|r| r.remote_urls()).unwrap_or_default();
+    if urls.is_empty() && record.isolation == IsolationKind::Clone {
+        urls = Repo::open(&record.worktree_path).map(|r| r.remote_urls()).unwrap_or_default();
+    }
+    urls.into_iter().map(|(name, url)| Remote { name, url }).collect()
+}
+
+/// The auth slots of the instance directory and the credentials of its agent home that are
+/// there, as paths relative to the instance directory.
+fn auth_found(instance_dir: &Path) -> Vec<String> {
+    let mut found: Vec<String> = AUTH_SLOTS
+        .iter()
+        .filter(|slot| fs::symlink_metadata(instance_dir.join(slot)).is_ok())
+        .map(|s| format!("{s}/"))
+        .collect();
+    let home = instance_dir.join("home");
+    let mut walk = walkdir::WalkDir::new(&home).follow_links(false).into_iter();
+    while let Some(Ok(entry)) = walk.next() {
+        let Ok(rel) = entry.path().strip_prefix(&home) else { continue };
+        if !rel.as_os_str().is_empty() && is_home_credential(rel) {
+            found.push(crate::protocol::path_bytes::NameBytes::of_path(&Path::new("home").join(rel)).text());
+            if entry.file_type().is_dir() {
+                walk.skip_current_dir();
+            }
+        }
+    }
+    found
+}
+
+/// The directory an export saves the mounts' work in before it is archived, removed however the
+/// export ends.
+struct Staging(PathBuf);
+
+impl Staging {
+    fn new(dir: PathBuf) -> Result<Staging> {
+        fs::DirBuilder::new().mode(0o700).create(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Staging(dir))
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}

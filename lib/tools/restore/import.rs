@@ -1,0 +1,573 @@
+//! `jackin-restore --import FILE`: a session another host exported (tools/export.rs) made a kept
+//! session of this host, the same instance, that `jackin-restore INSTANCE` resumes by tier 2 or 3.
+//!
+//! A recover (recover.rs) into a fresh session layout: per mount, the host repository of this
+//! host's jackin config whose remote URLs meet the exported ones (or `--repo DST=PATH`) receives
+//! the bundle's commits; the worktree (or clone) is made where jackin puts it, on the branch or
+//! detached commit it was on, the scratch branch where it was, the commits only the session's
+//! reflogs reached in its reflogs again (still at risk, as they were), a clone's stashes as its
+//! stash; the saved files go on top and the index gets what was staged (recover.rs's own
+//! steps). Then jackin's files through the store: the isolation records with this host's paths,
+//! the continuity file with the launch recipe's binds moved to this host's paths, the manifest,
+//! the index row.
+//!
+//! The archive is read whole and checked before anything is decided (tools/archive.rs), and
+//! everything that could refuse is decided before anything is written: an instance of the same
+//! name here, a repository not found or lacking what the commits build on, a branch or worktree
+//! name taken (exit 3, nothing written). Then it is read again into `<home>/imports/`, checked
+//! again, and moved into place.
+
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::recover::{index_changes, put_files_back, recover_submodule, submodule_record, submodule_target};
+use crate::base::exit::Exit;
+use crate::engines::git::{BundleHeader, IndexChange, Repo};
+use crate::protocol::records::{Imported, MovedMount};
+use crate::state::continuity::{Continuity, HistoryEntry};
+use crate::state::model::{IndexRow, Isolation, IsolationKind, Manifest};
+use crate::state::names::InstanceName;
+use crate::state::recipe::LaunchRecipe;
+use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
+use crate::tools::archive::{self, Verified};
+use crate::tools::export::{
+    ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY,
+};
+
+/// `--dry-run` (or `--plan`) and `--repo DST=PATH`.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    pub dry_run: bool,
+    pub repos: Vec<(String, PathBuf)>,
+}
+
+const WHY: &str = "jackin-restore --import";
+
+/// What one mount's import makes, decided before anything is made.
+struct MountPlan {
+    exported: ExportedMount,
+    kind: IsolationKind,
+    /// This host's repository the commits go into (a clone is made from it).
+    host: PathBuf,
+    /// Where jackin puts the mount here.
+    path: PathBuf,
+    header: Option<BundleHeader>,
+    /// The commit the work tree was on.
+    head: String,
+    /// Refs to make besides the scratch branch, each at its commit.
+    refs: Vec<(String, String)>,
+    /// A worktree's scratch branch and where it is to be.
+    scratch: Option<(String, String)>,
+    /// The commits only the reflogs reached, oldest first; a clone's stashes, oldest first.
+    reflog: Vec<String>,
+    stashes: Vec<String>,
+    /// A clone's `origin`: this host's repository's own `origin` URL (state.md).
+    origin_url: Option<String>,
+}
+
+/// An import refused: nothing written (exit 3).
+fn refuse(file: &Path, why: std::fmt::Arguments<'_>) -> anyhow::Error {
+    Exit::BadInput.err(format_args!("{}: {why}; nothing was imported", file.display()))
+}
+
+fn is_kept_part(name: &str) -> bool {
+    [EXPORT_ENTRY, MANIFEST_ENTRY, ISOLATION_ENTRY, CONTINUITY_ENTRY].contains(&name)
+}
+
+fn part<T: DeserializeOwned>(file: &Path, verified: &Verified, name: &str) -> Result<Option<T>> {
+    let Some(bytes) = verified.kept.get(name) else { return Ok(None) };
+    serde_json::from_slice(bytes).map(Some).map_err(|e| refuse(file, format_args!("{name} does not parse: {e}")))
+}
+
+/// Brings in the session the archive `file` holds (see the module's doc); with `dry_run`, only
+/// says what it would make.
+pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn(&str)) -> Result<Imported> {
+    tick("checking the archive");
+    let verified = archive::read(file, &is_kept_part, None)?;
+    let account: ExportFile = part(file, &verified, EXPORT_ENTRY)?
+        .ok_or_else(|| refuse(file, format_args!("the archive has no {EXPORT_ENTRY}")))?;
+    let name = InstanceName::parse(&account.identity.container_base).map_err(|e| Exit::BadInput.wrap(e))?;
+    let mut manifest: Manifest = part(file, &verified, MANIFEST_ENTRY)?
+        .ok_or_else(|| refuse(file, format_args!("the archive has no manifest")))?;
+    if manifest.container_base != name.as_str() {
+        return Err(refuse(file, format_args!("its manifest is of {}, not {name}", manifest.container_base)));
+    }
+    let mut isolation: Isolation = part(file, &verified, ISOLATION_ENTRY)?.unwrap_or_default();
+    let mut continuity: Continuity = part(file, &verified, CONTINUITY_ENTRY)?.unwrap_or_default();
+    if isolation.records.len() != account.mounts.len() {
+        return Err(refuse(file, format_args!("its isolation records and its mounts do not match")));
+    }
+    refuse_clash(store, &name, file)?;
+    let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
+    let mut plans = Vec::new();
+    for exported in &account.mounts {
+        plans.push(plan_mount(store, &name, exported, &verified, options, &sources, file)?);
+    }
+    let mut imported = Imported {
+        identity: account.identity.clone(),
+        file: file.to_string_lossy().into_owned(),
+        exported_by: account.exported_by.clone(),
+        status: manifest.status.clone(),
+        mounts: plans.iter().map(moved).collect(),
+        auth: account.auth.clone(),
+        notes: Vec::new(),
+        dry_run: options.dry_run,
+    };
+    if !account.auth.is_empty() {
+        imported.notes.push(format!("it came with the agents' credentials: {}", account.auth.join(", ")));
+    }
+    if continuity.recipe.is_none() {
+        imported.notes.push("it has no launch recipe: only a session that was kept with one can be resumed".into());
+    }
+    if options.dry_run {
+        return Ok(imported);
+    }
+
+    tick("unpacking");
+    let imports = store.imports_dir();
+    ensure_private_dir(&imports)?;
+    let staging = Staging::new(imports.join(format!(".partial-{name}-{}", std::process::id())))?;
+    archive::read(file, &is_kept_part, Some(&staging.0))?;
+    let mounts_dir = staging.0.join(MOUNTS_ENTRY);
+    // The submodules' commits go where a recover puts them (recover.rs), decided before
+    // anything is written.
+    let mut submodules = Vec::new();
+    for plan in &plans {
+        let saved = &plan.exported.saved;
+        let host = Repo::open(&plan.host)?;
+        let branch = format!("refs/heads/jackin/recovered/{name}");
+        let saved_prefix = format!("refs/heads/jackin/recovered/{name}-saved/");
+        let mut targets = Vec::new();
+        for (n, sub) in saved.submodules.iter().enumerate() {
+            targets.push(submodule_target(&mounts_dir, sub, Some(&host), &plan.path, n, &branch, &saved_prefix)?);
+        }
+        submodules.push(targets);
+    }
+    refuse_clash(store, &name, file)?;
+    let instance_dir = store.instance_dir(&name);
+    let unpacked = staging.0.join("instance");
+    if !unpacked.exists() {
+        fs::DirBuilder::new().mode(0o700).create(&unpacked)?;
+    }
+    fs::create_dir_all(store.data_dir())?;
+    fs::rename(&unpacked, &instance_dir)
+        .with_context(|| format!("moving the session to {}", instance_dir.display()))?;
+    let made = (|| -> Result<()> {
+        fs::create_dir_all(store.meta_dir(&name))?;
+        for (plan, subs) in plans.iter().zip(&submodules) {
+            tick(&plan.exported.saved.mount_dst);
+            let notes = make_mount(&name, plan, &mounts_dir)?;
+            imported.notes.extend(notes);
+            for sub in subs {
+                recover_submodule(&mounts_dir, sub)?;
+                let record = submodule_record(sub);
+                imported.notes.push(format!(
+                    "the commits of the submodule {} went into {} under jackin/recovered/ (as jackin-restore --recover \
+                     puts them)",
+                    crate::protocol::inert::inert_name(&record.path),
+                    record.repository
+                ));
+            }
+        }
+        for (i, plan) in plans.iter().enumerate() {
+            if let Some(record) = isolation.records.get_mut(i).and_then(Value::as_object_mut) {
+                record.insert("original_src".into(), Value::from(plan.host.to_string_lossy().into_owned()));
+                record.insert("worktree_path".into(), Value::from(plan.path.to_string_lossy().into_owned()));
+            }
+        }
+        let now = crate::base::time::now_rfc3339();
+        if let Some(recipe) = continuity.recipe.as_mut() {
+            move_binds(recipe, &moved_paths(store, &name, &account, &plans));
+        }
+        continuity.history.push(HistoryEntry {
+            at: now.clone(),
+            tool: "jackin-restore".into(),
+            from: manifest.status.clone(),
+            to: manifest.status.clone(),
+            cause: "imported".into(),
+            evidence: serde_json::json!({
+                "file": file.to_string_lossy(),
+                "exported_by": account.exported_by,
+                "exported_at": account.exported_at,
+                "exported_from": account.home,
+            }),
+        });
+        write_json_atomic(&store.continuity_path(&name), &continuity)?;
+        if !isolation.records.is_empty() {
+            store.write_isolation(&name, &isolation)?;
+        }
+        manifest.updated_at = now;
+        store.write_manifest(&name, &manifest)?;
+        store.update_index(|index| {
+            index.upsert(IndexRow::from_manifest(&manifest));
+            Ok(((), true))
+        })
+    })();
+    made.map_err(|e| {
+        e.context(format!(
+            "the import of {name} stopped half-way: what it made is under {}; jackin-purge {name} \
+             --discard-unfinished removes it",
+            instance_dir.display()
+        ))
+    })?;
+    Ok(imported)
+}
+
+/// An instance of this name here (an index row, a data or socket directory, a name lock) refuses
+/// the import: the same session imported twice, or an id that clashes.
+fn refuse_clash(store: &Store, name: &InstanceName, file: &Path) -> Result<()> {
+    let row = store.read_index()?.row(name.as_str()).is_some();
+    let paths = [store.instance_dir(name), store.socket_dir(name), store.name_lock_path(name)];
+    if let Some(there) = paths.iter().find(|p| fs::symlink_metadata(p).is_ok()) {
+        return Err(refuse(file, format_args!("an instance named {name} is here already ({})", there.display())));
+    }
+    if row {
+        return Err(refuse(file, format_args!("an instance named {name} is here already (its index row)")));
+    }
+    Ok(())
+}
+
+/// A remote URL as it is compared: without a trailing `/` or `.git`.
+fn comparable(url: &str) -> String {
+    let url = url.trim().trim_end_matches('/');
+    url.strip_suffix(".git").unwrap_or(url).to_owned()
+}
+
+/// This host's repository for an exported mount: `--repo` for its destination, else the one
+/// repository among those jackin's config mounts that has one of its remote URLs.
+fn find_host(exported: &ExportedMount, options: &ImportOptions, sources: &[PathBuf], file: &Path) -> Result<PathBuf> {
+    let dst = &exported.saved.mount_dst;
+    if let Some((_, path)) = options.repos.iter().find(|(d, _)| d == dst) {
+        return Ok(path.clone());
+    }
+    let wanted: Vec<String> = exported.remotes.iter().map(|r| comparable(&r.url)).collect();
+    if wanted.is_empty() {
+        return Err(refuse(
+            file,
+            format_args!("{dst}: its repository had no remote; --repo {dst}=PATH names one here"),
+        ));
+    }
+    let found: Vec<&PathBuf> = sources
+        .iter()
+        .filter(|src| {
+            Repo::open(src)
+                .ok()
+                .filter(|r| !r.is_bare())
+                .is_some_and(|r| r.remote_urls().iter().any(|(_, url)| wanted.contains(&comparable(url))))
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(refuse(
+            file,
+            format_args!(
+                "{dst}: none of the {} repositories jackin's config mounts has the remote {}; --repo {dst}=PATH names one",
+                sources.len(),
+                exported.remotes.iter().map(|r| r.url.as_str()).collect::<Vec<_>>().join(" or ")
+            ),
+        )),
+        many => Err(refuse(
+            file,
+            format_args!(
+                "{dst}: {} repositories of jackin's config have its remote ({}); --repo {dst}=PATH says which",
+                many.len(),
+                many.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+fn plan_mount(
+    store: &Store,
+    name: &InstanceName,
+    exported: &ExportedMount,
+    verified: &Verified,
+    options: &ImportOptions,
+    sources: &[PathBuf],
+    file: &Path,
+) -> Result<MountPlan> {
+    let saved = &exported.saved;
+    let dst = &saved.mount_dst;
+    let kind = match saved.isolation.as_str() {
+        "worktree" => IsolationKind::Worktree,
+        "clone" => IsolationKind::Clone,
+        other => return Err(refuse(file, format_args!("{dst}: an isolation of kind {other:?}"))),
+    };
+    let host = find_host(exported, options, sources, file)?;
+    let repo = match Repo::open(&host) {
+        Ok(repo) if !repo.is_bare() => repo,
+        _ => return Err(refuse(file, format_args!("{dst}: {} is not a repository with a work tree", host.display()))),
+    };
+    let path = store
+        .mount_dir(name, kind.as_str(), dst)
+        .ok_or_else(|| refuse(file, format_args!("{dst:?} is not a plain absolute mount path")))?;
+    let header = match &saved.bundle {
+        Some(bundle) => Some(
+            verified
+                .bundles
+                .get(&format!("{MOUNTS_ENTRY}/{bundle}"))
+                .cloned()
+                .ok_or_else(|| refuse(file, format_args!("{dst}: its bundle {bundle} is not in the archive")))?,
+        ),
+        None => None,
+    };
+    let tips: Vec<(String, String)> = header.iter().flat_map(|h| h.refs.iter().cloned()).collect();
+    let in_bundle = |id: &str| tips.iter().any(|(_, tip)| tip == id);
+    let missing = header.as_ref().map(|h| repo.missing_commits(&h.prerequisites)).unwrap_or_default();
+    if let Some(first) = missing.first() {
+        return Err(refuse(
+            file,
+            format_args!(
+                "{dst}: {} lacks {} commit(s) the session's commits build on ({}…): fetch its remote (or push them \
+                 from the other host) first",
+                host.display(),
+                missing.len(),
+                &first[..12.min(first.len())]
+            ),
+        ));
+    }
+    let head = saved.head.clone().ok_or_else(|| refuse(file, format_args!("{dst}: no commit recorded")))?;
+    if !(repo.has_commit(&head) || in_bundle(&head)) {
+        return Err(refuse(
+            file,
+            format_args!(
+                "{dst}: {} does not have the commit the work tree was on ({}): fetch its remote first",
+                host.display(),
+                &head[..12.min(head.len())]
+            ),
+        ));
+    }
+    let numbered = |prefix: &str| {
+        let mut found: Vec<(usize, String)> =
+            tips.iter().filter_map(|(n, id)| Some((n.strip_prefix(prefix)?.parse().ok()?, id.clone()))).collect();
+        found.sort_by_key(|b| std::cmp::Reverse(b.0));
+        found.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
+    };
+    let mut plan = MountPlan {
+        exported: exported.clone(),
+        kind,
+        host: host.clone(),
+        path,
+        header: header.clone(),
+        head: head.clone(),
+        refs: Vec::new(),
+        scratch: None,
+        reflog: numbered("refs/jackin/reflog/"),
+        stashes: numbered("refs/stashes/stash-"),
+        origin_url: None,
+    };
+    let shared = |name: &str| name.starts_with("refs/heads/") || name.starts_with("refs/tags/");
+    match kind {
+        IsolationKind::Worktree => {
+            if exported.scratch_branch != name.scratch_branch() {
+                return Err(refuse(
+                    file,
+                    format_args!("{dst}: its record names the branch {}", exported.scratch_branch),
+                ));
+            }
+            let scratch = format!("refs/heads/{}", exported.scratch_branch);
+            if !repo.ref_name_free(&scratch) || repo.has_worktree_named(name.as_str()) {
+                return Err(refuse(
+                    file,
+                    format_args!("{dst}: {} has the branch or worktree of {name} already", host.display()),
+                ));
+            }
+            let from_bundle = tips.iter().find(|(n, _)| *n == scratch).map(|(_, id)| id.clone());
+            let kept = exported.scratch_tip.clone().filter(|id| repo.has_commit(id) || in_bundle(id));
+            plan.scratch = Some((scratch.clone(), from_bundle.or(kept).unwrap_or_else(|| head.clone())));
+            let mut wanted: Vec<(String, String)> =
+                tips.iter().filter(|(n, _)| shared(n) && *n != scratch).cloned().collect();
+            if let Some(branch) = exported.head_branch.as_ref().filter(|b| **b != scratch) {
+                if !wanted.iter().any(|(n, _)| n == branch) {
+                    wanted.push((branch.clone(), head.clone()));
+                }
+            }
+            for (refname, id) in wanted {
+                match repo.ref_commit(&refname) {
+                    Some(there) if there == id => {}
+                    Some(there) => {
+                        return Err(refuse(
+                            file,
+                            format_args!(
+                                "{dst}: {refname} is at {} in {}, the session had it at {}",
+                                &there[..12],
+                                host.display(),
+                                &id[..12.min(id.len())]
+                            ),
+                        ))
+                    }
+                    None if !repo.ref_name_free(&refname) => {
+                        return Err(refuse(file, format_args!("{dst}: {refname} cannot be made in {}", host.display())))
+                    }
+                    None => plan.refs.push((refname, id)),
+                }
+            }
+        }
+        IsolationKind::Clone => {
+            plan.origin_url = repo.remote_urls().into_iter().find(|(n, _)| n == "origin").map(|(_, url)| url);
+            plan.refs = tips.iter().filter(|(n, _)| shared(n)).cloned().collect();
+        }
+    }
+    Ok(plan)
+}
+
+/// What the record says of a mount.
+fn moved(plan: &MountPlan) -> MovedMount {
+    let saved = &plan.exported.saved;
+    MovedMount {
+        mount_dst: saved.mount_dst.clone(),
+        isolation: saved.isolation.clone(),
+        repository: Some(plan.host.to_string_lossy().into_owned()),
+        worktree: plan.path.to_string_lossy().into_owned(),
+        commits: saved.bundle_contents.as_ref().map_or(0, |b| b.commits),
+        files: saved.files.len(),
+        head: saved.head.clone(),
+        remotes: plan.exported.remotes.iter().map(|r| r.url.clone()).collect(),
+    }
+}
+
+/// Makes one mount as its plan says; the notes on what could not be staged again.
+fn make_mount(name: &InstanceName, plan: &MountPlan, mounts_dir: &Path) -> Result<Vec<String>> {
+    let saved = &plan.exported.saved;
+    let host = Repo::open(&plan.host)?;
+    if let Some(parent) = plan.path.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    let repo = match plan.kind {
+        IsolationKind::Worktree => {
+            if let (Some(header), Some(bundle)) = (&plan.header, &saved.bundle) {
+                host.import_bundle_pack(&mounts_dir.join(bundle), header)?;
+            }
+            for (refname, id) in &plan.refs {
+                host.create_ref(refname, id, WHY)?;
+            }
+            let (scratch, at) = plan.scratch.as_ref().expect("a worktree's plan has its scratch branch");
+            host.create_ref(scratch, at, WHY)?;
+            if !plan.reflog.is_empty() {
+                host.write_reflog(scratch, &plan.reflog, WHY)?;
+            }
+            let on = plan.exported.head_branch.clone().unwrap_or_else(|| scratch.clone());
+            host.add_worktree(name.as_str(), &plan.path, &on)?;
+            let worktree = Repo::open(&plan.path)?;
+            if plan.exported.head_branch.is_none() {
+                worktree.detach_at(&plan.head)?;
+            }
+            worktree
+        }
+        IsolationKind::Clone => {
+            let clone = host.clone_local_to(&plan.path, plan.origin_url.as_deref())?;
+            if let (Some(header), Some(bundle)) = (&plan.header, &saved.bundle) {
+                clone.import_bundle_pack(&mounts_dir.join(bundle), header)?;
+            }
+            for (refname, id) in &plan.refs {
+                clone.set_ref(refname, id, WHY)?;
+            }
+            clone.write_stashes(&plan.stashes, WHY)?;
+            match &plan.exported.head_branch {
+                Some(branch) => {
+                    clone.set_ref(branch, &plan.head, WHY)?;
+                    clone.check_out_branch(branch)?;
+                }
+                None => clone.detach_at(&plan.head)?,
+            }
+            if !plan.reflog.is_empty() {
+                clone.write_reflog("HEAD", &plan.reflog, WHY)?;
+            }
+            clone
+        }
+    };
+    let (changes, mut notes) = index_changes(mounts_dir, saved)?;
+    for gitfile in put_files_back(mounts_dir, saved, &plan.path)? {
+        let shown = crate::protocol::path_bytes::NameBytes::of_path(&gitfile).text();
+        notes.push(format!(
+            "{}: left out, it linked to a submodule's git directory on the other host",
+            crate::protocol::inert::inert_name(&shown)
+        ));
+    }
+    if !changes.is_empty() {
+        let list: Vec<IndexChange> = changes.iter().map(|c| c.change.clone()).collect();
+        let done = repo.restage(None, &list)?;
+        for (change, why) in &done.failed {
+            let shown = crate::protocol::path_bytes::NameBytes::of_path(change.path()).text();
+            notes.push(format!(
+                "{}: its staged change could not be made again ({why})",
+                crate::protocol::inert::inert_name(&shown)
+            ));
+        }
+    }
+    Ok(notes)
+}
+
+/// Each path of the other host the launch recipe may bind, and this host's: the mounts, their
+/// repositories, the instance's data and socket directories, the home; the most specific first.
+fn moved_paths(
+    store: &Store,
+    name: &InstanceName,
+    account: &ExportFile,
+    plans: &[MountPlan],
+) -> Vec<(PathBuf, PathBuf)> {
+    let home = PathBuf::from(&account.home);
+    let mut pairs = Vec::new();
+    for plan in plans {
+        pairs.push((PathBuf::from(&plan.exported.saved.path), plan.path.clone()));
+        if let Some(src) = &plan.exported.saved.original_src {
+            pairs.push((PathBuf::from(src), plan.host.clone()));
+        }
+    }
+    pairs.push((home.join("data").join(name.as_str()), store.instance_dir(name)));
+    pairs.push((home.join("sockets").join(name.as_str()), store.socket_dir(name)));
+    pairs.push((home, store.roots.home.clone()));
+    pairs
+}
+
+/// The recipe's binds of the other host's paths moved to this host's ([`moved_paths`]); a bind
+/// whose container path was its host path (a repository's `.git`, which a worktree names by its
+/// host path) is moved on both sides.
+fn move_binds(recipe: &mut LaunchRecipe, pairs: &[(PathBuf, PathBuf)]) {
+    let moved = |path: &str| -> Option<String> {
+        pairs.iter().find_map(|(from, to)| {
+            let rest = Path::new(path).strip_prefix(from).ok()?;
+            Some(if rest.as_os_str().is_empty() { to.clone() } else { to.join(rest) }.to_string_lossy().into_owned())
+        })
+    };
+    let containers = std::iter::once(&mut recipe.role).chain(recipe.sidecar.as_mut());
+    for mount in containers.flat_map(|c| c.spec.mounts.iter_mut()).filter(|m| m.kind == "bind") {
+        let Some(source) = moved(&mount.source) else { continue };
+        if mount.destination == mount.source {
+            mount.destination = source.clone();
+        }
+        mount.source = source;
+    }
+}
+
+/// The directory an import unpacks into, removed however the import ends.
+struct Staging(PathBuf);
+
+impl Staging {
+    fn new(dir: PathBuf) -> Result<Staging> {
+        fs::DirBuilder::new().mode(0o700).create(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Staging(dir))
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_urls_compare_without_a_trailing_git_or_slash() {
+        assert_eq!(comparable("https://example.invalid/o/app.git"), comparable("https://example.invalid/o/app/"));
+        assert_ne!(comparable("https://example.invalid/o/app"), comparable("https://example.invalid/o/apps"));
+    }
+}

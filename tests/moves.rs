@@ -1,0 +1,562 @@
+//! Moving a kept session to another host: `jackin-keep --export FILE INSTANCE` on home A,
+//! `jackin-restore --import FILE` on home B (two homes on one machine, two clones of one origin
+//! as their host repositories), then an ordinary resume in B. Real git, a real Docker engine,
+//! the real binaries.
+
+mod common;
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use common::docker::{docker, docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
+use common::records::{envelopes, records_of, ErrorRecord, Exported, Imported, Restored};
+use common::{commit_file, git, stderr, Home, Instance};
+
+/// The untracked file whose name is not UTF-8.
+const LATIN1_NAME: &[u8] = b"caf\xe9.txt";
+/// A variable of the launch whose value is a secret: only its name may travel.
+const SECRET_VALUE: &str = "hunter2-do-not-carry";
+/// The contents of the auth slots and the agent home's credentials.
+const CREDENTIAL: &str = "credential-do-not-carry";
+const SPARSE_LEN: u64 = 64 << 20;
+
+/// A kept session of home A: a worktree of `app` with two unpushed commits, a changed tracked
+/// file, untracked files (one of a name that is not UTF-8, a link, an executable, a sparse
+/// file), a conversation in the agent home, credentials in the auth slots, launched with a secret
+/// variable, kept by jackin-assess | jackin-keep --keep (its recipe captured, its containers
+/// removed).
+struct Kept {
+    home: Home,
+    host: PathBuf,
+    inst: Instance,
+    image: String,
+}
+
+fn kept(id: &str) -> Kept {
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    git(&wt, &["config", "user.email", "agent@example.invalid"]);
+    git(&wt, &["config", "user.name", "Agent"]);
+    commit_file(&wt, "feature.rs", "fn feature() {}\n", "agent: feature");
+    commit_file(&wt, "feature.rs", "fn feature() { todo!() }\n", "agent: more feature");
+    fs::write(wt.join("README.md"), "hello, changed by the agent\n").unwrap();
+    fs::write(wt.join("notes.txt"), "untracked notes\n").unwrap();
+    fs::write(wt.join(std::ffi::OsStr::from_bytes(LATIN1_NAME)), "not utf-8\n").unwrap();
+    std::os::unix::fs::symlink("notes.txt", wt.join("notes-link")).unwrap();
+    fs::write(wt.join("run.sh"), "#!/bin/sh\necho run\n").unwrap();
+    fs::set_permissions(wt.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    let sparse = fs::File::create(wt.join("disk.img")).unwrap();
+    sparse.set_len(SPARSE_LEN).unwrap();
+    std::os::unix::fs::FileExt::write_at(&sparse, b"end", SPARSE_LEN - 3).unwrap();
+    let conversation = inst.dir.join("home/.claude/projects/app");
+    fs::create_dir_all(&conversation).unwrap();
+    fs::write(conversation.join("session.jsonl"), conversation_bytes()).unwrap();
+    fs::write(inst.dir.join("state/history.jsonl"), "{\"prompt\":\"go on\"}\n").unwrap();
+    for credential in ["claude/.credentials.json", "home/.codex/auth.json", "home/.config/gh/hosts.yml"] {
+        let path = inst.dir.join(credential);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, CREDENTIAL).unwrap();
+    }
+    let image = format!("jackin-test-role-{id}:latest");
+    docker(&["tag", TEST_IMAGE, &image]);
+    let git_dir = host.join(".git");
+    let session = Session::launch(
+        &inst.container,
+        SessionOptions {
+            dind: false,
+            running: false,
+            image: Some(&image),
+            env: vec![("SECRET_TOKEN", SECRET_VALUE), ("JACKIN_ROLE", "agent-smith")],
+            binds: vec![
+                (wt.clone(), "/workspace/app"),
+                (inst.dir.join("home"), "/home/agent"),
+                (git_dir.clone(), git_dir.to_str().unwrap()),
+            ],
+            ..Default::default()
+        },
+    );
+    let assessed = home.assess_lines(&[&inst.container]);
+    let mut keep = home.detached("jackin-keep");
+    keep.args(["--keep", "--format=json"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = keep.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), assessed.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "keep: {}", stderr(&out));
+    assert!(!Session::exists("container", &inst.container), "keep removed the role container");
+    drop(session);
+    Kept { home, host, inst, image }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        let _ = docker_quiet(&["rm", "-f", &self.inst.container]);
+        let _ = docker_quiet(&["network", "rm", &format!("{}-net", self.inst.container)]);
+        if !self.image.is_empty() {
+            let _ = docker_quiet(&["rmi", &self.image]);
+        }
+    }
+}
+
+fn conversation_bytes() -> Vec<u8> {
+    let mut bytes = b"{\"role\":\"user\",\"text\":\"caf\xc3\xa9\"}\n".to_vec();
+    bytes.extend((0..=255u8).collect::<Vec<_>>());
+    bytes
+}
+
+/// `jackin-keep FLAGS --export FILE INSTANCE`.
+fn export(home: &Home, flags: &[&str], file: &Path, instance: &str) -> Output {
+    let mut cmd = home.detached("jackin-keep");
+    cmd.args(flags).arg("--export").arg(file).arg(instance).arg("--format=json");
+    cmd.stdin(Stdio::null()).output().unwrap()
+}
+
+/// `jackin-restore FLAGS --import FILE`.
+fn import(home: &Home, flags: &[&str], file: &Path) -> Output {
+    let mut cmd = home.detached("jackin-restore");
+    cmd.args(flags).arg("--import").arg(file).arg("--format=json");
+    cmd.stdin(Stdio::null()).output().unwrap()
+}
+
+fn exported(out: &Output) -> Exported {
+    assert!(out.status.success(), "export: {}", stderr(out));
+    let recs = records_of::<Exported>(&out.stdout);
+    assert_eq!(recs.len(), 1, "{}", String::from_utf8_lossy(&out.stdout));
+    recs.into_iter().next().unwrap()
+}
+
+/// The archive's tar, uncompressed.
+fn tar_of(file: &Path) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(fs::File::open(file).unwrap()).read_to_end(&mut bytes).unwrap();
+    bytes
+}
+
+/// Each entry of the archive: its name's bytes, its kind, its contents (a file's, with the holes
+/// as zeros) or a link's target.
+fn entries_of(file: &Path) -> Vec<(Vec<u8>, tar::EntryType, Vec<u8>)> {
+    let tar = tar_of(file);
+    let mut archive = tar::Archive::new(tar.as_slice());
+    let mut out = Vec::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path_bytes().into_owned();
+        let kind = entry.header().entry_type();
+        let mut bytes = Vec::new();
+        if kind == tar::EntryType::Symlink {
+            bytes = entry.link_name_bytes().unwrap().into_owned();
+        } else {
+            entry.read_to_end(&mut bytes).unwrap();
+        }
+        out.push((name, kind, bytes));
+    }
+    out
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(bytes))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn an_export_holds_the_session_and_an_index_of_its_parts_and_never_the_auth_slots() {
+    if !engine_available("an_export_holds_the_session") {
+        return;
+    }
+    let k = kept("exaaaaaa");
+    let file = k.home.tmp.path().join("session.tar.gz");
+    let before = k.home.snapshot();
+    let rec = exported(&export(&k.home, &[], &file, &k.inst.container));
+    assert_eq!(k.home.snapshot(), before, "an export changes nothing in the home");
+    assert!(!rec.with_auth && !rec.dry_run);
+    assert_eq!(rec.bytes, Some(fs::metadata(&file).unwrap().len()));
+    assert!(rec.session_bytes.unwrap() > SPARSE_LEN, "the session's disk total counts the sparse file whole");
+    assert!(rec.bytes.unwrap() < 1 << 20, "the holes are not carried: {rec:?}");
+    assert_eq!(rec.mounts.len(), 1);
+    assert_eq!((rec.mounts[0].commits, rec.mounts[0].files), (2, 6), "{rec:?}");
+    let origin = git(&k.host, &["remote", "get-url", "origin"]);
+    assert_eq!(rec.mounts[0].remotes, [origin]);
+    assert_eq!(rec.auth, ["claude/", "home/.codex/auth.json", "home/.config/gh"], "found, and left out");
+
+    let entries = entries_of(&file);
+    assert_eq!(entries.first().unwrap().0, b"format.json");
+    assert_eq!(entries.last().unwrap().0, b"index.json");
+    let index: serde_json::Value = serde_json::from_slice(&entries.last().unwrap().2).unwrap();
+    let parts = index["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), entries.len() - 2, "every part but the format and the index is listed");
+    assert_eq!(rec.parts, parts.len());
+    for ((name, kind, bytes), part) in entries[1..entries.len() - 1].iter().zip(parts) {
+        let listed = match part.get("path_bytes").and_then(|b| b.as_str()) {
+            Some(b64) => base64_decode(b64),
+            None => part["path"].as_str().unwrap().as_bytes().to_vec(),
+        };
+        assert_eq!(&listed, name);
+        if *kind != tar::EntryType::Directory {
+            assert_eq!(part["sha256"].as_str().unwrap(), sha256_hex(bytes), "{}", String::from_utf8_lossy(name));
+        }
+    }
+    let names: Vec<String> = entries.iter().map(|(n, _, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    for wanted in [
+        "export.json",
+        "instance/.jackin/instance.json",
+        "instance/.jackin/isolation.json",
+        "instance/.jackin/continuity.json",
+        "instance/home/.claude/projects/app/session.jsonl",
+        "instance/state/history.jsonl",
+        "mounts/0-workspace-app/commits.bundle",
+        "mounts/0-workspace-app/files/README.md",
+        "mounts/0-workspace-app/files/notes-link",
+        "mounts/0-workspace-app/files/run.sh",
+        "mounts/0-workspace-app/files/disk.img",
+    ] {
+        assert!(names.iter().any(|n| n == wanted), "{wanted} is in the archive: {names:#?}");
+    }
+    let latin1: Vec<u8> = [b"mounts/0-workspace-app/files/".as_slice(), LATIN1_NAME].concat();
+    assert!(entries.iter().any(|(n, _, _)| *n == latin1), "the name that is not UTF-8 travels as its bytes");
+    for never in ["instance/claude", "instance/home/.codex/auth.json", "instance/home/.config/gh"] {
+        assert!(!names.iter().any(|n| n.starts_with(never)), "{never} is not in the archive");
+    }
+    let tar = tar_of(&file);
+    for secret in [SECRET_VALUE, CREDENTIAL] {
+        assert!(!contains(&tar, secret.as_bytes()), "{secret} is nowhere in the archive");
+    }
+    assert!(contains(&tar, b"env:SECRET_TOKEN"), "the recipe names the secret's source");
+
+    // The same archive again: refused, the file as it was.
+    let again = export(&k.home, &[], &file, &k.inst.container);
+    assert_eq!(again.status.code(), Some(3), "{}", stderr(&again));
+    assert!(stderr(&again).contains("exists already"), "{}", stderr(&again));
+
+    // --with-auth carries the slots and says so; the secret's value never travels.
+    let with_auth = k.home.tmp.path().join("with-auth.tar.gz");
+    let out = export(&k.home, &["--with-auth"], &with_auth, &k.inst.container);
+    let rec = exported(&out);
+    assert!(rec.with_auth);
+    assert_eq!(rec.auth, ["claude/", "home/.codex/auth.json", "home/.config/gh"]);
+    assert!(stderr(&out).contains("credentials"), "{}", stderr(&out));
+    let names: Vec<String> =
+        entries_of(&with_auth).iter().map(|(n, _, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    for carried in
+        ["instance/claude/.credentials.json", "instance/home/.codex/auth.json", "instance/home/.config/gh/hosts.yml"]
+    {
+        assert!(names.iter().any(|n| n == carried), "{carried} is carried with --with-auth");
+    }
+    assert!(!contains(&tar_of(&with_auth), SECRET_VALUE.as_bytes()));
+}
+
+#[test]
+fn an_export_dry_run_writes_nothing_and_a_live_session_is_refused() {
+    if !engine_available("an_export_dry_run_writes_nothing") {
+        return;
+    }
+    let mut k = kept("exdryaaa");
+    let file = k.home.tmp.path().join("dry.tar.gz");
+    let before = common::snapshot_of(k.home.tmp.path());
+    let out = export(&k.home, &["--dry-run"], &file, &k.inst.container);
+    let rec = exported(&out);
+    assert!(rec.dry_run && rec.bytes.is_none());
+    assert_eq!((rec.mounts[0].commits, rec.mounts[0].files), (2, 6), "{rec:?}");
+    assert_eq!(common::snapshot_of(k.home.tmp.path()), before, "a dry run writes nothing anywhere");
+
+    // A live session: its role container runs.
+    let live = k.home.instance("exliveaa", |_, _| Vec::new());
+    let _session = Session::launch(&live.container, SessionOptions { dind: false, ..Default::default() });
+    let out = export(&k.home, &[], &file, &live.container);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let errors = records_of::<ErrorRecord>(&out.stdout);
+    assert_eq!(errors[0].code, "live", "{errors:?}");
+    assert!(!file.exists());
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
+}
+
+/// Home B, the other host: a clone of A's origin as its host repository, which its jackin
+/// config mounts into the workspace.
+struct Other {
+    home: Home,
+    host: PathBuf,
+}
+
+fn other_host(a: &Kept) -> Other {
+    let home = Home::new();
+    let origin = git(&a.host, &["remote", "get-url", "origin"]);
+    let host = home.tmp.path().join("src/app");
+    fs::create_dir_all(host.parent().unwrap()).unwrap();
+    git(home.tmp.path(), &["clone", "-q", &origin, host.to_str().unwrap()]);
+    let config = format!(
+        "[workspaces.my-app]\nworkdir = \"/workspace/app\"\n\n[[workspaces.my-app.mounts]]\nsrc = \"{}\"\ndst = \"/workspace/app\"\n",
+        host.display()
+    );
+    fs::write(home.config.join("config.toml"), config).unwrap();
+    Other { home, host }
+}
+
+/// The archive with its uncompressed tar changed by `edit`, compressed again (a valid gzip).
+fn rewritten(file: &Path, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut tar = tar_of(file);
+    edit(&mut tar);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &tar).unwrap();
+    gz.finish().unwrap()
+}
+
+fn replace_once(bytes: &mut [u8], from: &[u8], to: &[u8]) {
+    assert_eq!(from.len(), to.len());
+    let at = bytes.windows(from.len()).position(|w| w == from).expect("the bytes to replace are there");
+    bytes[at..at + to.len()].copy_from_slice(to);
+}
+
+#[test]
+fn an_archive_damaged_truncated_altered_newer_or_of_an_instance_here_is_refused_with_nothing_written() {
+    if !engine_available("an_archive_damaged_truncated_altered_newer") {
+        return;
+    }
+    let a = kept("imrefaaa");
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &a.inst.container));
+    let b = other_host(&a);
+    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+    let before = snapshot();
+    let bytes = fs::read(&file).unwrap();
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x5a;
+    let cases = [
+        ("flipped", flipped, "refused"),
+        ("truncated", bytes[..bytes.len() / 2].to_vec(), "truncated"),
+        ("cut-after-the-tar", bytes[..bytes.len() - 4].to_vec(), "damaged or truncated"),
+        ("altered", rewritten(&file, |t| replace_once(t, b"\"go on\"", b"\"go in\"")), "sha256"),
+        ("newer", rewritten(&file, |t| replace_once(t, b"\"format\": 1,", b"\"format\": 2,")), "newer"),
+    ];
+    for (what, archive, says) in cases {
+        let bad = b.home.tmp.path().join(format!("{what}.tar.gz"));
+        fs::write(&bad, archive).unwrap();
+        for dry in [&["--dry-run"][..], &[]] {
+            let out = import(&b.home, dry, &bad);
+            assert_eq!(out.status.code(), Some(3), "{what} {dry:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains(says), "{what}: {}", stderr(&out));
+            assert!(stderr(&out).contains("nothing was"), "{what}: {}", stderr(&out));
+            assert_eq!(snapshot(), before, "{what} {dry:?}: nothing written");
+        }
+    }
+
+    // A dry run says what it would make, and makes nothing.
+    let out = import(&b.home, &["--dry-run"], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = records_of::<Imported>(&out.stdout).remove(0);
+    assert!(rec.dry_run);
+    assert_eq!(rec.mounts[0].repository.as_deref(), Some(b.host.to_str().unwrap()));
+    assert_eq!(snapshot(), before, "a dry run writes nothing");
+
+    // Imported once; the same instance again is refused, nothing changed by the second.
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = snapshot();
+    let out = import(&b.home, &[], &file);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("here already"), "{}", stderr(&out));
+    assert_eq!(snapshot(), after);
+}
+
+/// A bind of the recreated role container on the engine at `host`: its source, for a
+/// destination.
+fn bind_source(host: &str, container: &str, destination: &str) -> Option<String> {
+    let format = format!(
+        "{{{{range .Mounts}}}}{{{{if eq .Destination \"{destination}\"}}}}{{{{.Source}}}}{{{{end}}}}{{{{end}}}}"
+    );
+    docker_quiet(&["-H", host, "inspect", "-f", &format, container]).filter(|s| !s.is_empty())
+}
+
+#[test]
+fn a_kept_session_moves_to_another_home_and_resumes_there_at_tier_2() {
+    if !engine_available("a_kept_session_moves_to_another_home") {
+        return;
+    }
+    let a = kept("mvaaaaaa");
+    let c = a.inst.container.clone();
+    let in_a = a.home.assess(&c);
+    let file = a.home.tmp.path().join("session.tar.gz");
+    let sent = exported(&export(&a.home, &[], &file, &c));
+    let b = other_host(&a);
+
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = records_of::<Imported>(&out.stdout).remove(0);
+    assert_eq!(rec.status, "preserved_dirty");
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    assert_eq!(rec.mounts[0].worktree, worktree.to_str().unwrap());
+    assert_eq!((rec.mounts[0].commits, rec.mounts[0].files), (sent.mounts[0].commits, sent.mounts[0].files));
+    assert!(a.inst.dir.exists(), "the session stays kept on the first host");
+
+    // Its assessment in B lists what A's did.
+    let in_b = b.home.assess(&c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    let files = |m: &common::records::Mount| {
+        let mut f: Vec<(String, String)> = m.files.iter().map(|f| (f.status.clone(), f.path.clone())).collect();
+        f.sort();
+        f
+    };
+    assert_eq!(files(&in_b.mounts[0]), files(&in_a.mounts[0]));
+    let commits =
+        |m: &common::records::Mount| m.unpushed.iter().map(|u| (u.name.clone(), u.commits)).collect::<Vec<_>>();
+    assert_eq!(commits(&in_b.mounts[0]), commits(&in_a.mounts[0]));
+    let log = |repo: &Path| git(repo, &["log", "--format=%H %s", &format!("origin/main..jackin/scratch/{c}")]);
+    assert_eq!(log(&b.host), log(&a.host), "the same two commits, on the scratch branch");
+
+    // The conversation and the files, byte for byte, with their shapes.
+    let data = b.home.home.join("data").join(&c);
+    assert_eq!(fs::read(data.join("home/.claude/projects/app/session.jsonl")).unwrap(), conversation_bytes());
+    assert_eq!(
+        fs::read(data.join("state/history.jsonl")).unwrap(),
+        fs::read(a.inst.dir.join("state/history.jsonl")).unwrap()
+    );
+    assert_eq!(fs::read(worktree.join(std::ffi::OsStr::from_bytes(LATIN1_NAME))).unwrap(), b"not utf-8\n");
+    assert_eq!(fs::read_link(worktree.join("notes-link")).unwrap(), Path::new("notes.txt"));
+    assert_eq!(fs::metadata(worktree.join("run.sh")).unwrap().permissions().mode() & 0o777, 0o755);
+    let disk = fs::metadata(worktree.join("disk.img")).unwrap();
+    assert_eq!(disk.len(), SPARSE_LEN);
+    assert!(disk.blocks() * 512 < SPARSE_LEN / 2, "the sparse file is still sparse: {} blocks", disk.blocks());
+    assert!(!data.join("claude").exists() && !data.join("home/.codex/auth.json").exists(), "no auth came along");
+
+    // An ordinary kept session here: listed, and resumed at tier 2 with this host's paths.
+    let list =
+        b.home.detached("jackin-restore").args(["--list", "--format=json"]).stdin(Stdio::null()).output().unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).contains(&c), "{}", stderr(&list));
+    // The other host's engine: a second engine of the test's own, holding the role image's
+    // layers under the recorded image ID only (the tag is this engine's).
+    let engine = common::have_dockerd("a_kept_session_moves_to_another_home")
+        .then(|| OwnEngine::start_with_test_image(tempfile::tempdir().unwrap(), Vec::new()));
+    let host = engine.as_ref().map_or("unix:///var/run/docker.sock".to_owned(), OwnEngine::host);
+    let out = b
+        .home
+        .detached("jackin-restore")
+        .args([&c, "--yes", "--format=json", "--docker-host", &host])
+        .env("SECRET_TOKEN", "the value on the other host")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let resumed: Restored = envelopes(&out.stdout)[0].data();
+    assert_eq!(resumed.tier, Some(2), "{resumed:?}");
+    assert_eq!(bind_source(&host, &c, "/workspace/app").as_deref(), Some(worktree.to_str().unwrap()));
+    assert_eq!(bind_source(&host, &c, "/home/agent").as_deref(), Some(data.join("home").to_str().unwrap()));
+    let git_dir = b.host.join(".git");
+    assert_eq!(bind_source(&host, &c, git_dir.to_str().unwrap()).as_deref(), Some(git_dir.to_str().unwrap()));
+    assert_eq!(docker(&["-H", &host, "inspect", "-f", "{{.State.Running}}", &c]), "true");
+    if engine.is_some() {
+        assert!(!Session::exists("container", &c), "resumed on the other engine, not this one");
+    }
+}
+
+/// The figure of docs/performance.md ("Moving a session"): the archive's bytes against the
+/// session's bytes on disk, for a session with a build directory (rebuildable, never carried), a
+/// sparse disk image and a conversation. Run by hand:
+/// `cargo test --test moves figure -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn figure_archive_bytes_against_the_sessions_disk() {
+    if !engine_available("figure_archive_bytes") {
+        return;
+    }
+    let k = kept("figaaaaa");
+    let wt = k.inst.mount_path(0);
+    let mut rng = fastrand::Rng::with_seed(31);
+    let noise = |rng: &mut fastrand::Rng, n: usize| (0..n).map(|_| rng.u8(..)).collect::<Vec<u8>>();
+    fs::create_dir_all(wt.join("target/debug/deps")).unwrap();
+    for i in 0..32 {
+        fs::write(wt.join(format!("target/debug/deps/lib{i}.rlib")), noise(&mut rng, 1 << 20)).unwrap();
+    }
+    let conversation: String =
+        (0..20_000).map(|i| format!("{{\"turn\":{i},\"text\":\"the agent said something\"}}\n")).collect();
+    fs::write(k.inst.dir.join("home/.claude/projects/app/long.jsonl"), conversation).unwrap();
+    let assessed = k.home.assess_disk(&k.inst.container);
+    let disk = assessed.disk.unwrap();
+    let file = k.home.tmp.path().join("figure.tar.gz");
+    let rec = exported(&export(&k.home, &[], &file, &k.inst.container));
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    println!(
+        "session on disk {:.1} MiB (data {:.1}, work {:.1}, ignored {:.1} of which rebuildable {:.1}); archive {:.2} MiB, {} parts",
+        mib(disk.total),
+        mib(disk.data),
+        mib(disk.work),
+        mib(disk.ignored),
+        mib(disk.rebuildable),
+        mib(rec.bytes.unwrap()),
+        rec.parts
+    );
+}
+
+/// A clone mount moves too: its branches, its tag, its stash, a staged change whose work tree
+/// moved on, and HEAD on the branch it was on; its `origin` is the other host's repository's.
+#[test]
+fn a_clone_mount_moves_with_its_branches_tag_stash_and_staged_change() {
+    if !engine_available("a_clone_mount_moves") {
+        return;
+    }
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let inst = home.instance("mvclonea", |h, c| vec![h.clone_record(c, &host, "/workspace/app")]);
+    let clone = inst.mount_path(0);
+    commit_file(&clone, "main.rs", "fn main() { println!(); }\n", "agent: main, unpushed");
+    git(&clone, &["checkout", "-q", "-b", "topic"]);
+    commit_file(&clone, "topic.rs", "fn topic() {}\n", "agent: topic");
+    git(&clone, &["tag", "agent-tag"]);
+    fs::write(clone.join("README.md"), "a change the agent stashed\n").unwrap();
+    git(&clone, &["stash", "-q"]);
+    fs::write(clone.join("staged.txt"), "staged\n").unwrap();
+    git(&clone, &["add", "staged.txt"]);
+    fs::write(clone.join("staged.txt"), "staged, then changed\n").unwrap();
+    let store = jackin::state::store::Store::open(jackin::state::store::Roots {
+        home: home.home.clone(),
+        config_dir: home.config.clone(),
+    })
+    .unwrap();
+    let name = jackin::state::names::InstanceName::parse(&inst.container).unwrap();
+    store.set_status(&name, jackin::state::model::Status::PreservedDirty, "2026-11-29T10:00:00Z").unwrap();
+    let in_a = home.assess(&inst.container);
+    let file = home.tmp.path().join("clone.tar.gz");
+    exported(&export(&home, &[], &file, &inst.container));
+
+    let a = Kept { home, host, inst, image: String::new() };
+    let b = other_host(&a);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c = &a.inst.container;
+    let in_b = b.home.assess(c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    let files = |m: &common::records::Mount| {
+        let mut f: Vec<(String, String)> = m.files.iter().map(|f| (f.status.clone(), f.path.clone())).collect();
+        f.sort();
+        f
+    };
+    assert_eq!(files(&in_b.mounts[0]), files(&in_a.mounts[0]));
+    let unpushed = |m: &common::records::Mount| {
+        let mut u: Vec<(String, u64)> = m.unpushed.iter().map(|u| (u.name.clone(), u.commits)).collect();
+        u.sort();
+        u
+    };
+    assert_eq!(unpushed(&in_b.mounts[0]), unpushed(&in_a.mounts[0]));
+    assert_eq!(in_b.mounts[0].stashes, 1);
+    let moved = b.home.home.join("data").join(c).join("git/clone/repo/workspace/app").join(c);
+    assert_eq!(git(&moved, &["symbolic-ref", "HEAD"]), "refs/heads/topic");
+    assert_eq!(git(&moved, &["rev-parse", "agent-tag"]), git(&clone_of(&a), &["rev-parse", "agent-tag"]));
+    assert_eq!(git(&moved, &["show", ":staged.txt"]), "staged");
+    assert_eq!(fs::read_to_string(moved.join("staged.txt")).unwrap(), "staged, then changed\n");
+    assert_eq!(git(&moved, &["stash", "show", "-p"]), git(&clone_of(&a), &["stash", "show", "-p"]));
+    assert_eq!(git(&moved, &["remote", "get-url", "origin"]), git(&b.host, &["remote", "get-url", "origin"]));
+}
+
+fn clone_of(k: &Kept) -> PathBuf {
+    k.inst.mount_path(0)
+}
