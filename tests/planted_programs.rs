@@ -676,7 +676,8 @@ fn a_tier_3_resume_runs_no_planted_program_and_no_planted_credential_helper() {
     assert_eq!(records::<Restored>(&out.stdout)[0].tier, Some(3));
 
     // The operator's global config names no helper: the planted one is the only one there is.
-    let out = scene.run("jackin-restore", &[&inst.container, "--yes"], "", &tls, 6);
+    // A fetch that fails is exit 4 (unavailable): nothing is created before it.
+    let out = scene.run("jackin-restore", &[&inst.container, "--yes"], "", &tls, 4);
     assert!(stderr(&out).contains(&format!("{url} asks for credentials (HTTP 401)")), "{}", stderr(&out));
     assert!(docker_quiet(&["inspect", &inst.container]).is_none(), "nothing was started");
 
@@ -895,6 +896,6 @@ fn the_operators_credential_helper_never_runs_an_alias_of_the_repository() {
     Plants::append(&scene.operator.home.join(".gitconfig"), "[credential]\n\thelper = osxkeychain\n");
     let out = scene.start("jackin-restore", &[&inst.container, "--yes"], "", &tls).wait_with_output().unwrap();
     scene.plants.assert_none_ran(&format!("jackin-restore {} --yes", inst.container));
-    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(stderr(&out).contains("asks for credentials (HTTP 401)"), "the helper was asked: {}", stderr(&out));
 }
