@@ -115,6 +115,10 @@ impl Purger<'_> {
         // 7. The name lock, unless another process holds it.
         if plan.deletions.iter().any(|d| matches!(d, Deletion::NameLock(_))) {
             removed.extend(claim.remove(store, name)?);
+        } else if claim.made_lock() {
+            // Made for this run's claim: unlinked here too, so that a purge stopped after this
+            // step leaves no lock behind for its rerun to find; not the session's, so not listed.
+            claim.remove(store, name)?;
         }
         crash_point("lock");
 
