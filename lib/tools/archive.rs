@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -93,7 +93,7 @@ impl Writer {
         Ok(writer)
     }
 
-    fn raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+    fn raw(&mut self, name: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
         let mut header = tar::Header::new_gnu();
         header.set_size(bytes.len() as u64);
         header.set_mode(0o600);
@@ -105,12 +105,7 @@ impl Writer {
 
     /// A part made in memory (a file of jackin's, as JSON).
     pub(crate) fn add_bytes(&mut self, name: &Path, bytes: &[u8]) -> Result<()> {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o600);
-        header.set_mtime(now_secs());
-        header.set_entry_type(tar::EntryType::Regular);
-        self.builder.append_data(&mut header, name, bytes)?;
+        self.raw(name, bytes)?;
         self.parts.push(part(name, PartKind::File, 0o600, bytes.len() as u64, Some(sha256_hex(bytes))));
         Ok(())
     }
@@ -462,6 +457,23 @@ fn fresh_target(file: &Path, root: &Path, name: &Path) -> Result<PathBuf> {
         return Err(refuse(file, format_args!("the entry {shown:?} comes twice")));
     }
     Ok(dst)
+}
+
+/// A private directory the archive's parts are made or unpacked in (an export's saves, an
+/// import's unpacked session), removed however the run ends.
+pub(crate) struct Staging(pub(crate) PathBuf);
+
+impl Staging {
+    pub(crate) fn new(dir: PathBuf) -> Result<Staging> {
+        fs::DirBuilder::new().mode(0o700).create(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Staging(dir))
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Syncs `path` and the directory it is in.

@@ -11,8 +11,7 @@
 //! session is not changed: it stays kept here.
 
 use std::fs;
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -25,7 +24,7 @@ use crate::protocol::records::{Exported, MovedMount};
 use crate::state::model::{IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{is_home_credential, Store, AUTH_SLOTS};
-use crate::tools::archive::{self, Writer, FORMAT};
+use crate::tools::archive::{self, Staging, Writer, FORMAT};
 use crate::tools::assess::{AssessOptions, Assessor};
 use crate::tools::claim::SessionClaim;
 use crate::tools::purge::quarantine::{save_readable, slug, SavedMount};
@@ -316,21 +315,4 @@ fn auth_found(instance_dir: &Path) -> Vec<String> {
         }
     }
     found
-}
-
-/// The directory an export saves the mounts' work in before it is archived, removed however the
-/// export ends.
-struct Staging(PathBuf);
-
-impl Staging {
-    fn new(dir: PathBuf) -> Result<Staging> {
-        fs::DirBuilder::new().mode(0o700).create(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        Ok(Staging(dir))
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
 }

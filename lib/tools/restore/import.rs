@@ -34,7 +34,7 @@ use crate::state::model::{IndexRow, Isolation, IsolationKind, Manifest};
 use crate::state::names::InstanceName;
 use crate::state::recipe::LaunchRecipe;
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
-use crate::tools::archive::{self, Verified};
+use crate::tools::archive::{self, Staging, Verified};
 use crate::tools::export::{
     ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY,
 };
@@ -542,22 +542,6 @@ fn move_binds(recipe: &mut LaunchRecipe, pairs: &[(PathBuf, PathBuf)]) {
             mount.destination = source.clone();
         }
         mount.source = source;
-    }
-}
-
-/// The directory an import unpacks into, removed however the import ends.
-struct Staging(PathBuf);
-
-impl Staging {
-    fn new(dir: PathBuf) -> Result<Staging> {
-        fs::DirBuilder::new().mode(0o700).create(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        Ok(Staging(dir))
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
     }
 }
 
