@@ -31,6 +31,7 @@ mod containers;
 mod events;
 mod ssh;
 mod tls;
+mod transport;
 
 pub(crate) use events::EventSubscription;
 

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
@@ -42,24 +42,7 @@ impl SshDestination {
             Some((user, host)) => (Some(user.to_owned()), host),
             None => (None, rest),
         };
-        // `[::1]:22`, `host:22` or a bare host.
-        let (host, port) = match host_port.strip_prefix('[') {
-            Some(bracketed) => {
-                let (host, after) =
-                    bracketed.split_once(']').ok_or_else(|| format!("{address}: an unclosed [ in the host"))?;
-                (host, after.strip_prefix(':'))
-            }
-            None => match host_port.rsplit_once(':') {
-                Some((host, port)) => (host, Some(port)),
-                None => (host_port, None),
-            },
-        };
-        let port = match port {
-            Some(text) => {
-                Some(text.parse::<u16>().map_err(|_| format!("{address}: the port {text:?} is not a number"))?)
-            }
-            None => None,
-        };
+        let (host, port) = super::transport::host_and_port(address, host_port)?;
         if host.is_empty()
             || host.starts_with('-')
             || user.as_deref().is_some_and(|u| u.is_empty() || u.starts_with('-'))
@@ -172,34 +155,26 @@ impl tower_service::Service<http::Uri> for SshConnector {
 
 /// A bollard client whose every connection is an ssh process to `address` (`ssh://…`).
 pub(super) fn client(address: &str, timeout_secs: u64) -> Result<bollard::Docker, bollard::errors::Error> {
-    let destination = SshDestination::parse(address).map_err(|message| bollard::errors::Error::IOError {
-        err: io::Error::new(io::ErrorKind::InvalidInput, message),
-    })?;
+    let destination = SshDestination::parse(address).map_err(super::transport::invalid)?;
     let stderr = Arc::new(Mutex::new(String::new()));
     let connector = SshConnector { destination: destination.clone(), stderr: Arc::clone(&stderr) };
-    let client = Arc::new(hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector));
-    let transport = move |request: bollard::BollardRequest| {
-        let (client, stderr) = (Arc::clone(&client), Arc::clone(&stderr));
-        async move {
-            client.request(request).await.map_err(|e| {
-                // ssh's reason ("Permission denied (publickey)", "Host key verification failed")
-                // says more than hyper's "connection closed before message completed".
-                let said = stderr.lock().map(|s| s.clone()).unwrap_or_default();
-                match said.is_empty() {
-                    true => bollard::errors::Error::from(e),
-                    false => bollard::errors::Error::IOError {
-                        err: io::Error::other(format!("ssh: {}", crate::protocol::inert::inert_text(&said))),
-                    },
-                }
-            })
+    // ssh's reason ("Permission denied (publickey)", "Host key verification failed") says more
+    // than hyper's "connection closed before message completed".
+    let explain = move |e: hyper_util::client::legacy::Error| {
+        let said = stderr.lock().map(|s| s.clone()).unwrap_or_default();
+        match said.is_empty() {
+            true => bollard::errors::Error::from(e),
+            false => bollard::errors::Error::IOError {
+                err: io::Error::other(format!("ssh: {}", crate::protocol::inert::inert_text(&said))),
+            },
         }
     };
     // The address bollard writes into each request's URI (its Host header); ssh ignores it.
-    let host = match destination.port {
+    let base = match destination.port {
         Some(port) => format!("ssh://{}:{port}", destination.host),
         None => format!("ssh://{}", destination.host),
     };
-    bollard::Docker::connect_with_custom_transport(transport, Some(host), timeout_secs, bollard::API_DEFAULT_VERSION)
+    super::transport::client_over(connector, base, timeout_secs, explain)
 }
 
 #[cfg(test)]

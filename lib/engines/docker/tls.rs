@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use openssl::ssl::{SslConnector, SslFiletype, SslMethod};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -88,30 +88,16 @@ impl tower_service::Service<http::Uri> for TlsConnector {
 /// `tcp://host:port` (or `https://…`) as a host and a port; the docker CLI's TLS port by default.
 fn host_and_port(address: &str) -> Result<(String, u16), String> {
     let rest = address.split_once("://").map_or(address, |(_, rest)| rest).trim_end_matches('/');
-    let (host, port) = match rest.strip_prefix('[') {
-        Some(bracketed) => {
-            let (host, after) = bracketed.split_once(']').ok_or_else(|| format!("{address}: an unclosed ["))?;
-            (host, after.strip_prefix(':'))
-        }
-        None => match rest.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (rest, None),
-        },
-    };
-    let port = match port {
-        Some(text) => text.parse().map_err(|_| format!("{address}: the port {text:?} is not a number"))?,
-        None => 2376,
-    };
+    let (host, port) = super::transport::host_and_port(address, rest)?;
     if host.is_empty() {
         return Err(format!("{address}: no host to reach"));
     }
-    Ok((host.to_owned(), port))
+    Ok((host.to_owned(), port.unwrap_or(2376)))
 }
 
 /// A bollard client for the TLS engine at `address`, with the CLI's three files in `dir`.
 pub(super) fn client(address: &str, dir: &Path, timeout_secs: u64) -> Result<bollard::Docker, bollard::errors::Error> {
-    let invalid =
-        |message: String| bollard::errors::Error::IOError { err: io::Error::new(io::ErrorKind::InvalidInput, message) };
+    let invalid = super::transport::invalid;
     let (host, port) = host_and_port(address).map_err(invalid)?;
     let file = |name: &str| dir.join(name);
     let mut builder = SslConnector::builder(SslMethod::tls_client())
@@ -125,13 +111,12 @@ pub(super) fn client(address: &str, dir: &Path, timeout_secs: u64) -> Result<bol
         .map_err(|e| invalid(format!("the TLS files in {} ({e})", dir.display())))?;
     builder.set_verify(openssl::ssl::SslVerifyMode::PEER);
     let connector = TlsConnector { tls: Arc::new(builder.build()), host: host.clone(), port };
-    let client = Arc::new(hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector));
-    let transport = move |request: bollard::BollardRequest| {
-        let client = Arc::clone(&client);
-        async move { client.request(request).await.map_err(bollard::errors::Error::from) }
-    };
-    let base = format!("https://{host}:{port}");
-    bollard::Docker::connect_with_custom_transport(transport, Some(base), timeout_secs, bollard::API_DEFAULT_VERSION)
+    super::transport::client_over(
+        connector,
+        format!("https://{host}:{port}"),
+        timeout_secs,
+        bollard::errors::Error::from,
+    )
 }
 
 #[cfg(test)]
