@@ -5,13 +5,12 @@
 use anyhow::Result;
 use jackin::base::exit::Exit;
 use jackin::engines::docker::Engine;
-use jackin::face::cli::{AnswerArg, KeepArgs};
+use jackin::face::cli::KeepArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::face::screens::{exit as dialog, Tty};
 use jackin::protocol::assessment::{Assessment, Verdict};
 use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::envelope::InputRecord;
-use jackin::protocol::records::Outcome;
 use jackin::state::config::configured_policy;
 use jackin::state::store::Store;
 use jackin::tools::assess::{AssessOptions, Assessor};
@@ -128,12 +127,7 @@ fn ask(
         return Ok(Asked::Nobody);
     }
     if let Some(answer) = args.answer {
-        let outcome = match answer {
-            AnswerArg::Return => Outcome::Return,
-            AnswerArg::Keep => Outcome::Keep,
-            AnswerArg::Clean => Outcome::Clean,
-        };
-        return Ok(Asked::Answered(outcome, AnswerSource::Flag));
+        return Ok(Asked::Answered(answer.outcome(), AnswerSource::Flag));
     }
     if let Some(tty) = tty.get_or_insert_with(Tty::open) {
         let clean_allowed = session.assessment.verdict != Verdict::Unknown || flags.discard_unfinished;

@@ -224,6 +224,18 @@ pub enum AnswerArg {
     Clean,
 }
 
+impl AnswerArg {
+    /// The dialog's outcome this answer stands for.
+    pub fn outcome(self) -> crate::protocol::records::Outcome {
+        use crate::protocol::records::Outcome;
+        match self {
+            AnswerArg::Return => Outcome::Return,
+            AnswerArg::Keep => Outcome::Keep,
+            AnswerArg::Clean => Outcome::Clean,
+        }
+    }
+}
+
 const EXIT_POLICY: &str = "\
 The exit policy is --policy, else the workspace's dirty_exit_policy in
 jackin's config, else the global one, else ask (discard means clean).
