@@ -105,6 +105,16 @@ fn is_not_modified(e: &BollardError) -> bool {
     matches!(e, BollardError::DockerResponseServerError { status_code: 304, .. })
 }
 
+/// How many times a build is tried when the engine's cache probe loses a race with an image
+/// removal (see `Engine::build_image`).
+const BUILD_TRIES: u32 = 4;
+
+/// Whether a build failed only because an image the builder was reading was removed meanwhile:
+/// moby's cache probe says `unable to find image "sha256:…"`, in the stream or as its error.
+fn lost_a_race_with_an_image_removal(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| cause.to_string().contains("unable to find image \"sha256:"))
+}
+
 fn labels(map: Option<HashMap<String, String>>) -> BTreeMap<String, String> {
     map.unwrap_or_default().into_iter().collect()
 }
@@ -386,12 +396,28 @@ impl Engine {
     }
 
     /// Builds an image from a tar build context, tags it `tag` and labels it.
+    ///
+    /// The classic builder probes its cache by listing the children of each step's parent image
+    /// and reading each one; an image removed meanwhile by anyone on the engine (an image prune,
+    /// another build's cleanup, jackin's own housekeeping) fails the whole build with `unable to
+    /// find image`. Nothing of ours is wrong then, so the build is tried again, a few times.
     pub(crate) fn build_image(
         &self,
         context_tar: Vec<u8>,
         tag: &str,
         image_labels: &BTreeMap<String, String>,
     ) -> Result<()> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.build_once(context_tar.clone(), tag, image_labels) {
+                Err(e) if tries < BUILD_TRIES && lost_a_race_with_an_image_removal(&e) => continue,
+                result => return result.with_context(|| self.doing(format!("building image {tag}"))),
+            }
+        }
+    }
+
+    fn build_once(&self, context_tar: Vec<u8>, tag: &str, image_labels: &BTreeMap<String, String>) -> Result<()> {
         // `forcerm`: a step that fails leaves its intermediate container behind otherwise,
         // stopped and unlabelled, where no tool of ours would ever find it again.
         let options = BuildImageOptionsBuilder::new()
@@ -402,21 +428,16 @@ impl Engine {
             .build();
         self.calls.fetch_add(1, Ordering::Relaxed);
         let body = bollard::body_full(context_tar.into());
-        let mut log = String::new();
-        let result: Result<()> = self.runtime.block_on(async {
+        self.runtime.block_on(async {
             let mut stream = self.api.build_image(options, None, Some(body));
             while let Some(item) = stream.next().await {
                 let info = item.context("building the image")?;
                 if let Some(error) = info.error_detail.and_then(|d| d.message) {
                     anyhow::bail!("the image build failed: {error}");
                 }
-                if let Some(line) = info.stream {
-                    log.push_str(&line);
-                }
             }
             Ok(())
-        });
-        result.with_context(|| self.doing(format!("building image {tag}")))
+        })
     }
 
     /// What the engine fills in for a container whose launch chose nothing (its log driver,
@@ -455,5 +476,29 @@ impl Engine {
             facts.insert("engine_version".to_owned(), v);
         }
         Ok(facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_cache_probe_that_lost_an_image_is_tried_again() {
+        // What CI saw: another test removed its own image, a child of the same base, while a
+        // tier-3 build probed the base's children.
+        let raced = anyhow::Error::from(BollardError::DockerStreamError {
+            error: "unable to find image \"sha256:43c25f22b45217165607834a695b74699f794cfd74f3f9f7c8927d11d84c377c\""
+                .to_owned(),
+        })
+        .context("building the image");
+        assert!(lost_a_race_with_an_image_removal(&raced));
+        for real in [
+            "the image build failed: The command '/bin/sh -c false' returned a non-zero code: 1",
+            "the image build failed: pull access denied for nothere, repository does not exist",
+            "the image build failed: COPY failed: file not found in build context: stat marker",
+        ] {
+            assert!(!lost_a_race_with_an_image_removal(&anyhow::anyhow!(real.to_owned())), "{real}");
+        }
     }
 }
