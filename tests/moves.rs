@@ -560,3 +560,175 @@ fn a_clone_mount_moves_with_its_branches_tag_stash_and_staged_change() {
 fn clone_of(k: &Kept) -> PathBuf {
     k.inst.mount_path(0)
 }
+
+/// The store of `home`, opened by the library (to set a status by hand).
+fn store_of(home: &Home) -> jackin::state::store::Store {
+    jackin::state::store::Store::open(jackin::state::store::Roots {
+        home: home.home.clone(),
+        config_dir: home.config.clone(),
+    })
+    .unwrap()
+}
+
+/// Marks the session kept (`preserved_dirty`), as a keep would.
+fn mark_kept(home: &Home, container: &str) {
+    let name = jackin::state::names::InstanceName::parse(container).unwrap();
+    store_of(home).set_status(&name, jackin::state::model::Status::PreservedDirty, "2026-11-29T10:00:00Z").unwrap();
+}
+
+/// Runs git with file:// submodule URLs allowed (the tests' submodules' origins are paths).
+fn git_sub(dir: &Path, args: &[&str]) -> String {
+    git(dir, &[&["-c", "protocol.file.allow=always"][..], args].concat())
+}
+
+/// A host repository whose `vendor/lib` is a submodule with its own bare origin (one commit on
+/// `main`), pushed: as tests/guards.rs and tests/recover.rs make it.
+fn host_with_submodule(home: &Home) -> PathBuf {
+    let host = home.host_repo("app");
+    let lib_origin = home.tmp.path().join("lib-origin.git");
+    let lib = home.tmp.path().join("lib-work");
+    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", lib_origin.to_str().unwrap()]);
+    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
+    git(&lib, &["config", "user.email", "lib@example.invalid"]);
+    git(&lib, &["config", "user.name", "Lib"]);
+    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
+    git(&lib, &["push", "-q", lib_origin.to_str().unwrap(), "main"]);
+    git_sub(&host, &["submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"]);
+    git(&host, &["commit", "-q", "-m", "vendor the library"]);
+    git(&host, &["push", "-q", "origin", "main"]);
+    host
+}
+
+/// A kept worktree session of home A whose submodule `vendor/lib` holds two commits only the
+/// session has (one on a branch of its own, one on its detached HEAD) and a changed file; with
+/// `moved_back`, the submodule then checked out again at the commit the parent records, clean:
+/// its commits reachable from its reflog alone. Returns the session and the two commits.
+fn kept_with_a_submodule(id: &str, moved_back: bool) -> (Kept, String, String) {
+    let mut home = Home::new();
+    let host = host_with_submodule(&home);
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    git_sub(&wt, &["submodule", "update", "-q", "--init"]);
+    let sub = wt.join("vendor/lib");
+    git(&sub, &["config", "user.email", "agent@example.invalid"]);
+    git(&sub, &["config", "user.name", "Agent"]);
+    git(&sub, &["checkout", "-q", "-b", "fix"]);
+    let on_branch = commit_file(&sub, "fix.rs", "pub fn fix() {}\n", "a fix on a branch");
+    git(&sub, &["checkout", "-q", "--detach"]);
+    let detached = commit_file(&sub, "lib.rs", "pub fn lib() -> u8 { 42 }\n", "the agent's change");
+    if moved_back {
+        git(&sub, &["branch", "-q", "-D", "fix"]);
+        git(&sub, &["checkout", "-q", "origin/main"]);
+        assert_eq!(git(&wt, &["status", "--porcelain"]), "", "the parent reads clean");
+    } else {
+        fs::write(sub.join("lib.rs"), "pub fn lib() -> u8 { 43 }\n").unwrap();
+    }
+    mark_kept(&home, &inst.container);
+    (Kept { home, host, inst, image: String::new() }, on_branch, detached)
+}
+
+/// Commits made inside a submodule, which only the session holds (`submodule-<k>.bundle` in the
+/// archive), move too: in B they are in the imported session's own git directory of that
+/// submodule (as in A: `<host>/.git/worktrees/<c>/modules/<name>`), checked out as they were, so
+/// B's assessment lists them at risk exactly as A's did and a discard in B bundles them again.
+/// B's repository's own git directory of the submodule gets no ref.
+#[test]
+fn a_submodules_commits_move_and_are_at_risk_in_the_other_home_as_they_were() {
+    if !engine_available("a_submodules_commits_move") {
+        return;
+    }
+    let (a, on_branch, detached) = kept_with_a_submodule("mvsubmod", false);
+    let c = a.inst.container.clone();
+    let in_a = a.home.assess(&c);
+    assert!(in_a.summary.contains("3 commits in submodules"), "{}", in_a.summary);
+    let file = a.home.tmp.path().join("submodule.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    let names: Vec<String> =
+        entries_of(&file).iter().map(|(n, _, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    assert!(names.iter().any(|n| n == "mounts/0-workspace-app/submodule-0.bundle"), "{names:#?}");
+
+    let b = other_host(&a);
+    git(&b.host, &["checkout", "-q", "main"]);
+    // B's repository without a git directory of the submodule: refused, nothing written, the
+    // command that makes one named.
+    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+    let before = snapshot();
+    let out = import(&b.home, &[], &file);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("submodule update --init vendor/lib"), "{}", stderr(&out));
+    assert_eq!(snapshot(), before, "nothing written");
+    // Its submodule checked out in B's checkout (its git directory there).
+    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    let modules = b.host.join(".git/modules/vendor/lib");
+    let refs_before = git(&modules, &["for-each-ref", "--format=%(refname) %(objectname)"]);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let in_b = b.home.assess(&c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    assert_eq!(in_b.mounts[0].submodules, in_a.mounts[0].submodules);
+    assert_eq!(files_of(&in_b.mounts[0]), files_of(&in_a.mounts[0]));
+
+    // The submodule checked out in the imported worktree as it was: on the detached commit, its
+    // branch there, its change in its work tree.
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    let sub = worktree.join("vendor/lib");
+    assert_eq!(git(&sub, &["rev-parse", "HEAD"]), detached);
+    assert_eq!(git(&sub, &["rev-parse", "refs/heads/fix"]), on_branch);
+    assert_eq!(git(&sub, &["status", "--porcelain"]), "M lib.rs");
+    assert_eq!(fs::read_to_string(sub.join("lib.rs")).unwrap(), "pub fn lib() -> u8 { 43 }\n");
+    let gitdir = PathBuf::from(git(&sub, &["rev-parse", "--absolute-git-dir"]));
+    assert_eq!(gitdir, b.host.join(".git/worktrees").join(&c).join("modules/vendor/lib"));
+    assert_eq!(git(&modules, &["for-each-ref", "--format=%(refname) %(objectname)"]), refs_before);
+
+    // A discard in B saves them as A's would have.
+    let out = b.home.purge(&["--discard-unfinished", &c], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = b.home.quarantines().pop().expect("a quarantine");
+    let receipt = common::read_json(&q.join("receipt.json"));
+    let saved = &receipt["mounts"][0]["submodules"][0];
+    assert_eq!(saved["path"], "vendor/lib", "{receipt}");
+    assert_eq!(saved["bundle_contents"]["commits"], 2, "{receipt}");
+}
+
+/// A mount's changed files, as (status, path), sorted.
+fn files_of(m: &common::records::Mount) -> Vec<(String, String)> {
+    let mut f: Vec<(String, String)> = m.files.iter().map(|f| (f.status.clone(), f.path.clone())).collect();
+    f.sort();
+    f
+}
+
+/// A submodule whose commits only its reflog reaches (checked out again at the commit the parent
+/// records, so the parent reads clean and no file of it was saved): in B its work tree is
+/// checked out whole at that commit, and its reflog holds the commits, at risk as in A.
+#[test]
+fn a_submodules_reflog_only_commits_move_and_its_work_tree_is_checked_out() {
+    if !engine_available("a_submodules_reflog_only_commits_move") {
+        return;
+    }
+    let (a, on_branch, detached) = kept_with_a_submodule("mvsubref", true);
+    let c = a.inst.container.clone();
+    let in_a = a.home.assess(&c);
+    assert!(in_a.summary.contains("in submodules"), "{}", in_a.summary);
+    let file = a.home.tmp.path().join("submodule.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    let b = other_host(&a);
+    git(&b.host, &["checkout", "-q", "main"]);
+    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let in_b = b.home.assess(&c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    assert_eq!(in_b.mounts[0].submodules, in_a.mounts[0].submodules);
+    assert_eq!(files_of(&in_b.mounts[0]), files_of(&in_a.mounts[0]));
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    let sub = worktree.join("vendor/lib");
+    let recorded = git(&a.host.join("vendor/lib"), &["rev-parse", "HEAD"]);
+    assert_eq!(git(&sub, &["rev-parse", "HEAD"]), recorded);
+    assert_eq!(git(&sub, &["status", "--porcelain"]), "");
+    assert_eq!(fs::read_to_string(sub.join("lib.rs")).unwrap(), "pub fn lib() {}\n");
+    let logged = git(&sub, &["log", "-g", "--format=%H", "HEAD"]);
+    assert!(logged.contains(detached.as_str()), "{detached} in the reflog: {logged}");
+    git(&sub, &["merge-base", "--is-ancestor", &on_branch, &detached]);
+    assert_eq!(git(&worktree, &["status", "--porcelain"]), "");
+}
