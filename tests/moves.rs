@@ -37,7 +37,13 @@ struct Kept {
 }
 
 fn kept(id: &str) -> Kept {
-    let mut home = Home::new();
+    let image = format!("jackin-test-role-{id}:latest");
+    docker(&["tag", TEST_IMAGE, &image]);
+    kept_as(Home::new(), id, image, |_| {})
+}
+
+/// [`kept`] in `home`, launched from `image`, with `edit` made to its manifest before the keep.
+fn kept_as(mut home: Home, id: &str, image: String, edit: impl FnOnce(&mut serde_json::Value)) -> Kept {
     let host = home.host_repo("app");
     let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
     let wt = inst.mount_path(0);
@@ -63,8 +69,10 @@ fn kept(id: &str) -> Kept {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, CREDENTIAL).unwrap();
     }
-    let image = format!("jackin-test-role-{id}:latest");
-    docker(&["tag", TEST_IMAGE, &image]);
+    let manifest_path = inst.dir.join(".jackin/instance.json");
+    let mut manifest = common::read_json(&manifest_path);
+    edit(&mut manifest);
+    common::write_json(&manifest_path, &manifest);
     let git_dir = host.join(".git");
     let session = Session::launch(
         &inst.container,
@@ -731,4 +739,89 @@ fn a_submodules_reflog_only_commits_move_and_its_work_tree_is_checked_out() {
     assert!(logged.contains(detached.as_str()), "{detached} in the reflog: {logged}");
     git(&sub, &["merge-base", "--is-ancestor", &on_branch, &detached]);
     assert_eq!(git(&worktree, &["status", "--porcelain"]), "");
+}
+
+/// An imported session whose role image this engine does not have resumes by tier 3: the image
+/// rebuilt from the role's source at the commit the manifest pins (not where its branch moved
+/// on), the worktree and home bound from this home. A session kept without a role source, its
+/// image gone there too: the plan says exactly what is missing, and nothing is built or started.
+#[test]
+fn an_imported_session_whose_image_is_gone_resumes_by_tier_3_from_its_role_source() {
+    if !engine_available("an_imported_session_whose_image_is_gone_resumes_by_tier_3") {
+        return;
+    }
+    let home = Home::new();
+    let image = "jackin-test-role-mvtier3a:latest".to_owned();
+    let (_, bare, sha) = common::role_source(&home, "role-src", Some(&image));
+    let url = bare.to_str().unwrap().to_owned();
+    let a = kept_as(home, "mvtier3a", image.clone(), |m| {
+        m["role_source_git"] = serde_json::Value::from(url.as_str());
+        m["role_git_sha"] = serde_json::Value::from(sha.as_str());
+        m["image_tag"] = serde_json::Value::from(image.as_str());
+    });
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    // The other host's engine has no image of the role: neither its tag nor its ID.
+    docker(&["rmi", "-f", &image]);
+    let b = other_host(&a);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let restore = |args: &[&str]| {
+        let mut cmd = b.home.detached("jackin-restore");
+        cmd.arg(&c).args(args).arg("--format=json").env("SECRET_TOKEN", "the value on the other host");
+        cmd.stdin(Stdio::null()).output().unwrap()
+    };
+    let plan = restore(&["--plan"]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    let planned: Restored = envelopes(&plan.stdout)[0].data();
+    assert_eq!(planned.tier, Some(3), "{planned:?}");
+    assert!(planned.missing.is_empty(), "{planned:?}");
+    assert!(planned.actions.iter().any(|a| a.contains(&format!("build {image} from {url} at {sha}"))), "{planned:?}");
+    assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "--plan builds nothing");
+
+    let out = restore(&["--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let resumed: Restored = envelopes(&out.stdout)[0].data();
+    assert_eq!(resumed.tier, Some(3), "{resumed:?}");
+    assert_eq!(docker(&["exec", &c, "cat", "/marker"]), "launched", "built at the pinned commit");
+    let label = docker(&["image", "inspect", "-f", "{{index .Config.Labels \"jackin.role_git_sha\"}}", &image]);
+    assert_eq!(label, sha);
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    let host = "unix:///var/run/docker.sock";
+    assert_eq!(bind_source(host, &c, "/workspace/app").as_deref(), Some(worktree.to_str().unwrap()));
+    let data = b.home.home.join("data").join(&c);
+    assert_eq!(bind_source(host, &c, "/home/agent").as_deref(), Some(data.join("home").to_str().unwrap()));
+
+    // A session kept without a role source, imported where its image is gone: the plan says
+    // what is missing, and nothing is started.
+    let home = Home::new();
+    let image = "jackin-test-role-mvnosrca:latest".to_owned();
+    common::role_source(&home, "role-src", Some(&image));
+    let a = kept_as(home, "mvnosrca", image.clone(), |m| {
+        m["role_source_git"] = serde_json::Value::from("");
+        m["role_git_sha"] = serde_json::Value::Null;
+    });
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("no-source.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    docker(&["rmi", "-f", &image]);
+    let b = other_host(&a);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut cmd = b.home.detached("jackin-restore");
+    cmd.args([&c, "--plan", "--format=json"]).env("SECRET_TOKEN", "the value on the other host");
+    let plan = cmd.stdin(Stdio::null()).output().unwrap();
+    assert_eq!(plan.status.code(), Some(6), "{}", stderr(&plan));
+    let planned: Restored = envelopes(&plan.stdout)[0].data();
+    assert_eq!(planned.tier, None, "{planned:?}");
+    assert_eq!(planned.missing, [format!("image {image} is gone and there is no source to rebuild it from")]);
+    assert!(stderr(&plan).contains("no source to rebuild it from"), "{}", stderr(&plan));
+    let mut cmd = b.home.detached("jackin-restore");
+    cmd.args([&c, "--yes", "--format=json"]).env("SECRET_TOKEN", "the value on the other host");
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(!Session::exists("container", &c), "nothing started");
+    assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "nothing built");
 }
