@@ -15,6 +15,7 @@ use std::process::{Output, Stdio};
 use common::docker::{docker, docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{envelopes, records_of, ErrorRecord, Exported, Imported, Restored};
 use common::{commit_file, git, stderr, Home, Instance};
+use jackin::base::crash::Tool;
 
 /// The untracked file whose name is not UTF-8.
 const LATIN1_NAME: &[u8] = b"caf\xe9.txt";
@@ -824,4 +825,91 @@ fn an_imported_session_whose_image_is_gone_resumes_by_tier_3_from_its_role_sourc
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     assert!(!Session::exists("container", &c), "nothing started");
     assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "nothing built");
+}
+
+/// An import stopped after each of its steps (`JACKIN_IMPORT_CRASH_AT`, lib/base/crash.rs), as a
+/// SIGKILL would stop it there: the home holds a session without an index row (from `moved` on, a
+/// data directory; from `mounts` on, the worktree in the host repository). The same import again
+/// is refused, saying it stopped half-way and what removes it, and changes nothing; the clean-up
+/// it names, `jackin-purge C --discard-unfinished`, leaves nothing of the session in the home or
+/// the host repository (its worktree, its scratch branch, the unpacked archive) and deletes
+/// nothing the repository had; then the import runs whole.
+#[test]
+fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing() {
+    if !engine_available("an_import_stopped_half_way") {
+        return;
+    }
+    let a = kept("mvcrasha");
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    for &step in Tool::Import.points() {
+        let b = other_host(&a);
+        let home_before = common::snapshot_of(&b.home.home);
+        let host_before = common::snapshot_of(&b.host);
+        let mut cmd = b.home.detached("jackin-restore");
+        cmd.args(["--import", file.to_str().unwrap(), "--format=json"]).env(Tool::Import.variable(), step);
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), None, "{step}: aborted: {}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("test crash after step {step}")), "{step}: {}", stderr(&out));
+
+        // What the home holds.
+        let data = b.home.home.join("data").join(&c);
+        let worktree = data.join("git/worktree/repo/workspace/app").join(&c);
+        let indexed = b.home.index_path().exists() && b.home.row(&c).is_some();
+        assert!(!indexed, "{step}: no index row yet");
+        assert_eq!(data.exists(), step != "unpacked", "{step}: the data directory");
+        assert_eq!(worktree.exists(), ["mounts", "recorded"].contains(&step), "{step}: the worktree");
+        assert_eq!(data.join(".jackin/instance.json").exists(), step == "recorded", "{step}: the manifest");
+        let staged = fs::read_dir(b.home.home.join("imports")).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(staged, 1, "{step}: the unpacked archive is left under imports/");
+
+        // The same import again: refused, saying what removes it; nothing changed.
+        let during = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+        let out = import(&b.home, &[], &file);
+        assert_eq!(out.status.code(), Some(3), "{step}: {}", stderr(&out));
+        let says = format!("jackin-purge {c} --discard-unfinished");
+        assert!(stderr(&out).contains("stopped half-way") && stderr(&out).contains(&says), "{step}: {}", stderr(&out));
+        assert_eq!((common::snapshot_of(&b.home.home), common::snapshot_of(&b.host)), during, "{step}");
+
+        // The clean-up the refusal names.
+        let out = b.home.purge(&["--discard-unfinished", &c], "");
+        assert_eq!(out.status.code(), Some(0), "{step}: {}", stderr(&out));
+        // Only the home's own files changed: the quarantine of the work, the index (without a
+        // row of C) and its lock, the imports and trash directories (empty: what was in them
+        // would be listed).
+        let ours = |p: &Path| {
+            p.starts_with(b.home.home.join("quarantine"))
+                || [b.home.index_path(), b.home.home.join("data/instances.json.lock")].iter().any(|f| f == p)
+                || [b.home.home.join("imports"), b.home.home.join("trash")].iter().any(|d| d == p)
+        };
+        let left: Vec<PathBuf> = common::changed_paths(&home_before, &common::snapshot_of(&b.home.home))
+            .into_iter()
+            .filter(|p| !ours(p))
+            .collect();
+        assert_eq!(left, Vec::<PathBuf>::new(), "{step}: the purge left nothing of the session");
+        assert!(!b.home.index_path().exists() || b.home.row(&c).is_none(), "{step}: no row of C");
+        let host_after = common::snapshot_of(&b.host);
+        for (path, entry) in &host_before {
+            let now = host_after.iter().find(|(p, _)| p == path).map(|(_, e)| e);
+            assert_eq!(now, Some(entry), "{step}: {} of the host repository as it was", path.display());
+        }
+        // Added and left: the objects of the session's commits (unreachable now, git's gc takes
+        // them), and the empty directories git leaves when its last ref or worktree there goes.
+        let objects = b.host.join(".git/objects");
+        let no_files = |p: &Path| walkdir::WalkDir::new(p).into_iter().flatten().all(|e| e.file_type().is_dir());
+        let added: Vec<&PathBuf> = host_after
+            .iter()
+            .map(|(p, _)| p)
+            .filter(|p| !host_before.iter().any(|(q, _)| q == *p) && !p.starts_with(&objects) && !no_files(p))
+            .collect();
+        assert_eq!(added, Vec::<&PathBuf>::new(), "{step}: nothing left in the host repository but objects");
+        assert!(!git(&b.host, &["worktree", "list"]).contains(&c), "{step}");
+        assert_eq!(git(&b.host, &["branch", "--list", &format!("jackin/scratch/{c}")]), "", "{step}");
+
+        // And the import runs whole.
+        let out = import(&b.home, &[], &file);
+        assert!(out.status.success(), "{step}: {}", stderr(&out));
+        assert_eq!(b.home.assess(&c).summary, a.home.assess(&c).summary, "{step}");
+    }
 }

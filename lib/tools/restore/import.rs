@@ -36,6 +36,7 @@ use crate::state::names::InstanceName;
 use crate::state::recipe::LaunchRecipe;
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 use crate::tools::archive::{self, Verified};
+use crate::tools::claim::SessionClaim;
 use crate::tools::export::{
     ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY,
 };
@@ -125,7 +126,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
     if isolation.records.len() != account.mounts.len() {
         return Err(refuse(file, format_args!("its isolation records and its mounts do not match")));
     }
-    refuse_clash(store, &name, file)?;
+    refuse_clash(store, &name, file, false)?;
     let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
     let mut plans = Vec::new();
     for exported in &account.mounts {
@@ -151,34 +152,45 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
         return Ok(imported);
     }
 
+    // Held until the session is whole here: no purge, keep or resume takes it half-made, and a
+    // second import of it is refused as busy.
+    fs::create_dir_all(store.data_dir())?;
+    let claim = SessionClaim::take(store, &name, false)?;
+    refuse_clash(store, &name, file, claim.made_lock())?;
     tick("unpacking");
     let imports = store.imports_dir();
     ensure_private_dir(&imports)?;
-    let staging = Staging::new(imports.join(format!(".partial-{name}-{}", std::process::id())))?;
+    let staging = Staging::new(store.import_staging_dir(&name, std::process::id()))?;
     archive::read(file, &is_kept_part, Some(&staging.0))?;
+    crash_point("unpacked");
     let mounts_dir = staging.0.join(MOUNTS_ENTRY);
-    refuse_clash(store, &name, file)?;
     let instance_dir = store.instance_dir(&name);
     let unpacked = staging.0.join("instance");
     if !unpacked.exists() {
         fs::DirBuilder::new().mode(0o700).create(&unpacked)?;
     }
-    fs::create_dir_all(store.data_dir())?;
     fs::rename(&unpacked, &instance_dir)
         .with_context(|| format!("moving the session to {}", instance_dir.display()))?;
+    crash_point("moved");
     let made = (|| -> Result<()> {
         fs::create_dir_all(store.meta_dir(&name))?;
-        for plan in &plans {
-            tick(&plan.exported.saved.mount_dst);
-            let notes = make_mount(&name, plan, &mounts_dir)?;
-            imported.notes.extend(notes);
-        }
+        // The isolation records first, with this host's paths: what a purge of a half-made
+        // import reads to find the worktrees and branches it made.
         for (i, plan) in plans.iter().enumerate() {
             if let Some(record) = isolation.records.get_mut(i).and_then(Value::as_object_mut) {
                 record.insert("original_src".into(), Value::from(plan.host.to_string_lossy().into_owned()));
                 record.insert("worktree_path".into(), Value::from(plan.path.to_string_lossy().into_owned()));
             }
         }
+        if !isolation.records.is_empty() {
+            store.write_isolation(&name, &isolation)?;
+        }
+        for plan in &plans {
+            tick(&plan.exported.saved.mount_dst);
+            let notes = make_mount(&name, plan, &mounts_dir)?;
+            imported.notes.extend(notes);
+        }
+        crash_point("mounts");
         let now = crate::base::time::now_rfc3339();
         if let Some(recipe) = continuity.recipe.as_mut() {
             move_binds(recipe, &moved_paths(store, &name, &account, &plans));
@@ -197,11 +209,9 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
             }),
         });
         write_json_atomic(&store.continuity_path(&name), &continuity)?;
-        if !isolation.records.is_empty() {
-            store.write_isolation(&name, &isolation)?;
-        }
         manifest.updated_at = now;
         store.write_manifest(&name, &manifest)?;
+        crash_point("recorded");
         store.update_index(|index| {
             index.upsert(IndexRow::from_manifest(&manifest));
             Ok(((), true))
@@ -218,17 +228,32 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
 }
 
 /// An instance of this name here (an index row, a data or socket directory, a name lock) refuses
-/// the import: the same session imported twice, or an id that clashes.
-fn refuse_clash(store: &Store, name: &InstanceName, file: &Path) -> Result<()> {
+/// the import: the same session imported twice, or an id that clashes. One with no index row is
+/// what an import (or a launch) that stopped half-way left, and the refusal says how to remove it.
+/// `own_lock`: the name lock is this run's own claim, not a clash.
+fn refuse_clash(store: &Store, name: &InstanceName, file: &Path, own_lock: bool) -> Result<()> {
     let row = store.read_index()?.row(name.as_str()).is_some();
-    let paths = [store.instance_dir(name), store.socket_dir(name), store.name_lock_path(name)];
-    if let Some(there) = paths.iter().find(|p| fs::symlink_metadata(p).is_ok()) {
-        return Err(refuse(file, format_args!("an instance named {name} is here already ({})", there.display())));
+    let lock = (!own_lock).then(|| store.name_lock_path(name));
+    let paths = [Some(store.instance_dir(name)), Some(store.socket_dir(name)), lock];
+    let there = paths.iter().flatten().find(|p| fs::symlink_metadata(p).is_ok());
+    match (there, row) {
+        (_, true) => Err(refuse(file, format_args!("an instance named {name} is here already (its index row)"))),
+        (Some(there), false) => Err(refuse(
+            file,
+            format_args!(
+                "an instance named {name} is here already ({}) without an index row: an import (or a launch) of it \
+                 stopped half-way; `jackin-purge {name} --discard-unfinished` removes what it made, then import \
+                 again",
+                there.display()
+            ),
+        )),
+        (None, false) => Ok(()),
     }
-    if row {
-        return Err(refuse(file, format_args!("an instance named {name} is here already (its index row)")));
-    }
-    Ok(())
+}
+
+/// A test-only failure point of an import (base/crash.rs).
+fn crash_point(step: &str) {
+    crate::base::crash::point(crate::base::crash::Tool::Import, step);
 }
 
 /// A remote URL as it is compared: without a trailing `/` or `.git`.
