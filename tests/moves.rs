@@ -15,6 +15,7 @@ use std::process::{Output, Stdio};
 use common::docker::{docker, docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{envelopes, records_of, ErrorRecord, Exported, Imported, Restored};
 use common::{commit_file, git, stderr, Home, Instance};
+use jackin::base::crash::Tool;
 
 /// The untracked file whose name is not UTF-8.
 const LATIN1_NAME: &[u8] = b"caf\xe9.txt";
@@ -37,7 +38,13 @@ struct Kept {
 }
 
 fn kept(id: &str) -> Kept {
-    let mut home = Home::new();
+    let image = format!("jackin-test-role-{id}:latest");
+    docker(&["tag", TEST_IMAGE, &image]);
+    kept_as(Home::new(), id, image, |_| {})
+}
+
+/// [`kept`] in `home`, launched from `image`, with `edit` made to its manifest before the keep.
+fn kept_as(mut home: Home, id: &str, image: String, edit: impl FnOnce(&mut serde_json::Value)) -> Kept {
     let host = home.host_repo("app");
     let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
     let wt = inst.mount_path(0);
@@ -63,8 +70,10 @@ fn kept(id: &str) -> Kept {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, CREDENTIAL).unwrap();
     }
-    let image = format!("jackin-test-role-{id}:latest");
-    docker(&["tag", TEST_IMAGE, &image]);
+    let manifest_path = inst.dir.join(".jackin/instance.json");
+    let mut manifest = common::read_json(&manifest_path);
+    edit(&mut manifest);
+    common::write_json(&manifest_path, &manifest);
     let git_dir = host.join(".git");
     let session = Session::launch(
         &inst.container,
@@ -559,4 +568,348 @@ fn a_clone_mount_moves_with_its_branches_tag_stash_and_staged_change() {
 
 fn clone_of(k: &Kept) -> PathBuf {
     k.inst.mount_path(0)
+}
+
+/// The store of `home`, opened by the library (to set a status by hand).
+fn store_of(home: &Home) -> jackin::state::store::Store {
+    jackin::state::store::Store::open(jackin::state::store::Roots {
+        home: home.home.clone(),
+        config_dir: home.config.clone(),
+    })
+    .unwrap()
+}
+
+/// Marks the session kept (`preserved_dirty`), as a keep would.
+fn mark_kept(home: &Home, container: &str) {
+    let name = jackin::state::names::InstanceName::parse(container).unwrap();
+    store_of(home).set_status(&name, jackin::state::model::Status::PreservedDirty, "2026-11-29T10:00:00Z").unwrap();
+}
+
+/// Runs git with file:// submodule URLs allowed (the tests' submodules' origins are paths).
+fn git_sub(dir: &Path, args: &[&str]) -> String {
+    git(dir, &[&["-c", "protocol.file.allow=always"][..], args].concat())
+}
+
+/// A host repository whose `vendor/lib` is a submodule with its own bare origin (one commit on
+/// `main`), pushed: as tests/guards.rs and tests/recover.rs make it.
+fn host_with_submodule(home: &Home) -> PathBuf {
+    let host = home.host_repo("app");
+    let lib_origin = home.tmp.path().join("lib-origin.git");
+    let lib = home.tmp.path().join("lib-work");
+    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", lib_origin.to_str().unwrap()]);
+    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
+    git(&lib, &["config", "user.email", "lib@example.invalid"]);
+    git(&lib, &["config", "user.name", "Lib"]);
+    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
+    git(&lib, &["push", "-q", lib_origin.to_str().unwrap(), "main"]);
+    git_sub(&host, &["submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"]);
+    git(&host, &["commit", "-q", "-m", "vendor the library"]);
+    git(&host, &["push", "-q", "origin", "main"]);
+    host
+}
+
+/// A kept worktree session of home A whose submodule `vendor/lib` holds two commits only the
+/// session has (one on a branch of its own, one on its detached HEAD) and a changed file; with
+/// `moved_back`, the submodule then checked out again at the commit the parent records, clean:
+/// its commits reachable from its reflog alone. Returns the session and the two commits.
+fn kept_with_a_submodule(id: &str, moved_back: bool) -> (Kept, String, String) {
+    let mut home = Home::new();
+    let host = host_with_submodule(&home);
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    git_sub(&wt, &["submodule", "update", "-q", "--init"]);
+    let sub = wt.join("vendor/lib");
+    git(&sub, &["config", "user.email", "agent@example.invalid"]);
+    git(&sub, &["config", "user.name", "Agent"]);
+    git(&sub, &["checkout", "-q", "-b", "fix"]);
+    let on_branch = commit_file(&sub, "fix.rs", "pub fn fix() {}\n", "a fix on a branch");
+    git(&sub, &["checkout", "-q", "--detach"]);
+    let detached = commit_file(&sub, "lib.rs", "pub fn lib() -> u8 { 42 }\n", "the agent's change");
+    if moved_back {
+        git(&sub, &["branch", "-q", "-D", "fix"]);
+        git(&sub, &["checkout", "-q", "origin/main"]);
+        assert_eq!(git(&wt, &["status", "--porcelain"]), "", "the parent reads clean");
+    } else {
+        fs::write(sub.join("lib.rs"), "pub fn lib() -> u8 { 43 }\n").unwrap();
+    }
+    mark_kept(&home, &inst.container);
+    (Kept { home, host, inst, image: String::new() }, on_branch, detached)
+}
+
+/// Commits made inside a submodule, which only the session holds (`submodule-<k>.bundle` in the
+/// archive), move too: in B they are in the imported session's own git directory of that
+/// submodule (as in A: `<host>/.git/worktrees/<c>/modules/<name>`), checked out as they were, so
+/// B's assessment lists them at risk exactly as A's did and a discard in B bundles them again.
+/// B's repository's own git directory of the submodule gets no ref.
+#[test]
+fn a_submodules_commits_move_and_are_at_risk_in_the_other_home_as_they_were() {
+    if !engine_available("a_submodules_commits_move") {
+        return;
+    }
+    let (a, on_branch, detached) = kept_with_a_submodule("mvsubmod", false);
+    let c = a.inst.container.clone();
+    let in_a = a.home.assess(&c);
+    assert!(in_a.summary.contains("3 commits in submodules"), "{}", in_a.summary);
+    let file = a.home.tmp.path().join("submodule.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    let names: Vec<String> =
+        entries_of(&file).iter().map(|(n, _, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    assert!(names.iter().any(|n| n == "mounts/0-workspace-app/submodule-0.bundle"), "{names:#?}");
+
+    let b = other_host(&a);
+    git(&b.host, &["checkout", "-q", "main"]);
+    // B's repository without a git directory of the submodule: refused, nothing written, the
+    // command that makes one named.
+    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+    let before = snapshot();
+    let out = import(&b.home, &[], &file);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("submodule update --init vendor/lib"), "{}", stderr(&out));
+    assert_eq!(snapshot(), before, "nothing written");
+    // Its submodule checked out in B's checkout (its git directory there).
+    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    let modules = b.host.join(".git/modules/vendor/lib");
+    let refs_before = git(&modules, &["for-each-ref", "--format=%(refname) %(objectname)"]);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let in_b = b.home.assess(&c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    assert_eq!(in_b.mounts[0].submodules, in_a.mounts[0].submodules);
+    assert_eq!(files_of(&in_b.mounts[0]), files_of(&in_a.mounts[0]));
+
+    // The submodule checked out in the imported worktree as it was: on the detached commit, its
+    // branch there, its change in its work tree.
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    let sub = worktree.join("vendor/lib");
+    assert_eq!(git(&sub, &["rev-parse", "HEAD"]), detached);
+    assert_eq!(git(&sub, &["rev-parse", "refs/heads/fix"]), on_branch);
+    assert_eq!(git(&sub, &["status", "--porcelain"]), "M lib.rs");
+    assert_eq!(fs::read_to_string(sub.join("lib.rs")).unwrap(), "pub fn lib() -> u8 { 43 }\n");
+    let gitdir = PathBuf::from(git(&sub, &["rev-parse", "--absolute-git-dir"]));
+    assert_eq!(gitdir, b.host.join(".git/worktrees").join(&c).join("modules/vendor/lib"));
+    assert_eq!(git(&modules, &["for-each-ref", "--format=%(refname) %(objectname)"]), refs_before);
+
+    // A discard in B saves them as A's would have.
+    let out = b.home.purge(&["--discard-unfinished", &c], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = b.home.quarantines().pop().expect("a quarantine");
+    let receipt = common::read_json(&q.join("receipt.json"));
+    let saved = &receipt["mounts"][0]["submodules"][0];
+    assert_eq!(saved["path"], "vendor/lib", "{receipt}");
+    assert_eq!(saved["bundle_contents"]["commits"], 2, "{receipt}");
+}
+
+/// A mount's changed files, as (status, path), sorted.
+fn files_of(m: &common::records::Mount) -> Vec<(String, String)> {
+    let mut f: Vec<(String, String)> = m.files.iter().map(|f| (f.status.clone(), f.path.clone())).collect();
+    f.sort();
+    f
+}
+
+/// A submodule whose commits only its reflog reaches (checked out again at the commit the parent
+/// records, so the parent reads clean and no file of it was saved): in B its work tree is
+/// checked out whole at that commit, and its reflog holds the commits, at risk as in A.
+#[test]
+fn a_submodules_reflog_only_commits_move_and_its_work_tree_is_checked_out() {
+    if !engine_available("a_submodules_reflog_only_commits_move") {
+        return;
+    }
+    let (a, on_branch, detached) = kept_with_a_submodule("mvsubref", true);
+    let c = a.inst.container.clone();
+    let in_a = a.home.assess(&c);
+    assert!(in_a.summary.contains("in submodules"), "{}", in_a.summary);
+    let file = a.home.tmp.path().join("submodule.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    let b = other_host(&a);
+    git(&b.host, &["checkout", "-q", "main"]);
+    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let in_b = b.home.assess(&c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    assert_eq!(in_b.mounts[0].submodules, in_a.mounts[0].submodules);
+    assert_eq!(files_of(&in_b.mounts[0]), files_of(&in_a.mounts[0]));
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    let sub = worktree.join("vendor/lib");
+    let recorded = git(&a.host.join("vendor/lib"), &["rev-parse", "HEAD"]);
+    assert_eq!(git(&sub, &["rev-parse", "HEAD"]), recorded);
+    assert_eq!(git(&sub, &["status", "--porcelain"]), "");
+    assert_eq!(fs::read_to_string(sub.join("lib.rs")).unwrap(), "pub fn lib() {}\n");
+    let logged = git(&sub, &["log", "-g", "--format=%H", "HEAD"]);
+    assert!(logged.contains(detached.as_str()), "{detached} in the reflog: {logged}");
+    git(&sub, &["merge-base", "--is-ancestor", &on_branch, &detached]);
+    assert_eq!(git(&worktree, &["status", "--porcelain"]), "");
+}
+
+/// An imported session whose role image this engine does not have resumes by tier 3: the image
+/// rebuilt from the role's source at the commit the manifest pins (not where its branch moved
+/// on), the worktree and home bound from this home. A session kept without a role source, its
+/// image gone there too: the plan says exactly what is missing, and nothing is built or started.
+#[test]
+fn an_imported_session_whose_image_is_gone_resumes_by_tier_3_from_its_role_source() {
+    if !engine_available("an_imported_session_whose_image_is_gone_resumes_by_tier_3") {
+        return;
+    }
+    let home = Home::new();
+    let image = "jackin-test-role-mvtier3a:latest".to_owned();
+    let (_, bare, sha) = common::role_source(&home, "role-src", Some(&image));
+    let url = bare.to_str().unwrap().to_owned();
+    let a = kept_as(home, "mvtier3a", image.clone(), |m| {
+        m["role_source_git"] = serde_json::Value::from(url.as_str());
+        m["role_git_sha"] = serde_json::Value::from(sha.as_str());
+        m["image_tag"] = serde_json::Value::from(image.as_str());
+    });
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    // The other host's engine has no image of the role: neither its tag nor its ID.
+    docker(&["rmi", "-f", &image]);
+    let b = other_host(&a);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let restore = |args: &[&str]| {
+        let mut cmd = b.home.detached("jackin-restore");
+        cmd.arg(&c).args(args).arg("--format=json").env("SECRET_TOKEN", "the value on the other host");
+        cmd.stdin(Stdio::null()).output().unwrap()
+    };
+    let plan = restore(&["--plan"]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    let planned: Restored = envelopes(&plan.stdout)[0].data();
+    assert_eq!(planned.tier, Some(3), "{planned:?}");
+    assert!(planned.missing.is_empty(), "{planned:?}");
+    assert!(planned.actions.iter().any(|a| a.contains(&format!("build {image} from {url} at {sha}"))), "{planned:?}");
+    assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "--plan builds nothing");
+
+    let out = restore(&["--yes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let resumed: Restored = envelopes(&out.stdout)[0].data();
+    assert_eq!(resumed.tier, Some(3), "{resumed:?}");
+    assert_eq!(docker(&["exec", &c, "cat", "/marker"]), "launched", "built at the pinned commit");
+    let label = docker(&["image", "inspect", "-f", "{{index .Config.Labels \"jackin.role_git_sha\"}}", &image]);
+    assert_eq!(label, sha);
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    let host = "unix:///var/run/docker.sock";
+    assert_eq!(bind_source(host, &c, "/workspace/app").as_deref(), Some(worktree.to_str().unwrap()));
+    let data = b.home.home.join("data").join(&c);
+    assert_eq!(bind_source(host, &c, "/home/agent").as_deref(), Some(data.join("home").to_str().unwrap()));
+
+    // A session kept without a role source, imported where its image is gone: the plan says
+    // what is missing, and nothing is started.
+    let home = Home::new();
+    let image = "jackin-test-role-mvnosrca:latest".to_owned();
+    common::role_source(&home, "role-src", Some(&image));
+    let a = kept_as(home, "mvnosrca", image.clone(), |m| {
+        m["role_source_git"] = serde_json::Value::from("");
+        m["role_git_sha"] = serde_json::Value::Null;
+    });
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("no-source.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    docker(&["rmi", "-f", &image]);
+    let b = other_host(&a);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut cmd = b.home.detached("jackin-restore");
+    cmd.args([&c, "--plan", "--format=json"]).env("SECRET_TOKEN", "the value on the other host");
+    let plan = cmd.stdin(Stdio::null()).output().unwrap();
+    assert_eq!(plan.status.code(), Some(6), "{}", stderr(&plan));
+    let planned: Restored = envelopes(&plan.stdout)[0].data();
+    assert_eq!(planned.tier, None, "{planned:?}");
+    assert_eq!(planned.missing, [format!("image {image} is gone and there is no source to rebuild it from")]);
+    assert!(stderr(&plan).contains("no source to rebuild it from"), "{}", stderr(&plan));
+    let mut cmd = b.home.detached("jackin-restore");
+    cmd.args([&c, "--yes", "--format=json"]).env("SECRET_TOKEN", "the value on the other host");
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(!Session::exists("container", &c), "nothing started");
+    assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "nothing built");
+}
+
+/// An import stopped after each of its steps (`JACKIN_IMPORT_CRASH_AT`, lib/base/crash.rs), as a
+/// SIGKILL would stop it there: the home holds a session without an index row (from `moved` on, a
+/// data directory; from `mounts` on, the worktree in the host repository). The same import again
+/// is refused, saying it stopped half-way and what removes it, and changes nothing; the clean-up
+/// it names, `jackin-purge C --discard-unfinished`, leaves nothing of the session in the home or
+/// the host repository (its worktree, its scratch branch, the unpacked archive) and deletes
+/// nothing the repository had; then the import runs whole.
+#[test]
+fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing() {
+    if !engine_available("an_import_stopped_half_way") {
+        return;
+    }
+    let a = kept("mvcrasha");
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    for &step in Tool::Import.points() {
+        let b = other_host(&a);
+        let home_before = common::snapshot_of(&b.home.home);
+        let host_before = common::snapshot_of(&b.host);
+        let mut cmd = b.home.detached("jackin-restore");
+        cmd.args(["--import", file.to_str().unwrap(), "--format=json"]).env(Tool::Import.variable(), step);
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), None, "{step}: aborted: {}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("test crash after step {step}")), "{step}: {}", stderr(&out));
+
+        // What the home holds.
+        let data = b.home.home.join("data").join(&c);
+        let worktree = data.join("git/worktree/repo/workspace/app").join(&c);
+        let indexed = b.home.index_path().exists() && b.home.row(&c).is_some();
+        assert!(!indexed, "{step}: no index row yet");
+        assert_eq!(data.exists(), step != "unpacked", "{step}: the data directory");
+        assert_eq!(worktree.exists(), ["mounts", "recorded"].contains(&step), "{step}: the worktree");
+        assert_eq!(data.join(".jackin/instance.json").exists(), step == "recorded", "{step}: the manifest");
+        let staged = fs::read_dir(b.home.home.join("imports")).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(staged, 1, "{step}: the unpacked archive is left under imports/");
+
+        // The same import again: refused, saying what removes it; nothing changed.
+        let during = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+        let out = import(&b.home, &[], &file);
+        assert_eq!(out.status.code(), Some(3), "{step}: {}", stderr(&out));
+        let says = format!("jackin-purge {c} --discard-unfinished");
+        assert!(stderr(&out).contains("stopped half-way") && stderr(&out).contains(&says), "{step}: {}", stderr(&out));
+        assert_eq!((common::snapshot_of(&b.home.home), common::snapshot_of(&b.host)), during, "{step}");
+
+        // The clean-up the refusal names.
+        let out = b.home.purge(&["--discard-unfinished", &c], "");
+        assert_eq!(out.status.code(), Some(0), "{step}: {}", stderr(&out));
+        // Only the home's own files changed: the quarantine of the work, the index (without a
+        // row of C) and its lock, the imports and trash directories (empty: what was in them
+        // would be listed).
+        let ours = |p: &Path| {
+            p.starts_with(b.home.home.join("quarantine"))
+                || [b.home.index_path(), b.home.home.join("data/instances.json.lock")].iter().any(|f| f == p)
+                || [b.home.home.join("imports"), b.home.home.join("trash")].iter().any(|d| d == p)
+        };
+        let left: Vec<PathBuf> = common::changed_paths(&home_before, &common::snapshot_of(&b.home.home))
+            .into_iter()
+            .filter(|p| !ours(p))
+            .collect();
+        assert_eq!(left, Vec::<PathBuf>::new(), "{step}: the purge left nothing of the session");
+        assert!(!b.home.index_path().exists() || b.home.row(&c).is_none(), "{step}: no row of C");
+        let host_after = common::snapshot_of(&b.host);
+        for (path, entry) in &host_before {
+            let now = host_after.iter().find(|(p, _)| p == path).map(|(_, e)| e);
+            assert_eq!(now, Some(entry), "{step}: {} of the host repository as it was", path.display());
+        }
+        // Added and left: the objects of the session's commits (unreachable now, git's gc takes
+        // them), and the empty directories git leaves when its last ref or worktree there goes.
+        let objects = b.host.join(".git/objects");
+        let no_files = |p: &Path| walkdir::WalkDir::new(p).into_iter().flatten().all(|e| e.file_type().is_dir());
+        let added: Vec<&PathBuf> = host_after
+            .iter()
+            .map(|(p, _)| p)
+            .filter(|p| !host_before.iter().any(|(q, _)| q == *p) && !p.starts_with(&objects) && !no_files(p))
+            .collect();
+        assert_eq!(added, Vec::<&PathBuf>::new(), "{step}: nothing left in the host repository but objects");
+        assert!(!git(&b.host, &["worktree", "list"]).contains(&c), "{step}");
+        assert_eq!(git(&b.host, &["branch", "--list", &format!("jackin/scratch/{c}")]), "", "{step}");
+
+        // And the import runs whole.
+        let out = import(&b.home, &[], &file);
+        assert!(out.status.success(), "{step}: {}", stderr(&out));
+        assert_eq!(b.home.assess(&c).summary, a.home.assess(&c).summary, "{step}");
+    }
 }

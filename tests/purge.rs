@@ -644,20 +644,27 @@ fn quoted_arguments(source: &str, call: &str) -> Vec<String> {
 /// A crash point added to the code and not listed, listed and never passed, or without a test
 /// here, fails: every `crash_point("…")` of a tool in lib/ is one of its listed points, in order,
 /// each listed once; every listed point of purge has its `crash_at` test in this file (keep's and
-/// restore's are run by the reliability suite's crash row, which walks the same lists).
+/// restore's are run by the reliability suite's crash row, which walks the same lists; import's by
+/// tests/moves.rs, which walks its list).
 #[test]
 fn every_crash_point_is_listed_passed_and_tested() {
     use jackin::base::crash::Tool;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut called: Vec<(Tool, Vec<String>)> =
-        vec![(Tool::Purge, vec![]), (Tool::Keep, vec![]), (Tool::Restore, vec![])];
+        vec![(Tool::Purge, vec![]), (Tool::Keep, vec![]), (Tool::Restore, vec![]), (Tool::Import, vec![])];
     for entry in walkdir::WalkDir::new(root.join("lib")).into_iter().filter_map(Result::ok) {
         let Ok(source) = fs::read_to_string(entry.path()) else { continue };
         let points = quoted_arguments(&source, "crash_point");
         if points.is_empty() {
             continue;
         }
-        let tool = [("Tool::Purge", Tool::Purge), ("Tool::Keep", Tool::Keep), ("Tool::Restore", Tool::Restore)]
+        let tools = [
+            ("Tool::Purge", Tool::Purge),
+            ("Tool::Keep", Tool::Keep),
+            ("Tool::Restore", Tool::Restore),
+            ("Tool::Import", Tool::Import),
+        ];
+        let tool = tools
             .into_iter()
             .find(|(name, _)| source.contains(name) || entry.path().starts_with(root.join("lib/tools/purge")))
             .map(|(_, tool)| tool)
@@ -672,6 +679,10 @@ fn every_crash_point_is_listed_passed_and_tested() {
     tested.retain(|step| !step.contains('{'));
     assert_eq!(tested, Tool::Purge.points(), "a crash_at test for each of purge's crash points, in order");
     assert_eq!(jackin::tools::purge::CRASH_POINTS, Tool::Purge.points());
+    let walks = |file: &str, list: &str| fs::read_to_string(root.join(file)).unwrap().contains(list);
+    assert!(walks("tests/reliability.rs", "Tool::Keep.points()"), "the reliability suite walks keep's points");
+    assert!(walks("tests/reliability.rs", "Tool::Restore.points()"), "the reliability suite walks restore's points");
+    assert!(walks("tests/moves.rs", "Tool::Import.points()"), "tests/moves.rs walks import's points");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Test-only failure points. With `JACKIN_<TOOL>_CRASH_AT=<step>` (`JACKIN_PURGE_CRASH_AT`,
-//! `JACKIN_KEEP_CRASH_AT`, `JACKIN_RESTORE_CRASH_AT`) a debug build aborts right after that step,
+//! `JACKIN_KEEP_CRASH_AT`, `JACKIN_RESTORE_CRASH_AT`, and `JACKIN_IMPORT_CRASH_AT` for
+//! `jackin-restore --import`) a debug build aborts right after that step,
 //! as a SIGKILL would stop it there, so the reliability suite can stop a tool at each of its steps
 //! deterministically and check that a rerun finishes the job. With `JACKIN_<TOOL>_PAUSE_AT=<step>`
 //! and `JACKIN_PAUSE_FILE=<file>` it pauses there instead: it writes its pid into the file and
@@ -12,6 +13,8 @@ pub enum Tool {
     Purge,
     Keep,
     Restore,
+    /// `jackin-restore --import` (tools/restore/import.rs): its steps are not a resume's.
+    Import,
 }
 
 impl Tool {
@@ -20,6 +23,7 @@ impl Tool {
             Tool::Purge => "JACKIN_PURGE_CRASH_AT",
             Tool::Keep => "JACKIN_KEEP_CRASH_AT",
             Tool::Restore => "JACKIN_RESTORE_CRASH_AT",
+            Tool::Import => "JACKIN_IMPORT_CRASH_AT",
         }
     }
 
@@ -29,6 +33,7 @@ impl Tool {
             Tool::Purge => "JACKIN_PURGE_PAUSE_AT",
             Tool::Keep => "JACKIN_KEEP_PAUSE_AT",
             Tool::Restore => "JACKIN_RESTORE_PAUSE_AT",
+            Tool::Import => "JACKIN_IMPORT_PAUSE_AT",
         }
     }
 
@@ -36,7 +41,7 @@ impl Tool {
         match self {
             Tool::Purge => "jackin-purge",
             Tool::Keep => "jackin-keep",
-            Tool::Restore => "jackin-restore",
+            Tool::Restore | Tool::Import => "jackin-restore",
         }
     }
 
@@ -46,6 +51,7 @@ impl Tool {
             Tool::Purge => &["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"],
             Tool::Keep => &["stopped", "recorded", "torn_down", "stamped", "isolation"],
             Tool::Restore => &["resources", "sidecar", "created", "started", "stamped"],
+            Tool::Import => &["unpacked", "moved", "mounts", "recorded"],
         }
     }
 }

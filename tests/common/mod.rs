@@ -240,7 +240,7 @@ impl Home {
         let mut cmd = Command::new(tool_path(tool));
         cmd.arg("--home").arg(&self.home).arg("--config-dir").arg(&self.config);
         cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
-        for crashing in [Tool::Purge, Tool::Keep, Tool::Restore] {
+        for crashing in [Tool::Purge, Tool::Keep, Tool::Restore, Tool::Import] {
             cmd.env_remove(crashing.variable()).env_remove(crashing.pause_variable());
         }
         // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.

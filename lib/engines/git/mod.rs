@@ -30,7 +30,9 @@ mod stat_check;
 mod submodules;
 mod worktrees;
 
-pub(crate) use bundle::{clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs};
+pub(crate) use bundle::{
+    clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs, DETACHED_HEAD,
+};
 pub(crate) use error::GitError;
 pub(crate) use ignored::inside;
 pub(crate) use recover::{read_bundle, read_bundle_header, BundleHeader, IndexChange};

@@ -1,9 +1,12 @@
 //! What moving a kept session to another host needs of git beyond a quarantine's save and a
 //! recover (tools/export.rs, tools/import.rs): where a work tree's HEAD is, a repository's remote
 //! URLs, and making a session's mount anew on the other host (its worktree or clone on the saved
-//! branch or detached commit, its refs, the commits only its reflogs reached put back in them).
+//! branch or detached commit, its refs, the commits only its reflogs reached put back in them,
+//! the git directories of its submodules that held commits only the session had).
 
-use std::path::Path;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 use git2::{build::CheckoutBuilder, Oid};
@@ -114,6 +117,93 @@ impl Repo {
         Ok(Repo { repo, path: path.to_path_buf() })
     }
 
+    /// The repository's own git directory (a worktree's `<host>/.git/worktrees/<name>`).
+    pub(crate) fn git_dir(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// A git directory at `git_dir` (which must not exist) for the submodule whose work tree is
+    /// `work_tree`, made from this git directory of the same submodule (the host repository's,
+    /// `modules/<name>`) the way `git submodule update --init` makes one from its remote: every
+    /// object of this one linked (or copied) into it; its `origin` this one's `origin`; as its
+    /// remote-tracking refs what this one knows of that remote (its remote-tracking refs, and
+    /// each of its branches where it has no remote-tracking ref of that name, as a clone of it
+    /// would). The work tree's `.git` file and the git directory's `core.worktree` name each
+    /// other by relative paths, as git writes them. HEAD is unborn, nothing checked out.
+    pub(crate) fn submodule_git_dir_from(&self, git_dir: &Path, work_tree: &Path) -> Result<Repo> {
+        if std::fs::symlink_metadata(git_dir).is_ok() {
+            anyhow::bail!("{} exists already: not overwritten", git_dir.display());
+        }
+        let gitfile = work_tree.join(".git");
+        if std::fs::symlink_metadata(&gitfile).is_ok() {
+            anyhow::bail!("{} exists already: not overwritten", gitfile.display());
+        }
+        std::fs::create_dir_all(work_tree)?;
+        let made = git2::Repository::init_bare(git_dir)
+            .map_err(|e| unavailable(e).context(format!("creating {}", git_dir.display())))?;
+        let to_work_tree = relative(git_dir, work_tree)?;
+        let to_git_dir = relative(work_tree, git_dir)?;
+        let mut config =
+            made.config().map_err(unavailable)?.open_level(git2::ConfigLevel::Local).map_err(unavailable)?;
+        config.set_bool("core.bare", false).map_err(unavailable)?;
+        let worktree_text = to_work_tree
+            .to_str()
+            .ok_or_else(|| anyhow::anyhow!("{} is not a UTF-8 path: git cannot name it", work_tree.display()))?;
+        config.set_str("core.worktree", worktree_text).map_err(unavailable)?;
+        let mut line = b"gitdir: ".to_vec();
+        line.extend_from_slice(to_git_dir.as_os_str().as_bytes());
+        line.push(b'\n');
+        std::fs::write(&gitfile, line).with_context(|| format!("writing {}", gitfile.display()))?;
+        link_objects(&self.repo.commondir().join("objects"), &made.path().join("objects"))?;
+        if let Some((_, url)) = self.remote_urls().into_iter().find(|(name, _)| name == "origin") {
+            made.remote("origin", &url).map_err(unavailable)?;
+        }
+        let mut tracking: Vec<(String, Oid)> = Vec::new();
+        let mut branches: Vec<(String, Oid)> = Vec::new();
+        for reference in self.repo.references().map_err(unavailable)?.flatten() {
+            let (Ok(name), Ok(commit)) = (reference.name(), reference.peel_to_commit()) else { continue };
+            if name.starts_with("refs/remotes/") && !name.ends_with("/HEAD") {
+                tracking.push((name.to_owned(), commit.id()));
+            } else if let Some(branch) = name.strip_prefix("refs/heads/") {
+                branches.push((format!("refs/remotes/origin/{branch}"), commit.id()));
+            }
+        }
+        for (name, id) in branches {
+            if !tracking.iter().any(|(n, _)| *n == name) {
+                tracking.push((name, id));
+            }
+        }
+        for (name, id) in &tracking {
+            made.reference(name, *id, true, "jackin-restore --import").map_err(unavailable)?;
+        }
+        drop(made);
+        let repo = git2::Repository::open(work_tree)
+            .map_err(|e| unavailable(e).context(format!("opening {}", work_tree.display())))?;
+        Ok(Repo { repo, path: work_tree.to_path_buf() })
+    }
+
+    /// HEAD on the branch `branch` (a full ref name) or detached at `id`, and the work tree
+    /// made to match: checked out whole, or, with `keep_work_tree` (its files are there as the
+    /// session left them), only the index read from the commit.
+    pub(crate) fn settle_head(&self, branch: Option<&str>, id: &str, keep_work_tree: bool) -> Result<()> {
+        let oid = Oid::from_str(id)?;
+        match branch {
+            Some(branch) => self.repo.set_head(branch).map_err(unavailable)?,
+            None => self.repo.set_head_detached(oid).map_err(unavailable)?,
+        }
+        if keep_work_tree {
+            let tree = self.repo.find_commit(oid).and_then(|c| c.tree()).map_err(unavailable)?;
+            let mut index = self.repo.index().map_err(unavailable)?;
+            index.read_tree(&tree).map_err(unavailable)?;
+            index
+                .write()
+                .map_err(|e| unavailable(e).context(format!("writing the index of {}", self.path.display())))?;
+        } else {
+            self.repo.checkout_head(Some(CheckoutBuilder::new().force())).map_err(unavailable)?;
+        }
+        Ok(())
+    }
+
     fn signature(&self) -> git2::Signature<'static> {
         self.repo
             .signature()
@@ -122,6 +212,32 @@ impl Repo {
             .or_else(|| git2::Signature::now("jackin", "jackin@localhost").ok())
             .expect("a signature of plain ASCII")
     }
+}
+
+/// The path that leads from the directory `from` to `to`, both as they are once every link is
+/// resolved (`to`'s parent must exist), as `..` and names.
+fn relative(from: &Path, to: &Path) -> Result<PathBuf> {
+    let from = from.canonicalize().with_context(|| format!("resolving {}", from.display()))?;
+    let to = match to.canonicalize() {
+        Ok(to) => to,
+        Err(_) => {
+            let parent = to.parent().ok_or_else(|| anyhow::anyhow!("{} has no parent", to.display()))?;
+            let name = to.file_name().ok_or_else(|| anyhow::anyhow!("{} has no name", to.display()))?;
+            parent.canonicalize().with_context(|| format!("resolving {}", parent.display()))?.join(name)
+        }
+    };
+    let common = from.components().zip(to.components()).take_while(|(a, b)| a == b).count();
+    let mut path = PathBuf::new();
+    for _ in from.components().skip(common) {
+        path.push(Component::ParentDir.as_os_str());
+    }
+    for part in to.components().skip(common) {
+        path.push(part.as_os_str());
+    }
+    if path.as_os_str().is_empty() {
+        path.push(OsStr::new("."));
+    }
+    Ok(path)
 }
 
 /// Each object file (loose objects, packs and their indexes) under `from` that `to` lacks, hard

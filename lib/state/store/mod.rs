@@ -225,6 +225,32 @@ impl Store {
         self.roots.home.join("imports")
     }
 
+    /// `<home>/imports/.partial-<container>-<pid>`: the directory the import of `name` by the
+    /// process `pid` unpacks into, removed when the import ends.
+    pub(crate) fn import_staging_dir(&self, name: &InstanceName, pid: u32) -> PathBuf {
+        self.imports_dir().join(format!(".partial-{name}-{pid}"))
+    }
+
+    /// Every import unpacking directory of `name` there is: one an import left when it was
+    /// killed; a purge of the instance removes them (none is in use while the purge holds the
+    /// session's claim, which an import holds while it unpacks).
+    pub(crate) fn import_staging_dirs(&self, name: &InstanceName) -> Vec<PathBuf> {
+        let prefix = format!(".partial-{name}-");
+        let Ok(entries) = std::fs::read_dir(self.imports_dir()) else { return Vec::new() };
+        let mut dirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(&prefix))
+                    .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        dirs
+    }
+
     /// `<home>/cache/role-sources/<key>`: the bare repository restore's tier 3 fetches a role's
     /// source into, one per source URL (every byte but a letter or digit becomes `_`).
     pub(crate) fn role_source_cache(&self, source_url: &str) -> PathBuf {

@@ -95,7 +95,13 @@ impl Purger<'_> {
         let mut freed = 0;
         for deletion in &plan.deletions {
             let Deletion::Directory(dir) = deletion else { continue };
-            let which = if *dir == store.instance_dir(name) { "data" } else { "sockets" };
+            let which = if *dir == store.instance_dir(name) {
+                "data"
+            } else if *dir == store.socket_dir(name) {
+                "sockets"
+            } else {
+                "import"
+            };
             match remove::move_to_trash(store, dir, &format!("{name}.{which}"))? {
                 remove::Trashed::Moved(in_trash) => trashed.push(in_trash),
                 remove::Trashed::DeletedInPlace(bytes) => freed += bytes,

@@ -135,11 +135,15 @@ impl Purger<'_> {
         // Assessed even when a mark is there: whether the mark still holds is the plan's to
         // decide, and a session changed since it was written must be judged on what it holds now.
         let assessor = Assessor::new(AssessOptions::default());
-        let assessment = match &seen.manifest {
+        let assessment = match (&seen.manifest, &seen.row) {
             // Only a discard gets here (plan::liveness): the work is judged under the row's or the
             // name's identity, so that what is at risk is saved before anything goes.
-            Err(_) => Ok(assessor.work_of(store, &seen.name, seen.identity(), None)),
-            Ok(_) => assessor.instance(store, &seen.name, seen.row.as_ref()).map_err(|e| format!("{e:#}")),
+            (Err(_), _) => Ok(assessor.work_of(store, &seen.name, seen.identity(), None)),
+            // Neither a manifest nor a row: what an import or a launch that stopped half-way left
+            // (a data directory, its isolation records, the worktrees they name), judged under
+            // the name's identity; its work at risk is refused without a discard, as any other.
+            (Ok(None), None) => Ok(assessor.work_of(store, &seen.name, seen.identity(), None)),
+            (Ok(_), _) => assessor.instance(store, &seen.name, seen.row.as_ref()).map_err(|e| format!("{e:#}")),
         };
         seen.assessment = Some(assessment);
         seen.docker_present = if self.options.dry_run {
@@ -155,7 +159,8 @@ impl Purger<'_> {
             worktrees.push(worktree_seen(record, &seen.name, &branch)?);
         }
         seen.worktrees = worktrees;
-        for dir in [store.instance_dir(&seen.name), store.socket_dir(&seen.name)] {
+        let dirs = [store.instance_dir(&seen.name), store.socket_dir(&seen.name)];
+        for dir in dirs.into_iter().chain(store.import_staging_dirs(&seen.name)) {
             let there = exists(&dir);
             // Counted for a dry run's report; a run counts what it deletes.
             let bytes = if there && self.options.dry_run { remove::tree_bytes(&dir) } else { 0 };

@@ -116,9 +116,14 @@ pub fn items_from_args(args: &[String], catalog: &Catalog, store: &Store) -> Vec
     for arg in args {
         let item = match catalog.resolve_including_tombstones(arg) {
             Ok(target) => Item::Instance(Request::plain(target)),
-            // A full name with leftovers (a lock, a socket dir) but no row or data dir: finish it.
+            // A full name with leftovers (a lock, a socket dir, an import's unpacking directory)
+            // but no row or data dir: finish it.
             Err(why) => match InstanceName::parse(arg) {
-                Ok(name) if store.name_lock_path(&name).exists() || store.socket_dir(&name).exists() => {
+                Ok(name)
+                    if store.name_lock_path(&name).exists()
+                        || store.socket_dir(&name).exists()
+                        || !store.import_staging_dirs(&name).is_empty() =>
+                {
                     Item::Instance(Request::plain(Target { name, row: None }))
                 }
                 _ => Item::Unresolved { arg: arg.clone(), why },

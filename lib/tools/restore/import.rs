@@ -19,15 +19,16 @@
 
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::recover::{index_changes, put_files_back, recover_submodule, submodule_record, submodule_target};
+use super::recover::{index_changes, put_files_back};
 use crate::base::exit::Exit;
-use crate::engines::git::{BundleHeader, IndexChange, Repo};
+use crate::engines::git::{BundleHeader, IndexChange, Repo, DETACHED_HEAD};
+use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Imported, MovedMount};
 use crate::state::continuity::{Continuity, HistoryEntry};
 use crate::state::model::{IndexRow, Isolation, IsolationKind, Manifest};
@@ -35,9 +36,11 @@ use crate::state::names::InstanceName;
 use crate::state::recipe::LaunchRecipe;
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 use crate::tools::archive::{self, Staging, Verified};
+use crate::tools::claim::SessionClaim;
 use crate::tools::export::{
     ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY,
 };
+use crate::tools::purge::quarantine::SavedSubmodule;
 
 /// `--dry-run` (or `--plan`) and `--repo DST=PATH`.
 #[derive(Debug, Clone, Default)]
@@ -68,6 +71,27 @@ struct MountPlan {
     stashes: Vec<String>,
     /// A clone's `origin`: this host's repository's own `origin` URL (state.md).
     origin_url: Option<String>,
+    /// The submodules that held commits only the session had, parents before the submodules
+    /// inside them.
+    submodules: Vec<SubmodulePlan>,
+}
+
+/// What one submodule's import makes: its git directory in the mount's, as the session had it
+/// (where its assessment finds it, at risk as it was), made from this host's git directory of
+/// that submodule (which the commits build on), the bundle's commits and refs in it, its HEAD
+/// where it was and its work tree checked out.
+struct SubmodulePlan {
+    saved: SavedSubmodule,
+    /// Its path in the mount.
+    path: PathBuf,
+    /// Its git directory's name under the mount's git directory's `modules/`.
+    module: PathBuf,
+    /// This host's git directory of it (`<repository>/.git/modules/<name>`).
+    source: PathBuf,
+    header: BundleHeader,
+    /// The commit its work tree was on; the branch it was on (a full name), `None` detached.
+    head: String,
+    head_branch: Option<String>,
 }
 
 /// An import refused: nothing written (exit 3).
@@ -102,7 +126,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
     if isolation.records.len() != account.mounts.len() {
         return Err(refuse(file, format_args!("its isolation records and its mounts do not match")));
     }
-    refuse_clash(store, &name, file)?;
+    refuse_clash(store, &name, file, false)?;
     let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
     let mut plans = Vec::new();
     for exported in &account.mounts {
@@ -128,58 +152,45 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
         return Ok(imported);
     }
 
+    // Held until the session is whole here: no purge, keep or resume takes it half-made, and a
+    // second import of it is refused as busy.
+    fs::create_dir_all(store.data_dir())?;
+    let claim = SessionClaim::take(store, &name, false)?;
+    refuse_clash(store, &name, file, claim.made_lock())?;
     tick("unpacking");
     let imports = store.imports_dir();
     ensure_private_dir(&imports)?;
-    let staging = Staging::new(imports.join(format!(".partial-{name}-{}", std::process::id())))?;
+    let staging = Staging::new(store.import_staging_dir(&name, std::process::id()))?;
     archive::read(file, &is_kept_part, Some(&staging.0))?;
+    crash_point("unpacked");
     let mounts_dir = staging.0.join(MOUNTS_ENTRY);
-    // The submodules' commits go where a recover puts them (recover.rs), decided before
-    // anything is written.
-    let mut submodules = Vec::new();
-    for plan in &plans {
-        let saved = &plan.exported.saved;
-        let host = Repo::open(&plan.host)?;
-        let branch = format!("refs/heads/jackin/recovered/{name}");
-        let saved_prefix = format!("refs/heads/jackin/recovered/{name}-saved/");
-        let mut targets = Vec::new();
-        for (n, sub) in saved.submodules.iter().enumerate() {
-            targets.push(submodule_target(&mounts_dir, sub, Some(&host), &plan.path, n, &branch, &saved_prefix)?);
-        }
-        submodules.push(targets);
-    }
-    refuse_clash(store, &name, file)?;
     let instance_dir = store.instance_dir(&name);
     let unpacked = staging.0.join("instance");
     if !unpacked.exists() {
         fs::DirBuilder::new().mode(0o700).create(&unpacked)?;
     }
-    fs::create_dir_all(store.data_dir())?;
     fs::rename(&unpacked, &instance_dir)
         .with_context(|| format!("moving the session to {}", instance_dir.display()))?;
+    crash_point("moved");
     let made = (|| -> Result<()> {
         fs::create_dir_all(store.meta_dir(&name))?;
-        for (plan, subs) in plans.iter().zip(&submodules) {
-            tick(&plan.exported.saved.mount_dst);
-            let notes = make_mount(&name, plan, &mounts_dir)?;
-            imported.notes.extend(notes);
-            for sub in subs {
-                recover_submodule(&mounts_dir, sub)?;
-                let record = submodule_record(sub);
-                imported.notes.push(format!(
-                    "the commits of the submodule {} went into {} under jackin/recovered/ (as jackin-restore --recover \
-                     puts them)",
-                    crate::protocol::inert::inert_name(&record.path),
-                    record.repository
-                ));
-            }
-        }
+        // The isolation records first, with this host's paths: what a purge of a half-made
+        // import reads to find the worktrees and branches it made.
         for (i, plan) in plans.iter().enumerate() {
             if let Some(record) = isolation.records.get_mut(i).and_then(Value::as_object_mut) {
                 record.insert("original_src".into(), Value::from(plan.host.to_string_lossy().into_owned()));
                 record.insert("worktree_path".into(), Value::from(plan.path.to_string_lossy().into_owned()));
             }
         }
+        if !isolation.records.is_empty() {
+            store.write_isolation(&name, &isolation)?;
+        }
+        for plan in &plans {
+            tick(&plan.exported.saved.mount_dst);
+            let notes = make_mount(&name, plan, &mounts_dir)?;
+            imported.notes.extend(notes);
+        }
+        crash_point("mounts");
         let now = crate::base::time::now_rfc3339();
         if let Some(recipe) = continuity.recipe.as_mut() {
             move_binds(recipe, &moved_paths(store, &name, &account, &plans));
@@ -198,11 +209,9 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
             }),
         });
         write_json_atomic(&store.continuity_path(&name), &continuity)?;
-        if !isolation.records.is_empty() {
-            store.write_isolation(&name, &isolation)?;
-        }
         manifest.updated_at = now;
         store.write_manifest(&name, &manifest)?;
+        crash_point("recorded");
         store.update_index(|index| {
             index.upsert(IndexRow::from_manifest(&manifest));
             Ok(((), true))
@@ -219,17 +228,32 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
 }
 
 /// An instance of this name here (an index row, a data or socket directory, a name lock) refuses
-/// the import: the same session imported twice, or an id that clashes.
-fn refuse_clash(store: &Store, name: &InstanceName, file: &Path) -> Result<()> {
+/// the import: the same session imported twice, or an id that clashes. One with no index row is
+/// what an import (or a launch) that stopped half-way left, and the refusal says how to remove it.
+/// `own_lock`: the name lock is this run's own claim, not a clash.
+fn refuse_clash(store: &Store, name: &InstanceName, file: &Path, own_lock: bool) -> Result<()> {
     let row = store.read_index()?.row(name.as_str()).is_some();
-    let paths = [store.instance_dir(name), store.socket_dir(name), store.name_lock_path(name)];
-    if let Some(there) = paths.iter().find(|p| fs::symlink_metadata(p).is_ok()) {
-        return Err(refuse(file, format_args!("an instance named {name} is here already ({})", there.display())));
+    let lock = (!own_lock).then(|| store.name_lock_path(name));
+    let paths = [Some(store.instance_dir(name)), Some(store.socket_dir(name)), lock];
+    let there = paths.iter().flatten().find(|p| fs::symlink_metadata(p).is_ok());
+    match (there, row) {
+        (_, true) => Err(refuse(file, format_args!("an instance named {name} is here already (its index row)"))),
+        (Some(there), false) => Err(refuse(
+            file,
+            format_args!(
+                "an instance named {name} is here already ({}) without an index row: an import (or a launch) of it \
+                 stopped half-way; `jackin-purge {name} --discard-unfinished` removes what it made, then import \
+                 again",
+                there.display()
+            ),
+        )),
+        (None, false) => Ok(()),
     }
-    if row {
-        return Err(refuse(file, format_args!("an instance named {name} is here already (its index row)")));
-    }
-    Ok(())
+}
+
+/// A test-only failure point of an import (base/crash.rs).
+fn crash_point(step: &str) {
+    crate::base::crash::point(crate::base::crash::Tool::Import, step);
 }
 
 /// A remote URL as it is compared: without a trailing `/` or `.git`.
@@ -342,12 +366,7 @@ fn plan_mount(
             ),
         ));
     }
-    let numbered = |prefix: &str| {
-        let mut found: Vec<(usize, String)> =
-            tips.iter().filter_map(|(n, id)| Some((n.strip_prefix(prefix)?.parse().ok()?, id.clone()))).collect();
-        found.sort_by_key(|b| std::cmp::Reverse(b.0));
-        found.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
-    };
+    let numbered = |prefix: &str| numbered(&tips, prefix);
     let mut plan = MountPlan {
         exported: exported.clone(),
         kind,
@@ -360,7 +379,12 @@ fn plan_mount(
         reflog: numbered("refs/jackin/reflog/"),
         stashes: numbered("refs/stashes/stash-"),
         origin_url: None,
+        submodules: Vec::new(),
     };
+    for saved in &saved.submodules {
+        plan.submodules.push(plan_submodule(&repo, &host, dst, saved, verified, file)?);
+    }
+    plan.submodules.sort_by_key(|s| s.path.components().count());
     let shared = |name: &str| name.starts_with("refs/heads/") || name.starts_with("refs/tags/");
     match kind {
         IsolationKind::Worktree => {
@@ -414,6 +438,129 @@ fn plan_mount(
         }
     }
     Ok(plan)
+}
+
+/// The tips of `tips` named `<prefix><n>`, oldest first (the highest `n` is the oldest: a
+/// bundle numbers a reflog's entries newest first).
+fn numbered(tips: &[(String, String)], prefix: &str) -> Vec<String> {
+    let mut found: Vec<(usize, String)> =
+        tips.iter().filter_map(|(n, id)| Some((n.strip_prefix(prefix)?.parse().ok()?, id.clone()))).collect();
+    found.sort_by_key(|b| std::cmp::Reverse(b.0));
+    found.into_iter().map(|(_, id)| id).collect()
+}
+
+/// A submodule's part of a mount's plan: refused (nothing written) when this host's repository
+/// has no git directory of the submodule, or one that lacks what its commits build on or the
+/// commit its work tree was on.
+fn plan_submodule(
+    repo: &Repo,
+    host: &Path,
+    dst: &str,
+    saved: &SavedSubmodule,
+    verified: &Verified,
+    file: &Path,
+) -> Result<SubmodulePlan> {
+    let name = NameBytes::from_wire(saved.path.clone(), saved.path_bytes.as_deref())
+        .map_err(|e| refuse(file, format_args!("{dst}: a submodule's path: {e}")))?;
+    let shown = crate::protocol::inert::inert_name(&saved.path).into_owned();
+    let plain = |p: &Path| !p.as_os_str().is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
+    let path = name.as_path().to_path_buf();
+    if !plain(&path) {
+        return Err(refuse(file, format_args!("{dst}: the submodule {shown} is not at a plain relative path")));
+    }
+    let module = saved.module.as_ref().map(PathBuf::from).unwrap_or_else(|| path.clone());
+    if !plain(&module) {
+        return Err(refuse(
+            file,
+            format_args!("{dst}: the submodule {shown} has a git directory name that is not plain"),
+        ));
+    }
+    let Some(source) = repo.submodule_git_dir(saved.module.as_deref(), &path) else {
+        return Err(refuse(
+            file,
+            format_args!(
+                "{dst}: the submodule {shown} holds commits only the session has, and {} has no git directory of it \
+                 for them to build on: `git -C {} submodule update --init {shown}` makes one (for a submodule the \
+                 session added, `git clone --bare <its URL> {}`)",
+                host.display(),
+                host.display(),
+                repo.git_dir().join("modules").join(&module).display()
+            ),
+        ));
+    };
+    let header = verified
+        .bundles
+        .get(&format!("{MOUNTS_ENTRY}/{}", saved.bundle))
+        .cloned()
+        .ok_or_else(|| refuse(file, format_args!("{dst}: the bundle {} is not in the archive", saved.bundle)))?;
+    let source_dir = source.opened_at().to_path_buf();
+    let missing = source.missing_commits(&header.prerequisites);
+    if let Some(first) = missing.first() {
+        return Err(refuse(
+            file,
+            format_args!(
+                "{dst}: {} (the submodule {shown}) lacks {} commit(s) its commits build on ({}…): fetch its remote \
+                 first",
+                source_dir.display(),
+                missing.len(),
+                &first[..12.min(first.len())]
+            ),
+        ));
+    }
+    let detached = header.refs.iter().find(|(n, _)| n == DETACHED_HEAD).map(|(_, id)| id.clone());
+    let head = saved
+        .head
+        .clone()
+        .or_else(|| detached.clone())
+        .ok_or_else(|| refuse(file, format_args!("{dst}: no commit recorded for the submodule {shown}")))?;
+    let in_bundle = header.refs.iter().any(|(_, id)| *id == head);
+    if !(in_bundle || source.has_commit(&head)) {
+        return Err(refuse(
+            file,
+            format_args!(
+                "{dst}: {} (the submodule {shown}) does not have the commit its work tree was on ({}): fetch its \
+                 remote first",
+                source_dir.display(),
+                &head[..12.min(head.len())]
+            ),
+        ));
+    }
+    let head_branch = match detached {
+        Some(_) => None,
+        None => header.refs.iter().find(|(n, id)| n.starts_with("refs/heads/") && *id == head).map(|(n, _)| n.clone()),
+    };
+    Ok(SubmodulePlan { saved: saved.clone(), path, module, source: source_dir, header, head, head_branch })
+}
+
+/// Makes a submodule's git directory in the mount's `git_dir` and checks its work tree out
+/// ([`SubmodulePlan`]): over the saved files when the session's were saved (they are as it left
+/// them), whole otherwise.
+fn make_submodule(mount: &Path, git_dir: &Path, sub: &SubmodulePlan, mounts_dir: &Path) -> Result<()> {
+    let work_tree = mount.join(&sub.path);
+    // The saved files are the agent's: a link among them must not lead the submodule's `.git`
+    // file out of the mount.
+    let mut at = mount.to_path_buf();
+    for part in sub.path.components() {
+        at.push(part);
+        if fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
+            anyhow::bail!("{} is not a directory: the submodule {} is not made", at.display(), sub.path.display());
+        }
+    }
+    let saved_files = fs::read_dir(&work_tree).is_ok_and(|mut d| d.next().is_some());
+    let source = Repo::open(&sub.source)?;
+    let repo = source.submodule_git_dir_from(&git_dir.join("modules").join(&sub.module), &work_tree)?;
+    repo.import_bundle_pack(&mounts_dir.join(&sub.saved.bundle), &sub.header)?;
+    let tips = &sub.header.refs;
+    for (refname, id) in tips.iter().filter(|(n, _)| n.starts_with("refs/heads/") || n.starts_with("refs/tags/")) {
+        repo.set_ref(refname, id, WHY)?;
+    }
+    repo.write_stashes(&numbered(tips, "refs/stashes/stash-"), WHY)?;
+    repo.settle_head(sub.head_branch.as_deref(), &sub.head, saved_files)?;
+    let reflog = numbered(tips, "refs/jackin/reflog/");
+    if !reflog.is_empty() {
+        repo.write_reflog("HEAD", &reflog, WHY)?;
+    }
+    Ok(())
 }
 
 /// What the record says of a mount.
@@ -482,7 +629,12 @@ fn make_mount(name: &InstanceName, plan: &MountPlan, mounts_dir: &Path) -> Resul
         }
     };
     let (changes, mut notes) = index_changes(mounts_dir, saved)?;
-    for gitfile in put_files_back(mounts_dir, saved, &plan.path)? {
+    let gitfiles = put_files_back(mounts_dir, saved, &plan.path)?;
+    for sub in &plan.submodules {
+        make_submodule(&plan.path, repo.git_dir(), sub, mounts_dir)?;
+    }
+    let made_anew = |gitfile: &Path| plan.submodules.iter().any(|s| gitfile.parent() == Some(s.path.as_path()));
+    for gitfile in gitfiles.into_iter().filter(|g| !made_anew(g)) {
         let shown = crate::protocol::path_bytes::NameBytes::of_path(&gitfile).text();
         notes.push(format!(
             "{}: left out, it linked to a submodule's git directory on the other host",
