@@ -1693,7 +1693,8 @@ fn restore_detached(home: &Home, args: &[&str]) -> std::process::Output {
 }
 
 /// A purge caught after its re-assessment holds the session's claim: a resume (and its plan) is
-/// refused with exit 5 naming the purge, and recreates nothing; the purge then finishes.
+/// refused with exit 5 naming the purge, and recreates nothing; the resume list says it is not
+/// ready and who is at work on it; the purge then finishes.
 #[test]
 fn a_restore_refuses_a_session_a_purge_is_at_work_on_and_changes_nothing() {
     if !engine_available("restore_refuses_while_purging") {
@@ -1717,6 +1718,13 @@ fn a_restore_refuses_a_session_a_purge_is_at_work_on_and_changes_nothing() {
         assert_eq!((error.code.as_str(), error.container_base.as_deref()), ("busy", Some(c)));
         assert!(error.message.contains(&holder), "{error:?}");
     }
+    let listed = restore_detached(&home, &["--list"]);
+    assert!(listed.status.success(), "{}", common::stderr(&listed));
+    let candidates = records::<Candidate>(&listed.stdout);
+    let busy = candidates.iter().find(|r| r.identity.container_base == c).expect("the session is listed");
+    let says = format!("busy: {holder} is at work on it");
+    assert!(!busy.ready && busy.missing == [says.clone()], "{busy:?}");
+    assert!(busy.label.ends_with(&format!("cannot resume: {says}")), "{busy:?}");
     assert_eq!(home.snapshot(), before, "nothing of the session changed");
     assert!(docker_quiet(&["inspect", c]).is_none(), "nothing was recreated");
     assert!(docker_quiet(&["network", "inspect", &format!("{c}-net")]).is_none());

@@ -39,6 +39,19 @@ impl SessionClaim {
         }
     }
 
+    /// Who holds the claim of `name` now, in the words of a list (`busy: jackin-purge (pid 12)
+    /// is at work on it`), or `None` when nobody does. Only looks: the resume list says a
+    /// session it could not take now is not ready, as the resume itself would refuse it.
+    pub(crate) fn held_by(store: &Store, name: &InstanceName) -> Result<Option<String>> {
+        Ok(NameLock::holder(&store.name_lock_path(name))?.map(|holder| {
+            if holder.is_tool() {
+                format!("busy: {holder} is at work on it")
+            } else {
+                format!("the session is live: {holder} holds its lock")
+            }
+        }))
+    }
+
     /// The claim made the lock file (there was none), and unlinks it when it ends: it is not the
     /// session's file.
     pub(crate) fn made_lock(&self) -> bool {
