@@ -876,6 +876,63 @@ fn a_real_session_comes_back_as_it_was_launched_at_tiers_2_1_and_0() {
     docker(&["rmi", &image]);
 }
 
+/// Tier 0 is the session as it was, its Docker-in-Docker included: a sidecar that stopped under
+/// the running role container is started again and waited for, and one that was removed is
+/// recreated from the launch recipe; the role container is left running as it is.
+#[test]
+fn tier_0_brings_back_a_stopped_or_removed_sidecar_under_the_running_session() {
+    if !engine_available("tier_0_sidecar") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance("t0s1dcar", |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let image = real_role_image("t0s1dcar");
+    let c = inst.container.clone();
+    let sidecar = format!("{c}-dind");
+    let _session = Session::launch(
+        &c,
+        SessionOptions { image: Some(&image), sidecar_image: Some(TEST_REAL_DIND_IMAGE), ..Default::default() },
+    );
+    capture_and_keep(&home, &inst, true);
+    let role_started = docker(&["inspect", "-f", "{{.State.StartedAt}}", &c]);
+
+    // Stopped (it crashed, someone stopped it): started again, healthy.
+    docker(&["stop", "-t", "0", &sidecar]);
+    let plan = restore_without_image_env(&home, &[&c, "--plan"], &[]);
+    assert!(plan.status.success(), "{}", common::stderr(&plan));
+    let planned = restored(&plan.stdout);
+    assert_eq!(planned.tier, Some(0));
+    assert_eq!(planned.actions, [format!("{c} is running"), format!("start {sidecar} and wait until it is healthy")]);
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &sidecar]), "false", "--plan starts nothing");
+    let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(0));
+    assert_eq!(rec.actions, [format!("started {sidecar} (healthy)")], "{rec:?}");
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &sidecar]), "true");
+
+    // Removed: recreated from the recipe, on the session's network, and said so.
+    docker(&["rm", "-f", "-v", &sidecar]);
+    let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let rec = restored(&out.stdout);
+    assert_eq!(rec.tier, Some(0));
+    assert!(rec.actions.contains(&format!("recreated {sidecar} (healthy)")), "{rec:?}");
+    assert!(rec.drift.iter().any(|d| d.starts_with(&format!("sidecar {sidecar} was removed"))), "{rec:?}");
+    assert_eq!(wait_for_health(&sidecar), "healthy");
+    let net = format!("{c}-net");
+    assert_eq!(network_ids(&sidecar), network_ids(&c), "the sidecar is back on the session's network");
+    assert!(network_ids(&c)[0].starts_with(&format!("{net}=")));
+
+    // Running as it is: nothing to start, and the role container was never restarted.
+    let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
+    assert_eq!(restored(&out.stdout).actions, ["nothing to start: the session is running"]);
+    assert_eq!(docker(&["inspect", "-f", "{{.State.StartedAt}}", &c]), role_started);
+    docker(&["rm", "-f", &c, &sidecar]);
+    docker(&["rmi", &image]);
+}
+
 /// A recipe as the first format wrote it (the whole `Config.Env`, the network's name and labels
 /// only), from tests/fixtures/recipe-format-1.json: it still restores, and the images' variables it
 /// recorded as `env:NAME` come from the images, not from the restoring shell.

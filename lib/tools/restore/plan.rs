@@ -115,7 +115,20 @@ pub(crate) fn plan(
     match &role {
         Some(role) if role.state.running => {
             plan.tier = Some(0);
-            plan.steps.push(format!("{} is running: nothing to start", role.name));
+            // The agent's Docker-in-Docker is part of the session as it was: a sidecar that
+            // stopped under a running session (it crashed, someone stopped it) is started again,
+            // one that was removed comes back from the recipe, as tier 1 would do.
+            match (&sidecar, &manifest.docker.dind_container) {
+                (Some(sidecar), _) if !sidecar.state.running => {
+                    plan.steps.push(format!("{} is running", role.name));
+                    plan.steps.push(format!("start {} and wait until it is healthy", sidecar.name));
+                }
+                (None, Some(gone)) => {
+                    plan.steps.push(format!("{} is running", role.name));
+                    plan_sidecar_gone(engine, recipe, gone, &mut plan)?;
+                }
+                _ => plan.steps.push(format!("{} is running: nothing to start", role.name)),
+            }
         }
         Some(role) => {
             plan.tier = Some(1);
@@ -169,7 +182,7 @@ fn plan_resources(
     Ok(())
 }
 
-/// Tier 1 whose sidecar was removed (`docker rm`, a prune) while the role container stayed: the
+/// Tier 0 or 1 whose sidecar was removed (`docker rm`, a prune) while the role container stayed: the
 /// sidecar takes the next tier by itself, created again from the launch recipe (on the network and
 /// with the certs volume `plan_resources` brings back) and waited for before the role container
 /// starts. A session never comes back without its Docker-in-Docker unsaid: when the recipe cannot
@@ -193,7 +206,7 @@ fn plan_sidecar_gone(engine: &Engine, recipe: Option<&LaunchRecipe>, name: &str,
     plan.recreate_sidecar = true;
     plan.steps.push(format!("recreate {name} from the launch recipe (it was removed) and wait until it is healthy"));
     plan.drift.push(format!(
-        "sidecar {name} was removed while the session was stopped: recreated from the launch recipe; what its \
+        "sidecar {name} was removed: recreated from the launch recipe; what its \
          Docker-in-Docker kept in the removed container and its anonymous volumes does not come back"
     ));
     Ok(())

@@ -62,15 +62,23 @@ pub fn execute(
     let mut actions = Vec::new();
     let mut drift = Vec::new();
     match plan.tier {
-        Some(0) => actions.push("nothing to start: the session is running".to_owned()),
+        Some(0) => {
+            let recreated = sidecar_to_recreate_if_planned(engine, recipe, plan)?;
+            if recreated.is_some() {
+                if let Some(recipe) = recipe {
+                    ensure_resources(engine, recipe, &mut actions)?;
+                }
+            }
+            let stopped = plan.sidecar.as_ref().filter(|s| !s.state.running);
+            if recreated.is_none() && stopped.is_none() {
+                actions.push("nothing to start: the session is running".to_owned());
+            }
+            sidecar_up(engine, recipe, recreated, stopped, waits, &mut actions)?;
+        }
         Some(1) => {
             // Every value first: a variable that cannot be resolved stops the resume before
             // anything changes.
-            let recreated = match (plan.recreate_sidecar, recipe) {
-                (true, Some(recipe)) => Some(sidecar_to_recreate(engine, recipe)?),
-                (true, None) => anyhow::bail!("no launch recipe to recreate the sidecar from"),
-                (false, _) => None,
-            };
+            let recreated = sidecar_to_recreate_if_planned(engine, recipe, plan)?;
             if let Some(text) = recipe.and_then(|r| r.agent_toml.as_ref()) {
                 store.write_agent_toml(name, text)?;
                 actions.push("rewrote agent.toml".to_owned());
@@ -86,20 +94,7 @@ pub fn execute(
                     }
                 }
             }
-            if let (Some(recipe), Some(sidecar)) = (recipe, recreated) {
-                bring_up_sidecar(engine, recipe, sidecar, waits, &mut actions)?;
-            } else if let Some(sidecar) = &plan.sidecar {
-                engine.start(&sidecar.name)?;
-                let health = sidecar
-                    .spec
-                    .healthcheck
-                    .as_deref()
-                    .and_then(recipe::health_argv)
-                    .or_else(|| recipe.and_then(|r| r.sidecar.as_ref()?.health.clone()))
-                    .unwrap_or_else(|| vec!["docker".into(), "info".into()]);
-                wait_healthy(engine, &sidecar.name, &health, waits.health)?;
-                actions.push(format!("started {} (healthy)", sidecar.name));
-            }
+            sidecar_up(engine, recipe, recreated, plan.sidecar.as_ref(), waits, &mut actions)?;
             engine.start(&manifest.docker.role_container)?;
             actions.push(format!("started {}", manifest.docker.role_container));
         }
@@ -191,6 +186,46 @@ fn sidecar_to_recreate<'r>(engine: &Engine, recipe: &'r LaunchRecipe) -> Result<
     let image = sidecar_image(engine, sidecar)?.unwrap_or_else(|| sidecar.spec.image.clone());
     let env = resolved_env(engine, recipe, sidecar, &image)?;
     Ok(SidecarToRecreate { recipe: sidecar, image, env })
+}
+
+/// The sidecar the plan recreates from the recipe, its values resolved (before anything changes).
+fn sidecar_to_recreate_if_planned<'r>(
+    engine: &Engine,
+    recipe: Option<&'r LaunchRecipe>,
+    plan: &Plan,
+) -> Result<Option<(&'r LaunchRecipe, SidecarToRecreate<'r>)>> {
+    match (plan.recreate_sidecar, recipe) {
+        (true, Some(recipe)) => Ok(Some((recipe, sidecar_to_recreate(engine, recipe)?))),
+        (true, None) => anyhow::bail!("no launch recipe to recreate the sidecar from"),
+        (false, _) => Ok(None),
+    }
+}
+
+/// The sidecar up and healthy before the role container is (tier 1) or while it runs (tier 0):
+/// recreated from the recipe when it was removed, else `existing` started and waited for.
+fn sidecar_up(
+    engine: &Engine,
+    recipe: Option<&LaunchRecipe>,
+    recreated: Option<(&LaunchRecipe, SidecarToRecreate)>,
+    existing: Option<&ContainerDetails>,
+    waits: Waits,
+    actions: &mut Vec<String>,
+) -> Result<()> {
+    if let Some((recipe, sidecar)) = recreated {
+        return bring_up_sidecar(engine, recipe, sidecar, waits, actions);
+    }
+    let Some(sidecar) = existing else { return Ok(()) };
+    engine.start(&sidecar.name)?;
+    let health = sidecar
+        .spec
+        .healthcheck
+        .as_deref()
+        .and_then(recipe::health_argv)
+        .or_else(|| recipe.and_then(|r| r.sidecar.as_ref()?.health.clone()))
+        .unwrap_or_else(|| vec!["docker".into(), "info".into()]);
+    wait_healthy(engine, &sidecar.name, &health, waits.health)?;
+    actions.push(format!("started {} (healthy)", sidecar.name));
+    Ok(())
 }
 
 /// Creates the sidecar from the recipe unless it exists already (a rerun after a run killed
