@@ -380,6 +380,10 @@ fn orphans_are_removed_and_jackin_s_other_files_are_not() {
     docker(&["volume", "create", &gone_vol]);
     fs::write(data.join(format!("{gone}.lock")), "").unwrap();
     fs::write(data.join(format!("{}.lock", live.container)), "").unwrap();
+    // A lock of a gone session that some process holds (a launch taking the name again): busy.
+    let taken = format!("jk-{}-myapp-agentsmith", unique_id());
+    let held = fs::File::create(data.join(format!("{taken}.lock"))).unwrap();
+    fs2::FileExt::lock_exclusive(&held).unwrap();
     fs::write(data.join("instances.json.tmp.999999999.3"), "{").unwrap();
     fs::write(data.join("instances.json.lock"), "").unwrap();
     let orphan = |kind: &str, name: &str| {
@@ -392,6 +396,7 @@ fn orphans_are_removed_and_jackin_s_other_files_are_not() {
         orphan("name_lock", &format!("{gone}.lock")),
         orphan("name_lock", &live.container),
         orphan("temp_file", "instances.json.tmp.999999999.3"),
+        orphan("name_lock", &format!("{taken}.lock")),
     ]
     .join("\n");
     let out = home.purge(&[], &input);
@@ -401,6 +406,10 @@ fn orphans_are_removed_and_jackin_s_other_files_are_not() {
     let recs = envelopes(&out.stdout);
     assert_eq!(recs.iter().filter(|r| r.is::<Purged>()).count(), 4, "{recs:?}");
     assert_eq!(recs[3].data::<ErrorRecord>().code, "not_orphan");
+    let busy = recs[5].data::<ErrorRecord>();
+    assert!(busy.code == "busy" && busy.message.contains("held by another process"), "{busy:?}");
+    assert!(data.join(format!("{taken}.lock")).exists(), "a held lock stays");
+    drop(held);
     assert!(!Session::exists("network", &gone_net) && !Session::exists("volume", &gone_vol));
     assert!(!data.join(format!("{gone}.lock")).exists());
     assert!(!data.join("instances.json.tmp.999999999.3").exists());

@@ -17,7 +17,7 @@ use crate::protocol::records::{Orphan, Purged, Removed};
 use crate::state::names::{
     instance_id_of, instance_of, is_docker_name, is_prewarm, is_valid_name, DockerKind, InstanceName, PREWARM_PREFIX,
 };
-use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
+use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, NameLock, NameLockTry, Store};
 use crate::tools::home_claims::HomeClaims;
 
 /// What the engine showed of jackin's containers when this run checked its first orphan: before
@@ -274,14 +274,25 @@ impl Purger<'_> {
                 anyhow::anyhow!("{} is a directory; left alone", path.display()),
             )));
         }
-        if name_lock_held(&path)? {
+        let busy = || {
             let e = Exit::Busy.err(format_args!("{} is held by another process", path.display()));
-            return Ok(Err(Outcome::Refused { code: ErrorCode::Busy, error: e, busy: true }));
+            Ok(Err(Outcome::Refused { code: ErrorCode::Busy, error: e, busy: true }))
+        };
+        let removed = || Ok(Ok(vec![Removed::file(ResourceKind::NameLock, &NameBytes::of_path(&path))]));
+        if self.options.dry_run {
+            return if name_lock_held(&path)? { busy() } else { removed() };
         }
-        if !self.options.dry_run {
-            std::fs::remove_file(&path)?;
+        // Unlinked while this run holds it, as purge's step 7 does: a launcher that takes the
+        // name between a look and an unlink would otherwise lose the lock it holds.
+        match NameLock::try_take(&path)? {
+            NameLockTry::Held(_) => busy(),
+            // It went meanwhile: the hold made a new file, which goes again when it ends.
+            NameLockTry::Taken(lock) if lock.created() => Ok(Ok(Vec::new())),
+            NameLockTry::Taken(mut lock) => match lock.unlink()? {
+                true => removed(),
+                false => Ok(Ok(Vec::new())),
+            },
         }
-        Ok(Ok(vec![Removed::file(ResourceKind::NameLock, &NameBytes::of_path(&path))]))
     }
 
     fn orphan_temp(&self, orphan: &Orphan) -> Result<Result<Vec<Removed>, Outcome>> {
