@@ -913,3 +913,89 @@ fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing()
         assert_eq!(b.home.assess(&c).summary, a.home.assess(&c).summary, "{step}");
     }
 }
+
+/// A kept worktree session of home A whose submodule `vendor/lib` has changed files and no
+/// commit only the session has: `lib.rs` modified, an untracked file (and one in a new
+/// directory) in its work tree, on its branch `main` at the commit the parent records (pushed).
+/// The parent lists the submodule as changed; its assessment has no submodule at risk.
+fn kept_with_a_dirty_submodule(id: &str) -> Kept {
+    let mut home = Home::new();
+    let host = host_with_submodule(&home);
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    git_sub(&wt, &["submodule", "update", "-q", "--init"]);
+    let sub = wt.join("vendor/lib");
+    git(&sub, &["checkout", "-q", "main"]);
+    fs::write(sub.join("lib.rs"), "pub fn lib() -> u8 { 7 }\n").unwrap();
+    fs::write(sub.join("todo.txt"), "untracked in the submodule\n").unwrap();
+    fs::create_dir_all(sub.join("new")).unwrap();
+    fs::write(sub.join("new/part.rs"), b"\x00\x01 bytes, not text\xff\n").unwrap();
+    mark_kept(&home, &inst.container);
+    Kept { home, host, inst, image: String::new() }
+}
+
+/// A submodule's changed and untracked files with no commit at risk in it move too: in B the
+/// submodule is checked out in the imported worktree again (its git directory made from B's own
+/// of that submodule, HEAD on the branch and commit it was on), its files over it byte for byte, so B's assessment
+/// lists the same changed files as A's, and `git status` in the submodule says what it said in
+/// A. Without a git directory of the submodule in B's repository the import is refused (exit 3,
+/// nothing written), naming the command that makes one: imported as a plain directory, the
+/// changes would read clean there and a purge would not save them.
+#[test]
+fn a_submodules_changed_files_without_commits_move_and_read_as_changed_in_the_other_home() {
+    if !engine_available("a_submodules_changed_files_without_commits_move") {
+        return;
+    }
+    let a = kept_with_a_dirty_submodule("mvsubdty");
+    let c = a.inst.container.clone();
+    let in_a = a.home.assess(&c);
+    assert!(in_a.mounts[0].submodules.is_empty(), "no commit at risk in the submodule: {in_a:?}");
+    assert!(!files_of(&in_a.mounts[0]).is_empty(), "the submodule's changes are listed: {in_a:?}");
+    let sub_a = a.inst.mount_path(0).join("vendor/lib");
+    let status_a = git(&sub_a, &["status", "--porcelain", "--untracked-files=all"]);
+    let file = a.home.tmp.path().join("dirty-submodule.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+
+    let b = other_host(&a);
+    git(&b.host, &["checkout", "-q", "main"]);
+    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+    let before = snapshot();
+    let out = import(&b.home, &[], &file);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("submodule update --init vendor/lib"), "{}", stderr(&out));
+    assert_eq!(snapshot(), before, "nothing written");
+    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = records_of::<Imported>(&out.stdout).remove(0);
+    assert!(!rec.notes.iter().any(|n| n.contains("left out")), "{:?}", rec.notes);
+
+    let in_b = b.home.assess(&c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    assert_eq!(files_of(&in_b.mounts[0]), files_of(&in_a.mounts[0]));
+    assert_eq!(in_b.mounts[0].submodules, in_a.mounts[0].submodules);
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    let sub_b = worktree.join("vendor/lib");
+    assert_eq!(git(&sub_b, &["status", "--porcelain", "--untracked-files=all"]), status_a);
+    assert_eq!(git(&sub_b, &["rev-parse", "HEAD"]), git(&sub_a, &["rev-parse", "HEAD"]));
+    assert_eq!(git(&sub_b, &["symbolic-ref", "HEAD"]), "refs/heads/main", "on its branch, as in A");
+    for name in ["lib.rs", "todo.txt", "new/part.rs"] {
+        assert_eq!(fs::read(sub_b.join(name)).unwrap(), fs::read(sub_a.join(name)).unwrap(), "{name}");
+    }
+    let gitdir = PathBuf::from(git(&sub_b, &["rev-parse", "--absolute-git-dir"]));
+    assert_eq!(gitdir, b.host.join(".git/worktrees").join(&c).join("modules/vendor/lib"));
+
+    // A discard in B saves the submodule's files, as A's would have.
+    let out = b.home.purge(&["--discard-unfinished", &c], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = b.home.quarantines().pop().expect("a quarantine");
+    let receipt = common::read_json(&q.join("receipt.json"));
+    let files = q.join(receipt["mounts"][0]["files_dir"].as_str().expect("files saved"));
+    for name in ["lib.rs", "todo.txt", "new/part.rs"] {
+        assert_eq!(
+            fs::read(files.join("vendor/lib").join(name)).unwrap(),
+            fs::read(sub_a.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+}
