@@ -999,3 +999,45 @@ fn a_submodules_changed_files_without_commits_move_and_read_as_changed_in_the_ot
         );
     }
 }
+
+/// A second import of a session while one is at work on it (paused after each of its steps:
+/// `JACKIN_IMPORT_PAUSE_AT`, the session's claim held) is refused as busy, exit 5, its message
+/// naming the import at work and saying nothing was changed (no record on stdout, as for the
+/// import's other refusals); its dry run too; nothing in the home or the host repository changes. Not exit 3's "stopped
+/// half-way": that import is not stopped, and a purge it named would take its session from
+/// under it. The first then finishes as if alone.
+#[test]
+fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing() {
+    if !engine_available("a_second_import_while_one_is_at_work") {
+        return;
+    }
+    let a = kept("mvbusyaa");
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    let summary = a.home.assess(&c).summary;
+    for &step in Tool::Import.points() {
+        let b = other_host(&a);
+        let mut first = b.home.detached("jackin-restore");
+        first.args(["--import", file.to_str().unwrap(), "--format=json"]).stdin(Stdio::null());
+        let paused = common::Paused::start(first, Tool::Import, step, b.home.tmp.path().join("import.paused"));
+        let during = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+        for dry in [&[][..], &["--dry-run"]] {
+            let out = import(&b.home, dry, &file);
+            assert_eq!(out.status.code(), Some(5), "{step} {dry:?}: {}", stderr(&out));
+            assert!(out.stdout.is_empty(), "{step} {dry:?}: {}", String::from_utf8_lossy(&out.stdout));
+            let says = stderr(&out);
+            assert!(says.contains("jackin-restore") && says.contains(&format!("pid {}", paused.pid)), "{step}: {says}");
+            assert!(says.contains("nothing was changed") && !says.contains("half-way"), "{step}: {says}");
+            let after = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+            assert_eq!(after, during, "{step} {dry:?}: nothing changed");
+        }
+        let out = paused.finish();
+        assert!(out.status.success(), "{step}: the first import finishes: {}", stderr(&out));
+        let rec = records_of::<Imported>(&out.stdout).remove(0);
+        assert!(!rec.dry_run, "{step}");
+        assert!(b.home.row(&c).is_some(), "{step}: its index row");
+        assert_eq!(b.home.assess(&c).summary, summary, "{step}");
+        assert!(!b.home.home.join("data").join(format!("{c}.lock")).exists(), "{step}: its claim ended");
+    }
+}

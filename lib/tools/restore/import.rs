@@ -128,6 +128,9 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
     if isolation.records.len() != account.mounts.len() {
         return Err(refuse(file, format_args!("its isolation records and its mounts do not match")));
     }
+    // Another import (or any holder) at work on the session first: what it has made so far is
+    // not a half-made import to purge, and a purge would take the session from under it.
+    SessionClaim::take(store, &name, true)?;
     refuse_clash(store, &name, file, false)?;
     let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
     let mut plans = Vec::new();
