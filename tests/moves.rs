@@ -1041,3 +1041,155 @@ fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing()
         assert!(!b.home.home.join("data").join(format!("{c}.lock")).exists(), "{step}: its claim ended");
     }
 }
+
+/// A mount's name the session chose, with escape sequences in it (an OSC title write, a screen
+/// clear): the progress shows it inert.
+const HOSTILE_DST: &str = "/workspace/app\x1b]0;owned\x07\x1b[2J";
+/// How the progress shows it (protocol/inert.rs).
+const HOSTILE_SHOWN: &str = "/workspace/app\\033]0;owned\\007\\033[2J";
+
+/// A kept worktree session of home A whose mount is at [`HOSTILE_DST`], with an unpushed commit
+/// and an untracked file whose name holds escapes too.
+fn kept_with_a_hostile_mount(id: &str) -> Kept {
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, HOSTILE_DST)]);
+    let wt = inst.mount_path(0);
+    git(&wt, &["config", "user.email", "agent@example.invalid"]);
+    git(&wt, &["config", "user.name", "Agent"]);
+    commit_file(&wt, "feature.rs", "fn feature() {}\n", "agent: feature");
+    fs::write(wt.join(std::ffi::OsStr::from_bytes(b"x\x1b[2A\x1b[2Kname")), "untracked\n").unwrap();
+    mark_kept(&home, &inst.container);
+    Kept { home, host, inst, image: String::new() }
+}
+
+/// `tool ARGS --format=json` of `home` with stderr on a 200-column pseudo-terminal (stdin
+/// empty, stdout a file), `env` set; the session and the stdout file.
+fn on_a_terminal(
+    home: &Home,
+    tool: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (rexpect::session::PtySession, PathBuf) {
+    let stdout = home.tmp.path().join(format!("{tool}-out-{}.jsonl", common::unique_id()));
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg("stty rows 30 cols 200 </dev/tty && exec \"$0\" \"$@\"").arg(common::tool_path(tool));
+    cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).args(args).arg("--format=json");
+    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR").env("TERM", "xterm-256color");
+    for crashing in [Tool::Purge, Tool::Keep, Tool::Restore, Tool::Import] {
+        cmd.env_remove(crashing.variable()).env_remove(crashing.pause_variable());
+    }
+    cmd.env_remove(jackin::face::progress::AFTER_VARIABLE).envs(env.iter().copied());
+    cmd.stdin(Stdio::null()).stdout(fs::File::create(&stdout).unwrap());
+    (rexpect::session::spawn_command(cmd, Some(120_000)).unwrap(), stdout)
+}
+
+/// Waits for the end of a run on a terminal: its exit code and every byte the terminal was sent
+/// (rexpect hands them over as Latin-1, one char a byte).
+fn terminal_end(mut pty: rexpect::session::PtySession) -> (i32, Vec<u8>) {
+    let shown: Vec<u8> = pty.exp_eof().unwrap().chars().map(|c| c as u32 as u8).collect();
+    match pty.process.wait().unwrap() {
+        rexpect::process::WaitStatus::Exited(_, code) => (code, shown),
+        other => panic!("ended with {other:?}: {}", String::from_utf8_lossy(&shown)),
+    }
+}
+
+/// What a terminal must never get from the session: the escapes of its mount's and its file's
+/// names (the progress bar's own drawing is `\r` and CSI `K`/`A`/`?25` sequences).
+fn assert_no_session_escapes(what: &str, shown: &[u8]) {
+    for sequence in [&b"\x1b]"[..], b"\x07", b"\x1b[2J", b"\x1b[2A"] {
+        assert!(
+            !contains(shown, sequence),
+            "{what}: {sequence:?} reached the terminal: {:?}",
+            String::from_utf8_lossy(shown)
+        );
+    }
+}
+
+/// Progress on long work, on a terminal: `jackin-keep --export` and `jackin-restore --import` draw
+/// a bar on stderr when it is a terminal, naming each step (the mount by its name, shown inert:
+/// the session's escapes never reach the terminal), and clear it at the end; the records are on
+/// stdout all the same. Drawn only once the work has lasted half a second: an import paused past
+/// that after unpacking shows the bar from the next step on, not the steps before. With stderr
+/// not a terminal, no progress byte is written, even with the delay set to 0
+/// (`JACKIN_PROGRESS_AFTER_MS`, debug builds): stderr is empty.
+#[test]
+fn export_and_import_show_progress_on_a_terminal_and_none_on_a_pipe() {
+    if !engine_available("export_and_import_show_progress_on_a_terminal") {
+        return;
+    }
+    let a = kept_with_a_hostile_mount("mvprogra");
+    let c = a.inst.container.clone();
+    let now = std::ffi::OsStr::new("0");
+    let after = [(jackin::face::progress::AFTER_VARIABLE, now)];
+    let os = |s: &str| std::ffi::OsString::from(s);
+
+    // Export, on a terminal: every step named.
+    let file = a.home.tmp.path().join("progress.tar.gz");
+    let args = [os("--export"), file.clone().into_os_string(), os(&c)];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let (pty, stdout) = on_a_terminal(&a.home, "jackin-keep", &args, &after);
+    let (code, shown) = terminal_end(pty);
+    let text = String::from_utf8_lossy(&shown);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(records_of::<Exported>(&fs::read(&stdout).unwrap()).len(), 1, "the record is on stdout");
+    for step in ["exporting", HOSTILE_SHOWN, "the session's files", "the agent home", "the mounts' work"] {
+        assert!(text.contains(step), "export: {step:?} is shown: {text:?}");
+    }
+    assert!(text.contains("\x1b[2K"), "the bar is cleared at the end: {text:?}");
+    assert_no_session_escapes("export", &shown);
+
+    // Export, stderr a pipe: nothing on it.
+    let piped = a.home.tmp.path().join("piped.tar.gz");
+    let mut cmd = a.home.detached("jackin-keep");
+    cmd.arg("--export").arg(&piped).arg(&c).arg("--format=json").env(after[0].0, now);
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no progress on a pipe");
+    exported(&out);
+
+    // Import, on a terminal, with no delay: every step named.
+    let b = other_host(&a);
+    let args = [os("--import"), file.clone().into_os_string()];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let (pty, stdout) = on_a_terminal(&b.home, "jackin-restore", &args, &after);
+    let (code, shown) = terminal_end(pty);
+    let text = String::from_utf8_lossy(&shown);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(records_of::<Imported>(&fs::read(&stdout).unwrap()).len(), 1, "the record is on stdout");
+    for step in ["importing", "checking the archive", "unpacking", HOSTILE_SHOWN] {
+        assert!(text.contains(step), "import: {step:?} is shown: {text:?}");
+    }
+    assert_no_session_escapes("import", &shown);
+
+    // Import, on a terminal, paused a second after unpacking: the bar from the mount's step on.
+    let b = other_host(&a);
+    let pause = b.home.tmp.path().join("import.paused");
+    let env = [
+        (Tool::Import.pause_variable(), std::ffi::OsStr::new("unpacked")),
+        (jackin::base::crash::PAUSE_FILE, pause.as_os_str()),
+    ];
+    let (pty, _) = on_a_terminal(&b.home, "jackin-restore", &args, &env);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !fs::read_to_string(&pause).is_ok_and(|t| !t.trim().is_empty()) {
+        assert!(std::time::Instant::now() < deadline, "the import did not pause");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    fs::remove_file(&pause).unwrap();
+    let (code, shown) = terminal_end(pty);
+    let text = String::from_utf8_lossy(&shown);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("importing 3/4") && text.contains(HOSTILE_SHOWN), "the mount's step is shown: {text:?}");
+    assert!(!text.contains("checking the archive"), "not the first step, before the work lasted: {text:?}");
+    assert_no_session_escapes("import after a pause", &shown);
+
+    // Import, stderr a pipe: nothing on it.
+    let b = other_host(&a);
+    let mut cmd = b.home.detached("jackin-restore");
+    cmd.arg("--import").arg(&file).arg("--format=json").env(after[0].0, now);
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no progress on a pipe");
+    assert_eq!(records_of::<Imported>(&out.stdout).len(), 1);
+}
