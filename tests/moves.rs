@@ -913,3 +913,283 @@ fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing()
         assert_eq!(b.home.assess(&c).summary, a.home.assess(&c).summary, "{step}");
     }
 }
+
+/// A kept worktree session of home A whose submodule `vendor/lib` has changed files and no
+/// commit only the session has: `lib.rs` modified, an untracked file (and one in a new
+/// directory) in its work tree, on its branch `main` at the commit the parent records (pushed).
+/// The parent lists the submodule as changed; its assessment has no submodule at risk.
+fn kept_with_a_dirty_submodule(id: &str) -> Kept {
+    let mut home = Home::new();
+    let host = host_with_submodule(&home);
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
+    let wt = inst.mount_path(0);
+    git_sub(&wt, &["submodule", "update", "-q", "--init"]);
+    let sub = wt.join("vendor/lib");
+    git(&sub, &["checkout", "-q", "main"]);
+    fs::write(sub.join("lib.rs"), "pub fn lib() -> u8 { 7 }\n").unwrap();
+    fs::write(sub.join("todo.txt"), "untracked in the submodule\n").unwrap();
+    fs::create_dir_all(sub.join("new")).unwrap();
+    fs::write(sub.join("new/part.rs"), b"\x00\x01 bytes, not text\xff\n").unwrap();
+    mark_kept(&home, &inst.container);
+    Kept { home, host, inst, image: String::new() }
+}
+
+/// A submodule's changed and untracked files with no commit at risk in it move too: in B the
+/// submodule is checked out in the imported worktree again (its git directory made from B's own
+/// of that submodule, HEAD on the branch and commit it was on), its files over it byte for byte, so B's assessment
+/// lists the same changed files as A's, and `git status` in the submodule says what it said in
+/// A. Without a git directory of the submodule in B's repository the import is refused (exit 3,
+/// nothing written), naming the command that makes one: imported as a plain directory, the
+/// changes would read clean there and a purge would not save them.
+#[test]
+fn a_submodules_changed_files_without_commits_move_and_read_as_changed_in_the_other_home() {
+    if !engine_available("a_submodules_changed_files_without_commits_move") {
+        return;
+    }
+    let a = kept_with_a_dirty_submodule("mvsubdty");
+    let c = a.inst.container.clone();
+    let in_a = a.home.assess(&c);
+    assert!(in_a.mounts[0].submodules.is_empty(), "no commit at risk in the submodule: {in_a:?}");
+    assert!(!files_of(&in_a.mounts[0]).is_empty(), "the submodule's changes are listed: {in_a:?}");
+    let sub_a = a.inst.mount_path(0).join("vendor/lib");
+    let status_a = git(&sub_a, &["status", "--porcelain", "--untracked-files=all"]);
+    let file = a.home.tmp.path().join("dirty-submodule.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+
+    let b = other_host(&a);
+    git(&b.host, &["checkout", "-q", "main"]);
+    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+    let before = snapshot();
+    let out = import(&b.home, &[], &file);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("submodule update --init vendor/lib"), "{}", stderr(&out));
+    assert_eq!(snapshot(), before, "nothing written");
+    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = records_of::<Imported>(&out.stdout).remove(0);
+    assert!(!rec.notes.iter().any(|n| n.contains("left out")), "{:?}", rec.notes);
+
+    let in_b = b.home.assess(&c);
+    assert_eq!((in_b.verdict.as_str(), in_b.summary.as_str()), (in_a.verdict.as_str(), in_a.summary.as_str()));
+    assert_eq!(files_of(&in_b.mounts[0]), files_of(&in_a.mounts[0]));
+    assert_eq!(in_b.mounts[0].submodules, in_a.mounts[0].submodules);
+    let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
+    let sub_b = worktree.join("vendor/lib");
+    assert_eq!(git(&sub_b, &["status", "--porcelain", "--untracked-files=all"]), status_a);
+    assert_eq!(git(&sub_b, &["rev-parse", "HEAD"]), git(&sub_a, &["rev-parse", "HEAD"]));
+    assert_eq!(git(&sub_b, &["symbolic-ref", "HEAD"]), "refs/heads/main", "on its branch, as in A");
+    for name in ["lib.rs", "todo.txt", "new/part.rs"] {
+        assert_eq!(fs::read(sub_b.join(name)).unwrap(), fs::read(sub_a.join(name)).unwrap(), "{name}");
+    }
+    let gitdir = PathBuf::from(git(&sub_b, &["rev-parse", "--absolute-git-dir"]));
+    assert_eq!(gitdir, b.host.join(".git/worktrees").join(&c).join("modules/vendor/lib"));
+
+    // A discard in B saves the submodule's files, as A's would have.
+    let out = b.home.purge(&["--discard-unfinished", &c], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = b.home.quarantines().pop().expect("a quarantine");
+    let receipt = common::read_json(&q.join("receipt.json"));
+    let files = q.join(receipt["mounts"][0]["files_dir"].as_str().expect("files saved"));
+    for name in ["lib.rs", "todo.txt", "new/part.rs"] {
+        assert_eq!(
+            fs::read(files.join("vendor/lib").join(name)).unwrap(),
+            fs::read(sub_a.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+/// A second import of a session while one is at work on it (paused after each of its steps:
+/// `JACKIN_IMPORT_PAUSE_AT`, the session's claim held) is refused as busy, exit 5, its message
+/// naming the import at work and saying nothing was changed (no record on stdout, as for the
+/// import's other refusals); its dry run too; nothing in the home or the host repository changes. Not exit 3's "stopped
+/// half-way": that import is not stopped, and a purge it named would take its session from
+/// under it. The first then finishes as if alone.
+#[test]
+fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing() {
+    if !engine_available("a_second_import_while_one_is_at_work") {
+        return;
+    }
+    let a = kept("mvbusyaa");
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    let summary = a.home.assess(&c).summary;
+    for &step in Tool::Import.points() {
+        let b = other_host(&a);
+        let mut first = b.home.detached("jackin-restore");
+        first.args(["--import", file.to_str().unwrap(), "--format=json"]).stdin(Stdio::null());
+        let paused = common::Paused::start(first, Tool::Import, step, b.home.tmp.path().join("import.paused"));
+        let during = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+        for dry in [&[][..], &["--dry-run"]] {
+            let out = import(&b.home, dry, &file);
+            assert_eq!(out.status.code(), Some(5), "{step} {dry:?}: {}", stderr(&out));
+            assert!(out.stdout.is_empty(), "{step} {dry:?}: {}", String::from_utf8_lossy(&out.stdout));
+            let says = stderr(&out);
+            assert!(says.contains("jackin-restore") && says.contains(&format!("pid {}", paused.pid)), "{step}: {says}");
+            assert!(says.contains("nothing was changed") && !says.contains("half-way"), "{step}: {says}");
+            let after = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+            assert_eq!(after, during, "{step} {dry:?}: nothing changed");
+        }
+        let out = paused.finish();
+        assert!(out.status.success(), "{step}: the first import finishes: {}", stderr(&out));
+        let rec = records_of::<Imported>(&out.stdout).remove(0);
+        assert!(!rec.dry_run, "{step}");
+        assert!(b.home.row(&c).is_some(), "{step}: its index row");
+        assert_eq!(b.home.assess(&c).summary, summary, "{step}");
+        assert!(!b.home.home.join("data").join(format!("{c}.lock")).exists(), "{step}: its claim ended");
+    }
+}
+
+/// A mount's name the session chose, with escape sequences in it (an OSC title write, a screen
+/// clear): the progress shows it inert.
+const HOSTILE_DST: &str = "/workspace/app\x1b]0;owned\x07\x1b[2J";
+/// How the progress shows it (protocol/inert.rs).
+const HOSTILE_SHOWN: &str = "/workspace/app\\033]0;owned\\007\\033[2J";
+
+/// A kept worktree session of home A whose mount is at [`HOSTILE_DST`], with an unpushed commit
+/// and an untracked file whose name holds escapes too.
+fn kept_with_a_hostile_mount(id: &str) -> Kept {
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, HOSTILE_DST)]);
+    let wt = inst.mount_path(0);
+    git(&wt, &["config", "user.email", "agent@example.invalid"]);
+    git(&wt, &["config", "user.name", "Agent"]);
+    commit_file(&wt, "feature.rs", "fn feature() {}\n", "agent: feature");
+    fs::write(wt.join(std::ffi::OsStr::from_bytes(b"x\x1b[2A\x1b[2Kname")), "untracked\n").unwrap();
+    mark_kept(&home, &inst.container);
+    Kept { home, host, inst, image: String::new() }
+}
+
+/// `tool ARGS --format=json` of `home` with stderr on a 200-column pseudo-terminal (stdin
+/// empty, stdout a file), `env` set; the session and the stdout file.
+fn on_a_terminal(
+    home: &Home,
+    tool: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (rexpect::session::PtySession, PathBuf) {
+    let stdout = home.tmp.path().join(format!("{tool}-out-{}.jsonl", common::unique_id()));
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg("stty rows 30 cols 200 </dev/tty && exec \"$0\" \"$@\"").arg(common::tool_path(tool));
+    cmd.arg("--home").arg(&home.home).arg("--config-dir").arg(&home.config).args(args).arg("--format=json");
+    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR").env("TERM", "xterm-256color");
+    for crashing in [Tool::Purge, Tool::Keep, Tool::Restore, Tool::Import] {
+        cmd.env_remove(crashing.variable()).env_remove(crashing.pause_variable());
+    }
+    cmd.env_remove(jackin::face::progress::AFTER_VARIABLE).envs(env.iter().copied());
+    cmd.stdin(Stdio::null()).stdout(fs::File::create(&stdout).unwrap());
+    (rexpect::session::spawn_command(cmd, Some(120_000)).unwrap(), stdout)
+}
+
+/// Waits for the end of a run on a terminal: its exit code and every byte the terminal was sent
+/// (rexpect hands them over as Latin-1, one char a byte).
+fn terminal_end(mut pty: rexpect::session::PtySession) -> (i32, Vec<u8>) {
+    let shown: Vec<u8> = pty.exp_eof().unwrap().chars().map(|c| c as u32 as u8).collect();
+    match pty.process.wait().unwrap() {
+        rexpect::process::WaitStatus::Exited(_, code) => (code, shown),
+        other => panic!("ended with {other:?}: {}", String::from_utf8_lossy(&shown)),
+    }
+}
+
+/// What a terminal must never get from the session: the escapes of its mount's and its file's
+/// names (the progress bar's own drawing is `\r` and CSI `K`/`A`/`?25` sequences).
+fn assert_no_session_escapes(what: &str, shown: &[u8]) {
+    for sequence in [&b"\x1b]"[..], b"\x07", b"\x1b[2J", b"\x1b[2A"] {
+        assert!(
+            !contains(shown, sequence),
+            "{what}: {sequence:?} reached the terminal: {:?}",
+            String::from_utf8_lossy(shown)
+        );
+    }
+}
+
+/// Progress on long work, on a terminal: `jackin-keep --export` and `jackin-restore --import` draw
+/// a bar on stderr when it is a terminal, naming each step (the mount by its name, shown inert:
+/// the session's escapes never reach the terminal), and clear it at the end; the records are on
+/// stdout all the same. Drawn only once the work has lasted half a second: an import paused past
+/// that after unpacking shows the bar from the next step on, not the steps before. With stderr
+/// not a terminal, no progress byte is written, even with the delay set to 0
+/// (`JACKIN_PROGRESS_AFTER_MS`, debug builds): stderr is empty.
+#[test]
+fn export_and_import_show_progress_on_a_terminal_and_none_on_a_pipe() {
+    if !engine_available("export_and_import_show_progress_on_a_terminal") {
+        return;
+    }
+    let a = kept_with_a_hostile_mount("mvprogra");
+    let c = a.inst.container.clone();
+    let now = std::ffi::OsStr::new("0");
+    let after = [(jackin::face::progress::AFTER_VARIABLE, now)];
+    let os = |s: &str| std::ffi::OsString::from(s);
+
+    // Export, on a terminal: every step named.
+    let file = a.home.tmp.path().join("progress.tar.gz");
+    let args = [os("--export"), file.clone().into_os_string(), os(&c)];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let (pty, stdout) = on_a_terminal(&a.home, "jackin-keep", &args, &after);
+    let (code, shown) = terminal_end(pty);
+    let text = String::from_utf8_lossy(&shown);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(records_of::<Exported>(&fs::read(&stdout).unwrap()).len(), 1, "the record is on stdout");
+    for step in ["exporting", HOSTILE_SHOWN, "the session's files", "the agent home", "the mounts' work"] {
+        assert!(text.contains(step), "export: {step:?} is shown: {text:?}");
+    }
+    assert!(text.contains("\x1b[2K"), "the bar is cleared at the end: {text:?}");
+    assert_no_session_escapes("export", &shown);
+
+    // Export, stderr a pipe: nothing on it.
+    let piped = a.home.tmp.path().join("piped.tar.gz");
+    let mut cmd = a.home.detached("jackin-keep");
+    cmd.arg("--export").arg(&piped).arg(&c).arg("--format=json").env(after[0].0, now);
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no progress on a pipe");
+    exported(&out);
+
+    // Import, on a terminal, with no delay: every step named.
+    let b = other_host(&a);
+    let args = [os("--import"), file.clone().into_os_string()];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let (pty, stdout) = on_a_terminal(&b.home, "jackin-restore", &args, &after);
+    let (code, shown) = terminal_end(pty);
+    let text = String::from_utf8_lossy(&shown);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(records_of::<Imported>(&fs::read(&stdout).unwrap()).len(), 1, "the record is on stdout");
+    for step in ["importing", "checking the archive", "unpacking", HOSTILE_SHOWN] {
+        assert!(text.contains(step), "import: {step:?} is shown: {text:?}");
+    }
+    assert_no_session_escapes("import", &shown);
+
+    // Import, on a terminal, paused a second after unpacking: the bar from the mount's step on.
+    let b = other_host(&a);
+    let pause = b.home.tmp.path().join("import.paused");
+    let env = [
+        (Tool::Import.pause_variable(), std::ffi::OsStr::new("unpacked")),
+        (jackin::base::crash::PAUSE_FILE, pause.as_os_str()),
+    ];
+    let (pty, _) = on_a_terminal(&b.home, "jackin-restore", &args, &env);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !fs::read_to_string(&pause).is_ok_and(|t| !t.trim().is_empty()) {
+        assert!(std::time::Instant::now() < deadline, "the import did not pause");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    fs::remove_file(&pause).unwrap();
+    let (code, shown) = terminal_end(pty);
+    let text = String::from_utf8_lossy(&shown);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("importing 3/4") && text.contains(HOSTILE_SHOWN), "the mount's step is shown: {text:?}");
+    assert!(!text.contains("checking the archive"), "not the first step, before the work lasted: {text:?}");
+    assert_no_session_escapes("import after a pause", &shown);
+
+    // Import, stderr a pipe: nothing on it.
+    let b = other_host(&a);
+    let mut cmd = b.home.detached("jackin-restore");
+    cmd.arg("--import").arg(&file).arg("--format=json").env(after[0].0, now);
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no progress on a pipe");
+    assert_eq!(records_of::<Imported>(&out.stdout).len(), 1);
+}

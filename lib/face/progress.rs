@@ -1,12 +1,28 @@
 //! Progress on long work, for people: a bar on stderr, drawn only when stderr is a terminal
-//! and the work has lasted a moment, so short runs and pipes see nothing.
+//! and the work has lasted a moment (half a second), so short runs and pipes see nothing. Each
+//! item's name is shown inert: a mount's name is the session's (protocol/inert.rs).
 
 use std::time::{Duration, Instant};
+
+/// In a debug build, how many milliseconds the work lasts before the bar is drawn, instead of
+/// 500: tests/moves.rs sets 0 to see the bar of a short run on a terminal, and that a pipe still
+/// gets nothing. Release builds compile it away.
+pub const AFTER_VARIABLE: &str = "JACKIN_PROGRESS_AFTER_MS";
+
+/// How long the work lasts before the bar is drawn.
+fn delay() -> Duration {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var(AFTER_VARIABLE).ok().and_then(|v| v.parse().ok()) {
+        return Duration::from_millis(ms);
+    }
+    Duration::from_millis(500)
+}
 
 /// A progress bar over `total` items of work, each named as it is done.
 pub struct Progress {
     bar: indicatif::ProgressBar,
     started: Instant,
+    delay: Duration,
     shown: std::sync::atomic::AtomicBool,
     enabled: bool,
 }
@@ -20,12 +36,12 @@ impl Progress {
             bar.set_style(style.progress_chars("=> "));
         }
         let enabled = !quiet && total > 1 && std::io::IsTerminal::is_terminal(&std::io::stderr());
-        Progress { bar, started: Instant::now(), shown: false.into(), enabled }
+        Progress { bar, started: Instant::now(), delay: delay(), shown: false.into(), enabled }
     }
 
     pub fn tick(&self, what: &str) {
         use std::sync::atomic::Ordering;
-        if self.enabled && !self.shown.load(Ordering::Relaxed) && self.started.elapsed() > Duration::from_millis(500) {
+        if self.enabled && !self.shown.load(Ordering::Relaxed) && self.started.elapsed() >= self.delay {
             self.shown.store(true, Ordering::Relaxed);
             self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }

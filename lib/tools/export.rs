@@ -18,8 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
-use crate::engines::git::Repo;
+use crate::engines::git::{self, Repo};
 use crate::protocol::identity::Identity;
+use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Exported, MovedMount};
 use crate::state::model::{IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
@@ -68,6 +69,29 @@ pub(crate) struct ExportedMount {
     /// The host repository's remotes (the clone's own when the host cannot be read).
     #[serde(default)]
     pub(crate) remotes: Vec<Remote>,
+    /// The submodules checked out in the mount whose work tree went whole into the saved files
+    /// (the parent lists a submodule with changed files, or on another commit, as one changed
+    /// path) and that hold no commit only the session has (those are `saved.submodules`, with
+    /// their bundles): the other host makes their git directories again, so the files read as a
+    /// submodule's changes there as here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) changed_submodules: Vec<ChangedSubmodule>,
+}
+
+/// A submodule of [`ExportedMount::changed_submodules`]: where it is, its git directory's name
+/// (as a
+/// [`SavedSubmodule`](crate::tools::purge::quarantine::SavedSubmodule)'s), the commit and the branch (a full name; `None` detached) its work
+/// tree was on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ChangedSubmodule {
+    pub(crate) path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) path_bytes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) module: Option<String>,
+    pub(crate) head: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) head_branch: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -203,6 +227,7 @@ pub fn export(
             IsolationKind::Clone => None,
         };
         let remotes = remotes_of(record);
+        let changed_submodules = changed_submodules(&worktree, &saved);
         exported.mounts.push(MovedMount {
             mount_dst: mount.mount_dst.clone(),
             isolation: mount.isolation.clone(),
@@ -220,6 +245,7 @@ pub fn export(
             scratch_tip,
             head_branch: worktree.head_branch(),
             remotes,
+            changed_submodules,
         });
     }
     let temp = parent.join(format!(".{file_name}.tmp.{}", std::process::id()));
@@ -284,6 +310,32 @@ pub fn export(
     exported.parts = parts;
     exported.bytes = Some(fs::metadata(file)?.len());
     Ok(exported)
+}
+
+/// The submodules checked out in `worktree` without a bundle in `saved` whose work tree is in
+/// its saved files: at or under a path saved whole ([`ExportedMount::changed_submodules`]).
+fn changed_submodules(worktree: &Repo, saved: &SavedMount) -> Vec<ChangedSubmodule> {
+    let wire = |path: &str, bytes: Option<&str>| NameBytes::from_wire(path.to_owned(), bytes).ok();
+    let bundled: Vec<NameBytes> =
+        saved.submodules.iter().filter_map(|s| wire(&s.path, s.path_bytes.as_deref())).collect();
+    let saved_whole: Vec<NameBytes> =
+        saved.files.iter().filter(|f| f.saved).filter_map(|f| wire(&f.path, f.path_bytes.as_deref())).collect();
+    let mut changed = Vec::new();
+    for submodule in git::submodules_checked_out(worktree) {
+        let inside = |saved: &NameBytes| submodule.path.as_path().starts_with(saved.as_path());
+        if bundled.contains(&submodule.path) || !saved_whole.iter().any(inside) {
+            continue;
+        }
+        let Some(head) = submodule.repo.head_commit() else { continue };
+        changed.push(ChangedSubmodule {
+            path: submodule.path.text(),
+            path_bytes: submodule.path.wire_bytes(),
+            module: git::module_name(worktree, &submodule.repo),
+            head,
+            head_branch: submodule.repo.head_branch(),
+        });
+    }
+    changed
 }
 
 /// The remotes a mount's host repository has; a clone's own when the host cannot be read.

@@ -41,7 +41,9 @@ pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability}
 pub use role_source::{
     is_fetch_failure, role_commit, set_fetch_timeout, source_tar, FetchFailed, DEFAULT_FETCH_TIMEOUT_SECS,
 };
-pub(crate) use submodules::{at_risk as submodules_at_risk, bundles as submodule_bundles, module_name};
+pub(crate) use submodules::{
+    at_risk as submodules_at_risk, bundles as submodule_bundles, checked_out as submodules_checked_out, module_name,
+};
 use worktrees::registration;
 pub(crate) use worktrees::registration_dir;
 

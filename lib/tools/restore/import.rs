@@ -38,7 +38,8 @@ use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 use crate::tools::archive::{self, Staging, Verified};
 use crate::tools::claim::SessionClaim;
 use crate::tools::export::{
-    ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY,
+    ChangedSubmodule, ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY,
+    MOUNTS_ENTRY,
 };
 use crate::tools::purge::quarantine::SavedSubmodule;
 
@@ -71,24 +72,25 @@ struct MountPlan {
     stashes: Vec<String>,
     /// A clone's `origin`: this host's repository's own `origin` URL (state.md).
     origin_url: Option<String>,
-    /// The submodules that held commits only the session had, parents before the submodules
-    /// inside them.
+    /// The submodules that held commits only the session had, and those whose changed files
+    /// were saved with the mount's, parents before the submodules inside them.
     submodules: Vec<SubmodulePlan>,
 }
 
 /// What one submodule's import makes: its git directory in the mount's, as the session had it
-/// (where its assessment finds it, at risk as it was), made from this host's git directory of
-/// that submodule (which the commits build on), the bundle's commits and refs in it, its HEAD
-/// where it was and its work tree checked out.
+/// (where its assessment finds it, at risk as it was, its changed files changed), made from this
+/// host's git directory of that submodule (which the commits build on), the bundle's commits and
+/// refs in it, its HEAD where it was and its work tree checked out.
 struct SubmodulePlan {
-    saved: SavedSubmodule,
+    /// The bundle of its commits only the session had (its name under the archive's `mounts/`)
+    /// and what it holds; `None` for a submodule that held changed files only.
+    bundle: Option<(String, BundleHeader)>,
     /// Its path in the mount.
     path: PathBuf,
     /// Its git directory's name under the mount's git directory's `modules/`.
     module: PathBuf,
     /// This host's git directory of it (`<repository>/.git/modules/<name>`).
     source: PathBuf,
-    header: BundleHeader,
     /// The commit its work tree was on; the branch it was on (a full name), `None` detached.
     head: String,
     head_branch: Option<String>,
@@ -126,6 +128,9 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
     if isolation.records.len() != account.mounts.len() {
         return Err(refuse(file, format_args!("its isolation records and its mounts do not match")));
     }
+    // Another import (or any holder) at work on the session first: what it has made so far is
+    // not a half-made import to purge, and a purge would take the session from under it.
+    SessionClaim::take(store, &name, true)?;
     refuse_clash(store, &name, file, false)?;
     let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
     let mut plans = Vec::new();
@@ -382,7 +387,10 @@ fn plan_mount(
         submodules: Vec::new(),
     };
     for saved in &saved.submodules {
-        plan.submodules.push(plan_submodule(&repo, &host, dst, saved, verified, file)?);
+        plan.submodules.push(plan_submodule(&repo, &host, dst, SubmoduleSave::Bundled(saved), verified, file)?);
+    }
+    for changed in &exported.changed_submodules {
+        plan.submodules.push(plan_submodule(&repo, &host, dst, SubmoduleSave::Changed(changed), verified, file)?);
     }
     plan.submodules.sort_by_key(|s| s.path.components().count());
     let shared = |name: &str| name.starts_with("refs/heads/") || name.starts_with("refs/tags/");
@@ -449,6 +457,14 @@ fn numbered(tips: &[(String, String)], prefix: &str) -> Vec<String> {
     found.into_iter().map(|(_, id)| id).collect()
 }
 
+/// What the archive says of a submodule of a mount: the save of one that held commits only the
+/// session had, or one whose changed files were saved with the mount's.
+#[derive(Clone, Copy)]
+enum SubmoduleSave<'a> {
+    Bundled(&'a SavedSubmodule),
+    Changed(&'a ChangedSubmodule),
+}
+
 /// A submodule's part of a mount's plan: refused (nothing written) when this host's repository
 /// has no git directory of the submodule, or one that lacks what its commits build on or the
 /// commit its work tree was on.
@@ -456,64 +472,88 @@ fn plan_submodule(
     repo: &Repo,
     host: &Path,
     dst: &str,
-    saved: &SavedSubmodule,
+    save: SubmoduleSave<'_>,
     verified: &Verified,
     file: &Path,
 ) -> Result<SubmodulePlan> {
-    let name = NameBytes::from_wire(saved.path.clone(), saved.path_bytes.as_deref())
+    let (text, bytes, module_name) = match save {
+        SubmoduleSave::Bundled(s) => (&s.path, s.path_bytes.as_deref(), s.module.as_deref()),
+        SubmoduleSave::Changed(c) => (&c.path, c.path_bytes.as_deref(), c.module.as_deref()),
+    };
+    let name = NameBytes::from_wire(text.clone(), bytes)
         .map_err(|e| refuse(file, format_args!("{dst}: a submodule's path: {e}")))?;
-    let shown = crate::protocol::inert::inert_name(&saved.path).into_owned();
+    let shown = crate::protocol::inert::inert_name(text).into_owned();
     let plain = |p: &Path| !p.as_os_str().is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
     let path = name.as_path().to_path_buf();
     if !plain(&path) {
         return Err(refuse(file, format_args!("{dst}: the submodule {shown} is not at a plain relative path")));
     }
-    let module = saved.module.as_ref().map(PathBuf::from).unwrap_or_else(|| path.clone());
+    let module = module_name.map(PathBuf::from).unwrap_or_else(|| path.clone());
     if !plain(&module) {
         return Err(refuse(
             file,
             format_args!("{dst}: the submodule {shown} has a git directory name that is not plain"),
         ));
     }
-    let Some(source) = repo.submodule_git_dir(saved.module.as_deref(), &path) else {
+    let Some(source) = repo.submodule_git_dir(module_name, &path) else {
+        let (held, needs) = match save {
+            SubmoduleSave::Bundled(_) => ("commits only the session has", "for them to build on"),
+            SubmoduleSave::Changed(_) => ("changed files", "for its work tree to be checked out from"),
+        };
         return Err(refuse(
             file,
             format_args!(
-                "{dst}: the submodule {shown} holds commits only the session has, and {} has no git directory of it \
-                 for them to build on: `git -C {} submodule update --init {shown}` makes one (for a submodule the \
-                 session added, `git clone --bare <its URL> {}`)",
+                "{dst}: the submodule {shown} holds {held}, and {} has no git directory of it {needs}: `git -C {} \
+                 submodule update --init {shown}` makes one (for a submodule the session added, `git clone --bare \
+                 <its URL> {}`)",
                 host.display(),
                 host.display(),
                 repo.git_dir().join("modules").join(&module).display()
             ),
         ));
     };
-    let header = verified
-        .bundles
-        .get(&format!("{MOUNTS_ENTRY}/{}", saved.bundle))
-        .cloned()
-        .ok_or_else(|| refuse(file, format_args!("{dst}: the bundle {} is not in the archive", saved.bundle)))?;
     let source_dir = source.opened_at().to_path_buf();
-    let missing = source.missing_commits(&header.prerequisites);
-    if let Some(first) = missing.first() {
-        return Err(refuse(
-            file,
-            format_args!(
-                "{dst}: {} (the submodule {shown}) lacks {} commit(s) its commits build on ({}…): fetch its remote \
-                 first",
-                source_dir.display(),
-                missing.len(),
-                &first[..12.min(first.len())]
-            ),
-        ));
-    }
-    let detached = header.refs.iter().find(|(n, _)| n == DETACHED_HEAD).map(|(_, id)| id.clone());
-    let head = saved
-        .head
-        .clone()
-        .or_else(|| detached.clone())
-        .ok_or_else(|| refuse(file, format_args!("{dst}: no commit recorded for the submodule {shown}")))?;
-    let in_bundle = header.refs.iter().any(|(_, id)| *id == head);
+    let (bundle, head, head_branch) = match save {
+        SubmoduleSave::Bundled(saved) => {
+            let header =
+                verified.bundles.get(&format!("{MOUNTS_ENTRY}/{}", saved.bundle)).cloned().ok_or_else(|| {
+                    refuse(file, format_args!("{dst}: the bundle {} is not in the archive", saved.bundle))
+                })?;
+            let missing = source.missing_commits(&header.prerequisites);
+            if let Some(first) = missing.first() {
+                return Err(refuse(
+                    file,
+                    format_args!(
+                        "{dst}: {} (the submodule {shown}) lacks {} commit(s) its commits build on ({}…): fetch its \
+                         remote first",
+                        source_dir.display(),
+                        missing.len(),
+                        &first[..12.min(first.len())]
+                    ),
+                ));
+            }
+            let detached = header.refs.iter().find(|(n, _)| n == DETACHED_HEAD).map(|(_, id)| id.clone());
+            let head = saved
+                .head
+                .clone()
+                .or_else(|| detached.clone())
+                .ok_or_else(|| refuse(file, format_args!("{dst}: no commit recorded for the submodule {shown}")))?;
+            let head_branch = match detached {
+                Some(_) => None,
+                None => header
+                    .refs
+                    .iter()
+                    .find(|(n, id)| n.starts_with("refs/heads/") && *id == head)
+                    .map(|(n, _)| n.clone()),
+            };
+            (Some((saved.bundle.clone(), header)), head, head_branch)
+        }
+        SubmoduleSave::Changed(changed) => {
+            let branch = changed.head_branch.clone().filter(|b| b.starts_with("refs/heads/"));
+            (None, changed.head.clone(), branch)
+        }
+    };
+    let in_bundle = bundle.as_ref().is_some_and(|(_, header)| header.refs.iter().any(|(_, id)| *id == head));
     if !(in_bundle || source.has_commit(&head)) {
         return Err(refuse(
             file,
@@ -525,11 +565,7 @@ fn plan_submodule(
             ),
         ));
     }
-    let head_branch = match detached {
-        Some(_) => None,
-        None => header.refs.iter().find(|(n, id)| n.starts_with("refs/heads/") && *id == head).map(|(n, _)| n.clone()),
-    };
-    Ok(SubmodulePlan { saved: saved.clone(), path, module, source: source_dir, header, head, head_branch })
+    Ok(SubmodulePlan { bundle, path, module, source: source_dir, head, head_branch })
 }
 
 /// Makes a submodule's git directory in the mount's `git_dir` and checks its work tree out
@@ -549,8 +585,15 @@ fn make_submodule(mount: &Path, git_dir: &Path, sub: &SubmodulePlan, mounts_dir:
     let saved_files = fs::read_dir(&work_tree).is_ok_and(|mut d| d.next().is_some());
     let source = Repo::open(&sub.source)?;
     let repo = source.submodule_git_dir_from(&git_dir.join("modules").join(&sub.module), &work_tree)?;
-    repo.import_bundle_pack(&mounts_dir.join(&sub.saved.bundle), &sub.header)?;
-    let tips = &sub.header.refs;
+    let Some((bundle, header)) = &sub.bundle else {
+        // Changed files only: its branch, which no commit of the session's is on, where it was.
+        if let Some(branch) = &sub.head_branch {
+            repo.set_ref(branch, &sub.head, WHY)?;
+        }
+        return repo.settle_head(sub.head_branch.as_deref(), &sub.head, saved_files);
+    };
+    repo.import_bundle_pack(&mounts_dir.join(bundle), header)?;
+    let tips = &header.refs;
     for (refname, id) in tips.iter().filter(|(n, _)| n.starts_with("refs/heads/") || n.starts_with("refs/tags/")) {
         repo.set_ref(refname, id, WHY)?;
     }
