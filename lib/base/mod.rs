@@ -1,9 +1,10 @@
 //! Building blocks that know nothing of jackin: exit codes, time, the parallel map, disk usage,
-//! the test-only crash points.
+//! progress steps, the test-only crash points.
 
 pub(crate) mod copy;
 pub mod crash;
 pub(crate) mod disk_usage;
 pub mod exit;
 pub mod parallel;
+pub mod steps;
 pub mod time;

@@ -50,8 +50,9 @@ pub fn export(args: &KeepArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
 pub fn import(args: &RestoreArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
     let store = ctx.store()?;
     let options = ImportOptions { dry_run: args.dry_run || args.plan, repos: args.repo.clone() };
-    let progress = Progress::new("importing", 4, ctx.quiet);
-    let imported = restore::import(&store, file, &options, &|what| progress.tick(what));
+    // Its length is known once the archive says how many mounts it holds.
+    let progress = Progress::new("importing", 3, ctx.quiet);
+    let imported = restore::import(&store, file, &options, &progress);
     progress.finish();
     ctx.emit(&imported?)?;
     Ok(Exit::Ok)

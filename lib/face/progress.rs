@@ -50,7 +50,22 @@ impl Progress {
         self.bar.inc(1);
     }
 
+    /// The work turned out to be `total` items (known once it started).
+    pub fn set_total(&self, total: usize) {
+        self.bar.set_length(total as u64);
+    }
+
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+impl crate::base::steps::Steps for Progress {
+    fn planned(&self, total: usize) {
+        self.set_total(total);
+    }
+
+    fn done(&self, what: &str) {
+        self.tick(what);
     }
 }

@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use super::recover::{index_changes, put_files_back};
 use crate::base::exit::Exit;
+use crate::base::steps::Steps;
 use crate::engines::git::{BundleHeader, IndexChange, Repo, DETACHED_HEAD};
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Imported, MovedMount};
@@ -112,8 +113,8 @@ fn part<T: DeserializeOwned>(file: &Path, verified: &Verified, name: &str) -> Re
 
 /// Brings in the session the archive `file` holds (see the module's doc); with `dry_run`, only
 /// says what it would make.
-pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn(&str)) -> Result<Imported> {
-    tick("checking the archive");
+pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn Steps) -> Result<Imported> {
+    steps.done("checking the archive");
     let verified = archive::read(file, &is_kept_part, None)?;
     let account: ExportFile = part(file, &verified, EXPORT_ENTRY)?
         .ok_or_else(|| refuse(file, format_args!("the archive has no {EXPORT_ENTRY}")))?;
@@ -133,6 +134,8 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
     SessionClaim::take(store, &name, true)?;
     refuse_clash(store, &name, file, false)?;
     let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
+    // Checking the archive, unpacking it, then each mount.
+    steps.planned(2 + account.mounts.len());
     let mut plans = Vec::new();
     for exported in &account.mounts {
         plans.push(plan_mount(store, &name, exported, &verified, options, &sources, file)?);
@@ -162,7 +165,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
     fs::create_dir_all(store.data_dir())?;
     let claim = SessionClaim::take(store, &name, false)?;
     refuse_clash(store, &name, file, claim.made_lock())?;
-    tick("unpacking");
+    steps.done("unpacking");
     let imports = store.imports_dir();
     ensure_private_dir(&imports)?;
     let staging = Staging::new(store.import_staging_dir(&name, std::process::id()))?;
@@ -191,7 +194,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, tick: &dyn Fn
             store.write_isolation(&name, &isolation)?;
         }
         for plan in &plans {
-            tick(&plan.exported.saved.mount_dst);
+            steps.done(&plan.exported.saved.mount_dst);
             let notes = make_mount(&name, plan, &mounts_dir)?;
             imported.notes.extend(notes);
         }
