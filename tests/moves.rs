@@ -356,6 +356,14 @@ fn an_archive_damaged_truncated_altered_newer_or_of_an_instance_here_is_refused_
             assert_eq!(out.status.code(), Some(3), "{what} {dry:?}: {}", stderr(&out));
             assert!(stderr(&out).contains(says), "{what}: {}", stderr(&out));
             assert!(stderr(&out).contains("nothing was"), "{what}: {}", stderr(&out));
+            let refusal = records_of::<ErrorRecord>(&out.stdout);
+            assert_eq!(
+                refusal.len(),
+                1,
+                "{what} {dry:?}: the refusal is a record: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            assert!(refusal[0].code == "import_failed" && refusal[0].message.contains(says), "{:?}", refusal[0]);
             assert_eq!(snapshot(), before, "{what} {dry:?}: nothing written");
         }
     }
@@ -1025,8 +1033,11 @@ fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing()
         for dry in [&[][..], &["--dry-run"]] {
             let out = import(&b.home, dry, &file);
             assert_eq!(out.status.code(), Some(5), "{step} {dry:?}: {}", stderr(&out));
-            assert!(out.stdout.is_empty(), "{step} {dry:?}: {}", String::from_utf8_lossy(&out.stdout));
+            let refusal = records_of::<ErrorRecord>(&out.stdout);
+            assert_eq!(refusal.len(), 1, "{step} {dry:?}: the refusal alone: {}", String::from_utf8_lossy(&out.stdout));
+            assert_eq!(refusal[0].code, "busy", "{step} {dry:?}: {:?}", refusal[0]);
             let says = stderr(&out);
+            assert!(refusal[0].message.contains(&format!("pid {}", paused.pid)), "{:?}", refusal[0]);
             assert!(says.contains("jackin-restore") && says.contains(&format!("pid {}", paused.pid)), "{step}: {says}");
             assert!(says.contains("nothing was changed") && !says.contains("half-way"), "{step}: {says}");
             let after = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));

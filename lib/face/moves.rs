@@ -54,8 +54,19 @@ pub fn import(args: &RestoreArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
     let progress = Progress::new("importing", 3, ctx.quiet);
     let imported = restore::import(&store, file, &options, &progress);
     progress.finish();
-    ctx.emit(&imported?)?;
-    Ok(Exit::Ok)
+    match imported {
+        Ok(imported) => {
+            ctx.emit(&imported)?;
+            Ok(Exit::Ok)
+        }
+        // A refusal is a record too, as export's is, with its own exit code: busy (5), a damaged
+        // or clashing archive (3), a state directory out of reach (4), a failure half-way (6).
+        Err(e) => match Exit::of(&e) {
+            Exit::Ok | Exit::Usage | Exit::Interrupted | Exit::Internal => Err(e),
+            Exit::Busy => ctx.fail_as(Exit::Busy, None, ErrorCode::Busy, &e),
+            exit => ctx.fail_as(exit, None, ErrorCode::ImportFailed, &e),
+        },
+    }
 }
 
 /// A failed move: a live session is busy (exit 5), an error that carries its own code ends the

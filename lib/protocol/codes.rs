@@ -26,6 +26,8 @@ pub enum ErrorCode {
     DockerFailed,
     /// `jackin-keep --export` could not write the archive.
     ExportFailed,
+    /// `jackin-restore --import` refused the archive or could not make the session of it.
+    ImportFailed,
     InspectFailed,
     IsolationUnreadable,
     KeepFailed,
