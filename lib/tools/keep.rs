@@ -506,6 +506,50 @@ mod tests {
         Asked::Answered(o, s)
     }
 
+    /// A record is its mount's only when both its container path and its worktree match: one whose
+    /// worktree moved since the assessment (same `mount_dst`, another path) is not described by
+    /// it and takes the instance's worst verdict, never the clean one of the mount it no longer is.
+    #[test]
+    fn a_record_takes_its_own_mounts_verdict_only_when_path_and_mount_both_match() {
+        use crate::protocol::assessment::MountAssessment;
+        let mount = |dst: &str, path: &str, verdict: Verdict| {
+            let mut m = MountAssessment::unknown(dst.into(), "worktree".into(), path.into(), String::new());
+            m.verdict = verdict;
+            m.error = None;
+            m
+        };
+        let assessment = Assessment {
+            identity: crate::protocol::identity::Identity::of_name("jk-a1b2c3d4-app", "a1b2c3d4"),
+            verdict: V::Dirty,
+            in_place: false,
+            mounts: vec![mount("/workspace/a", "/wt/a", V::Clean), mount("/workspace/b", "/wt/b", V::Dirty)],
+            summary: "1 file dirty".into(),
+            assessed_at: "2026-12-01T10:00:00Z".into(),
+            status: None,
+            disk: None,
+        };
+        let record = |dst: &str, path: &str| {
+            serde_json::json!({
+                "workspace": "w", "mount_dst": dst, "original_src": "/src", "isolation": "worktree",
+                "worktree_path": path, "scratch_branch": "jackin/scratch/x", "base_commit": "0",
+                "selector_key": "k", "container_name": "jk-a1b2c3d4-app", "cleanup_status": "active"
+            })
+        };
+        let mut isolation = Isolation {
+            version: 1,
+            records: vec![
+                record("/workspace/a", "/wt/a"),
+                record("/workspace/b", "/wt/b"),
+                record("/workspace/a", "/wt/moved"),
+                record("/workspace/c", "/wt/a"),
+            ],
+            extra: Default::default(),
+        };
+        mark_kept_records(&mut isolation, &assessment);
+        let statuses: Vec<&str> = isolation.records.iter().map(|r| r["cleanup_status"].as_str().unwrap()).collect();
+        assert_eq!(statuses, ["active", "preserved_dirty", "preserved_dirty", "preserved_dirty"]);
+    }
+
     #[test]
     fn ask_cleans_a_clean_session_without_a_question_unless_keep() {
         assert!(!needs_answer(Policy::Ask, V::Clean, NONE));
