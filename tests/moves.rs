@@ -649,6 +649,22 @@ fn kept_with_a_submodule(id: &str, moved_back: bool) -> (Kept, String, String) {
 /// submodule (as in A: `<host>/.git/worktrees/<c>/modules/<name>`), checked out as they were, so
 /// B's assessment lists them at risk exactly as A's did and a discard in B bundles them again.
 /// B's repository's own git directory of the submodule gets no ref.
+/// The other home, whose repository at first has no git directory of the submodule: the import
+/// of `file` is refused (exit 3, nothing written, the command that makes one named); then the
+/// submodule is checked out there (its git directory in B's checkout), ready for the import.
+fn other_host_without_the_submodule_then_with_it(a: &Kept, file: &Path) -> Other {
+    let b = other_host(a);
+    git(&b.host, &["checkout", "-q", "main"]);
+    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
+    let before = snapshot();
+    let out = import(&b.home, &[], file);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("submodule update --init vendor/lib"), "{}", stderr(&out));
+    assert_eq!(snapshot(), before, "nothing written");
+    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    b
+}
+
 #[test]
 fn a_submodules_commits_move_and_are_at_risk_in_the_other_home_as_they_were() {
     if !engine_available("a_submodules_commits_move") {
@@ -664,18 +680,7 @@ fn a_submodules_commits_move_and_are_at_risk_in_the_other_home_as_they_were() {
         entries_of(&file).iter().map(|(n, _, _)| String::from_utf8_lossy(n).into_owned()).collect();
     assert!(names.iter().any(|n| n == "mounts/0-workspace-app/submodule-0.bundle"), "{names:#?}");
 
-    let b = other_host(&a);
-    git(&b.host, &["checkout", "-q", "main"]);
-    // B's repository without a git directory of the submodule: refused, nothing written, the
-    // command that makes one named.
-    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
-    let before = snapshot();
-    let out = import(&b.home, &[], &file);
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("submodule update --init vendor/lib"), "{}", stderr(&out));
-    assert_eq!(snapshot(), before, "nothing written");
-    // Its submodule checked out in B's checkout (its git directory there).
-    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    let b = other_host_without_the_submodule_then_with_it(&a, &file);
     let modules = b.host.join(".git/modules/vendor/lib");
     let refs_before = git(&modules, &["for-each-ref", "--format=%(refname) %(objectname)"]);
     let out = import(&b.home, &[], &file);
@@ -964,15 +969,7 @@ fn a_submodules_changed_files_without_commits_move_and_read_as_changed_in_the_ot
     let file = a.home.tmp.path().join("dirty-submodule.tar.gz");
     exported(&export(&a.home, &[], &file, &c));
 
-    let b = other_host(&a);
-    git(&b.host, &["checkout", "-q", "main"]);
-    let snapshot = || (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
-    let before = snapshot();
-    let out = import(&b.home, &[], &file);
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("submodule update --init vendor/lib"), "{}", stderr(&out));
-    assert_eq!(snapshot(), before, "nothing written");
-    git_sub(&b.host, &["submodule", "update", "-q", "--init"]);
+    let b = other_host_without_the_submodule_then_with_it(&a, &file);
     let out = import(&b.home, &[], &file);
     assert!(out.status.success(), "{}", stderr(&out));
     let rec = records_of::<Imported>(&out.stdout).remove(0);
