@@ -903,26 +903,6 @@ fn names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes
 
 // --- 9. commits inside a submodule ----------------------------------------------------------
 
-/// A host repository whose `vendor/lib` is a submodule with its own bare origin.
-fn host_with_submodule(home: &Home) -> (PathBuf, PathBuf) {
-    let host = home.host_repo("app");
-    let lib_origin = home.tmp.path().join("lib-origin.git");
-    let lib = home.tmp.path().join("lib-work");
-    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", lib_origin.to_str().unwrap()]);
-    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
-    git(&lib, &["config", "user.email", "lib@example.invalid"]);
-    git(&lib, &["config", "user.name", "Lib"]);
-    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
-    git(&lib, &["push", "-q", lib_origin.to_str().unwrap(), "main"]);
-    git(
-        &host,
-        &["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"],
-    );
-    git(&host, &["commit", "-q", "-m", "vendor the library"]);
-    git(&host, &["push", "-q", "origin", "main"]);
-    (host, lib_origin)
-}
-
 /// The agent commits inside the submodule checked out in its mount, then (`moved_back`) checks
 /// the submodule out at the commit the parent records, so the parent reads clean and the commit
 /// is only in the submodule's reflog. Either way the submodule's git directory (a clone's
@@ -938,7 +918,7 @@ fn commits_inside_a_submodule_are_at_risk_and_bundled_on_a_discard() {
     for (is_clone, moved_back) in [(false, false), (false, true), (true, false), (true, true)] {
         let case = format!("clone: {is_clone}, moved back: {moved_back}");
         let mut home = Home::new();
-        let (host, lib_origin) = host_with_submodule(&home);
+        let (host, lib_origin) = common::host_with_submodule(&home);
         let inst = home.instance(&unique_id(), |h, c| {
             vec![if is_clone {
                 h.clone_record(c, &host, "/workspace/app")

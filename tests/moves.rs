@@ -598,31 +598,13 @@ fn git_sub(dir: &Path, args: &[&str]) -> String {
     git(dir, &[&["-c", "protocol.file.allow=always"][..], args].concat())
 }
 
-/// A host repository whose `vendor/lib` is a submodule with its own bare origin (one commit on
-/// `main`), pushed: as tests/guards.rs and tests/recover.rs make it.
-fn host_with_submodule(home: &Home) -> PathBuf {
-    let host = home.host_repo("app");
-    let lib_origin = home.tmp.path().join("lib-origin.git");
-    let lib = home.tmp.path().join("lib-work");
-    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", lib_origin.to_str().unwrap()]);
-    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
-    git(&lib, &["config", "user.email", "lib@example.invalid"]);
-    git(&lib, &["config", "user.name", "Lib"]);
-    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
-    git(&lib, &["push", "-q", lib_origin.to_str().unwrap(), "main"]);
-    git_sub(&host, &["submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"]);
-    git(&host, &["commit", "-q", "-m", "vendor the library"]);
-    git(&host, &["push", "-q", "origin", "main"]);
-    host
-}
-
 /// A kept worktree session of home A whose submodule `vendor/lib` holds two commits only the
 /// session has (one on a branch of its own, one on its detached HEAD) and a changed file; with
 /// `moved_back`, the submodule then checked out again at the commit the parent records, clean:
 /// its commits reachable from its reflog alone. Returns the session and the two commits.
 fn kept_with_a_submodule(id: &str, moved_back: bool) -> (Kept, String, String) {
     let mut home = Home::new();
-    let host = host_with_submodule(&home);
+    let (host, _) = common::host_with_submodule(&home);
     let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
     let wt = inst.mount_path(0);
     git_sub(&wt, &["submodule", "update", "-q", "--init"]);
@@ -933,7 +915,7 @@ fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing()
 /// The parent lists the submodule as changed; its assessment has no submodule at risk.
 fn kept_with_a_dirty_submodule(id: &str) -> Kept {
     let mut home = Home::new();
-    let host = host_with_submodule(&home);
+    let (host, _) = common::host_with_submodule(&home);
     let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
     let wt = inst.mount_path(0);
     git_sub(&wt, &["submodule", "update", "-q", "--init"]);

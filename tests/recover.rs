@@ -316,32 +316,6 @@ fn staged_versions_come_back_staged() {
     }
 }
 
-/// A host repository whose `vendor/lib` is a submodule with its own bare origin, checked out in
-/// the host (so the host has its git directory, `.git/modules/vendor/lib`).
-fn host_with_submodule(home: &Home) -> (PathBuf, PathBuf) {
-    let host = home.host_repo("app");
-    let lib_origin = lib_origin(home);
-    let add =
-        ["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"];
-    git(&host, &add);
-    git(&host, &["commit", "-q", "-m", "vendor the library"]);
-    git(&host, &["push", "-q", "origin", "main"]);
-    (host, lib_origin)
-}
-
-/// The library's bare origin, with one commit on `main`.
-fn lib_origin(home: &Home) -> PathBuf {
-    let origin = home.tmp.path().join("lib-origin.git");
-    let lib = home.tmp.path().join("lib-work");
-    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
-    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
-    git(&lib, &["config", "user.email", "lib@example.invalid"]);
-    git(&lib, &["config", "user.name", "Lib"]);
-    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
-    git(&lib, &["push", "-q", origin.to_str().unwrap(), "main"]);
-    origin
-}
-
 fn as_agent(repo: &Path) {
     git(repo, &["config", "user.email", "agent@example.invalid"]);
     git(repo, &["config", "user.name", "Agent"]);
@@ -362,7 +336,7 @@ fn submodule_commits_come_back_into_the_hosts_submodule_git_directory() {
         return;
     }
     let mut home = Home::new();
-    let (host, _) = host_with_submodule(&home);
+    let (host, _) = common::host_with_submodule(&home);
     let h = host.clone();
     let inst = home.instance(&unique_id(), move |home, c| vec![home.worktree_record(c, &h, "/workspace/app")]);
     let mount = inst.mount_path(0);
@@ -453,7 +427,7 @@ fn submodule_commits_without_a_host_git_directory_go_into_a_new_repository() {
     }
     let mut home = Home::new();
     let host = home.host_repo("app");
-    let lib_origin = lib_origin(&home);
+    let lib_origin = common::lib_origin(&home);
     let h = host.clone();
     let inst = home.instance(&unique_id(), move |home, c| vec![home.clone_record(c, &h, "/workspace/app")]);
     let clone = inst.mount_path(0);

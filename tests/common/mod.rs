@@ -686,6 +686,32 @@ pub fn role_source(home: &Home, name: &str, image: Option<&str>) -> (PathBuf, Pa
     (source, bare, sha)
 }
 
+/// A host repository whose `vendor/lib` is a submodule with its own bare origin (one commit on
+/// `main`), committed and pushed. Returns the host repository and the library's origin.
+pub fn host_with_submodule(home: &Home) -> (PathBuf, PathBuf) {
+    let host = home.host_repo("app");
+    let lib_origin = lib_origin(home);
+    let add =
+        ["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_origin.to_str().unwrap(), "vendor/lib"];
+    git(&host, &add);
+    git(&host, &["commit", "-q", "-m", "vendor the library"]);
+    git(&host, &["push", "-q", "origin", "main"]);
+    (host, lib_origin)
+}
+
+/// The library's bare origin, with one commit on `main`.
+pub fn lib_origin(home: &Home) -> PathBuf {
+    let origin = home.tmp.path().join("lib-origin.git");
+    let lib = home.tmp.path().join("lib-work");
+    git(home.tmp.path(), &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
+    git(home.tmp.path(), &["init", "-q", "-b", "main", lib.to_str().unwrap()]);
+    git(&lib, &["config", "user.email", "lib@example.invalid"]);
+    git(&lib, &["config", "user.name", "Lib"]);
+    commit_file(&lib, "lib.rs", "pub fn lib() {}\n", "the library");
+    git(&lib, &["push", "-q", origin.to_str().unwrap(), "main"]);
+    origin
+}
+
 /// A seeded generator for generated test cases: the same seed makes the same cases again, so a
 /// failure that prints its seed can be replayed.
 pub struct Rng(fastrand::Rng);
