@@ -79,9 +79,8 @@ pub(crate) struct ExportedMount {
 }
 
 /// A submodule of [`ExportedMount::changed_submodules`]: where it is, its git directory's name
-/// (as a
-/// [`SavedSubmodule`](crate::tools::purge::quarantine::SavedSubmodule)'s), the commit and the branch (a full name; `None` detached) its work
-/// tree was on.
+/// (as a [`SavedSubmodule`](crate::tools::purge::quarantine::SavedSubmodule)'s), and the commit
+/// and the branch (a full name; `None` detached) its work tree was on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ChangedSubmodule {
     pub(crate) path: String,
