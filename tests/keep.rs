@@ -1080,6 +1080,29 @@ fn keep_stop_leaves_a_session_whose_name_lock_another_process_holds() {
     assert!(!Session::exists("container", c));
 }
 
+/// A name lock that cannot even be opened (here a symlink to itself) is not a busy session: the
+/// instance fails with what is wrong (an `error` record, exit 6), not with "retry later" (busy,
+/// exit 5), and nothing changes.
+#[test]
+fn a_name_lock_that_cannot_be_opened_is_an_error_not_busy() {
+    if !engine_available("a_name_lock_that_cannot_be_opened") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
+    let c = inst.container.as_str();
+    let input = home.assess_lines(&[c]);
+    let lock = home.home.join("data").join(format!("{c}.lock"));
+    std::os::unix::fs::symlink(&lock, &lock).unwrap();
+    let before = home.snapshot();
+    let out = keep(&home, &["--keep"], &input);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("cannot open {}", lock.display())), "{}", stderr(&out));
+    let errors = records::<ErrorRecord>(&out.stdout);
+    assert!(errors.len() == 1 && errors[0].code != "busy", "{errors:?}");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+}
+
 /// A purge caught after its re-assessment holds the session's claim: keep is refused with exit 5
 /// naming the purge (a dry run too), and keeps nothing; the purge then finishes.
 #[test]
