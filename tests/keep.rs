@@ -227,6 +227,13 @@ fn a_clean_assessment_older_than_the_work_does_not_stamp_clean_exited() {
     let out = keep(&f.home, &["--policy=clean"], &f.home.assess_lines(&[&f.clean.container]));
     assert_eq!(ok(&out)[0].status.as_deref(), Some("clean_exited"));
     assert_eq!(f.home.status(&f.clean.container).0, "clean_exited");
+
+    // Assessed dirty and cleaned with a discard: never stamped clean_exited, so it is not
+    // assessed again and no change of work is claimed.
+    let out = keep(&f.home, &["--policy=clean", "--discard-unfinished"], &f.home.assess_lines(&[&f.dirty.container]));
+    let decisions = ok(&out);
+    assert_eq!((decisions[0].outcome.as_str(), decisions[0].discard_unfinished), ("clean", true), "{decisions:?}");
+    assert!(!stderr(&out).contains("assessed clean"), "{}", stderr(&out));
 }
 
 #[test]
