@@ -242,7 +242,11 @@ fn keep_marks_the_isolation_records_and_leaves_a_clean_session_active() {
         return;
     }
     let f = four("kpi");
-    ok(&keep(&f.home, &["--policy=keep"], &f.input()));
+    let out = keep(&f.home, &["--policy=keep"], &f.input());
+    ok(&out);
+    let said = stderr(&out);
+    let unverified: Vec<&str> = said.lines().filter(|l| l.contains("its work cannot be verified")).collect();
+    assert!(unverified.len() == 1 && unverified[0].contains(&f.unknown.container), "only the unknown one: {said}");
     assert_eq!(f.home.cleanup_statuses(&f.clean.container), ["active"]);
     assert_eq!(f.home.cleanup_statuses(&f.dirty.container), ["preserved_dirty"]);
     assert_eq!(f.home.cleanup_statuses(&f.unpushed.container), ["preserved_unpushed"]);
@@ -1050,6 +1054,40 @@ fn an_in_place_session_is_kept_the_same_way() {
         home.continuity(c).recipe.expect("the recipe keep captured")["role"]["mounts"][0]["destination"],
         "/home/agent"
     );
+}
+
+/// A keep of a session without isolation records writes none, even when the assessment it is
+/// given says its work is at risk (an assessment is input; the records are jackin's file).
+#[test]
+fn a_kept_session_without_isolation_records_gets_none_whatever_its_assessment_says() {
+    if !engine_available("a_kept_session_without_isolation_records_gets_none") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
+    let c = inst.container.as_str();
+    let mut said: serde_json::Value = serde_json::from_str(home.assess_lines(&[c]).trim()).unwrap();
+    said["data"]["verdict"] = "dirty".into();
+    let recs = ok(&keep(&home, &["--policy=keep"], &format!("{said}\n")));
+    assert_eq!(recs[0].status.as_deref(), Some("preserved_dirty"), "{recs:?}");
+    assert!(!inst.dir.join(".jackin/isolation.json").exists(), "no isolation records are invented");
+}
+
+/// A clean-up of a live session with `--stop` stops its role container first (a graceful stop:
+/// the agent's processes get their SIGTERM) before it stamps it; the purge it is piped into
+/// removes what is stopped.
+#[test]
+fn a_clean_up_of_a_live_session_stops_its_role_container() {
+    if !engine_available("a_clean_up_of_a_live_session_stops_its_role_container") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
+    let c = inst.container.as_str();
+    let session = Session::launch(c, SessionOptions { dind: false, ..Default::default() });
+    let recs = ok(&keep(&home, &["--policy=clean", "--stop"], &home.assess_lines(&[c])));
+    assert_eq!((recs[0].outcome.as_str(), recs[0].status.as_deref()), ("clean", Some("clean_exited")), "{recs:?}");
+    assert_eq!(session.state(c).as_deref(), Some("exited"), "stopped, not left running");
 }
 
 /// The launcher (here the test, holding `data/<c>.lock` as jackin does while it has the session
