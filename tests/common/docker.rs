@@ -80,10 +80,24 @@ pub fn engine_available(test: &str) -> bool {
 }
 
 /// `docker …` that must succeed; returns trimmed stdout.
+///
+/// A `docker build` is tried again when the engine's cache probe lost an image to another test's
+/// removal of its own (`unable to find image "sha256:…"`: the classic builder reads every child
+/// of a step's parent, and the tests' images share the test image as their parent), as the
+/// product's own build is (`Engine::build_image`).
 pub fn docker(args: &[&str]) -> String {
-    let out = Command::new("docker").args(args).output().expect("docker runs");
-    assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let out = Command::new("docker").args(args).output().expect("docker runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let raced = args.first() == Some(&"build") && stderr.contains("unable to find image \"sha256:");
+        if !out.status.success() && raced && tries < 4 {
+            continue;
+        }
+        assert!(out.status.success(), "docker {args:?}: {stderr}");
+        return String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    }
 }
 
 /// `docker …` whose failure is fine (cleanup, probing).
