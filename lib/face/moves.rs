@@ -25,10 +25,10 @@ pub fn export(args: &KeepArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
         Err(why) => return ctx.unresolved(arg, why).map(|()| Exit::Ok),
     };
     let engine = Engine::connect(&args.docker.endpoint()?)?;
-    let mounts = store.read_isolation(&name).map(|i| i.mounts().len()).unwrap_or(0);
-    let progress = Progress::new("exporting", mounts + 3, ctx.quiet);
+    // Its length is known once the export has read the session's mounts.
+    let progress = Progress::new("exporting", 3, ctx.quiet);
     let options = ExportOptions { with_auth: args.with_auth, dry_run: args.dry_run };
-    let exported = export::export(&store, &engine, &name, file, options, &|what| progress.tick(what));
+    let exported = export::export(&store, &engine, &name, file, options, &progress);
     progress.finish();
     match exported {
         Ok(record) => {

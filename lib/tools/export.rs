@@ -17,6 +17,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::base::exit::Exit;
+use crate::base::steps::Steps;
 use crate::engines::docker::Engine;
 use crate::engines::git::{self, Repo};
 use crate::protocol::identity::Identity;
@@ -119,7 +120,7 @@ fn exportable(status: Option<Status>) -> bool {
     status.is_some_and(|s| s.is_kept() || matches!(s, Status::Crashed | Status::FailedSetup))
 }
 
-/// Writes the session `name` to `file` (see the module's doc); `tick` is told each part as it
+/// Writes the session `name` to `file` (see the module's doc); `steps` is told each part as it
 /// is written. Refusals: a live session (busy, exit 5: its name claim held elsewhere or its role
 /// container running), a `file` that exists (exit 3); a session that is not kept or whose work
 /// cannot be read fails (nothing written).
@@ -129,7 +130,7 @@ pub fn export(
     name: &InstanceName,
     file: &Path,
     options: ExportOptions,
-    tick: &dyn Fn(&str),
+    steps: &dyn Steps,
 ) -> Result<Exported> {
     let manifest = store.read_manifest(name)?.ok_or_else(|| anyhow::anyhow!("no manifest: nothing to export"))?;
     // Held for the run: no launch or resume takes the session while it is read.
@@ -151,6 +152,8 @@ pub fn export(
         .into_iter()
         .map(|r| r.map_err(|bad| anyhow::anyhow!("{}: nothing exported", bad.reason)))
         .collect::<Result<_>>()?;
+    // Each mount, then the session's files, the agent home and the mounts' work.
+    steps.planned(records.len() + 3);
     if let Some(mount) = assessment.mounts.iter().find(|m| m.error.is_some()) {
         anyhow::bail!(
             "{} cannot be read ({}): what cannot be read cannot be carried; nothing exported",
@@ -216,7 +219,7 @@ pub fn export(
         mounts: Vec::new(),
     };
     for (i, (mount, record)) in assessment.mounts.iter().zip(&records).enumerate() {
-        tick(&mount.mount_dst);
+        steps.done(&mount.mount_dst);
         let dir_name = format!("{i}-{}", slug(&mount.mount_dst));
         let saved = save_readable(&mounts_dir, &dir_name, mount, record)
             .with_context(|| format!("saving the work of {}", mount.mount_dst))?;
@@ -250,7 +253,7 @@ pub fn export(
     let temp = parent.join(format!(".{file_name}.tmp.{}", std::process::id()));
     let written = (|| -> Result<usize> {
         let mut writer = Writer::create(&temp, &format!("jackin-keep {}", env!("CARGO_PKG_VERSION")))?;
-        tick("the session's files");
+        steps.done("the session's files");
         writer.add_bytes(Path::new(EXPORT_ENTRY), &serde_json::to_vec_pretty(&account)?)?;
         for (entry, path) in [
             (MANIFEST_ENTRY, store.manifest_path(name)),
@@ -261,7 +264,7 @@ pub fn export(
                 writer.add_tree(Path::new(entry), &path, &|_| false)?;
             }
         }
-        tick("the agent home");
+        steps.done("the agent home");
         let with_auth = options.with_auth;
         writer.add_tree(Path::new("instance/home"), &instance_dir.join("home"), &|rel| {
             !with_auth && is_home_credential(rel)
@@ -272,7 +275,7 @@ pub fn export(
                 writer.add_tree(&Path::new("instance").join(slot), &instance_dir.join(slot), &|_| false)?;
             }
         }
-        tick("the mounts' work");
+        steps.done("the mounts' work");
         if mounts_dir.exists() {
             writer.add_tree(Path::new(MOUNTS_ENTRY), &mounts_dir, &|_| false)?;
         }

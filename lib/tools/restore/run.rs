@@ -64,10 +64,8 @@ pub fn execute(
     match plan.tier {
         Some(0) => {
             let recreated = sidecar_to_recreate_if_planned(engine, recipe, plan)?;
-            if recreated.is_some() {
-                if let Some(recipe) = recipe {
-                    ensure_resources(engine, recipe, &mut actions)?;
-                }
+            if let Some((recipe, _)) = &recreated {
+                ensure_resources(engine, recipe, &mut actions)?;
             }
             let stopped = plan.sidecar.as_ref().filter(|s| !s.state.running);
             if recreated.is_none() && stopped.is_none() {
