@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use super::{read_index, suspects, IndexWritten, Whole, MOST_SUSPECTS};
-use crate::engines::git::{index_matches_head, status, Narrowing};
+use crate::engines::git::{index_matches_head, narrow_by_stat_data, status, Narrowing};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -65,6 +65,24 @@ fn a_clean_tree_has_no_suspects() {
     set_mtime(&tmp.path().join(".git/index"), a_mtime);
     let all = ["a.txt", "src/deep/er.rs", "src/lib.rs", "src/new.rs"].map(str::to_owned);
     assert_eq!(suspect_names(&repo), Ok(BTreeSet::from(all)));
+}
+
+/// A tree the stat data call clean needs no status at all (the assessment's fast path on a
+/// large clean worktree); one suspect, and libgit2 is asked about it alone.
+#[test]
+fn a_clean_tree_is_not_asked_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = committed(tmp.path(), &[("a.txt", "a\n"), ("src/lib.rs", "\n")]);
+    let narrowed = |repo: &git2::Repository| {
+        let (index, written) = read_index(repo).unwrap();
+        let mut options = git2::StatusOptions::new();
+        narrow_by_stat_data(repo, &index, written, &mut options)
+    };
+    assert!(!narrowed(&repo), "a clean tree needs no status");
+    fs::write(tmp.path().join("src/lib.rs"), "changed\n").unwrap();
+    assert!(narrowed(&repo), "a changed file is asked about");
+    let state = status(&repo, false, Narrowing::ByStatData).unwrap();
+    assert_eq!(state.files.iter().map(|f| f.path.as_path().to_str().unwrap()).collect::<Vec<_>>(), ["src/lib.rs"]);
 }
 
 #[test]
@@ -330,4 +348,51 @@ fn without_a_root_to_list_nothing_is_narrowed() {
     let whole = failure(Narrowing::None);
     assert!(whole.as_ref().is_some_and(|message| message.contains("failed to open directory")), "{whole:?}");
     assert_eq!(failure(Narrowing::ByStatData), whole);
+}
+
+/// Staged changes with nothing else changed, also after a `reset --soft`: the index differs from
+/// HEAD's tree, so the status compares the two (never the work tree alone, which matches the index and would show nothing).
+/// An intent-to-add entry alone, which the cached trees leave out, needs the whole status too.
+#[test]
+fn staged_changes_and_intent_to_add_entries_are_listed_as_git_lists_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let repo = committed(root, &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]);
+    write(root, "later.txt", "added with -N\n");
+    write(root, "gone.txt", "added with -N, then deleted\n");
+    git(root, &["add", "-N", "later.txt", "gone.txt"]);
+    fs::remove_file(root.join("gone.txt")).unwrap();
+    let (mut index, _) = read_index(&repo).unwrap();
+    assert!(!index_matches_head(&repo, &mut index), "an intent-to-add entry is not in HEAD's tree");
+    assert_matches_git(root, &[" D gone.txt", " A later.txt"]);
+
+    git(root, &["rm", "-q", "--cached", "later.txt", "gone.txt"]);
+    fs::remove_file(root.join("later.txt")).unwrap();
+    write(root, "a.txt", "a, staged\n");
+    write(root, "d.txt", "new, staged\n");
+    git(root, &["add", "a.txt", "d.txt"]);
+    git(root, &["rm", "-q", "b.txt"]);
+    assert_matches_git(root, &["M  a.txt", "D  b.txt", "A  d.txt"]);
+    // Committed and reset away (`reset --soft`): the index's cached trees are valid again and
+    // name the commit's tree, not HEAD's.
+    git(root, &["commit", "-q", "-m", "reset away"]);
+    git(root, &["reset", "-q", "--soft", "HEAD~1"]);
+    let (mut index, _) = read_index(&repo).unwrap();
+    assert!(!index_matches_head(&repo, &mut index), "the index holds staged changes");
+    assert_matches_git(root, &["M  a.txt", "D  b.txt", "A  d.txt"]);
+}
+
+/// A repository with no commit yet (an unborn branch): its files' diffs are against nothing.
+#[test]
+fn an_unborn_branch_has_diffs_against_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    write(root, "first.txt", "the first line\n");
+    let repo = git2::Repository::open(root).unwrap();
+    let state = status(&repo, true, Narrowing::ByStatData).unwrap();
+    assert_eq!(state.files.len(), 1, "{:?}", state.files);
+    assert_eq!(state.files[0].status, "??");
+    let diff = state.files[0].diff.as_deref().unwrap();
+    assert!(diff.contains("+the first line"), "{diff}");
 }
