@@ -568,6 +568,10 @@ fn crash_at(step: &str) {
     let _session =
         Session::launch(&inst.container, SessionOptions { dind: false, running: false, ..Default::default() });
     fs::write(home.home.join("data").join(format!("{}.lock", inst.container)), "").unwrap();
+    // The capsule's sockets directory, as jackin leaves one beside the data directory.
+    let sockets = home.home.join("sockets").join(&inst.container);
+    fs::create_dir_all(&sockets).unwrap();
+    fs::write(sockets.join("agent.toml"), "").unwrap();
     let mut cmd = home.cmd("jackin-purge");
     cmd.args(["--discard-unfinished", "--format=json", &inst.container]).env("JACKIN_PURGE_CRASH_AT", step);
     let out = cmd.output().unwrap();
@@ -588,6 +592,9 @@ fn crash_at(step: &str) {
         let data = names.iter().find(|n| n.starts_with(&format!("{}.data.", inst.container)));
         let data = data.unwrap_or_else(|| panic!("{step}: no data directory in the trash: {names:?}"));
         assert!(home.home.join("trash").join(data).join("home").is_dir(), "{step}: {data} is the data directory");
+        let socket_dir = names.iter().find(|n| n.starts_with(&format!("{}.sockets.", inst.container)));
+        let socket_dir = socket_dir.unwrap_or_else(|| panic!("{step}: no sockets directory in the trash: {names:?}"));
+        assert!(home.home.join("trash").join(socket_dir).join("agent.toml").is_file(), "{step}: {socket_dir}");
     }
 
     let out = home.purge(&["--discard-unfinished", &inst.container], "");
@@ -600,6 +607,7 @@ fn crash_at(step: &str) {
     }
     assert!(!has_row(&home, &inst.container), "{step}");
     assert!(!inst.dir.exists(), "{step}");
+    assert!(!sockets.exists(), "{step}");
     assert!(!home.home.join("data").join(format!("{}.lock", inst.container)).exists(), "{step}");
     assert!(!Session::exists("container", &inst.container), "{step}");
     assert!(!git(&app, &["worktree", "list"]).contains(&inst.container), "{step}");
