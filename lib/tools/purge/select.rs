@@ -212,3 +212,7 @@ fn slimmed_since(store: &Store, name: &InstanceName, updated: Option<std::time::
     let slimmed = continuity.slimmed.and_then(|s| crate::base::time::parse_rfc3339(&s.at));
     matches!((slimmed, updated), (Some(slimmed), Some(updated)) if slimmed >= updated)
 }
+
+#[cfg(test)]
+#[path = "select_tests.rs"]
+mod tests;
