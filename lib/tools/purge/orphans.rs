@@ -338,5 +338,81 @@ mod tests {
         assert!(lock_instance("instances.json").is_none());
         assert!(lock_instance("jk-abc.repo.lock").is_none());
         assert_eq!(lock_instance("jk-abcd-x.lock").unwrap().as_str(), "jk-abcd-x");
+        assert_eq!(lock_instance("/home/u/.jackin/data/jk-abcd-x.lock").unwrap().as_str(), "jk-abcd-x");
+        let data = Path::new("/h/data");
+        let inside = temp_relative("/h/data/jk-abcd-x/.jackin/instance.json.tmp.1.2", Some(data));
+        assert_eq!(inside, Some(PathBuf::from("jk-abcd-x/.jackin/instance.json.tmp.1.2")));
+        assert_eq!(
+            temp_relative("/h/data/instances.json.tmp.7.0", Some(data)),
+            Some(PathBuf::from("instances.json.tmp.7.0"))
+        );
+        assert_eq!(temp_relative("/elsewhere/instances.json.tmp.7.0", Some(data)), None);
+        assert_eq!(temp_relative("/h/data/../data/instances.json.tmp.7.0", Some(data)), None, "never climbs");
+        assert_eq!(temp_relative("/h/data/instances.json.tmp.7.0", None), None, "absolute needs the data dir");
+        assert_eq!(temp_relative("BAD/.jackin/instance.json.tmp.1.2", None), None, "not an instance's directory");
+        assert_eq!(temp_relative("jk-abcd-x/.jackin/notes.txt", None), None, "not a temp file");
+        assert_eq!(temp_relative("notes.txt", None), None);
+    }
+
+    fn orphan(kind: &str, name: &str) -> Orphan {
+        serde_json::from_value(serde_json::json!({"kind": kind, "name": name, "reason": "r"})).unwrap()
+    }
+
+    /// Containers go first, then the networks and volumes they used, then the locks that prove
+    /// a network or volume is this home's; a kind this version does not know waits for the end.
+    #[test]
+    fn orphans_go_in_stages() {
+        let stages: Vec<usize> = [
+            ("container", "jk-abcd-x"),
+            ("network", "jk-abcd-x-net"),
+            ("volume", "jk-abcd-x-dind-certs"),
+            ("name_lock", "jk-abcd-x.lock"),
+            ("temp_file", "instances.json.tmp.1.2"),
+            ("socket", "jk-abcd-x"),
+        ]
+        .iter()
+        .map(|(kind, name)| stage(&orphan(kind, name)))
+        .collect();
+        assert_eq!(stages, [0, 1, 1, 2, 2, 2]);
+    }
+
+    /// A name that could not be one jackin gives is bad input before anything acts; an unknown
+    /// kind is not (it is refused on its own, later).
+    #[test]
+    fn only_names_jackin_gives_pass_the_input_check() {
+        for (kind, name) in [
+            ("container", "jk-abcd-x"),
+            ("network", "jk-abcd-x-net"),
+            ("volume", "jk-abcd-x-dind-certs"),
+            ("name_lock", "jk-abcd-x.lock"),
+            ("name_lock", "/home/u/.jackin/data/jk-abcd-x.lock"),
+            ("temp_file", "instances.json.tmp.12.3"),
+            ("temp_file", "jk-abcd-x/.jackin/instance.json.tmp.1.2"),
+            ("temp_file", "/home/u/.jackin/data/instances.json.tmp.12.3"),
+            ("socket", "anything at all"),
+        ] {
+            assert!(check_name(&orphan(kind, name)).is_ok(), "{kind} {name}");
+        }
+        for (kind, name) in [
+            ("container", "postgres"),
+            ("network", "bridge"),
+            ("volume", "pgdata"),
+            ("name_lock", "instances.json.lock"),
+            ("name_lock", "/home/u/.jackin/data/jk-abc.repo.lock"),
+            ("temp_file", "notes.txt"),
+            ("temp_file", "../instances.json.tmp.1.2"),
+            ("temp_file", "jk-abcd-x/home/x.tmp.1.2"),
+        ] {
+            let err = check_name(&orphan(kind, name)).unwrap_err();
+            assert!(err.to_string().contains("is not a name jackin gives"), "{kind} {name}: {err}");
+        }
+    }
+
+    #[test]
+    fn an_orphans_identity_is_its_instances() {
+        for name in ["jk-abcd1234-app-smith-net", "jk-abcd1234-app-smith.lock", "jk-abcd1234-app-smith"] {
+            let identity = identity(name);
+            assert_eq!((identity.container_base.as_str(), identity.instance_id.as_str()), (name, "abcd1234"));
+        }
     }
 }
