@@ -2186,6 +2186,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
         own_repos.insert(h.container.clone(), own);
     }
 
+    let kept_in_a_quarantine: BTreeSet<String> = own_commits.values().flatten().cloned().collect();
     for h in &histories {
         let stats = &mut t.stats;
         stats.histories += 1;
@@ -2250,11 +2251,15 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
 
         // Every commit the assessment called integrated: a commit on a surviving ref has its
         // patch (the one the assessment named, or another), whether or not a bundle saved it too.
+        // A claim can rest on another session's scratch branch (docs/decisions.md: that branch
+        // survives this purge), which the purge of that session later in the batch deletes; the
+        // claim held when this purge acted, and the commit it names is in that one's quarantine.
         let mut claims: BTreeMap<&String, Result<(), String>> = BTreeMap::new();
         recovered.commits = base_commits.clone();
         for (commit, i) in &h.integrated {
             t.stats.claims += 1;
-            let holds = i.same.is_ok() && base_commits.contains(&i.as_commit) || recovered.holds_patch(&i.keys);
+            let named_kept = base_commits.contains(&i.as_commit) || kept_in_a_quarantine.contains(&i.as_commit);
+            let holds = i.same.is_ok() && named_kept || recovered.holds_patch(&i.keys);
             let claim = if holds {
                 Ok(())
             } else {

@@ -87,8 +87,6 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
             return Ok(WorkState::default());
         }
     }
-    let intent_to_add: HashSet<Vec<u8>> =
-        index.iter().filter(|entry| entry.flags_extended & INTENT_TO_ADD != 0).map(|entry| entry.path).collect();
     let statuses = repo.statuses(Some(&mut options))?;
     let mut state = WorkState::default();
     for entry in statuses.iter() {
@@ -101,12 +99,7 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
             Some((orig, path)) => (path, Some(orig)),
             None => (NameBytes::new(entry.path_bytes()), None),
         };
-        let letters = if intent_to_add.contains(path.as_bytes()) {
-            intent_to_add_letters(status)
-        } else {
-            status_letters(status)
-        };
-        state.files.push(FileChange { status: letters, path, orig_path, diff: None });
+        state.files.push(FileChange { status: status_letters(status), path, orig_path, diff: None });
     }
     if with_diff {
         attach_diffs(repo, &mut state.files)?;
@@ -191,12 +184,6 @@ fn status_letters(s: Status) -> String {
         ' '
     };
     format!("{x}{y}")
-}
-
-/// `git add -N`'s entry as git shows it: nothing staged, the file added (or deleted) in the work
-/// tree; libgit2 reports it as a new index entry the work tree modifies (`AM`).
-fn intent_to_add_letters(s: Status) -> String {
-    if s.is_wt_deleted() { " D" } else { " A" }.into()
 }
 
 const INDEX_ANY: Status = Status::INDEX_NEW
