@@ -351,11 +351,11 @@ fn without_a_root_to_list_nothing_is_narrowed() {
 }
 
 /// Staged changes with nothing else changed, also after a `reset --soft`: the index differs from
-/// HEAD's tree, so the status compares the two (never the work tree alone, which matches the index and would show nothing).
-/// An intent-to-add entry alone, which the cached trees leave out, needs the whole status too,
-/// also when those trees are valid.
+/// HEAD's tree, so the status compares the two (never the work tree alone, which matches the
+/// index and would show nothing). An intent-to-add entry alone, which the cached trees leave
+/// out, needs the whole status too, also when those trees are valid.
 #[test]
-fn staged_changes_and_intent_to_add_entries_are_listed_as_git_lists_them() {
+fn staged_changes_and_intent_to_add_entries_are_listed() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let repo = committed(root, &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]);
