@@ -636,6 +636,100 @@ fn another_homes_sessions_on_the_same_engine_are_neither_reported_nor_touched() 
     drop(made);
 }
 
+/// Told that a container or a name lock is an orphan, jackin-purge removes it only when nothing
+/// of its instance is left in this home: an index row alone or a data dir alone keeps it. A
+/// stopped orphan container goes without `--stop`; a running one is busy until `--stop` is
+/// given. A lock that is gone already is reported as nothing removed, and no file is left.
+#[test]
+fn an_orphan_goes_only_when_nothing_of_its_instance_is_left_and_it_is_not_running() {
+    if !engine_available("an_orphan_goes_only_when_nothing_of_its_instance_is_left_and_it_is_not_running") {
+        return;
+    }
+    let mut home = Home::new();
+    let mut made = Made::new();
+    let data = home.home.join("data");
+    // Each is proved this home's by a bind mount under data/, as a role container is; the
+    // mount stays in the container's config after its source is gone.
+    let role = |made: &mut Made, name: &str, cmd: &[&str]| {
+        let dir = data.join(name).join("home");
+        fs::create_dir_all(&dir).unwrap();
+        let bind = format!("{}:/home/agent", dir.display());
+        made.container(name, None, &["--network", "none", "-v", &bind], cmd);
+    };
+    let row_only = home.instance(&common::unique_id(), |_, _| Vec::new()).container;
+    role(&mut made, &row_only, &["true"]);
+    fs::remove_dir_all(home.data(&row_only)).unwrap();
+    let dir_only = Home::container_name(&common::unique_id());
+    role(&mut made, &dir_only, &["true"]);
+    let stopped = Home::container_name(&common::unique_id());
+    role(&mut made, &stopped, &["true"]);
+    fs::remove_dir_all(home.data(&stopped)).unwrap();
+    let running = Home::container_name(&common::unique_id());
+    role(&mut made, &running, &["sleep", "3600"]);
+    docker(&["start", &running]);
+    fs::remove_dir_all(home.data(&running)).unwrap();
+    for name in [&row_only, &dir_only] {
+        fs::write(data.join(format!("{name}.lock")), "").unwrap();
+    }
+    let vanished = Home::container_name(&common::unique_id());
+    let told = |items: &[(&str, &str)]| -> String {
+        items
+            .iter()
+            .map(|(kind, name)| {
+                json!({"schema_version": 1, "type": "orphan", "data": {"kind": kind, "name": name, "reason": "r"}})
+                    .to_string()
+                    + "\n"
+            })
+            .collect()
+    };
+    let input = told(&[
+        ("container", &row_only),
+        ("container", &dir_only),
+        ("container", &stopped),
+        ("container", &running),
+        ("name_lock", &row_only),
+        ("name_lock", &dir_only),
+        ("name_lock", &vanished),
+    ]);
+    let out = home.cmd("jackin-purge").args(["--format", "json"]).write_stdin(input).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    let outcome = |e: &common::records::Envelope| -> (String, String) {
+        match e.kind.as_str() {
+            "error" => (e.data["code"].as_str().unwrap().to_owned(), e.data["message"].as_str().unwrap().to_owned()),
+            kind => (kind.to_owned(), e.data["removed"].to_string()),
+        }
+    };
+    let outcomes: Vec<(String, String)> = envelopes(&out.stdout).iter().map(outcome).collect();
+    let codes: Vec<&str> = outcomes.iter().map(|(code, _)| code.as_str()).collect();
+    assert_eq!(
+        codes,
+        ["not_orphan", "not_orphan", "purged", "live", "not_orphan", "not_orphan", "purged"],
+        "{outcomes:?}\n{err}"
+    );
+    assert!(outcomes[0].1.contains("its instance still exists"), "{outcomes:?}");
+    assert!(outcomes[1].1.contains("its instance still exists"), "{outcomes:?}");
+    assert!(outcomes[3].1.contains("is running (--stop stops it first)"), "{outcomes:?}");
+    assert!(outcomes[4].1.contains("still has a data dir or an index row"), "{outcomes:?}");
+    assert!(outcomes[5].1.contains("still has a data dir or an index row"), "{outcomes:?}");
+    assert_eq!(outcomes[6].1, "[]", "a lock that was not there is not reported removed");
+    assert!(!data.join(format!("{vanished}.lock")).exists(), "the hold's own file went with it");
+    assert!(Session::exists("container", &row_only) && Session::exists("container", &dir_only));
+    assert!(!Session::exists("container", &stopped));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Status}}", &running]), "running");
+    assert!(data.join(format!("{row_only}.lock")).exists() && data.join(format!("{dir_only}.lock")).exists());
+
+    let out = home
+        .cmd("jackin-purge")
+        .args(["--stop", "--format", "json"])
+        .write_stdin(told(&[("container", &running)]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!Session::exists("container", &running), "with --stop a running orphan is stopped and removed");
+    drop(made);
+}
+
 /// jackin's prewarmed sidecar, its certs volume and its files belong to no instance: never
 /// reported as orphans, and jackin-purge leaves them alone even when told they are.
 #[test]

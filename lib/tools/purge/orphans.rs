@@ -264,11 +264,8 @@ impl Purger<'_> {
                 anyhow::anyhow!("{name} still has a data dir or an index row; its lock stays"),
             )));
         }
-        let meta = match std::fs::symlink_metadata(&path) {
-            Ok(meta) => meta,
-            Err(_) => return Ok(Ok(Vec::new())),
-        };
-        if meta.is_dir() {
+        let meta = std::fs::symlink_metadata(&path).ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
             return Ok(Err(refused(
                 ErrorCode::NotOrphan,
                 anyhow::anyhow!("{} is a directory; left alone", path.display()),
@@ -280,13 +277,18 @@ impl Purger<'_> {
         };
         let removed = || Ok(Ok(vec![Removed::file(ResourceKind::NameLock, &NameBytes::of_path(&path))]));
         if self.options.dry_run {
-            return if name_lock_held(&path)? { busy() } else { removed() };
+            return match meta {
+                None => Ok(Ok(Vec::new())),
+                Some(_) if name_lock_held(&path)? => busy(),
+                Some(_) => removed(),
+            };
         }
         // Unlinked while this run holds it, as purge's step 7 does: a launcher that takes the
-        // name between a look and an unlink would otherwise lose the lock it holds.
+        // name between a look and an unlink would otherwise lose the lock it holds. A lock that
+        // is gone already (or goes before the hold) is not looked at apart: the hold makes a
+        // new file, which goes again when the hold ends, and nothing was removed.
         match NameLock::try_take(&path)? {
             NameLockTry::Held(_) => busy(),
-            // It went meanwhile: the hold made a new file, which goes again when it ends.
             NameLockTry::Taken(lock) if lock.created() => Ok(Ok(Vec::new())),
             NameLockTry::Taken(mut lock) => match lock.unlink()? {
                 true => removed(),
