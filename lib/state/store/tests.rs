@@ -172,3 +172,26 @@ fn lock_is_exclusive_and_survives_an_unlinked_file() {
     let _again = IndexLock::acquire(&path, Duration::from_millis(100)).unwrap();
     drop(held);
 }
+
+#[test]
+fn a_home_credential_is_known_wherever_in_the_home_it_is_and_nothing_else_is() {
+    for credential in [".ssh", ".ssh/id_ed25519", ".claude/.credentials.json", "work/.netrc", ".config/gh/hosts.yml"] {
+        let rel = Path::new(credential);
+        // A file inside a credential directory is found by its directory, when the walk reaches it.
+        let found = rel.ancestors().any(|a| !a.as_os_str().is_empty() && is_home_credential(a));
+        assert!(found, "{credential} is a credential");
+    }
+    assert!(is_home_credential(Path::new("project/.git-credentials")));
+    for other in [".claude/settings.json", ".sshx", "notes/netrc", ".config", ".docker/daemon.json", ""] {
+        assert!(!is_home_credential(Path::new(other)), "{other:?} is not a credential");
+    }
+}
+
+#[test]
+fn a_path_is_made_absolute_lexically_against_the_working_directory() {
+    let cwd = std::env::current_dir().unwrap();
+    assert_eq!(absolute(Path::new("a/../b")).unwrap(), cwd.join("a/../b"), "`..` stays, no link is resolved");
+    assert_eq!(absolute(Path::new("/x/./y")).unwrap(), PathBuf::from("/x/y"));
+    let err = absolute(Path::new("")).unwrap_err();
+    assert_eq!(Exit::of(&err), Exit::Unavailable, "{err:#}");
+}
