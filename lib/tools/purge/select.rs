@@ -147,7 +147,12 @@ pub struct Selection {
 }
 
 pub fn items_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'static>> {
-    let now = std::time::SystemTime::now();
+    items_from_catalog_at(catalog, selection, std::time::SystemTime::now())
+}
+
+/// [`items_from_catalog`] as of `now`: a row is older than `--older-than` only once the whole
+/// age has passed.
+fn items_from_catalog_at(catalog: &Catalog, selection: Selection, now: std::time::SystemTime) -> Vec<Item<'static>> {
     let mut targets = catalog.all();
     // Newest first, whatever order the index file is in, so retention ranks each group right.
     targets.sort_by(|a, b| {
@@ -184,7 +189,16 @@ pub fn items_from_catalog(catalog: &Catalog, selection: Selection) -> Vec<Item<'
 /// `older_than` (the retention a cron runs every day), only those last updated longer ago than
 /// that and not slimmed since: a session is slimmed once after each time it is kept.
 pub fn items_kept(catalog: &Catalog, store: &Store, older_than: Option<Duration>) -> Vec<Item<'static>> {
-    let now = std::time::SystemTime::now();
+    items_kept_at(catalog, store, older_than, std::time::SystemTime::now())
+}
+
+/// [`items_kept`] as of `now`.
+fn items_kept_at(
+    catalog: &Catalog,
+    store: &Store,
+    older_than: Option<Duration>,
+    now: std::time::SystemTime,
+) -> Vec<Item<'static>> {
     let mut targets = catalog.all();
     targets.sort_by(|a, b| {
         let at = |t: &Target| t.row.as_ref().map(|r| r.updated_at.clone()).unwrap_or_default();

@@ -171,3 +171,24 @@ fn a_name_on_the_command_line_is_picked_once_and_leftovers_alone_are_finished() 
     );
     assert!(items.iter().take(4).all(Item::is_work) && !items[4].is_work(), "an unresolved name is not work");
 }
+
+/// `--older-than` and `--slim-older-than` pick a row only once the whole age has passed since it
+/// was last updated: at the very instant it is that old, it is not older yet.
+#[test]
+fn a_row_is_older_than_the_age_only_after_the_age_has_passed() {
+    let (_tmp, store) = home();
+    let mut old = row("jk-00000001-app-smith", "preserved_dirty", None, "app", "smith");
+    old.updated_at = "2026-01-01T00:00:00Z".to_owned();
+    let updated = crate::base::time::parse_rfc3339(&old.updated_at).unwrap();
+    let catalog = || {
+        let index = Index { version: 1, instances: vec![old.clone()], extra: Default::default() };
+        Catalog::over_every_dir(index, BTreeSet::new())
+    };
+    let retention = Selection { older_than: Some(DAY), ..Default::default() };
+    let at = |now| picked(&items_from_catalog_at(&catalog(), retention, now));
+    let slims = |now| picked(&items_kept_at(&catalog(), &store, Some(DAY), now));
+    for (now, expected) in [(updated + DAY, ids(&[])), (updated + DAY + Duration::from_nanos(1), ids(&["1"]))] {
+        assert_eq!(at(now), expected, "retention as of {}", rfc3339(now));
+        assert_eq!(slims(now), expected, "slims as of {}", rfc3339(now));
+    }
+}
