@@ -195,3 +195,36 @@ fn a_path_is_made_absolute_lexically_against_the_working_directory() {
     let err = absolute(Path::new("")).unwrap_err();
     assert_eq!(Exit::of(&err), Exit::Unavailable, "{err:#}");
 }
+
+#[test]
+fn agent_toml_is_read_up_to_its_limit_and_never_from_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let name = InstanceName::parse("jk-00000001-app-smith").unwrap();
+    assert_eq!(store.read_agent_toml(&name).unwrap(), None, "none yet");
+    store.write_agent_toml(&name, "[env]\nA = \"1\"\n").unwrap();
+    assert_eq!(store.read_agent_toml(&name).unwrap().as_deref(), Some("[env]\nA = \"1\"\n"));
+    let limit = "#".repeat(AGENT_TOML_MAX as usize);
+    store.write_agent_toml(&name, &limit).unwrap();
+    assert_eq!(store.read_agent_toml(&name).unwrap().map(|t| t.len()), Some(limit.len()), "the limit is read whole");
+    store.write_agent_toml(&name, &(limit + "#")).unwrap();
+    assert_eq!(store.read_agent_toml(&name).unwrap(), None, "one byte over is as good as none");
+    let path = store.agent_toml_path(&name);
+    fs::remove_file(&path).unwrap();
+    let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    assert_eq!(store.read_agent_toml(&name).unwrap(), None, "a FIFO is never waited on");
+}
+
+#[test]
+fn a_home_that_is_missing_or_not_a_directory_is_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    fs::write(&file, "").unwrap();
+    for home in [file, dir.path().join("missing")] {
+        let err = Store::open(Roots { home: home.clone(), config_dir: home.clone() }).unwrap_err();
+        assert_eq!(Exit::of(&err), Exit::Unavailable, "{err:#}");
+        assert!(format!("{err:#}").contains(&home.display().to_string()), "{err:#}");
+    }
+    assert!(Store::open(Roots { home: dir.path().to_owned(), config_dir: dir.path().to_owned() }).is_ok());
+}
