@@ -228,3 +228,68 @@ fn a_home_that_is_missing_or_not_a_directory_is_unavailable() {
     }
     assert!(Store::open(Roots { home: dir.path().to_owned(), config_dir: dir.path().to_owned() }).is_ok());
 }
+
+/// Every path of the layout (state.md, "Layout"), from the home: a slip here reads or deletes
+/// another file than jackin's.
+#[test]
+fn the_layout_names_jackins_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let c = InstanceName::parse("jk-00000001-app-smith").unwrap();
+    let rel = |p: PathBuf| p.strip_prefix(dir.path()).unwrap().to_str().unwrap().to_owned();
+    let layout = [
+        (rel(store.data_dir()), "data"),
+        (rel(store.sockets_dir()), "sockets"),
+        (rel(store.index_path()), "data/instances.json"),
+        (rel(store.index_lock_path()), "data/instances.json.lock"),
+        (rel(store.instance_dir(&c)), "data/jk-00000001-app-smith"),
+        (rel(store.meta_dir(&c)), "data/jk-00000001-app-smith/.jackin"),
+        (rel(store.manifest_path(&c)), "data/jk-00000001-app-smith/.jackin/instance.json"),
+        (rel(store.isolation_path(&c)), "data/jk-00000001-app-smith/.jackin/isolation.json"),
+        (rel(store.continuity_path(&c)), "data/jk-00000001-app-smith/.jackin/continuity.json"),
+        (rel(store.continuity_lock_path(&c)), "data/jk-00000001-app-smith/.jackin/continuity.lock"),
+        (rel(store.purge_mark_path(&c)), "data/jk-00000001-app-smith/.jackin/purge.json"),
+        (rel(store.exit_action_path(&c)), "data/jk-00000001-app-smith/state/exit-action.json"),
+        (rel(store.name_lock_path(&c)), "data/jk-00000001-app-smith.lock"),
+        (rel(store.socket_dir(&c)), "sockets/jk-00000001-app-smith"),
+        (rel(store.agent_toml_path(&c)), "sockets/jk-00000001-app-smith/agent.toml"),
+        (rel(store.trash_dir()), "trash"),
+        (rel(store.quarantine_root()), "quarantine"),
+        (rel(store.imports_dir()), "imports"),
+        (rel(store.import_staging_dir(&c, 42)), "imports/.partial-jk-00000001-app-smith-42"),
+        (rel(store.role_source_cache("https://x.example/r.git")), "cache/role-sources/https___x_example_r_git"),
+    ];
+    for (path, expected) in layout {
+        assert_eq!(path, expected);
+    }
+    let mount = |dst: &str| store.mount_dir(&c, "worktree", dst).map(rel);
+    assert_eq!(
+        mount("/workspace/app").as_deref(),
+        Some("data/jk-00000001-app-smith/git/worktree/repo/workspace/app/jk-00000001-app-smith")
+    );
+    for outside in ["workspace/app", "/", "", "/workspace/../../x", "/workspace/.."] {
+        assert_eq!(mount(outside), None, "{outside:?} would leave the data directory");
+    }
+}
+
+#[test]
+fn only_an_imports_own_unpacking_directories_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let c = InstanceName::parse("jk-00000001-app-smith").unwrap();
+    assert!(store.import_staging_dirs(&c).is_empty(), "no imports directory yet");
+    fs::create_dir_all(store.imports_dir()).unwrap();
+    for name in [
+        ".partial-jk-00000001-app-smith-7",
+        ".partial-jk-00000001-app-smith-12",
+        ".partial-jk-00000001-app-smith-",
+        ".partial-jk-00000001-app-smith-1x",
+        ".partial-jk-00000001-app-smithy-3",
+        ".partial-jk-00000002-app-smith-3",
+    ] {
+        fs::create_dir(store.imports_dir().join(name)).unwrap();
+    }
+    let found: Vec<String> =
+        store.import_staging_dirs(&c).iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_owned()).collect();
+    assert_eq!(found, [".partial-jk-00000001-app-smith-12", ".partial-jk-00000001-app-smith-7"]);
+}
