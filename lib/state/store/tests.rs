@@ -293,3 +293,184 @@ fn only_an_imports_own_unpacking_directories_are_found() {
         store.import_staging_dirs(&c).iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_owned()).collect();
     assert_eq!(found, [".partial-jk-00000001-app-smith-12", ".partial-jk-00000001-app-smith-7"]);
 }
+
+fn instance(store: &Store, name: &str) -> InstanceName {
+    let name = InstanceName::parse(name).unwrap();
+    fs::create_dir_all(store.meta_dir(&name)).unwrap();
+    name
+}
+
+fn manifest_of(name: &InstanceName) -> Manifest {
+    serde_json::from_value(serde_json::json!({
+        "version": 1, "instance_id": name.instance_id(), "container_base": name.as_str(),
+        "created_at": "2026-11-29T09:00:00Z", "updated_at": "2026-11-29T09:00:00Z",
+        "workspace_name": null, "workspace_label": "app", "workdir": "/workspace/app",
+        "host_workdir_fingerprint": "f", "role_key": "smith", "role_display_name": "Smith",
+        "agent_runtime": "claude", "role_source_git": "", "role_source_ref": null, "image_tag": "t",
+        "status": "active", "last_attach_outcome": null,
+        "docker": {"role_container": name.as_str(), "dind_container": format!("{name}-dind"),
+                   "network": format!("{name}-net"), "certs_volume": format!("{name}-dind-certs")},
+        "role_git_sha": null, "base_image_ref": null, "base_image_digest": null,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn agent_toml_behind_a_link_or_in_place_of_a_file_is_none_and_an_unreachable_one_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let name = InstanceName::parse("jk-00000001-app-smith").unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::write(elsewhere.join("agent.toml"), "[env]\n").unwrap();
+    // The socket directory a link: not followed.
+    fs::create_dir_all(store.sockets_dir()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, store.socket_dir(&name)).unwrap();
+    assert_eq!(store.read_agent_toml(&name).unwrap(), None);
+    fs::remove_file(store.socket_dir(&name)).unwrap();
+    // agent.toml itself a link, or a directory.
+    fs::create_dir_all(store.socket_dir(&name)).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("agent.toml"), store.agent_toml_path(&name)).unwrap();
+    assert_eq!(store.read_agent_toml(&name).unwrap(), None);
+    fs::remove_file(store.agent_toml_path(&name)).unwrap();
+    fs::create_dir(store.agent_toml_path(&name)).unwrap();
+    assert_eq!(store.read_agent_toml(&name).unwrap(), None);
+    // The socket directory a file: agent.toml cannot be reached, which is not "none".
+    fs::remove_dir_all(store.socket_dir(&name)).unwrap();
+    fs::write(store.socket_dir(&name), "").unwrap();
+    let err = store.read_agent_toml(&name).unwrap_err();
+    assert!(format!("{err:#}").contains("reading"), "{err:#}");
+}
+
+#[test]
+fn an_exit_action_is_read_whole_up_to_its_limit_and_judged_by_what_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let name = instance(&store, "jk-00000001-app-smith");
+    let path = store.exit_action_path(&name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    // The choice at the end of the limit: a read one byte short would cut it.
+    let padded = |len: usize| format!("{}\"keep\"", " ".repeat(len - 6));
+    fs::write(&path, padded(EXIT_ACTION_MAX as usize)).unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Fresh(ExitChoice::Keep));
+    fs::write(&path, padded(EXIT_ACTION_MAX as usize + 1)).unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Unreadable("larger than any choice".into()));
+    fs::write(&path, "\"later\"").unwrap();
+    assert_eq!(
+        store.read_exit_action(&name, |_| true),
+        ExitActionFile::Unreadable("neither \"keep\" nor \"discard\"".into())
+    );
+    fs::remove_file(&path).unwrap();
+    fs::create_dir(&path).unwrap();
+    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Unreadable("not a file".into()));
+    let err = store.clear_exit_action(&name).unwrap_err();
+    assert!(format!("{err:#}").contains("removing"), "a directory in its place is not cleared: {err:#}");
+    assert!(path.is_dir());
+    // Its directory a file: the path cannot be opened, which is not "absent".
+    fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path.parent().unwrap(), "").unwrap();
+    let found = store.read_exit_action(&name, |_| true);
+    assert!(matches!(&found, ExitActionFile::Unreadable(why) if why.contains("Not a directory")), "{found:?}");
+}
+
+#[test]
+fn the_per_instance_files_are_read_back_as_written_and_never_written_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let name = instance(&store, "jk-00000001-app-smith");
+    assert!(store.read_purge_mark(&name).is_none());
+    let mark =
+        PurgeMark { started_at: "t".into(), verdict: "clean".into(), quarantine: Some("q".into()), session: None };
+    store.write_purge_mark(&name, &mark).unwrap();
+    let read = store.read_purge_mark(&name).unwrap();
+    assert_eq!((read.started_at, read.verdict, read.quarantine), ("t".into(), "clean".into(), Some("q".into())));
+
+    assert_eq!(store.read_manifest(&name).unwrap(), None);
+    let manifest = manifest_of(&name);
+    store.write_manifest(&name, &manifest).unwrap();
+    assert_eq!(store.read_manifest(&name).unwrap(), Some(manifest.clone()));
+
+    assert_eq!(store.read_isolation(&name).unwrap(), Isolation::default(), "none: an in-place session");
+    let isolation = Isolation { records: vec![serde_json::json!({"mount_dst": "/w"})], ..Default::default() };
+    store.write_isolation(&name, &isolation).unwrap();
+    assert_eq!(store.read_isolation(&name).unwrap(), isolation);
+    fs::write(store.isolation_path(&name), r#"{"version": 2, "records": []}"#).unwrap();
+    let err = store.read_isolation(&name).unwrap_err();
+    assert_eq!(Exit::of(&err), Exit::Unavailable, "{err:#}");
+    assert!(err.to_string().contains("unsupported isolation version 2"), "{err:#}");
+
+    // `.jackin/` a link to somewhere else: nothing is written there.
+    let elsewhere = dir.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::remove_dir_all(store.meta_dir(&name)).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, store.meta_dir(&name)).unwrap();
+    assert!(store.refuse_linked(&name).is_err());
+    assert!(store.write_purge_mark(&name, &mark).is_err());
+    assert!(store.write_manifest(&name, &manifest).is_err());
+    assert!(store.write_isolation(&name, &isolation).is_err());
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+#[test]
+fn an_index_update_writes_only_a_change_and_a_status_change_writes_the_manifest_then_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    assert_eq!(store.read_index().unwrap(), Index::default(), "no file yet: an empty index");
+    assert_eq!(store.update_index(|_| Ok((7, false))).unwrap(), 7);
+    assert!(!store.index_path().exists(), "an unchanged index is not written");
+    let name = instance(&store, "jk-00000001-app-smith");
+    store.write_manifest(&name, &manifest_of(&name)).unwrap();
+    let err =
+        store.set_status(&InstanceName::parse("jk-00000002-app-smith").unwrap(), Status::Active, "t").unwrap_err();
+    assert!(err.to_string().contains("no manifest"), "{err:#}");
+
+    let written = store.set_status(&name, Status::PreservedDirty, "2026-12-01T00:00:00Z").unwrap();
+    assert_eq!((written.status.as_str(), written.updated_at.as_str()), ("preserved_dirty", "2026-12-01T00:00:00Z"));
+    assert_eq!(store.read_manifest(&name).unwrap(), Some(written.clone()));
+    let index = store.read_index().unwrap();
+    assert_eq!(index.instances, vec![IndexRow::from_manifest(&written)]);
+}
+
+#[test]
+fn instance_dirs_are_the_directories_named_like_instances() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    for made in ["jk-00000001-app-smith", "jk-00000002-app-smith/.jackin", "not-an-instance", "jk_00000004"] {
+        fs::create_dir_all(store.data_dir().join(made)).unwrap();
+    }
+    fs::write(store.data_dir().join("jk-00000003-app-smith"), "").unwrap();
+    fs::write(store.data_dir().join("jk-00000001-app-smith.lock"), "").unwrap();
+    let found: Vec<String> = store.instance_dirs().unwrap().iter().map(|n| n.as_str().to_owned()).collect();
+    assert_eq!(found, ["jk-00000001-app-smith", "jk-00000002-app-smith"]);
+
+    fs::remove_dir_all(store.data_dir()).unwrap();
+    assert!(store.instance_dirs().unwrap().is_empty(), "no data directory yet: none");
+    fs::write(store.data_dir(), "").unwrap();
+    assert!(store.instance_dirs().is_err(), "a data directory that cannot be listed is an error");
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt_from_the_manifests_and_a_dry_run_moves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let name = instance(&store, "jk-00000001-app-smith");
+    store.write_manifest(&name, &manifest_of(&name)).unwrap();
+    instance(&store, "jk-00000002-app-smith");
+    fs::write(store.index_path(), "{").unwrap();
+    let dirs = store.instance_dirs().unwrap();
+    let expected = vec![IndexRow::from_manifest(&manifest_of(&name))];
+
+    let (index, rebuilt) = store.read_index_mending(&dirs, true).unwrap();
+    let rebuilt = rebuilt.unwrap();
+    assert_eq!((index.instances.clone(), rebuilt.rows, rebuilt.dry_run), (expected.clone(), 1, true));
+    assert_eq!(fs::read_to_string(store.index_path()).unwrap(), "{", "a dry run moves and writes nothing");
+    assert!(!rebuilt.moved_to.exists());
+
+    let (index, rebuilt) = store.read_index_mending(&dirs, false).unwrap();
+    let rebuilt = rebuilt.unwrap();
+    assert_eq!((index.instances, rebuilt.rows, rebuilt.dry_run), (expected.clone(), 1, false));
+    assert_eq!(fs::read_to_string(&rebuilt.moved_to).unwrap(), "{");
+    assert_eq!(store.read_index().unwrap().instances, expected);
+    let (_, again) = store.read_index_mending(&dirs, false).unwrap();
+    assert!(again.is_none(), "a sound index is not mended");
+}
