@@ -130,12 +130,58 @@ mod tests {
     fn temp_names_parse_back_to_their_writer() {
         assert_eq!(temp_writer(&temp_name("instances.json", 4242, 0)), Some(4242));
         assert_eq!(temp_writer("instance.json.tmp.7.12"), Some(7));
-        for not_temp in
-            ["instances.json.lock", ".tmp.1.2", "x.tmp.a.2", "x.tmp.1.", "x.tmp..2", "a/b.tmp.1.2", "x.tmp.1.2.3"]
-        {
+        // Each but the first two breaks one rule only: the word `tmp`, a target, no `/`, a
+        // counter of digits, a pid of digits (`+5` would parse).
+        for not_temp in [
+            "instances.json.lock",
+            "x.tmp.1.2.3",
+            "x.tpm.1.2",
+            ".tmp.1.2",
+            "a/b.tmp.1.2",
+            "x.tmp.1.a",
+            "x.tmp.1.",
+            "x.tmp.+5.2",
+            "x.tmp..2",
+            "x.tmp.a.2",
+        ] {
             assert_eq!(temp_writer(not_temp), None, "{not_temp}");
         }
+    }
+
+    #[test]
+    fn a_writer_is_alive_while_its_process_exists() {
         assert!(writer_alive(std::process::id()));
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        let pid = ended.id();
+        ended.wait().unwrap();
+        assert!(!writer_alive(pid), "a process that ended is no writer");
         assert!(!writer_alive(0));
+        assert!(!writer_alive(u32::MAX), "not a pid");
+    }
+
+    #[test]
+    fn an_atomic_write_steps_past_stale_temp_files_and_fails_where_it_cannot_create_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("x.json");
+        // Temp files a killed writer of this pid left at the next counter values.
+        let next = TEMP_COUNTER.load(Ordering::Relaxed);
+        for n in next..next + 64 {
+            fs::write(dir.path().join(temp_name("x.json", std::process::id(), n)), "stale").unwrap();
+        }
+        write_atomic(&target, b"new").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        let err = write_atomic(&dir.path().join("missing").join("x.json"), b"new").unwrap_err();
+        assert!(format!("{err:#}").contains("cannot create"), "{err:#}");
+    }
+
+    #[test]
+    fn a_json_file_that_cannot_be_read_is_an_error_not_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_json::<serde_json::Value>(&dir.path().join("missing.json")).unwrap().is_none());
+        let err = read_json::<serde_json::Value>(dir.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("cannot read"), "a directory: {err:#}");
+        fs::write(dir.path().join("x.json"), "{").unwrap();
+        let err = read_json::<serde_json::Value>(&dir.path().join("x.json")).unwrap_err();
+        assert_eq!(Exit::of(&err), Exit::Unavailable, "{err:#}");
     }
 }
