@@ -407,4 +407,112 @@ mod tests {
         assert!(!LockHolder { pid: Some(7), program: Some("jackin".into()) }.is_tool());
         assert!(!LockHolder { pid: Some(7), program: Some("jackin-0123abcd".into()) }.is_tool());
     }
+
+    /// A path that loops back on itself cannot be opened: every look and every try says so,
+    /// never "free" or "busy"; nor can a lock in a directory that is not there be made.
+    #[test]
+    fn a_name_lock_that_cannot_be_opened_or_made_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let looped = dir.path().join("jk-abcd-x.lock");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        let err = NameLock::try_take(&looped).unwrap_err();
+        assert!(err.to_string().contains("cannot open"), "{err:#}");
+        assert_ne!(Exit::of(&err), Exit::Busy);
+        assert!(NameLock::holder(&looped).is_err());
+        assert!(name_lock_held(&looped).is_err());
+        let missing = dir.path().join("missing").join("jk-abcd-x.lock");
+        let err = NameLock::try_take(&missing).unwrap_err();
+        assert!(err.to_string().contains("cannot create"), "{err:#}");
+        assert!(!name_lock_held(&dir.path().join("absent.lock")).unwrap(), "no file: not held");
+    }
+
+    /// A hold whose path names another file now (the launcher made a new lock) neither unlinks
+    /// nor, when it ends, removes that file; one still named is unlinked while held.
+    #[test]
+    fn a_hold_never_unlinks_a_lock_file_that_replaced_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jk-abcd-x.lock");
+        let NameLockTry::Taken(mut held) = NameLock::try_take(&path).unwrap() else { panic!("free") };
+        let newer = dir.path().join("newer");
+        fs::write(&newer, "launcher").unwrap();
+        fs::rename(&newer, &path).unwrap();
+        assert!(!held.unlink().unwrap(), "not the file held: nothing removed");
+        drop(held);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "launcher", "the newer lock stays");
+        let NameLockTry::Taken(mut held) = NameLock::try_take(&path).unwrap() else { panic!("free") };
+        assert!(held.unlink().unwrap());
+        assert!(!path.exists());
+        drop(held);
+        assert!(!path.exists());
+    }
+
+    /// The index lock waits for a holder that lets go within the wait; and when the file it
+    /// waited on is replaced meanwhile, it locks the file the path names now, not the old one.
+    #[test]
+    fn the_index_lock_waits_and_ends_on_the_file_the_path_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("instances.json.lock");
+        let held = IndexLock::acquire(&path, Duration::ZERO).unwrap();
+        let waiter = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let acquired = IndexLock::acquire(&path, Duration::from_secs(10)).unwrap();
+                let other = File::open(&path).unwrap();
+                let free = fs2::FileExt::try_lock_exclusive(&other).is_ok();
+                drop(acquired);
+                free
+            })
+        };
+        // The waiter has opened the file and is waiting on it; it is replaced, then let go.
+        std::thread::sleep(Duration::from_millis(200));
+        let newer = dir.path().join("newer");
+        fs::write(&newer, "").unwrap();
+        fs::rename(&newer, &path).unwrap();
+        drop(held);
+        assert!(!waiter.join().unwrap(), "the lock taken is the one on the file the path names");
+    }
+
+    #[test]
+    fn host_repository_locks_wait_exclude_and_skip_what_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::create_dir_all(&a).unwrap();
+        fs::create_dir_all(&b).unwrap();
+        let a_again = dir.path().join("b/../a");
+        let gone = dir.path().join("gone");
+        // Two spellings of one repository are one lock (no self-deadlock); a repository gone is skipped.
+        let held = HostRepoLocks::acquire(&[&a, &a_again, &b, &gone], Duration::ZERO).unwrap();
+        assert_eq!(held._dirs.len(), 2);
+        let err = HostRepoLocks::acquire(&[&b], Duration::from_millis(50)).unwrap_err();
+        assert_eq!(Exit::of(&err), Exit::Busy, "{err:#}");
+        let released = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(held);
+        });
+        HostRepoLocks::acquire(&[&b], Duration::from_secs(10)).unwrap();
+        released.join().unwrap();
+        // A path that is there but cannot be opened is an error, never skipped unlocked.
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let err = HostRepoLocks::acquire(&[&socket], Duration::ZERO).unwrap_err();
+        assert!(err.to_string().contains("cannot open the host repository"), "{err:#}");
+    }
+
+    #[test]
+    fn a_holder_is_named_by_the_program_it_was_started_as() {
+        let own = program_of(std::process::id()).unwrap();
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(own, exe.file_name().unwrap().to_str().unwrap(), "argv[0], longer than comm's 15 bytes");
+        // Started under another name than its program's: comm names it.
+        let mut renamed = std::process::Command::new("sleep");
+        std::os::unix::process::CommandExt::arg0(&mut renamed, "fancy-name");
+        let mut child = renamed.arg("5").spawn().unwrap();
+        let named = program_of(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(named.as_deref(), Some("sleep"));
+        assert_eq!(LockHolder { pid: Some(7), program: None }.to_string(), "pid 7");
+        let dev = rustix::fs::makedev(0xfe, 0);
+        assert_eq!(flock_holder("1: FLOCK  ADVISORY  WRITE 0 fe:00:43 0 EOF\n", dev, 43), None, "no pid 0");
+    }
 }
