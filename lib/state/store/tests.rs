@@ -474,3 +474,15 @@ fn a_corrupt_index_is_rebuilt_from_the_manifests_and_a_dry_run_moves_nothing() {
     let (_, again) = store.read_index_mending(&dirs, false).unwrap();
     assert!(again.is_none(), "a sound index is not mended");
 }
+
+#[test]
+fn an_index_that_cannot_be_read_is_unavailable_not_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    fs::create_dir(store.index_path()).unwrap();
+    let err = store.read_index().unwrap_err();
+    assert_eq!(Exit::of(&err), Exit::Unavailable, "{err:#}");
+    assert!(format!("{err:#}").contains("cannot read"), "{err:#}");
+    assert!(store.refuse_newer_index().is_ok(), "left to the step that needs it");
+    assert!(store.read_index_mending(&Default::default(), false).is_err(), "never mended over");
+}
