@@ -24,7 +24,9 @@ pub(crate) fn refuse_link(dir: &Path) -> Result<()> {
 /// `dir`, created mode 0700 when missing, must be a real directory: a symbolic link there would
 /// send what the tools write or delete through it outside the home.
 pub(crate) fn ensure_private_dir(dir: &Path) -> Result<()> {
-    loop {
+    // Bounded: each round that does not end it is another process making or removing `dir` at
+    // that very moment.
+    for _ in 0..100 {
         match fs::symlink_metadata(dir) {
             Ok(meta) if meta.is_dir() => return Ok(()),
             Ok(_) => anyhow::bail!("{} is not a directory; the tools do not work through it", dir.display()),
@@ -37,6 +39,7 @@ pub(crate) fn ensure_private_dir(dir: &Path) -> Result<()> {
             Err(e) => return Err(e).with_context(|| format!("cannot reach {}", dir.display())),
         }
     }
+    anyhow::bail!("{} keeps changing while it is made", dir.display())
 }
 
 /// Reads a JSON file; `None` when it does not exist. A file that does not parse is an error that
@@ -67,17 +70,26 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Temp file `<name>.tmp.<pid>.<n>` beside the target (created exclusively, mode 0600), fsync,
 /// rename over the target, fsync the directory: readers see the old file or the new one.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = dir_of(path);
     let file_name =
         path.file_name().with_context(|| format!("{} names no file", path.display()))?.to_string_lossy().into_owned();
-    let (temp_path, mut temp) = loop {
+    // Bounded: a name taken is a temp file a killed writer of this pid left behind, and a
+    // thousand of them in a row is no home jackin made.
+    let mut created = None;
+    for _ in 0..1000 {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let candidate = dir.join(temp_name(&file_name, std::process::id(), n));
         match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&candidate) {
-            Ok(file) => break (candidate, file),
+            Ok(file) => {
+                created = Some((candidate, file));
+                break;
+            }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e).with_context(|| format!("cannot create {}", candidate.display())),
         }
+    }
+    let Some((temp_path, mut temp)) = created else {
+        anyhow::bail!("cannot write {}: every temp name beside it is taken", path.display())
     };
     let result = (|| -> Result<()> {
         temp.write_all(bytes)?;
@@ -90,6 +102,12 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = fs::remove_file(&temp_path);
     }
     result.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The directory a file is written in: its parent, `.` for a bare name (a temp file goes beside
+/// its target, so that the rename over it stays on one filesystem).
+fn dir_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
 /// The temp file of an atomic write of `file` by process `pid` (its `n`th): `<file>.tmp.<pid>.<n>`
@@ -172,6 +190,23 @@ mod tests {
         assert_eq!(fs::read(&target).unwrap(), b"new");
         let err = write_atomic(&dir.path().join("missing").join("x.json"), b"new").unwrap_err();
         assert!(format!("{err:#}").contains("cannot create"), "{err:#}");
+    }
+
+    #[test]
+    fn a_temp_file_goes_beside_its_target() {
+        assert_eq!(dir_of(Path::new("/home/x/data/instances.json")), Path::new("/home/x/data"));
+        assert_eq!(dir_of(Path::new("instances.json")), Path::new("."));
+        assert_eq!(dir_of(Path::new("/")), Path::new("."));
+    }
+
+    #[test]
+    fn a_private_dir_that_cannot_be_reached_or_made_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = ensure_private_dir(&dir.path().join("missing").join("dir")).unwrap_err();
+        assert!(err.to_string().contains("cannot create"), "{err:#}");
+        fs::write(dir.path().join("file"), "").unwrap();
+        let err = ensure_private_dir(&dir.path().join("file").join("dir")).unwrap_err();
+        assert!(err.to_string().contains("cannot reach"), "below a file: {err:#}");
     }
 
     #[test]
