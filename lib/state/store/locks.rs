@@ -27,7 +27,9 @@ impl IndexLock {
     /// waited, and a lock on an unlinked inode excludes nobody.
     pub(crate) fn acquire(path: &Path, wait: Duration) -> Result<Self> {
         let deadline = Instant::now() + wait;
-        loop {
+        // Bounded, as the name lock's try is: each round past the first is the file replaced
+        // while it was locked.
+        for _ in 0..100 {
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -57,6 +59,7 @@ impl IndexLock {
                 _ => continue,
             }
         }
+        Err(Exit::Busy.err(format_args!("the index lock {} keeps being replaced while it is locked", path.display())))
     }
 }
 
