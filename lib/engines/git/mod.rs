@@ -564,3 +564,6 @@ pub(crate) fn oneline_log(
     }
     Ok(lines)
 }
+
+#[cfg(test)]
+mod tests;

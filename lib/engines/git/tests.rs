@@ -1,0 +1,113 @@
+//! What survives a purge in a host repository and in a clone, from repositories made here with
+//! git itself: the other worktrees' detached HEADs, which worktrees are the host's, and patches
+//! already in a surviving ref.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn commit(dir: &Path, file: &str, text: &str) -> Oid {
+    fs::write(dir.join(file), text).unwrap();
+    git(dir, &["add", file]);
+    git(dir, &["commit", "-q", "-m", file]);
+    Oid::from_str(&git(dir, &["rev-parse", "HEAD"])).unwrap()
+}
+
+/// A host repository with one commit on `main`.
+fn host(root: &Path) -> (std::path::PathBuf, Oid) {
+    let host = root.join("host");
+    fs::create_dir_all(&host).unwrap();
+    git(&host, &["init", "-q"]);
+    let first = commit(&host, "a", "1\n");
+    (host, first)
+}
+
+#[test]
+fn only_a_worktree_whose_head_names_a_whole_commit_id_survives_as_a_detached_head() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, first) = host(tmp.path());
+    git(&host_dir, &["worktree", "add", "-q", "--detach", "../detached", "HEAD"]);
+    git(&host_dir, &["worktree", "add", "-q", "-b", "b2", "../on-branch"]);
+    // Registrations git would not write: an abbreviated id, an id of no commit here.
+    let registrations = host_dir.join(".git/worktrees");
+    for (name, head) in [("short", first.to_string()[..12].to_owned()), ("absent", "1".repeat(40))] {
+        fs::create_dir_all(registrations.join(name)).unwrap();
+        fs::write(registrations.join(name).join("HEAD"), format!("{head}\n")).unwrap();
+    }
+    let repo = Repository::open(&host_dir).unwrap();
+    assert_eq!(worktree_detached_heads(&repo), vec![(std::ffi::OsString::from("detached"), first)]);
+    let refs = HostRefs::read(&host_dir).unwrap();
+    let mut named = refs.named_tips();
+    named.sort();
+    assert_eq!(
+        named,
+        vec![
+            ("refs/heads/b2".to_owned(), first),
+            ("refs/heads/main".to_owned(), first),
+            ("worktrees/detached/HEAD".to_owned(), first),
+        ]
+    );
+}
+
+#[test]
+fn a_worktree_belongs_only_to_its_own_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    git(&host_dir, &["worktree", "add", "-q", "-b", "scratch", "../wt"]);
+    let other = tmp.path().join("other");
+    fs::create_dir_all(&other).unwrap();
+    git(&other, &["init", "-q"]);
+    commit(&other, "b", "2\n");
+    let worktree = Repo::open(tmp.path().join("wt")).unwrap();
+    assert!(belongs_to(&worktree, &HostRefs::read(&host_dir).unwrap()));
+    assert!(!belongs_to(&worktree, &HostRefs::read(&other).unwrap()));
+}
+
+/// Two commits on the scratch branch, one of them already on `main` as the same patch (a
+/// cherry-pick): one is counted at risk, the other is listed as integrated; likewise for a
+/// clone whose host has the patch.
+#[test]
+fn a_commit_whose_patch_a_surviving_ref_holds_is_integrated_not_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    git(&host_dir, &["worktree", "add", "-q", "-b", "scratch", "../wt"]);
+    let wt = tmp.path().join("wt");
+    let picked = commit(&wt, "b", "2\n");
+    commit(&wt, "c", "3\n");
+    git(&host_dir, &["cherry-pick", &picked.to_string()]);
+    let refs = HostRefs::read(&host_dir).unwrap();
+    let unpushed = worktree_unpushed(&Repo::open(&wt).unwrap(), &refs, "scratch").unwrap();
+    assert_eq!(unpushed.len(), 1, "{unpushed:?}");
+    assert_eq!(
+        (unpushed[0].name.as_str(), unpushed[0].commits, unpushed[0].integrated.len()),
+        ("refs/heads/scratch", 1, 1)
+    );
+
+    let clone_dir = tmp.path().join("clone");
+    git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
+    git(&clone_dir, &["checkout", "-q", "-b", "work", "HEAD~1"]);
+    let ours = commit(&clone_dir, "b", "2\n");
+    assert_ne!(ours, picked, "the same patch as another commit");
+    // The host moves on past what the clone fetched: only the host's refs hold the patch now.
+    git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/main"]);
+    git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/HEAD"]);
+    let clone = Repo::open(&clone_dir).unwrap();
+    let (unpushed, stashes) = clone_unpushed(&clone, Some((host_dir.as_path(), &refs))).unwrap();
+    let work: Vec<_> = unpushed.iter().filter(|u| u.name == "refs/heads/work").collect();
+    assert_eq!(stashes, 0);
+    assert_eq!(work.len(), 1, "{unpushed:?}");
+    assert_eq!((work[0].commits, work[0].integrated.len()), (0, 1), "found in the host's refs: {unpushed:?}");
+}
