@@ -87,6 +87,8 @@ fn a_commit_whose_patch_a_surviving_ref_holds_is_integrated_not_counted() {
     let wt = tmp.path().join("wt");
     let picked = commit(&wt, "b", "2\n");
     commit(&wt, "c", "3\n");
+    // main moves on first, so the pick is another commit than `picked` whatever the clock says.
+    commit(&host_dir, "m", "m\n");
     git(&host_dir, &["cherry-pick", &picked.to_string()]);
     let refs = HostRefs::read(&host_dir).unwrap();
     let unpushed = worktree_unpushed(&Repo::open(&wt).unwrap(), &refs, "scratch").unwrap();
@@ -98,9 +100,9 @@ fn a_commit_whose_patch_a_surviving_ref_holds_is_integrated_not_counted() {
 
     let clone_dir = tmp.path().join("clone");
     git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
-    git(&clone_dir, &["checkout", "-q", "-b", "work", "HEAD~1"]);
-    let ours = commit(&clone_dir, "b", "2\n");
-    assert_ne!(ours, picked, "the same patch as another commit");
+    // On another parent than the pick's: the same patch in another commit.
+    git(&clone_dir, &["checkout", "-q", "-b", "work", "HEAD~2"]);
+    commit(&clone_dir, "b", "2\n");
     // The host moves on past what the clone fetched: only the host's refs hold the patch now.
     git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/main"]);
     git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/HEAD"]);
@@ -110,4 +112,24 @@ fn a_commit_whose_patch_a_surviving_ref_holds_is_integrated_not_counted() {
     assert_eq!(stashes, 0);
     assert_eq!(work.len(), 1, "{unpushed:?}");
     assert_eq!((work[0].commits, work[0].integrated.len()), (0, 1), "found in the host's refs: {unpushed:?}");
+}
+
+/// A clone's commits that only its reflogs hold (a reset, an amend) are at risk, but not one the
+/// host repository also has (pushed to a branch of it whose remote-tracking ref is gone).
+#[test]
+fn a_clones_reflog_only_commit_is_at_risk_unless_the_host_has_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
+    let clone_dir = tmp.path().join("clone");
+    commit(&clone_dir, "pushed", "1\n");
+    git(&clone_dir, &["push", "-q", "origin", "HEAD:refs/heads/kept"]);
+    git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/kept"]);
+    git(&clone_dir, &["reset", "-q", "--hard", "HEAD~1"]);
+    let lost = commit(&clone_dir, "reset-away", "2\n");
+    git(&clone_dir, &["reset", "-q", "--hard", "HEAD~1"]);
+    let refs = HostRefs::read(&host_dir).unwrap();
+    let (unpushed, _) = clone_unpushed(&Repo::open(&clone_dir).unwrap(), Some((host_dir.as_path(), &refs))).unwrap();
+    let counted: usize = unpushed.iter().map(|u| u.commits).sum();
+    assert_eq!(counted, 1, "only {lost} is at risk: {unpushed:?}");
 }
