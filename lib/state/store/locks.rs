@@ -510,6 +510,12 @@ mod tests {
         let mut renamed = std::process::Command::new("sleep");
         std::os::unix::process::CommandExt::arg0(&mut renamed, "fancy-name");
         let mut child = renamed.arg("5").spawn().unwrap();
+        // Read once the child has run its program: before its exec, comm is still this thread's.
+        let comm = format!("/proc/{}/comm", child.id());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while fs::read_to_string(&comm).unwrap_or_default().trim() != "sleep" && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let named = program_of(child.id());
         child.kill().unwrap();
         child.wait().unwrap();
