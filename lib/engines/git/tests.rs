@@ -100,9 +100,12 @@ fn a_commit_whose_patch_a_surviving_ref_holds_is_integrated_not_counted() {
 
     let clone_dir = tmp.path().join("clone");
     git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
-    // On another parent than the pick's: the same patch in another commit.
+    // The same patch in another commit: on `picked`'s parent, but under another message, so it
+    // is not `picked` itself whatever the clock says.
     git(&clone_dir, &["checkout", "-q", "-b", "work", "HEAD~2"]);
-    commit(&clone_dir, "b", "2\n");
+    fs::write(clone_dir.join("b"), "2\n").unwrap();
+    git(&clone_dir, &["add", "b"]);
+    git(&clone_dir, &["commit", "-q", "-m", "b, as the clone wrote it"]);
     // The host moves on past what the clone fetched: only the host's refs hold the patch now.
     git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/main"]);
     git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/HEAD"]);
