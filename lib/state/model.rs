@@ -326,6 +326,27 @@ impl IsolationRecord {
     }
 }
 
+/// The unit tests' manifest: a session of the workspace `app` with the role `agentsmith` and
+/// all four Docker names, as jackin writes it.
+#[cfg(test)]
+impl Manifest {
+    pub(crate) fn sample(container_base: &str, status: &str) -> Manifest {
+        let id = names::InstanceName::parse(container_base).expect("an instance name").instance_id().to_owned();
+        serde_json::from_value(serde_json::json!({
+            "version": 1, "instance_id": id, "container_base": container_base,
+            "created_at": "2026-11-29T09:00:00Z", "updated_at": "2026-11-29T09:00:00Z",
+            "workspace_name": null, "workspace_label": "app", "workdir": "/workspace/app",
+            "host_workdir_fingerprint": "f", "role_key": "agentsmith", "role_display_name": "Agent Smith",
+            "agent_runtime": "claude", "role_source_git": "", "role_source_ref": null, "image_tag": "t",
+            "status": status, "last_attach_outcome": null,
+            "docker": {"role_container": container_base, "dind_container": format!("{container_base}-dind"),
+                       "network": format!("{container_base}-net"), "certs_volume": format!("{container_base}-dind-certs")},
+            "role_git_sha": null, "base_image_ref": null, "base_image_digest": null,
+        }))
+        .expect("a manifest")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -301,18 +301,7 @@ fn instance(store: &Store, name: &str) -> InstanceName {
 }
 
 fn manifest_of(name: &InstanceName) -> Manifest {
-    serde_json::from_value(serde_json::json!({
-        "version": 1, "instance_id": name.instance_id(), "container_base": name.as_str(),
-        "created_at": "2026-11-29T09:00:00Z", "updated_at": "2026-11-29T09:00:00Z",
-        "workspace_name": null, "workspace_label": "app", "workdir": "/workspace/app",
-        "host_workdir_fingerprint": "f", "role_key": "smith", "role_display_name": "Smith",
-        "agent_runtime": "claude", "role_source_git": "", "role_source_ref": null, "image_tag": "t",
-        "status": "active", "last_attach_outcome": null,
-        "docker": {"role_container": name.as_str(), "dind_container": format!("{name}-dind"),
-                   "network": format!("{name}-net"), "certs_volume": format!("{name}-dind-certs")},
-        "role_git_sha": null, "base_image_ref": null, "base_image_digest": null,
-    }))
-    .unwrap()
+    Manifest::sample(name.as_str(), "active")
 }
 
 #[test]

@@ -2,8 +2,6 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
-
 use super::*;
 use crate::protocol::assessment::Verdict;
 use crate::protocol::codes::ErrorCode;
@@ -20,18 +18,7 @@ fn name() -> InstanceName {
 }
 
 fn manifest() -> Manifest {
-    serde_json::from_value(json!({
-        "version": 1, "instance_id": "abcd1234", "container_base": NAME,
-        "created_at": "2026-11-29T09:00:00Z", "updated_at": "2026-11-29T09:00:00Z",
-        "workspace_name": null, "workspace_label": "app", "workdir": "/workspace/app",
-        "host_workdir_fingerprint": "f", "role_key": "agentsmith", "role_display_name": "Agent Smith",
-        "agent_runtime": "claude", "role_source_git": "", "role_source_ref": null, "image_tag": "t",
-        "status": "clean_exited", "last_attach_outcome": null,
-        "docker": {"role_container": NAME, "dind_container": format!("{NAME}-dind"), "network": format!("{NAME}-net"),
-                   "certs_volume": format!("{NAME}-dind-certs")},
-        "role_git_sha": null, "base_image_ref": null, "base_image_digest": null,
-    }))
-    .unwrap()
+    Manifest::sample(NAME, "clean_exited")
 }
 
 fn row() -> IndexRow {

@@ -143,7 +143,6 @@ mod tests {
     use crate::state::select::Catalog;
     use crate::tools::reconcile::evidence::Clock;
     use crate::tools::reconcile::observe::Exited;
-    use serde_json::json;
 
     /// The index status, the role container's state (`None`: gone), and `(cause, new status)`.
     type StatusRule = (&'static str, Option<&'static str>, Option<(&'static str, &'static str)>);
@@ -155,17 +154,7 @@ mod tests {
     const NOW: &str = "2026-11-29T12:00:00Z";
 
     fn manifest(status: &str) -> Manifest {
-        serde_json::from_value(json!({
-            "version": 1, "instance_id": "abcd1234", "container_base": NAME,
-            "created_at": "2026-11-29T09:00:00Z", "updated_at": "2026-11-29T09:00:00Z",
-            "workspace_name": null, "workspace_label": "app", "workdir": "/workspace/app",
-            "host_workdir_fingerprint": "f", "role_key": "agentsmith", "role_display_name": "Agent Smith",
-            "agent_runtime": "claude", "role_source_git": "", "role_source_ref": null, "image_tag": "t",
-            "status": status, "last_attach_outcome": null,
-            "docker": {"role_container": NAME, "dind_container": format!("{NAME}-dind"), "network": format!("{NAME}-net")},
-            "role_git_sha": null, "base_image_ref": null, "base_image_digest": null,
-        }))
-        .unwrap()
+        Manifest::sample(NAME, status)
     }
 
     fn name() -> InstanceName {
