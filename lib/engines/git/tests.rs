@@ -136,3 +136,71 @@ fn a_clones_reflog_only_commit_is_at_risk_unless_the_host_has_it() {
     let counted: usize = unpushed.iter().map(|u| u.commits).sum();
     assert_eq!(counted, 1, "only {lost} is at risk: {unpushed:?}");
 }
+
+/// A branch's upstream is reported as git names it for the operator (`origin/main` for a
+/// remote-tracking ref, `main` for a local one); a tag has none.
+#[test]
+fn an_unpushed_branch_names_its_upstream_and_a_tag_names_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
+    let clone_dir = tmp.path().join("clone");
+    commit(&clone_dir, "b", "2\n");
+    git(&clone_dir, &["tag", "t"]);
+    let (mut unpushed, _) = clone_unpushed(&Repo::open(&clone_dir).unwrap(), None).unwrap();
+    unpushed.sort_by(|a, b| a.name.cmp(&b.name));
+    let named: Vec<_> = unpushed.iter().map(|u| (u.name.as_str(), u.upstream.as_deref())).collect();
+    assert_eq!(named, vec![("refs/heads/main", Some("origin/main")), ("refs/tags/t", None)]);
+
+    git(&host_dir, &["worktree", "add", "-q", "-b", "scratch", "../wt"]);
+    let wt = tmp.path().join("wt");
+    git(&wt, &["branch", "-q", "--set-upstream-to=main"]);
+    commit(&wt, "c", "3\n");
+    let refs = HostRefs::read(&host_dir).unwrap();
+    let unpushed = worktree_unpushed(&Repo::open(&wt).unwrap(), &refs, "scratch").unwrap();
+    let named: Vec<_> = unpushed.iter().map(|u| (u.name.as_str(), u.upstream.as_deref())).collect();
+    assert_eq!(named, vec![("refs/heads/scratch", Some("main"))]);
+}
+
+/// The exit dialog's Inspect: the newest commits the upstream lacks, newest first, as `git log
+/// --oneline` prints them, even where a commit's date is older than its parent's (a clock that
+/// was wrong in the container).
+#[test]
+fn the_oneline_log_is_the_newest_commits_the_upstream_lacks_children_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
+    let clone_dir = tmp.path().join("clone");
+    let dated = |file: &str, date: &str| {
+        fs::write(clone_dir.join(file), file).unwrap();
+        git(&clone_dir, &["add", file]);
+        let out = Command::new("git")
+            .current_dir(&clone_dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m"])
+            .arg(format!("{file} message"))
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date)
+            .status()
+            .unwrap();
+        assert!(out.success());
+        git(&clone_dir, &["rev-parse", "--short", "HEAD"])
+    };
+    let b = dated("b", "2020-01-01T00:00:00Z");
+    let c = dated("c", "2022-01-01T00:00:00Z");
+    let d = dated("d", "2021-01-01T00:00:00Z");
+    let log = oneline_log(&clone_dir, "refs/heads/main", Some("origin/main"), 2).unwrap();
+    assert_eq!(log, vec![format!("{d} d message"), format!("{c} c message")]);
+    let log = oneline_log(&clone_dir, "refs/heads/main", Some("origin/main"), 10).unwrap();
+    assert_eq!(log, vec![format!("{d} d message"), format!("{c} c message"), format!("{b} b message")]);
+    // Without an upstream, the whole history down to the host's first commit.
+    assert_eq!(oneline_log(&clone_dir, "refs/heads/main", None, 10).unwrap().len(), 4);
+
+    // A merge of `d` and its own parent `c` (as `git commit-tree` can make one): by date alone
+    // `c` (2022) would come before its child `d` (2021).
+    let full = |short: &str| git(&clone_dir, &["rev-parse", short]);
+    let merge = git(&clone_dir, &["commit-tree", "HEAD^{tree}", "-p", &full(&d), "-p", &full(&c), "-m", "merge"]);
+    git(&clone_dir, &["update-ref", "refs/heads/merged", &merge]);
+    let log = oneline_log(&clone_dir, "refs/heads/merged", Some("origin/main"), 3).unwrap();
+    let order: Vec<_> = log.iter().map(|line| line.split_once(' ').unwrap().1).collect();
+    assert_eq!(order, vec!["merge", "d message", "c message"]);
+}
