@@ -209,6 +209,30 @@ mod tests {
         assert!(err.to_string().contains("cannot reach"), "below a file: {err:#}");
     }
 
+    /// Two tools starting at once (a hook's pipeline and cron's reconcile) both make the home's
+    /// directories: the one whose `mkdir` loses the race finds the other's directory and goes on.
+    #[test]
+    fn a_private_dir_made_by_another_process_at_the_same_moment_is_used() {
+        let root = tempfile::tempdir().unwrap();
+        for round in 0..50 {
+            let dir = root.path().join(round.to_string());
+            let start = std::sync::Barrier::new(4);
+            std::thread::scope(|s| {
+                let racers: Vec<_> = (0..4)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            ensure_private_dir(&dir)
+                        })
+                    })
+                    .collect();
+                for racer in racers {
+                    racer.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e:#}"));
+                }
+            });
+        }
+    }
+
     #[test]
     fn a_json_file_that_cannot_be_read_is_an_error_not_none() {
         let dir = tempfile::tempdir().unwrap();
