@@ -67,7 +67,7 @@ impl IndexLock {
 /// instance to the deletion of its scratch branches: a commit can be safe only because another
 /// session's scratch branch reaches it, so two purges of sessions sharing a repository must not
 /// each count the other's branch as the surviving ref. The lock is taken on the repository's
-/// directory itself (resolved, so every spelling of the path takes the same one): no file is
+/// directory itself (known by its inode, so every spelling of the path takes the same one): no file is
 /// created anywhere, so a purge that refuses leaves nothing behind, and no jackin home of its own
 /// is needed for two homes' purges of one repository to see each other. A flock excludes every
 /// other open of the directory, threads of one run as well as other processes.
@@ -77,20 +77,26 @@ pub(crate) struct HostRepoLocks {
 }
 
 impl HostRepoLocks {
-    /// Locks every repository in `repos` that still exists, in sorted order (two purges never
-    /// wait on each other in a circle), waiting up to `wait` for each; then "busy" (exit 5). A
-    /// repository that is gone has no branch left to delete.
+    /// Locks every repository in `repos` that still exists, in the order of their inodes (two
+    /// purges never wait on each other in a circle, and every spelling of a path is one inode),
+    /// waiting up to `wait` for each; then "busy" (exit 5). A repository that is gone has no
+    /// branch left to delete. Each is opened once and known by what it opened: no path is
+    /// resolved first, so nothing can vanish between a look and the open.
     pub(crate) fn acquire(repos: &[&Path], wait: Duration) -> Result<Self> {
-        let mut resolved: Vec<std::path::PathBuf> = repos.iter().filter_map(|r| fs::canonicalize(r).ok()).collect();
-        resolved.sort();
-        resolved.dedup();
-        let mut dirs = Vec::with_capacity(resolved.len());
-        for repo in &resolved {
+        let mut opened = Vec::with_capacity(repos.len());
+        for repo in repos {
             let dir = match File::open(repo) {
                 Ok(dir) => dir,
                 Err(e) if e.kind() == ErrorKind::NotFound => continue,
                 Err(e) => return Err(e).with_context(|| format!("cannot open the host repository {}", repo.display())),
             };
+            let meta = dir.metadata().with_context(|| format!("cannot stat {}", repo.display()))?;
+            opened.push(((meta.dev(), meta.ino()), *repo, dir));
+        }
+        opened.sort_by_key(|(inode, _, _)| *inode);
+        opened.dedup_by_key(|(inode, _, _)| *inode);
+        let mut dirs = Vec::with_capacity(opened.len());
+        for (_, repo, dir) in opened {
             let deadline = Instant::now() + wait;
             loop {
                 match fs2::FileExt::try_lock_exclusive(&dir) {
@@ -473,6 +479,35 @@ mod tests {
         fs::rename(&newer, &path).unwrap();
         drop(held);
         assert!(!waiter.join().unwrap(), "the lock taken is the one on the file the path names");
+    }
+
+    /// Tools that try one session's name lock at the same moment, when no lock file is there:
+    /// one makes the file and takes it, the others find that file and see it held, and none of
+    /// them fails for the file it did not make.
+    #[test]
+    fn a_name_lock_made_by_another_try_at_the_same_moment_is_seen_held() {
+        let root = tempfile::tempdir().unwrap();
+        // Few rounds: each holder seen is looked up in /proc. The first round already races.
+        for round in 0..10 {
+            let path = root.path().join(format!("{round}.lock"));
+            let start = std::sync::Barrier::new(4);
+            let tries: Vec<NameLockTry> = std::thread::scope(|s| {
+                let racers: Vec<_> = (0..4)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            NameLock::try_take(&path)
+                        })
+                    })
+                    .collect();
+                racers
+                    .into_iter()
+                    .map(|r| r.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e:#}")))
+                    .collect()
+            });
+            let taken = tries.iter().filter(|t| matches!(t, NameLockTry::Taken(_))).count();
+            assert!(taken <= 1, "round {round}: one lock, taken {taken} times");
+        }
     }
 
     #[test]
