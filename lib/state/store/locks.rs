@@ -510,6 +510,32 @@ mod tests {
         }
     }
 
+    /// The lock file unlinked by someone else at the moment the holder unlinks it (after the
+    /// holder saw it still there): nothing was removed by the holder, and that is no error. The
+    /// holder starts a little later each round (in a cycle), so some round lands in that moment.
+    #[test]
+    fn a_name_lock_unlinked_by_another_at_the_same_moment_is_no_error() {
+        let root = tempfile::tempdir().unwrap();
+        for round in 0..3000u32 {
+            let path = root.path().join(format!("{round}.lock"));
+            let NameLockTry::Taken(mut lock) = NameLock::try_take(&path).unwrap() else { panic!("free") };
+            let start = std::sync::Barrier::new(2);
+            let (by_holder, by_other) = std::thread::scope(|s| {
+                let other = s.spawn(|| {
+                    start.wait();
+                    fs::remove_file(&path).is_ok()
+                });
+                start.wait();
+                for _ in 0..round % 64 {
+                    std::hint::spin_loop();
+                }
+                let by_holder = lock.unlink().unwrap_or_else(|e| panic!("round {round}: {e:#}"));
+                (by_holder, other.join().unwrap())
+            });
+            assert!(by_holder != by_other, "round {round}: removed by the holder {by_holder}, by the other {by_other}");
+        }
+    }
+
     #[test]
     fn host_repository_locks_wait_exclude_and_skip_what_is_gone() {
         let dir = tempfile::tempdir().unwrap();
