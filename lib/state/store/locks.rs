@@ -162,7 +162,9 @@ impl NameLock {
             if lock.still_named() {
                 return Ok(NameLockTry::Taken(lock));
             }
-            lock.forget_file();
+            // The path names another file now: the drop lets go of the hold and, since it
+            // unlinks only a file the path still names, removes nothing.
+            drop(lock);
         }
         Err(Exit::Busy.err(format_args!("{} keeps being replaced while it is locked", path.display())))
     }
@@ -207,11 +209,6 @@ impl NameLock {
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e).with_context(|| format!("removing {}", self.path.display())),
         }
-    }
-
-    /// Lets go of a hold whose path names another file now: nothing to unlink.
-    fn forget_file(mut self) {
-        self.created = false;
     }
 }
 
