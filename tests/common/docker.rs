@@ -190,6 +190,14 @@ impl Session {
     /// container, with jackin's names and labels; starts them when `running`.
     pub fn launch(container: &str, options: SessionOptions) -> Session {
         let network = format!("{container}-net");
+        // What a run of this test that was killed half-way (before its drop) left under these
+        // names goes first: each test's names are its own, so nothing else has them.
+        drop(Session {
+            container: container.to_owned(),
+            sidecar: Some(format!("{container}-dind")),
+            network: network.clone(),
+            volume: Some(format!("{container}-dind-certs")),
+        });
         let role_label = format!("jackin.role={container}");
         let mut network_args = vec!["network", "create", "--label", "jackin.managed=true", "--label", &role_label];
         if options.internal_network {

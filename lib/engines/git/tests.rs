@@ -35,6 +35,13 @@ fn host(root: &Path) -> (std::path::PathBuf, Oid) {
     (host, first)
 }
 
+/// A clone of `host` beside it, as `git clone` makes one (origin, remote-tracking refs).
+fn clone(host: &Path) -> std::path::PathBuf {
+    let parent = host.parent().unwrap();
+    git(parent, &["clone", "-q", host.to_str().unwrap(), "clone"]);
+    parent.join("clone")
+}
+
 #[test]
 fn only_a_worktree_whose_head_names_a_whole_commit_id_survives_as_a_detached_head() {
     let tmp = tempfile::tempdir().unwrap();
@@ -98,8 +105,7 @@ fn a_commit_whose_patch_a_surviving_ref_holds_is_integrated_not_counted() {
         ("refs/heads/scratch", 1, 1)
     );
 
-    let clone_dir = tmp.path().join("clone");
-    git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
+    let clone_dir = clone(&host_dir);
     // The same patch in another commit: on `picked`'s parent, but under another message, so it
     // is not `picked` itself whatever the clock says.
     git(&clone_dir, &["checkout", "-q", "-b", "work", "HEAD~2"]);
@@ -123,8 +129,7 @@ fn a_commit_whose_patch_a_surviving_ref_holds_is_integrated_not_counted() {
 fn a_clones_reflog_only_commit_is_at_risk_unless_the_host_has_it() {
     let tmp = tempfile::tempdir().unwrap();
     let (host_dir, _) = host(tmp.path());
-    git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
-    let clone_dir = tmp.path().join("clone");
+    let clone_dir = clone(&host_dir);
     commit(&clone_dir, "pushed", "1\n");
     git(&clone_dir, &["push", "-q", "origin", "HEAD:refs/heads/kept"]);
     git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/kept"]);
@@ -143,8 +148,7 @@ fn a_clones_reflog_only_commit_is_at_risk_unless_the_host_has_it() {
 fn an_unpushed_branch_names_its_upstream_and_a_tag_names_none() {
     let tmp = tempfile::tempdir().unwrap();
     let (host_dir, _) = host(tmp.path());
-    git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
-    let clone_dir = tmp.path().join("clone");
+    let clone_dir = clone(&host_dir);
     commit(&clone_dir, "b", "2\n");
     git(&clone_dir, &["tag", "t"]);
     let (mut unpushed, _) = clone_unpushed(&Repo::open(&clone_dir).unwrap(), None).unwrap();
@@ -169,8 +173,7 @@ fn an_unpushed_branch_names_its_upstream_and_a_tag_names_none() {
 fn the_oneline_log_is_the_newest_commits_the_upstream_lacks_children_first() {
     let tmp = tempfile::tempdir().unwrap();
     let (host_dir, _) = host(tmp.path());
-    git(tmp.path(), &["clone", "-q", host_dir.to_str().unwrap(), "clone"]);
-    let clone_dir = tmp.path().join("clone");
+    let clone_dir = clone(&host_dir);
     let dated = |file: &str, date: &str| {
         fs::write(clone_dir.join(file), file).unwrap();
         git(&clone_dir, &["add", file]);
