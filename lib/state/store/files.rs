@@ -216,20 +216,9 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         for round in 0..50 {
             let dir = root.path().join(round.to_string());
-            let start = std::sync::Barrier::new(4);
-            std::thread::scope(|s| {
-                let racers: Vec<_> = (0..4)
-                    .map(|_| {
-                        s.spawn(|| {
-                            start.wait();
-                            ensure_private_dir(&dir)
-                        })
-                    })
-                    .collect();
-                for racer in racers {
-                    racer.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e:#}"));
-                }
-            });
+            for made in super::super::at_once(4, || ensure_private_dir(&dir)) {
+                made.unwrap_or_else(|e| panic!("round {round}: {e:#}"));
+            }
         }
     }
 

@@ -487,21 +487,10 @@ mod tests {
         // Few rounds: each holder seen is looked up in /proc. The first round already races.
         for round in 0..10 {
             let path = root.path().join(format!("{round}.lock"));
-            let start = std::sync::Barrier::new(4);
-            let tries: Vec<NameLockTry> = std::thread::scope(|s| {
-                let racers: Vec<_> = (0..4)
-                    .map(|_| {
-                        s.spawn(|| {
-                            start.wait();
-                            NameLock::try_take(&path)
-                        })
-                    })
-                    .collect();
-                racers
-                    .into_iter()
-                    .map(|r| r.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e:#}")))
-                    .collect()
-            });
+            let tries: Vec<NameLockTry> = super::super::at_once(4, || NameLock::try_take(&path))
+                .into_iter()
+                .map(|t| t.unwrap_or_else(|e| panic!("round {round}: {e:#}")))
+                .collect();
             let taken = tries.iter().filter(|t| matches!(t, NameLockTry::Taken(_))).count();
             assert!(taken <= 1, "round {round}: one lock, taken {taken} times");
         }

@@ -578,3 +578,21 @@ fn shown_version(version: &Value) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Runs `step` on `n` threads released by one barrier, so they do it at the same moment (the
+/// store's race tests); their results in thread order.
+#[cfg(test)]
+fn at_once<T: Send>(n: usize, step: impl Fn() -> T + Sync) -> Vec<T> {
+    let start = std::sync::Barrier::new(n);
+    std::thread::scope(|s| {
+        let racers: Vec<_> = (0..n)
+            .map(|_| {
+                s.spawn(|| {
+                    start.wait();
+                    step()
+                })
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    })
+}
