@@ -14,10 +14,6 @@ use super::{clone_bundle, clone_unpushed, BundleRefs, GitError, Repo};
 use crate::protocol::assessment::SubmoduleWork;
 use crate::protocol::path_bytes::NameBytes;
 
-/// How deep submodules of submodules are followed: past this, a `.gitmodules` chain is the
-/// agent's, not a project's.
-const MAX_DEPTH: usize = 4;
-
 /// A submodule checked out in a mount, opened.
 pub(crate) struct Submodule {
     /// Its path in the mount (for a nested one, through its parents).
@@ -25,44 +21,65 @@ pub(crate) struct Submodule {
     pub(crate) repo: Repo,
 }
 
-/// The submodules checked out under `repo`'s work tree, nested ones too: those whose path in
-/// `.gitmodules` stays inside the work tree and whose directory opens as a repository. A mount
-/// without `.gitmodules` costs one `stat`.
+/// The submodules checked out under `repo`'s work tree, nested ones too (those whose path in
+/// `.gitmodules` stays inside the work tree and whose directory opens as a repository), and
+/// every git directory kept under the `modules/` of the mount's or a submodule's. A mount without
+/// `.gitmodules` or `modules/` costs two `stat`s.
+///
+/// Each git directory is taken once, by its canonical path, and the mount's own not at all: that
+/// is what ends an agent's `.gitmodules` chain that comes back on itself through a symlink, so no
+/// depth limit is needed, and none leaves a deep chain's commits out.
 pub(crate) fn checked_out(repo: &Repo) -> Vec<Submodule> {
+    let mut seen: HashSet<PathBuf> = repo.repo.path().canonicalize().into_iter().collect();
     let mut found = Vec::new();
-    collect(repo, Path::new(""), 0, &mut found);
-    // And every submodule git directory the mount's own holds (`<gitdir>/modules/<name>`), named
-    // in `.gitmodules` or not: one left behind when the parent moved to a commit without it, or
-    // deinitialised, still goes with the mount.
-    let mut seen: HashSet<PathBuf> = found.iter().filter_map(|s| s.repo.repo.path().canonicalize().ok()).collect();
-    let modules = repo.repo.path().join("modules");
-    let mut walk =
-        walkdir::WalkDir::new(&modules).min_depth(1).max_depth(2 * MAX_DEPTH).follow_links(false).into_iter();
-    while let Some(Ok(entry)) = walk.next() {
-        if !entry.file_type().is_dir() || !entry.path().join("HEAD").is_file() || !entry.path().join("objects").is_dir()
-        {
-            continue;
-        }
-        // A git directory's own folders (objects, refs) are not modules: not entered.
-        walk.skip_current_dir();
-        let Ok(canonical) = entry.path().canonicalize() else { continue };
-        if seen.insert(canonical) {
-            if let Ok(opened) = Repository::open(entry.path()) {
-                let name = entry.path().strip_prefix(&modules).unwrap_or(entry.path());
-                let path = opened.workdir().and_then(|w| w.strip_prefix(repo.repo.workdir()?).ok()).unwrap_or(name);
-                found.push(Submodule {
-                    path: NameBytes::of_path(path),
-                    repo: Repo { path: entry.path().to_path_buf(), repo: opened },
-                });
+    collect(repo, Path::new(""), &mut seen, &mut found);
+    // Every submodule git directory under a `modules/` (`<gitdir>/modules/<name>`), named in
+    // `.gitmodules` or not: one left behind when the parent moved to a commit without it, or
+    // deinitialised, still goes with the mount, and so do the modules of its own.
+    let mut holders: Vec<(PathBuf, PathBuf)> = std::iter::once((repo.repo.path().to_path_buf(), PathBuf::new()))
+        .chain(found.iter().map(|s| (s.repo.repo.path().to_path_buf(), s.path.as_path().to_path_buf())))
+        .collect();
+    while let Some((holder, holder_path)) = holders.pop() {
+        let modules = holder.join("modules");
+        let mut walk = walkdir::WalkDir::new(&modules).min_depth(1).follow_links(false).into_iter();
+        while let Some(entry) = walk.next() {
+            // An entry that cannot be read is passed by, not the end of the walk.
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_dir()
+                || !entry.path().join("HEAD").is_file()
+                || !entry.path().join("objects").is_dir()
+            {
+                continue;
             }
+            // A git directory's own folders (objects, refs) are not modules: not entered here;
+            // its `modules/` is walked in its turn.
+            walk.skip_current_dir();
+            let Ok(canonical) = entry.path().canonicalize() else { continue };
+            if !seen.insert(canonical) {
+                continue;
+            }
+            // A submodule whose work tree is gone (`git rm`, `rm -rf`) has a `core.worktree`
+            // that does not resolve, and will not open as a work tree's repository: its
+            // commits are read from the git directory alone.
+            let Ok(opened) = Repository::open(entry.path()).or_else(|_| Repository::open_bare(entry.path())) else {
+                continue;
+            };
+            let name = holder_path.join(entry.path().strip_prefix(&modules).unwrap_or(entry.path()));
+            let path =
+                opened.workdir().and_then(|w| w.strip_prefix(repo.repo.workdir()?).ok()).unwrap_or(&name).to_path_buf();
+            holders.push((entry.path().to_path_buf(), path.clone()));
+            found.push(Submodule {
+                path: NameBytes::of_path(&path),
+                repo: Repo { path: entry.path().to_path_buf(), repo: opened },
+            });
         }
     }
     found
 }
 
-fn collect(repo: &Repo, prefix: &Path, depth: usize, found: &mut Vec<Submodule>) {
+fn collect(repo: &Repo, prefix: &Path, seen: &mut HashSet<PathBuf>, found: &mut Vec<Submodule>) {
     let Some(workdir) = repo.repo.workdir() else { return };
-    if depth >= MAX_DEPTH || !workdir.join(".gitmodules").is_file() {
+    if !workdir.join(".gitmodules").is_file() {
         return;
     }
     let Ok(submodules) = repo.repo.submodules() else { return };
@@ -73,9 +90,20 @@ fn collect(repo: &Repo, prefix: &Path, depth: usize, found: &mut Vec<Submodule>)
         if path.as_os_str().is_empty() || !path.components().all(|c| matches!(c, Component::Normal(_))) {
             continue;
         }
-        let Ok(opened) = Repo::open(workdir.join(path)) else { continue };
+        // Nor does one reached through a symlink that leads out of the work tree: that is
+        // another repository of the host's, not this mount's to assess.
+        let dir = workdir.join(path);
+        let inside = matches!((dir.canonicalize(), workdir.canonicalize()), (Ok(d), Ok(w)) if d.starts_with(&w));
+        if !inside {
+            continue;
+        }
+        let Ok(opened) = Repo::open(&dir) else { continue };
+        let Ok(canonical) = opened.repo.path().canonicalize() else { continue };
+        if !seen.insert(canonical) {
+            continue;
+        }
         let full = prefix.join(path);
-        collect(&opened, &full, depth + 1, found);
+        collect(&opened, &full, seen, found);
         found.push(Submodule { path: NameBytes::of_path(&full), repo: opened });
     }
 }

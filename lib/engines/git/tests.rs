@@ -207,3 +207,98 @@ fn the_oneline_log_is_the_newest_commits_the_upstream_lacks_children_first() {
     let order: Vec<_> = log.iter().map(|line| line.split_once(' ').unwrap().1).collect();
     assert_eq!(order, vec!["merge", "d message", "c message"]);
 }
+
+/// `git submodule add` of `origin` at `path` in `dir`, committed there.
+fn add_submodule(dir: &Path, origin: &Path, path: &str) {
+    git(dir, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", origin.to_str().unwrap(), path]);
+    git(dir, &["commit", "-q", "-m", path]);
+}
+
+/// The submodules of `mount` with commits at risk: path and count.
+fn submodule_commits(mount: &Path) -> Vec<(String, usize)> {
+    let work = submodules::at_risk(&Repo::open(mount).unwrap()).unwrap();
+    let mut found: Vec<_> = work.iter().map(|w| (w.path.clone(), w.commits())).collect();
+    found.sort();
+    found
+}
+
+/// A chain of submodules five deep (`s1/s2/s3/s4/s5`, each added inside the one before): the
+/// commit the agent made at the bottom is at risk like one at the top. A depth limit once left
+/// the fifth out, and the purge deleted its git directory with the mount's.
+#[test]
+fn a_commit_five_submodules_deep_is_at_risk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    let mount = clone(&host_dir);
+    let mut dir = mount.clone();
+    let mut path = String::new();
+    for level in 1..=5 {
+        let name = format!("s{level}");
+        add_submodule(&dir, &host_dir, &name);
+        dir = dir.join(&name);
+        path = if path.is_empty() { name } else { format!("{path}/{name}") };
+    }
+    commit(&dir, "deep", "the agent's\n");
+    // Each of the four above holds its own commit too: the one that added the next.
+    let found = submodule_commits(&mount);
+    assert_eq!(found.len(), 5, "{found:?}");
+    assert_eq!(found.last(), Some(&(path, 1)), "{found:?}");
+}
+
+/// A submodule of a submodule removed from its parent (`git rm`): its git directory stays in
+/// the parent's (`.git/modules/s1/modules/s2`), which goes with the mount, so its commit is at
+/// risk. Only the mount's own `modules/` was looked through before.
+#[test]
+fn a_nested_submodule_left_behind_is_at_risk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    let mount = clone(&host_dir);
+    add_submodule(&mount, &host_dir, "s1");
+    let s1 = mount.join("s1");
+    add_submodule(&s1, &host_dir, "s2");
+    commit(&s1.join("s2"), "nested", "the agent's\n");
+    git(&s1, &["rm", "-q", "-f", "s2"]);
+    git(&s1, &["commit", "-q", "-m", "drop s2"]);
+    assert!(!s1.join("s2").exists() && mount.join(".git/modules/s1/modules/s2/HEAD").is_file());
+    // s1's own two (adding s2, removing it) and s2's one.
+    assert_eq!(submodule_commits(&mount), [("s1".to_owned(), 2), ("s1/s2".to_owned(), 1)]);
+}
+
+/// A submodule removed with its work tree (`git rm`, or `rm -rf` and a commit): its git
+/// directory stays in the mount's, with a `core.worktree` that resolves to nothing, so it did
+/// not open and its commit was not counted; it is read from the git directory alone now.
+#[test]
+fn a_submodule_removed_with_its_work_tree_is_at_risk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    let mount = clone(&host_dir);
+    add_submodule(&mount, &host_dir, "vendor/lib");
+    commit(&mount.join("vendor/lib"), "fix", "the agent's\n");
+    git(&mount, &["rm", "-q", "-f", "vendor/lib"]);
+    assert!(!mount.join("vendor/lib").exists());
+    assert_eq!(submodule_commits(&mount), [("vendor/lib".to_owned(), 1)]);
+}
+
+/// `.gitmodules` is the agent's: a path whose directory is a symlink out of the mount (to
+/// another repository of the host's, with a commit at risk of its own) or back to the mount
+/// itself names no submodule. Before, the first was assessed as this mount's, and the second
+/// reported the mount's own commit four times over as submodules' (`loop`, `loop/loop`, ...).
+#[test]
+fn a_gitmodules_path_through_a_symlink_names_no_submodule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    let mount = clone(&host_dir);
+    commit(&mount, "own", "the mount's own commit\n");
+    let elsewhere = tmp.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    git(&elsewhere, &["init", "-q"]);
+    commit(&elsewhere, "other", "not this mount's\n");
+    std::os::unix::fs::symlink(&elsewhere, mount.join("out")).unwrap();
+    std::os::unix::fs::symlink(".", mount.join("loop")).unwrap();
+    let gitmodules =
+        "[submodule \"out\"]\n\tpath = out\n\turl = ../out\n[submodule \"loop\"]\n\tpath = loop\n\turl = ../loop\n";
+    fs::write(mount.join(".gitmodules"), gitmodules).unwrap();
+    let names: Vec<_> = submodules::checked_out(&Repo::open(&mount).unwrap()).iter().map(|s| s.path.text()).collect();
+    assert!(names.is_empty(), "{names:?}");
+    assert_eq!(submodule_commits(&mount), []);
+}
