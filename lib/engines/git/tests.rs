@@ -302,3 +302,31 @@ fn a_gitmodules_path_through_a_symlink_names_no_submodule() {
     assert!(names.is_empty(), "{names:?}");
     assert_eq!(submodule_commits(&mount), []);
 }
+
+/// What the save copies for a staged change: the index's blob and mode of a file, an
+/// executable and a link (its target as the bytes); nothing for a path the index lacks or holds
+/// as a gitlink. And the gitlink's commit for a submodule `git add` staged, nothing for a file.
+#[test]
+fn the_staged_version_of_a_path_is_the_index_entrys_blob_and_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    let mount = clone(&host_dir);
+    fs::write(mount.join("plain"), "staged\n").unwrap();
+    fs::write(mount.join("tool"), "#!/bin/sh\n").unwrap();
+    fs::set_permissions(mount.join("tool"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("plain", mount.join("link")).unwrap();
+    git(&mount, &["add", "plain", "tool", "link"]);
+    // The work tree moves on; the staged version is the index's.
+    fs::write(mount.join("plain"), "edited after staging\n").unwrap();
+    add_submodule(&mount, &host_dir, "sub");
+    let sub_head = git(&mount.join("sub"), &["rev-parse", "HEAD"]);
+    let repo = Repo::open(&mount).unwrap();
+    assert_eq!(repo.staged(Path::new("plain")), Some((b"staged\n".to_vec(), 0o100644)));
+    assert_eq!(repo.staged(Path::new("tool")), Some((b"#!/bin/sh\n".to_vec(), 0o100755)));
+    assert_eq!(repo.staged(Path::new("link")), Some((b"plain".to_vec(), 0o120000)));
+    assert_eq!(repo.staged(Path::new("absent")), None);
+    assert_eq!(repo.staged(Path::new("sub")), None, "a gitlink has no blob");
+    assert_eq!(repo.staged_gitlink(Path::new("sub")), Some(sub_head));
+    assert_eq!(repo.staged_gitlink(Path::new("plain")), None);
+    assert_eq!(repo.staged_gitlink(Path::new("absent")), None);
+}
