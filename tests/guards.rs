@@ -1047,6 +1047,24 @@ fn a_submodule_left_behind_by_a_reset_is_still_at_risk_and_bundled() {
     if !engine_available("a_submodule_left_behind_by_a_reset_is_still_at_risk_and_bundled") {
         return;
     }
+    submodule_left_behind(false);
+}
+
+/// The same submodule removed with its work tree (`git rm`): its git directory stays in the
+/// mount's, with a `core.worktree` that resolves to nothing. It did not open, so its commit was
+/// neither at risk nor bundled, and the purge deleted it with the mount.
+#[test]
+fn a_submodule_removed_with_git_rm_is_still_at_risk_and_bundled() {
+    if !engine_available("a_submodule_removed_with_git_rm_is_still_at_risk_and_bundled") {
+        return;
+    }
+    submodule_left_behind(true);
+}
+
+/// A clone session vendoring a library as a submodule, a commit of the agent's in it, then the
+/// submodule left behind (`removed`: by `git rm`; else by a reset of the parent): assessed at
+/// risk, and the commit fetched back from the discard's submodule bundle.
+fn submodule_left_behind(removed: bool) {
     let mut home = Home::new();
     let host = home.host_repo("app");
     let lib_origin = home.tmp.path().join("lib-origin.git");
@@ -1064,8 +1082,13 @@ fn a_submodule_left_behind_by_a_reset_is_still_at_risk_and_bundled() {
     git(&mount, &["commit", "-q", "-m", "vendor the library"]);
     let sub = mount.join("vendor/lib");
     let commit = commit_file(&sub, "lib.rs", "pub fn lib() -> u8 { 42 }\n", "the agent's fix");
-    git(&mount, &["reset", "-q", "--hard", "origin/main"]);
-    assert!(!mount.join(".gitmodules").exists() && sub.join(".git").is_file(), "left behind");
+    if removed {
+        git(&mount, &["rm", "-q", "-f", "vendor/lib"]);
+        assert!(!sub.exists(), "removed with its work tree");
+    } else {
+        git(&mount, &["reset", "-q", "--hard", "origin/main"]);
+        assert!(!mount.join(".gitmodules").exists() && sub.join(".git").is_file(), "left behind");
+    }
 
     let assessment = home.assess(&inst.container);
     assert!(assessment.summary.contains("in submodules"), "{}", assessment.summary);
