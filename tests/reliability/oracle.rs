@@ -3,7 +3,7 @@
 //! A seeded generator plays an agent on real worktrees and clones of a real host repository
 //! that has an `origin` (and a submodule with an origin of its own): edits, deletes, renames,
 //! mode changes, symlinks, untracked trees, hostile names, sparse and large files, commits,
-//! amends, resets, rebases, cherry-picks, stashes, submodule commits, pushes, and the test
+//! amends, resets, rebases, cherry-picks, stashes, submodule commits, a submodule `git rm`ed, pushes, and the test
 //! acting as upstream (squash and rebase merges of the session's work into origin's `main`).
 //! Before the purge the oracle records with the git CLI what exists only in the session (its
 //! commits and its changed files' bytes); after `jackin-assess | jackin-keep --policy=clean |
@@ -297,6 +297,7 @@ const ACTIONS: &[Action] = &[
     ("submodule update --init", 2, |a| a.submodule_init()),
     ("submodule commit", 4, |a| a.submodule_commit()),
     ("submodule file", 2, |a| a.submodule_file()),
+    ("submodule removed (git rm)", 2, |a| a.submodule_rm()),
     ("upstream squash merge", 5, |a| a.upstream_squash()),
     ("upstream rebase merge", 2, |a| a.upstream_rebase_merge()),
     ("upstream commit", 2, |a| a.upstream_commit()),
@@ -981,6 +982,21 @@ impl<'w> Agent<'w> {
         Ok(show(&rel))
     }
 
+    /// `git rm` of the checked-out submodule, sometimes committed: its work tree goes, its git
+    /// directory stays in the mount's with a `core.worktree` that names nothing.
+    fn submodule_rm(&mut self) -> Result<String, String> {
+        if !self.path(b"sub/.git").exists() {
+            return Err("not checked out".into());
+        }
+        self.git(&["rm", "-q", "-f", "sub"])?;
+        if self.rng.below(2) == 0 {
+            let n = self.next_n();
+            self.git(&["commit", "-q", "-m", &format!("drop the submodule h{} #{n}", self.index)])?;
+            return Ok("sub, committed".into());
+        }
+        Ok("sub".into())
+    }
+
     /// Fetches what upstream did into the mount (and so, for a worktree, the host), and for a
     /// clone sometimes into the host repository too (or only there).
     fn see_upstream(&mut self) -> String {
@@ -1532,6 +1548,19 @@ impl History {
             }
         }
         let sub = mount.join("sub");
+        // A submodule removed with `git rm` is its git directory alone, whose `core.worktree`
+        // names nothing: git reads it with a work tree given.
+        let removed = PathBuf::from(git_text(mount, &["rev-parse", "--absolute-git-dir"])).join("modules/sub");
+        if !sub.join(".git").exists() && removed.join("HEAD").is_file() {
+            let (git_dir, work_tree) =
+                (format!("--git-dir={}", removed.display()), format!("--work-tree={}", removed.display()));
+            let commits = lines_set(&git_must(
+                mount,
+                &[&git_dir, &work_tree, "rev-list", "--reflog", "--all", "HEAD", "--"],
+                None,
+            ));
+            self.sub_commits = commits.difference(sub_surviving).cloned().collect();
+        }
         if sub.join(".git").exists() {
             let commits = rev_list(&sub, &["--reflog", "--all", "HEAD"], None);
             self.sub_commits = commits.difference(sub_surviving).cloned().collect();
