@@ -3,8 +3,9 @@
 //! A seeded generator plays an agent on real worktrees and clones of a real host repository
 //! that has an `origin` (and a submodule with an origin of its own): edits, deletes, renames,
 //! mode changes, symlinks, untracked trees, hostile names, sparse and large files, commits,
-//! amends, resets, rebases, cherry-picks, stashes, submodule commits, a submodule `git rm`ed, pushes, and the test
-//! acting as upstream (squash and rebase merges of the session's work into origin's `main`).
+//! amends, resets, rebases, cherry-picks, stashes, submodule commits, a submodule removed with
+//! `git rm`, pushes, and the test acting as upstream (squash and rebase merges of the session's
+//! work into origin's `main`).
 //! Before the purge the oracle records with the git CLI what exists only in the session (its
 //! commits and its changed files' bytes); after `jackin-assess | jackin-keep --policy=clean |
 //! jackin-purge` or `jackin-purge --discard-unfinished` it checks that each of them still exists:
