@@ -208,6 +208,14 @@ fn the_oneline_log_is_the_newest_commits_the_upstream_lacks_children_first() {
     assert_eq!(order, vec!["merge", "d message", "c message"]);
 }
 
+/// A host repository and a clone of it, as a clone session's mount, in a directory of their own.
+fn host_and_clone() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    let mount = clone(&host_dir);
+    (tmp, host_dir, mount)
+}
+
 /// `git submodule add` of `origin` at `path` in `dir`, committed there.
 fn add_submodule(dir: &Path, origin: &Path, path: &str) {
     git(dir, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", origin.to_str().unwrap(), path]);
@@ -227,9 +235,7 @@ fn submodule_commits(mount: &Path) -> Vec<(String, usize)> {
 /// the fifth out, and the purge deleted its git directory with the mount's.
 #[test]
 fn a_commit_five_submodules_deep_is_at_risk() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (host_dir, _) = host(tmp.path());
-    let mount = clone(&host_dir);
+    let (_tmp, host_dir, mount) = host_and_clone();
     let mut dir = mount.clone();
     let mut path = String::new();
     for level in 1..=5 {
@@ -250,9 +256,7 @@ fn a_commit_five_submodules_deep_is_at_risk() {
 /// risk. Only the mount's own `modules/` was looked through before.
 #[test]
 fn a_nested_submodule_left_behind_is_at_risk() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (host_dir, _) = host(tmp.path());
-    let mount = clone(&host_dir);
+    let (_tmp, host_dir, mount) = host_and_clone();
     add_submodule(&mount, &host_dir, "s1");
     let s1 = mount.join("s1");
     add_submodule(&s1, &host_dir, "s2");
@@ -269,9 +273,7 @@ fn a_nested_submodule_left_behind_is_at_risk() {
 /// not open and its commit was not counted; it is read from the git directory alone now.
 #[test]
 fn a_submodule_removed_with_its_work_tree_is_at_risk() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (host_dir, _) = host(tmp.path());
-    let mount = clone(&host_dir);
+    let (_tmp, host_dir, mount) = host_and_clone();
     add_submodule(&mount, &host_dir, "vendor/lib");
     commit(&mount.join("vendor/lib"), "fix", "the agent's\n");
     git(&mount, &["rm", "-q", "-f", "vendor/lib"]);
@@ -285,9 +287,7 @@ fn a_submodule_removed_with_its_work_tree_is_at_risk() {
 /// reported the mount's own commit four times over as submodules' (`loop`, `loop/loop`, ...).
 #[test]
 fn a_gitmodules_path_through_a_symlink_names_no_submodule() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (host_dir, _) = host(tmp.path());
-    let mount = clone(&host_dir);
+    let (tmp, _host_dir, mount) = host_and_clone();
     commit(&mount, "own", "the mount's own commit\n");
     let elsewhere = tmp.path().join("elsewhere");
     fs::create_dir(&elsewhere).unwrap();
@@ -308,9 +308,7 @@ fn a_gitmodules_path_through_a_symlink_names_no_submodule() {
 /// as a gitlink. And the gitlink's commit for a submodule `git add` staged, nothing for a file.
 #[test]
 fn the_staged_version_of_a_path_is_the_index_entrys_blob_and_mode() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (host_dir, _) = host(tmp.path());
-    let mount = clone(&host_dir);
+    let (_tmp, host_dir, mount) = host_and_clone();
     fs::write(mount.join("plain"), "staged\n").unwrap();
     fs::write(mount.join("tool"), "#!/bin/sh\n").unwrap();
     fs::set_permissions(mount.join("tool"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
