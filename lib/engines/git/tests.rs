@@ -328,3 +328,55 @@ fn the_staged_version_of_a_path_is_the_index_entrys_blob_and_mode() {
     assert_eq!(repo.staged_gitlink(Path::new("plain")), None);
     assert_eq!(repo.staged_gitlink(Path::new("absent")), None);
 }
+
+/// A purge's step 5 in the host repository: the scratch branch is there, is deleted, and a
+/// second delete finds nothing; the other branches stay.
+#[test]
+fn the_scratch_branch_is_found_deleted_and_not_found_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    git(&host_dir, &["branch", "jk/scratch"]);
+    let repo = Repo::open(&host_dir).unwrap();
+    assert!(repo.has_branch("jk/scratch") && repo.has_branch("main"));
+    assert!(!repo.has_branch("jk/other"));
+    assert!(repo.delete_branch("jk/scratch").unwrap());
+    assert!(!repo.has_branch("jk/scratch"));
+    assert!(!repo.delete_branch("jk/scratch").unwrap(), "nothing left to delete");
+    assert!(repo.has_branch("main"));
+    assert!(!repo.is_bare());
+    let bare = tmp.path().join("bare.git");
+    git(tmp.path(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
+    assert!(Repo::open(&bare).unwrap().is_bare());
+}
+
+/// A worktree's registration in its host is the one whose path is the worktree's, however the
+/// path is spelled (`..`, a trailing slash), or, once its directory is gone, the one of the
+/// fallback name; never another worktree's, nor any without a fallback. Pruning removes that
+/// registration only, and a second prune finds nothing.
+#[test]
+fn a_worktrees_registration_is_found_by_its_path_or_name_and_pruned_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    git(&host_dir, &["worktree", "add", "-q", "-b", "one", "../wt-one"]);
+    git(&host_dir, &["worktree", "add", "-q", "-b", "two", "../wt-two"]);
+    let host = Repo::open(&host_dir).unwrap();
+    let (one, two) = (tmp.path().join("wt-one"), tmp.path().join("wt-two"));
+    assert_eq!(host.registration(&one, None).as_deref(), Some("wt-one"));
+    assert_eq!(host.registration(&two, None).as_deref(), Some("wt-two"));
+    let spelled = tmp.path().join("host/../wt-two/");
+    assert_eq!(host.registration(&spelled, None).as_deref(), Some("wt-two"), "{}", spelled.display());
+    let unknown = tmp.path().join("wt-three");
+    assert_eq!(host.registration(&unknown, None), None);
+    assert_eq!(host.registration(&unknown, Some("wt-one")).as_deref(), Some("wt-one"), "by its name");
+    assert_eq!(registration_dir(&host_dir, &two, "wt-one"), Some(host_dir.join(".git/worktrees/wt-two")));
+    assert_eq!(registration_dir(&host_dir, &unknown, "nope"), None);
+
+    fs::remove_dir_all(&two).unwrap();
+    assert_eq!(host.registration(&two, None).as_deref(), Some("wt-two"), "a gone directory, by its path");
+    assert!(host.prune_worktree(&two, None).unwrap());
+    assert!(!host_dir.join(".git/worktrees/wt-two").exists());
+    assert_eq!(host.registration(&two, None), None);
+    assert!(!host.prune_worktree(&two, None).unwrap(), "nothing left to prune");
+    assert_eq!(host.registration(&one, None).as_deref(), Some("wt-one"), "the other one stays");
+    assert!(one.join("a").is_file());
+}
