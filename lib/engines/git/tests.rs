@@ -380,3 +380,55 @@ fn a_worktrees_registration_is_found_by_its_path_or_name_and_pruned_alone() {
     assert_eq!(host.registration(&one, None).as_deref(), Some("wt-one"), "the other one stays");
     assert!(one.join("a").is_file());
 }
+
+/// The clone's reflog-only entry (`REFLOG_ONLY`) of `unpushed`: its commits and integrated ones.
+fn reflog_entry(unpushed: &[UnpushedRef]) -> Option<(usize, Vec<String>)> {
+    let entry = unpushed.iter().find(|u| u.name == REFLOG_ONLY)?;
+    Some((entry.commits, entry.integrated.iter().map(|i| i.commit.clone()).collect()))
+}
+
+/// A clone's reflogs are its own but those of its remote-tracking refs (what they logged came
+/// from elsewhere) and the stash's (counted as stashes): a commit only the reflog of a branch
+/// that is not checked out reaches is at risk, one only `origin/main`'s reflog reaches (upstream
+/// moved back) is not.
+#[test]
+fn a_branch_reflog_is_the_sessions_and_a_remote_tracking_one_is_not() {
+    let (_tmp, host_dir, mount) = host_and_clone();
+    let first = git(&host_dir, &["rev-parse", "HEAD"]);
+    commit(&host_dir, "upstream", "fetched, then taken back\n");
+    git(&mount, &["fetch", "-q"]);
+    git(&host_dir, &["reset", "-q", "--hard", &first]);
+    git(&mount, &["fetch", "-q"]);
+    // A commit made on the side: only `side`'s reflog (a file under logs/refs/heads/) holds it.
+    let tree = git(&mount, &["rev-parse", "HEAD^{tree}"]);
+    let side = git(&mount, &["commit-tree", &tree, "-p", "HEAD", "-m", "on the side"]);
+    git(&mount, &["update-ref", "-m", "side", "refs/heads/side", &side]);
+    git(&mount, &["update-ref", "-m", "back", "refs/heads/side", "HEAD"]);
+    git(&mount, &["stash", "list"]);
+    let (unpushed, stashes) = clone_unpushed(&Repo::open(&mount).unwrap(), None).unwrap();
+    assert_eq!((reflog_entry(&unpushed), stashes), (Some((1, vec![])), 0), "only {side}: {unpushed:?}");
+}
+
+/// Two commits reset away, one of them on the host as the same patch: the reflog-only entry
+/// counts the other and lists the first as integrated, and names only the newest of the two as
+/// its tip (what a bundle names to hold both).
+#[test]
+fn reflog_only_commits_have_one_tip_and_the_merged_one_is_integrated() {
+    let (_tmp, host_dir, mount) = host_and_clone();
+    let older = commit(&mount, "b", "the agent's first\n");
+    let newer = commit(&mount, "c", "the agent's second\n");
+    git(&mount, &["reset", "-q", "--hard", "HEAD~2"]);
+    let clone = Repo::open(&mount).unwrap();
+    let surviving = [Oid::from_str(&git(&mount, &["rev-parse", "origin/main"])).unwrap()];
+    let only = clone_reflog_only(&clone.repo, &surviving).unwrap();
+    assert_eq!(only.tips, [newer]);
+    assert_eq!(only.commits.len(), 2);
+    // The host takes the first as its own commit of the same patch, under another message so
+    // that it is not the agent's commit itself whatever the clock says.
+    fs::write(host_dir.join("b"), "the agent's first\n").unwrap();
+    git(&host_dir, &["add", "b"]);
+    git(&host_dir, &["commit", "-q", "-m", "b, as the host took it"]);
+    let refs = HostRefs::read(&host_dir).unwrap();
+    let (unpushed, _) = clone_unpushed(&clone, Some((host_dir.as_path(), &refs))).unwrap();
+    assert_eq!(reflog_entry(&unpushed), Some((1, vec![older.to_string()])), "{unpushed:?}");
+}
