@@ -432,3 +432,27 @@ fn reflog_only_commits_have_one_tip_and_the_merged_one_is_integrated() {
     let (unpushed, _) = clone_unpushed(&clone, Some((host_dir.as_path(), &refs))).unwrap();
     assert_eq!(reflog_entry(&unpushed), Some((1, vec![older.to_string()])), "{unpushed:?}");
 }
+
+/// A clone's commit the host has only as a loose object (fetched into a ref since deleted, not
+/// yet collected) exists nowhere a purge leaves: at risk. One a host branch the clone never saw
+/// builds on is kept by the host.
+#[test]
+fn a_clone_commit_the_host_holds_unreachable_is_at_risk_and_one_a_host_branch_builds_on_is_not() {
+    let (_tmp, host_dir, mount) = host_and_clone();
+    let agents = commit(&mount, "b", "the agent's\n");
+    let clone_path = mount.to_str().unwrap();
+    git(&host_dir, &["fetch", "-q", clone_path, "main:refs/heads/taken"]);
+    git(&host_dir, &["update-ref", "-d", "refs/heads/taken"]);
+    assert!(Repository::open(&host_dir).unwrap().find_commit(agents).is_ok(), "the host still has the object");
+    let main_at_risk = |host_dir: &Path| {
+        let refs = HostRefs::read(host_dir).unwrap();
+        let (unpushed, _) = clone_unpushed(&Repo::open(&mount).unwrap(), Some((host_dir, &refs))).unwrap();
+        unpushed.iter().filter(|u| u.name == "refs/heads/main").map(|u| u.commits).sum::<usize>()
+    };
+    assert_eq!(main_at_risk(&host_dir), 1, "unreachable in the host: at risk");
+    // The host takes it again and builds on it: a host commit the clone does not have.
+    git(&host_dir, &["fetch", "-q", clone_path, "main:refs/heads/taken"]);
+    git(&host_dir, &["checkout", "-q", "taken"]);
+    commit(&host_dir, "c", "the host's, on top\n");
+    assert_eq!(main_at_risk(&host_dir), 0, "a host branch descends from it");
+}
