@@ -65,7 +65,9 @@ pub(super) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
         let is_dir = bytes.ends_with(b"/");
         let relative = bytes.strip_suffix(b"/").unwrap_or(bytes);
         // A tracked file inside a directory would make the directory not wholly ignored; libgit2
-        // then lists the entries under it instead, and this keeps that promise checked.
+        // then lists the wholly ignored entries under it instead (and not the ignored files
+        // beside the tracked one, which git clean -dX would remove: they are kept), and this
+        // keeps that promise checked.
         if is_dir && holds_tracked(&tracked, relative) {
             continue;
         }
@@ -120,6 +122,25 @@ mod tests {
         assert!(holds_tracked(&tracked, b"target"));
         assert!(!holds_tracked(&tracked, b"targ"));
         assert!(!holds_tracked(&tracked, b"node_modules"));
+        // A sparse index names a directory outside its cone as one entry, `dir/`: all of it is
+        // tracked content.
+        assert!(holds_tracked(&[b"vendor/".to_vec()], b"vendor"));
+    }
+
+    #[test]
+    fn the_tracked_paths_are_the_indexs_sorted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Repository::init(tmp.path()).unwrap();
+        for name in ["zeta", "alpha", "mid/dle"] {
+            let path = tmp.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, name).unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        for name in ["zeta", "mid/dle", "alpha"] {
+            index.add_path(Path::new(name)).unwrap();
+        }
+        assert_eq!(tracked_paths(&index), [b"alpha".to_vec(), b"mid/dle".to_vec(), b"zeta".to_vec()]);
     }
 
     #[test]

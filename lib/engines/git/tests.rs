@@ -456,3 +456,40 @@ fn a_clone_commit_the_host_holds_unreachable_is_at_risk_and_one_a_host_branch_bu
     commit(&host_dir, "c", "the host's, on top\n");
     assert_eq!(main_at_risk(&host_dir), 0, "a host branch descends from it");
 }
+
+/// What `--slim` may take back: each ignored directory once and each ignored file, never a
+/// directory that holds a file tracked despite the rule (`git add -f`). Under such a directory
+/// libgit2 names only its wholly ignored subdirectories; the ignored files beside the tracked
+/// ones, which git clean -dX would remove too, are not named, so they are kept.
+#[test]
+fn the_ignored_entries_are_never_a_directory_that_holds_a_tracked_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, _) = host(tmp.path());
+    fs::write(dir.join(".gitignore"), "target/\nlogs/\n*.log\n").unwrap();
+    let files = [
+        ("target/debug/app", "bin"),
+        ("build.log", "log"),
+        ("logs/keep.txt", "k"),
+        ("logs/run.txt", "r"),
+        ("logs/old/a.txt", "a"),
+        ("logs/deep/keep.txt", "k"),
+        ("logs/deep/b.txt", "b"),
+    ];
+    for (path, text) in files {
+        fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        fs::write(dir.join(path), text).unwrap();
+    }
+    git(&dir, &["add", ".gitignore"]);
+    git(&dir, &["add", "-f", "logs/keep.txt", "logs/deep/keep.txt"]);
+    git(&dir, &["commit", "-q", "-m", "ignore"]);
+    let mut found: Vec<(String, bool)> = Repo::open(&dir)
+        .unwrap()
+        .ignored()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.path.to_string_lossy().into_owned(), e.is_dir))
+        .collect();
+    found.sort();
+    let expected = [("build.log", false), ("logs/old", true), ("target", true)];
+    assert_eq!(found, expected.map(|(p, d)| (p.to_owned(), d)));
+}
