@@ -493,3 +493,36 @@ fn the_ignored_entries_are_never_a_directory_that_holds_a_tracked_file() {
     let expected = [("build.log", false), ("logs/old", true), ("target", true)];
     assert_eq!(found, expected.map(|(p, d)| (p.to_owned(), d)));
 }
+
+/// A worktree's reflogs are its HEAD's (under its registration) and its scratch branch's: a
+/// commit the agent reset away there, or made on a detached HEAD and left, is at risk; one the
+/// host's own `main` reset away is not the session's.
+#[test]
+fn a_commit_reset_away_in_a_worktree_is_at_risk_and_one_of_the_hosts_own_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, first) = host(tmp.path());
+    commit(&host_dir, "h", "the host's, reset away\n");
+    git(&host_dir, &["reset", "-q", "--hard", &first.to_string()]);
+    git(&host_dir, &["worktree", "add", "-q", "-b", "scratch", "../wt"]);
+    let wt = tmp.path().join("wt");
+    let reset = commit(&wt, "b", "the agent's, reset away\n");
+    git(&wt, &["reset", "-q", "--hard", "HEAD~1"]);
+    // One made on a detached HEAD and left: only the worktree's HEAD reflog holds it.
+    git(&wt, &["checkout", "-q", "--detach"]);
+    let detached = commit(&wt, "c", "the agent's, on a detached HEAD\n");
+    git(&wt, &["checkout", "-q", "scratch"]);
+    let refs = HostRefs::read(&host_dir).unwrap();
+    let unpushed = worktree_unpushed(&Repo::open(&wt).unwrap(), &refs, "scratch").unwrap();
+    assert_eq!(reflog_entry(&unpushed), Some((2, vec![])), "{unpushed:?}");
+    let logged = ReflogOnly::find(
+        &Repository::open(&wt).unwrap(),
+        &worktree_reflogs(&Repository::open(&wt).unwrap(), "refs/heads/scratch"),
+        &[first],
+    )
+    .unwrap();
+    let mut commits = logged.commits;
+    commits.sort();
+    let mut expected = [reset, detached];
+    expected.sort();
+    assert_eq!(commits, expected);
+}
