@@ -526,3 +526,18 @@ fn a_commit_reset_away_in_a_worktree_is_at_risk_and_one_of_the_hosts_own_is_not(
     expected.sort();
     assert_eq!(commits, expected);
 }
+
+/// A reflog line naming no object here (a commit collected since, a line the agent wrote) or the
+/// zero id (a ref's creation) adds nothing and is no error.
+#[test]
+fn a_reflog_line_naming_no_object_here_adds_nothing() {
+    let (_tmp, _host_dir, mount) = host_and_clone();
+    let head = git(&mount, &["rev-parse", "HEAD"]);
+    let log = mount.join(".git/logs/refs/heads/main");
+    let mut text = fs::read(&log).unwrap();
+    text.extend(format!("{} {} t <t@example.com> 1 +0000\tgone\n", "1".repeat(40), "0".repeat(40)).bytes());
+    text.extend(format!("{head} {} t <t@example.com> 1 +0000\tgone\n", "2".repeat(40)).bytes());
+    fs::write(&log, text).unwrap();
+    let (unpushed, _) = clone_unpushed(&Repo::open(&mount).unwrap(), None).unwrap();
+    assert_eq!(reflog_entry(&unpushed), None, "{unpushed:?}");
+}
