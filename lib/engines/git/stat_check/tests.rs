@@ -409,3 +409,34 @@ fn an_unborn_branch_has_diffs_against_nothing() {
     let diff = state.files[0].diff.as_deref().unwrap();
     assert!(diff.contains("+the first line"), "{diff}");
 }
+
+/// A tracked symbolic link whose stat data match the index is no suspect, as git's own check
+/// has it; one that now points elsewhere is.
+#[test]
+fn a_clean_symlink_has_no_suspects_and_one_pointed_elsewhere_is_one() {
+    use rustix::fs::{utimensat, AtFlags, Timespec, Timestamps, CWD};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    write(root, "a.txt", "a\n");
+    std::os::unix::fs::symlink("a.txt", root.join("link")).unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "files"]);
+    let past = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs() as i64 - 10;
+    let at = Timespec { tv_sec: past, tv_nsec: 0 };
+    for name in ["a.txt", "link"] {
+        utimensat(
+            CWD,
+            root.join(name),
+            &Timestamps { last_access: at, last_modification: at },
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .unwrap();
+    }
+    git(root, &["update-index", "--refresh"]);
+    let repo = git2::Repository::open(root).unwrap();
+    assert_eq!(suspect_names(&repo), Ok(BTreeSet::new()));
+    fs::remove_file(root.join("link")).unwrap();
+    std::os::unix::fs::symlink("elsewhere", root.join("link")).unwrap();
+    assert_eq!(suspect_names(&repo), Ok(BTreeSet::from(["link".to_owned()])));
+}
