@@ -440,3 +440,19 @@ fn a_clean_symlink_has_no_suspects_and_one_pointed_elsewhere_is_one() {
     std::os::unix::fs::symlink("elsewhere", root.join("link")).unwrap();
     assert_eq!(suspect_names(&repo), Ok(BTreeSet::from(["link".to_owned()])));
 }
+
+/// The directories the check holds open are closed on exec: a program the tools start meanwhile
+/// (a pager, `ssh`, a secret manager's client) is not handed a descriptor of the work tree.
+#[test]
+fn the_work_tree_s_descriptors_are_not_inherited_by_a_program_started_meanwhile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    fs::create_dir(root.join("sub")).unwrap();
+    let mut listing = super::Listing::open_root(&root).unwrap();
+    let inner = listing.enter(b"sub").unwrap();
+    let out = Command::new("ls").args(["-l", "/proc/self/fd"]).output().unwrap();
+    let fds = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && fds.contains("/proc/"), "the listing was read: {fds}");
+    assert!(!fds.contains(root.to_str().unwrap()), "a descriptor of the work tree was inherited:\n{fds}");
+    drop((listing, inner));
+}
