@@ -189,7 +189,9 @@ struct Listing {
 
 impl Listing {
     fn open_root(workdir: &Path) -> Option<Listing> {
-        let fd = fs::open(workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+        // Read-only is the open's default (`O_RDONLY` is 0); closed on exec, so a program the
+        // tools start meanwhile is not handed the work tree.
+        let fd = fs::open(workdir, OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
         let mut root = Listing::read(Vec::new(), fd).ok()?;
         // The work tree's own `.git` (a directory, or the file of a worktree) is never its content.
         root.mark_known(b".git");
@@ -198,7 +200,7 @@ impl Listing {
 
     fn enter(&mut self, name: &[u8]) -> rustix::io::Result<Listing> {
         self.mark_known(name);
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let flags = OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = fs::openat(self.fd(), name, flags, Mode::empty())?;
         Listing::read([self.prefix.as_slice(), name, b"/"].concat(), fd)
     }

@@ -111,6 +111,7 @@ fn the_narrowed_status_equals_the_whole_one() {
         ("a0", "to a symlink\n"),
         ("deep/er/est/file.rs", "its directory goes\n"),
         ("deep/kept.rs", "kept\n"),
+        ("dir/moved.rs", "its directory moved and a link to it put in its place\n"),
         ("docs/guide.md", "to a directory\n"),
         ("link", "to a regular file\n"),
         ("src/gen/.gitignore", "/out/\n"),
@@ -128,6 +129,9 @@ fn the_narrowed_status_equals_the_whole_one() {
     fs::remove_file(root.join("a0")).unwrap();
     std::os::unix::fs::symlink("a.txt", root.join("a0")).unwrap();
     fs::remove_dir_all(root.join("deep/er")).unwrap();
+    // The files under the link are the tracked ones, stat data and all: only the link tells.
+    fs::rename(root.join("dir"), root.join("dir2")).unwrap();
+    std::os::unix::fs::symlink("dir2", root.join("dir")).unwrap();
     fs::remove_file(root.join("docs/guide.md")).unwrap();
     write(&root, "docs/guide.md/inside.md", "x\n");
     fs::remove_file(root.join("link")).unwrap();
@@ -170,6 +174,8 @@ fn the_narrowed_status_equals_the_whole_one() {
         "a/b/f.rs",
         "a0",
         "deep/er",
+        "dir",
+        "dir2",
         "docs/guide.md",
         "link",
         "a/b/new dir",
