@@ -287,7 +287,7 @@ fn a_submodule_removed_with_its_work_tree_is_at_risk() {
 /// reported the mount's own commit four times over as submodules' (`loop`, `loop/loop`, ...).
 #[test]
 fn a_gitmodules_path_through_a_symlink_names_no_submodule() {
-    let (tmp, _host_dir, mount) = host_and_clone();
+    let (tmp, host_dir, mount) = host_and_clone();
     commit(&mount, "own", "the mount's own commit\n");
     let elsewhere = tmp.path().join("elsewhere");
     fs::create_dir(&elsewhere).unwrap();
@@ -295,8 +295,14 @@ fn a_gitmodules_path_through_a_symlink_names_no_submodule() {
     commit(&elsewhere, "other", "not this mount's\n");
     std::os::unix::fs::symlink(&elsewhere, mount.join("out")).unwrap();
     std::os::unix::fs::symlink(".", mount.join("loop")).unwrap();
-    let gitmodules =
-        "[submodule \"out\"]\n\tpath = out\n\turl = ../out\n[submodule \"loop\"]\n\tpath = loop\n\turl = ../loop\n";
+    // And a path with `..` in it that comes back inside, to a repository of its own there:
+    // git refuses such a path (libgit2 does not list it), so it is no submodule (the repository
+    // is untracked content).
+    git(&mount, &["clone", "-q", host_dir.to_str().unwrap(), "nested"]);
+    commit(&mount.join("nested"), "n", "the nested repository's\n");
+    fs::create_dir(mount.join("plain")).unwrap();
+    let gitmodules = "[submodule \"out\"]\n\tpath = out\n\turl = ../out\n[submodule \"loop\"]\n\tpath = loop\n\turl = \
+                      ../loop\n[submodule \"back\"]\n\tpath = plain/../nested\n\turl = ../nested\n";
     fs::write(mount.join(".gitmodules"), gitmodules).unwrap();
     let names: Vec<_> = submodules::checked_out(&Repo::open(&mount).unwrap()).iter().map(|s| s.path.text()).collect();
     assert!(names.is_empty(), "{names:?}");
@@ -540,4 +546,36 @@ fn a_reflog_line_naming_no_object_here_adds_nothing() {
     fs::write(&log, text).unwrap();
     let (unpushed, _) = clone_unpushed(&Repo::open(&mount).unwrap(), None).unwrap();
     assert_eq!(reflog_entry(&unpushed), None, "{unpushed:?}");
+}
+
+/// A submodule whose git directory is in its own work tree (a repository cloned there first,
+/// then `git submodule add`ed: git leaves its `.git` in place): nothing of it is under the
+/// mount's `modules/`, so only `.gitmodules` leads to it, and its commit is at risk.
+#[test]
+fn a_submodule_with_its_git_directory_in_its_own_work_tree_is_at_risk() {
+    let (_tmp, host_dir, mount) = host_and_clone();
+    git(&mount, &["clone", "-q", host_dir.to_str().unwrap(), "inplace"]);
+    add_submodule(&mount, &host_dir, "inplace");
+    assert!(mount.join("inplace/.git").is_dir() && !mount.join(".git/modules").exists());
+    commit(&mount.join("inplace"), "fix", "the agent's\n");
+    assert_eq!(submodule_commits(&mount), [("inplace".to_owned(), 1)]);
+    let mount_repo = Repo::open(&mount).unwrap();
+    let inplace = Repo::open(mount.join("inplace")).unwrap();
+    assert_eq!(submodules::module_name(&mount_repo, &inplace), None, "not under modules/");
+}
+
+/// A submodule named `libs/objects`, removed with `git rm`: its git directory is
+/// `.git/modules/libs/objects`, under a directory (`libs`) that is not a git directory but holds
+/// one named `objects`. It is found there, by its own `HEAD` and `objects/`.
+#[test]
+fn a_left_behind_submodule_named_like_a_git_directorys_folder_is_at_risk() {
+    let (_tmp, host_dir, mount) = host_and_clone();
+    add_submodule(&mount, &host_dir, "libs/objects");
+    let mount_repo = Repo::open(&mount).unwrap();
+    let sub = Repo::open(mount.join("libs/objects")).unwrap();
+    assert_eq!(submodules::module_name(&mount_repo, &sub).as_deref(), Some("libs/objects"));
+    commit(&mount.join("libs/objects"), "fix", "the agent's\n");
+    git(&mount, &["rm", "-q", "-f", "libs/objects"]);
+    assert!(mount.join(".git/modules/libs/objects/HEAD").is_file() && !mount.join(".git/modules/libs/HEAD").exists());
+    assert_eq!(submodule_commits(&mount), [("libs/objects".to_owned(), 1)]);
 }
