@@ -579,3 +579,36 @@ fn a_left_behind_submodule_named_like_a_git_directorys_folder_is_at_risk() {
     assert!(mount.join(".git/modules/libs/objects/HEAD").is_file() && !mount.join(".git/modules/libs/HEAD").exists());
     assert_eq!(submodule_commits(&mount), [("libs/objects".to_owned(), 1)]);
 }
+
+/// Which submodules the assessment lists: one with a stash only, yes; one with nothing of its
+/// own, or whose one commit its upstream holds as the same patch (counted 0), no.
+#[test]
+fn a_submodule_is_listed_for_a_stash_or_a_commit_at_risk_and_only_then() {
+    let (_tmp, host_dir, mount) = host_and_clone();
+    for path in ["stashed", "clean", "picked"] {
+        add_submodule(&mount, &host_dir, path);
+    }
+    let stashed = mount.join("stashed");
+    fs::write(stashed.join("a"), "the agent's, stashed\n").unwrap();
+    git(&stashed, &["stash", "-q"]);
+    // The upstream takes the agent's patch as a commit of its own, and the submodule fetches it.
+    let picked = mount.join("picked");
+    commit(&picked, "p", "the agent's, taken upstream\n");
+    fs::write(host_dir.join("p"), "the agent's, taken upstream\n").unwrap();
+    git(&host_dir, &["add", "p"]);
+    git(&host_dir, &["commit", "-q", "-m", "p, as upstream took it"]);
+    git(&picked, &["fetch", "-q"]);
+    let work = submodules::at_risk(&Repo::open(&mount).unwrap()).unwrap();
+    let listed: Vec<_> = work.iter().map(|w| (w.path.as_str(), w.stashes, w.commits())).collect();
+    assert_eq!(listed, [("stashed", 1, 0)], "{work:?}");
+}
+
+/// A git directory at the `modules/` folder itself (the agent can make one there) has no
+/// name under it: a recover must not take the host's whole `modules/` for it.
+#[test]
+fn a_git_directory_at_modules_itself_has_no_module_name() {
+    let (_tmp, _host_dir, mount) = host_and_clone();
+    git(&mount, &["init", "-q", "--bare", ".git/modules"]);
+    let at_modules = Repo::open(mount.join(".git/modules")).unwrap();
+    assert_eq!(submodules::module_name(&Repo::open(&mount).unwrap(), &at_modules), None);
+}
