@@ -612,3 +612,22 @@ fn a_git_directory_at_modules_itself_has_no_module_name() {
     let at_modules = Repo::open(mount.join(".git/modules")).unwrap();
     assert_eq!(submodules::module_name(&Repo::open(&mount).unwrap(), &at_modules), None);
 }
+
+/// What the quarantine bundles per submodule: the one with a commit at risk, at that commit;
+/// none for one with nothing of its own.
+#[test]
+fn a_submodule_is_bundled_only_when_it_holds_a_commit_at_risk() {
+    let (tmp, host_dir, mount) = host_and_clone();
+    add_submodule(&mount, &host_dir, "fixed");
+    add_submodule(&mount, &host_dir, "clean");
+    let fix = commit(&mount.join("fixed"), "fix", "the agent's\n");
+    let bundles = submodules::bundles(&Repo::open(&mount).unwrap()).unwrap();
+    let named: Vec<_> = bundles.iter().map(|(s, refs)| (s.path.text(), refs.is_empty())).collect();
+    assert_eq!(named, [("fixed".to_owned(), false)]);
+    // Written, the bundle holds that commit.
+    let (submodule, refs) = &bundles[0];
+    let file = tmp.path().join("fixed.bundle");
+    write_bundle(&submodule.repo, refs, &file).unwrap();
+    let heads = git(&mount, &["bundle", "list-heads", file.to_str().unwrap()]);
+    assert!(heads.contains(&fix.to_string()), "{heads}");
+}
