@@ -462,3 +462,22 @@ fn the_work_tree_s_descriptors_are_not_inherited_by_a_program_started_meanwhile(
     assert!(!fds.contains(root.to_str().unwrap()), "a descriptor of the work tree was inherited:\n{fds}");
     drop((listing, inner));
 }
+
+/// A directory the agent swaps for a FIFO between the listing and the open is refused at once
+/// (`O_DIRECTORY`); opened as a file, the open would wait for a writer, and the assessment with it.
+#[test]
+fn a_fifo_in_a_directorys_place_is_refused_without_waiting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    rustix::fs::mknodat(rustix::fs::CWD, root.join("pipe"), rustix::fs::FileType::Fifo, 0o600.into(), 0).unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let pipe = root.join("pipe");
+    std::thread::spawn(move || {
+        let root_refused = super::Listing::open_root(&pipe).is_none();
+        let mut listing = super::Listing::open_root(&root).unwrap();
+        let enter_refused = listing.enter(b"pipe").is_err();
+        sender.send((root_refused, enter_refused)).unwrap();
+    });
+    let refused = receiver.recv_timeout(Duration::from_secs(20));
+    assert_eq!(refused, Ok((true, true)), "a FIFO was opened as a directory, or waited on");
+}
