@@ -20,9 +20,15 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 fn commit(dir: &Path, file: &str, text: &str) -> Oid {
+    commit_as(dir, file, text, file)
+}
+
+/// `commit` under `message`: the same patch as another commit, but never that commit itself,
+/// whatever the clock says.
+fn commit_as(dir: &Path, file: &str, text: &str, message: &str) -> Oid {
     fs::write(dir.join(file), text).unwrap();
     git(dir, &["add", file]);
-    git(dir, &["commit", "-q", "-m", file]);
+    git(dir, &["commit", "-q", "-m", message]);
     Oid::from_str(&git(dir, &["rev-parse", "HEAD"])).unwrap()
 }
 
@@ -109,9 +115,7 @@ fn a_commit_whose_patch_a_surviving_ref_holds_is_integrated_not_counted() {
     // The same patch in another commit: on `picked`'s parent, but under another message, so it
     // is not `picked` itself whatever the clock says.
     git(&clone_dir, &["checkout", "-q", "-b", "work", "HEAD~2"]);
-    fs::write(clone_dir.join("b"), "2\n").unwrap();
-    git(&clone_dir, &["add", "b"]);
-    git(&clone_dir, &["commit", "-q", "-m", "b, as the clone wrote it"]);
+    commit_as(&clone_dir, "b", "2\n", "b, as the clone wrote it");
     // The host moves on past what the clone fetched: only the host's refs hold the patch now.
     git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/main"]);
     git(&clone_dir, &["update-ref", "-d", "refs/remotes/origin/HEAD"]);
@@ -431,9 +435,7 @@ fn reflog_only_commits_have_one_tip_and_the_merged_one_is_integrated() {
     assert_eq!(only.commits.len(), 2);
     // The host takes the first as its own commit of the same patch, under another message so
     // that it is not the agent's commit itself whatever the clock says.
-    fs::write(host_dir.join("b"), "the agent's first\n").unwrap();
-    git(&host_dir, &["add", "b"]);
-    git(&host_dir, &["commit", "-q", "-m", "b, as the host took it"]);
+    commit_as(&host_dir, "b", "the agent's first\n", "b, as the host took it");
     let refs = HostRefs::read(&host_dir).unwrap();
     let (unpushed, _) = clone_unpushed(&clone, Some((host_dir.as_path(), &refs))).unwrap();
     assert_eq!(reflog_entry(&unpushed), Some((1, vec![older.to_string()])), "{unpushed:?}");
@@ -520,12 +522,8 @@ fn a_commit_reset_away_in_a_worktree_is_at_risk_and_one_of_the_hosts_own_is_not(
     let refs = HostRefs::read(&host_dir).unwrap();
     let unpushed = worktree_unpushed(&Repo::open(&wt).unwrap(), &refs, "scratch").unwrap();
     assert_eq!(reflog_entry(&unpushed), Some((2, vec![])), "{unpushed:?}");
-    let logged = ReflogOnly::find(
-        &Repository::open(&wt).unwrap(),
-        &worktree_reflogs(&Repository::open(&wt).unwrap(), "refs/heads/scratch"),
-        &[first],
-    )
-    .unwrap();
+    let worktree = Repository::open(&wt).unwrap();
+    let logged = ReflogOnly::find(&worktree, &worktree_reflogs(&worktree, "refs/heads/scratch"), &[first]).unwrap();
     let mut commits = logged.commits;
     commits.sort();
     let mut expected = [reset, detached];
@@ -594,9 +592,7 @@ fn a_submodule_is_listed_for_a_stash_or_a_commit_at_risk_and_only_then() {
     // The upstream takes the agent's patch as a commit of its own, and the submodule fetches it.
     let picked = mount.join("picked");
     commit(&picked, "p", "the agent's, taken upstream\n");
-    fs::write(host_dir.join("p"), "the agent's, taken upstream\n").unwrap();
-    git(&host_dir, &["add", "p"]);
-    git(&host_dir, &["commit", "-q", "-m", "p, as upstream took it"]);
+    commit_as(&host_dir, "p", "the agent's, taken upstream\n", "p, as upstream took it");
     git(&picked, &["fetch", "-q"]);
     let work = submodules::at_risk(&Repo::open(&mount).unwrap()).unwrap();
     let listed: Vec<_> = work.iter().map(|w| (w.path.as_str(), w.stashes, w.commits())).collect();
