@@ -126,8 +126,9 @@ pub(crate) fn integrated(
             offers.push(Offer::new(&mut trees, repo, commit.parent_id(0).ok(), *id, Integration::Patch)?);
         }
     }
-    // The first-parent run from the merge base to the tip: its prefixes of two commits or more
-    // are the squashes to look for (a prefix of one is that commit's own patch, unless a merge).
+    // The first-parent run from the merge base to the tip: its prefixes are the squashes to look
+    // for (a prefix of one that is not a merge is that commit's own patch again: one offer more,
+    // found or not with it).
     let mut run = Vec::new();
     let mut at = Some(tip);
     while let Some(id) = at.filter(|id| at_risk_set.contains(id) && run.len() < SQUASH_LIMIT) {
@@ -142,7 +143,7 @@ pub(crate) fn integrated(
         // `Some(None)`: from the empty tree (a branch with no merge base); `None`: the branch
         // merged in commits that do not line up, and no later prefix has one base.
         let mut base = Some(at);
-        for (position, end) in run.iter().enumerate() {
+        for end in &run {
             let commit = repo.find_commit(*end)?;
             for merged in commit.parent_ids().skip(1).filter(|p| !at_risk_set.contains(p)) {
                 base = match base {
@@ -152,9 +153,7 @@ pub(crate) fn integrated(
                 };
             }
             let Some(from) = base else { break };
-            if position > 0 || commit.parent_count() > 1 {
-                offers.push(Offer::new(&mut trees, repo, from, *end, Integration::Squash)?);
-            }
+            offers.push(Offer::new(&mut trees, repo, from, *end, Integration::Squash)?);
         }
     }
 
@@ -192,7 +191,14 @@ pub(crate) fn integrated(
         }
         for candidate in walk.take(CANDIDATE_LIMIT) {
             let candidate = candidate?;
-            if !seen.insert(candidate) || at_risk_set.contains(&candidate) {
+            // The walk hides the tip, so no at-risk commit is walked where the tip is, and a
+            // commit a surviving ref of the host reaches is not at risk: a second guard, so that
+            // no commit is ever taken for its own copy.
+            if at_risk_set.contains(&candidate) {
+                continue;
+            }
+            // A commit both the clone and the host hold is compared once.
+            if !seen.insert(candidate) {
                 continue;
             }
             let commit = source.repo.find_commit(candidate)?;
@@ -247,13 +253,10 @@ pub(crate) fn integrated(
             record(offer.end, *found, Integration::Patch);
         }
     }
-    let longest_squash = offers
-        .iter()
-        .enumerate()
-        .filter(|(i, offer)| offer.how == Integration::Squash && found.contains_key(i))
-        .filter_map(|(i, offer)| Some((run.iter().position(|id| *id == offer.end)?, i)))
-        .max();
-    if let Some((_, i)) = longest_squash {
+    // The squashes were offered in the run's order, shortest first: the last one found.
+    let longest_squash =
+        (0..offers.len()).rev().find(|i| offers[*i].how == Integration::Squash && found.contains_key(i));
+    if let Some(i) = longest_squash {
         let mut walk = repo.revwalk()?;
         walk.push(offers[i].end)?;
         for id in &boundary {
@@ -410,18 +413,19 @@ fn tree_changes(
         }
         let len = prefix.len();
         prefix.extend_from_slice(name);
-        let subtree = |side: Option<Entry>| side.filter(|(_, is_tree, _)| *is_tree).map(|(id, _, _)| id);
-        let (old_tree, new_tree) = (subtree(before), subtree(after));
-        if old_tree.is_some() || new_tree.is_some() {
-            prefix.push(b'/');
-            tree_changes(trees, repo, old_tree, new_tree, prefix, out)?;
-            prefix.truncate(len + name.len());
-        }
+        // A name can be a file on one side and a directory on the other: the file first (the
+        // caller sorts the paths), then what is under the directory.
         let file =
             |side: Option<Entry>| -> Side { side.filter(|(_, is_tree, _)| !*is_tree).map(|(id, _, mode)| (id, mode)) };
         let sides = (file(before), file(after));
         if sides.0.is_some() || sides.1.is_some() {
             out.push((prefix.clone(), sides));
+        }
+        let subtree = |side: Option<Entry>| side.filter(|(_, is_tree, _)| *is_tree).map(|(id, _, _)| id);
+        let (old_tree, new_tree) = (subtree(before), subtree(after));
+        if old_tree.is_some() || new_tree.is_some() {
+            prefix.push(b'/');
+            tree_changes(trees, repo, old_tree, new_tree, prefix, out)?;
         }
         prefix.truncate(len);
     }
@@ -468,3 +472,6 @@ fn patch_key(diff: &Diff<'_>) -> Result<PatchKey, git2::Error> {
     })?;
     Ok(PatchKey(hash.finalize().into()))
 }
+
+#[cfg(test)]
+mod tests;
