@@ -170,3 +170,17 @@ fn a_pick_of_the_newest_commit_alone_leaves_its_parent_at_risk() {
     let picked = h.commit(&[main], &[("a", "1\n"), ("c", "3\n")], "c, picked");
     assert_eq!(h.integrated(second, &[second, first], picked), vec![(second, picked, Integration::Patch)]);
 }
+
+#[test]
+fn a_merge_of_an_unrelated_history_ends_the_squash_search() {
+    let h = History::new();
+    let main = h.commit(&[], &[("a", "1\n")], "a");
+    let unrelated = h.commit(&[], &[("o", "other\n")], "another history");
+    let c1 = h.commit(&[main], &[("a", "1\n"), ("b", "2\n")], "b");
+    let merge = h.commit(&[c1, unrelated], &[("a", "1\n"), ("b", "2\n"), ("o", "other\n")], "merge it");
+    // A surviving commit whose patch is the merge's diff from the unrelated history: there is no
+    // one base to squash from, so it holds nothing of the branch.
+    let empty = h.commit(&[], &[], "empty");
+    let from_unrelated = h.commit(&[empty], &[("a", "1\n"), ("b", "2\n")], "a and b");
+    assert_eq!(h.integrated(merge, &[merge, c1], from_unrelated), vec![]);
+}
