@@ -310,7 +310,7 @@ impl Repo {
 }
 
 /// An index entry without stat data, so git compares the work tree's file by its content.
-fn entry(path: &Path, mode: u32, id: Oid, len: u64) -> IndexEntry {
+pub(super) fn entry(path: &Path, mode: u32, id: Oid, len: u64) -> IndexEntry {
     let never = IndexTime::new(0, 0);
     IndexEntry {
         ctime: never,

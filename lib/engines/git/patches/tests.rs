@@ -3,6 +3,8 @@
 //! parent is already in the branch, a merge as the first commit of a branch, root commits, the
 //! run limit, a file deleted beside an edit, a file that becomes a directory.
 
+use std::path::Path;
+
 use git2::{Oid, Repository, Signature};
 
 use super::{integrated, Surviving, SQUASH_LIMIT};
@@ -25,20 +27,8 @@ impl History {
     fn commit(&self, parents: &[Oid], files: &[(&str, &str)], message: &str) -> Oid {
         let mut index = git2::Index::new().unwrap();
         for (path, content) in files {
-            let entry = git2::IndexEntry {
-                ctime: git2::IndexTime::new(0, 0),
-                mtime: git2::IndexTime::new(0, 0),
-                dev: 0,
-                ino: 0,
-                mode: 0o100644,
-                uid: 0,
-                gid: 0,
-                file_size: content.len() as u32,
-                id: self.repo.blob(content.as_bytes()).unwrap(),
-                flags: 0,
-                flags_extended: 0,
-                path: path.as_bytes().to_vec(),
-            };
+            let id = self.repo.blob(content.as_bytes()).unwrap();
+            let entry = crate::engines::git::recover::entry(Path::new(path), 0o100644, id, content.len() as u64);
             index.add(&entry).unwrap();
         }
         let tree = self.repo.find_tree(index.write_tree_to(&self.repo).unwrap()).unwrap();
