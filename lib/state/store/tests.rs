@@ -71,7 +71,9 @@ fn an_exit_action_is_judged_by_the_file_opened_never_through_a_link() {
 
     let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-    assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Unreadable("not a file".into()));
+    let (reader, fifo_name) = (store.clone(), name.clone());
+    let read = never_waits("the exit action", move || reader.read_exit_action(&fifo_name, |_| true));
+    assert_eq!(read, ExitActionFile::Unreadable("not a file".into()));
     fs::remove_file(&path).unwrap();
 
     let mut padded = b"\"discard\"".to_vec();
@@ -81,6 +83,15 @@ fn an_exit_action_is_judged_by_the_file_opened_never_through_a_link() {
     padded.truncate(4096);
     fs::write(&path, &padded).unwrap();
     assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Fresh(ExitChoice::Discard));
+}
+
+/// Runs a read of a FIFO the agent left on a thread of its own, and fails the test when it has
+/// not returned within 10 s: a read that waits for a writer would otherwise hang the whole suite
+/// (and a CI run with it) rather than fail it.
+fn never_waits<T: Send + 'static>(what: &str, read: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sent, returned) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sent.send(read()));
+    returned.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("the read of {what} waits on a FIFO"))
 }
 
 fn store_in(dir: &Path) -> Store {
@@ -213,7 +224,9 @@ fn agent_toml_is_read_up_to_its_limit_and_never_from_a_fifo() {
     fs::remove_file(&path).unwrap();
     let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-    assert_eq!(store.read_agent_toml(&name).unwrap(), None, "a FIFO is never waited on");
+    let (reader, fifo_name) = (store.clone(), name.clone());
+    let read = never_waits("agent.toml", move || reader.read_agent_toml(&fifo_name).unwrap());
+    assert_eq!(read, None, "a FIFO is never read");
 }
 
 #[test]
