@@ -72,7 +72,9 @@ fn an_exit_action_is_judged_by_the_file_opened_never_through_a_link() {
     let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
     let (reader, fifo_name) = (store.clone(), name.clone());
-    let read = never_waits("the exit action", move || reader.read_exit_action(&fifo_name, |_| true));
+    let read = returns_promptly("the read of an exit action that is a FIFO", move || {
+        reader.read_exit_action(&fifo_name, |_| true)
+    });
     assert_eq!(read, ExitActionFile::Unreadable("not a file".into()));
     fs::remove_file(&path).unwrap();
 
@@ -85,13 +87,13 @@ fn an_exit_action_is_judged_by_the_file_opened_never_through_a_link() {
     assert_eq!(store.read_exit_action(&name, |_| true), ExitActionFile::Fresh(ExitChoice::Discard));
 }
 
-/// Runs a read of a FIFO the agent left on a thread of its own, and fails the test when it has
-/// not returned within 10 s: a read that waits for a writer would otherwise hang the whole suite
-/// (and a CI run with it) rather than fail it.
-fn never_waits<T: Send + 'static>(what: &str, read: impl FnOnce() -> T + Send + 'static) -> T {
+/// Runs `call` on a thread of its own, and fails the test when it has not returned within 10 s:
+/// a read that waits for a FIFO's writer, or a try that waits for a lock's holder, would
+/// otherwise hang the whole suite (and a CI run with it) rather than fail it.
+pub(super) fn returns_promptly<T: Send + 'static>(what: &str, call: impl FnOnce() -> T + Send + 'static) -> T {
     let (sent, returned) = std::sync::mpsc::channel();
-    std::thread::spawn(move || sent.send(read()));
-    returned.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("the read of {what} waits on a FIFO"))
+    std::thread::spawn(move || sent.send(call()));
+    returned.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("{what} waits instead of returning"))
 }
 
 fn store_in(dir: &Path) -> Store {
@@ -225,7 +227,9 @@ fn agent_toml_is_read_up_to_its_limit_and_never_from_a_fifo() {
     let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
     let (reader, fifo_name) = (store.clone(), name.clone());
-    let read = never_waits("agent.toml", move || reader.read_agent_toml(&fifo_name).unwrap());
+    let read = returns_promptly("the read of an agent.toml that is a FIFO", move || {
+        reader.read_agent_toml(&fifo_name).unwrap()
+    });
     assert_eq!(read, None, "a FIFO is never read");
 }
 
