@@ -178,3 +178,53 @@ fn no_quarantine_expires_nothing_and_one_that_cannot_be_listed_is_an_error() {
     assert!(expire(&store, 30, false).is_err());
     assert!(expire(&store, 30, true).is_err());
 }
+
+/// Which changes' staged versions are saved under `index/`: those whose staged version (X) the
+/// work tree no longer holds (Y changed it again, deleted it or changed its type), and no other,
+/// so a change staged as it is in the work tree, or not staged at all, is saved once.
+#[test]
+fn only_a_staged_version_the_work_tree_lacks_is_saved_from_the_index() {
+    for status in ["AM", "MM", "AD", "MD", "RM", "RD", "TM", "AT"] {
+        assert!(staged_differs(status), "{status:?}");
+        assert!(staged_change(status), "{status:?}");
+    }
+    for status in ["A ", "M ", "R ", "T "] {
+        assert!(!staged_differs(status), "{status:?}: the work tree has the staged version");
+        assert!(staged_change(status), "{status:?}");
+    }
+    for status in [" M", " D", " T", "??", "!!", "D ", "DM", "UU", ""] {
+        assert!(!staged_differs(status), "{status:?}");
+        assert!(!staged_change(status), "{status:?}: nothing staged to save");
+    }
+}
+
+/// A staged version is written as the index holds it: an executable one executable, any other
+/// file not, a link as a link to its target; a path the index lacks writes nothing.
+#[test]
+fn a_staged_version_keeps_its_mode_and_a_link_stays_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let raw = git2::Repository::init(&work).unwrap();
+    fs::write(work.join("run.sh"), "#!/bin/sh\n").unwrap();
+    fs::set_permissions(work.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(work.join("notes"), "plain\n").unwrap();
+    fs::set_permissions(work.join("notes"), fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("notes", work.join("link")).unwrap();
+    let mut index = raw.index().unwrap();
+    for path in ["run.sh", "notes", "link"] {
+        index.add_path(Path::new(path)).unwrap();
+    }
+    index.write().unwrap();
+    let repo = git::Repo::open(&work).unwrap();
+    let saved = dir.path().join("index");
+    for path in ["run.sh", "notes", "link"] {
+        assert!(save_staged(&repo, Path::new(path), &saved).unwrap(), "{path}");
+    }
+    assert_eq!(fs::metadata(saved.join("run.sh")).unwrap().permissions().mode() & 0o777, 0o755);
+    assert_eq!(fs::metadata(saved.join("notes")).unwrap().permissions().mode() & 0o777, 0o644);
+    assert_eq!(fs::read(saved.join("notes")).unwrap(), b"plain\n");
+    assert_eq!(fs::read_link(saved.join("link")).unwrap(), Path::new("notes"));
+    assert!(!save_staged(&repo, Path::new("absent"), &saved).unwrap());
+    assert!(!saved.join("absent").exists());
+}
