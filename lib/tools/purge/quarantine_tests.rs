@@ -228,3 +228,39 @@ fn a_staged_version_keeps_its_mode_and_a_link_stays_a_link() {
     assert!(!save_staged(&repo, Path::new("absent"), &saved).unwrap());
     assert!(!saved.join("absent").exists());
 }
+
+/// The files a save measures before anything is written are those it will copy: of each mount
+/// saved on a discard that its assessment could read and whose isolation record is readable.
+/// A clean mount's, an unassessed mount's (saved whole) and a malformed record's are not.
+#[test]
+fn only_the_files_of_a_readable_mount_at_risk_are_measured() {
+    use crate::protocol::assessment::FileChange;
+    let mount = |dst: &str, verdict: Verdict, error: Option<&str>| MountAssessment {
+        verdict,
+        files: vec![FileChange { status: "??".into(), path: "new.txt".into(), orig_path: None, diff: None }],
+        error: error.map(Into::into),
+        ..MountAssessment::unknown(dst.into(), "worktree".into(), format!("/w{dst}"), String::new())
+    };
+    let record = |dst: &str| IsolationRecord {
+        workspace: "app".into(),
+        mount_dst: dst.into(),
+        original_src: "/src".into(),
+        isolation: IsolationKind::Worktree,
+        worktree_path: format!("/w{dst}"),
+        scratch_branch: format!("jackin/scratch/{CONTAINER}"),
+        base_commit: "0".repeat(40),
+        selector_key: "app".into(),
+        container_name: CONTAINER.into(),
+        cleanup_status: "preserved".into(),
+        extra: Default::default(),
+    };
+    let malformed = MalformedRecord { mount_dst: Some("/d".into()), isolation: None, path: None, reason: "bad".into() };
+    let assessment = assessment(vec![
+        mount("/a", Verdict::Dirty, None),
+        mount("/b", Verdict::Clean, None),
+        mount("/c", Verdict::Dirty, Some("cannot open")),
+        mount("/d", Verdict::Dirty, None),
+    ]);
+    let records = [Ok(record("/a")), Ok(record("/b")), Ok(record("/c")), Err(malformed)];
+    assert_eq!(files_to_copy(&assessment, &records), [PathBuf::from("/w/a/new.txt")]);
+}
