@@ -250,7 +250,13 @@ fn check_fits(root: &Path, files: Vec<PathBuf>) -> Result<()> {
         return Ok(());
     }
     let fs = rustix::fs::statvfs(root).with_context(|| format!("cannot read the free space of {}", root.display()))?;
-    let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+    fits(needed, fs.f_bavail.saturating_mul(fs.f_frsize), root)
+}
+
+/// Refuses files that take `needed` bytes on disk when `free` bytes are fewer than they want:
+/// those bytes, a twentieth more (the copies' directories and their rounding to blocks) and the
+/// margin. Exactly as many fit.
+fn fits(needed: u64, free: u64, root: &Path) -> Result<()> {
     let wanted = needed.saturating_add(needed / 20).saturating_add(FIT_MARGIN);
     if wanted > free {
         anyhow::bail!(

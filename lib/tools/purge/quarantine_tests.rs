@@ -264,3 +264,34 @@ fn only_the_files_of_a_readable_mount_at_risk_are_measured() {
     let records = [Ok(record("/a")), Ok(record("/b")), Ok(record("/c")), Err(malformed)];
     assert_eq!(files_to_copy(&assessment, &records), [PathBuf::from("/w/a/new.txt")]);
 }
+
+/// A save fits when the free space holds its files' bytes, a twentieth more and the 1 MiB
+/// margin, exactly or with room over; one byte less refuses it, saying nothing was deleted.
+#[test]
+fn a_save_fits_exactly_when_the_free_space_holds_its_bytes_a_twentieth_and_the_margin() {
+    let root = Path::new("/quarantine");
+    let wanted = 2_000 + 100 + 1_048_576;
+    fits(2_000, wanted, root).unwrap();
+    fits(2_000, u64::MAX, root).unwrap();
+    let err = fits(2_000, wanted - 1, root).unwrap_err().to_string();
+    assert!(err.contains(&format!("{wanted} with the margin")) && err.contains("nothing was deleted"), "{err}");
+}
+
+/// What a save copies is measured by its blocks on disk: a file's allocated blocks (a hole takes
+/// none), at least a page for anything, and a directory with everything under it.
+#[test]
+fn a_directory_is_measured_with_what_is_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    fs::create_dir_all(tree.join("sub")).unwrap();
+    fs::write(tree.join("sub").join("full"), vec![1u8; 64 * 1024]).unwrap();
+    let sparse = fs::File::create(tree.join("sparse")).unwrap();
+    sparse.set_len(1 << 30).unwrap();
+    let file = allocated_bytes(&tree.join("sub").join("full"));
+    assert!(file >= 64 * 1024, "{file}");
+    assert_eq!(allocated_bytes(&tree.join("sparse")), 4096, "a hole takes no blocks; a page at least");
+    let whole = allocated_bytes(&tree);
+    assert!(whole >= file + 4096 * 3, "{whole}: the tree, sub and sparse as well as the file");
+    assert!(whole < 1 << 30, "{whole}: the hole is not counted");
+    assert_eq!(allocated_bytes(&dir.path().join("absent")), 0);
+}
