@@ -365,6 +365,42 @@ fn an_orphan_of_an_unknown_kind_is_refused_alone_and_the_others_go() {
     assert!(!lock.exists());
 }
 
+/// A dry run of orphan name locks says what a real run would do: a free one would go, a held one
+/// is refused as busy; neither is touched.
+#[test]
+fn a_dry_run_of_orphan_name_locks_tells_a_free_one_from_a_held_one() {
+    if !engine_available("a_dry_run_of_orphan_name_locks_tells_a_free_one_from_a_held_one") {
+        return;
+    }
+    let home = Home::new();
+    let data = home.home.join("data");
+    let free = data.join(format!("jk-{}-myapp-agentsmith.lock", unique_id()));
+    let held = data.join(format!("jk-{}-myapp-agentsmith.lock", unique_id()));
+    fs::write(&free, "").unwrap();
+    let holder = fs::File::create(&held).unwrap();
+    fs2::FileExt::lock_exclusive(&holder).unwrap();
+    let orphan = |path: &Path| json!({"schema_version":1,"type":"orphan","data":{"kind":"name_lock","name":path.to_str().unwrap(),"reason":"instance gone"}});
+    let before = home.snapshot();
+
+    let out = home.purge(&["--dry-run"], &format!("{}\n", orphan(&free)));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let purged = records::<Purged>(&out.stdout);
+    assert_eq!(purged.len(), 1, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(purged[0].removed_kinds(), ["name_lock"]);
+
+    let out = home.purge(&["--dry-run"], &format!("{}\n", orphan(&held)));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let lines = envelopes(&out.stdout);
+    let errors: Vec<ErrorRecord> = lines.iter().filter(|e| e.is::<ErrorRecord>()).map(|e| e.data()).collect();
+    assert_eq!(errors.iter().map(|e| e.code.as_str()).collect::<Vec<_>>(), ["busy"]);
+    let purged: Vec<Purged> = lines.iter().filter(|e| e.is::<Purged>()).map(|e| e.data()).collect();
+    assert!(purged.iter().all(|p| p.removed_kinds().is_empty()), "{purged:?}");
+
+    assert_eq!(home.snapshot(), before);
+    assert!(free.exists() && held.exists());
+    drop(holder);
+}
+
 #[test]
 fn orphans_are_removed_and_jackin_s_other_files_are_not() {
     if !engine_available("orphans_are_removed_and_jackin_s_other_files_are_not") {
