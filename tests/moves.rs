@@ -4,6 +4,8 @@
 //! the real binaries.
 
 mod common;
+#[path = "moves/hostile.rs"]
+mod hostile;
 
 use std::fs;
 use std::io::Read;

@@ -241,6 +241,39 @@ pub(crate) struct Verified {
     pub(crate) bundles: BTreeMap<String, BundleHeader>,
 }
 
+/// How far an archive may expand: its tar stream at most [`EXPANSION_RATIO`] times the archive's
+/// size, or [`EXPANSION_FLOOR`] bytes when that is more. An export compresses text and leaves
+/// packs and holes as they are (a sparse file is stored as its data), so a real session stays
+/// far below it; a stream of zeros does not (docs/threat-model.md).
+pub(crate) const EXPANSION_RATIO: u64 = 200;
+pub(crate) const EXPANSION_FLOOR: u64 = 1 << 30;
+/// What an unpacking leaves free on the home's filesystem, at least.
+pub(crate) const SPACE_MARGIN: u64 = 256 << 20;
+
+/// Whether `needed` bytes fit in `free` with [`SPACE_MARGIN`] to spare.
+pub(crate) fn fits(needed: u64, free: u64) -> bool {
+    needed.saturating_add(SPACE_MARGIN) <= free
+}
+
+/// A reader that fails once more than `limit` bytes have passed through it, and says so.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+    tripped: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n as u64 > self.left {
+            self.tripped.set(true);
+            return Err(io::Error::other("it expands beyond its limit"));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 /// An archive refused: what is wrong, nothing written (exit 3).
 fn refuse(file: &Path, why: std::fmt::Arguments<'_>) -> anyhow::Error {
     Exit::BadInput.err(format_args!("{}: {why}; refused, nothing was written", file.display()))
@@ -253,8 +286,26 @@ fn refuse(file: &Path, why: std::fmt::Arguments<'_>) -> anyhow::Error {
 /// [`FORMAT`], is an error (exit 3) that says what is wrong.
 pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option<&Path>) -> Result<Verified> {
     let opened = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-    let damaged = |e: &dyn std::fmt::Display| refuse(file, format_args!("the archive is damaged or truncated ({e})"));
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(BufReader::new(opened)));
+    let limit = opened.metadata()?.len().saturating_mul(EXPANSION_RATIO).max(EXPANSION_FLOOR);
+    let tripped = std::rc::Rc::new(std::cell::Cell::new(false));
+    let damaged = |e: &dyn std::fmt::Display| match tripped.get() {
+        true => refuse(
+            file,
+            format_args!(
+                "it expands to more than {limit} bytes ({EXPANSION_RATIO} times its size, at least {EXPANSION_FLOOR}): \
+                 not a session archive of jackin-keep --export"
+            ),
+        ),
+        false => refuse(file, format_args!("the archive is damaged or truncated ({e})")),
+    };
+    let free = match unpack_into {
+        Some(root) => fs2::available_space(root).unwrap_or(u64::MAX),
+        None => u64::MAX,
+    };
+    let mut unpacked = 0u64;
+    let bounded =
+        Bounded { inner: flate2::read::GzDecoder::new(BufReader::new(opened)), left: limit, tripped: tripped.clone() };
+    let mut archive = tar::Archive::new(bounded);
     let mut verified =
         Verified { written_by: String::new(), parts: Vec::new(), kept: BTreeMap::new(), bundles: BTreeMap::new() };
     let mut index: Option<Index> = None;
@@ -353,6 +404,13 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
                 }
                 PartKind::File => match &target {
                     Some(dst) => {
+                        unpacked = unpacked.saturating_add(entry.header().size().unwrap_or(u64::MAX));
+                        if !fits(unpacked, free) {
+                            return Err(refuse(
+                                file,
+                                format_args!("it does not fit in the {free} bytes free where it is unpacked"),
+                            ));
+                        }
                         entry.set_preserve_permissions(true);
                         entry.set_preserve_mtime(true);
                         entry.unpack(dst).map_err(|e| damaged(&e))?;

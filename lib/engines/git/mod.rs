@@ -35,6 +35,7 @@ pub(crate) use bundle::{
 };
 pub(crate) use error::GitError;
 pub(crate) use ignored::inside;
+pub(crate) use moves::valid_ref_name;
 pub(crate) use recover::{read_bundle, read_bundle_header, BundleHeader, IndexChange};
 pub(crate) use repo::{skip_object_hash_checks, Repo};
 pub(crate) use resume::{clone_resumability, worktree_resumability, Resumability};

@@ -259,3 +259,8 @@ fn link_objects(from: &Path, to: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// Whether `name` is a ref name git accepts (git-check-ref-format(1)).
+pub(crate) fn valid_ref_name(name: &str) -> bool {
+    git2::Reference::is_valid_name(name)
+}

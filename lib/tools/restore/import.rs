@@ -25,6 +25,7 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::import_checks::{self, object_id, refuse, Layout};
 use super::recover::{index_changes, put_files_back};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
@@ -97,11 +98,6 @@ struct SubmodulePlan {
     head_branch: Option<String>,
 }
 
-/// An import refused: nothing written (exit 3).
-fn refuse(file: &Path, why: std::fmt::Arguments<'_>) -> anyhow::Error {
-    Exit::BadInput.err(format_args!("{}: {why}; nothing was imported", file.display()))
-}
-
 fn is_kept_part(name: &str) -> bool {
     [EXPORT_ENTRY, MANIFEST_ENTRY, ISOLATION_ENTRY, CONTINUITY_ENTRY].contains(&name)
 }
@@ -116,6 +112,9 @@ fn part<T: DeserializeOwned>(file: &Path, verified: &Verified, name: &str) -> Re
 pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn Steps) -> Result<Imported> {
     steps.done("checking the archive");
     let verified = archive::read(file, &is_kept_part, None)?;
+    let layout = Layout::new(file, &verified.parts)?;
+    layout.check()?;
+    check_free_space(store, file, &verified)?;
     let account: ExportFile = part(file, &verified, EXPORT_ENTRY)?
         .ok_or_else(|| refuse(file, format_args!("the archive has no {EXPORT_ENTRY}")))?;
     let name = InstanceName::parse(&account.identity.container_base).map_err(|e| Exit::BadInput.wrap(e))?;
@@ -138,7 +137,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     steps.planned(2 + account.mounts.len());
     let mut plans = Vec::new();
     for exported in &account.mounts {
-        plans.push(plan_mount(store, &name, exported, &verified, options, &sources, file)?);
+        plans.push(plan_mount(store, &name, exported, &verified, &layout, options, &sources, file)?);
     }
     let mut imported = Imported {
         identity: account.identity.clone(),
@@ -167,11 +166,22 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     refuse_clash(store, &name, file, claim.made_lock())?;
     steps.done("unpacking");
     let imports = store.imports_dir();
+    let made_imports = fs::symlink_metadata(&imports).is_err();
     ensure_private_dir(&imports)?;
     let staging = Staging::new(store.import_staging_dir(&name, std::process::id()))?;
-    archive::read(file, &is_kept_part, Some(&staging.0))?;
-    crash_point("unpacked");
     let mounts_dir = staging.0.join(MOUNTS_ENTRY);
+    // Unpacked, and the packs checked in staging: a damaged or incomplete one refuses the
+    // import before any repository of this host or the home changes.
+    let staged = archive::read(file, &is_kept_part, Some(&staging.0))
+        .and_then(|_| verify_packs(&plans, &mounts_dir, &staging.0.join(".verify"), file));
+    if let Err(refused) = staged {
+        drop(staging);
+        if made_imports {
+            let _ = fs::remove_dir(&imports);
+        }
+        return Err(refused);
+    }
+    crash_point("unpacked");
     let instance_dir = store.instance_dir(&name);
     let unpacked = staging.0.join("instance");
     if !unpacked.exists() {
@@ -314,17 +324,84 @@ fn find_host(exported: &ExportedMount, options: &ImportOptions, sources: &[PathB
     }
 }
 
+/// Every path a mount's save names is a part of the archive reached through its directories
+/// only, every object id an id, the branch HEAD was on a branch (import_checks.rs): checked
+/// before anything is decided, so nothing the archive names can lead a read or a write out of
+/// the staging directory and the mount.
+fn check_saved(exported: &ExportedMount, layout: &Layout<'_>, file: &Path) -> Result<()> {
+    let saved = &exported.saved;
+    let dst = crate::protocol::inert::inert_name(&saved.mount_dst).into_owned();
+    if saved.tree.is_some() || saved.modules.is_some() {
+        return Err(refuse(file, format_args!("{dst}: the save of an unreadable mount, which no export carries")));
+    }
+    if let Some(bundle) = &saved.bundle {
+        layout.file(&format!("{dst}: its bundle"), bundle)?;
+    }
+    for sub in &saved.submodules {
+        layout.file(&format!("{dst}: a submodule's bundle"), &sub.bundle)?;
+    }
+    let mut ids: Vec<&String> = saved.head.iter().chain(&exported.scratch_tip).collect();
+    ids.extend(saved.submodules.iter().filter_map(|s| s.head.as_ref()));
+    ids.extend(exported.changed_submodules.iter().map(|c| &c.head));
+    ids.extend(saved.files.iter().filter_map(|f| f.gitlink.as_ref()));
+    if let Some(bad) = ids.into_iter().find(|id| !object_id(id)) {
+        let shown = crate::protocol::inert::inert_name(bad).into_owned();
+        return Err(refuse(file, format_args!("{dst}: {shown:?} is not an object id")));
+    }
+    let branches =
+        exported.head_branch.iter().chain(exported.changed_submodules.iter().filter_map(|c| c.head_branch.as_ref()));
+    if let Some(bad) = branches.into_iter().find(|b| !import_checks::branch(b)) {
+        let shown = crate::protocol::inert::inert_name(bad).into_owned();
+        return Err(refuse(file, format_args!("{dst}: HEAD was on {shown:?}, not a branch an import makes")));
+    }
+    let files_dir =
+        saved.files_dir.as_deref().map(|d| layout.dir(&format!("{dst}: its files"), d).map(|_| d)).transpose()?;
+    let index_dir = saved
+        .index_dir
+        .as_deref()
+        .map(|d| layout.dir(&format!("{dst}: its staged versions"), d).map(|_| d))
+        .transpose()?;
+    for saved_file in &saved.files {
+        let name = NameBytes::from_wire(saved_file.path.clone(), saved_file.path_bytes.as_deref())
+            .map_err(|e| refuse(file, format_args!("{dst}: a saved file's name: {e}")))?;
+        let orig = saved_file
+            .orig_path
+            .as_ref()
+            .map(|o| NameBytes::from_wire(o.clone(), saved_file.orig_path_bytes.as_deref()));
+        let orig = orig.transpose().map_err(|e| refuse(file, format_args!("{dst}: a saved file's name: {e}")))?;
+        if !import_checks::plain(name.as_path()) || orig.as_ref().is_some_and(|o| !import_checks::plain(o.as_path())) {
+            let shown = crate::protocol::inert::inert_name(&name.text()).into_owned();
+            return Err(refuse(file, format_args!("{dst}: the saved file {shown:?} is not a plain relative name")));
+        }
+        match (saved_file.saved, files_dir) {
+            (true, Some(dir)) => drop(layout.entry(&format!("{dst}: the saved file"), dir, &name)?),
+            (true, None) => return Err(refuse(file, format_args!("{dst}: a saved file without a files directory"))),
+            (false, _) => {}
+        }
+        let restaged = saved_file.staged
+            && saved_file.gitlink.is_none()
+            && matches!(saved_file.status.chars().next(), Some('A' | 'M' | 'T' | 'R'));
+        if let (true, Some(dir)) = (restaged, index_dir) {
+            layout.staged(&format!("{dst}: the staged version"), dir, &name)?;
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
 fn plan_mount(
     store: &Store,
     name: &InstanceName,
     exported: &ExportedMount,
     verified: &Verified,
+    layout: &Layout<'_>,
     options: &ImportOptions,
     sources: &[PathBuf],
     file: &Path,
 ) -> Result<MountPlan> {
     let saved = &exported.saved;
     let dst = &saved.mount_dst;
+    check_saved(exported, layout, file)?;
     let kind = match saved.isolation.as_str() {
         "worktree" => IsolationKind::Worktree,
         "clone" => IsolationKind::Clone,
@@ -349,6 +426,7 @@ fn plan_mount(
         None => None,
     };
     let tips: Vec<(String, String)> = header.iter().flat_map(|h| h.refs.iter().cloned()).collect();
+    check_tips(&tips, dst, file)?;
     let in_bundle = |id: &str| tips.iter().any(|(_, tip)| tip == id);
     let missing = header.as_ref().map(|h| repo.missing_commits(&h.prerequisites)).unwrap_or_default();
     if let Some(first) = missing.first() {
@@ -396,7 +474,7 @@ fn plan_mount(
         plan.submodules.push(plan_submodule(&repo, &host, dst, SubmoduleSave::Changed(changed), verified, file)?);
     }
     plan.submodules.sort_by_key(|s| s.path.components().count());
-    let shared = |name: &str| name.starts_with("refs/heads/") || name.starts_with("refs/tags/");
+    let shared = |name: &String| import_checks::shared_ref(name);
     match kind {
         IsolationKind::Worktree => {
             if exported.scratch_branch != name.scratch_branch() {
@@ -449,6 +527,20 @@ fn plan_mount(
         }
     }
     Ok(plan)
+}
+
+/// A bundle's refs: one under `refs/heads/` or `refs/tags/` is made in a repository here, so its
+/// name must be one git accepts; the others are read by number or as HEAD, never made.
+fn check_tips(tips: &[(String, String)], dst: &str, file: &Path) -> Result<()> {
+    let made = |n: &str| n.starts_with("refs/heads/") || n.starts_with("refs/tags/");
+    match tips.iter().find(|(n, _)| made(n) && !import_checks::shared_ref(n)) {
+        Some((bad, _)) => {
+            let shown = crate::protocol::inert::inert_name(bad).into_owned();
+            let dst = crate::protocol::inert::inert_name(dst).into_owned();
+            Err(refuse(file, format_args!("{dst}: its bundle has the ref {shown:?}, not a valid name")))
+        }
+        None => Ok(()),
+    }
 }
 
 /// The tips of `tips` named `<prefix><n>`, oldest first (the highest `n` is the oldest: a
@@ -522,6 +614,7 @@ fn plan_submodule(
                 verified.bundles.get(&format!("{MOUNTS_ENTRY}/{}", saved.bundle)).cloned().ok_or_else(|| {
                     refuse(file, format_args!("{dst}: the bundle {} is not in the archive", saved.bundle))
                 })?;
+            check_tips(&header.refs, dst, file)?;
             let missing = source.missing_commits(&header.prerequisites);
             if let Some(first) = missing.first() {
                 return Err(refuse(
@@ -552,7 +645,7 @@ fn plan_submodule(
             (Some((saved.bundle.clone(), header)), head, head_branch)
         }
         SubmoduleSave::Changed(changed) => {
-            let branch = changed.head_branch.clone().filter(|b| b.starts_with("refs/heads/"));
+            let branch = changed.head_branch.clone().filter(|b| import_checks::branch(b));
             (None, changed.head.clone(), branch)
         }
     };
@@ -597,7 +690,7 @@ fn make_submodule(mount: &Path, git_dir: &Path, sub: &SubmodulePlan, mounts_dir:
     };
     repo.import_bundle_pack(&mounts_dir.join(bundle), header)?;
     let tips = &header.refs;
-    for (refname, id) in tips.iter().filter(|(n, _)| n.starts_with("refs/heads/") || n.starts_with("refs/tags/")) {
+    for (refname, id) in tips.iter().filter(|(n, _)| import_checks::shared_ref(n)) {
         repo.set_ref(refname, id, WHY)?;
     }
     repo.write_stashes(&numbered(tips, "refs/stashes/stash-"), WHY)?;
@@ -605,6 +698,51 @@ fn make_submodule(mount: &Path, git_dir: &Path, sub: &SubmodulePlan, mounts_dir:
     let reflog = numbered(tips, "refs/jackin/reflog/");
     if !reflog.is_empty() {
         repo.write_reflog("HEAD", &reflog, WHY)?;
+    }
+    Ok(())
+}
+
+/// Checks every bundle the plans bring in against the repository it goes into
+/// (`Repo::verify_bundle`), each in a scratch repository under `scratch`: refused (exit 3) when
+/// one is damaged or lacks what its commits need.
+fn verify_packs(plans: &[MountPlan], mounts_dir: &Path, scratch: &Path, file: &Path) -> Result<()> {
+    let mut n = 0;
+    let mut check = |into: &Path, bundle: &str, header: &BundleHeader| -> Result<()> {
+        n += 1;
+        let repo = Repo::open(into)?;
+        repo.verify_bundle(&mounts_dir.join(bundle), header, &scratch.join(n.to_string())).map_err(|e| {
+            let shown = crate::protocol::inert::inert_name(bundle).into_owned();
+            refuse(file, format_args!("the bundle {shown} does not hold what it says ({e:#})"))
+        })
+    };
+    for plan in plans {
+        if let (Some(header), Some(bundle)) = (&plan.header, &plan.exported.saved.bundle) {
+            check(&plan.host, bundle, header)?;
+        }
+        for sub in &plan.submodules {
+            if let Some((bundle, header)) = &sub.bundle {
+                check(&sub.source, bundle, header)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What an archive's files take unpacked (their sizes as its index gives them), with a margin,
+/// must fit in the free space of the home's filesystem: refused (exit 3) before anything is
+/// unpacked otherwise.
+fn check_free_space(store: &Store, file: &Path, verified: &Verified) -> Result<()> {
+    let needed: u64 = verified.parts.iter().filter(|p| p.kind == archive::PartKind::File).map(|p| p.size).sum();
+    let free = fs2::available_space(&store.roots.home).unwrap_or(u64::MAX);
+    if !archive::fits(needed, free) {
+        return Err(refuse(
+            file,
+            format_args!(
+                "it takes {needed} bytes unpacked, and {} has {free} bytes free (less a margin of {} bytes)",
+                store.roots.home.display(),
+                archive::SPACE_MARGIN
+            ),
+        ));
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 mod base_image;
 mod import;
+mod import_checks;
 mod list;
 mod plan;
 mod quarantines;

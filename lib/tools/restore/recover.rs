@@ -500,24 +500,47 @@ pub(super) fn put_files_back(dir: &Path, mount: &SavedMount, worktree: &Path) ->
     for file in &mount.files {
         let Some(orig) = &file.orig_path else { continue };
         let orig = receipt_name(orig, file.orig_path_bytes.as_deref())?;
-        if !names.contains(&orig) {
+        if !names.contains(&orig) && real_dirs_to(worktree, orig.as_path(), false)? {
             remove_entry(&worktree.join(orig.as_path()))?;
         }
     }
     for (file, name) in mount.files.iter().zip(&names) {
         let rel = name.as_path();
         let dst = worktree.join(rel);
+        // Never through a link: the checkout may hold a committed link where the session had a
+        // directory (the saved files are what it had), and writing through it would write
+        // wherever the link leads.
+        if !real_dirs_to(worktree, rel, file.saved)? {
+            continue;
+        }
         remove_entry(&dst)?;
         if !file.saved {
             continue;
         }
         let Some(files_dir) = &files_dir else { continue };
-        if let Some(parent) = dst.parent() {
-            fs::create_dir_all(parent)?;
-        }
         copy_back(&files_dir.join(rel), &dst, &mut left_out)?;
     }
     Ok(left_out.into_iter().filter_map(|p| p.strip_prefix(worktree).ok().map(Path::to_path_buf)).collect())
+}
+
+/// Whether every directory on the way from `root` to `rel` in it is a real directory (no link, no
+/// file). With `make`, one that is not is made so: a link or a file there is removed (it is the
+/// checkout's, inside the new work tree) and the directory made; then the answer is true.
+fn real_dirs_to(root: &Path, rel: &Path, make: bool) -> Result<bool> {
+    let mut at = root.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        at.push(part);
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => continue,
+            _ if !make => return Ok(false),
+            Ok(_) => fs::remove_file(&at).with_context(|| format!("replacing {}", at.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", at.display())),
+        }
+        fs::create_dir(&at).with_context(|| format!("creating {}", at.display()))?;
+    }
+    Ok(true)
 }
 
 /// Copies `src` to `dst` as [`copy_entry`] does, but for the `.git` files in a directory (a

@@ -1,0 +1,306 @@
+//! What `jackin-restore --import` accepts of an archive before it writes anything: the archive
+//! comes from another host, written there from files the agent wrote, so every name, path, ref
+//! and object id in it is hostile until checked here (docs/threat-model.md, "Archives").
+//!
+//! - the archive's own names ([`Layout::check`]): only the names an export writes, the session's
+//!   structural directories real directories (never a link the import would write through);
+//! - every path its JSON names ([`Layout::dir`], [`Layout::entry`]): a plain relative name of a
+//!   part the archive holds, under directories the archive holds (never `/`, `..` or a link);
+//! - every ref it would make ([`shared_ref`], [`branch`]): a valid name under `refs/heads/` or
+//!   `refs/tags/`, nothing else;
+//! - every object id ([`object_id`]): 40 or 64 hexadecimal digits.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::base::exit::Exit;
+use crate::engines::git::valid_ref_name;
+use crate::protocol::inert::inert_name;
+use crate::protocol::path_bytes::NameBytes;
+use crate::state::store::AUTH_SLOTS;
+use crate::tools::archive::{Part, PartKind};
+use crate::tools::export::{CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY};
+
+/// An import refused: nothing written (exit 3).
+pub(super) fn refuse(file: &Path, why: std::fmt::Arguments<'_>) -> anyhow::Error {
+    Exit::BadInput.err(format_args!("{}: {why}; nothing was imported", file.display()))
+}
+
+/// The archive's parts by name, as the reading found them (each checked against the index).
+pub(super) struct Layout<'a> {
+    file: &'a Path,
+    kinds: BTreeMap<PathBuf, PartKind>,
+}
+
+/// The directories of the session an export writes under `instance/`, whose contents are the
+/// agent's (any name, any kind) but which must themselves be directories: jackin binds them into
+/// the container at a resume, so a link there would bind whatever it names.
+fn session_dir(name: &str) -> bool {
+    name == "home" || name == "state" || AUTH_SLOTS.contains(&name)
+}
+
+impl<'a> Layout<'a> {
+    pub(super) fn new(file: &'a Path, parts: &[Part]) -> Result<Self> {
+        let mut kinds = BTreeMap::new();
+        for part in parts {
+            let name = NameBytes::from_wire(part.path.clone(), part.path_bytes.as_deref())
+                .map_err(|e| refuse(file, format_args!("an entry's name: {e}")))?;
+            kinds.insert(name.as_path().to_path_buf(), part.kind);
+        }
+        Ok(Layout { file, kinds })
+    }
+
+    /// Every name of the archive is one an export writes: `export.json`; `instance/` with
+    /// jackin's three files in `instance/.jackin/` and the session's directories (the agent home,
+    /// `state/`, the auth slots) as directories; `mounts/` with a directory per mount. Nothing
+    /// else: no `instance/git` (the mounts are made anew from their saves), no purge mark, no
+    /// link where the import or a resume would go through it.
+    pub(super) fn check(&self) -> Result<()> {
+        let kept = [MANIFEST_ENTRY, ISOLATION_ENTRY, CONTINUITY_ENTRY];
+        for (name, kind) in &self.kinds {
+            let parts: Vec<&str> = name.components().map(|c| c.as_os_str().to_str().unwrap_or("\u{fffd}")).collect();
+            let dir = *kind == PartKind::Dir;
+            let allowed = match parts.as_slice() {
+                [one] if *one == EXPORT_ENTRY => *kind == PartKind::File,
+                ["instance"] | ["instance", ".jackin"] => dir,
+                ["instance", ".jackin", _] => *kind == PartKind::File && kept.contains(&name.to_str().unwrap_or("")),
+                ["instance", top] => dir && session_dir(top),
+                ["instance", top, ..] => session_dir(top),
+                [mounts] | [mounts, _] if *mounts == MOUNTS_ENTRY => dir,
+                [mounts, ..] if *mounts == MOUNTS_ENTRY => true,
+                _ => false,
+            };
+            if !allowed {
+                let shown = inert_name(&NameBytes::of_path(name).text()).into_owned();
+                let what = match kind {
+                    PartKind::File => "a file",
+                    PartKind::Dir => "a directory",
+                    PartKind::Symlink => "a symbolic link",
+                };
+                return Err(refuse(
+                    self.file,
+                    format_args!("the entry {shown:?} ({what}) is not one a session archive holds there"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `rel` (a name the archive's JSON gives, relative to `mounts/`) as a part of kind `kind`
+    /// under `mounts/`, reached through directories of the archive only (never through a link
+    /// or a file). With `must_exist` false, a name the archive does not hold passes: a reader
+    /// finds nothing there. Returns its path relative to the archive's root.
+    fn part(&self, what: &str, rel: &NameBytes, kind: Option<PartKind>, must_exist: bool) -> Result<PathBuf> {
+        let shown = || inert_name(&rel.text()).into_owned();
+        let rel_path = rel.as_path();
+        if !plain(rel_path) {
+            return Err(refuse(self.file, format_args!("{what} {:?} is not a plain relative name", shown())));
+        }
+        let full = Path::new(MOUNTS_ENTRY).join(rel_path);
+        let mut at = PathBuf::from(MOUNTS_ENTRY);
+        let components: Vec<_> = rel_path.components().collect();
+        for component in &components[..components.len() - 1] {
+            at.push(component);
+            match self.kinds.get(&at) {
+                Some(PartKind::Dir) => {}
+                None if !must_exist => return Ok(full),
+                _ => {
+                    return Err(refuse(
+                        self.file,
+                        format_args!("{what} {:?} is not under directories of the archive", shown()),
+                    ))
+                }
+            }
+        }
+        match (self.kinds.get(&full), kind) {
+            (Some(found), Some(wanted)) if *found != wanted => {
+                Err(refuse(self.file, format_args!("{what} {:?} is not a {}", shown(), kind_word(wanted))))
+            }
+            (Some(_), _) => Ok(full),
+            (None, _) if !must_exist => Ok(full),
+            (None, _) => Err(refuse(self.file, format_args!("{what} {:?} is not in the archive", shown()))),
+        }
+    }
+
+    /// A directory the archive's JSON names (a mount's `files_dir`, `index_dir`).
+    pub(super) fn dir(&self, what: &str, rel: &str) -> Result<PathBuf> {
+        self.part(what, &NameBytes::new(rel.as_bytes()), Some(PartKind::Dir), true)
+    }
+
+    /// A file the archive's JSON names (a bundle).
+    pub(super) fn file(&self, what: &str, rel: &str) -> Result<PathBuf> {
+        self.part(what, &NameBytes::new(rel.as_bytes()), Some(PartKind::File), true)
+    }
+
+    /// An entry of any kind under a directory the JSON names (a saved file, saved as a file, a
+    /// link or a directory), `dir` relative to `mounts/`; one the archive lacks reads as nothing.
+    pub(super) fn entry(&self, what: &str, dir: &str, rel: &NameBytes) -> Result<PathBuf> {
+        self.under(what, dir, rel, false)
+    }
+
+    fn under(&self, what: &str, dir: &str, rel: &NameBytes, must_exist: bool) -> Result<PathBuf> {
+        let joined = NameBytes::of_path(&Path::new(dir).join(rel.as_path()));
+        if !plain(rel.as_path()) {
+            let shown = inert_name(&rel.text()).into_owned();
+            return Err(refuse(self.file, format_args!("{what} {shown:?} is not a plain relative name")));
+        }
+        self.part(what, &joined, None, must_exist)
+    }
+
+    /// A staged version: a file or a link under the mount's `index_dir`.
+    pub(super) fn staged(&self, what: &str, dir: &str, rel: &NameBytes) -> Result<PathBuf> {
+        let found = self.under(what, dir, rel, true)?;
+        match self.kinds.get(&found) {
+            Some(PartKind::File | PartKind::Symlink) => Ok(found),
+            _ => Err(refuse(
+                self.file,
+                format_args!("{what} {:?} is not a file or a link", inert_name(&rel.text()).into_owned()),
+            )),
+        }
+    }
+}
+
+fn kind_word(kind: PartKind) -> &'static str {
+    match kind {
+        PartKind::File => "file",
+        PartKind::Dir => "directory",
+        PartKind::Symlink => "symbolic link",
+    }
+}
+
+/// A non-empty path of plain components only (no `/` first, no `.` or `..`).
+pub(super) fn plain(path: &Path) -> bool {
+    !path.as_os_str().is_empty() && path.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// A ref an import may make in a repository of this host: a valid name under `refs/heads/` or
+/// `refs/tags/` (never `refs/replace/`, `refs/notes/`, `refs/remotes/`, a pseudo-ref such as
+/// `MERGE_HEAD`, or a name git would refuse).
+pub(super) fn shared_ref(name: &str) -> bool {
+    (name.starts_with("refs/heads/") || name.starts_with("refs/tags/")) && valid_ref_name(name)
+}
+
+/// A branch an import may check out or make: a valid name under `refs/heads/`.
+pub(super) fn branch(name: &str) -> bool {
+    name.starts_with("refs/heads/") && valid_ref_name(name)
+}
+
+/// An object id as git writes it: 40 (SHA-1) or 64 (SHA-256) hexadecimal digits.
+pub(super) fn object_id(id: &str) -> bool {
+    matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(path: &str, kind: PartKind) -> Part {
+        Part { path: path.into(), path_bytes: None, kind, mode: 0o755, size: 0, sha256: None }
+    }
+
+    fn exported_layout() -> Vec<Part> {
+        vec![
+            part("export.json", PartKind::File),
+            part("instance/.jackin/instance.json", PartKind::File),
+            part("instance/home", PartKind::Dir),
+            part("instance/home/.bashrc", PartKind::Symlink),
+            part("instance/state", PartKind::Dir),
+            part("instance/claude", PartKind::Dir),
+            part("mounts", PartKind::Dir),
+            part("mounts/0-app", PartKind::Dir),
+            part("mounts/0-app/0-app.bundle", PartKind::File),
+            part("mounts/0-app/files", PartKind::Dir),
+            part("mounts/0-app/files/a", PartKind::Dir),
+            part("mounts/0-app/files/a/b.txt", PartKind::File),
+            part("mounts/0-app/files/link", PartKind::Symlink),
+        ]
+    }
+
+    #[test]
+    fn an_exports_own_names_pass_and_every_other_name_or_kind_is_refused() {
+        let file = Path::new("a.tar.gz");
+        Layout::new(file, &exported_layout()).unwrap().check().unwrap();
+        let refused = [
+            part("instance/git", PartKind::Symlink),
+            part("instance/git", PartKind::Dir),
+            part("instance/git/worktree/x", PartKind::File),
+            part("instance/.jackin", PartKind::Symlink),
+            part("instance/.jackin/purge.json", PartKind::File),
+            part("instance/.jackin/instance.json", PartKind::Symlink),
+            part("instance/home", PartKind::Symlink),
+            part("instance/state", PartKind::File),
+            part("instance/claude", PartKind::Symlink),
+            part("instance/sockets", PartKind::Dir),
+            part("instance", PartKind::Symlink),
+            part("mounts", PartKind::Symlink),
+            part("mounts/0-app", PartKind::Symlink),
+            part("export.json", PartKind::Symlink),
+            part("other.json", PartKind::File),
+            part("data/jk-1/home", PartKind::Dir),
+        ];
+        for bad in refused {
+            let mut parts: Vec<Part> = exported_layout().into_iter().filter(|p| p.path != bad.path).collect();
+            let shown = format!("{} {:?}", bad.path, bad.kind);
+            parts.push(bad);
+            let err = Layout::new(file, &parts).unwrap().check().expect_err(&shown);
+            assert_eq!(Exit::of(&err), Exit::BadInput, "{shown}");
+            assert!(format!("{err:#}").contains("is not one a session archive holds"), "{shown}: {err:#}");
+        }
+    }
+
+    #[test]
+    fn a_path_the_json_names_is_a_part_of_its_kind_under_directories_of_the_archive() {
+        let file = Path::new("a.tar.gz");
+        let layout = Layout::new(file, &exported_layout()).unwrap();
+        assert_eq!(layout.dir("files_dir", "0-app/files").unwrap(), Path::new("mounts/0-app/files"));
+        assert!(layout.file("bundle", "0-app/0-app.bundle").is_ok());
+        let name = |s: &str| NameBytes::new(s.as_bytes());
+        assert!(layout.entry("a saved file", "0-app/files", &name("a/b.txt")).is_ok());
+        assert!(layout.entry("a saved file", "0-app/files", &name("link")).is_ok());
+        assert!(layout.entry("a saved file that vanished", "0-app/files", &name("gone/x")).is_ok());
+        let refused: [(&str, Result<PathBuf>); 10] = [
+            ("absolute", layout.dir("files_dir", "/home/op/.ssh")),
+            ("dot-dot", layout.dir("files_dir", "0-app/../../instance")),
+            ("empty", layout.dir("files_dir", "")),
+            ("a file as a directory", layout.dir("files_dir", "0-app/0-app.bundle")),
+            ("missing", layout.file("bundle", "0-app/other.bundle")),
+            ("a directory as a bundle", layout.file("bundle", "0-app/files")),
+            ("under a link", layout.entry("a saved file", "0-app/files", &name("link/id_rsa"))),
+            ("a dot-dot file", layout.entry("a saved file", "0-app/files", &name("../0-app.bundle"))),
+            ("an absolute file", layout.entry("a saved file", "0-app/files", &name("/etc/passwd"))),
+            ("a staged directory", layout.staged("a staged version", "0-app/files", &name("a"))),
+        ];
+        for (what, result) in refused {
+            let err = result.expect_err(what);
+            assert_eq!(Exit::of(&err), Exit::BadInput, "{what}");
+        }
+    }
+
+    #[test]
+    fn only_valid_branches_and_tags_are_made_and_ids_are_hex() {
+        for good in ["refs/heads/main", "refs/heads/jackin/jk-1", "refs/tags/v1.0"] {
+            assert!(shared_ref(good), "{good}");
+        }
+        assert!(branch("refs/heads/main") && !branch("refs/tags/v1"));
+        for bad in [
+            "refs/replace/0123456789012345678901234567890123456789",
+            "refs/notes/commits",
+            "refs/remotes/origin/main",
+            "MERGE_HEAD",
+            "HEAD",
+            "refs/heads/a..b",
+            "refs/heads/x.lock",
+            "refs/heads/esc\u{1b}ape",
+            "refs/heads/",
+            "refs/heads/../../config",
+        ] {
+            assert!(!shared_ref(bad) && !branch(bad), "{bad:?}");
+        }
+        assert!(object_id(&"a".repeat(40)) && object_id(&"0".repeat(64)));
+        for bad in ["", "abc", &"g".repeat(40), &"é".repeat(20), &"a".repeat(41)] {
+            assert!(!object_id(bad), "{bad:?}");
+        }
+    }
+}

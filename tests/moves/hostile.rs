@@ -1,0 +1,336 @@
+//! Archives nobody here wrote: an export of home A rewritten by a forger who also rewrites the
+//! index (so every sha256 matches), then imported by home B. Each refusal is exit 3 with the
+//! entry named, and leaves B's home, B's host repository and every directory outside them
+//! exactly as they were (docs/threat-model.md, "Archives").
+
+use super::*;
+
+use jackin::protocol::path_bytes::NameBytes;
+use serde_json::Value;
+
+/// One part of an archive as a forger handles it.
+#[derive(Clone, Debug)]
+pub(super) struct Part {
+    pub(super) name: Vec<u8>,
+    pub(super) body: Body,
+    pub(super) mode: u32,
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Body {
+    File(Vec<u8>),
+    Dir,
+    Link(Vec<u8>),
+}
+
+/// Every part of the archive but `format.json` and `index.json`, in its order (a sparse file
+/// with its holes as zeros).
+pub(super) fn parts_of(file: &Path) -> Vec<Part> {
+    let tar = tar_of(file);
+    let mut archive = tar::Archive::new(tar.as_slice());
+    let mut parts = Vec::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path_bytes().into_owned();
+        if name == b"format.json" || name == b"index.json" {
+            continue;
+        }
+        let mode = entry.header().mode().unwrap() & 0o7777;
+        let body = match entry.header().entry_type() {
+            tar::EntryType::Directory => Body::Dir,
+            tar::EntryType::Symlink => Body::Link(entry.link_name_bytes().unwrap().into_owned()),
+            _ => {
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).unwrap();
+                Body::File(bytes)
+            }
+        };
+        parts.push(Part { name, body, mode });
+    }
+    parts
+}
+
+/// Writes `parts` as an archive the way an export does (`format.json` first, the index of every
+/// part last, each sha256 right), gzip-compressed, to `to`.
+pub(super) fn forge(parts: &[Part], to: &Path) {
+    let gz = flate2::write::GzEncoder::new(fs::File::create(to).unwrap(), flate2::Compression::fast());
+    let mut builder = tar::Builder::new(gz);
+    let raw = |builder: &mut tar::Builder<_>, name: &str, bytes: &[u8]| {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o600);
+        header.set_entry_type(tar::EntryType::Regular);
+        builder.append_data(&mut header, name, bytes).unwrap();
+    };
+    raw(&mut builder, "format.json", br#"{"format": 1, "written_by": "a forger"}"#);
+    let mut index = Vec::new();
+    for part in parts {
+        let name = Path::new(std::ffi::OsStr::from_bytes(&part.name));
+        let mut header = tar::Header::new_gnu();
+        header.set_mode(part.mode);
+        let (kind, size, sha) = match &part.body {
+            Body::File(bytes) => {
+                header.set_size(bytes.len() as u64);
+                header.set_entry_type(tar::EntryType::Regular);
+                builder.append_data(&mut header, name, bytes.as_slice()).unwrap();
+                ("file", bytes.len(), Some(sha256_hex(bytes)))
+            }
+            Body::Dir => {
+                header.set_size(0);
+                header.set_entry_type(tar::EntryType::Directory);
+                builder.append_data(&mut header, name, std::io::empty()).unwrap();
+                ("dir", 0, None)
+            }
+            Body::Link(target) => {
+                header.set_size(0);
+                header.set_entry_type(tar::EntryType::Symlink);
+                builder.append_link(&mut header, name, std::ffi::OsStr::from_bytes(target)).unwrap();
+                ("symlink", 0, Some(sha256_hex(target)))
+            }
+        };
+        let bytes = NameBytes::new(part.name.clone());
+        let mut listed = serde_json::json!({"path": bytes.text(), "kind": kind, "mode": part.mode, "size": size});
+        if let Some(b64) = bytes.wire_bytes() {
+            listed["path_bytes"] = b64.into();
+        }
+        if let Some(sha) = sha {
+            listed["sha256"] = sha.into();
+        }
+        index.push(listed);
+    }
+    let index = serde_json::to_vec(&serde_json::json!({"format": 1, "parts": index})).unwrap();
+    raw(&mut builder, "index.json", &index);
+    builder.into_inner().unwrap().finish().unwrap();
+}
+
+pub(super) fn json_of(parts: &[Part], name: &str) -> Value {
+    let part = parts.iter().find(|p| p.name == name.as_bytes()).unwrap_or_else(|| panic!("no {name}"));
+    match &part.body {
+        Body::File(bytes) => serde_json::from_slice(bytes).unwrap(),
+        other => panic!("{name} is {other:?}"),
+    }
+}
+
+pub(super) fn set_json(parts: &mut [Part], name: &str, value: &Value) {
+    let part = parts.iter_mut().find(|p| p.name == name.as_bytes()).unwrap();
+    part.body = Body::File(serde_json::to_vec_pretty(value).unwrap());
+}
+
+pub(super) fn dir(name: &str) -> Part {
+    Part { name: name.as_bytes().to_vec(), body: Body::Dir, mode: 0o755 }
+}
+
+pub(super) fn link(name: &str, target: &Path) -> Part {
+    Part { name: name.as_bytes().to_vec(), body: Body::Link(target.as_os_str().as_bytes().to_vec()), mode: 0o777 }
+}
+
+pub(super) fn file(name: &str, bytes: &[u8]) -> Part {
+    Part { name: name.as_bytes().to_vec(), body: Body::File(bytes.to_vec()), mode: 0o644 }
+}
+
+/// Home B and what a hostile archive must leave as it was: B's home, B's host repository and a
+/// directory outside both, which holds an operator's private key.
+pub(super) struct Target {
+    pub(super) b: Other,
+    pub(super) outside: PathBuf,
+}
+
+pub(super) const PRIVATE_KEY: &[u8] = b"-----BEGIN OPENSSH PRIVATE KEY----- the operator's";
+
+impl Target {
+    pub(super) fn new(a: &Kept) -> Target {
+        let b = other_host(a);
+        let outside = b.home.tmp.path().join("outside");
+        fs::create_dir_all(outside.join(".ssh")).unwrap();
+        fs::write(outside.join(".ssh/id_ed25519"), PRIVATE_KEY).unwrap();
+        Target { b, outside }
+    }
+
+    pub(super) fn snapshot(&self) -> Vec<Vec<(PathBuf, common::Entry)>> {
+        [&self.b.home.home, &self.b.host, &self.outside].iter().map(|p| common::snapshot_of(p)).collect()
+    }
+
+    /// Imports `parts` forged as `what`: refused with exit 3, saying `says`, nothing changed.
+    pub(super) fn refuses(&self, what: &str, parts: &[Part], says: &str) {
+        let forged = self.b.home.tmp.path().join(format!("forged-{}.tar.gz", what.replace(['/', ' '], "-")));
+        forge(parts, &forged);
+        let before = self.snapshot();
+        for dry in [&["--dry-run"][..], &[]] {
+            let out = import(&self.b.home, dry, &forged);
+            assert_eq!(out.status.code(), Some(3), "{what} {dry:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains(says), "{what} {dry:?}: wanted {says:?} in: {}", stderr(&out));
+            assert!(stderr(&out).contains("nothing was"), "{what}: {}", stderr(&out));
+            assert!(
+                self.snapshot() == before,
+                "{what} {dry:?}: B's home, host repository and the outside as they were"
+            );
+        }
+        fs::remove_file(&forged).unwrap();
+    }
+}
+
+/// A kept session of home A exported without its sparse file (a forger's archive holds every
+/// byte), and its parts.
+pub(super) fn exported_parts(id: &str) -> (Kept, Vec<Part>) {
+    let a = kept(id);
+    fs::remove_file(a.inst.mount_path(0).join("disk.img")).unwrap();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &a.inst.container));
+    let parts = parts_of(&file);
+    (a, parts)
+}
+
+fn mount_of(parts: &[Part]) -> Value {
+    json_of(parts, "export.json")["mounts"][0].clone()
+}
+
+fn with_mount(parts: &[Part], edit: impl FnOnce(&mut Value)) -> Vec<Part> {
+    let mut parts = parts.to_vec();
+    let mut account = json_of(&parts, "export.json");
+    edit(&mut account["mounts"][0]);
+    set_json(&mut parts, "export.json", &account);
+    parts
+}
+
+#[test]
+fn a_forged_archive_is_refused_before_anything_is_written() {
+    if !engine_available("a_forged_archive_is_refused") {
+        return;
+    }
+    let (a, parts) = exported_parts("hostilea");
+    let t = Target::new(&a);
+    let outside = t.outside.clone();
+
+    // The forger's own archive, unchanged, imports: the refusals below are the forgeries'.
+    let control = t.b.home.tmp.path().join("control.tar.gz");
+    forge(&parts, &control);
+    let out = import(&t.b.home, &["--dry-run"], &control);
+    assert!(out.status.success(), "the forger's copy of a real export: {}", stderr(&out));
+
+    // Links planted where the import writes, or where a resume binds.
+    for planted in ["instance/git", "instance/.jackin", "instance/home", "instance/state", "mounts", "instance"] {
+        let mut forged: Vec<Part> = parts
+            .iter()
+            .filter(|p| !p.name.starts_with(planted.as_bytes()) || p.name.get(planted.len()) != Some(&b'/'))
+            .filter(|p| p.name != planted.as_bytes())
+            .cloned()
+            .collect();
+        if planted == "instance/.jackin" {
+            forged.retain(|p| !p.name.starts_with(b"instance/.jackin"));
+        }
+        forged.push(link(planted, &outside));
+        t.refuses(&format!("a link at {planted}"), &forged, "is not one a session archive holds");
+    }
+    // A name no export writes: a purge mark, a directory of the mounts' own.
+    let mut forged = parts.clone();
+    forged.push(file("instance/.jackin/purge.json", b"{}"));
+    t.refuses("a purge mark", &forged, "is not one a session archive holds");
+    let mut forged = parts.clone();
+    forged.push(dir("instance/git"));
+    t.refuses("a git directory", &forged, "is not one a session archive holds");
+
+    // Paths the JSON names, out of the archive: an absolute files_dir, a ../ chain, a link.
+    let files_dir = mount_of(&parts)["files_dir"].as_str().unwrap().to_owned();
+    let key = |m: &mut Value| {
+        m["files"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"status": "??", "path": ".ssh/id_ed25519", "saved": true}))
+    };
+    let absolute = with_mount(&parts, |m| {
+        m["files_dir"] = outside.to_str().unwrap().into();
+        key(m);
+    });
+    t.refuses("an absolute files_dir", &absolute, "is not a plain relative name");
+    let climbing = with_mount(&parts, |m| {
+        m["files_dir"] = format!("{files_dir}/../../../../../../../../../../..{}", outside.display()).into();
+        key(m);
+    });
+    t.refuses("a ../ files_dir", &climbing, "is not a plain relative name");
+    let mut through_a_link = with_mount(&parts, key);
+    through_a_link.push(link(&format!("mounts/{files_dir}/.ssh"), &outside.join(".ssh")));
+    t.refuses("a saved file under a link", &through_a_link, "is not under directories of the archive");
+    let bundle = mount_of(&parts)["bundle"].as_str().unwrap().to_owned();
+    let forged = with_mount(&parts, |m| m["bundle"] = format!("../mounts/{bundle}").into());
+    t.refuses("a bundle out of mounts/", &forged, "is not a plain relative name");
+    let forged = with_mount(&parts, |m| m["tree"] = "0-app/tree".into());
+    t.refuses("an unreadable mount's tree", &forged, "unreadable mount");
+
+    // Refs outside refs/heads and refs/tags, and names git refuses.
+    let head_id = mount_of(&parts)["head"].as_str().unwrap().to_owned();
+    for branch in [
+        format!("refs/replace/{head_id}"),
+        "MERGE_HEAD".into(),
+        "refs/notes/commits".into(),
+        "refs/remotes/origin/main".into(),
+        "refs/heads/bad..name".into(),
+        "refs/heads/esc\u{1b}[31mape".into(),
+    ] {
+        let forged = with_mount(&parts, |m| m["head_branch"] = branch.clone().into());
+        t.refuses(&format!("HEAD on {branch:?}"), &forged, "not a branch an import makes");
+    }
+    // Ids that are not ids (one would have panicked a slice of it).
+    let forged = with_mount(&parts, |m| m["head"] = "ééééééééééééééééééééé".into());
+    t.refuses("a head that is not an id", &forged, "is not an object id");
+
+    // A bundle whose pack is damaged (its sha256 in the index made right): its objects are
+    // checked in staging, and nothing reaches B's host repository.
+    let mut damaged = parts.clone();
+    let part = damaged.iter_mut().find(|p| p.name.ends_with(b".bundle")).expect("the archive has a bundle");
+    let Body::File(bytes) = &mut part.body else { panic!() };
+    let pack_at = bytes.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    let middle = pack_at + (bytes.len() - pack_at) / 2;
+    bytes[middle] ^= 0x55;
+    let forged = t.b.home.tmp.path().join("damaged-pack.tar.gz");
+    forge(&damaged, &forged);
+    let before = t.snapshot();
+    let out = import(&t.b.home, &[], &forged);
+    assert_eq!(out.status.code(), Some(3), "a damaged pack: {}", stderr(&out));
+    assert!(stderr(&out).contains("does not hold what it says"), "{}", stderr(&out));
+    assert!(t.snapshot() == before, "a damaged pack: nothing written");
+
+    // And the archive as exported still imports whole after all of these.
+    let out = import(&t.b.home, &[], &control);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(fs::read(outside.join(".ssh/id_ed25519")).unwrap(), PRIVATE_KEY);
+}
+
+/// The session committed a link `vendored -> <outside>` and replaced it with a directory holding
+/// `x.txt`; the forger drops the deletion of the link from the saved files. The checkout has the
+/// link, and the saved `vendored/x.txt` goes into a directory made in its place, never through it.
+#[test]
+fn a_saved_file_is_never_written_through_a_link_of_the_checkout() {
+    if !engine_available("a_saved_file_is_never_written_through_a_link") {
+        return;
+    }
+    let a = kept("hostileb");
+    let wt = a.inst.mount_path(0);
+    fs::remove_file(wt.join("disk.img")).unwrap();
+    let b_outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(b_outside.path(), wt.join("vendored")).unwrap();
+    git(&wt, &["add", "vendored"]);
+    git(&wt, &["commit", "-q", "-m", "agent: a link out"]);
+    fs::remove_file(wt.join("vendored")).unwrap();
+    fs::create_dir(wt.join("vendored")).unwrap();
+    fs::write(wt.join("vendored/x.txt"), "the agent's\n").unwrap();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &a.inst.container));
+    let parts = with_mount(&parts_of(&file), |m| {
+        m["files"].as_array_mut().unwrap().retain(|f| f["path"] != "vendored");
+    });
+    let b = other_host(&a);
+    let forged = b.home.tmp.path().join("forged.tar.gz");
+    forge(&parts, &forged);
+    let out = import(&b.home, &[], &forged);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let imported = b
+        .home
+        .home
+        .join("data")
+        .join(&a.inst.container)
+        .join("git/worktree/repo/workspace/app")
+        .join(&a.inst.container);
+    assert!(fs::symlink_metadata(imported.join("vendored")).unwrap().is_dir(), "a directory in the link's place");
+    assert_eq!(fs::read_to_string(imported.join("vendored/x.txt")).unwrap(), "the agent's\n");
+    assert_eq!(fs::read_dir(b_outside.path()).unwrap().count(), 0, "nothing written where the link leads");
+}
