@@ -382,7 +382,9 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
                 PartKind::Dir => {
                     if let Some(dst) = &target {
                         fs::create_dir(dst).with_context(|| format!("creating {}", dst.display()))?;
-                        dir_modes.push((dst.clone(), mode));
+                        // Permission bits only: a set-id or sticky bit from another host's
+                        // archive is not the operator's to give.
+                        dir_modes.push((dst.clone(), mode & 0o777));
                     }
                     (None, 0)
                 }
@@ -411,7 +413,8 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
                                 format_args!("it does not fit in the {free} bytes free where it is unpacked"),
                             ));
                         }
-                        entry.set_preserve_permissions(true);
+                        // The permission bits (0o777) without set-id bits, as for directories.
+                        entry.set_preserve_permissions(false);
                         entry.set_preserve_mtime(true);
                         entry.unpack(dst).map_err(|e| damaged(&e))?;
                         let (digest, size) = hash_reader(File::open(dst)?)?;

@@ -289,10 +289,16 @@ fn a_forged_archive_is_refused_before_anything_is_written() {
     assert!(stderr(&out).contains("does not hold what it says"), "{}", stderr(&out));
     assert!(t.snapshot() == before, "a damaged pack: nothing written");
 
-    // And the archive as exported still imports whole after all of these.
+    // And the archive as exported, with a set-user-id program added to the agent home, imports
+    // whole after all of these: without the set-id bit, which is not another host's to give.
+    let mut setuid = parts.clone();
+    setuid.push(Part { mode: 0o4755, ..file("instance/home/run-as-the-operator", b"#!/bin/sh\n") });
+    forge(&setuid, &control);
     let out = import(&t.b.home, &[], &control);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(fs::read(outside.join(".ssh/id_ed25519")).unwrap(), PRIVATE_KEY);
+    let program = t.b.home.home.join("data").join(&a.inst.container).join("home/run-as-the-operator");
+    assert_eq!(fs::metadata(program).unwrap().permissions().mode() & 0o7777, 0o755, "no set-id bit");
 }
 
 /// The session committed a link `vendored -> <outside>` and replaced it with a directory holding
@@ -333,4 +339,219 @@ fn a_saved_file_is_never_written_through_a_link_of_the_checkout() {
     assert!(fs::symlink_metadata(imported.join("vendored")).unwrap().is_dir(), "a directory in the link's place");
     assert_eq!(fs::read_to_string(imported.join("vendored/x.txt")).unwrap(), "the agent's\n");
     assert_eq!(fs::read_dir(b_outside.path()).unwrap().count(), 0, "nothing written where the link leads");
+}
+
+/// Hostile values a forger puts where the archive's JSON names a path, a ref or an id.
+fn hostile_value(rng: &mut common::Rng, outside: &Path) -> Value {
+    let long = "d/".repeat(2100);
+    let choices: [Value; 14] = [
+        outside.to_str().unwrap().into(),
+        format!("../../../../../../../../../..{}", outside.display()).into(),
+        "..".into(),
+        "".into(),
+        "/".into(),
+        format!("refs/replace/{}", "a".repeat(40)).into(),
+        "MERGE_HEAD".into(),
+        "refs/notes/commits".into(),
+        "refs/heads/bad..name".into(),
+        "refs/heads/\u{1b}[2J".into(),
+        "é".repeat(30).into(),
+        long.into(),
+        Value::Null,
+        serde_json::json!(["not", "a", "string"]),
+    ];
+    rng.pick(&choices).clone()
+}
+
+/// A field of a mount's record, picked at random, made hostile.
+fn mutate_mount_field(parts: &mut [Part], rng: &mut common::Rng, outside: &Path) {
+    let mut account = json_of(parts, "export.json");
+    let mount = &mut account["mounts"][0];
+    let fields = [
+        "files_dir",
+        "index_dir",
+        "bundle",
+        "head",
+        "head_branch",
+        "scratch_tip",
+        "scratch_branch",
+        "mount_dst",
+        "isolation",
+        "tree",
+        "modules",
+        "path",
+        "original_src",
+    ];
+    let value = hostile_value(rng, outside);
+    let files = mount["files"].as_array().map_or(0, Vec::len);
+    match rng.below(3) {
+        0 if files > 0 => {
+            let i = rng.below(files);
+            let key = *rng.pick(&["path", "orig_path", "status", "gitlink", "path_bytes"]);
+            mount["files"][i][key] = value;
+            if rng.below(2) == 0 {
+                mount["files"][i]["saved"] = true.into();
+                mount["files"][i]["staged"] = true.into();
+            }
+        }
+        1 => {
+            let extra = serde_json::json!({"status": "??", "path": value, "saved": true});
+            mount["files"].as_array_mut().map(|f| f.push(extra));
+        }
+        _ => mount[*rng.pick(&fields)] = value,
+    }
+    set_json(parts, "export.json", &account);
+}
+
+/// One mutation of `parts`, forged; or the real archive's bytes damaged.
+fn mutated(parts: &[Part], exported: &[u8], rng: &mut common::Rng, outside: &Path, to: &Path) -> &'static str {
+    let mut parts = parts.to_vec();
+    let n = parts.len();
+    let names = [
+        "instance/git",
+        "instance/git/worktree",
+        "instance/.jackin",
+        "instance/.jackin/purge.json",
+        "instance/home",
+        "instance/state",
+        "instance/claude",
+        "instance",
+        "mounts",
+        "export.json",
+        "instance/sockets",
+        "data",
+        "mounts/0-app",
+        "mounts/0-app/files",
+        "mounts/0-app/files/README.md",
+        "instance/home/.bashrc",
+    ];
+    let targets =
+        [outside.to_path_buf(), PathBuf::from("/"), PathBuf::from("../../.."), outside.join(".ssh/id_ed25519")];
+    let what = match rng.below(11) {
+        0 => {
+            parts.remove(rng.below(n));
+            "a part dropped"
+        }
+        1 => {
+            let part = parts[rng.below(n)].clone();
+            parts.insert(rng.below(n + 1), part);
+            "a part twice"
+        }
+        2 => {
+            let (i, j) = (rng.below(n), rng.below(n));
+            parts.swap(i, j);
+            "two parts swapped"
+        }
+        3 => {
+            let i = rng.below(n);
+            parts[i].body = Body::Link(rng.pick(&targets[..]).as_os_str().as_bytes().to_vec());
+            "a part made a link"
+        }
+        4 => {
+            let name = *rng.pick(&names);
+            parts.retain(|p| p.name != name.as_bytes());
+            parts.insert(rng.below(parts.len() + 1), link(name, rng.pick(&targets[..]).as_path()));
+            "a link planted"
+        }
+        5 => {
+            let name = *rng.pick(&names);
+            let part = if rng.below(2) == 0 { dir(name) } else { file(name, b"{}") };
+            parts.insert(rng.below(parts.len() + 1), part);
+            "an entry added"
+        }
+        6 | 7 => {
+            mutate_mount_field(&mut parts, rng, outside);
+            "a mount's field made hostile"
+        }
+        8 => {
+            let i = rng.below(n);
+            parts[i].mode = *rng.pick(&[0o000, 0o4755, 0o7777, 0o200]);
+            if let Body::File(bytes) = &mut parts[i].body {
+                if !bytes.is_empty() && rng.below(2) == 0 {
+                    let at = rng.below(bytes.len());
+                    bytes[at] ^= 1 << rng.below(8);
+                }
+            }
+            "a part's mode or a byte changed"
+        }
+        9 => {
+            let bundles: Vec<usize> = (0..n).filter(|&i| parts[i].name.ends_with(b".bundle")).collect();
+            if let Some(&i) = bundles.first() {
+                if let Body::File(bytes) = &mut parts[i].body {
+                    let text = String::from_utf8_lossy(bytes).into_owned();
+                    let edited =
+                        text.replacen("refs/heads/", *rng.pick(&["refs/replace/", "refs/heads/a..", "refs/notes/"]), 1);
+                    if edited.len() == text.len() || rng.below(2) == 0 {
+                        let at = rng.below(bytes.len());
+                        bytes[at] ^= 1 << rng.below(8);
+                    } else {
+                        *bytes = edited.into_bytes();
+                    }
+                }
+            }
+            "a bundle changed"
+        }
+        _ => {
+            let mut bytes = exported.to_vec();
+            match rng.below(3) {
+                0 => bytes.truncate(rng.below(bytes.len())),
+                1 => {
+                    let at = rng.below(bytes.len());
+                    bytes[at] ^= 1 << rng.below(8);
+                }
+                _ => bytes.extend_from_slice(&bytes.clone()[..rng.below(bytes.len())]),
+            }
+            fs::write(to, bytes).unwrap();
+            return "the stream damaged";
+        }
+    };
+    forge(&parts, to);
+    what
+}
+
+/// Thousands of mutated archives (seeded; `JACKIN_FUZZ_SEED`, `JACKIN_FUZZ_CASES`): each is
+/// refused with exit 3 and changes nothing in B's home, B's host repository or outside them, or
+/// imports whole and writes nothing outside them. No other end (a crash, a half-made import) is
+/// allowed.
+#[test]
+fn mutated_archives_are_refused_whole_or_imported_whole() {
+    if !engine_available("mutated_archives_are_refused_whole_or_imported_whole") {
+        return;
+    }
+    let (a, parts) = exported_parts("hostilez");
+    let real = a.home.tmp.path().join("session.tar.gz");
+    let exported_bytes = fs::read(&real).unwrap();
+    let seed = std::env::var("JACKIN_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs());
+    let cases: u64 = std::env::var("JACKIN_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    eprintln!("mutated archives: seed {seed} (JACKIN_FUZZ_SEED={seed} repeats it), {cases} cases");
+    let mut t = Target::new(&a);
+    let mut before = t.snapshot();
+    let mut figures: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();
+    for case in 0..cases {
+        let mut rng = common::Rng::new(seed.wrapping_mul(6364136223846793005).wrapping_add(case));
+        let forged = t.b.home.tmp.path().join("mutated.tar.gz");
+        let what = mutated(&parts, &exported_bytes, &mut rng, &t.outside, &forged);
+        let out = import(&t.b.home, &[], &forged);
+        let context = || format!("seed {seed}, case {case} ({what}): {}", stderr(&out));
+        match out.status.code() {
+            Some(3) => {
+                figures.entry(what).or_default().0 += 1;
+                assert!(t.snapshot() == before, "refused, and something changed: {}", context());
+            }
+            Some(0) => {
+                figures.entry(what).or_default().1 += 1;
+                let after = t.snapshot();
+                assert!(after[2] == before[2], "imported, and something outside changed: {}", context());
+                t = Target::new(&a);
+                before = t.snapshot();
+            }
+            _ => panic!("neither refused (3) nor imported (0): {}", context()),
+        }
+    }
+    for (what, (refused, imported)) in &figures {
+        eprintln!("  {what}: {refused} refused, {imported} imported");
+    }
 }

@@ -118,6 +118,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     let account: ExportFile = part(file, &verified, EXPORT_ENTRY)?
         .ok_or_else(|| refuse(file, format_args!("the archive has no {EXPORT_ENTRY}")))?;
     let name = InstanceName::parse(&account.identity.container_base).map_err(|e| Exit::BadInput.wrap(e))?;
+    layout.check_depth(&store.import_staging_dir(&name, std::process::id()))?;
     let mut manifest: Manifest = part(file, &verified, MANIFEST_ENTRY)?
         .ok_or_else(|| refuse(file, format_args!("the archive has no manifest")))?;
     if manifest.container_base != name.as_str() {
@@ -328,7 +329,7 @@ fn find_host(exported: &ExportedMount, options: &ImportOptions, sources: &[PathB
 /// only, every object id an id, the branch HEAD was on a branch (import_checks.rs): checked
 /// before anything is decided, so nothing the archive names can lead a read or a write out of
 /// the staging directory and the mount.
-fn check_saved(exported: &ExportedMount, layout: &Layout<'_>, file: &Path) -> Result<()> {
+fn check_saved(exported: &ExportedMount, layout: &Layout<'_>, mount: &Path, file: &Path) -> Result<()> {
     let saved = &exported.saved;
     let dst = crate::protocol::inert::inert_name(&saved.mount_dst).into_owned();
     if saved.tree.is_some() || saved.modules.is_some() {
@@ -369,9 +370,14 @@ fn check_saved(exported: &ExportedMount, layout: &Layout<'_>, file: &Path) -> Re
             .as_ref()
             .map(|o| NameBytes::from_wire(o.clone(), saved_file.orig_path_bytes.as_deref()));
         let orig = orig.transpose().map_err(|e| refuse(file, format_args!("{dst}: a saved file's name: {e}")))?;
+        let shown = || crate::protocol::inert::inert_name(&name.text()).into_owned();
         if !import_checks::plain(name.as_path()) || orig.as_ref().is_some_and(|o| !import_checks::plain(o.as_path())) {
-            let shown = crate::protocol::inert::inert_name(&name.text()).into_owned();
-            return Err(refuse(file, format_args!("{dst}: the saved file {shown:?} is not a plain relative name")));
+            return Err(refuse(file, format_args!("{dst}: the saved file {:?} is not a plain relative name", shown())));
+        }
+        for rel in std::iter::once(&name).chain(&orig) {
+            import_checks::within_path_max(mount, rel.as_path()).map_err(|n| {
+                refuse(file, format_args!("{dst}: the saved file {:?} is too deep to be written here ({n})", shown()))
+            })?;
         }
         match (saved_file.saved, files_dir) {
             (true, Some(dir)) => drop(layout.entry(&format!("{dst}: the saved file"), dir, &name)?),
@@ -401,7 +407,6 @@ fn plan_mount(
 ) -> Result<MountPlan> {
     let saved = &exported.saved;
     let dst = &saved.mount_dst;
-    check_saved(exported, layout, file)?;
     let kind = match saved.isolation.as_str() {
         "worktree" => IsolationKind::Worktree,
         "clone" => IsolationKind::Clone,
@@ -415,6 +420,7 @@ fn plan_mount(
     let path = store
         .mount_dir(name, kind.as_str(), dst)
         .ok_or_else(|| refuse(file, format_args!("{dst:?} is not a plain absolute mount path")))?;
+    check_saved(exported, layout, &path, file)?;
     let header = match &saved.bundle {
         Some(bundle) => Some(
             verified

@@ -90,9 +90,8 @@ impl<'a> Layout<'a> {
 
     /// `rel` (a name the archive's JSON gives, relative to `mounts/`) as a part of kind `kind`
     /// under `mounts/`, reached through directories of the archive only (never through a link
-    /// or a file). With `must_exist` false, a name the archive does not hold passes: a reader
-    /// finds nothing there. Returns its path relative to the archive's root.
-    fn part(&self, what: &str, rel: &NameBytes, kind: Option<PartKind>, must_exist: bool) -> Result<PathBuf> {
+    /// or a file). Returns its path relative to the archive's root.
+    fn part(&self, what: &str, rel: &NameBytes, kind: Option<PartKind>) -> Result<PathBuf> {
         let shown = || inert_name(&rel.text()).into_owned();
         let rel_path = rel.as_path();
         if !plain(rel_path) {
@@ -103,15 +102,11 @@ impl<'a> Layout<'a> {
         let components: Vec<_> = rel_path.components().collect();
         for component in &components[..components.len() - 1] {
             at.push(component);
-            match self.kinds.get(&at) {
-                Some(PartKind::Dir) => {}
-                None if !must_exist => return Ok(full),
-                _ => {
-                    return Err(refuse(
-                        self.file,
-                        format_args!("{what} {:?} is not under directories of the archive", shown()),
-                    ))
-                }
+            if self.kinds.get(&at) != Some(&PartKind::Dir) {
+                return Err(refuse(
+                    self.file,
+                    format_args!("{what} {:?} is not under directories of the archive", shown()),
+                ));
             }
         }
         match (self.kinds.get(&full), kind) {
@@ -119,39 +114,47 @@ impl<'a> Layout<'a> {
                 Err(refuse(self.file, format_args!("{what} {:?} is not a {}", shown(), kind_word(wanted))))
             }
             (Some(_), _) => Ok(full),
-            (None, _) if !must_exist => Ok(full),
             (None, _) => Err(refuse(self.file, format_args!("{what} {:?} is not in the archive", shown()))),
         }
     }
 
+    /// Every part fits in a path unpacked under `root` (the staging directory): a name too deep
+    /// for the system's calls there is refused, not left half-written.
+    pub(super) fn check_depth(&self, root: &Path) -> Result<()> {
+        for name in self.kinds.keys() {
+            within_path_max(root, name).map_err(|n| {
+                let shown = inert_name(&NameBytes::of_path(name).text()).into_owned();
+                refuse(self.file, format_args!("the entry {shown:?} is too deep to be unpacked here ({n})"))
+            })?;
+        }
+        Ok(())
+    }
+
     /// A directory the archive's JSON names (a mount's `files_dir`, `index_dir`).
     pub(super) fn dir(&self, what: &str, rel: &str) -> Result<PathBuf> {
-        self.part(what, &NameBytes::new(rel.as_bytes()), Some(PartKind::Dir), true)
+        self.part(what, &NameBytes::new(rel.as_bytes()), Some(PartKind::Dir))
     }
 
     /// A file the archive's JSON names (a bundle).
     pub(super) fn file(&self, what: &str, rel: &str) -> Result<PathBuf> {
-        self.part(what, &NameBytes::new(rel.as_bytes()), Some(PartKind::File), true)
+        self.part(what, &NameBytes::new(rel.as_bytes()), Some(PartKind::File))
     }
 
     /// An entry of any kind under a directory the JSON names (a saved file, saved as a file, a
-    /// link or a directory), `dir` relative to `mounts/`; one the archive lacks reads as nothing.
+    /// link or a directory), `dir` relative to `mounts/`: a save lists a file as saved only when
+    /// it copied it (or a directory holding it).
     pub(super) fn entry(&self, what: &str, dir: &str, rel: &NameBytes) -> Result<PathBuf> {
-        self.under(what, dir, rel, false)
-    }
-
-    fn under(&self, what: &str, dir: &str, rel: &NameBytes, must_exist: bool) -> Result<PathBuf> {
         let joined = NameBytes::of_path(&Path::new(dir).join(rel.as_path()));
         if !plain(rel.as_path()) {
             let shown = inert_name(&rel.text()).into_owned();
             return Err(refuse(self.file, format_args!("{what} {shown:?} is not a plain relative name")));
         }
-        self.part(what, &joined, None, must_exist)
+        self.part(what, &joined, None)
     }
 
     /// A staged version: a file or a link under the mount's `index_dir`.
     pub(super) fn staged(&self, what: &str, dir: &str, rel: &NameBytes) -> Result<PathBuf> {
-        let found = self.under(what, dir, rel, true)?;
+        let found = self.entry(what, dir, rel)?;
         match self.kinds.get(&found) {
             Some(PartKind::File | PartKind::Symlink) => Ok(found),
             _ => Err(refuse(
@@ -173,6 +176,18 @@ fn kind_word(kind: PartKind) -> &'static str {
 /// A non-empty path of plain components only (no `/` first, no `.` or `..`).
 pub(super) fn plain(path: &Path) -> bool {
     !path.as_os_str().is_empty() && path.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// The longest path the system's calls take, with its NUL (PATH_MAX).
+const PATH_MAX: usize = libc::PATH_MAX as usize;
+
+/// `rel` under `root` as a path the system's calls take; else what it would be.
+pub(super) fn within_path_max(root: &Path, rel: &Path) -> Result<(), String> {
+    let len = root.as_os_str().len() + 1 + rel.as_os_str().len();
+    match len < PATH_MAX {
+        true => Ok(()),
+        false => Err(format!("{len} bytes, {} at most", PATH_MAX - 1)),
+    }
 }
 
 /// A ref an import may make in a repository of this host: a valid name under `refs/heads/` or
@@ -259,7 +274,9 @@ mod tests {
         let name = |s: &str| NameBytes::new(s.as_bytes());
         assert!(layout.entry("a saved file", "0-app/files", &name("a/b.txt")).is_ok());
         assert!(layout.entry("a saved file", "0-app/files", &name("link")).is_ok());
-        assert!(layout.entry("a saved file that vanished", "0-app/files", &name("gone/x")).is_ok());
+        assert!(layout.entry("a saved file not in the archive", "0-app/files", &name("gone/x")).is_err());
+        assert!(within_path_max(Path::new("/h"), Path::new(&"d/".repeat(2046))).is_ok());
+        assert!(within_path_max(Path::new("/h"), Path::new(&"d/".repeat(2047))).is_err());
         let refused: [(&str, Result<PathBuf>); 10] = [
             ("absolute", layout.dir("files_dir", "/home/op/.ssh")),
             ("dot-dot", layout.dir("files_dir", "0-app/../../instance")),
