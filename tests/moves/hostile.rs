@@ -396,7 +396,9 @@ fn mutate_mount_field(parts: &mut [Part], rng: &mut common::Rng, outside: &Path)
         }
         1 => {
             let extra = serde_json::json!({"status": "??", "path": value, "saved": true});
-            mount["files"].as_array_mut().map(|f| f.push(extra));
+            if let Some(files) = mount["files"].as_array_mut() {
+                files.push(extra);
+            }
         }
         _ => mount[*rng.pick(&fields)] = value,
     }
@@ -480,7 +482,7 @@ fn mutated(parts: &[Part], exported: &[u8], rng: &mut common::Rng, outside: &Pat
                 if let Body::File(bytes) = &mut parts[i].body {
                     let text = String::from_utf8_lossy(bytes).into_owned();
                     let edited =
-                        text.replacen("refs/heads/", *rng.pick(&["refs/replace/", "refs/heads/a..", "refs/notes/"]), 1);
+                        text.replacen("refs/heads/", rng.pick(&["refs/replace/", "refs/heads/a..", "refs/notes/"]), 1);
                     if edited.len() == text.len() || rng.below(2) == 0 {
                         let at = rng.below(bytes.len());
                         bytes[at] ^= 1 << rng.below(8);
