@@ -481,7 +481,8 @@ fn mutated(parts: &[Part], exported: &[u8], rng: &mut common::Rng, outside: &Pat
             if let Some(&i) = bundles.first() {
                 if let Body::File(bytes) = &mut parts[i].body {
                     let text = String::from_utf8_lossy(bytes).into_owned();
-                    let into: &str = rng.pick(&["refs/replace/", "refs/heads/a..", "refs/notes/"]);
+                    let choices: [&str; 3] = ["refs/replace/", "refs/heads/a..", "refs/notes/"];
+                    let into = rng.pick(&choices);
                     let edited = text.replacen("refs/heads/", into, 1);
                     if edited.len() == text.len() || rng.below(2) == 0 {
                         let at = rng.below(bytes.len());
