@@ -1125,6 +1125,36 @@ fn keep_stop_leaves_a_session_whose_name_lock_another_process_holds() {
     assert!(!Session::exists("container", c));
 }
 
+/// An operator attached to the running session (`jackin hardline`, jackin takes no name lock for
+/// it): `--keep --stop` does not stop the container under them. Refused with exit 5, nothing
+/// stopped or changed; once they detach, the same keep goes through.
+#[test]
+fn keep_stop_leaves_a_session_someone_is_attached_to() {
+    if !engine_available("keep_stop_leaves_a_session_someone_is_attached_to") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
+    let c = inst.container.as_str();
+    let session = Session::launch(c, SessionOptions { dind: false, ..Default::default() });
+    let input = home.assess_lines(&[c]);
+    let attached = common::docker::Attached::to(c);
+    let before = home.snapshot();
+    for args in [&["--keep", "--stop"][..], &["--policy=clean", "--stop"]] {
+        let out = keep(&home, args, &input);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {}", stderr(&out));
+        let error = &records::<ErrorRecord>(&out.stdout)[0];
+        assert_eq!((error.code.as_str(), error.container_base.as_deref()), ("live", Some(c)), "{error:?}");
+        assert!(error.message.contains("1 process(es) attached"), "{error:?}");
+        assert_eq!(session.state(c).as_deref(), Some("running"), "{args:?}: not stopped");
+        assert_eq!(home.snapshot(), before, "{args:?}: nothing changed");
+    }
+    drop(attached);
+    let recs = ok(&keep(&home, &["--keep", "--stop"], &input));
+    assert_eq!(recs[0].status.as_deref(), Some("restore_available"));
+    assert!(!Session::exists("container", c));
+}
+
 /// A name lock that cannot even be opened (here a symlink to itself) is not a busy session: the
 /// instance fails with what is wrong (an `error` record, exit 6), not with "retry later" (busy,
 /// exit 5), and nothing changes.

@@ -123,6 +123,42 @@ fn a_running_session_is_refused_without_stop() {
     assert!(!inst.dir.exists() && !has_row(&home, &inst.container));
 }
 
+/// `--stop` decides first: a running session whose work at risk the purge would refuse is not
+/// stopped (exit 6, nothing changed); one someone is attached to (`jackin hardline`) is not
+/// stopped even with a discard (exit 5).
+#[test]
+fn a_purge_that_refuses_stops_nothing() {
+    if !engine_available("a_purge_that_refuses_stops_nothing") {
+        return;
+    }
+    let mut home = Home::new();
+    let app = home.host_repo("app");
+    let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    fs::write(inst.mount_path(0).join("notes.txt"), "the agent's unsaved notes\n").unwrap();
+    let c = inst.container.as_str();
+    let session = Session::launch(c, SessionOptions { dind: false, ..Default::default() });
+    let before = home.snapshot();
+    let out = home.purge(&["--stop", c], "");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "at_risk");
+    assert_eq!(session.state(c).as_deref(), Some("running"), "refused, so not stopped");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+
+    let attached = common::docker::Attached::to(c);
+    for args in [&["--stop", "--discard-unfinished", c][..], &["--stop", "--discard-unfinished", "--dry-run", c]] {
+        let out = home.purge(args, "");
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {}", stderr(&out));
+        assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "live", "{args:?}");
+        assert!(stderr(&out).contains("attached"), "{}", stderr(&out));
+        assert_eq!(session.state(c).as_deref(), Some("running"), "{args:?}: not stopped under the operator");
+        assert_eq!(home.snapshot(), before, "{args:?}: nothing changed");
+    }
+    drop(attached);
+    let out = home.purge(&["--stop", "--discard-unfinished", c], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!Session::exists("container", c));
+}
+
 #[test]
 fn a_held_name_lock_is_refused() {
     if !engine_available("a_held_name_lock_is_refused") {

@@ -334,6 +334,14 @@ pub fn carry_out(
     };
     session.role = engine.inspect(&manifest.docker.role_container)?.map(|details| details.state);
     session.manifest = manifest;
+    if let Some(attached) = session.role.as_ref().filter(|r| r.running && r.attached > 0).map(|r| r.attached) {
+        let why = Exit::Busy.err(format_args!(
+            "someone is using the session: {attached} process(es) attached to its role container {} (docker exec: \
+             jackin hardline, jackin-restore --exec); nothing was changed and nothing stopped",
+            session.manifest.docker.role_container
+        ));
+        return Ok(Carried::Refused(ErrorCode::Live, why));
+    }
     if session.live() && !stop {
         let why = anyhow::anyhow!(
             "the session was started again while it was decided (its role container {} is running): nothing was \
@@ -644,6 +652,7 @@ mod tests {
             oom_killed: false,
             started_at: Some("2026-12-01T09:00:00Z".into()),
             finished_at: finished.map(str::to_owned),
+            attached: 0,
         };
         let assessed = "2026-12-01T10:00:00Z";
         let before = role(false, Some("2026-12-01T09:59:59.5Z"));

@@ -486,3 +486,36 @@ impl Drop for OwnEngine {
         delete_bridges(&bridges);
     }
 }
+
+/// An operator attached to a running container as `jackin hardline` and `jackin-restore --exec`
+/// attach: a `docker exec -i` whose process runs until this is dropped (its stdin closed).
+pub struct Attached {
+    child: std::process::Child,
+}
+
+impl Attached {
+    pub fn to(container: &str) -> Attached {
+        let child = Command::new("docker")
+            .args(["exec", "-i", container, "cat"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("docker exec starts");
+        // Attached once the exec's process runs in the container.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let running =
+            || docker_quiet(&["top", container]).is_some_and(|top| top.lines().skip(1).any(|l| l.ends_with("cat")));
+        while !running() {
+            assert!(Instant::now() < deadline, "the exec into {container} did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Attached { child }
+    }
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}

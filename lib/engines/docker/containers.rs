@@ -16,6 +16,12 @@ impl Engine {
         };
         let state = response.state.unwrap_or_default();
         let config = response.config.unwrap_or_default();
+        let attached = match state.running {
+            Some(true) => {
+                self.running_execs(response.exec_ids.as_deref().unwrap_or_default(), config.healthcheck.as_ref())?
+            }
+            _ => 0,
+        };
         let host = response.host_config.unwrap_or_default();
         let mut mounts: Vec<MountSpec> = response
             .mounts
@@ -80,10 +86,42 @@ impl Engine {
                 oom_killed: state.oom_killed.unwrap_or(false),
                 started_at: state.started_at.filter(|t| !t.starts_with("0001-")),
                 finished_at: state.finished_at.filter(|t| !t.starts_with("0001-")),
+                attached,
             },
             spec,
             env: config.env.unwrap_or_default(),
         }))
+    }
+
+    /// How many of the exec instances `ids` run now, a run of the container's own healthcheck
+    /// not counted (the engine runs it as an exec too). One that ended meanwhile is not counted.
+    fn running_execs(&self, ids: &[String], health: Option<&HealthConfig>) -> Result<u32> {
+        let health_argv: Option<Vec<String>> =
+            health.and_then(|h| h.test.as_ref()).and_then(|test| match test.split_first() {
+                Some((kind, rest)) if kind == "CMD" => Some(rest.to_vec()),
+                Some((kind, rest)) if kind == "CMD-SHELL" => {
+                    Some(["/bin/sh".to_owned(), "-c".to_owned()].into_iter().chain(rest.iter().cloned()).collect())
+                }
+                _ => None,
+            });
+        let mut running = 0;
+        for id in ids {
+            let exec = match self.call(self.api.inspect_exec(id)) {
+                Ok(exec) => exec,
+                Err(e) if is_not_found(&e) => continue,
+                Err(e) => return Err(anyhow::Error::new(e).context(self.doing(format!("inspecting exec {id}")))),
+            };
+            if exec.running != Some(true) {
+                continue;
+            }
+            let process = exec.process_config.unwrap_or_default();
+            let argv: Vec<String> =
+                process.entrypoint.into_iter().chain(process.arguments.unwrap_or_default()).collect();
+            if health_argv.as_ref() != Some(&argv) {
+                running += 1;
+            }
+        }
+        Ok(running)
     }
 
     /// Creates a container from `spec` with the environment `env` (`NAME=value`, resolved by

@@ -87,6 +87,11 @@ pub struct RunState {
     pub(crate) oom_killed: bool,
     pub(crate) started_at: Option<String>,
     pub(crate) finished_at: Option<String>,
+    /// The `docker exec` processes running in it (an operator's `jackin hardline` or
+    /// `jackin-restore --exec` attach, any `docker exec`), its own healthcheck's not counted:
+    /// someone uses the session. Asked of the engine only for a running container.
+    #[serde(skip)]
+    pub(crate) attached: u32,
 }
 
 fn is_not_found(e: &BollardError) -> bool {

@@ -152,9 +152,17 @@ impl<'a> Purger<'a> {
             // Made for the claim, and gone with it: not the session's to remove at step 7.
             seen.name_lock = None;
         }
+        // A clean-up the agent could have chosen is never one that deletes its work unsaved.
+        let options =
+            PurgeOptions { no_quarantine: self.options.no_quarantine && !request.quarantine_required, ..self.options };
         if let plan::Next::StopFirst(docker) =
             plan::liveness(&seen, request.discard, &self.options).map_err(|r| outcome_of(name, r))?
         {
+            // Decide first: a purge that would refuse the work as it is now stops nothing.
+            let repo_locks = self.lock_host_repos(&seen).map_err(lock_refusal)?;
+            self.observe_work(&mut seen).map_err(|r| outcome_of(name, r))?;
+            plan::plan(&seen, request.discard, request.only_if_clean, &options).map_err(|r| outcome_of(name, r))?;
+            drop(repo_locks);
             self.stop_session(&docker).map_err(|e| stop(ErrorCode::StopFailed, e))?;
             seen = self.observe_session(request).map_err(|r| outcome_of(name, r))?;
             plan::liveness_after_stop(&seen, request.discard, &self.options).map_err(|r| outcome_of(name, r))?;
@@ -164,9 +172,6 @@ impl<'a> Purger<'a> {
         // repositories; then the plan, printed by a dry run, applied by a run.
         let repo_locks = self.lock_host_repos(&seen).map_err(lock_refusal)?;
         self.observe_work(&mut seen).map_err(|r| outcome_of(name, r))?;
-        // A clean-up the agent could have chosen is never one that deletes its work unsaved.
-        let options =
-            PurgeOptions { no_quarantine: self.options.no_quarantine && !request.quarantine_required, ..self.options };
         let plan =
             plan::plan(&seen, request.discard, request.only_if_clean, &options).map_err(|r| outcome_of(name, r))?;
         if self.options.dry_run {
@@ -199,7 +204,13 @@ impl<'a> Purger<'a> {
     }
 
     pub(crate) fn role_container_running(&self, docker: &DockerNames) -> Result<bool> {
-        Ok(self.engine.inspect(&docker.role_container)?.is_some_and(|role| role.state.running))
+        Ok(self.role_container_state(docker)?.0)
+    }
+
+    /// Whether the role container runs, and how many `docker exec` processes run in it.
+    pub(crate) fn role_container_state(&self, docker: &DockerNames) -> Result<(bool, u32)> {
+        let state = self.engine.inspect(&docker.role_container)?.map(|role| role.state).unwrap_or_default();
+        Ok((state.running, state.attached))
     }
 
     fn stop_session(&self, docker: &DockerNames) -> Result<()> {
@@ -235,6 +246,13 @@ fn lock_refusal(error: anyhow::Error) -> Stop {
 fn outcome_of(name: &InstanceName, refusal: plan::Refusal) -> Stop {
     match refusal {
         plan::Refusal::Live(role_container) => live(&role_container, " (--stop stops it first)"),
+        plan::Refusal::Attached { role_container, processes } => live(
+            &role_container,
+            &format!(
+                " with {processes} process(es) attached to it (docker exec: jackin hardline, jackin-restore --exec); \
+                 --stop does not stop a session someone is using"
+            ),
+        ),
         plan::Refusal::AtRisk { summary } => stop(
             ErrorCode::AtRisk,
             anyhow::anyhow!(

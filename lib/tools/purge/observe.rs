@@ -55,6 +55,8 @@ pub(crate) struct Observation {
     /// The manifest's Docker names, or the ones jackin derives when there is none.
     pub(crate) docker: DockerNames,
     pub(crate) role_running: bool,
+    /// The `docker exec` processes running in the role container (an operator attached).
+    pub(crate) role_attached: u32,
     pub(crate) records: Records,
     pub(crate) data_dir_exists: bool,
     /// `data/<c>.lock`, when it exists.
@@ -102,8 +104,8 @@ impl Purger<'_> {
             _ => DockerNames::derived(name.as_str()),
         };
         // Asked by the derived names when the manifest cannot be read: a discard may go on then.
-        let role_running = self
-            .role_container_running(&docker)
+        let (role_running, role_attached) = self
+            .role_container_state(&docker)
             .map_err(|error| Refusal::Failed { code: ErrorCode::DockerFailed, error })?;
         let records = match store.read_isolation(&name) {
             Ok(isolation) => Records::Read(isolation.mounts()),
@@ -114,6 +116,7 @@ impl Purger<'_> {
             manifest,
             docker,
             role_running,
+            role_attached,
             records,
             data_dir_exists: exists(&store.instance_dir(&name)),
             name_lock: Some(store.name_lock_path(&name)).filter(|p| exists(p)),

@@ -112,6 +112,9 @@ pub(crate) enum Next {
 pub(crate) enum Refusal {
     /// Step 1: the role container (named) runs (`--stop` stops it first).
     Live(String),
+    /// Step 1: the role container runs with processes attached to it (`docker exec`): someone
+    /// uses the session, and `--stop` does not stop it under them.
+    Attached { role_container: String, processes: u32 },
     /// Step 2: work at risk without a discard.
     AtRisk { summary: String },
     /// `--terminal` took a `failed_setup` session that is not clean: left alone.
@@ -139,6 +142,10 @@ pub(crate) fn liveness(seen: &Observation, discard: bool, options: &PurgeOptions
     }
     if !seen.role_running {
         return Ok(Next::Purge);
+    }
+    if seen.role_attached > 0 {
+        let role_container = seen.docker.role_container.clone();
+        return Err(Refusal::Attached { role_container, processes: seen.role_attached });
     }
     match (options.stop, options.dry_run) {
         (false, _) => Err(Refusal::Live(seen.docker.role_container.clone())),

@@ -65,6 +65,7 @@ fn seen(verdict: Verdict) -> Observation {
         docker,
         manifest: Ok(Some(manifest)),
         role_running: false,
+        role_attached: 0,
         records: Records::Read(vec![Ok(record(&name().scratch_branch()))]),
         data_dir_exists: true,
         name_lock: Some(PathBuf::from(format!("/home/jackin/data/{NAME}.lock"))),
@@ -95,7 +96,7 @@ fn kinds(plan: &Plan) -> Vec<(String, String)> {
 /// The word a refusal is reported by: its error code, or `not_clean` for a skip.
 fn code(refusal: Refusal) -> String {
     match refusal {
-        Refusal::Live(_) => ErrorCode::Live.to_string(),
+        Refusal::Live(_) | Refusal::Attached { .. } => ErrorCode::Live.to_string(),
         Refusal::AtRisk { .. } => ErrorCode::AtRisk.to_string(),
         Refusal::NotClean { .. } => "not_clean".into(),
         Refusal::Failed { code, .. } => code.to_string(),
@@ -196,6 +197,26 @@ fn a_live_session_is_refused_stopped_on_stop_and_never_stopped_by_a_dry_run() {
     assert_eq!(liveness(&seen, false, &dry).unwrap(), Next::Purge);
     let dry_without_stop = PurgeOptions { dry_run: true, ..options() };
     assert_eq!(code(liveness(&seen, false, &dry_without_stop).unwrap_err()), "live");
+}
+
+/// A running session with a process attached (an operator's `jackin hardline`, any `docker
+/// exec`) is live whatever the flags: `--stop` does not stop it under them, a dry run says so.
+#[test]
+fn a_session_someone_is_attached_to_is_never_stopped() {
+    let mut seen = seen(Verdict::Clean);
+    seen.role_running = true;
+    seen.role_attached = 1;
+    for options in [
+        options(),
+        PurgeOptions { stop: true, ..options() },
+        PurgeOptions { stop: true, dry_run: true, ..options() },
+        PurgeOptions { stop: true, discard_unfinished: true, ..options() },
+    ] {
+        let refusal = liveness(&seen, true, &options).unwrap_err();
+        assert!(matches!(refusal, Refusal::Attached { processes: 1, .. }), "{options:?}");
+    }
+    seen.role_running = false;
+    assert_eq!(liveness(&seen, false, &options()).unwrap(), Next::Purge, "a stopped container has no process");
 }
 
 /// After `--stop` stopped it, a session whose role container runs again is live: it is not

@@ -149,6 +149,7 @@ mod tests {
             oom_killed: false,
             started_at: Some(started.into()),
             finished_at: Some(finished.into()),
+            attached: 0,
         }
     }
 

@@ -212,6 +212,7 @@ mod tests {
             oom_killed: false,
             started_at: Some("2026-11-29T10:00:00Z".into()),
             finished_at: Some("2026-11-29T11:00:00Z".into()),
+            attached: 0,
         }
     }
 
