@@ -5,15 +5,15 @@
 //! Everything else is another home's: never reported as an orphan, never removed as one.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use crate::engines::docker::ContainerBrief;
 use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::store::Store;
+use crate::tools::ownership::HomeRoots;
 
 pub(crate) struct HomeClaims {
-    /// This home's `data/` and `sockets/`, as given and as the filesystem resolves them.
-    roots: Vec<PathBuf>,
+    /// This home's `data/` and `sockets/`.
+    roots: HomeRoots,
     /// Instances whose role container bind-mounts something under one of the roots.
     bound: BTreeSet<InstanceName>,
 }
@@ -21,29 +21,16 @@ pub(crate) struct HomeClaims {
 impl HomeClaims {
     /// Judged over the engine's list of jackin's containers.
     pub(crate) fn new(store: &Store, managed: &[ContainerBrief]) -> Self {
-        let mut roots = Vec::new();
-        for root in [store.data_dir(), store.sockets_dir()] {
-            if let Ok(resolved) = std::fs::canonicalize(&root) {
-                if resolved != root {
-                    roots.push(resolved);
-                }
-            }
-            roots.push(root);
-        }
-        let mut claims = HomeClaims { roots, bound: BTreeSet::new() };
+        let mut claims = HomeClaims { roots: HomeRoots::of(store), bound: BTreeSet::new() };
         for container in managed {
             let instance = instance_of(DockerKind::Container, &container.name, &container.labels);
             if let Some(instance) = instance.filter(|i| i.as_str() == container.name) {
-                if claims.binds_into_home(&container.binds) {
+                if claims.roots.binds_into_home(&container.binds) {
                     claims.bound.insert(instance);
                 }
             }
         }
         claims
-    }
-
-    fn binds_into_home(&self, binds: &[PathBuf]) -> bool {
-        binds.iter().any(|source| self.roots.iter().any(|root| Path::new(source).starts_with(root)))
     }
 
     /// Whether this Docker resource of `instance` provably is this home's. A role container
@@ -64,6 +51,7 @@ impl HomeClaims {
 mod tests {
     use std::collections::BTreeMap;
     use std::fs;
+    use std::path::PathBuf;
 
     use super::*;
     use crate::state::store::Roots;

@@ -254,8 +254,7 @@ pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: P
         Ok(None) => return Ok(Err(anyhow::anyhow!("no manifest: the session cannot be kept or stamped"))),
         Err(e) => return Ok(Err(e)),
     };
-    let role = engine
-        .inspect(&manifest.docker.role_container)
+    let role = crate::tools::ownership::own_role_container(engine, store, &name, &manifest.docker)
         .map_err(|e| Exit::Unavailable.wrap(e))?
         .map(|details| details.state);
     let start = session_start(role.as_ref().and_then(|r| r.started_at.as_deref()), &manifest);
@@ -332,7 +331,8 @@ pub fn carry_out(
     let Some(manifest) = store.read_manifest(&session.name)? else {
         anyhow::bail!("its manifest is gone since it was looked at (purged meanwhile?): nothing was changed");
     };
-    session.role = engine.inspect(&manifest.docker.role_container)?.map(|details| details.state);
+    session.role = crate::tools::ownership::own_role_container(engine, store, &session.name, &manifest.docker)?
+        .map(|details| details.state);
     session.manifest = manifest;
     if let Some(attached) = session.role.as_ref().filter(|r| r.running && r.attached > 0).map(|r| r.attached) {
         let why = Exit::Busy.err(format_args!(
@@ -452,7 +452,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     })
     .context("recording the keep")?;
     crash_point("recorded");
-    crate::tools::teardown::tear_down(engine, &session.manifest.docker)?;
+    crate::tools::teardown::tear_down(engine, store, name, &session.manifest.docker)?;
     crash_point("torn_down");
     store.set_status(name, status, &now)?;
     crash_point("stamped");

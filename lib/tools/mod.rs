@@ -8,6 +8,7 @@ pub(crate) mod disk;
 pub mod export;
 pub(crate) mod home_claims;
 pub mod keep;
+pub(crate) mod ownership;
 pub mod purge;
 pub mod reconcile;
 pub mod restore;

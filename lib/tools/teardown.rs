@@ -9,6 +9,9 @@ use crate::engines::docker::Engine;
 use crate::protocol::codes::ResourceKind;
 use crate::protocol::records::Removed;
 use crate::state::model::DockerNames;
+use crate::state::names::InstanceName;
+use crate::state::store::Store;
+use crate::tools::ownership::{self, Judged};
 
 /// One of a session's Docker resources.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,16 +40,6 @@ impl Resource {
             Resource::Volume(name) => engine.remove_volume(name),
         }
     }
-
-    /// Whether it is there; an engine that cannot tell reads as "not there", for a dry run's
-    /// report only.
-    fn exists(&self, engine: &Engine) -> bool {
-        match self {
-            Resource::Container(name) => engine.inspect(name).ok().flatten().is_some(),
-            Resource::Network(name) => engine.network_exists(name).unwrap_or(false),
-            Resource::Volume(name) => engine.volume_exists(name).unwrap_or(false),
-        }
-    }
 }
 
 /// The session's resources, in the order Docker lets them go.
@@ -58,21 +51,29 @@ pub(crate) fn resources(docker: &DockerNames) -> Vec<Resource> {
     resources
 }
 
-/// Removes the session's resources in order; returns those that were there. One already gone is
-/// fine.
-pub(crate) fn tear_down(engine: &Engine, docker: &DockerNames) -> Result<Vec<Resource>> {
+/// Removes the session's resources in order, each only when the engine proves it the session's
+/// own (tools/ownership.rs: one that is another session's or another home's stays); returns
+/// those that were there. One already gone is fine.
+pub(crate) fn tear_down(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    docker: &DockerNames,
+) -> Result<Vec<Resource>> {
     let mut removed = Vec::new();
-    for resource in resources(docker) {
-        if resource.remove(engine)? {
+    for (resource, judged) in ownership::judge(engine, store, name, docker)? {
+        if judged == Judged::Own && resource.remove(engine)? {
             removed.push(resource);
         }
     }
     Ok(removed)
 }
 
-/// What [`tear_down`] would remove now, changing nothing.
-pub(crate) fn present(engine: &Engine, docker: &DockerNames) -> Vec<Resource> {
-    resources(docker).into_iter().filter(|resource| resource.exists(engine)).collect()
+/// What [`tear_down`] would remove now, changing nothing; an engine that cannot tell reads as
+/// "nothing there", for a dry run's report only.
+pub(crate) fn present(engine: &Engine, store: &Store, name: &InstanceName, docker: &DockerNames) -> Vec<Resource> {
+    let judged = ownership::judge(engine, store, name, docker).unwrap_or_default();
+    judged.into_iter().filter(|(_, judged)| *judged == Judged::Own).map(|(resource, _)| resource).collect()
 }
 
 #[cfg(test)]

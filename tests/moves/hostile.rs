@@ -558,3 +558,74 @@ fn mutated_archives_are_refused_whole_or_imported_whole() {
         eprintln!("  {what}: {refused} refused, {imported} imported");
     }
 }
+
+/// An archive whose manifest or recipe names Docker resources that are not the session's own (a
+/// container of another session, a volume of the operator's, jackin's prewarmed sidecar): a
+/// purge, keep or resume here would act on them, so it is refused.
+#[test]
+fn an_archive_naming_resources_not_its_sessions_is_refused() {
+    if !engine_available("an_archive_naming_resources_not_its_sessions") {
+        return;
+    }
+    let (a, parts) = exported_parts("hostiled");
+    let t = Target::new(&a);
+    let manifest = "instance/.jackin/instance.json";
+    let continuity = "instance/.jackin/continuity.json";
+    for (field, value) in [
+        ("role_container", "jk-00000001-victim-smith"),
+        ("dind_container", "jk-prewarm-dind-dind"),
+        ("network", "bridge"),
+        ("certs_volume", "postgres-data"),
+    ] {
+        let mut forged = parts.clone();
+        let mut m = json_of(&forged, manifest);
+        m["docker"][field] = value.into();
+        set_json(&mut forged, manifest, &m);
+        t.refuses(&format!("the manifest's {field}"), &forged, "an archive names only the session's own resources");
+    }
+    let mut forged = parts.clone();
+    let mut c = json_of(&forged, continuity);
+    assert!(c["recipe"]["role"].is_object(), "the export carries a recipe");
+    c["recipe"]["role"]["network"] = "host".into();
+    set_json(&mut forged, continuity, &c);
+    t.refuses("the recipe's network", &forged, "an archive names only the session's own resources");
+}
+
+/// Two homes on one engine, as docs/operator-guide.md's "Moving a session" leaves them: A keeps X,
+/// B imports X and resumes it (B's container X runs, its binds in B's home). A's reconcile does
+/// not take B's container as evidence that A's copy runs, and A's purge of its copy stops and
+/// removes nothing of B's.
+#[test]
+fn two_homes_on_one_engine_never_take_each_others_containers() {
+    if !engine_available("two_homes_on_one_engine_never_take_each_others_containers") {
+        return;
+    }
+    let a = kept("twohomes");
+    let c = a.inst.container.clone();
+    let file = a.home.tmp.path().join("session.tar.gz");
+    exported(&export(&a.home, &[], &file, &c));
+    let b = other_host(&a);
+    let out = import(&b.home, &[], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut resume = b.home.detached("jackin-restore");
+    resume.args([&c, "--yes", "--format=json"]).env("SECRET_TOKEN", "b's").stdin(Stdio::null());
+    let out = resume.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true", "B's session runs");
+    let status_in_a = || common::read_json(&a.inst.dir.join(".jackin/instance.json"))["status"].clone();
+    let kept_in_a = status_in_a();
+
+    let reconcile = a.home.detached("jackin-reconcile").args([&c, "--format=json"]).stdin(Stdio::null()).output();
+    let reconcile = reconcile.unwrap();
+    assert!(reconcile.status.success(), "{}", stderr(&reconcile));
+    assert_eq!(status_in_a(), kept_in_a, "A's copy is not running because B's container is");
+
+    let out = a.home.purge(&["--stop", "--discard-unfinished", &c], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let purged = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!purged.contains("\"container\""), "nothing of B's reported removed: {purged}");
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true", "B's session still runs");
+    assert!(Session::exists("network", &format!("{c}-net")), "B's network stays");
+    assert!(!a.inst.dir.exists(), "A's copy is purged");
+    let _ = docker_quiet(&["rm", "-f", &c]);
+}

@@ -67,7 +67,7 @@ impl Purger<'_> {
 
         // 4. Docker, in the one teardown order; what was there is what was removed.
         let mut removed: Vec<Removed> =
-            teardown::tear_down(self.engine, &plan.docker)?.iter().map(|r| r.removed()).collect();
+            teardown::tear_down(self.engine, store, name, &plan.docker)?.iter().map(|r| r.removed()).collect();
         crash_point("docker");
 
         // 5. Worktree registrations and scratch branches, one host repository change at a time.

@@ -199,17 +199,20 @@ impl<'a> Purger<'a> {
 
     /// Step 1's container half, for purge and slim alike: a running role container makes the
     /// session live.
-    fn role_running(&self, docker: &DockerNames) -> Result<bool, Stop> {
-        self.role_container_running(docker).map_err(|e| stop(ErrorCode::DockerFailed, e))
+    fn role_running(&self, name: &InstanceName, docker: &DockerNames) -> Result<bool, Stop> {
+        self.role_container_running(name, docker).map_err(|e| stop(ErrorCode::DockerFailed, e))
     }
 
-    pub(crate) fn role_container_running(&self, docker: &DockerNames) -> Result<bool> {
-        Ok(self.role_container_state(docker)?.0)
+    pub(crate) fn role_container_running(&self, name: &InstanceName, docker: &DockerNames) -> Result<bool> {
+        Ok(self.role_container_state(name, docker)?.0)
     }
 
-    /// Whether the role container runs, and how many `docker exec` processes run in it.
-    pub(crate) fn role_container_state(&self, docker: &DockerNames) -> Result<(bool, u32)> {
-        let state = self.engine.inspect(&docker.role_container)?.map(|role| role.state).unwrap_or_default();
+    /// Whether the session's own role container (tools/ownership.rs) runs, and how many `docker
+    /// exec` processes run in it.
+    pub(crate) fn role_container_state(&self, name: &InstanceName, docker: &DockerNames) -> Result<(bool, u32)> {
+        let state = crate::tools::ownership::own_role_container(self.engine, self.store, name, docker)?
+            .map(|role| role.state)
+            .unwrap_or_default();
         Ok((state.running, state.attached))
     }
 

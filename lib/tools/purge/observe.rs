@@ -105,7 +105,7 @@ impl Purger<'_> {
         };
         // Asked by the derived names when the manifest cannot be read: a discard may go on then.
         let (role_running, role_attached) = self
-            .role_container_state(&docker)
+            .role_container_state(&name, &docker)
             .map_err(|error| Refusal::Failed { code: ErrorCode::DockerFailed, error })?;
         let records = match store.read_isolation(&name) {
             Ok(isolation) => Records::Read(isolation.mounts()),
@@ -150,7 +150,7 @@ impl Purger<'_> {
         };
         seen.assessment = Some(assessment);
         seen.docker_present = if self.options.dry_run {
-            teardown::present(self.engine, &seen.docker)
+            teardown::present(self.engine, self.store, &seen.name, &seen.docker)
         } else {
             // A run removes them all in order and reports what it found; asking first would only
             // cost a call per resource.

@@ -40,7 +40,7 @@ impl Purger<'_> {
         };
         let docker = manifest.docker.clone();
         // A live session is refused, never stopped: --stop is purge's, not slim's.
-        if self.role_running(&docker)? {
+        if self.role_running(name, &docker)? {
             return Err(super::live(&docker.role_container, ""));
         }
         if !Status::parse(&manifest.status).is_some_and(Status::is_kept) {

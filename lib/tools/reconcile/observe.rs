@@ -12,9 +12,10 @@ use crate::base::exit::Exit;
 use crate::base::time::now_rfc3339;
 use crate::engines::docker::{ContainerBrief, Engine, RunState};
 use crate::state::model::{IndexRow, Manifest, Status};
-use crate::state::names::InstanceName;
+use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::select::Catalog;
 use crate::state::store::{name_lock_held, IndexRebuilt, Store};
+use crate::tools::ownership::HomeRoots;
 
 /// A labelled Docker network or volume: its name and labels.
 pub(crate) type Labelled = (String, BTreeMap<String, String>);
@@ -95,7 +96,7 @@ pub(crate) fn observe(engine: &Engine, store: &Store, selection: &Selection, opt
     } else {
         (engine.list_managed()?, Vec::new(), Vec::new(), Vec::new())
     };
-    let by_name = containers.iter().enumerate().map(|(i, c)| (c.name.clone(), i)).collect();
+    let by_name = own_containers(store, &containers);
 
     let dirs = store.instance_dirs()?;
     let (index, index_rebuilt) = store.read_index_mending(&dirs, options.dry_run)?;
@@ -125,6 +126,25 @@ pub(crate) fn observe(engine: &Engine, store: &Store, selection: &Selection, opt
     };
     inspect_exited(engine, &mut observation);
     Ok(observation)
+}
+
+/// jackin's containers by name, those of another home left out (tools/ownership.rs): a role
+/// container whose binds reach another home's `data/<c>` or `sockets/<c>`, and the containers of
+/// its instance, are that home's evidence, never this one's (a session moved to another home on
+/// the same engine and resumed there is not running here).
+fn own_containers(store: &Store, containers: &[ContainerBrief]) -> HashMap<String, usize> {
+    let roots = HomeRoots::of(store);
+    let instance = |c: &ContainerBrief| instance_of(DockerKind::Container, &c.name, &c.labels);
+    let elsewhere: Vec<InstanceName> = containers
+        .iter()
+        .filter_map(|c| instance(c).filter(|i| i.as_str() == c.name && roots.other_home(i, &c.binds).is_some()))
+        .collect();
+    containers
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !instance(c).is_some_and(|i| elsewhere.contains(&i)))
+        .map(|(i, c)| (c.name.clone(), i))
+        .collect()
 }
 
 /// The instances a selection names, each once; arguments that name none are failures of their own.

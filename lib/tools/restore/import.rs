@@ -126,6 +126,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     }
     let mut isolation: Isolation = part(file, &verified, ISOLATION_ENTRY)?.unwrap_or_default();
     let mut continuity: Continuity = part(file, &verified, CONTINUITY_ENTRY)?.unwrap_or_default();
+    check_docker_names(&name, &manifest, &continuity, file)?;
     if isolation.records.len() != account.mounts.len() {
         return Err(refuse(file, format_args!("its isolation records and its mounts do not match")));
     }
@@ -244,6 +245,50 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
         ))
     })?;
     Ok(imported)
+}
+
+/// The Docker resources an archive's manifest and recipe name are the session's own, by the
+/// names jackin derives from its container name: a purge, a keep or a resume here acts on the
+/// resources they name, so an archive that names another's (a container, a volume, jackin's
+/// prewarmed sidecar) is refused. A session that adopted a prewarmed sidecar cannot move.
+fn check_docker_names(name: &InstanceName, manifest: &Manifest, continuity: &Continuity, file: &Path) -> Result<()> {
+    let derived = crate::state::model::DockerNames::derived(name.as_str());
+    let docker = &manifest.docker;
+    let recipe = continuity.recipe.as_ref();
+    let named: Vec<(&str, Option<&str>, String)> = vec![
+        ("role container", Some(docker.role_container.as_str()), derived.role_container.clone()),
+        ("sidecar", docker.dind_container.as_deref(), derived.dind_container.clone().unwrap_or_default()),
+        ("network", Some(docker.network.as_str()), derived.network.clone()),
+        ("certs volume", docker.certs_volume.as_deref(), derived.certs_volume.clone().unwrap_or_default()),
+        ("recipe's role container", recipe.map(|r| r.role.spec.name.as_str()), derived.role_container.clone()),
+        (
+            "recipe's sidecar",
+            recipe.and_then(|r| r.sidecar.as_ref()).map(|s| s.spec.name.as_str()),
+            derived.dind_container.clone().unwrap_or_default(),
+        ),
+        ("recipe's network", recipe.and_then(|r| r.network.as_ref()).map(|n| n.name.as_str()), derived.network.clone()),
+        ("recipe's role network", recipe.and_then(|r| r.role.spec.network.as_deref()), derived.network.clone()),
+        (
+            "recipe's sidecar network",
+            recipe.and_then(|r| r.sidecar.as_ref()).and_then(|s| s.spec.network.as_deref()),
+            derived.network.clone(),
+        ),
+        (
+            "recipe's certs volume",
+            recipe.and_then(|r| r.certs_volume.as_deref()),
+            derived.certs_volume.unwrap_or_default(),
+        ),
+    ];
+    for (what, given, own) in named {
+        if let Some(given) = given.filter(|g| *g != own) {
+            let shown = crate::protocol::inert::inert_name(given).into_owned();
+            return Err(refuse(
+                file,
+                format_args!("its {what} is {shown:?}, not {own}: an archive names only the session's own resources"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// An instance of this name here (an index row, a data or socket directory, a name lock) refuses
