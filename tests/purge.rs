@@ -1024,7 +1024,8 @@ fn without_a_manifest_the_row_alone_is_stamped_before_anything_is_deleted() {
 /// The manifest is the instance's own word: the `purged` record names the instance as the
 /// manifest does (here with no index row to begin with, on a rerun that goes by the purge mark),
 /// and the Docker resources removed are those the manifest names (here a network not named after
-/// the container), not the names derived from the container's.
+/// the container, labelled as jackin labels the instance's), not the names derived from the
+/// container's. A name alone proves nothing: the same network without jackin's labels stays.
 #[test]
 fn the_manifest_names_the_instance_and_its_docker_resources() {
     if !engine_available("the_manifest_names_the_instance_and_its_docker_resources") {
@@ -1041,8 +1042,17 @@ fn the_manifest_names_the_instance_and_its_docker_resources() {
     let mut index = home.index();
     index["instances"] = json!([]);
     common::write_json(&home.index_path(), &index);
+    let role_label = format!("jackin.role={}", inst.container);
     docker(&["network", "create", "--internal", &network]);
     let _cleanup = NetworkCleanup(network.clone());
+    let before = home.snapshot();
+    let out = home.purge(&["--dry-run", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = records::<Purged>(&out.stdout).remove(0).removed;
+    assert!(!listed.iter().any(|r| r.kind == "network"), "an unlabelled network is not the session's: {listed:?}");
+    assert_eq!(home.snapshot(), before);
+    docker(&["network", "rm", &network]);
+    docker(&["network", "create", "--internal", "--label", "jackin.managed=true", "--label", &role_label, &network]);
 
     // Killed once past step 3, so that the rerun goes by the purge mark, not an assessment.
     let crashed = home.cmd("jackin-purge").arg(&inst.container).env("JACKIN_PURGE_CRASH_AT", "stamped").output();
