@@ -1130,3 +1130,67 @@ fn a_directory_where_a_tracked_file_was_is_saved_once() {
     assert_eq!(fs::read_link(files.join("README.md/link")).unwrap(), Path::new("x"));
     assert_eq!(fs::read_to_string(files.join("README.md/notes.txt")).unwrap(), "inside\n");
 }
+
+// --- every ref namespace --------------------------------------------------------------------
+
+/// A commit no branch, tag, HEAD or reflog holds, made in `repo` (its tree HEAD's), under `ref`:
+/// a ref git writes without a reflog, or a pseudo-ref file (`MERGE_HEAD`) in `git_dir`, or a
+/// loose ref file whose name git itself would refuse.
+fn commit_only_under(repo: &Path, git_dir: &Path, reference: &[u8], message: &str) -> String {
+    let commit = git(repo, &["commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", message]);
+    let name = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(reference);
+    let file = git_dir.join(name);
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    fs::write(&file, format!("{commit}\n")).unwrap();
+    commit
+}
+
+/// Commits reachable only from a ref of another namespace than branches and tags (`refs/wip/*`,
+/// `refs/notes/*`, `refs/original/*`, a pseudo-ref such as `MERGE_HEAD`; a worktree's own
+/// `refs/worktree/*` and `refs/bisect/*`, kept in the registration a purge prunes) or from a ref
+/// whose name git refuses (an escape character) are at risk, and a discard bundles them and
+/// succeeds. Each case failed before: the commits were deleted unsaved, or the discard failed.
+#[test]
+fn every_ref_namespace_keeps_its_commits() {
+    if !engine_available("every_ref_namespace_keeps_its_commits") {
+        return;
+    }
+    let clone_refs: [&[u8]; 6] = [
+        b"refs/wip/agent",
+        b"refs/notes/commits",
+        b"refs/original/refs/heads/main",
+        b"MERGE_HEAD",
+        b"refs/jackin-agent/anything",
+        b"refs/heads/esc\x1bape",
+    ];
+    let worktree_refs: [&[u8]; 4] = [b"refs/worktree/wip", b"refs/bisect/bad", b"MERGE_HEAD", b"refs/worktree/esc\x1b"];
+    let cases = clone_refs.iter().map(|r| (true, *r)).chain(worktree_refs.iter().map(|r| (false, *r)));
+    for (clone, reference) in cases {
+        let shown = format!("{} {}", if clone { "clone" } else { "worktree" }, String::from_utf8_lossy(reference));
+        let mut home = Home::new();
+        let app = home.host_repo("app");
+        let inst = home.instance(&unique_id(), |h, c| {
+            vec![if clone {
+                h.clone_record(c, &app, "/workspace/app")
+            } else {
+                h.worktree_record(c, &app, "/workspace/app")
+            }]
+        });
+        let mount = inst.mount_path(0);
+        agent_identity(&mount);
+        let git_dir = PathBuf::from(git(&mount, &["rev-parse", "--absolute-git-dir"]));
+        let commit = commit_only_under(&mount, &git_dir, reference, &format!("only under {shown}"));
+
+        let assessed = home.assess(&inst.container);
+        assert_ne!(assessed.verdict, "clean", "{shown}: at risk: {}", assessed.summary);
+        let out = home.purge(&["--discard-unfinished", &inst.container], "");
+        assert_eq!(out.status.code(), Some(0), "{shown}: {}", stderr(&out));
+        let q = only_quarantine(&home, &out);
+        assert!(is_gone(&home, &inst), "{shown}");
+        let receipt = read_json(&q.join("receipt.json"));
+        let bundle =
+            receipt["mounts"][0]["bundle"].as_str().unwrap_or_else(|| panic!("{shown}: no bundle: {receipt:#}"));
+        let fresh = fresh_clone_of_origin(&home, &app);
+        assert_eq!(fetched_from_bundle(&fresh, &q.join(bundle), &[&commit]), vec![commit.clone()], "{shown}: saved");
+    }
+}

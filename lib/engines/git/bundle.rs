@@ -152,14 +152,20 @@ pub(crate) fn host_bundle(
 /// `HEAD` fetches nothing at all that way.
 pub(crate) const DETACHED_HEAD: &str = "refs/jackin/HEAD";
 
-/// The commit each unpushed ref of the assessment names now.
+/// The commit each unpushed ref of the assessment names now, under the name the bundle gives it
+/// (a pseudo-ref, a worktree's own ref or a name git refuses as `file_refs` names them; a ref
+/// gone since holds nothing more to save).
 fn unpushed_tips(repo: &Repository, unpushed: &[UnpushedRef]) -> Result<Vec<(String, Oid)>, git2::Error> {
     let mut refs = Vec::new();
+    let files = super::file_refs(repo, repo.path(), repo.is_worktree());
     for unpushed in unpushed.iter().filter(|r| r.name != REFLOG_ONLY) {
         let (name, id) = if unpushed.name == "HEAD" {
             (DETACHED_HEAD.to_owned(), repo.head()?.target())
+        } else if let Some(file) = files.iter().find(|f| f.name == unpushed.name) {
+            (file.bundle_name.clone(), Some(file.id))
         } else {
-            (unpushed.name.clone(), repo.find_reference(&unpushed.name)?.peel_to_commit().ok().map(|c| c.id()))
+            let id = repo.find_reference(&unpushed.name).ok().and_then(|r| r.peel_to_commit().ok()).map(|c| c.id());
+            (unpushed.name.clone(), id)
         };
         if let Some(id) = id {
             refs.push((name, id));

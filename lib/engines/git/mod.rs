@@ -18,6 +18,7 @@ use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
 mod branches;
 mod bundle;
 mod error;
+mod file_refs;
 mod ignored;
 mod moves;
 mod patches;
@@ -34,6 +35,7 @@ pub(crate) use bundle::{
     clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs, DETACHED_HEAD,
 };
 pub(crate) use error::GitError;
+pub(crate) use file_refs::file_refs;
 pub(crate) use ignored::inside;
 pub(crate) use moves::valid_ref_name;
 pub(crate) use recover::{read_bundle, read_bundle_header, BundleHeader, IndexChange};
@@ -260,7 +262,9 @@ impl HostRefs {
         let host = Repository::open(path)?;
         let mut tips = Vec::new();
         for reference in host.references()? {
-            let reference = reference?;
+            // A ref whose name libgit2 refuses (the agent can write any file under `refs/`)
+            // survives the purge all the same; it only does not count as surviving.
+            let Ok(reference) = reference else { continue };
             let Ok(name) = reference.name().map(str::to_owned) else { continue };
             if let Ok(commit) = reference.peel_to_commit() {
                 tips.push((name, commit.id()));
@@ -354,6 +358,10 @@ pub(crate) fn worktree_unpushed(
             at_risk_tips.push(("HEAD".to_owned(), tip, None));
         }
     }
+    // The worktree's own refs and pseudo-refs live in its registration, which the purge prunes.
+    for own in file_refs::file_refs(worktree, worktree.path(), true) {
+        at_risk_tips.push((own.name, own.id, None));
+    }
     let surviving = surviving_worktree_purge(worktree, host, &scratch_ref);
     let named = || Surviving::new(worktree, surviving_worktree_refs(worktree, host, &scratch_ref));
     let mut unpushed = Vec::new();
@@ -402,9 +410,11 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// A clone's refs are its own; a purge deletes the whole directory. At risk: what a local branch,
-/// a tag or a detached HEAD reaches that neither a remote-tracking ref of the clone nor any ref of
-/// the host repository reaches; and every stash entry.
+/// A clone's refs are its own; a purge deletes the whole directory. At risk: what any ref but a
+/// remote-tracking one and the stash (every namespace: branches, tags, `refs/notes/*`,
+/// `refs/wip/*`, …), a pseudo-ref, a loose ref whose name git refuses or a detached HEAD reaches
+/// that neither a remote-tracking ref of the clone nor any ref of the host repository reaches;
+/// and every stash entry.
 pub(crate) fn clone_unpushed(
     clone: &Repo,
     host: Option<(&Path, &HostRefs)>,
@@ -414,16 +424,20 @@ pub(crate) fn clone_unpushed(
     let mut surviving = HashSet::new();
     let mut remote_tracking = Vec::new();
     for reference in clone.references()? {
-        let reference = reference?;
+        // A name libgit2 refuses is read as a file below.
+        let Ok(reference) = reference else { continue };
         let Ok(name) = reference.name().map(str::to_owned) else { continue };
         let Ok(commit) = reference.peel_to_commit() else { continue };
-        if name.starts_with("refs/heads/") || name.starts_with("refs/tags/") {
-            let upstream = upstream_of(clone, &name);
-            tips.push((name, commit.id(), upstream));
-        } else if name.starts_with("refs/remotes/") {
+        if name.starts_with("refs/remotes/") {
             surviving.insert(commit.id());
             remote_tracking.push((name, commit.id()));
+        } else if name != "refs/stash" {
+            let upstream = upstream_of(clone, &name);
+            tips.push((name, commit.id(), upstream));
         }
+    }
+    for odd in file_refs::file_refs(clone, clone.path(), false) {
+        tips.push((odd.name, odd.id, None));
     }
     if clone.head_detached().unwrap_or(false) {
         if let Some(id) = clone.head().ok().and_then(|h| h.target()) {
