@@ -103,7 +103,7 @@ mod tests {
         std::os::unix::fs::symlink(git_dir.join("refs/heads/fine"), git_dir.join("CHERRY_PICK_HEAD")).unwrap();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &git_dir.join("BISECT_HEAD"),
+            git_dir.join("BISECT_HEAD"),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o644),
             0,
