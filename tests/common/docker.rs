@@ -495,20 +495,17 @@ pub struct Attached {
 
 impl Attached {
     pub fn to(container: &str) -> Attached {
-        let child = Command::new("docker")
-            .args(["exec", "-i", container, "cat"])
+        let mut child = Command::new("docker")
+            .args(["exec", "-i", container, "sh", "-c", "echo attached; exec cat"])
             .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("docker exec starts");
-        // Attached once the exec's process runs in the container.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let running =
-            || docker_quiet(&["top", container]).is_some_and(|top| top.lines().skip(1).any(|l| l.ends_with("cat")));
-        while !running() {
-            assert!(Instant::now() < deadline, "the exec into {container} did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        // Attached once the exec's process runs in the container and says so.
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped");
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).expect("the exec answers");
+        assert_eq!(line.trim(), "attached", "the exec into {container} did not start");
         Attached { child }
     }
 }
