@@ -195,6 +195,16 @@ fn used_by_others(engine: &Engine, what: (&str, &str), ours: &[&str]) -> Result<
     })
 }
 
+/// Why a container the engine describes is not the session's ([`judge_container`]).
+pub(crate) fn judge_details(
+    roots: &HomeRoots,
+    name: &InstanceName,
+    docker: &DockerNames,
+    details: &ContainerDetails,
+) -> Result<(), String> {
+    judge_container(roots, name, docker, &details.name, &details.spec.labels, &binds(details))
+}
+
 /// The session's role container as the engine has it, when it is the session's own (else, for
 /// every tool, as if it were gone).
 pub(crate) fn own_role_container(
@@ -204,8 +214,7 @@ pub(crate) fn own_role_container(
     docker: &DockerNames,
 ) -> Result<Option<ContainerDetails>> {
     let Some(details) = engine.inspect(&docker.role_container)? else { return Ok(None) };
-    let roots = HomeRoots::of(store);
-    let own = judge_container(&roots, name, docker, &docker.role_container, &details.spec.labels, &binds(&details));
+    let own = judge_details(&HomeRoots::of(store), name, docker, &details);
     Ok(own.is_ok().then_some(details))
 }
 

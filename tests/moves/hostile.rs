@@ -620,11 +620,20 @@ fn two_homes_on_one_engine_never_take_each_others_containers() {
     assert!(reconcile.status.success(), "{}", stderr(&reconcile));
     assert_eq!(status_in_a(), kept_in_a, "A's copy is not running because B's container is");
 
+    // A's resume of its copy neither starts, attaches to nor replaces B's container.
+    let mut resume = a.home.detached("jackin-restore");
+    let out =
+        resume.args([&c, "--yes", "--format=json"]).env("SECRET_TOKEN", "a's").stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(stderr(&out).contains("belongs to the jackin home at"), "{}", stderr(&out));
+    let started = docker(&["inspect", "-f", "{{.State.StartedAt}}", &c]);
+
     let out = a.home.purge(&["--stop", "--discard-unfinished", &c], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let purged = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(!purged.contains("\"container\""), "nothing of B's reported removed: {purged}");
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true", "B's session still runs");
+    assert_eq!(docker(&["inspect", "-f", "{{.State.StartedAt}}", &c]), started, "never restarted");
     assert!(Session::exists("network", &format!("{c}-net")), "B's network stays");
     assert!(!a.inst.dir.exists(), "A's copy is purged");
     let _ = docker_quiet(&["rm", "-f", &c]);

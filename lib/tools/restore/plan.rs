@@ -1,6 +1,7 @@
 //! Which tier a resume takes, from what Docker says now and what was captured; what stops it.
 
 use super::*;
+use crate::tools::ownership::{judge_details, HomeRoots};
 
 /// Which tier a resume takes and the steps it will run; what stops it, if anything.
 #[derive(Debug, Clone, Default)]
@@ -112,6 +113,15 @@ pub(crate) fn plan(
         Some(sidecar) => engine.inspect(sidecar)?,
         None => None,
     };
+    // A container by the session's name that is another's (another home's, the same session
+    // moved there and resumed) is neither started nor attached to, nor replaced.
+    let roots = HomeRoots::of(store);
+    for container in role.iter().chain(sidecar.iter()) {
+        if let Err(why) = judge_details(&roots, name, &manifest.docker, container) {
+            plan.missing.push(format!("{why}: not this session's, so not started, attached to or replaced"));
+            return Ok(plan);
+        }
+    }
     match &role {
         Some(role) if role.state.running => {
             plan.tier = Some(0);
