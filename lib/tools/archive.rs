@@ -303,8 +303,11 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
         None => u64::MAX,
     };
     let mut unpacked = 0u64;
-    let bounded =
-        Bounded { inner: flate2::read::GzDecoder::new(BufReader::new(opened)), left: limit, tripped: tripped.clone() };
+    let bounded = Bounded {
+        inner: flate2::bufread::GzDecoder::new(BufReader::new(opened)),
+        left: limit,
+        tripped: tripped.clone(),
+    };
     let mut archive = tar::Archive::new(bounded);
     let mut verified =
         Verified { written_by: String::new(), parts: Vec::new(), kept: BTreeMap::new(), bundles: BTreeMap::new() };
@@ -455,6 +458,11 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
     // The gzip trailer (CRC-32 and length) is read only at the very end: past the tar's own end.
     let mut rest = archive.into_inner();
     io::copy(&mut rest, &mut io::sink()).map_err(|e| damaged(&e))?;
+    // An export is one gzip member and nothing after it: bytes there are not the archive's.
+    let mut after = rest.inner.into_inner();
+    if !io::BufRead::fill_buf(&mut after).map_err(|e| damaged(&e))?.is_empty() {
+        return Err(refuse(file, format_args!("bytes follow the end of the archive")));
+    }
     for (dir, mode) in dir_modes.into_iter().rev() {
         fs::set_permissions(&dir, fs::Permissions::from_mode(mode))?;
     }

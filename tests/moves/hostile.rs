@@ -273,6 +273,17 @@ fn a_forged_archive_is_refused_before_anything_is_written() {
     let forged = with_mount(&parts, |m| m["head"] = "ééééééééééééééééééééé".into());
     t.refuses("a head that is not an id", &forged, "is not an object id");
 
+    // Bytes after the archive's end.
+    let mut appended = fs::read(&control).unwrap();
+    appended.extend_from_slice(b"\x1f\x8b trailing");
+    let forged = t.b.home.tmp.path().join("appended.tar.gz");
+    fs::write(&forged, appended).unwrap();
+    let before = t.snapshot();
+    let out = import(&t.b.home, &["--dry-run"], &forged);
+    assert_eq!(out.status.code(), Some(3), "bytes appended: {}", stderr(&out));
+    assert!(stderr(&out).contains("bytes follow the end of the archive"), "{}", stderr(&out));
+    assert!(t.snapshot() == before);
+
     // A bundle whose pack is damaged (its sha256 in the index made right): its objects are
     // checked in staging, and nothing reaches B's host repository.
     let mut damaged = parts.clone();
