@@ -259,7 +259,7 @@ pub(crate) struct HostRefs {
 
 impl HostRefs {
     fn read(path: &Path) -> Result<HostRefs, git2::Error> {
-        let host = Repository::open(path)?;
+        let host = repo::open_checked(path)?;
         let mut tips = Vec::new();
         for reference in host.references()? {
             // A ref whose name libgit2 refuses (the agent can write any file under `refs/`)
@@ -454,7 +454,7 @@ pub(crate) fn clone_unpushed(
     // fetched it from elsewhere); such clone commits exist in the host and are not at risk.
     // Opened only when a candidate commit is also in the host's object store.
     let host_tips: Vec<Oid> = host.map(|(_, refs)| refs.all_tips().collect()).unwrap_or_default();
-    let open_host = || host.and_then(|(path, _)| Repository::open(path).ok());
+    let open_host = || host.and_then(|(path, _)| repo::open_checked(path).ok());
     let mut host_repo: Option<Option<Repository>> = None;
     let mut in_host: HashMap<Oid, bool> = HashMap::new();
     let mut unpushed = Vec::new();
@@ -558,7 +558,7 @@ pub(crate) fn oneline_log(
     upstream: Option<&str>,
     count: usize,
 ) -> Result<Vec<String>, GitError> {
-    let repo = Repository::open(path)?;
+    let repo = repo::open_checked(path)?;
     let mut walk = repo.revwalk()?;
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
     walk.push(repo.revparse_single(reference)?.peel_to_commit()?.id())?;

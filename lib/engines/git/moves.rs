@@ -177,7 +177,7 @@ impl Repo {
             made.reference(name, *id, true, "jackin-restore --import").map_err(unavailable)?;
         }
         drop(made);
-        let repo = git2::Repository::open(work_tree)
+        let repo = super::repo::open_checked(work_tree)
             .map_err(|e| unavailable(e).context(format!("opening {}", work_tree.display())))?;
         Ok(Repo { repo, path: work_tree.to_path_buf() })
     }

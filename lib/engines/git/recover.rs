@@ -300,7 +300,7 @@ impl Repo {
             .map(|name| modules.join(name))
             .filter(|dir| std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()))
             .filter(|dir| dir.canonicalize().is_ok_and(|real| real.starts_with(&inside) && real != inside))
-            .find_map(|dir| Some(Repo { repo: Repository::open(&dir).ok()?, path: dir }))
+            .find_map(|dir| Some(Repo { repo: super::repo::open_checked(&dir).ok()?, path: dir }))
     }
 
     /// Whether this repository holds the commit `id` (its tree need not be here).

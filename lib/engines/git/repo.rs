@@ -17,9 +17,11 @@ pub(crate) struct Repo {
 
 impl Repo {
     /// Opens the repository at `path`, without searching the directories above it.
+    /// A repository whose files libgit2 opens by name include one that is not a regular file (a
+    /// FIFO the agent made, say) is not opened: libgit2 would wait on it for ever.
     pub(crate) fn open(path: impl AsRef<Path>) -> Result<Repo, GitError> {
         let path = path.as_ref();
-        Ok(Repo { repo: Repository::open(path)?, path: path.to_path_buf() })
+        Ok(Repo { repo: open_checked(path)?, path: path.to_path_buf() })
     }
 
     /// A repository without a work tree.
@@ -33,4 +35,91 @@ impl Repo {
 /// tenth of a status over a large tree.
 pub(crate) fn skip_object_hash_checks() {
     git2::opts::strict_hash_verification(false);
+}
+
+/// libgit2's `Repository::open`, after [`no_special_files`]: every open of a repository the agent
+/// can write goes through here.
+pub(super) fn open_checked(path: impl AsRef<Path>) -> Result<Repository, git2::Error> {
+    no_special_files(path.as_ref())?;
+    Repository::open(path)
+}
+
+/// libgit2's `Repository::open_bare`, after [`no_special_files`].
+pub(super) fn open_bare_checked(path: impl AsRef<Path>) -> Result<Repository, git2::Error> {
+    no_special_files(path.as_ref())?;
+    Repository::open_bare(path)
+}
+
+/// The files libgit2 opens by name in a git directory, when it opens a repository and while it
+/// reads one (its configuration, HEAD, index and refs, the ignore and attribute rules of
+/// `info/`, grafts, alternates).
+const READ_BY_NAME: [&str; 12] = [
+    "HEAD",
+    "config",
+    "config.worktree",
+    "commondir",
+    "gitdir",
+    "index",
+    "packed-refs",
+    "info/exclude",
+    "info/attributes",
+    "info/grafts",
+    "shallow",
+    "objects/info/alternates",
+];
+
+/// Refuses a repository at `path` where a file libgit2 opens by name is a FIFO, a socket or a
+/// device (a link is judged by what it leads to): `.git` itself, the files of [`READ_BY_NAME`] in
+/// its git directory and its common directory, and the work tree's own `.gitignore` and
+/// `.gitattributes`. Only looks (`stat`), never opens one of them but a `.git` or `commondir`
+/// file, read as the bounded, non-blocking text it must be. (Per-directory rules deeper in the
+/// work tree and the targets of `include.path` or `core.excludesFile` are not looked at: an open
+/// item of docs/threat-model.md.)
+fn no_special_files(path: &Path) -> Result<(), git2::Error> {
+    let special = |p: &Path| {
+        git2::Error::from_str(&format!(
+            "{} is not a regular file (a FIFO, a socket or a device): git would wait on it; not read",
+            p.display()
+        ))
+    };
+    let not_special = |p: &Path| match std::fs::metadata(p) {
+        Ok(meta) if !(meta.is_file() || meta.is_dir()) => Err(special(p)),
+        _ => Ok(()),
+    };
+    let dot_git = path.join(".git");
+    let git_dir = match std::fs::metadata(&dot_git) {
+        Ok(meta) if meta.is_dir() => dot_git,
+        Ok(meta) if meta.is_file() => match read_pointer(&dot_git, "gitdir: ") {
+            Some(target) => path.join(target),
+            None => return Ok(()),
+        },
+        Ok(_) => return Err(special(&dot_git)),
+        Err(_) => path.to_path_buf(),
+    };
+    for name in [".gitignore", ".gitattributes"] {
+        not_special(&path.join(name))?;
+    }
+    let common = read_pointer(&git_dir.join("commondir"), "").map(|c| git_dir.join(c));
+    for dir in std::iter::once(&git_dir).chain(common.as_ref()) {
+        for name in READ_BY_NAME {
+            not_special(&dir.join(name))?;
+        }
+    }
+    Ok(())
+}
+
+/// The path a `.git` file (`gitdir: <path>`) or a `commondir` file names: read without following
+/// a link or waiting on a FIFO, at most 4 KiB.
+fn read_pointer(file: &Path, prefix: &str) -> Option<PathBuf> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(file).ok()?;
+    if !opened.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    opened.take(4096).read_to_string(&mut text).ok()?;
+    let line = text.lines().next()?.strip_prefix(prefix)?.trim();
+    (!line.is_empty()).then(|| PathBuf::from(line))
 }

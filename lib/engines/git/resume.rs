@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use git2::{Oid, Repository};
+use git2::Oid;
 
 /// Whether a mount can be resumed as it is now (real-host.md, "Resume").
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub(crate) fn worktree_resumability(worktree_path: &Path, host_path: &Path, scra
     if !worktree_path.exists() {
         return Resumability::Diverged(format!("worktree {} is gone", worktree_path.display()));
     }
-    let host = match Repository::open(host_path) {
+    let host = match super::repo::open_checked(host_path) {
         Ok(host) => host,
         Err(e) => {
             return Resumability::Diverged(format!(
@@ -40,7 +40,7 @@ pub(crate) fn worktree_resumability(worktree_path: &Path, host_path: &Path, scra
         ));
     }
     let scratch_ref = format!("refs/heads/{scratch_branch}");
-    let worktree = match Repository::open(worktree_path) {
+    let worktree = match super::repo::open_checked(worktree_path) {
         Ok(worktree) => worktree,
         Err(e) => {
             return Resumability::Diverged(format!(
@@ -81,7 +81,7 @@ pub(crate) fn clone_resumability(path: &Path) -> Resumability {
     if !path.exists() {
         return Resumability::Diverged(format!("clone {} is gone", path.display()));
     }
-    match Repository::open(path) {
+    match super::repo::open_checked(path) {
         Ok(_) => Resumability::Intact,
         Err(e) => Resumability::Diverged(format!("clone {} cannot be read: {}", path.display(), e.message())),
     }

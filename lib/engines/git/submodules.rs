@@ -8,8 +8,6 @@
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
-use git2::Repository;
-
 use super::{clone_bundle, clone_unpushed, BundleRefs, GitError, Repo};
 use crate::protocol::assessment::SubmoduleWork;
 use crate::protocol::path_bytes::NameBytes;
@@ -61,7 +59,9 @@ pub(crate) fn checked_out(repo: &Repo) -> Vec<Submodule> {
             // A submodule whose work tree is gone (`git rm`, `rm -rf`) has a `core.worktree`
             // that does not resolve, and will not open as a work tree's repository: its
             // commits are read from the git directory alone.
-            let Ok(opened) = Repository::open(entry.path()).or_else(|_| Repository::open_bare(entry.path())) else {
+            let Ok(opened) =
+                super::repo::open_checked(entry.path()).or_else(|_| super::repo::open_bare_checked(entry.path()))
+            else {
                 continue;
             };
             let name = holder_path.join(entry.path().strip_prefix(&modules).unwrap_or(entry.path()));

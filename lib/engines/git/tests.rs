@@ -627,3 +627,55 @@ fn a_submodule_is_bundled_only_when_it_holds_a_commit_at_risk() {
     let heads = git(&mount, &["bundle", "list-heads", file.to_str().unwrap()]);
     assert!(heads.contains(&fix.to_string()), "{heads}");
 }
+
+/// Runs `work` on a thread of its own and says whether it ended within 10 s: an open of a FIFO
+/// waits for a writer for ever, and the suite must fail rather than hang.
+fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(work());
+    });
+    receive.recv_timeout(std::time::Duration::from_secs(10)).ok()
+}
+
+fn fifo(path: &Path) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
+        .unwrap();
+}
+
+/// A FIFO where libgit2 opens a file by name (the rules of `info/exclude`, the work tree's own
+/// `.gitignore`, the configuration, a worktree's `.git` file) is not read: the repository is not
+/// opened, with the FIFO named, at once, and a status never waits on it.
+#[test]
+fn a_fifo_where_git_reads_a_file_is_refused_at_once() {
+    let cases = [
+        ("info/exclude", ".git/info/exclude"),
+        ("a .gitignore", ".gitignore"),
+        ("a .gitattributes", ".gitattributes"),
+        ("config", ".git/config"),
+        ("HEAD", ".git/HEAD"),
+    ];
+    for (what, place) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo_dir = tmp.path().join("r");
+        fs::create_dir_all(&repo_dir).unwrap();
+        git(&repo_dir, &["init", "-q"]);
+        commit(&repo_dir, "a.txt", "a\n");
+        fs::write(repo_dir.join("untracked.txt"), "work\n").unwrap();
+        let at = repo_dir.join(place);
+        let _ = fs::remove_file(&at);
+        fifo(&at);
+        let dir = repo_dir.clone();
+        let result =
+            returns_promptly(move || Repo::open(&dir).and_then(|r| work_state(&r, false)).map(|s| s.files.len()));
+        let error = result.unwrap_or_else(|| panic!("{what}: waited on the FIFO")).expect_err(what);
+        assert!(error.message().contains("is not a regular file"), "{what}: {}", error.message());
+    }
+    // A worktree whose `.git` file is a FIFO.
+    let tmp = tempfile::tempdir().unwrap();
+    fifo(&tmp.path().join("wt/.git"));
+    let dir = tmp.path().join("wt");
+    let result = returns_promptly(move || Repo::open(&dir).map(|_| ()));
+    assert!(result.expect("a .git FIFO is not waited on").is_err());
+}

@@ -36,7 +36,7 @@ impl Repo {
 /// [`registration`] finds it, else by `fallback_name`) in the host repository at `host_path`:
 /// `<host>/.git/worktrees/<name>`, which holds the worktree's submodules' git directories.
 pub(crate) fn registration_dir(host_path: &Path, worktree_path: &Path, fallback_name: &str) -> Option<PathBuf> {
-    let host = Repository::open(host_path).ok()?;
+    let host = super::repo::open_checked(host_path).ok()?;
     let name = registration(&host, worktree_path, Some(fallback_name))?;
     Some(host.commondir().join("worktrees").join(name))
 }
