@@ -5,13 +5,12 @@
 //! character, `..`). The agent writes these files: each is read as a file, never through a link,
 //! never waiting on a FIFO, at most a few bytes.
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use git2::{Oid, Repository};
 
 use crate::protocol::path_bytes::NameBytes;
+use crate::state::store::read_agent_text;
 
 /// The pseudo-refs that can name a commit nothing else holds (a merge, cherry-pick, revert or
 /// rebase stopped half-way, a bisection). `ORIG_HEAD` and `FETCH_HEAD` are not among them: the
@@ -63,13 +62,7 @@ pub(crate) fn file_refs(repo: &Repository, git_dir: &Path, every: bool) -> Vec<F
 /// The object id a ref file names (its first line, 40 or 64 hex digits); `None` for a symbolic
 /// ref, anything else, or a file that is not a regular file.
 fn read_id(path: &Path) -> Option<Oid> {
-    let file =
-        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(200).read_to_string(&mut text).ok()?;
+    let text = read_agent_text(path, 200)?;
     let first = text.lines().next()?.trim();
     let hex = matches!(first.len(), 40 | 64) && first.bytes().all(|b| b.is_ascii_hexdigit());
     hex.then(|| Oid::from_str(first).ok()).flatten()

@@ -111,15 +111,7 @@ fn no_special_files(path: &Path) -> Result<(), git2::Error> {
 /// The path a `.git` file (`gitdir: <path>`) or a `commondir` file names: read without following
 /// a link or waiting on a FIFO, at most 4 KiB.
 fn read_pointer(file: &Path, prefix: &str) -> Option<PathBuf> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened =
-        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(file).ok()?;
-    if !opened.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    opened.take(4096).read_to_string(&mut text).ok()?;
+    let text = crate::state::store::read_agent_text(file, 4096)?;
     let line = text.lines().next()?.strip_prefix(prefix)?.trim();
     (!line.is_empty()).then(|| PathBuf::from(line))
 }

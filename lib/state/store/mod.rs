@@ -110,6 +110,20 @@ fn open_agent_written(path: &Path) -> std::io::Result<fs::File> {
     fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)
 }
 
+/// The text of a small regular file the agent can write (opened as [`open_agent_written`] opens
+/// it, judged by the handle), at most `max` bytes of it; `None` for a link, a FIFO, a device, a
+/// directory, or text that is not UTF-8.
+pub(crate) fn read_agent_text(path: &Path, max: u64) -> Option<String> {
+    use std::io::Read;
+    let file = open_agent_written(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(max).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 /// The largest exit-action file read: jackin writes a JSON string of a word.
 const EXIT_ACTION_MAX: u64 = 4096;
 

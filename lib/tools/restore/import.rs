@@ -25,7 +25,7 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::import_checks::{self, object_id, refuse, Layout};
+use super::import_checks::{self, check_docker_names, check_free_space, check_saved, check_tips, refuse, Layout};
 use super::recover::{index_changes, put_files_back};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
@@ -247,50 +247,6 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     Ok(imported)
 }
 
-/// The Docker resources an archive's manifest and recipe name are the session's own, by the
-/// names jackin derives from its container name: a purge, a keep or a resume here acts on the
-/// resources they name, so an archive that names another's (a container, a volume, jackin's
-/// prewarmed sidecar) is refused. A session that adopted a prewarmed sidecar cannot move.
-fn check_docker_names(name: &InstanceName, manifest: &Manifest, continuity: &Continuity, file: &Path) -> Result<()> {
-    let derived = crate::state::model::DockerNames::derived(name.as_str());
-    let docker = &manifest.docker;
-    let recipe = continuity.recipe.as_ref();
-    let named: Vec<(&str, Option<&str>, String)> = vec![
-        ("role container", Some(docker.role_container.as_str()), derived.role_container.clone()),
-        ("sidecar", docker.dind_container.as_deref(), derived.dind_container.clone().unwrap_or_default()),
-        ("network", Some(docker.network.as_str()), derived.network.clone()),
-        ("certs volume", docker.certs_volume.as_deref(), derived.certs_volume.clone().unwrap_or_default()),
-        ("recipe's role container", recipe.map(|r| r.role.spec.name.as_str()), derived.role_container.clone()),
-        (
-            "recipe's sidecar",
-            recipe.and_then(|r| r.sidecar.as_ref()).map(|s| s.spec.name.as_str()),
-            derived.dind_container.clone().unwrap_or_default(),
-        ),
-        ("recipe's network", recipe.and_then(|r| r.network.as_ref()).map(|n| n.name.as_str()), derived.network.clone()),
-        ("recipe's role network", recipe.and_then(|r| r.role.spec.network.as_deref()), derived.network.clone()),
-        (
-            "recipe's sidecar network",
-            recipe.and_then(|r| r.sidecar.as_ref()).and_then(|s| s.spec.network.as_deref()),
-            derived.network.clone(),
-        ),
-        (
-            "recipe's certs volume",
-            recipe.and_then(|r| r.certs_volume.as_deref()),
-            derived.certs_volume.unwrap_or_default(),
-        ),
-    ];
-    for (what, given, own) in named {
-        if let Some(given) = given.filter(|g| *g != own) {
-            let shown = crate::protocol::inert::inert_name(given).into_owned();
-            return Err(refuse(
-                file,
-                format_args!("its {what} is {shown:?}, not {own}: an archive names only the session's own resources"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// An instance of this name here (an index row, a data or socket directory, a name lock) refuses
 /// the import: the same session imported twice, or an id that clashes. One with no index row is
 /// what an import (or a launch) that stopped half-way left, and the refusal says how to remove it.
@@ -368,75 +324,6 @@ fn find_host(exported: &ExportedMount, options: &ImportOptions, sources: &[PathB
             ),
         )),
     }
-}
-
-/// Every path a mount's save names is a part of the archive reached through its directories
-/// only, every object id an id, the branch HEAD was on a branch (import_checks.rs): checked
-/// before anything is decided, so nothing the archive names can lead a read or a write out of
-/// the staging directory and the mount.
-fn check_saved(exported: &ExportedMount, layout: &Layout<'_>, mount: &Path, file: &Path) -> Result<()> {
-    let saved = &exported.saved;
-    let dst = crate::protocol::inert::inert_name(&saved.mount_dst).into_owned();
-    if saved.tree.is_some() || saved.modules.is_some() {
-        return Err(refuse(file, format_args!("{dst}: the save of an unreadable mount, which no export carries")));
-    }
-    if let Some(bundle) = &saved.bundle {
-        layout.file(&format!("{dst}: its bundle"), bundle)?;
-    }
-    for sub in &saved.submodules {
-        layout.file(&format!("{dst}: a submodule's bundle"), &sub.bundle)?;
-    }
-    let mut ids: Vec<&String> = saved.head.iter().chain(&exported.scratch_tip).collect();
-    ids.extend(saved.submodules.iter().filter_map(|s| s.head.as_ref()));
-    ids.extend(exported.changed_submodules.iter().map(|c| &c.head));
-    ids.extend(saved.files.iter().filter_map(|f| f.gitlink.as_ref()));
-    if let Some(bad) = ids.into_iter().find(|id| !object_id(id)) {
-        let shown = crate::protocol::inert::inert_name(bad).into_owned();
-        return Err(refuse(file, format_args!("{dst}: {shown:?} is not an object id")));
-    }
-    let branches =
-        exported.head_branch.iter().chain(exported.changed_submodules.iter().filter_map(|c| c.head_branch.as_ref()));
-    if let Some(bad) = branches.into_iter().find(|b| !import_checks::branch(b)) {
-        let shown = crate::protocol::inert::inert_name(bad).into_owned();
-        return Err(refuse(file, format_args!("{dst}: HEAD was on {shown:?}, not a branch an import makes")));
-    }
-    let files_dir =
-        saved.files_dir.as_deref().map(|d| layout.dir(&format!("{dst}: its files"), d).map(|_| d)).transpose()?;
-    let index_dir = saved
-        .index_dir
-        .as_deref()
-        .map(|d| layout.dir(&format!("{dst}: its staged versions"), d).map(|_| d))
-        .transpose()?;
-    for saved_file in &saved.files {
-        let name = NameBytes::from_wire(saved_file.path.clone(), saved_file.path_bytes.as_deref())
-            .map_err(|e| refuse(file, format_args!("{dst}: a saved file's name: {e}")))?;
-        let orig = saved_file
-            .orig_path
-            .as_ref()
-            .map(|o| NameBytes::from_wire(o.clone(), saved_file.orig_path_bytes.as_deref()));
-        let orig = orig.transpose().map_err(|e| refuse(file, format_args!("{dst}: a saved file's name: {e}")))?;
-        let shown = || crate::protocol::inert::inert_name(&name.text()).into_owned();
-        if !import_checks::plain(name.as_path()) || orig.as_ref().is_some_and(|o| !import_checks::plain(o.as_path())) {
-            return Err(refuse(file, format_args!("{dst}: the saved file {:?} is not a plain relative name", shown())));
-        }
-        for rel in std::iter::once(&name).chain(&orig) {
-            import_checks::within_path_max(mount, rel.as_path()).map_err(|n| {
-                refuse(file, format_args!("{dst}: the saved file {:?} is too deep to be written here ({n})", shown()))
-            })?;
-        }
-        match (saved_file.saved, files_dir) {
-            (true, Some(dir)) => drop(layout.entry(&format!("{dst}: the saved file"), dir, &name)?),
-            (true, None) => return Err(refuse(file, format_args!("{dst}: a saved file without a files directory"))),
-            (false, _) => {}
-        }
-        let restaged = saved_file.staged
-            && saved_file.gitlink.is_none()
-            && matches!(saved_file.status.chars().next(), Some('A' | 'M' | 'T' | 'R'));
-        if let (true, Some(dir)) = (restaged, index_dir) {
-            layout.staged(&format!("{dst}: the staged version"), dir, &name)?;
-        }
-    }
-    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -578,20 +465,6 @@ fn plan_mount(
         }
     }
     Ok(plan)
-}
-
-/// A bundle's refs: one under `refs/heads/` or `refs/tags/` is made in a repository here, so its
-/// name must be one git accepts; the others are read by number or as HEAD, never made.
-fn check_tips(tips: &[(String, String)], dst: &str, file: &Path) -> Result<()> {
-    let made = |n: &str| n.starts_with("refs/heads/") || n.starts_with("refs/tags/");
-    match tips.iter().find(|(n, _)| made(n) && !import_checks::shared_ref(n)) {
-        Some((bad, _)) => {
-            let shown = crate::protocol::inert::inert_name(bad).into_owned();
-            let dst = crate::protocol::inert::inert_name(dst).into_owned();
-            Err(refuse(file, format_args!("{dst}: its bundle has the ref {shown:?}, not a valid name")))
-        }
-        None => Ok(()),
-    }
 }
 
 /// The tips of `tips` named `<prefix><n>`, oldest first (the highest `n` is the oldest: a
@@ -775,25 +648,6 @@ fn verify_packs(plans: &[MountPlan], mounts_dir: &Path, scratch: &Path, file: &P
                 check(&sub.source, bundle, header)?;
             }
         }
-    }
-    Ok(())
-}
-
-/// What an archive's files take unpacked (their sizes as its index gives them), with a margin,
-/// must fit in the free space of the home's filesystem: refused (exit 3) before anything is
-/// unpacked otherwise.
-fn check_free_space(store: &Store, file: &Path, verified: &Verified) -> Result<()> {
-    let needed: u64 = verified.parts.iter().filter(|p| p.kind == archive::PartKind::File).map(|p| p.size).sum();
-    let free = fs2::available_space(&store.roots.home).unwrap_or(u64::MAX);
-    if !archive::fits(needed, free) {
-        return Err(refuse(
-            file,
-            format_args!(
-                "it takes {needed} bytes unpacked, and {} has {free} bytes free (less a margin of {} bytes)",
-                store.roots.home.display(),
-                archive::SPACE_MARGIN
-            ),
-        ));
     }
     Ok(())
 }
