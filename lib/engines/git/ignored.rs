@@ -53,7 +53,7 @@ pub(super) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
         .exclude_submodules(true);
     let (index, written) = super::stat_check::read_index(repo)?;
     // Every ignored entry is a name the index does not hold, which the stat check names.
-    if !super::narrow_by_stat_data(repo, &index, written, &mut options) {
+    if !super::narrow_by_stat_data(repo, &index, written, &mut options)? {
         return Ok(Vec::new());
     }
     let statuses = repo.statuses(Some(&mut options))?;

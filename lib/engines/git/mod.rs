@@ -29,6 +29,7 @@ mod resume;
 mod role_source;
 mod stat_check;
 mod submodules;
+mod walk_guard;
 mod worktrees;
 
 pub(crate) use bundle::{
@@ -82,13 +83,18 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
         // with an untracked one only when the new file is intent-to-add, libgit2 with any.
         .renames_head_to_index(true);
     let (mut index, written) = stat_check::read_index(repo)?;
-    if index_matches_head(repo, &mut index) {
-        // Nothing is staged: the comparison of HEAD's tree with the index, which reads every
-        // tree object of HEAD, can only come back empty (docs/performance.md, real trees).
+    let nothing_staged = index_matches_head(repo, &mut index);
+    if nothing_staged {
+        // The comparison of HEAD's tree with the index, which reads every tree object of HEAD,
+        // can only come back empty (docs/performance.md, real trees).
         options.show(git2::StatusShow::Workdir);
-        if narrowing == Narrowing::ByStatData && !narrow_by_stat_data(repo, &index, written, &mut options) {
+    }
+    if nothing_staged && narrowing == Narrowing::ByStatData {
+        if !narrow_by_stat_data(repo, &index, written, &mut options)? {
             return Ok(WorkState::default());
         }
+    } else {
+        walk_guard::check(repo, walk_guard::Start::Root(&index))?;
     }
     let statuses = repo.statuses(Some(&mut options))?;
     let mut state = WorkState::default();
@@ -112,21 +118,24 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
 
 /// Limits a status of the work tree against the index to the paths whose stat data say they
 /// may differ from it (`stat_check`); `false` when there are none and no status is needed.
-/// `written` comes with `index` from `stat_check::read_index`.
+/// `written` comes with `index` from `stat_check::read_index`. Either way what libgit2 will walk
+/// is first walked by `walk_guard`, which refuses what libgit2 would skip or wait on.
 fn narrow_by_stat_data(
     repo: &Repository,
     index: &git2::Index,
     written: Option<stat_check::IndexWritten>,
     options: &mut StatusOptions,
-) -> bool {
+) -> Result<bool, git2::Error> {
     let Some(suspects) = written.and_then(|written| stat_check::suspects(repo, index, written).ok()) else {
-        return true;
+        walk_guard::check(repo, walk_guard::Start::Root(index))?;
+        return Ok(true);
     };
+    walk_guard::check(repo, walk_guard::Start::Suspects(&suspects))?;
     options.disable_pathspec_match(true);
     for path in &suspects {
         options.pathspec(path.as_slice());
     }
-    !suspects.is_empty()
+    Ok(!suspects.is_empty())
 }
 
 /// `git add -N`: in the index, left out of its trees.

@@ -4,9 +4,10 @@
 //!
 //! Only a narrowing: every path it names still goes to libgit2's status, which decides. A path
 //! it does not name is one whose stat data matches the index exactly and is not racily clean,
-//! which git itself reports as unchanged without reading it. A tracked directory it cannot open is
-//! named once. Whenever the walk meets something it cannot tell this way (a conflict, a root it
-//! cannot list, `core.ignorecase`, more suspects than `MOST_SUSPECTS`), it answers why
+//! which git itself reports as unchanged without reading it. A tracked directory that is gone (or
+//! is a file now) is named once. Whenever the walk meets something it cannot tell this way (a
+//! conflict, a root it cannot list, a tracked directory that is there but cannot be opened,
+//! `core.ignorecase`, more suspects than `MOST_SUSPECTS`), it answers why
 //! ([`Whole`]) and the whole work tree goes to libgit2.
 //! Stats are made relative to an open directory, one path component each, where libgit2 stats
 //! every file by its absolute path (docs/performance.md).
@@ -50,6 +51,8 @@ pub(super) enum Whole {
     TooManySuspects,
     /// Index paths the walk cannot follow: not met, git keeps them sorted and well formed.
     Unwalkable,
+    /// A tracked directory that is there but cannot be opened (not permitted, say).
+    Unopenable,
 }
 
 const STAGE_MASK: u16 = 0x3000;
@@ -124,6 +127,11 @@ impl Walk {
             let component = &rest[..rest.iter().position(|&b| b == b'/').ok_or(Whole::Unwalkable)?];
             match self.top_mut().enter(component) {
                 Ok(child) => self.stack.push(child),
+                // A tracked directory that is there and cannot be opened may hold work: not
+                // a deletion, and the walk of the whole tree names it (`walk_guard`).
+                Err(e) if !matches!(e, rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+                    return Err(Whole::Unopenable)
+                }
                 Err(_) => {
                     let gone = [self.top().prefix.as_slice(), component].concat();
                     self.suspects.push(gone.clone());
@@ -135,8 +143,12 @@ impl Walk {
         let written = self.written;
         let listing = self.top_mut();
         listing.mark_known(name);
-        if entry.flags & ASSUME_UNCHANGED != 0 || entry.flags_extended & SKIP_WORKTREE != 0 {
+        if (entry.flags & ASSUME_UNCHANGED != 0 || entry.flags_extended & SKIP_WORKTREE != 0)
+            && !super::walk_guard::is_rule_file(name)
+        {
             // git never looks at these files: whatever is on disk, they are reported unchanged.
+            // A rule file is read for its rules all the same, so it stays a suspect: the guard
+            // judges what it is now (`walk_guard`).
             return Ok(());
         }
         let unchanged = entry.mode != GITLINK

@@ -76,7 +76,7 @@ fn a_clean_tree_is_not_asked_about() {
     let narrowed = |repo: &git2::Repository| {
         let (index, written) = read_index(repo).unwrap();
         let mut options = git2::StatusOptions::new();
-        narrow_by_stat_data(repo, &index, written, &mut options)
+        narrow_by_stat_data(repo, &index, written, &mut options).unwrap()
     };
     assert!(!narrowed(&repo), "a clean tree needs no status");
     fs::write(tmp.path().join("src/lib.rs"), "changed\n").unwrap();
