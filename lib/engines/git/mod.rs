@@ -17,6 +17,7 @@ use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
 
 mod branches;
 mod bundle;
+mod config_files;
 mod error;
 mod file_refs;
 mod ignored;

@@ -41,7 +41,9 @@ pub(crate) fn skip_object_hash_checks() {
 /// can write goes through here.
 pub(super) fn open_checked(path: impl AsRef<Path>) -> Result<Repository, git2::Error> {
     no_special_files(path.as_ref())?;
-    Repository::open(path)
+    let repo = Repository::open(path)?;
+    super::config_files::rule_files_checked(&repo)?;
+    Ok(repo)
 }
 
 /// libgit2's `Repository::open_bare`, after [`no_special_files`].
@@ -71,11 +73,11 @@ const READ_BY_NAME: [&str; 12] = [
 /// Refuses a repository at `path` where a file libgit2 opens by name is a FIFO, a socket or a
 /// device (a link is judged by what it leads to): `.git` itself, the files of [`READ_BY_NAME`] in
 /// its git directory and its common directory, and the work tree's own `.gitignore` and
-/// `.gitattributes`. Only looks (`stat`), never opens one of them but a `.git` or `commondir`
-/// file, read as the bounded, non-blocking text it must be. (Per-directory rules deeper in the
-/// work tree and the targets of `include.path` or `core.excludesFile` are not looked at: an open
-/// item of docs/threat-model.md.)
-fn no_special_files(path: &Path) -> Result<(), git2::Error> {
+/// `.gitattributes`, and what the configuration includes (`config_files`). Only looks (`stat`),
+/// never opens one of them but a `.git` or `commondir` file and the configuration, read as the
+/// bounded, non-blocking text each must be. (The rule files deeper in the work tree are judged
+/// before each status: `walk_guard`.)
+pub(super) fn no_special_files(path: &Path) -> Result<(), git2::Error> {
     let special = |p: &Path| {
         git2::Error::from_str(&format!(
             "{} is not a regular file (a FIFO, a socket or a device): git would wait on it; not read",
@@ -103,6 +105,9 @@ fn no_special_files(path: &Path) -> Result<(), git2::Error> {
     for dir in std::iter::once(&git_dir).chain(common.as_ref()) {
         for name in READ_BY_NAME {
             not_special(&dir.join(name))?;
+        }
+        for name in ["config", "config.worktree"] {
+            super::config_files::includes_checked(&dir.join(name))?;
         }
     }
     Ok(())

@@ -679,3 +679,71 @@ fn a_fifo_where_git_reads_a_file_is_refused_at_once() {
     let result = returns_promptly(move || Repo::open(&dir).map(|_| ()));
     assert!(result.expect("a .git FIFO is not waited on").is_err());
 }
+
+/// What the configuration makes libgit2 read, and what a repository inside the work tree holds:
+/// a FIFO or a host device there is refused at once, named. libgit2 waited for ever on an
+/// include, an include of an include, `core.excludesFile` and `core.attributesFile`; it happens
+/// not to open a conditional include whose condition fails, to read `/dev/zero` as empty, and to
+/// pass over a FIFO in a submodule's or a nested repository's git directory, and those are
+/// refused all the same: the check does not lean on libgit2's choices of the day.
+#[test]
+fn a_fifo_the_configuration_names_or_a_nested_repository_holds_is_refused_at_once() {
+    type Setup = fn(&Path);
+    let cases: [(&str, Setup); 9] = [
+        ("include.path", |r| {
+            fifo(&r.join("pipe"));
+            git(r, &["config", "include.path", "../pipe"]);
+        }),
+        ("includeIf", |r| {
+            fifo(&r.join("pipe"));
+            git(r, &["config", "includeIf.gitdir:/nowhere/.path", &r.join("pipe").display().to_string()]);
+        }),
+        ("an include of an include", |r| {
+            fifo(&r.join("sub/pipe"));
+            fs::write(r.join("sub/more.config"), "[include]\n\tpath = pipe\n").unwrap();
+            git(r, &["config", "include.path", "../sub/more.config"]);
+        }),
+        ("an include of a device", |r| {
+            git(r, &["config", "include.path", "/dev/zero"]);
+        }),
+        ("core.excludesFile", |r| {
+            fifo(&r.join("pipe"));
+            git(r, &["config", "core.excludesFile", &r.join("pipe").display().to_string()]);
+        }),
+        ("core.attributesFile", |r| {
+            fifo(&r.join("pipe"));
+            git(r, &["config", "core.attributesFile", &r.join("pipe").display().to_string()]);
+        }),
+        ("a submodule's HEAD", |r| {
+            let origin = r.parent().unwrap().join("origin");
+            fs::create_dir_all(&origin).unwrap();
+            git(&origin, &["init", "-q"]);
+            commit(&origin, "o.txt", "o\n");
+            add_submodule(r, &origin, "sub");
+            let head = r.join(".git/modules/sub/HEAD");
+            fs::remove_file(&head).unwrap();
+            fifo(&head);
+        }),
+        ("a nested repository's .git", |r| fifo(&r.join("nested/.git"))),
+        ("a nested repository's HEAD", |r| {
+            fs::create_dir_all(r.join("nested")).unwrap();
+            git(&r.join("nested"), &["init", "-q"]);
+            fs::remove_file(r.join("nested/.git/HEAD")).unwrap();
+            fifo(&r.join("nested/.git/HEAD"));
+        }),
+    ];
+    for (what, setup) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo_dir = tmp.path().join("r");
+        fs::create_dir_all(&repo_dir).unwrap();
+        git(&repo_dir, &["init", "-q"]);
+        commit(&repo_dir, "a.txt", "a\n");
+        fs::write(repo_dir.join("untracked.txt"), "work\n").unwrap();
+        setup(&repo_dir);
+        let dir = repo_dir.clone();
+        let result =
+            returns_promptly(move || Repo::open(&dir).and_then(|r| work_state(&r, true)).map(|s| s.files.len()));
+        let error = result.unwrap_or_else(|| panic!("{what}: waited on it")).expect_err(what);
+        assert!(error.message().contains("is not a regular file"), "{what}: {}", error.message());
+    }
+}

@@ -53,7 +53,7 @@ pub(super) fn check(repo: &git2::Repository, start: Start<'_>) -> Result<(), git
     };
     // libgit2's paths are the work tree's (with its `/`) and then the path in it.
     let base_len = workdir.as_os_str().len() + usize::from(!workdir.as_os_str().as_bytes().ends_with(b"/"));
-    let mut guard = Guard { repo, base_len, tracked_dirs: HashSet::new() };
+    let mut guard = Guard { repo, workdir, base_len, tracked_dirs: HashSet::new() };
     match start {
         Start::Root(index) => {
             guard.tracked_dirs = tracked_dirs(index);
@@ -90,6 +90,7 @@ enum Look {
 
 struct Guard<'r> {
     repo: &'r git2::Repository,
+    workdir: &'r Path,
     /// The length of the work tree's path with its `/`.
     base_len: usize,
     /// Every directory that holds a tracked file, with its `/` (only for a walk from the root).
@@ -142,6 +143,11 @@ impl Guard<'_> {
                 *kind = fs::statat(dir, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
                     .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode));
             }
+        }
+        // A repository inside the work tree (a submodule, or one the agent made): libgit2 may
+        // open it, and reads the files of its git directory by name.
+        if !prefix.is_empty() && entries.iter().any(|(name, _)| name.as_bytes() == b".git") {
+            super::repo::no_special_files(&self.workdir.join(OsStr::from_bytes(&prefix)))?;
         }
         // The rule files first: whether a directory beside them is ignored is read from them.
         for (name, kind) in entries.iter().filter(|(name, _)| is_rule_file(name.as_bytes())) {

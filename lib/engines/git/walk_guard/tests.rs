@@ -187,13 +187,9 @@ fn make_deep(root: &Path, rel: &[u8]) {
         }
         dir = rfs::openat(dir.as_fd(), *name, OFlags::DIRECTORY, Mode::empty()).unwrap();
     }
-    let file = rfs::openat(
-        dir.as_fd(),
-        *parts.last().unwrap(),
-        OFlags::CREATE | OFlags::WRONLY,
-        Mode::from_raw_mode(0o644),
-    )
-    .unwrap();
+    let file =
+        rfs::openat(dir.as_fd(), *parts.last().unwrap(), OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644))
+            .unwrap();
     rustix::io::write(&file, b"deep work\n").unwrap();
 }
 
