@@ -2,7 +2,8 @@
 //! expiry (by receipt, and by mtime for a save that died half-way), the whole-directory save of
 //! one unreadable mount, the refusal to copy through a symlinked directory, the refusal to
 //! delete a branch that is not the session's scratch branch, a host repository that is gone,
-//! commits only a reflog holds, sparse files, and a quarantine that will not fit.
+//! commits only a reflog holds, sparse files, a quarantine that will not fit, and what libgit2
+//! alone reads as clean or waits on (a path past PATH_MAX, a FIFO rule file).
 //! Each test checks what is on disk afterwards, so that it fails when the guard is taken away.
 
 mod common;
@@ -1192,5 +1193,87 @@ fn every_ref_namespace_keeps_its_commits() {
             receipt["mounts"][0]["bundle"].as_str().unwrap_or_else(|| panic!("{shown}: no bundle: {receipt:#}"));
         let fresh = fresh_clone_of_origin(&home, &app);
         assert_eq!(fetched_from_bundle(&fresh, &q.join(bundle), &[&commit]), vec![commit.clone()], "{shown}: saved");
+    }
+}
+
+/// Makes the directories of `rel` below `root` one at a time, each relative to the last (no
+/// whole path that long can be made), and the file at its end with `bytes`.
+fn make_deep(root: &Path, rel: &[u8], bytes: &[u8]) {
+    use rustix::fs::{mkdirat, open, openat, Mode, OFlags};
+    let mut dir = open(root, OFlags::DIRECTORY, Mode::empty()).unwrap();
+    let parts: Vec<&[u8]> = rel.split(|&b| b == b'/').collect();
+    for name in &parts[..parts.len() - 1] {
+        let _ = mkdirat(&dir, *name, Mode::from_raw_mode(0o755));
+        dir = openat(&dir, *name, OFlags::DIRECTORY, Mode::empty()).unwrap();
+    }
+    let file = openat(&dir, *parts.last().unwrap(), OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644));
+    rustix::io::write(file.unwrap(), bytes).unwrap();
+}
+
+/// The bytes of the file at `rel` below `root`, reached one directory at a time.
+fn read_deep(root: &Path, rel: &[u8]) -> Option<Vec<u8>> {
+    use rustix::fs::{open, openat, Mode, OFlags};
+    let mut dir = open(root, OFlags::DIRECTORY, Mode::empty()).ok()?;
+    let parts: Vec<&[u8]> = rel.split(|&b| b == b'/').collect();
+    for name in &parts[..parts.len() - 1] {
+        dir = openat(&dir, *name, OFlags::DIRECTORY, Mode::empty()).ok()?;
+    }
+    let file = openat(&dir, *parts.last().unwrap(), OFlags::RDONLY, Mode::empty()).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut fs::File::from(file), &mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// What libgit2 alone read as clean or waited on, through the tools: an untracked file whose
+/// path is longer than PATH_MAX (libgit2 took its directory for absent, and the purge deleted it
+/// unsaved), and a `.gitignore` FIFO in an untracked directory (every tool hung). Each is
+/// `unknown` now, a purge refuses it, and a discard moves the whole mount into the quarantine,
+/// the deep file's bytes with it.
+#[test]
+fn a_path_past_path_max_and_a_fifo_rule_file_are_never_clean() {
+    if !engine_available("a_path_past_path_max_and_a_fifo_rule_file_are_never_clean") {
+        return;
+    }
+    for case in ["deep", "fifo"] {
+        let mut home = Home::new();
+        let app = home.host_repo("app");
+        let inst = home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+        let mount = inst.mount_path(0);
+        let mut rel = b"notes/".to_vec();
+        while mount.as_os_str().len() + rel.len() < 4200 {
+            rel.extend_from_slice(&[b'd'; 100]);
+            rel.push(b'/');
+        }
+        rel.extend_from_slice(b"plan.md");
+        match case {
+            "deep" => make_deep(&mount, &rel, b"the deep plan\n"),
+            _ => {
+                fs::create_dir_all(mount.join("notes/sub")).unwrap();
+                fs::write(mount.join("notes/sub/plan.md"), "the plan\n").unwrap();
+                assert!(std::process::Command::new("mkfifo")
+                    .arg(mount.join("notes/sub/.gitignore"))
+                    .status()
+                    .unwrap()
+                    .success());
+            }
+        }
+        let assessed = home.assess(&inst.container);
+        assert_eq!(assessed.verdict, "unknown", "{case}: {}", assessed.summary);
+
+        let out = home.purge(&[&inst.container], "");
+        assert_eq!(out.status.code(), Some(6), "{case}: at risk: {}", stderr(&out));
+        assert!(mount.join("notes").is_dir(), "{case}: a refusal deletes nothing");
+
+        let out = home.purge(&["--discard-unfinished", &inst.container], "");
+        assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
+        let q = only_quarantine(&home, &out);
+        assert!(is_gone(&home, &inst), "{case}");
+        let receipt = read_json(&q.join("receipt.json"));
+        assert_eq!(receipt["mounts"][0]["verdict"], "unknown", "{case}: {receipt:#}");
+        let tree = q.join(receipt["mounts"][0]["tree"].as_str().unwrap_or_else(|| panic!("{case}: {receipt:#}")));
+        match case {
+            "deep" => assert_eq!(read_deep(&tree, &rel).as_deref(), Some(&b"the deep plan\n"[..]), "{case}: saved"),
+            _ => assert_eq!(fs::read_to_string(tree.join("notes/sub/plan.md")).unwrap(), "the plan\n"),
+        }
     }
 }
