@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 /// In a debug build, how many milliseconds the work lasts before the bar is drawn, instead of
-/// 500: tests/moves.rs sets 0 to see the bar of a short run on a terminal, and that a pipe still
+/// 500: tests/tool/moves.rs sets 0 to see the bar of a short run on a terminal, and that a pipe still
 /// gets nothing. Release builds compile it away.
 pub const AFTER_VARIABLE: &str = "JACKIN_PROGRESS_AFTER_MS";
 

@@ -624,10 +624,12 @@ pub fn unique_id() -> String {
 /// The variable that hands a status writer its work: `<home>|<name>,<name>,…`.
 const STATUS_WRITER: &str = "JACKIN_STATUS_WRITER";
 
-/// The body of a test file's `status_writer_probe`: an ignored test, so it never counts as a
-/// passing test; a concurrency test runs it in a process of its own ([`status_writer`]) to write
-/// `restore_available` to the named sessions through the library, and reads its last line.
-pub fn status_writer_probe() {
+/// An ignored test, so it never counts as a passing test: a concurrency test runs it in a process
+/// of its own ([`status_writer`]) to write `restore_available` to the named sessions through the
+/// library, and reads its last line.
+#[test]
+#[ignore = "a probe: the concurrency tests run it in a process of their own"]
+fn status_writer_probe() {
     let spec = std::env::var(STATUS_WRITER).expect("run by status_writer(), with JACKIN_STATUS_WRITER set");
     let (home, names) = spec.split_once('|').unwrap();
     let store =
@@ -647,7 +649,7 @@ pub fn status_writer_probe() {
 /// A process of this test binary that runs its `status_writer_probe` over `names` of `home`.
 pub fn status_writer(home: &Path, names: &[&str]) -> Command {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--ignored", "--exact", "status_writer_probe", "--nocapture"]);
+    cmd.args(["--ignored", "--exact", "common::status_writer_probe", "--nocapture"]);
     cmd.env(STATUS_WRITER, format!("{}|{}", home.display(), names.join(",")));
     cmd
 }

@@ -1,7 +1,7 @@
 //! jackin-assess against real git repositories: one test per repository state, each asserting
 //! the verdict and the detail an operator would be shown.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -6,9 +6,9 @@
 //! version) is replaced by a placeholder first; everything else (the key order, the error codes,
 //! the removed and orphan kinds, the causes and the evidence) must be what it was when the file
 //! was recorded. A change of the wire is a change of that file, made on purpose:
-//! `JACKIN_RECORD_WIRE=1 cargo test --test wire` writes it anew.
+//! `JACKIN_RECORD_WIRE=1 cargo test --test tests host::wire::` writes it anew.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! host-level kill of an engine of the test's own, index repair, orphans, recipes without secret
 //! values, --watch, and concurrent writers.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -853,12 +853,6 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// Writes statuses through the library when run as a child of the concurrency test.
-#[test]
-#[ignore = "a probe: the concurrency test runs it in a process of its own"]
-fn status_writer_probe() {
-    common::status_writer_probe();
-}
 
 #[test]
 fn sixteen_processes_at_once_lose_no_row() {

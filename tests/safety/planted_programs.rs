@@ -8,7 +8,7 @@
 //! each tool runs as an operator runs it (from inside the host repository, the operator's own
 //! git configuration clean), and after every run no marker may exist.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! and is the reference through `git cherry`, and through `git patch-id --verbatim` where only
 //! whitespace differs, which `git cherry` ignores).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! jackin-restore against a real Docker engine and real git: each tier, secrets, divergence.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

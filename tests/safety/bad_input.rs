@@ -1,6 +1,6 @@
 //! Bad input: a clear message, the documented exit code, no panic, nothing written.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

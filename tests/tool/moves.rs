@@ -3,8 +3,7 @@
 //! as their host repositories), then an ordinary resume in B. Real git, a real Docker engine,
 //! the real binaries.
 
-mod common;
-#[path = "moves/hostile.rs"]
+use crate::common;
 mod hostile;
 
 use std::fs;
@@ -481,7 +480,7 @@ fn a_kept_session_moves_to_another_home_and_resumes_there_at_tier_2() {
 /// The figure of docs/performance.md ("Moving a session"): the archive's bytes against the
 /// session's bytes on disk, for a session with a build directory (rebuildable, never carried), a
 /// sparse disk image and a conversation. Run by hand:
-/// `cargo test --test moves figure -- --ignored --nocapture`.
+/// `cargo test --test tests tool::moves::figure -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn figure_archive_bytes_against_the_sessions_disk() {

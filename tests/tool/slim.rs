@@ -1,7 +1,7 @@
 //! `jackin-assess --disk` and `jackin-purge --slim`, on real git work trees with real sizes:
 //! what a kept session costs on disk, and taking back only what git ignores.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! resumes it (tier 2) → the work is pushed, the session exits clean → `jackin-assess |
 //! jackin-keep | jackin-purge` → nothing of it is left anywhere.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::process::CommandExt;

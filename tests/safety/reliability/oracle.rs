@@ -1,4 +1,4 @@
-//! The generated work-loss oracle (the `work-loss oracle` row of tests/reliability.rs).
+//! The generated work-loss oracle (the `work-loss oracle` row of tests/safety/reliability.rs).
 //!
 //! A seeded generator plays an agent on real worktrees and clones of a real host repository
 //! that has an `origin` (and a submodule with an origin of its own): edits, deletes, renames,
@@ -13,7 +13,7 @@
 //! under their own names), or, only where the assessment said so, as the same verbatim patch.
 //!
 //! Replay a failure with `JACKIN_ORACLE_SEED=<seed> JACKIN_RELIABILITY_ONLY=oracle cargo test
-//! --test reliability`; `JACKIN_ORACLE_ONLY=<i>,<j>` plays only those histories of the seed (in
+//! --test tests safety::reliability::`; `JACKIN_ORACLE_ONLY=<i>,<j>` plays only those histories of the seed (in
 //! one batch), `JACKIN_ORACLE_ACTIONS=<name>;<name>` plays those actions in every history,
 //! `JACKIN_ORACLE_COUNT=<n>` sets how many histories run, `JACKIN_ORACLE_LOG=1` prints each
 //! history's actions and `JACKIN_ORACLE_KEEP=1` leaves each batch's directories in place
@@ -1471,7 +1471,7 @@ impl History {
     fn failure(&self, seed: u64, what: &str) -> String {
         format!(
             "seed {seed}, history {} ({}, {}, assessed {}): {what}; actions: [{}]; replay: JACKIN_ORACLE_SEED={seed} \
-             JACKIN_ORACLE_ONLY={} JACKIN_RELIABILITY_ONLY=oracle cargo test --test reliability",
+             JACKIN_ORACLE_ONLY={} JACKIN_RELIABILITY_ONLY=oracle cargo test --test tests safety::reliability::",
             self.index,
             self.kind(),
             self.route(),

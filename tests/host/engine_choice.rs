@@ -2,7 +2,7 @@
 //! are made with `docker context create` in a config directory of the test's own, pointing at a
 //! second engine of the test's own.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -18,11 +18,11 @@
 //! - `systemctl` is not run for real (no user systemd here): a stand-in on PATH records its
 //!   arguments and fails unless each unit it enables was installed where the guide copied it.
 //! - `jackin` is not run for real either: jackin cannot be installed here, so the stand-in of
-//!   tests/jackin_load.rs (tests/fixtures/jackin-stand-in) is on PATH, ending every session it
+//!   tests/host/jackin_load.rs (tests/fixtures/jackin-stand-in) is on PATH, ending every session it
 //!   launches as a detach, its id the third placeholder's. `jackin-load` is found on PATH as
 //!   `make install` puts it (contrib/jackin is on PATH).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::process::CommandExt;

@@ -1,5 +1,5 @@
 //! man/ and completions/ are rendered from the clap definitions. This test fails when the
-//! committed files are stale; `JACKIN_UPDATE_GENERATED=1 cargo test --test generated_docs`
+//! committed files are stale; `JACKIN_UPDATE_GENERATED=1 cargo test --test tests docs::generated_docs::`
 //! rewrites them.
 
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ fn man_pages_and_completions_are_current() {
     }
     assert!(
         stale.is_empty(),
-        "stale generated files (run `JACKIN_UPDATE_GENERATED=1 cargo test --test generated_docs`):\n  {}",
+        "stale generated files (run `JACKIN_UPDATE_GENERATED=1 cargo test --test tests docs::generated_docs::`):\n  {}",
         stale.join("\n  ")
     );
 }

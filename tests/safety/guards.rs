@@ -6,7 +6,7 @@
 //! alone reads as clean or waits on (a path past PATH_MAX, a FIFO rule file).
 //! Each test checks what is on disk afterwards, so that it fails when the guard is taken away.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

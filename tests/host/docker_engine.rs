@@ -1,6 +1,6 @@
 //! The Docker module against a real engine.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! jackin's own files, composed by hand from state.md, read and rewritten by the library.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;

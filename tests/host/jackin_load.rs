@@ -7,7 +7,7 @@
 //! while it runs: the reconcile watch beside it and the recipe it captured. No controlling
 //! terminal (a session of its own), as in a launcher started from a script.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::process::CommandExt;

@@ -1,7 +1,7 @@
 //! `jackin-restore --quarantined` and `--recover`: discarded work back with one command, byte for
 //! byte, from quarantines made by real discards of real sessions.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::fs;

@@ -1,13 +1,12 @@
 //! The reliability suite: one table of checks (crash points, concurrency, bad input, path attacks,
 //! the work-loss matrix, Docker faults, secrets), each row with the cases it ran and its failures.
 //!
-//! `cargo test --test reliability -- --nocapture` runs the short form (about a minute) and prints
+//! `cargo test --test tests safety::reliability:: -- --nocapture` runs the short form (about a minute) and prints
 //! the table; `JACKIN_RELIABILITY=long` runs more cases and the engine-kill fault. The table is
 //! also written to `$CARGO_TARGET_TMPDIR/reliability.txt`. `scripts/reliability` wraps both.
 //! `JACKIN_RELIABILITY_ONLY=<part of a check's name>` runs only the matching rows.
 
-mod common;
-#[path = "reliability/oracle.rs"]
+use crate::common;
 mod oracle;
 
 use std::ffi::OsString;
@@ -311,11 +310,6 @@ fn keep_then_restore(t: &mut Tally, keep_at: CrashAt, restore_at: CrashAt) -> (b
 // ---------------------------------------------------------------------------------------------
 // concurrency
 
-#[test]
-#[ignore = "a probe: the concurrency test runs it in a process of its own"]
-fn status_writer_probe() {
-    common::status_writer_probe();
-}
 
 fn concurrency(t: &mut Tally) {
     let rounds = if long() { 5 } else { 1 };

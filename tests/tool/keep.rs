@@ -3,7 +3,7 @@
 //! jackin-keep in a session of its own (setsid), so `/dev/tty` cannot be opened whatever terminal
 //! runs the tests; the dialog tests give it a real pseudo-terminal as its controlling terminal.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::Write;

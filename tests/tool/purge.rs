@@ -4,7 +4,7 @@
 //! (`records::Decision`): jackin-keep is being built in parallel, so a real
 //! `jackin-assess | jackin-keep --policy clean` pipeline cannot feed these tests yet.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -734,7 +734,7 @@ fn quoted_arguments(source: &str, call: &str) -> Vec<String> {
 /// here, fails: every `crash_point("…")` of a tool in lib/ is one of its listed points, in order,
 /// each listed once; every listed point of purge has its `crash_at` test in this file (keep's and
 /// restore's are run by the reliability suite's crash row, which walks the same lists; import's by
-/// tests/moves.rs, which walks its list).
+/// tests/tool/moves.rs, which walks its list).
 #[test]
 fn every_crash_point_is_listed_passed_and_tested() {
     use jackin::base::crash::Tool;
@@ -763,15 +763,15 @@ fn every_crash_point_is_listed_passed_and_tested() {
     for (tool, points) in &called {
         assert_eq!(points, tool.points(), "{tool:?}: the crash points called, in the order of the source");
     }
-    let this_file = fs::read_to_string(root.join("tests/purge.rs")).unwrap();
+    let this_file = fs::read_to_string(root.join("tests/tool/purge.rs")).unwrap();
     let mut tested = quoted_arguments(&this_file, "crash_at");
     tested.retain(|step| !step.contains('{'));
     assert_eq!(tested, Tool::Purge.points(), "a crash_at test for each of purge's crash points, in order");
     assert_eq!(jackin::tools::purge::CRASH_POINTS, Tool::Purge.points());
     let walks = |file: &str, list: &str| fs::read_to_string(root.join(file)).unwrap().contains(list);
-    assert!(walks("tests/reliability.rs", "Tool::Keep.points()"), "the reliability suite walks keep's points");
-    assert!(walks("tests/reliability.rs", "Tool::Restore.points()"), "the reliability suite walks restore's points");
-    assert!(walks("tests/moves.rs", "Tool::Import.points()"), "tests/moves.rs walks import's points");
+    assert!(walks("tests/safety/reliability.rs", "Tool::Keep.points()"), "the reliability suite walks keep's points");
+    assert!(walks("tests/safety/reliability.rs", "Tool::Restore.points()"), "the reliability suite walks restore's points");
+    assert!(walks("tests/tool/moves.rs", "Tool::Import.points()"), "tests/tool/moves.rs walks import's points");
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //! `jackin-reconcile` while they run, and the tier-2 and tier-3 ones are kept and torn down by
 //! `jackin-assess | jackin-keep --policy=keep --stop`, as an exit hook does.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::Write;

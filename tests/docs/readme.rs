@@ -3,7 +3,7 @@
 //! unfinished work and a stopped container (the exit hook's moment) and `$D` one whose work is
 //! discarded and recovered. Each block must exit 0.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::PathBuf;

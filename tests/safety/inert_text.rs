@@ -2,9 +2,9 @@
 //! sequences, a right-to-left override, an OSC 52 clipboard write, a C1 control and invalid
 //! UTF-8, wrote escapes into a file's content and into a commit subject, is shown inert by every
 //! tool's text format, on stderr, on both screens and in the Inspect pager (protocol/inert.rs).
-//! JSON keeps the exact names (tests/guards.rs, "names that are not UTF-8").
+//! JSON keeps the exact names (tests/safety/guards.rs, "names that are not UTF-8").
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::fs;

@@ -1,10 +1,10 @@
 //! The hooks and units in contrib/ and the install target, run for real: the exit hook over real
 //! sessions on a real Docker engine (without a terminal: in a session of its own, as
-//! tests/keep.rs does), the reference-transaction hook installed in a real host repository and
+//! tests/tool/keep.rs does), the reference-transaction hook installed in a real host repository and
 //! triggered by real `git branch -D`, `git update-ref` and `git push --force`, the scheduled
 //! purge's flags against `jackin-purge --help`, and `make install` into a temporary prefix.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -5,7 +5,7 @@
 //! sessions of every kind. A dry run decides from what it observes: a short `role_git_sha` whose
 //! role source is not in the cache is resolved at resume, never fetched by a plan.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::PathBuf;
