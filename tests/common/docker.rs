@@ -1,7 +1,6 @@
 //! A real Docker engine for tests: the locally built busybox test image and sessions made the way
 //! jackin makes them (role container, DinD sidecar, network, certs volume, jackin's labels).
 //! Setup uses the docker CLI; the code under test talks to the engine through its own client.
-#![allow(dead_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -347,10 +346,6 @@ impl OwnEngine {
 
     pub fn host(&self) -> String {
         format!("unix://{}", self.path("docker.sock").display())
-    }
-
-    pub fn start(dir: tempfile::TempDir) -> OwnEngine {
-        OwnEngine::start_with(dir, Vec::new())
     }
 
     /// An engine started with more `dockerd` arguments; the docker CLI still sets it up through

@@ -1,6 +1,5 @@
 //! Test fixtures: a throwaway jackin home with real git repositories and jackin's files composed
 //! by hand from state.md (not by the library under test, so the tests check that it reads them).
-#![allow(dead_code)]
 
 pub mod docker;
 pub mod records;

@@ -1,6 +1,5 @@
 //! Certificates made by a test, in the layout the docker CLI uses (`ca.pem`, `cert.pem`, `key.pem`)
 //! for a client, and the server files `dockerd --tlsverify` takes.
-#![allow(dead_code)]
 
 use std::fs;
 use std::path::Path;
