@@ -124,3 +124,185 @@ fn the_check_sees_a_planted_git2() {
     let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("lib");
     assert!(naming_git2(&lib).contains(&PathBuf::from("engines/git/mod.rs")));
 }
+
+// --- sizes ---------------------------------------------------------------------------------
+
+/// The most lines of code (neither blank nor only a comment) a library file holds outside its
+/// `#[cfg(test)]` items.
+const MOST_FILE_CODE_LINES: usize = 500;
+/// The most lines a function spans, from `fn` to its closing brace.
+const MOST_FUNCTION_LINES: usize = 80;
+/// The most lines of a binary's file: a short `main` and the tool's own loop.
+const MOST_BIN_LINES: usize = 150;
+
+/// What is over its limit today, each at most as large as it is now: a ratchet that lets none
+/// grow and no new one in. An entry goes when its file or function is split; a listed one that
+/// is within its limit fails the test, so the list never outlives what it excuses.
+const OVER_TODAY: &[(&str, &str, usize)] = &[
+    ("lib/tools/restore/import.rs", "", 681),
+    ("lib/protocol/records.rs", "", 526),
+    ("lib/tools/purge/quarantine.rs", "", 513),
+    ("lib/tools/archive.rs", "read", 188),
+    ("lib/engines/git/patches.rs", "integrated", 173),
+    ("lib/tools/restore/import.rs", "plan_mount", 139),
+    ("lib/tools/restore/import.rs", "import", 137),
+    ("lib/tools/export.rs", "export", 105),
+    ("lib/tools/restore/import.rs", "plan_submodule", 100),
+    ("lib/tools/restore/recover.rs", "apply", 98),
+    ("lib/tools/restore/recover.rs", "target", 89),
+];
+
+/// One measure of one source: a file's code lines (`function` empty) or a function's lines.
+#[derive(Debug, Clone, PartialEq)]
+struct Size {
+    file: String,
+    function: String,
+    lines: usize,
+    limit: usize,
+}
+
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|a| a.path().is_ident("cfg") && a.meta.require_list().is_ok_and(|l| l.tokens.to_string() == "test"))
+}
+
+/// The functions of a parsed file outside `#[cfg(test)]` items, each with its lines.
+#[derive(Default)]
+struct Functions {
+    found: Vec<(String, usize)>,
+    /// The line ranges of `#[cfg(test)]` items, left out of the file's code lines too.
+    test_lines: Vec<(usize, usize)>,
+}
+
+fn lines_of(span: proc_macro2::Span) -> (usize, usize) {
+    (span.start().line, span.end().line)
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Functions {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Const(c) => &c.attrs,
+            syn::Item::Struct(s) => &s.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if is_cfg_test(attrs) {
+            self.test_lines.push(lines_of(syn::spanned::Spanned::span(item)));
+            return;
+        }
+        syn::visit::visit_item(self, item);
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.function(&f.sig, &f.block);
+        syn::visit::visit_item_fn(self, f);
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if is_cfg_test(&f.attrs) {
+            return;
+        }
+        self.function(&f.sig, &f.block);
+        syn::visit::visit_impl_item_fn(self, f);
+    }
+}
+
+impl Functions {
+    fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        let start = sig.fn_token.span.start().line;
+        let end = block.brace_token.span.close().end().line;
+        self.found.push((sig.ident.to_string(), end - start + 1));
+    }
+}
+
+/// Every size limit of one source file, measured.
+fn sizes_of(root: &Path, path: &Path) -> Vec<Size> {
+    let text = fs::read_to_string(path).unwrap();
+    let file = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+    let measure = |function: &str, lines, limit| Size { file: file.clone(), function: function.into(), lines, limit };
+    if file.starts_with("bins/") {
+        return vec![measure("", text.lines().count(), MOST_BIN_LINES)];
+    }
+    let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut functions = Functions::default();
+    syn::visit::Visit::visit_file(&mut functions, &parsed);
+    let code_lines = text
+        .lines()
+        .enumerate()
+        .filter(|(at, line)| {
+            let n = at + 1;
+            let code = line.trim();
+            !code.is_empty()
+                && !code.starts_with("//")
+                && !functions.test_lines.iter().any(|(s, e)| (*s..=*e).contains(&n))
+        })
+        .count();
+    let mut sizes = vec![measure("", code_lines, MOST_FILE_CODE_LINES)];
+    sizes.extend(functions.found.iter().map(|(name, lines)| measure(name, *lines, MOST_FUNCTION_LINES)));
+    sizes
+}
+
+/// Every library file's and every function's size against its limit, and the binaries' lengths,
+/// measured on the parsed source; what is over is only what `OVER_TODAY` lists, at most as large.
+/// Test files (`tests.rs`, `*_tests.rs`, `tests/` folders) are not measured.
+#[test]
+fn no_file_or_function_is_over_its_size() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = sources(&root.join("lib"));
+    files.retain(|p| {
+        let name = p.file_name().unwrap().to_string_lossy();
+        name != "tests.rs" && !name.ends_with("_tests.rs") && !p.components().any(|c| c.as_os_str() == "tests")
+    });
+    files.extend(sources(&root.join("bins")));
+    let mut problems = Vec::new();
+    // The largest of each (file, function) measured: two functions of one file can share a name.
+    let mut largest: Vec<Size> = Vec::new();
+    for path in &files {
+        for size in sizes_of(root, path) {
+            match largest.iter_mut().find(|s| s.file == size.file && s.function == size.function) {
+                Some(seen) if seen.lines >= size.lines => {}
+                Some(seen) => *seen = size,
+                None => largest.push(size),
+            }
+        }
+    }
+    for size in &largest {
+        let listed = OVER_TODAY.iter().find(|(f, n, _)| *f == size.file && *n == size.function);
+        let shown = format!("{} {}", size.file, size.function);
+        match (size.lines > size.limit, listed) {
+            (true, None) => problems.push(format!("{shown}: {} lines, over {}", size.lines, size.limit)),
+            (true, Some((_, _, most))) if size.lines > *most => {
+                problems.push(format!("{shown}: {} lines, grown past the {most} it was", size.lines))
+            }
+            (false, Some(_)) => problems.push(format!("{shown}: within {} now; take it off OVER_TODAY", size.limit)),
+            _ => {}
+        }
+    }
+    for (file, function, _) in OVER_TODAY {
+        if !largest.iter().any(|s| s.file == *file && s.function == *function) {
+            problems.push(format!("{file} {function}: listed in OVER_TODAY but not found"));
+        }
+    }
+    assert!(problems.is_empty(), "sizes:\n  {}", problems.join("\n  "));
+}
+
+/// The measure sees a long function, a long file and the code of a test module apart.
+#[test]
+fn the_size_check_sees_a_long_function_and_leaves_tests_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = tmp.path().join("lib");
+    fs::create_dir_all(&lib).unwrap();
+    let body = "    let x = 1;\n".repeat(90);
+    let text = format!("fn long() {{\n{body}}}\n\nfn short() {{}}\n\n#[cfg(test)]\nmod tests {{\n    fn long_test() {{\n{body}    }}\n}}\n");
+    fs::write(lib.join("a.rs"), text).unwrap();
+    let sizes = sizes_of(tmp.path(), &lib.join("a.rs"));
+    let of = |name: &str| sizes.iter().find(|s| s.function == name).map(|s| s.lines);
+    assert_eq!(of("long"), Some(92));
+    assert_eq!(of("short"), Some(1));
+    assert_eq!(of("long_test"), None, "a test module's functions are not measured");
+    assert_eq!(of(""), Some(93), "the file's code lines, the test module left out");
+}

@@ -20,6 +20,7 @@ use crate::base::exit::Exit;
 use crate::base::steps::Steps;
 use crate::engines::docker::Engine;
 use crate::engines::git::{self, Repo};
+use crate::protocol::assessment::MountAssessment;
 use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Exported, MovedMount};
@@ -183,19 +184,7 @@ pub fn export(
         ));
     }
     if options.dry_run {
-        for (mount, record) in assessment.mounts.iter().zip(&records) {
-            let head = Repo::open(&record.worktree_path).ok().and_then(|r| r.head_commit());
-            exported.mounts.push(MovedMount {
-                mount_dst: mount.mount_dst.clone(),
-                isolation: mount.isolation.clone(),
-                repository: Some(record.original_src.clone()),
-                worktree: record.worktree_path.clone(),
-                commits: mount.unpushed.iter().map(|r| r.commits).sum(),
-                files: mount.files.len(),
-                head,
-                remotes: remotes_of(record).into_iter().map(|r| r.url).collect(),
-            });
-        }
+        exported.mounts = assessment.mounts.iter().zip(&records).map(|(m, r)| as_assessed(m, r)).collect();
         return Ok(exported);
     }
     if fs::symlink_metadata(file).is_ok() {
@@ -220,98 +209,141 @@ pub fn export(
     };
     for (i, (mount, record)) in assessment.mounts.iter().zip(&records).enumerate() {
         steps.done(&mount.mount_dst);
-        let dir_name = format!("{i}-{}", slug(&mount.mount_dst));
-        let saved = save_readable(&mounts_dir, &dir_name, mount, record)
-            .with_context(|| format!("saving the work of {}", mount.mount_dst))?;
-        let worktree = Repo::open(&record.worktree_path)?;
-        let scratch_tip = match record.isolation {
-            IsolationKind::Worktree => worktree.ref_commit(&format!("refs/heads/{}", record.scratch_branch)),
-            IsolationKind::Clone => None,
-        };
-        let remotes = remotes_of(record);
-        let changed_submodules = changed_submodules(&worktree, &saved);
-        exported.mounts.push(MovedMount {
-            mount_dst: mount.mount_dst.clone(),
-            isolation: mount.isolation.clone(),
-            repository: Some(record.original_src.clone()),
-            worktree: record.worktree_path.clone(),
-            commits: saved.bundle_contents.as_ref().map_or(0, |b| b.commits),
-            files: saved.files.len(),
-            head: saved.head.clone(),
-            remotes: remotes.iter().map(|r| r.url.clone()).collect(),
-        });
-        account.mounts.push(ExportedMount {
-            saved,
-            base_commit: record.base_commit.clone(),
-            scratch_branch: record.scratch_branch.clone(),
-            scratch_tip,
-            head_branch: worktree.head_branch(),
-            remotes,
-            changed_submodules,
-        });
+        let (moved, account_mount) =
+            save_mount(&mounts_dir, &format!("{i}-{}", slug(&mount.mount_dst)), mount, record)?;
+        exported.mounts.push(moved);
+        account.mounts.push(account_mount);
     }
     let temp = parent.join(format!(".{file_name}.tmp.{}", std::process::id()));
-    let written = (|| -> Result<usize> {
-        let mut writer = Writer::create(&temp, &format!("jackin-keep {}", env!("CARGO_PKG_VERSION")))?;
-        steps.done("the session's files");
-        writer.add_bytes(Path::new(EXPORT_ENTRY), &serde_json::to_vec_pretty(&account)?)?;
-        for (entry, path) in [
-            (MANIFEST_ENTRY, store.manifest_path(name)),
-            (ISOLATION_ENTRY, store.isolation_path(name)),
-            (CONTINUITY_ENTRY, store.continuity_path(name)),
-        ] {
-            if fs::symlink_metadata(&path).is_ok() {
-                writer.add_tree(Path::new(entry), &path, &|_| false)?;
-            }
+    let parts = match write_archive(store, name, &temp, &account, &mounts_dir, options, steps) {
+        Ok((parts, left_out)) => {
+            exported.notes.extend(left_out);
+            parts
         }
-        steps.done("the agent home");
-        let with_auth = options.with_auth;
-        writer.add_tree(Path::new("instance/home"), &instance_dir.join("home"), &|rel| {
-            !with_auth && is_home_credential(rel)
-        })?;
-        writer.add_tree(Path::new("instance/state"), &instance_dir.join("state"), &|_| false)?;
-        if with_auth {
-            for slot in AUTH_SLOTS {
-                writer.add_tree(&Path::new("instance").join(slot), &instance_dir.join(slot), &|_| false)?;
-            }
-        }
-        steps.done("the mounts' work");
-        if mounts_dir.exists() {
-            writer.add_tree(Path::new(MOUNTS_ENTRY), &mounts_dir, &|_| false)?;
-        }
-        if !writer.skipped.is_empty() {
-            exported.notes.push(format!(
-                "left out, neither a file, a directory nor a link: {}",
-                writer
-                    .skipped
-                    .iter()
-                    .map(|s| crate::protocol::inert::inert_name(s).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        writer.finish()
-    })();
-    let parts = match written {
-        Ok(parts) => parts,
         Err(e) => {
             let _ = fs::remove_file(&temp);
             return Err(e.context(format!("writing {}", file.display())));
         }
     };
-    // Never over a file that appeared meanwhile: a link fails where a rename would replace.
-    let linked = fs::hard_link(&temp, file);
-    let _ = fs::remove_file(&temp);
+    publish(&temp, file)?;
+    exported.parts = parts;
+    exported.bytes = Some(fs::metadata(file)?.len());
+    Ok(exported)
+}
+
+/// A mount as the assessment sees it, for a dry run: nothing saved.
+fn as_assessed(mount: &MountAssessment, record: &IsolationRecord) -> MovedMount {
+    MovedMount {
+        mount_dst: mount.mount_dst.clone(),
+        isolation: mount.isolation.clone(),
+        repository: Some(record.original_src.clone()),
+        worktree: record.worktree_path.clone(),
+        commits: mount.unpushed.iter().map(|r| r.commits).sum(),
+        files: mount.files.len(),
+        head: Repo::open(&record.worktree_path).ok().and_then(|r| r.head_commit()),
+        remotes: remotes_of(record).into_iter().map(|r| r.url).collect(),
+    }
+}
+
+/// Saves one mount's work under `mounts_dir/dir_name` as a purge saves it: what the record says
+/// of it, and what the archive's account holds of it.
+fn save_mount(
+    mounts_dir: &Path,
+    dir_name: &str,
+    mount: &MountAssessment,
+    record: &IsolationRecord,
+) -> Result<(MovedMount, ExportedMount)> {
+    let saved = save_readable(mounts_dir, dir_name, mount, record)
+        .with_context(|| format!("saving the work of {}", mount.mount_dst))?;
+    let worktree = Repo::open(&record.worktree_path)?;
+    let scratch_tip = match record.isolation {
+        IsolationKind::Worktree => worktree.ref_commit(&format!("refs/heads/{}", record.scratch_branch)),
+        IsolationKind::Clone => None,
+    };
+    let remotes = remotes_of(record);
+    let moved = MovedMount {
+        mount_dst: mount.mount_dst.clone(),
+        isolation: mount.isolation.clone(),
+        repository: Some(record.original_src.clone()),
+        worktree: record.worktree_path.clone(),
+        commits: saved.bundle_contents.as_ref().map_or(0, |b| b.commits),
+        files: saved.files.len(),
+        head: saved.head.clone(),
+        remotes: remotes.iter().map(|r| r.url.clone()).collect(),
+    };
+    let changed_submodules = changed_submodules(&worktree, &saved);
+    let account = ExportedMount {
+        saved,
+        base_commit: record.base_commit.clone(),
+        scratch_branch: record.scratch_branch.clone(),
+        scratch_tip,
+        head_branch: worktree.head_branch(),
+        remotes,
+        changed_submodules,
+    };
+    Ok((moved, account))
+}
+
+/// Writes the archive at `temp`: the account, the session's files, the agent home (its
+/// credentials only `--with-auth`), the auth slots (only then) and the mounts' saved work.
+/// Its parts, and a note naming what was left out for being neither a file, a directory nor a
+/// link.
+fn write_archive(
+    store: &Store,
+    name: &InstanceName,
+    temp: &Path,
+    account: &ExportFile,
+    mounts_dir: &Path,
+    options: ExportOptions,
+    steps: &dyn Steps,
+) -> Result<(usize, Option<String>)> {
+    let instance_dir = store.instance_dir(name);
+    let mut writer = Writer::create(temp, &format!("jackin-keep {}", env!("CARGO_PKG_VERSION")))?;
+    steps.done("the session's files");
+    writer.add_bytes(Path::new(EXPORT_ENTRY), &serde_json::to_vec_pretty(account)?)?;
+    for (entry, path) in [
+        (MANIFEST_ENTRY, store.manifest_path(name)),
+        (ISOLATION_ENTRY, store.isolation_path(name)),
+        (CONTINUITY_ENTRY, store.continuity_path(name)),
+    ] {
+        if fs::symlink_metadata(&path).is_ok() {
+            writer.add_tree(Path::new(entry), &path, &|_| false)?;
+        }
+    }
+    steps.done("the agent home");
+    let with_auth = options.with_auth;
+    writer.add_tree(Path::new("instance/home"), &instance_dir.join("home"), &|rel| {
+        !with_auth && is_home_credential(rel)
+    })?;
+    writer.add_tree(Path::new("instance/state"), &instance_dir.join("state"), &|_| false)?;
+    if with_auth {
+        for slot in AUTH_SLOTS {
+            writer.add_tree(&Path::new("instance").join(slot), &instance_dir.join(slot), &|_| false)?;
+        }
+    }
+    steps.done("the mounts' work");
+    if mounts_dir.exists() {
+        writer.add_tree(Path::new(MOUNTS_ENTRY), mounts_dir, &|_| false)?;
+    }
+    let left_out = (!writer.skipped.is_empty()).then(|| {
+        let names: Vec<_> = writer.skipped.iter().map(|s| crate::protocol::inert::inert_name(s).into_owned()).collect();
+        format!("left out, neither a file, a directory nor a link: {}", names.join(", "))
+    });
+    Ok((writer.finish()?, left_out))
+}
+
+/// Puts the written archive at `file`, never over a file that appeared meanwhile (a link fails
+/// where a rename would replace), and makes it durable.
+fn publish(temp: &Path, file: &Path) -> Result<()> {
+    let linked = fs::hard_link(temp, file);
+    let _ = fs::remove_file(temp);
     linked.map_err(|e| match e.kind() {
         std::io::ErrorKind::AlreadyExists => {
             Exit::BadInput.err(format_args!("{} exists already: not overwritten", file.display()))
         }
         _ => anyhow::Error::new(e).context(format!("cannot create {}", file.display())),
     })?;
-    archive::sync(file)?;
-    exported.parts = parts;
-    exported.bytes = Some(fs::metadata(file)?.len());
-    Ok(exported)
+    archive::sync(file)
 }
 
 /// The submodules checked out in `worktree` without a bundle in `saved` whose work tree is in

@@ -3,7 +3,6 @@
 //! a fetch through it checks the product's HTTP transport against the real protocol. `serve_tls`
 //! puts TLS in front, with a certificate made for the test (trusted through `SSL_CERT_FILE`).
 
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

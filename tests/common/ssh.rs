@@ -2,7 +2,6 @@
 //! a home whose `known_hosts` names the server's host key: what an operator's machine has when a
 //! role source lives at `ssh://…` or `git@host:…`. Real sshd, real agent, real `git-upload-pack`.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -60,7 +60,7 @@ fn a_dead_socket_is_unavailable() {
     let socket = format!("unix://{}/docker.sock", dir.path().display());
     // The library reads DOCKER_HOST; a child process keeps this test's environment clean.
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "connect_from_env_probe", "--nocapture"])
+        .args(["--exact", "host::docker_engine::connect_from_env_probe", "--nocapture"])
         .env("DOCKER_HOST", &socket)
         .env("JACKIN_PROBE", "1")
         .output()

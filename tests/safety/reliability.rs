@@ -310,7 +310,6 @@ fn keep_then_restore(t: &mut Tally, keep_at: CrashAt, restore_at: CrashAt) -> (b
 // ---------------------------------------------------------------------------------------------
 // concurrency
 
-
 fn concurrency(t: &mut Tally) {
     let rounds = if long() { 5 } else { 1 };
     for round in 0..rounds {

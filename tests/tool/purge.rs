@@ -770,7 +770,10 @@ fn every_crash_point_is_listed_passed_and_tested() {
     assert_eq!(jackin::tools::purge::CRASH_POINTS, Tool::Purge.points());
     let walks = |file: &str, list: &str| fs::read_to_string(root.join(file)).unwrap().contains(list);
     assert!(walks("tests/safety/reliability.rs", "Tool::Keep.points()"), "the reliability suite walks keep's points");
-    assert!(walks("tests/safety/reliability.rs", "Tool::Restore.points()"), "the reliability suite walks restore's points");
+    assert!(
+        walks("tests/safety/reliability.rs", "Tool::Restore.points()"),
+        "the reliability suite walks restore's points"
+    );
     assert!(walks("tests/tool/moves.rs", "Tool::Import.points()"), "tests/tool/moves.rs walks import's points");
 }
 

@@ -853,7 +853,6 @@ impl Drop for KillOnDrop {
     }
 }
 
-
 #[test]
 fn sixteen_processes_at_once_lose_no_row() {
     if !engine_available("sixteen_processes_at_once_lose_no_row") {

@@ -377,7 +377,7 @@ fn an_ssh_role_source_needs_a_known_host_key_and_a_key_the_server_accepts() {
     let fetch = |case: &str, home_dir: &Path, agent: &Path| {
         let started = std::time::Instant::now();
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "ssh_fetch_probe", "--nocapture"])
+            .args(["--exact", "tool::restore::ssh_fetch_probe", "--nocapture"])
             .env("JACKIN_SSH_FETCH", format!("{}|{url}|{sha}", dir.join(format!("cache-{case}")).display()))
             .env("HOME", home_dir)
             .env("SSH_AUTH_SOCK", agent)

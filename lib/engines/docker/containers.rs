@@ -23,36 +23,9 @@ impl Engine {
             _ => 0,
         };
         let host = response.host_config.unwrap_or_default();
-        let mut mounts: Vec<MountSpec> = response
-            .mounts
-            .unwrap_or_default()
-            .into_iter()
-            .map(|m| {
-                let kind = m.typ.map(|t| t.to_string()).unwrap_or_else(|| "bind".into());
-                let source = if kind == "volume" { m.name.unwrap_or_default() } else { m.source.unwrap_or_default() };
-                MountSpec {
-                    kind,
-                    source,
-                    destination: m.destination.unwrap_or_default(),
-                    read_only: !m.rw.unwrap_or(true),
-                }
-            })
-            .collect();
-        mounts.sort_by(|a, b| a.destination.cmp(&b.destination));
-        let networks = response.network_settings.and_then(|n| n.networks).unwrap_or_default();
+        let mounts = mount_specs(response.mounts.unwrap_or_default());
         let container_name = response.name.unwrap_or_default().trim_start_matches('/').to_owned();
-        let (network, aliases) = match networks.into_iter().next() {
-            Some((network, endpoint)) => {
-                let aliases = endpoint
-                    .aliases
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|a| !is_short_id(a, &response.id))
-                    .collect();
-                (Some(network), aliases)
-            }
-            None => (None, Vec::new()),
-        };
+        let (network, aliases) = network_and_aliases(response.network_settings, &response.id);
         let spec = ContainerSpec {
             name: container_name.clone(),
             image: config.image.unwrap_or_default(),
@@ -218,6 +191,36 @@ fn health_timing(health: &HealthConfig) -> Option<HealthTiming> {
 }
 
 /// Docker adds the container's short ID as an alias; it changes with every container.
+/// The container's mounts as a launch gives them, in the order of their destinations: a
+/// volume by its name, anything else by its source.
+fn mount_specs(mounts: Vec<bollard::models::MountPoint>) -> Vec<MountSpec> {
+    let mut specs: Vec<MountSpec> = mounts
+        .into_iter()
+        .map(|m| {
+            let kind = m.typ.map(|t| t.to_string()).unwrap_or_else(|| "bind".into());
+            let source = if kind == "volume" { m.name.unwrap_or_default() } else { m.source.unwrap_or_default() };
+            MountSpec { kind, source, destination: m.destination.unwrap_or_default(), read_only: !m.rw.unwrap_or(true) }
+        })
+        .collect();
+    specs.sort_by(|a, b| a.destination.cmp(&b.destination));
+    specs
+}
+
+/// The container's (first) network and its aliases there, the engine's own short id left out.
+fn network_and_aliases(
+    settings: Option<bollard::models::NetworkSettings>,
+    id: &Option<String>,
+) -> (Option<String>, Vec<String>) {
+    let networks = settings.and_then(|n| n.networks).unwrap_or_default();
+    match networks.into_iter().next() {
+        Some((network, endpoint)) => {
+            let aliases = endpoint.aliases.unwrap_or_default().into_iter().filter(|a| !is_short_id(a, id)).collect();
+            (Some(network), aliases)
+        }
+        None => (None, Vec::new()),
+    }
+}
+
 fn is_short_id(alias: &str, id: &Option<String>) -> bool {
     id.as_deref().is_some_and(|id| id.starts_with(alias) && alias.len() >= 12)
 }

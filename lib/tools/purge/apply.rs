@@ -91,27 +91,7 @@ impl Purger<'_> {
         crash_point("worktrees");
 
         // 6. The directories: into the trash (atomic), then emptied there.
-        let mut trashed = Vec::new();
-        let mut freed = 0;
-        for deletion in &plan.deletions {
-            let Deletion::Directory(dir) = deletion else { continue };
-            let which = if *dir == store.instance_dir(name) {
-                "data"
-            } else if *dir == store.socket_dir(name) {
-                "sockets"
-            } else {
-                "import"
-            };
-            match remove::move_to_trash(store, dir, &format!("{name}.{which}"))? {
-                remove::Trashed::Moved(in_trash) => trashed.push(in_trash),
-                remove::Trashed::DeletedInPlace(bytes) => freed += bytes,
-                remove::Trashed::Nothing => {}
-            }
-            if std::fs::symlink_metadata(dir).is_ok() {
-                anyhow::bail!("{} is still there", dir.display());
-            }
-            removed.push(deletion.removed());
-        }
+        let (trashed, mut freed) = move_to_trash(store, name, plan, &mut removed)?;
         crash_point("trash");
         for dir in &trashed {
             freed += remove::remove_tree(dir)?;
@@ -139,6 +119,38 @@ impl Purger<'_> {
         crash_point("row");
         Ok((removed, freed))
     }
+}
+
+/// Step 6's first half: each directory of the plan moved into the trash (atomic), named after
+/// what it was. What is in the trash now, and the bytes of what had to be deleted in place.
+fn move_to_trash(
+    store: &Store,
+    name: &InstanceName,
+    plan: &Plan,
+    removed: &mut Vec<Removed>,
+) -> Result<(Vec<std::path::PathBuf>, u64)> {
+    let mut trashed = Vec::new();
+    let mut freed = 0;
+    for deletion in &plan.deletions {
+        let Deletion::Directory(dir) = deletion else { continue };
+        let which = if *dir == store.instance_dir(name) {
+            "data"
+        } else if *dir == store.socket_dir(name) {
+            "sockets"
+        } else {
+            "import"
+        };
+        match remove::move_to_trash(store, dir, &format!("{name}.{which}"))? {
+            remove::Trashed::Moved(in_trash) => trashed.push(in_trash),
+            remove::Trashed::DeletedInPlace(bytes) => freed += bytes,
+            remove::Trashed::Nothing => {}
+        }
+        if std::fs::symlink_metadata(dir).is_ok() {
+            anyhow::bail!("{} is still there", dir.display());
+        }
+        removed.push(deletion.removed());
+    }
+    Ok((trashed, freed))
 }
 
 fn open(host: &Path) -> Result<git::Repo> {

@@ -274,6 +274,53 @@ fn plan_recreate(
     plan: &mut Plan,
 ) -> Result<()> {
     let spec = &recipe.role.spec;
+    plan_role_image(engine, store, manifest, recipe, role_source, plan)?;
+    let mut bindings = match &plan.role_image {
+        Some(image) => env_to_resolve(engine, recipe, &recipe.role, image)?,
+        None => recipe.role.env.clone(),
+    };
+    if let Some(network) = &recipe.network {
+        plan_network(engine, recipe.format, network, plan)?;
+    }
+    if let Some(volume) = &recipe.certs_volume {
+        if !engine.volume_exists(volume)? {
+            plan.steps.push(format!("create volume {volume}"));
+        }
+    }
+    match (&recipe.sidecar, &manifest.docker.dind_container) {
+        (Some(sidecar), _) => {
+            match sidecar_image(engine, sidecar)? {
+                Some(image) => bindings.extend(env_to_resolve(engine, recipe, sidecar, &image)?),
+                None => plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image)),
+            }
+            plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
+        }
+        (None, Some(sidecar)) => plan.missing.push(format!(
+            "sidecar {sidecar} is not in the launch recipe (it was gone when the recipe was captured): the \
+             session would come back without Docker-in-Docker"
+        )),
+        (None, None) => {}
+    }
+    plan_env(&bindings, &recipe.config_literals, plan);
+    if recipe.agent_toml.is_some() {
+        plan.steps.push("rewrite agent.toml from the launch recipe".into());
+    }
+    plan.steps.push(format!("create and start {}", spec.name));
+    Ok(())
+}
+
+/// Tier 2's image or tier 3's build of the role: the tagged image when it is still the recorded
+/// one, else the recorded image by its id (the tag's move is drift), else a build from the
+/// role's recorded source commit; what is missing when none is there.
+fn plan_role_image(
+    engine: &Engine,
+    store: &Store,
+    manifest: &Manifest,
+    recipe: &LaunchRecipe,
+    role_source: RoleSource,
+    plan: &mut Plan,
+) -> Result<()> {
+    let spec = &recipe.role.spec;
     let tag_id = engine.image_id(&spec.image)?;
     let recorded = if spec.image_id.is_empty() { None } else { engine.image_id(&spec.image_id)? };
     if tag_id.is_some() && tag_id.as_deref() == Some(spec.image_id.as_str()) {
@@ -313,37 +360,6 @@ fn plan_recreate(
     } else {
         plan.missing.push(format!("image {} is gone and there is no source to rebuild it from", spec.image));
     }
-    let mut bindings = match &plan.role_image {
-        Some(image) => env_to_resolve(engine, recipe, &recipe.role, image)?,
-        None => recipe.role.env.clone(),
-    };
-    if let Some(network) = &recipe.network {
-        plan_network(engine, recipe.format, network, plan)?;
-    }
-    if let Some(volume) = &recipe.certs_volume {
-        if !engine.volume_exists(volume)? {
-            plan.steps.push(format!("create volume {volume}"));
-        }
-    }
-    match (&recipe.sidecar, &manifest.docker.dind_container) {
-        (Some(sidecar), _) => {
-            match sidecar_image(engine, sidecar)? {
-                Some(image) => bindings.extend(env_to_resolve(engine, recipe, sidecar, &image)?),
-                None => plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image)),
-            }
-            plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
-        }
-        (None, Some(sidecar)) => plan.missing.push(format!(
-            "sidecar {sidecar} is not in the launch recipe (it was gone when the recipe was captured): the \
-             session would come back without Docker-in-Docker"
-        )),
-        (None, None) => {}
-    }
-    plan_env(&bindings, &recipe.config_literals, plan);
-    if recipe.agent_toml.is_some() {
-        plan.steps.push("rewrite agent.toml from the launch recipe".into());
-    }
-    plan.steps.push(format!("create and start {}", spec.name));
     Ok(())
 }
 
