@@ -140,36 +140,13 @@ fn target(dir: &Path, mount: &SavedMount, c: &str, suffix: &str, into: Option<&P
         .clone()
         .or_else(|| saved_tip(&|n| n == "refs/jackin/HEAD"))
         .or_else(|| saved_tip(&|n| n.starts_with("refs/heads/jackin/scratch/")));
-    let mut on = None;
-    if let Some(repo) = host_repo.as_ref().filter(|_| !new_repository) {
-        for name in [branch.as_str(), saved_prefix.trim_end_matches('/')] {
-            if !repo.ref_name_free(name) {
-                return Err(refuse(format_args!(
-                    "{name} exists already in {} (an earlier recover?): nothing recovered",
-                    repository.display()
-                )));
-            }
+    let on = match host_repo.as_ref().filter(|_| !new_repository) {
+        Some(repo) => {
+            let names = [branch.as_str(), saved_prefix.trim_end_matches('/')];
+            Some(commit_in_host(repo, &repository, names, header.as_ref(), head, &tips)?)
         }
-        let missing = header.as_ref().map(|h| repo.missing_commits(&h.prerequisites)).unwrap_or_default();
-        if let Some(first) = missing.first() {
-            return Err(refuse(format_args!(
-                "{} lacks {} commit(s) the saved commits build on ({}…): fetch its remote, then recover again; nothing recovered",
-                repository.display(),
-                missing.len(),
-                &first[..12]
-            )));
-        }
-        on = head.or_else(|| repo.head_commit()).filter(|id| repo.has_commit(id) || tips.contains(&id.as_str()));
-        if on.is_none() {
-            return Err(refuse(format_args!(
-                "{} does not have the commit the work tree was on: fetch the project's remote into it, then recover \
-                 again; nothing recovered",
-                repository.display()
-            )));
-        }
-    } else if let Some(head) = head.filter(|id| tips.contains(&id.as_str())) {
-        on = Some(head);
-    }
+        None => head.filter(|id| tips.contains(&id.as_str())),
+    };
     let mut submodules = Vec::new();
     for (n, saved) in mount.submodules.iter().enumerate() {
         let host = host_repo.as_ref().filter(|_| !new_repository);
@@ -186,6 +163,46 @@ fn target(dir: &Path, mount: &SavedMount, c: &str, suffix: &str, into: Option<&P
         on,
         submodules,
     })
+}
+
+/// The commit a recover into the host repository `repo` (at `repository`) checks the work tree
+/// out on: the one it was on (`head`), else the host's HEAD, which the host or the bundle must
+/// hold. Refused, changing nothing, when a ref of `names` exists already there or the host
+/// lacks a commit the bundle builds on.
+fn commit_in_host(
+    repo: &Repo,
+    repository: &Path,
+    names: [&str; 2],
+    header: Option<&BundleHeader>,
+    head: Option<String>,
+    tips: &[&str],
+) -> Result<String> {
+    for name in names {
+        if !repo.ref_name_free(name) {
+            return Err(refuse(format_args!(
+                "{name} exists already in {} (an earlier recover?): nothing recovered",
+                repository.display()
+            )));
+        }
+    }
+    let missing = header.map(|h| repo.missing_commits(&h.prerequisites)).unwrap_or_default();
+    if let Some(first) = missing.first() {
+        return Err(refuse(format_args!(
+            "{} lacks {} commit(s) the saved commits build on ({}…): fetch its remote, then recover again; nothing recovered",
+            repository.display(),
+            missing.len(),
+            &first[..12]
+        )));
+    }
+    head.or_else(|| repo.head_commit()).filter(|id| repo.has_commit(id) || tips.contains(&id.as_str())).ok_or_else(
+        || {
+            refuse(format_args!(
+                "{} does not have the commit the work tree was on: fetch the project's remote into it, then recover \
+             again; nothing recovered",
+                repository.display()
+            ))
+        },
+    )
 }
 
 /// Where a submodule's commits go: into the host's git directory of that submodule
