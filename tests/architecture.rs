@@ -139,16 +139,13 @@ const MOST_BIN_LINES: usize = 150;
 /// grow and no new one in. An entry goes when its file or function is split; a listed one that
 /// is within its limit fails the test, so the list never outlives what it excuses.
 const OVER_TODAY: &[(&str, &str, usize)] = &[
-    ("lib/tools/restore/import.rs", "", 681),
+    ("lib/tools/restore/import.rs", "", 535),
     ("lib/protocol/records.rs", "", 526),
     ("lib/tools/purge/quarantine.rs", "", 513),
     ("lib/tools/archive.rs", "read", 188),
     ("lib/engines/git/patches.rs", "integrated", 173),
     ("lib/tools/restore/import.rs", "plan_mount", 139),
     ("lib/tools/restore/import.rs", "import", 137),
-    ("lib/tools/export.rs", "export", 105),
-    ("lib/tools/restore/import.rs", "plan_submodule", 100),
-    ("lib/tools/restore/recover.rs", "apply", 98),
 ];
 
 /// One measure of one source: a file's code lines (`function` empty) or a function's lines.

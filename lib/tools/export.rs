@@ -20,7 +20,7 @@ use crate::base::exit::Exit;
 use crate::base::steps::Steps;
 use crate::engines::docker::Engine;
 use crate::engines::git::{self, Repo};
-use crate::protocol::assessment::MountAssessment;
+use crate::protocol::assessment::{Assessment, MountAssessment};
 use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Exported, MovedMount};
@@ -133,35 +133,10 @@ pub fn export(
     options: ExportOptions,
     steps: &dyn Steps,
 ) -> Result<Exported> {
-    let manifest = store.read_manifest(name)?.ok_or_else(|| anyhow::anyhow!("no manifest: nothing to export"))?;
     // Held for the run: no launch or resume takes the session while it is read.
-    let _claim = SessionClaim::take(store, name, options.dry_run)?;
-    if engine.inspect(&manifest.docker.role_container)?.is_some_and(|c| c.state.running) {
-        return Err(Exit::Busy.err(format_args!(
-            "the session is live (its role container {} is running): nothing exported; keep it first \
-             (jackin-assess C | jackin-keep --keep --stop)",
-            manifest.docker.role_container
-        )));
-    }
-    if !exportable(Status::parse(&manifest.status)) {
-        anyhow::bail!("status {} is not a kept session: nothing exported", manifest.status);
-    }
-    let assessment = Assessor::new(AssessOptions { with_diff: false, with_disk: true }).instance(store, name, None)?;
-    let records: Vec<IsolationRecord> = store
-        .read_isolation(name)?
-        .mounts()
-        .into_iter()
-        .map(|r| r.map_err(|bad| anyhow::anyhow!("{}: nothing exported", bad.reason)))
-        .collect::<Result<_>>()?;
+    let (_claim, assessment, records) = observe(store, engine, name, options)?;
     // Each mount, then the session's files, the agent home and the mounts' work.
     steps.planned(records.len() + 3);
-    if let Some(mount) = assessment.mounts.iter().find(|m| m.error.is_some()) {
-        anyhow::bail!(
-            "{} cannot be read ({}): what cannot be read cannot be carried; nothing exported",
-            mount.mount_dst,
-            mount.error.as_deref().unwrap_or("unknown")
-        );
-    }
     let instance_dir = store.instance_dir(name);
     let auth = auth_found(&instance_dir);
     let mut exported = Exported {
@@ -229,6 +204,45 @@ pub fn export(
     exported.parts = parts;
     exported.bytes = Some(fs::metadata(file)?.len());
     Ok(exported)
+}
+
+/// What an export reads before it writes anything, and its refusals: the session's claim (held
+/// until the export ends), its assessment and its isolation records. A live session is busy
+/// (exit 5); one that is not kept, has no manifest, or holds a mount or a record that cannot be
+/// read is refused.
+fn observe(
+    store: &Store,
+    engine: &Engine,
+    name: &InstanceName,
+    options: ExportOptions,
+) -> Result<(SessionClaim, Assessment, Vec<IsolationRecord>)> {
+    let manifest = store.read_manifest(name)?.ok_or_else(|| anyhow::anyhow!("no manifest: nothing to export"))?;
+    let claim = SessionClaim::take(store, name, options.dry_run)?;
+    if engine.inspect(&manifest.docker.role_container)?.is_some_and(|c| c.state.running) {
+        return Err(Exit::Busy.err(format_args!(
+            "the session is live (its role container {} is running): nothing exported; keep it first \
+             (jackin-assess C | jackin-keep --keep --stop)",
+            manifest.docker.role_container
+        )));
+    }
+    if !exportable(Status::parse(&manifest.status)) {
+        anyhow::bail!("status {} is not a kept session: nothing exported", manifest.status);
+    }
+    let assessment = Assessor::new(AssessOptions { with_diff: false, with_disk: true }).instance(store, name, None)?;
+    let records: Vec<IsolationRecord> = store
+        .read_isolation(name)?
+        .mounts()
+        .into_iter()
+        .map(|r| r.map_err(|bad| anyhow::anyhow!("{}: nothing exported", bad.reason)))
+        .collect::<Result<_>>()?;
+    if let Some(mount) = assessment.mounts.iter().find(|m| m.error.is_some()) {
+        anyhow::bail!(
+            "{} cannot be read ({}): what cannot be read cannot be carried; nothing exported",
+            mount.mount_dst,
+            mount.error.as_deref().unwrap_or("unknown")
+        );
+    }
+    Ok((claim, assessment, records))
 }
 
 /// A mount as the assessment sees it, for a dry run: nothing saved.

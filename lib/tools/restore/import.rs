@@ -19,18 +19,18 @@
 
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::import_checks::{self, check_docker_names, check_free_space, check_saved, check_tips, refuse, Layout};
-use super::recover::{index_changes, put_files_back};
+use super::import_submodules::{make_submodule, plan_submodule, SubmodulePlan, SubmoduleSave};
+use super::put_back::{index_changes, put_files_back};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
-use crate::engines::git::{BundleHeader, IndexChange, Repo, DETACHED_HEAD};
-use crate::protocol::path_bytes::NameBytes;
+use crate::engines::git::{BundleHeader, IndexChange, Repo};
 use crate::protocol::records::{Imported, MovedMount};
 use crate::state::continuity::{Continuity, HistoryEntry};
 use crate::state::model::{IndexRow, Isolation, IsolationKind, Manifest};
@@ -40,10 +40,8 @@ use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 use crate::tools::archive::{self, Staging, Verified};
 use crate::tools::claim::SessionClaim;
 use crate::tools::export::{
-    ChangedSubmodule, ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY,
-    MOUNTS_ENTRY,
+    ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY,
 };
-use crate::tools::purge::quarantine::SavedSubmodule;
 
 /// `--dry-run` (or `--plan`) and `--repo DST=PATH`.
 #[derive(Debug, Clone, Default)]
@@ -52,7 +50,7 @@ pub struct ImportOptions {
     pub repos: Vec<(String, PathBuf)>,
 }
 
-const WHY: &str = "jackin-restore --import";
+pub(super) const WHY: &str = "jackin-restore --import";
 
 /// What one mount's import makes, decided before anything is made.
 struct MountPlan {
@@ -77,25 +75,6 @@ struct MountPlan {
     /// The submodules that held commits only the session had, and those whose changed files
     /// were saved with the mount's, parents before the submodules inside them.
     submodules: Vec<SubmodulePlan>,
-}
-
-/// What one submodule's import makes: its git directory in the mount's, as the session had it
-/// (where its assessment finds it, at risk as it was, its changed files changed), made from this
-/// host's git directory of that submodule (which the commits build on), the bundle's commits and
-/// refs in it, its HEAD where it was and its work tree checked out.
-struct SubmodulePlan {
-    /// The bundle of its commits only the session had (its name under the archive's `mounts/`)
-    /// and what it holds; `None` for a submodule that held changed files only.
-    bundle: Option<(String, BundleHeader)>,
-    /// Its path in the mount.
-    path: PathBuf,
-    /// Its git directory's name under the mount's git directory's `modules/`.
-    module: PathBuf,
-    /// This host's git directory of it (`<repository>/.git/modules/<name>`).
-    source: PathBuf,
-    /// The commit its work tree was on; the branch it was on (a full name), `None` detached.
-    head: String,
-    head_branch: Option<String>,
 }
 
 fn is_kept_part(name: &str) -> bool {
@@ -469,161 +448,11 @@ fn plan_mount(
 
 /// The tips of `tips` named `<prefix><n>`, oldest first (the highest `n` is the oldest: a
 /// bundle numbers a reflog's entries newest first).
-fn numbered(tips: &[(String, String)], prefix: &str) -> Vec<String> {
+pub(super) fn numbered(tips: &[(String, String)], prefix: &str) -> Vec<String> {
     let mut found: Vec<(usize, String)> =
         tips.iter().filter_map(|(n, id)| Some((n.strip_prefix(prefix)?.parse().ok()?, id.clone()))).collect();
     found.sort_by_key(|b| std::cmp::Reverse(b.0));
     found.into_iter().map(|(_, id)| id).collect()
-}
-
-/// What the archive says of a submodule of a mount: the save of one that held commits only the
-/// session had, or one whose changed files were saved with the mount's.
-#[derive(Clone, Copy)]
-enum SubmoduleSave<'a> {
-    Bundled(&'a SavedSubmodule),
-    Changed(&'a ChangedSubmodule),
-}
-
-/// A submodule's part of a mount's plan: refused (nothing written) when this host's repository
-/// has no git directory of the submodule, or one that lacks what its commits build on or the
-/// commit its work tree was on.
-fn plan_submodule(
-    repo: &Repo,
-    host: &Path,
-    dst: &str,
-    save: SubmoduleSave<'_>,
-    verified: &Verified,
-    file: &Path,
-) -> Result<SubmodulePlan> {
-    let (text, bytes, module_name) = match save {
-        SubmoduleSave::Bundled(s) => (&s.path, s.path_bytes.as_deref(), s.module.as_deref()),
-        SubmoduleSave::Changed(c) => (&c.path, c.path_bytes.as_deref(), c.module.as_deref()),
-    };
-    let name = NameBytes::from_wire(text.clone(), bytes)
-        .map_err(|e| refuse(file, format_args!("{dst}: a submodule's path: {e}")))?;
-    let shown = crate::protocol::inert::inert_name(text).into_owned();
-    let plain = |p: &Path| !p.as_os_str().is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
-    let path = name.as_path().to_path_buf();
-    if !plain(&path) {
-        return Err(refuse(file, format_args!("{dst}: the submodule {shown} is not at a plain relative path")));
-    }
-    let module = module_name.map(PathBuf::from).unwrap_or_else(|| path.clone());
-    if !plain(&module) {
-        return Err(refuse(
-            file,
-            format_args!("{dst}: the submodule {shown} has a git directory name that is not plain"),
-        ));
-    }
-    let Some(source) = repo.submodule_git_dir(module_name, &path) else {
-        let (held, needs) = match save {
-            SubmoduleSave::Bundled(_) => ("commits only the session has", "for them to build on"),
-            SubmoduleSave::Changed(_) => ("changed files", "for its work tree to be checked out from"),
-        };
-        return Err(refuse(
-            file,
-            format_args!(
-                "{dst}: the submodule {shown} holds {held}, and {} has no git directory of it {needs}: `git -C {} \
-                 submodule update --init {shown}` makes one (for a submodule the session added, `git clone --bare \
-                 <its URL> {}`)",
-                host.display(),
-                host.display(),
-                repo.git_dir().join("modules").join(&module).display()
-            ),
-        ));
-    };
-    let source_dir = source.opened_at().to_path_buf();
-    let (bundle, head, head_branch) = match save {
-        SubmoduleSave::Bundled(saved) => {
-            let header =
-                verified.bundles.get(&format!("{MOUNTS_ENTRY}/{}", saved.bundle)).cloned().ok_or_else(|| {
-                    refuse(file, format_args!("{dst}: the bundle {} is not in the archive", saved.bundle))
-                })?;
-            check_tips(&header.refs, dst, file)?;
-            let missing = source.missing_commits(&header.prerequisites);
-            if let Some(first) = missing.first() {
-                return Err(refuse(
-                    file,
-                    format_args!(
-                        "{dst}: {} (the submodule {shown}) lacks {} commit(s) its commits build on ({}…): fetch its \
-                         remote first",
-                        source_dir.display(),
-                        missing.len(),
-                        &first[..12.min(first.len())]
-                    ),
-                ));
-            }
-            let detached = header.refs.iter().find(|(n, _)| n == DETACHED_HEAD).map(|(_, id)| id.clone());
-            let head = saved
-                .head
-                .clone()
-                .or_else(|| detached.clone())
-                .ok_or_else(|| refuse(file, format_args!("{dst}: no commit recorded for the submodule {shown}")))?;
-            let head_branch = match detached {
-                Some(_) => None,
-                None => header
-                    .refs
-                    .iter()
-                    .find(|(n, id)| n.starts_with("refs/heads/") && *id == head)
-                    .map(|(n, _)| n.clone()),
-            };
-            (Some((saved.bundle.clone(), header)), head, head_branch)
-        }
-        SubmoduleSave::Changed(changed) => {
-            let branch = changed.head_branch.clone().filter(|b| import_checks::branch(b));
-            (None, changed.head.clone(), branch)
-        }
-    };
-    let in_bundle = bundle.as_ref().is_some_and(|(_, header)| header.refs.iter().any(|(_, id)| *id == head));
-    if !(in_bundle || source.has_commit(&head)) {
-        return Err(refuse(
-            file,
-            format_args!(
-                "{dst}: {} (the submodule {shown}) does not have the commit its work tree was on ({}): fetch its \
-                 remote first",
-                source_dir.display(),
-                &head[..12.min(head.len())]
-            ),
-        ));
-    }
-    Ok(SubmodulePlan { bundle, path, module, source: source_dir, head, head_branch })
-}
-
-/// Makes a submodule's git directory in the mount's `git_dir` and checks its work tree out
-/// ([`SubmodulePlan`]): over the saved files when the session's were saved (they are as it left
-/// them), whole otherwise.
-fn make_submodule(mount: &Path, git_dir: &Path, sub: &SubmodulePlan, mounts_dir: &Path) -> Result<()> {
-    let work_tree = mount.join(&sub.path);
-    // The saved files are the agent's: a link among them must not lead the submodule's `.git`
-    // file out of the mount.
-    let mut at = mount.to_path_buf();
-    for part in sub.path.components() {
-        at.push(part);
-        if fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
-            anyhow::bail!("{} is not a directory: the submodule {} is not made", at.display(), sub.path.display());
-        }
-    }
-    let saved_files = fs::read_dir(&work_tree).is_ok_and(|mut d| d.next().is_some());
-    let source = Repo::open(&sub.source)?;
-    let repo = source.submodule_git_dir_from(&git_dir.join("modules").join(&sub.module), &work_tree)?;
-    let Some((bundle, header)) = &sub.bundle else {
-        // Changed files only: its branch, which no commit of the session's is on, where it was.
-        if let Some(branch) = &sub.head_branch {
-            repo.set_ref(branch, &sub.head, WHY)?;
-        }
-        return repo.settle_head(sub.head_branch.as_deref(), &sub.head, saved_files);
-    };
-    repo.import_bundle_pack(&mounts_dir.join(bundle), header)?;
-    let tips = &header.refs;
-    for (refname, id) in tips.iter().filter(|(n, _)| import_checks::shared_ref(n)) {
-        repo.set_ref(refname, id, WHY)?;
-    }
-    repo.write_stashes(&numbered(tips, "refs/stashes/stash-"), WHY)?;
-    repo.settle_head(sub.head_branch.as_deref(), &sub.head, saved_files)?;
-    let reflog = numbered(tips, "refs/jackin/reflog/");
-    if !reflog.is_empty() {
-        repo.write_reflog("HEAD", &reflog, WHY)?;
-    }
-    Ok(())
 }
 
 /// Checks every bundle the plans bring in against the repository it goes into

@@ -4,8 +4,10 @@
 mod base_image;
 mod import;
 mod import_checks;
+mod import_submodules;
 mod list;
 mod plan;
+mod put_back;
 mod quarantines;
 mod recover;
 mod resume;
