@@ -139,7 +139,7 @@ const MOST_BIN_LINES: usize = 150;
 /// grow and no new one in. An entry goes when its file or function is split; a listed one that
 /// is within its limit fails the test, so the list never outlives what it excuses.
 const OVER_TODAY: &[(&str, &str, usize)] = &[
-    ("lib/tools/restore/import.rs", "", 535),
+    ("lib/tools/restore/import.rs", "", 528),
     ("lib/protocol/records.rs", "", 526),
     ("lib/tools/purge/quarantine.rs", "", 513),
     ("lib/tools/archive.rs", "read", 188),

@@ -26,7 +26,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::import_checks::{self, check_docker_names, check_free_space, check_saved, check_tips, refuse, Layout};
-use super::import_submodules::{make_submodule, plan_submodule, SubmodulePlan, SubmoduleSave};
+use super::import_submodules::{make_submodule, numbered, plan_submodule, SubmodulePlan, SubmoduleSave, WHY};
 use super::put_back::{index_changes, put_files_back};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
@@ -49,8 +49,6 @@ pub struct ImportOptions {
     pub dry_run: bool,
     pub repos: Vec<(String, PathBuf)>,
 }
-
-pub(super) const WHY: &str = "jackin-restore --import";
 
 /// What one mount's import makes, decided before anything is made.
 struct MountPlan {
@@ -444,15 +442,6 @@ fn plan_mount(
         }
     }
     Ok(plan)
-}
-
-/// The tips of `tips` named `<prefix><n>`, oldest first (the highest `n` is the oldest: a
-/// bundle numbers a reflog's entries newest first).
-pub(super) fn numbered(tips: &[(String, String)], prefix: &str) -> Vec<String> {
-    let mut found: Vec<(usize, String)> =
-        tips.iter().filter_map(|(n, id)| Some((n.strip_prefix(prefix)?.parse().ok()?, id.clone()))).collect();
-    found.sort_by_key(|b| std::cmp::Reverse(b.0));
-    found.into_iter().map(|(_, id)| id).collect()
 }
 
 /// Checks every bundle the plans bring in against the repository it goes into

@@ -8,13 +8,24 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::Result;
 
-use super::import::{numbered, WHY};
 use super::import_checks::{self, check_tips, refuse};
 use crate::engines::git::{BundleHeader, Repo, DETACHED_HEAD};
 use crate::protocol::path_bytes::NameBytes;
 use crate::tools::archive::Verified;
 use crate::tools::export::{ChangedSubmodule, MOUNTS_ENTRY};
 use crate::tools::purge::quarantine::SavedSubmodule;
+
+/// What an import's refs and reflogs say made them.
+pub(super) const WHY: &str = "jackin-restore --import";
+
+/// The tips of `tips` named `<prefix><n>`, oldest first (the highest `n` is the oldest: a
+/// bundle numbers a reflog's entries newest first).
+pub(super) fn numbered(tips: &[(String, String)], prefix: &str) -> Vec<String> {
+    let mut found: Vec<(usize, String)> =
+        tips.iter().filter_map(|(n, id)| Some((n.strip_prefix(prefix)?.parse().ok()?, id.clone()))).collect();
+    found.sort_by_key(|b| std::cmp::Reverse(b.0));
+    found.into_iter().map(|(_, id)| id).collect()
+}
 
 /// What one submodule's import makes: its git directory in the mount's, as the session had it
 /// (where its assessment finds it, at risk as it was, its changed files changed), made from this
