@@ -15,6 +15,8 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::repo::WOULD_WAIT;
+
 /// libgit2 follows includes this deep (`MAX_INCLUDE_DEPTH`), and fails beyond.
 const MOST_INCLUDE_DEPTH: usize = 10;
 
@@ -48,7 +50,7 @@ pub(super) fn rule_files_checked(repo: &git2::Repository) -> Result<(), git2::Er
         for path in [Some(path.clone()), repo.workdir().map(|w| w.join(&path))].into_iter().flatten() {
             if let Ok(meta) = fs::metadata(&path) {
                 if !(meta.is_file() || meta.is_dir()) {
-                    return Err(refused(&path, format_args!("({name}) is not a regular file (a FIFO, a socket or a device): git would wait on it; not read")));
+                    return Err(refused(&path, format_args!("({name}) {WOULD_WAIT}")));
                 }
             }
         }
@@ -64,12 +66,7 @@ fn read_config(path: &Path) -> Result<Option<Vec<u8>>, git2::Error> {
     // Looked at before it is opened: a device is not opened at all (opening one can act).
     match fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Ok(meta) if !(meta.is_file() || meta.is_dir()) => {
-            return Err(refused(
-                path,
-                format_args!("is not a regular file (a FIFO, a socket or a device): git would wait on it; not read"),
-            ))
-        }
+        Ok(meta) if !(meta.is_file() || meta.is_dir()) => return Err(refused(path, format_args!("{WOULD_WAIT}"))),
         _ => {}
     }
     let file = match fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
@@ -82,10 +79,7 @@ fn read_config(path: &Path) -> Result<Option<Vec<u8>>, git2::Error> {
         return Ok(None);
     }
     if !meta.is_file() {
-        return Err(refused(
-            path,
-            format_args!("is not a regular file (a FIFO, a socket or a device): git would wait on it; not read"),
-        ));
+        return Err(refused(path, format_args!("{WOULD_WAIT}")));
     }
     if meta.len() > MOST_CONFIG_BYTES {
         return Err(refused(

@@ -37,6 +37,11 @@ pub(crate) fn skip_object_hash_checks() {
     git2::opts::strict_hash_verification(false);
 }
 
+/// Why a file git opens by name is refused when it is a FIFO, a socket or a device: the one
+/// wording of every such refusal (here, `config_files`, `walk_guard`).
+pub(super) const WOULD_WAIT: &str =
+    "is not a regular file (a FIFO, a socket or a device): git would wait on it; not read";
+
 /// libgit2's `Repository::open`, after [`no_special_files`]: every open of a repository the agent
 /// can write goes through here.
 pub(super) fn open_checked(path: impl AsRef<Path>) -> Result<Repository, git2::Error> {
@@ -78,12 +83,7 @@ const READ_BY_NAME: [&str; 12] = [
 /// bounded, non-blocking text each must be. (The rule files deeper in the work tree are judged
 /// before each status: `walk_guard`.)
 pub(super) fn no_special_files(path: &Path) -> Result<(), git2::Error> {
-    let special = |p: &Path| {
-        git2::Error::from_str(&format!(
-            "{} is not a regular file (a FIFO, a socket or a device): git would wait on it; not read",
-            p.display()
-        ))
-    };
+    let special = |p: &Path| git2::Error::from_str(&format!("{} {WOULD_WAIT}", p.display()));
     let not_special = |p: &Path| match std::fs::metadata(p) {
         Ok(meta) if !(meta.is_file() || meta.is_dir()) => Err(special(p)),
         _ => Ok(()),

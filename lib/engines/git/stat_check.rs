@@ -129,11 +129,7 @@ impl Walk {
                 Ok(child) => self.stack.push(child),
                 // A tracked directory that is there and cannot be opened may hold work: not
                 // a deletion, and the walk of the whole tree names it (`walk_guard`).
-                Err(e)
-                    if !matches!(e, rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) =>
-                {
-                    return Err(Whole::Unopenable)
-                }
+                Err(e) if !super::walk_guard::gone(e) => return Err(Whole::Unopenable),
                 Err(_) => {
                     let gone = [self.top().prefix.as_slice(), component].concat();
                     self.suspects.push(gone.clone());

@@ -630,7 +630,7 @@ fn a_submodule_is_bundled_only_when_it_holds_a_commit_at_risk() {
 
 /// Runs `work` on a thread of its own and says whether it ended within 10 s: an open of a FIFO
 /// waits for a writer for ever, and the suite must fail rather than hang.
-fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+pub(super) fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
     let (send, receive) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = send.send(work());
@@ -638,7 +638,8 @@ fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static
     receive.recv_timeout(std::time::Duration::from_secs(10)).ok()
 }
 
-fn fifo(path: &Path) {
+/// A FIFO at `path`, its directories made.
+pub(super) fn fifo(path: &Path) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
         .unwrap();

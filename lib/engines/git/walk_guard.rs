@@ -25,6 +25,8 @@ use std::path::Path;
 use rustix::fs::{self as fs, AtFlags, Dir, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::repo::WOULD_WAIT;
+
 /// The longest path the system's calls take, with its NUL (PATH_MAX): libgit2 reaches every file
 /// by its whole path from `/`.
 const PATH_MAX: usize = libc::PATH_MAX as usize;
@@ -167,7 +169,9 @@ impl Guard<'_> {
     /// and it holds no tracked file, or it is a `.git`.
     fn enter(&self, parent: BorrowedFd<'_>, prefix: &[u8], name: &[u8]) -> Result<(), git2::Error> {
         let path = [prefix, name, b"/"].concat();
-        if name == b".git" || (self.ignored(&path) && !self.tracked_dirs.contains(&path)) {
+        // A directory that holds a tracked file is entered whatever the rules say: asked first,
+        // it spares the ignore rules a question.
+        if name == b".git" || (!self.tracked_dirs.contains(&path) && self.ignored(&path)) {
             return Ok(());
         }
         // libgit2 opens it by its whole path: one too long for that is one it cannot read.
@@ -197,10 +201,7 @@ impl Guard<'_> {
         };
         match kind {
             FileType::RegularFile | FileType::Directory => Ok(()),
-            _ => Err(refusal(
-                &[prefix, name].concat(),
-                format_args!("is not a regular file (a FIFO, a socket or a device): git would wait on it; not read"),
-            )),
+            _ => Err(refusal(&[prefix, name].concat(), format_args!("{WOULD_WAIT}"))),
         }
     }
 
@@ -232,8 +233,12 @@ fn tracked_dirs(index: &git2::Index) -> HashSet<Vec<u8>> {
     let mut dirs = HashSet::new();
     for entry in index.iter() {
         let path = entry.path.as_slice();
-        for (at, _) in path.iter().enumerate().filter(|(_, &b)| b == b'/') {
-            dirs.insert(path[..=at].to_vec());
+        // Deepest first: a directory already there has its parents there too. The index is
+        // sorted, so most entries stop at their own directory.
+        for (at, _) in path.iter().enumerate().rev().filter(|(_, &b)| b == b'/') {
+            if !dirs.insert(path[..=at].to_vec()) {
+                break;
+            }
         }
     }
     dirs
@@ -245,7 +250,7 @@ fn open_dir(parent: BorrowedFd<'_>, name: impl rustix::path::Arg) -> rustix::io:
 }
 
 /// An entry that is not there any more, or not a directory now: libgit2 finds the same.
-fn gone(e: Errno) -> bool {
+pub(super) fn gone(e: Errno) -> bool {
     matches!(e, Errno::NOENT | Errno::NOTDIR | Errno::LOOP)
 }
 

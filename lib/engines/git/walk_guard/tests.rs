@@ -12,6 +12,7 @@ use rustix::fs::{self as rfs, Mode, OFlags};
 
 use super::{check, Start, PATH_MAX};
 use crate::engines::git::stat_check::{read_index, suspects, Whole};
+use crate::engines::git::tests::{fifo, returns_promptly};
 use crate::engines::git::{ignored::ignored, status, GitError, Narrowing};
 
 fn git(dir: &Path, args: &[&str]) {
@@ -85,14 +86,6 @@ fn read_repo(repo: &git2::Repository, how: Asked) -> Result<usize, GitError> {
     })
 }
 
-fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    let (send, receive) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = send.send(work());
-    });
-    receive.recv_timeout(std::time::Duration::from_secs(10)).ok()
-}
-
 /// What the agent can leave where a rule file is read.
 #[derive(Debug, Clone, Copy)]
 enum Blocker {
@@ -108,7 +101,6 @@ fn plant(root: &Path, path: &str, blocker: Blocker) {
     let at = root.join(path);
     fs::create_dir_all(at.parent().unwrap()).unwrap();
     let _ = fs::remove_file(&at);
-    let fifo = |p: &Path| rfs::mknodat(rfs::CWD, p, rfs::FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
     match blocker {
         Blocker::Fifo => fifo(&at),
         Blocker::Socket => drop(std::os::unix::net::UnixListener::bind(&at).unwrap()),
