@@ -11,7 +11,7 @@ use jackin::protocol::identity::Identity;
 use jackin::protocol::records::{Purged, PurgedReport, Removed};
 use jackin::state::select::Catalog;
 use jackin::state::store::Store;
-use jackin::tools::purge::{self, quarantine, Item, Outcome, Purger, Selection};
+use jackin::tools::purge::{self, expire, Item, Outcome, Purger, Selection};
 
 fn main() {
     driver::main::<PurgeArgs>("jackin-purge", run)
@@ -118,7 +118,7 @@ impl Tally {
 
 /// `--expire-quarantine`: each expired quarantine as a `purged` record of its own.
 fn expire(args: &PurgeArgs, ctx: &mut Ctx, store: &Store, tally: &mut Tally) -> Result<()> {
-    for expired in quarantine::expire(store, args.quarantine_days, args.dry_run)? {
+    for expired in expire::expire(store, args.quarantine_days, args.dry_run)? {
         let name = expired.dir.to_string_lossy().into_owned();
         let identity = expired.identity.unwrap_or_else(|| Identity::of_name(&name, ""));
         tally.freed += expired.bytes;

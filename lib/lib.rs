@@ -7,8 +7,12 @@
 //!   continuity file and launch recipes, and the resolver that turns arguments into instances.
 //! - `protocol`: the JSON Lines records the tools exchange, and their text renderings.
 //! - `engines`: the outside systems, behind blocking calls: git (libgit2) and Docker (bollard).
-//! - `tools`: what each program does (assess, keep, purge, reconcile, restore), as library code
-//!   over the layers below.
+//! - `services`: what several tools share, each with one owner: the assessor, the session's
+//!   claim, which Docker resources are a session's and their teardown, the launch recipe's
+//!   capture, disk measurement, the saved-work format and the archive.
+//! - `tools`: what each program does (assess, keep, purge, reconcile, restore, and moves:
+//!   export and import), as library code over the layers below. A tool never uses another
+//!   tool's internals: what two tools share is a service.
 //! - `face`: what the binaries call: the command lines, the driver every tool runs under, the
 //!   terminal screens.
 
@@ -16,5 +20,6 @@ pub mod base;
 pub mod engines;
 pub mod face;
 pub mod protocol;
+pub mod services;
 pub mod state;
 pub mod tools;

@@ -1,6 +1,6 @@
 //! Copying work as it is: a symlink as a link, a directory with what is in it, a regular file
 //! with its mode and its holes. The quarantine saves changed files this way
-//! (tools/purge/quarantine.rs) and a recover puts them back (tools/restore/recover.rs).
+//! (services/saved_work) and a recover puts them back (tools/restore/recover.rs).
 
 use std::fs;
 use std::io::ErrorKind;

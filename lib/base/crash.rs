@@ -13,7 +13,7 @@ pub enum Tool {
     Purge,
     Keep,
     Restore,
-    /// `jackin-restore --import` (tools/restore/import.rs): its steps are not a resume's.
+    /// `jackin-restore --import` (tools/moves/import.rs): its steps are not a resume's.
     Import,
 }
 

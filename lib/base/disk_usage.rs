@@ -15,12 +15,19 @@ use std::sync::Mutex;
 pub(crate) struct SizeWalk {
     dev: u64,
     linked: Mutex<HashSet<(u64, u64)>>,
+    /// Whether a removal has met a file with more names than one (`count_removed`).
+    met_linked: std::sync::atomic::AtomicBool,
 }
 
 impl SizeWalk {
     /// A walk that stays on the filesystem `anchor` is on (the jackin home).
     pub(crate) fn on_filesystem_of(anchor: &Path) -> io::Result<Self> {
-        Ok(SizeWalk { dev: std::fs::symlink_metadata(anchor)?.dev(), linked: Mutex::default() })
+        Ok(SizeWalk::on_device(std::fs::symlink_metadata(anchor)?.dev()))
+    }
+
+    /// A walk of the filesystem with device number `dev`.
+    pub(crate) fn on_device(dev: u64) -> Self {
+        SizeWalk { dev, linked: Mutex::default(), met_linked: Default::default() }
     }
 
     /// The bytes under `root` (a file counts itself), leaving out every entry `skip` names and
@@ -68,14 +75,40 @@ impl SizeWalk {
         if !meta.is_file() {
             return 0;
         }
-        if meta.nlink() > 1 {
-            let first = self.linked.lock().unwrap_or_else(|e| e.into_inner()).insert((meta.dev(), meta.ino()));
+        self.count_file(meta.dev(), meta.ino(), meta.nlink(), meta.size())
+    }
+
+    /// One regular file's bytes, as this walk counts them: a file with more names than one is
+    /// counted the first time any of them is met.
+    fn count_file(&self, dev: u64, ino: u64, nlink: u64, size: u64) -> u64 {
+        if nlink > 1 {
+            let first = self.linked.lock().unwrap_or_else(|e| e.into_inner()).insert((dev, ino));
             if !first {
                 return 0;
             }
         }
-        meta.size()
+        size
     }
+
+    /// A regular file's bytes as a removal frees them, counted as [`SizeWalk::bytes`] counts
+    /// them, so what a dry run reports and what a purge frees agree. Its link count falls as
+    /// its names go, so the last name of a file met before with more is known by its inode.
+    pub(crate) fn count_removed(&self, dev: u64, ino: u64, nlink: u64, size: u64) -> u64 {
+        if nlink > 1 || self.met_linked.load(std::sync::atomic::Ordering::Relaxed) {
+            self.met_linked.store(true, std::sync::atomic::Ordering::Relaxed);
+            let first = self.linked.lock().unwrap_or_else(|e| e.into_inner()).insert((dev, ino));
+            if !first {
+                return 0;
+            }
+        }
+        size
+    }
+}
+
+/// The bytes under `path` as one walk counts them: what a dry run reports a removal of `path`
+/// would free. Nothing when it is not there.
+pub(crate) fn tree_bytes(path: &Path) -> u64 {
+    SizeWalk::on_filesystem_of(path).map_or(0, |walk| walk.bytes(path, &|_| false))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Moving a kept session to another host, as the binaries run it: `jackin-keep --export` and
-//! `jackin-restore --import` (tools/export.rs, tools/restore/import.rs), with their progress on
+//! `jackin-restore --import` (tools/moves/export.rs, tools/moves/import.rs), with their progress on
 //! a terminal and their records or errors.
 
 use std::path::Path;
@@ -12,8 +12,8 @@ use crate::face::cli::{KeepArgs, RestoreArgs};
 use crate::face::driver::Ctx;
 use crate::face::progress::Progress;
 use crate::protocol::codes::ErrorCode;
-use crate::tools::export::{self, ExportOptions};
-use crate::tools::restore::{self, ImportOptions};
+use crate::tools::moves::export::{self, ExportOptions};
+use crate::tools::moves::{self, ImportOptions};
 
 /// `jackin-keep --export FILE INSTANCE`.
 pub fn export(args: &KeepArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
@@ -52,7 +52,7 @@ pub fn import(args: &RestoreArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
     let options = ImportOptions { dry_run: args.dry_run || args.plan, repos: args.repo.clone() };
     // Its length is known once the archive says how many mounts it holds.
     let progress = Progress::new("importing", 3, ctx.quiet);
-    let imported = restore::import(&store, file, &options, &progress);
+    let imported = moves::import(&store, file, &options, &progress);
     progress.finish();
     match imported {
         Ok(imported) => {

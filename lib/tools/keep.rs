@@ -14,13 +14,13 @@ use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::evidence::{Evidence, Kept as KeptEvidence};
 use crate::protocol::records::{Decision, Outcome};
+use crate::services::assessor::{AssessOptions, Assessor};
+use crate::services::claim::SessionClaim;
 use crate::state::config::Policy;
 use crate::state::continuity::{self, HistoryEntry, Kept};
 use crate::state::model::{Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
-use crate::tools::assess::{AssessOptions, Assessor};
-use crate::tools::claim::SessionClaim;
 
 pub const TOOL: &str = "jackin-keep";
 
@@ -254,7 +254,7 @@ pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: P
         Ok(None) => return Ok(Err(anyhow::anyhow!("no manifest: the session cannot be kept or stamped"))),
         Err(e) => return Ok(Err(e)),
     };
-    let role = crate::tools::ownership::own_role_container(engine, store, &name, &manifest.docker)
+    let role = crate::services::ownership::own_role_container(engine, store, &name, &manifest.docker)
         .map_err(|e| Exit::Unavailable.wrap(e))?
         .map(|details| details.state);
     let start = session_start(role.as_ref().and_then(|r| r.started_at.as_deref()), &manifest);
@@ -303,7 +303,7 @@ pub enum Carried {
     Refused(ErrorCode, anyhow::Error),
 }
 
-/// Carries out a ruling under the session's claim (tools/claim.rs), held from before the session
+/// Carries out a ruling under the session's claim (services/claim.rs), held from before the session
 /// is looked at again to after the last write, and let go before the decision is emitted (the
 /// purge it is piped into takes it next). `return` changes nothing and takes no claim; a dry run
 /// takes none, but is refused as the run would be.
@@ -331,7 +331,7 @@ pub fn carry_out(
     let Some(manifest) = store.read_manifest(&session.name)? else {
         anyhow::bail!("its manifest is gone since it was looked at (purged meanwhile?): nothing was changed");
     };
-    session.role = crate::tools::ownership::own_role_container(engine, store, &session.name, &manifest.docker)?
+    session.role = crate::services::ownership::own_role_container(engine, store, &session.name, &manifest.docker)?
         .map(|details| details.state);
     session.manifest = manifest;
     if let Some(attached) = session.role.as_ref().filter(|r| r.running && r.attached > 0).map(|r| r.attached) {
@@ -412,7 +412,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     let status = kept_status(verdict);
     stop_if_live(engine, session)?;
     crash_point("stopped");
-    let recipe = crate::tools::capture::capture(engine, store, name, &session.manifest, TOOL)
+    let recipe = crate::services::capture::capture(engine, store, name, &session.manifest, TOOL)
         .context("capturing the launch recipe")?;
     if recipe.is_none() {
         warnings.push(
@@ -452,7 +452,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     })
     .context("recording the keep")?;
     crash_point("recorded");
-    crate::tools::teardown::tear_down(engine, store, name, &session.manifest.docker)?;
+    crate::services::teardown::tear_down(engine, store, name, &session.manifest.docker)?;
     crash_point("torn_down");
     store.set_status(name, status, &now)?;
     crash_point("stamped");

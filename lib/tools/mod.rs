@@ -1,15 +1,9 @@
-//! What each program does, over the state, the protocol and the engines.
+//! What each program does, over the state, the protocol, the engines and the shared services.
+//! Each tool is a room of its own: none uses another's internals (tests/architecture.rs).
 
-pub(crate) mod archive;
 pub mod assess;
-pub mod capture;
-pub(crate) mod claim;
-pub(crate) mod disk;
-pub mod export;
-pub(crate) mod home_claims;
 pub mod keep;
-pub(crate) mod ownership;
+pub mod moves;
 pub mod purge;
 pub mod reconcile;
 pub mod restore;
-pub(crate) mod teardown;

@@ -109,7 +109,7 @@ fn a_captured_recipe_holds_the_shape_and_no_secret_value() {
     let mut manifest = store.read_manifest(&name).unwrap().unwrap();
     // The session was launched with a sidecar; the home's manifest names none.
     manifest.docker = jackin::state::model::DockerNames::derived(&inst.container);
-    let recipe = jackin::tools::capture::capture(&engine, &store, &name, &manifest, "test").unwrap().unwrap();
+    let recipe = jackin::services::capture::capture(&engine, &store, &name, &manifest, "test").unwrap().unwrap();
     let text = serde_json::to_string(&recipe).unwrap();
     assert!(!text.contains("s3cr3t-value-42"), "{text}");
     assert!(recipe

@@ -40,7 +40,7 @@ fn keep_with_recipe(home: &Home, inst: &Instance) {
     let manifest = store.read_manifest(&name(inst)).unwrap().unwrap();
     let engine =
         jackin::engines::docker::Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
-    let recipe = jackin::tools::capture::capture(&engine, &store, &name(inst), &manifest, "test").unwrap().unwrap();
+    let recipe = jackin::services::capture::capture(&engine, &store, &name(inst), &manifest, "test").unwrap().unwrap();
     jackin::state::continuity::update(&store, &name(inst), |c| {
         c.recipe = Some(recipe);
         c.cause = Some("kept".into());

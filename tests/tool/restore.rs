@@ -50,7 +50,7 @@ fn capture_and_keep(home: &Home, inst: &Instance, sidecar: bool) {
     let manifest = store.read_manifest(&name).unwrap().unwrap();
     let engine =
         jackin::engines::docker::Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
-    let recipe = jackin::tools::capture::capture(&engine, &store, &name, &manifest, "test").unwrap().unwrap();
+    let recipe = jackin::services::capture::capture(&engine, &store, &name, &manifest, "test").unwrap().unwrap();
     jackin::state::continuity::update(&store, &name, |c| {
         c.recipe = Some(recipe);
         c.cause = Some("kept".into());

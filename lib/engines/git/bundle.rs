@@ -1,4 +1,4 @@
-//! Bundles of the commits a purge would delete, for the quarantine (tools/purge/quarantine.rs
+//! Bundles of the commits a purge would delete, for the quarantine (services/saved_work
 //! decides what is saved and where; this reads which commits those are and writes them).
 //!
 //! libgit2 has no bundle writer, but its pack builder writes the pack; a v2 bundle is that pack

@@ -3,7 +3,7 @@
 //! `<host>/.git/worktrees/<c>/modules/<name>`), so a purge deletes it with the mount. What is at
 //! risk in it is what is at risk in a clone: what its branches, tags, detached HEAD, stashes and
 //! reflogs reach and none of its remote-tracking refs does. The parent's status only says the
-//! submodule moved; its commits are saved from here (tools/purge/quarantine.rs).
+//! submodule moved; its commits are saved from here (services/saved_work).
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};

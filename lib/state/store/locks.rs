@@ -1,6 +1,6 @@
 //! The locks of a home: the index lock every read-modify-write of `instances.json` holds, the
 //! launcher's per-instance name locks (held by jackin while it has the session, and by purge,
-//! restore and keep while they change it: tools/claim.rs), who holds one, and the purge's
+//! restore and keep while they change it: services/claim.rs), who holds one, and the purge's
 //! per-host-repository locks.
 
 use std::fs::{self, File, OpenOptions};

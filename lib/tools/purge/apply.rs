@@ -7,15 +7,16 @@ use anyhow::{Context, Result};
 
 use crate::engines::git;
 use crate::protocol::records::{Purged, Removed};
+use crate::services::teardown;
 use crate::state::model::Status;
 use crate::state::names::InstanceName;
 use crate::state::store::{HostRepoLocks, PurgeMark, Store};
-use crate::tools::teardown;
 
 use super::plan::{Deletion, Plan, Refusal, Stamp};
-use super::{crash_point, quarantine, remove, Purger};
+use super::{crash_point, remove, Purger};
 use crate::protocol::codes::ErrorCode;
-use crate::tools::claim::SessionClaim;
+use crate::services::claim::SessionClaim;
+use crate::services::saved_work as quarantine;
 
 /// What a purge holds from step 1 on: the name claim, and the host repositories' locks (to the end
 /// of step 5).

@@ -7,10 +7,10 @@
 //! job.
 
 mod apply;
+pub mod expire;
 mod observe;
 pub mod orphans;
 pub(crate) mod plan;
-pub mod quarantine;
 pub mod remove;
 pub mod select;
 mod slim;
@@ -28,11 +28,11 @@ use crate::engines::docker::Engine;
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{human_bytes, Purged};
+use crate::services::claim::SessionClaim;
 use crate::state::model::{DockerNames, IndexRow};
 use crate::state::names::InstanceName;
 use crate::state::select::Catalog;
 use crate::state::store::{HostRepoLocks, Store};
-use crate::tools::claim::SessionClaim;
 
 /// A test-only failure point of purge (base/crash.rs).
 pub(crate) fn crash_point(step: &str) {
@@ -190,7 +190,7 @@ impl<'a> Purger<'a> {
         HostRepoLocks::acquire(&repos, HOST_REPO_WAIT).map(Some)
     }
 
-    /// Step 1's name half, for purge and slim alike: the session's claim (tools/claim.rs), taken
+    /// Step 1's name half, for purge and slim alike: the session's claim (services/claim.rs), taken
     /// for this run; another holder means the session is live, or another tool is at work on it.
     fn claim(&self, name: &InstanceName) -> Result<SessionClaim, Stop> {
         SessionClaim::take(self.store, name, self.options.dry_run)
@@ -207,10 +207,10 @@ impl<'a> Purger<'a> {
         Ok(self.role_container_state(name, docker)?.0)
     }
 
-    /// Whether the session's own role container (tools/ownership.rs) runs, and how many `docker
+    /// Whether the session's own role container (services/ownership.rs) runs, and how many `docker
     /// exec` processes run in it.
     pub(crate) fn role_container_state(&self, name: &InstanceName, docker: &DockerNames) -> Result<(bool, u32)> {
-        let state = crate::tools::ownership::own_role_container(self.engine, self.store, name, docker)?
+        let state = crate::services::ownership::own_role_container(self.engine, self.store, name, docker)?
             .map(|role| role.state)
             .unwrap_or_default();
         Ok((state.running, state.attached))

@@ -10,14 +10,15 @@ use std::path::{Path, PathBuf};
 use crate::engines::git;
 use crate::protocol::assessment::Assessment;
 use crate::protocol::identity::Identity;
+use crate::services::assessor::{AssessOptions, Assessor};
+use crate::services::ownership::Resource;
+use crate::services::teardown;
 use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord, MalformedRecord, Manifest};
 use crate::state::names::InstanceName;
 use crate::state::store::PurgeMark;
-use crate::tools::assess::{AssessOptions, Assessor};
-use crate::tools::teardown::{self, Resource};
 
 use super::plan::Refusal;
-use super::{remove, Purger, Request};
+use super::{Purger, Request};
 use crate::protocol::codes::ErrorCode;
 
 /// The isolation records as read: each record parsed on its own, or the file unreadable.
@@ -166,7 +167,7 @@ impl Purger<'_> {
         for dir in dirs.into_iter().chain(store.import_staging_dirs(&seen.name)) {
             let there = exists(&dir);
             // Counted for a dry run's report; a run counts what it deletes.
-            let bytes = if there && self.options.dry_run { remove::tree_bytes(&dir) } else { 0 };
+            let bytes = if there && self.options.dry_run { crate::base::disk_usage::tree_bytes(&dir) } else { 0 };
             seen.directories.push(DirectorySeen { path: dir, exists: there, bytes });
         }
         Ok(())

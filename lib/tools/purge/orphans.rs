@@ -14,11 +14,11 @@ use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Orphan, Purged, Removed};
+use crate::services::home_claims::HomeClaims;
 use crate::state::names::{
     instance_id_of, instance_of, is_docker_name, is_prewarm, is_valid_name, DockerKind, InstanceName, PREWARM_PREFIX,
 };
 use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, NameLock, NameLockTry, Store};
-use crate::tools::home_claims::HomeClaims;
 
 /// What the engine showed of jackin's containers when this run checked its first orphan: before
 /// it removed any, so a sidecar is still judged by its role container.

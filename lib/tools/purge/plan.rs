@@ -10,9 +10,9 @@ use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Purged, Removed};
+use crate::services::ownership::Resource;
 use crate::state::model::{DockerNames, IsolationRecord, MalformedRecord, Status};
 use crate::state::store::{MarkedSession, PurgeMark};
-use crate::tools::teardown::Resource;
 
 use super::observe::{Observation, Records};
 use super::PurgeOptions;
@@ -20,7 +20,7 @@ use super::PurgeOptions;
 /// One thing a purge deletes, in lifecycle.md's order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Deletion {
-    /// Step 4, in the one teardown order (tools/teardown.rs).
+    /// Step 4, in the one teardown order (services/teardown.rs).
     Docker(Resource),
     /// Step 5: a worktree's registration in its host repository (`path` as the record names it).
     Worktree { host: PathBuf, path: String },

@@ -61,7 +61,7 @@ fn seen(verdict: Verdict) -> Observation {
     Observation {
         name: name(),
         row: Some(row()),
-        docker_present: crate::tools::teardown::resources(&docker),
+        docker_present: crate::services::ownership::resources(&docker),
         docker,
         manifest: Ok(Some(manifest)),
         role_running: false,

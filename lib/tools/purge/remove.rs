@@ -17,6 +17,7 @@ use anyhow::{Context, Result};
 use rustix::fs::{self as rfs, AtFlags, Dir, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 
+use crate::base::disk_usage::SizeWalk;
 use crate::state::store::{ensure_private_dir, Store};
 
 static TRASH_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -90,14 +91,21 @@ pub(crate) fn remove_tree(path: &Path) -> Result<u64> {
     let name = CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name))?;
     let parent_fd = rfs::openat(CWD, parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
         .with_context(|| format!("cannot open {}", parent.display()))?;
-    let bytes = remove_entry(parent_fd.as_fd(), &name, FileType::Directory, None)
+    let counted = SizeWalk::on_device(meta.dev());
+    let bytes = remove_entry(parent_fd.as_fd(), &name, FileType::Directory, None, &counted)
         .with_context(|| format!("cannot remove {}", path.display()))?;
     Ok(bytes)
 }
 
 /// `filesystem`: the device of the tree being removed; a directory on another one (a mount point
 /// inside the tree) is not entered, and the removal stops there with an error.
-fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType, filesystem: Option<u64>) -> std::io::Result<u64> {
+fn remove_entry(
+    parent: BorrowedFd<'_>,
+    name: &CStr,
+    kind: FileType,
+    filesystem: Option<u64>,
+    counted: &SizeWalk,
+) -> std::io::Result<u64> {
     let kind = match kind {
         FileType::Unknown => match rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => FileType::from_raw_mode(st.st_mode),
@@ -121,7 +129,7 @@ fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType, filesystem:
                         name.to_string_lossy()
                     )));
                 }
-                let bytes = remove_contents(Dir::new(fd)?, device)?;
+                let bytes = remove_contents(Dir::new(fd)?, device, counted)?;
                 return match rfs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
                     Ok(()) | Err(Errno::NOENT) => Ok(bytes),
                     Err(e) => Err(e.into()),
@@ -134,7 +142,10 @@ fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType, filesystem:
         }
     }
     let bytes = if kind == FileType::RegularFile {
-        rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW).map(|st| st.st_size as u64).unwrap_or(0)
+        #[allow(clippy::unnecessary_cast)] // st_nlink is narrower than u64 on some targets
+        rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map(|st| counted.count_removed(st.st_dev, st.st_ino, st.st_nlink as u64, st.st_size as u64))
+            .unwrap_or(0)
     } else {
         0
     };
@@ -144,7 +155,7 @@ fn remove_entry(parent: BorrowedFd<'_>, name: &CStr, kind: FileType, filesystem:
     }
 }
 
-fn remove_contents(mut dir: Dir, filesystem: u64) -> std::io::Result<u64> {
+fn remove_contents(mut dir: Dir, filesystem: u64, counted: &SizeWalk) -> std::io::Result<u64> {
     let mut entries: Vec<(CString, FileType)> = Vec::new();
     while let Some(entry) = dir.read() {
         let entry = entry?;
@@ -157,20 +168,9 @@ fn remove_contents(mut dir: Dir, filesystem: u64) -> std::io::Result<u64> {
     let fd = dir.fd()?;
     let mut bytes = 0;
     for (name, kind) in entries {
-        bytes += remove_entry(fd, &name, kind, Some(filesystem))?;
+        bytes += remove_entry(fd, &name, kind, Some(filesystem), counted)?;
     }
     Ok(bytes)
-}
-
-/// The bytes of the regular files under `path`, without following links (for `--dry-run`).
-pub(crate) fn tree_bytes(path: &Path) -> u64 {
-    walkdir::WalkDir::new(path)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.size())
-        .sum()
 }
 
 #[cfg(test)]
@@ -259,7 +259,11 @@ mod tests {
         let name = CString::new("was-a-dir").unwrap();
         // Listed as a directory, found a link when opened.
         let device = rfs::fstat(&parent).unwrap().st_dev;
-        assert_eq!(remove_entry(parent.as_fd(), &name, FileType::Directory, Some(device)).unwrap(), 0);
+        assert_eq!(
+            remove_entry(parent.as_fd(), &name, FileType::Directory, Some(device), &SizeWalk::on_device(device))
+                .unwrap(),
+            0
+        );
         assert!(fs::symlink_metadata(tree.join("was-a-dir")).is_err(), "the link is gone");
         assert_eq!(fs::read_to_string(outside.join("keep.txt")).unwrap(), "keep");
     }
@@ -275,14 +279,19 @@ mod tests {
         let parent = rfs::openat(CWD, &tree, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
         let name = CString::new("was-a-dir").unwrap();
         let device = rfs::fstat(&parent).unwrap().st_dev;
-        assert_eq!(remove_entry(parent.as_fd(), &name, FileType::Directory, Some(device)).unwrap(), 0);
+        assert_eq!(
+            remove_entry(parent.as_fd(), &name, FileType::Directory, Some(device), &SizeWalk::on_device(device))
+                .unwrap(),
+            0
+        );
         assert!(fs::symlink_metadata(tree.join("was-a-dir")).is_err(), "the file is gone");
     }
 
     /// What a dry run says it would free: the regular files' bytes, a link's target never
-    /// counted.
+    /// counted, a file of two names once; and the removal frees what the dry run said.
     #[test]
     fn a_trees_bytes_are_its_files_bytes_without_what_links_point_at() {
+        use crate::base::disk_usage::tree_bytes;
         let tmp = tempfile::tempdir().unwrap();
         fs::write(tmp.path().join("big-outside"), vec![0u8; 4096]).unwrap();
         let tree = tmp.path().join("tree");
@@ -290,8 +299,10 @@ mod tests {
         fs::write(tree.join("f"), "12345").unwrap();
         fs::write(tree.join("a/g"), "678").unwrap();
         std::os::unix::fs::symlink(tmp.path().join("big-outside"), tree.join("a/link")).unwrap();
+        fs::hard_link(tree.join("f"), tree.join("a/f-again")).unwrap();
         assert_eq!(tree_bytes(&tree), 8);
         assert_eq!(tree_bytes(&tmp.path().join("absent")), 0);
+        assert_eq!(remove_tree(&tree).unwrap(), 8);
     }
 
     /// A trash that is a symbolic link (to a directory outside the home) is never emptied: what

@@ -149,7 +149,7 @@ fn repair_rows(store: &Store, repairs: &[(InstanceName, RepairKind)], options: &
 }
 
 /// The launch recipe of every running session that has none yet, so that a later loss can
-/// still be recreated. Names and sources of the environment only (tools::capture).
+/// still be recreated. Names and sources of the environment only (services::capture).
 fn capture_recipes(
     engine: &Engine,
     store: &Store,
@@ -162,7 +162,7 @@ fn capture_recipes(
             if continuity::read(store, name)?.recipe.is_some() {
                 return Ok(false);
             }
-            let Some(recipe) = crate::tools::capture::capture(engine, store, name, manifest, options.tool)? else {
+            let Some(recipe) = crate::services::capture::capture(engine, store, name, manifest, options.tool)? else {
                 return Ok(false);
             };
             continuity::update(store, name, |c| {

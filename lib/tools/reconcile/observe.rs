@@ -11,11 +11,11 @@ use super::{Failure, Options, Selection};
 use crate::base::exit::Exit;
 use crate::base::time::now_rfc3339;
 use crate::engines::docker::{ContainerBrief, Engine, RunState};
+use crate::services::ownership::HomeRoots;
 use crate::state::model::{IndexRow, Manifest, Status};
 use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::select::Catalog;
 use crate::state::store::{name_lock_held, IndexRebuilt, Store};
-use crate::tools::ownership::HomeRoots;
 
 /// A labelled Docker network or volume: its name and labels.
 pub(crate) type Labelled = (String, BTreeMap<String, String>);
@@ -128,7 +128,7 @@ pub(crate) fn observe(engine: &Engine, store: &Store, selection: &Selection, opt
     Ok(observation)
 }
 
-/// jackin's containers by name, those of another home left out (tools/ownership.rs): a role
+/// jackin's containers by name, those of another home left out (services/ownership.rs): a role
 /// container whose binds reach another home's `data/<c>` or `sockets/<c>`, and the containers of
 /// its instance, are that home's evidence, never this one's (a session moved to another home on
 /// the same engine and resumed there is not running here).

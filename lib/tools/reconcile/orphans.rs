@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use super::observe::Observation;
 use crate::protocol::codes::{OrphanKind, ResourceKind};
 use crate::protocol::records::{Orphan, Repair, RepairKind};
+use crate::services::home_claims::HomeClaims;
 use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, Store};
-use crate::tools::home_claims::HomeClaims;
 
 /// What an orphan is judged against.
 struct Scan<'a> {

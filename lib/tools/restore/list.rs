@@ -35,7 +35,7 @@ pub fn candidates(
         let distrusted = trust_sources(store, &manifest, &mut kept)?;
         let mut plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref(), role_source)?;
         plan.drift.extend(distrusted);
-        if let Some(holder) = crate::tools::claim::SessionClaim::held_by(store, &target.name)? {
+        if let Some(holder) = crate::services::claim::SessionClaim::held_by(store, &target.name)? {
             plan.missing.push(holder);
         }
         if !resumable(status, plan.role.is_some()) {

@@ -2,18 +2,13 @@
 //! worktrees, by the cheapest faithful tier. A failed restore never deletes anything.
 
 mod base_image;
-mod import;
-mod import_checks;
-mod import_submodules;
 mod list;
 mod plan;
-mod put_back;
 mod quarantines;
 mod recover;
 mod resume;
 mod run;
 
-pub use import::{import, ImportOptions};
 pub use list::{candidates, Order};
 pub(crate) use plan::plan;
 pub use plan::{Plan, RoleSource};
@@ -35,13 +30,13 @@ use crate::protocol::assessment::Assessment;
 use crate::protocol::envelope::Record;
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Candidate, Change, Restored};
+use crate::services::assessor::{AssessOptions, Assessor};
 use crate::state::continuity::{self, Continuity, HistoryEntry};
 use crate::state::model::{IsolationKind, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::recipe::{self, ContainerRecipe, ContainerSpec, LaunchRecipe, NetworkRecipe, RECIPE_FORMAT};
 use crate::state::select::Catalog;
 use crate::state::store::Store;
-use crate::tools::assess::{AssessOptions, Assessor};
 
 /// `--workspace`, `--role`, `--agent`, `--workdir`.
 #[derive(Debug, Clone, Default)]

@@ -1,7 +1,7 @@
 //! Which tier a resume takes, from what Docker says now and what was captured; what stops it.
 
 use super::*;
-use crate::tools::ownership::{judge_details, HomeRoots};
+use crate::services::ownership::{judge_details, HomeRoots};
 
 /// Which tier a resume takes and the steps it will run; what stops it, if anything.
 #[derive(Debug, Clone, Default)]

@@ -10,8 +10,8 @@ use anyhow::{Context, Result};
 use crate::base::exit::Exit;
 use crate::engines::git::Repo;
 use crate::protocol::records::{Quarantined, QuarantinedRepository};
-use crate::state::store::{read_json, Store};
-use crate::tools::purge::quarantine::Receipt;
+use crate::services::saved_work::{read_receipt, Receipt, RECEIPT};
+use crate::state::store::Store;
 
 /// The quarantines of the home that finished saving, newest first.
 pub fn quarantined(store: &Store) -> Result<Vec<Quarantined>> {
@@ -37,7 +37,7 @@ fn saved(store: &Store) -> Result<Vec<(PathBuf, Receipt)>> {
         if !entry.file_type()?.is_dir() || entry.file_name().as_encoded_bytes().starts_with(b".") {
             continue;
         }
-        if let Ok(Some(receipt)) = read_json::<Receipt>(&dir.join("receipt.json")) {
+        if let Ok(Some(receipt)) = read_receipt(&dir) {
             found.push((dir, receipt));
         }
     }
@@ -65,7 +65,7 @@ fn listing(dir: &Path, receipt: &Receipt) -> Quarantined {
         summary: receipt.summary.clone(),
         recoverable: receipt.git_tree.is_none() && repositories.iter().all(|r| r.recoverable),
         repositories,
-        bytes: crate::tools::purge::remove::tree_bytes(dir),
+        bytes: crate::base::disk_usage::tree_bytes(dir),
     }
 }
 
@@ -74,9 +74,9 @@ fn listing(dir: &Path, receipt: &Receipt) -> Quarantined {
 /// A directory is taken as given but made absolute (the `recovered` records name it).
 pub(super) fn find(store: &Store, which: &str) -> Result<(PathBuf, Receipt)> {
     let as_dir = Path::new(which);
-    if as_dir.join("receipt.json").is_file() {
-        let receipt = read_json::<Receipt>(&as_dir.join("receipt.json"))?
-            .ok_or_else(|| Exit::BadInput.err(format_args!("{which} has no receipt")))?;
+    if as_dir.join(RECEIPT).is_file() {
+        let receipt =
+            read_receipt(as_dir)?.ok_or_else(|| Exit::BadInput.err(format_args!("{which} has no receipt")))?;
         return Ok((crate::state::store::absolute(as_dir)?, receipt));
     }
     let mut matching: Vec<(PathBuf, Receipt)> = saved(store)?

@@ -29,11 +29,11 @@ use crate::engines::git::{self, BundleHeader, IndexChange, Repo};
 use crate::protocol::inert::inert_name;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Recovered, RecoveredRef, RecoveredSubmodule};
+use crate::services::saved_work::{Receipt, SavedMount, SavedSubmodule};
 use crate::state::store::Store;
-use crate::tools::purge::quarantine::{Receipt, SavedMount, SavedSubmodule};
 
-use super::put_back::{index_changes, put_files_back, PlannedChange};
 use super::quarantines::find;
+use crate::services::saved_work::put_back::{index_changes, put_files_back, PlannedChange};
 
 /// What one mount's recover makes, decided before anything is made.
 struct Target {

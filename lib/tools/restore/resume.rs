@@ -1,12 +1,12 @@
 //! Resuming one session, in the order that keeps surprises out: the session's claim
-//! (tools/claim.rs) first, so no purge or keep changes it while it is read, planned, acknowledged
+//! (services/claim.rs) first, so no purge or keep changes it while it is read, planned, acknowledged
 //! and started; then the plan; then what stops it (not resumable, not ready) before the operator
 //! is asked to acknowledge anything; then the acknowledgement; then the tier, and the statuses.
 
 use super::*;
 use crate::protocol::codes::ErrorCode;
+use crate::services::claim::SessionClaim;
 use crate::state::model::IndexRow;
-use crate::tools::claim::SessionClaim;
 
 /// How a resume runs.
 #[derive(Debug, Clone, Copy)]

@@ -47,8 +47,10 @@ pub fn capture(
     captured_by: &str,
 ) -> Result<Option<LaunchRecipe>> {
     let docker = &manifest.docker;
-    // Only the session's own role container is its recipe (tools/ownership.rs).
-    let Some(role) = crate::tools::ownership::own_role_container(engine, store, name, docker)? else { return Ok(None) };
+    // Only the session's own role container is its recipe (services/ownership.rs).
+    let Some(role) = crate::services::ownership::own_role_container(engine, store, name, docker)? else {
+        return Ok(None);
+    };
     let agent_toml = store.read_agent_toml(name)?;
     let sources = launch_env(&store.roots.config_dir, manifest.workspace_name.as_deref(), &manifest.role_key)?.sources;
     let sidecar = match &docker.dind_container {

@@ -6,53 +6,22 @@
 use anyhow::Result;
 
 use crate::engines::docker::Engine;
-use crate::protocol::codes::ResourceKind;
-use crate::protocol::records::Removed;
+use crate::services::ownership::{self, Judged, Resource};
 use crate::state::model::DockerNames;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
-use crate::tools::ownership::{self, Judged};
 
-/// One of a session's Docker resources.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Resource {
-    Container(String),
-    Network(String),
-    Volume(String),
-}
-
-impl Resource {
-    /// As a `purged` record names it.
-    pub(crate) fn removed(&self) -> Removed {
-        let (kind, name) = match self {
-            Resource::Container(name) => (ResourceKind::Container, name),
-            Resource::Network(name) => (ResourceKind::Network, name),
-            Resource::Volume(name) => (ResourceKind::Volume, name),
-        };
-        Removed::new(kind, name.clone())
+/// Removes one resource; whether it was there.
+fn remove(resource: &Resource, engine: &Engine) -> Result<bool> {
+    match resource {
+        Resource::Container(name) => engine.remove_container(name),
+        Resource::Network(name) => engine.remove_network(name),
+        Resource::Volume(name) => engine.remove_volume(name),
     }
-
-    /// Removes it; whether it was there.
-    fn remove(&self, engine: &Engine) -> Result<bool> {
-        match self {
-            Resource::Container(name) => engine.remove_container(name),
-            Resource::Network(name) => engine.remove_network(name),
-            Resource::Volume(name) => engine.remove_volume(name),
-        }
-    }
-}
-
-/// The session's resources, in the order Docker lets them go.
-pub(crate) fn resources(docker: &DockerNames) -> Vec<Resource> {
-    let mut resources = vec![Resource::Container(docker.role_container.clone())];
-    resources.extend(docker.dind_container.clone().map(Resource::Container));
-    resources.push(Resource::Network(docker.network.clone()));
-    resources.extend(docker.certs_volume.clone().map(Resource::Volume));
-    resources
 }
 
 /// Removes the session's resources in order, each only when the engine proves it the session's
-/// own (tools/ownership.rs: one that is another session's or another home's stays); returns
+/// own (services/ownership.rs: one that is another session's or another home's stays); returns
 /// those that were there. One already gone is fine.
 pub(crate) fn tear_down(
     engine: &Engine,
@@ -62,7 +31,7 @@ pub(crate) fn tear_down(
 ) -> Result<Vec<Resource>> {
     let mut removed = Vec::new();
     for (resource, judged) in ownership::judge(engine, store, name, docker)? {
-        if judged == Judged::Own && resource.remove(engine)? {
+        if judged == Judged::Own && remove(&resource, engine)? {
             removed.push(resource);
         }
     }
@@ -79,6 +48,9 @@ pub(crate) fn present(engine: &Engine, store: &Store, name: &InstanceName, docke
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::codes::ResourceKind;
+    use crate::protocol::records::Removed;
+    use crate::services::ownership::resources;
 
     /// Role container, sidecar, network, certs volume: a network goes only once no container
     /// uses it, and a volume once no container mounts it.

@@ -1,128 +1,22 @@
-//! The quarantine: before at-risk work is deleted on an explicit discard, it is saved under
-//! `<home>/quarantine/<container>-<time>/` with a receipt that says what was saved, from where,
-//! and how to bring it back. It expires after `--quarantine-days`.
+//! Saving at-risk work into the saved-work format (mod.rs): a purge's quarantine before a
+//! discard deletes, and one mount at a time for an export.
 
 use std::fs;
-use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
-use super::remove;
+use super::{slug, MountLayout, Receipt, SavedFile, SavedMount, SavedSubmodule, GIT_TREE, RECEIPT, RECEIPT_TEXT};
 use crate::base::copy::copy_entry;
-use crate::engines::git::{self, BundleContents};
-use crate::protocol::assessment::{Assessment, Integrated, MountAssessment};
-use crate::protocol::identity::Identity;
-use crate::protocol::inert::{inert_name, inert_text};
+use crate::engines::git;
+use crate::protocol::assessment::{Assessment, MountAssessment};
+use crate::protocol::inert::inert_text;
 use crate::protocol::path_bytes::NameBytes;
 use crate::state::model::{IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
-
-/// `receipt.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Receipt {
-    pub(crate) version: u64,
-    #[serde(flatten)]
-    pub(crate) identity: Identity,
-    pub(crate) saved_at: String,
-    pub(crate) expires_at: String,
-    /// The verdict and summary of the assessment that found the work at risk.
-    pub(crate) verdict: String,
-    pub(crate) summary: String,
-    pub(crate) mounts: Vec<SavedMount>,
-    /// When the isolation records could not be read: the instance's whole `git/` tree, moved
-    /// here (relative to the quarantine directory), since no mount in it could be assessed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) git_tree: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct SavedMount {
-    pub(crate) mount_dst: String,
-    pub(crate) isolation: String,
-    /// Where the work was: the worktree or clone directory.
-    pub(crate) path: String,
-    /// The host repository it was made from.
-    pub(crate) original_src: Option<String>,
-    /// The commit its work tree was on, which the saved files are changes to (a recover checks
-    /// them out over it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) head: Option<String>,
-    pub(crate) verdict: String,
-    /// The bundle, relative to the quarantine directory.
-    pub(crate) bundle: Option<String>,
-    pub(crate) bundle_contents: Option<BundleContents>,
-    /// The bundle's commits whose patch a surviving ref holds: saved all the same.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) integrated: Vec<Integrated>,
-    /// The commits of submodules checked out in the mount that nothing else holds, one bundle
-    /// each.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) submodules: Vec<SavedSubmodule>,
-    /// The staged versions the work tree no longer has, relative to the quarantine directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) index_dir: Option<String>,
-    /// Dirty and untracked files as they were, relative to the quarantine directory.
-    pub(crate) files_dir: Option<String>,
-    pub(crate) files: Vec<SavedFile>,
-    /// An unreadable mount is moved here whole: what cannot be read cannot be picked apart.
-    pub(crate) tree: Option<String>,
-    /// An unreadable worktree's submodules' git directories, moved here from its registration in
-    /// the host repository.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) modules: Option<String>,
-    pub(crate) note: Option<String>,
-}
-
-/// A submodule's bundle.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct SavedSubmodule {
-    /// Its path in the mount; one that is not UTF-8 has its bytes in `path_bytes`.
-    pub(crate) path: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) path_bytes: Option<String>,
-    /// Its git directory's name under the mount's `modules/` (git's name for the submodule; for
-    /// a nested one, `<parent>/modules/<name>`): a recover looks for the same one in the host
-    /// repository. Not written when that is not a plain UTF-8 path; older receipts lack it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) module: Option<String>,
-    /// The commit its work tree was on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) head: Option<String>,
-    /// Relative to the quarantine directory.
-    pub(crate) bundle: String,
-    pub(crate) bundle_contents: BundleContents,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct SavedFile {
-    pub(crate) status: String,
-    /// The path as text; a path that is not UTF-8 has its bytes in `path_bytes`
-    /// (protocol/path_bytes.rs), and is saved under `files/` as those bytes.
-    pub(crate) path: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) path_bytes: Option<String>,
-    /// The name a renamed file had before (`R`), which the work tree no longer has; its bytes
-    /// in `orig_path_bytes` when it is not UTF-8.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) orig_path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) orig_path_bytes: Option<String>,
-    /// False for a deletion: there is no file to save.
-    pub(crate) saved: bool,
-    /// Its staged version, which the work tree no longer has (`AM`, `MM`, `AD`, …), saved under
-    /// `index/`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) staged: bool,
-    /// A submodule's staged commit, when its index entry is a gitlink (`git add <submodule>`),
-    /// which has no blob to save under `index/`: a recover stages it again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) gitlink: Option<String>,
-}
 
 /// Whether a change's staged version differs from what its work tree holds (`git status`'s X is
 /// a staged change and Y a change after it): then the index holds the only copy of that version.
@@ -190,9 +84,9 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
         AtRisk::Mounts(records) => records,
         AtRisk::UnreadableRecords { git_tree } => {
             if fs::symlink_metadata(&git_tree).is_ok_and(|m| m.is_dir()) {
-                fs::rename(&git_tree, partial.join("git"))
+                fs::rename(&git_tree, partial.join(GIT_TREE))
                     .with_context(|| format!("moving {} into the quarantine", git_tree.display()))?;
-                receipt.git_tree = Some("git".into());
+                receipt.git_tree = Some(GIT_TREE.into());
             }
             &[]
         }
@@ -210,7 +104,7 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
             .with_context(|| format!("quarantining {}", mount.mount_dst))?;
         receipt.mounts.push(saved);
     }
-    write_json_atomic(&partial.join("receipt.json"), &receipt)?;
+    write_json_atomic(&partial.join(RECEIPT), &receipt)?;
     let mut final_dir = root.join(format!("{container}-{stamp}"));
     let mut n = 2;
     while final_dir.exists() {
@@ -218,7 +112,7 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
         n += 1;
     }
     // For a person who will `cat` it: inert (protocol/inert.rs), as the agent named the files.
-    fs::write(partial.join("RECEIPT.txt"), inert_text(&receipt_text(&receipt, &final_dir)).as_bytes())?;
+    fs::write(partial.join(RECEIPT_TEXT), inert_text(&super::text::receipt_text(&receipt, &final_dir)).as_bytes())?;
     fs::rename(&partial, &final_dir).with_context(|| format!("cannot name {}", final_dir.display()))?;
     fs::File::open(&root)?.sync_all()?;
     Ok(final_dir)
@@ -281,16 +175,6 @@ fn allocated_bytes(path: &Path) -> u64 {
     own.saturating_add(entries.map(|entry| allocated_bytes(&entry.path())).sum())
 }
 
-pub(crate) fn slug(mount_dst: &str) -> String {
-    let s: String = mount_dst.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    let s = s.trim_matches('-').to_owned();
-    if s.is_empty() {
-        "mount".into()
-    } else {
-        s
-    }
-}
-
 fn save_mount(
     store: &Store,
     dest: &Path,
@@ -299,19 +183,21 @@ fn save_mount(
     record: Option<&IsolationRecord>,
 ) -> Result<SavedMount> {
     let path = Path::new(&mount.path);
+    let layout = MountLayout { dir_name };
     let (Some(record), None) = (record, mount.error.as_ref()) else {
-        let mount_dir = dest.join(dir_name);
+        let mount_dir = layout.dir(dest);
         fs::create_dir_all(&mount_dir)?;
         let mut saved = empty_save(mount);
         // Unreadable: keep the whole directory when it is the instance's own.
         let inside = path.starts_with(store.data_dir()) && !mount.path.contains("/../");
         if let Some(record) = record.filter(|r| r.isolation == IsolationKind::Worktree) {
-            save_unreadable_worktree_refs(record, &mount_dir, dir_name, &mut saved)?;
-            save_unreadable_worktree_modules(record, &mount_dir, dir_name, &mut saved)?;
+            save_unreadable_worktree_refs(record, dest, layout, &mut saved)?;
+            save_unreadable_worktree_modules(record, dest, layout, &mut saved)?;
         }
         if inside && fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-            fs::rename(path, mount_dir.join("tree")).with_context(|| format!("moving {}", path.display()))?;
-            saved.tree = Some(format!("{dir_name}/tree"));
+            let tree = layout.tree();
+            fs::rename(path, dest.join(&tree)).with_context(|| format!("moving {}", path.display()))?;
+            saved.tree = Some(tree);
             saved.note = Some("could not be read; the whole directory was moved here".into());
         } else {
             let what = if saved.bundle.is_some() { "only its commits were saved" } else { "nothing saved" };
@@ -349,15 +235,15 @@ fn empty_save(mount: &MountAssessment) -> SavedMount {
 /// session holds (the at-risk tips against what survives a purge) as a bundle, its submodules'
 /// as bundles of their own, and the changed and untracked files as they are, with the staged
 /// versions the work tree no longer has. A purge's quarantine and an export
-/// (tools/export.rs) save the same way.
+/// (tools/moves/export.rs) save the same way.
 pub(crate) fn save_readable(
     dest: &Path,
     dir_name: &str,
     mount: &MountAssessment,
     record: &IsolationRecord,
 ) -> Result<SavedMount> {
-    let mount_dir = dest.join(dir_name);
-    fs::create_dir_all(&mount_dir)?;
+    let layout = MountLayout { dir_name };
+    fs::create_dir_all(layout.dir(dest))?;
     let mut saved = empty_save(mount);
     let path = Path::new(&mount.path);
     let repo = git::Repo::open(path)?;
@@ -369,15 +255,15 @@ pub(crate) fn save_readable(
         IsolationKind::Clone => git::clone_bundle(&repo, Some(host_path), &mount.unpushed)?,
     };
     if !refs.is_empty() {
-        let bundle_path = mount_dir.join("commits.bundle");
-        if let Some(contents) = git::write_bundle(&repo, &refs, &bundle_path)? {
-            saved.bundle = Some(format!("{dir_name}/commits.bundle"));
+        let bundle = layout.bundle();
+        if let Some(contents) = git::write_bundle(&repo, &refs, &dest.join(&bundle))? {
+            saved.bundle = Some(bundle);
             saved.bundle_contents = Some(contents);
         }
     }
     // The submodules' commits, as they are now: their git directories go with the mount.
     for (n, (submodule, refs)) in git::submodule_bundles(&repo)?.into_iter().enumerate() {
-        let name = format!("{dir_name}/submodule-{n}.bundle");
+        let name = layout.submodule_bundle(n);
         if let Some(contents) = git::write_bundle(&submodule.repo, &refs, &dest.join(&name))? {
             saved.submodules.push(SavedSubmodule {
                 path: submodule.path.text(),
@@ -390,12 +276,12 @@ pub(crate) fn save_readable(
         }
     }
     if !mount.files.is_empty() {
-        let files_dir = mount_dir.join("files");
+        let (files, index) = (layout.files(), layout.index());
+        let files_dir = dest.join(&files);
         fs::create_dir_all(&files_dir)?;
         for file in &mount.files {
             let copied = copy_changed_file(path, file.path.as_path(), &files_dir)?;
-            let staged =
-                staged_differs(&file.status) && save_staged(&repo, file.path.as_path(), &mount_dir.join("index"))?;
+            let staged = staged_differs(&file.status) && save_staged(&repo, file.path.as_path(), &dest.join(&index))?;
             let gitlink = staged_change(&file.status).then(|| repo.staged_gitlink(file.path.as_path())).flatten();
             saved.files.push(SavedFile {
                 status: file.status.clone(),
@@ -408,9 +294,9 @@ pub(crate) fn save_readable(
                 gitlink,
             });
         }
-        saved.files_dir = Some(format!("{dir_name}/files"));
+        saved.files_dir = Some(files);
         if saved.files.iter().any(|f| f.staged) {
-            saved.index_dir = Some(format!("{dir_name}/index"));
+            saved.index_dir = Some(index);
         }
     }
     Ok(saved)
@@ -423,8 +309,8 @@ pub(crate) fn save_readable(
 /// with it, not deleted by the purge).
 fn save_unreadable_worktree_refs(
     record: &IsolationRecord,
-    mount_dir: &Path,
-    dir_name: &str,
+    dest: &Path,
+    layout: MountLayout<'_>,
     saved: &mut SavedMount,
 ) -> Result<()> {
     let host_path = Path::new(&record.original_src);
@@ -436,9 +322,9 @@ fn save_unreadable_worktree_refs(
     if refs.is_empty() {
         return Ok(());
     }
-    let bundle_path = mount_dir.join("commits.bundle");
-    if let Some(contents) = git::write_bundle(&host, &refs, &bundle_path)? {
-        saved.bundle = Some(format!("{dir_name}/commits.bundle"));
+    let bundle = layout.bundle();
+    if let Some(contents) = git::write_bundle(&host, &refs, &dest.join(&bundle))? {
+        saved.bundle = Some(bundle);
         saved.bundle_contents = Some(contents);
     }
     Ok(())
@@ -449,8 +335,8 @@ fn save_unreadable_worktree_refs(
 /// into the quarantine, as the work tree is, since what cannot be read cannot be bundled.
 fn save_unreadable_worktree_modules(
     record: &IsolationRecord,
-    mount_dir: &Path,
-    dir_name: &str,
+    dest: &Path,
+    layout: MountLayout<'_>,
     saved: &mut SavedMount,
 ) -> Result<()> {
     let registration = git::registration_dir(
@@ -462,8 +348,9 @@ fn save_unreadable_worktree_modules(
     if !fs::symlink_metadata(&modules).is_ok_and(|m| m.is_dir()) {
         return Ok(());
     }
-    fs::rename(&modules, mount_dir.join("modules")).with_context(|| format!("moving {}", modules.display()))?;
-    saved.modules = Some(format!("{dir_name}/modules"));
+    let moved = layout.modules();
+    fs::rename(&modules, dest.join(&moved)).with_context(|| format!("moving {}", modules.display()))?;
+    saved.modules = Some(moved);
     Ok(())
 }
 
@@ -495,134 +382,5 @@ fn copy_changed_file(mount: &Path, rel_path: &Path, files_dir: &Path) -> Result<
     copy_entry(&src, &dst)
 }
 
-fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
-    let d = dir.display();
-    let mut t = format!(
-        "jackin-purge saved the unfinished work of {} before deleting it.\n\
-         Saved {}; kept until {} (then `jackin-purge --expire-quarantine` deletes it).\n\
-         What was at risk: {}\n\n\
-         Put it all back with one command (branches jackin/recovered/..., a new worktree):\n  \
-         jackin-restore --recover {d}\n\
-         or by hand, as below.\n",
-        receipt.identity.container_base, receipt.saved_at, receipt.expires_at, receipt.summary
-    );
-    if let Some(tree) = &receipt.git_tree {
-        t.push_str(&format!(
-            "\nThe isolation records could not be read, so no mount could be assessed: the whole\n\
-             git/ tree of the instance (every worktree and clone) was moved to {d}/{tree}/\n"
-        ));
-    }
-    for m in &receipt.mounts {
-        t.push_str(&mount_text(m, dir));
-    }
-    t
-}
-
-/// One mount's part of [`receipt_text`]: what was saved where, and how to bring it back by hand.
-fn mount_text(m: &SavedMount, dir: &Path) -> String {
-    let d = dir.display();
-    let mut t = format!("\n{} ({}, was {})\n", m.mount_dst, m.isolation, m.path);
-    let repo = m.original_src.as_deref().unwrap_or("<a clone of the repository>");
-    if let (Some(bundle), Some(contents)) = (&m.bundle, &m.bundle_contents) {
-        t.push_str(&format!("  {} commits in {d}/{bundle}\n", contents.commits));
-        for (name, id) in &contents.refs {
-            let origin = if contents.from_reflog.contains(name) { " (from the reflog)" } else { "" };
-            t.push_str(&format!("    {name} {id}{origin}\n"));
-        }
-        for integrated in &m.integrated {
-            let short = |id: &str| id.chars().take(12).collect::<String>();
-            t.push_str(&format!(
-                "    {} was integrated as {} on {}: saved all the same\n",
-                short(&integrated.commit),
-                short(&integrated.as_commit),
-                integrated.into
-            ));
-        }
-        t.push_str(&format!(
-            "  bring them back (into {repo} or any clone that has the prerequisites):\n    \
-             git bundle verify {d}/{bundle}\n    \
-             git fetch {d}/{bundle} 'refs/*:refs/recovered/*'\n"
-        ));
-    }
-    for sub in &m.submodules {
-        let b = &sub.bundle;
-        t.push_str(&format!(
-            "  submodule {}: {} commits in {d}/{b}\n  bring them back (in the submodule of a checkout):\n    \
-             git -C <your checkout>/{} fetch {d}/{b} 'refs/*:refs/recovered/*'\n",
-            inert_name(&sub.path),
-            sub.bundle_contents.commits,
-            inert_name(&sub.path)
-        ));
-    }
-    if let Some(files_dir) = &m.files_dir {
-        t.push_str(&format!("  dirty and untracked files, as they were, in {d}/{files_dir}/\n"));
-        for f in &m.files {
-            let note = match (f.saved, f.staged) {
-                (_, true) => " (and its staged version)",
-                (true, false) => "",
-                (false, false) => " (deleted: nothing to save)",
-            };
-            let from = f.orig_path.as_deref().map_or(String::new(), |o| format!(" (renamed from {})", inert_name(o)));
-            t.push_str(&format!("    {} {}{from}{note}\n", f.status, inert_name(&f.path)));
-        }
-        t.push_str(&format!("  bring them back: cp -a {d}/{files_dir}/. <your checkout>/\n"));
-        if let Some(index_dir) = &m.index_dir {
-            t.push_str(&format!(
-                "  staged versions the work tree no longer had (marked staged above) in {d}/{index_dir}/\n"
-            ));
-        }
-    }
-    if let Some(tree) = &m.tree {
-        t.push_str(&format!("  the whole directory is in {d}/{tree}\n"));
-    }
-    if let Some(modules) = &m.modules {
-        t.push_str(&format!("  its submodules' git directories are in {d}/{modules}/\n"));
-    }
-    if let Some(note) = &m.note {
-        t.push_str(&format!("  note: {note}\n"));
-    }
-    t
-}
-
-/// One quarantine that expired and was deleted.
-#[derive(Debug, Clone)]
-pub struct Expired {
-    pub dir: PathBuf,
-    pub identity: Option<Identity>,
-    pub bytes: u64,
-}
-
-/// Deletes the quarantines whose receipt has expired; one without a receipt (a save that died
-/// half-way) expires `days` after it was last modified. With `dry_run`, only lists them.
-pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
-    let root = store.quarantine_root();
-    let entries = match fs::read_dir(&root) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
-    };
-    let now = SystemTime::now();
-    let mut expired = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !(name.starts_with("jk-") || name.starts_with(".partial-jk-")) || !entry.file_type()?.is_dir() {
-            continue;
-        }
-        let dir = entry.path();
-        let receipt: Option<Receipt> = crate::state::store::read_json(&dir.join("receipt.json")).ok().flatten();
-        let expires = match &receipt {
-            Some(r) => crate::base::time::parse_rfc3339(&r.expires_at),
-            None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(days * 86_400)),
-        };
-        if expires.is_some_and(|at| at <= now) {
-            let bytes = if dry_run { remove::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };
-            expired.push(Expired { dir, identity: receipt.map(|r| r.identity), bytes });
-        }
-    }
-    Ok(expired)
-}
-
 #[cfg(test)]
-#[path = "quarantine_tests.rs"]
-mod tests;
+pub(crate) mod tests;

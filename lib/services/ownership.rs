@@ -22,10 +22,11 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::Result;
 
 use crate::engines::docker::{ContainerDetails, Engine};
+use crate::protocol::codes::ResourceKind;
+use crate::protocol::records::Removed;
 use crate::state::model::DockerNames;
 use crate::state::names::{derived_certs_volume, instance_of, is_prewarm, DockerKind, InstanceName, PREWARM_PREFIX};
 use crate::state::store::Store;
-use crate::tools::teardown::Resource;
 
 /// This home's `data/` and `sockets/`, as given and as the filesystem resolves them.
 pub(crate) struct HomeRoots(Vec<PathBuf>);
@@ -130,6 +131,35 @@ pub(crate) enum Judged {
     Foreign(String),
 }
 
+/// One of a session's Docker resources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resource {
+    Container(String),
+    Network(String),
+    Volume(String),
+}
+
+impl Resource {
+    /// As a `purged` record names it.
+    pub(crate) fn removed(&self) -> Removed {
+        let (kind, name) = match self {
+            Resource::Container(name) => (ResourceKind::Container, name),
+            Resource::Network(name) => (ResourceKind::Network, name),
+            Resource::Volume(name) => (ResourceKind::Volume, name),
+        };
+        Removed::new(kind, name.clone())
+    }
+}
+
+/// The session's resources, in the order Docker lets them go.
+pub(crate) fn resources(docker: &DockerNames) -> Vec<Resource> {
+    let mut resources = vec![Resource::Container(docker.role_container.clone())];
+    resources.extend(docker.dind_container.clone().map(Resource::Container));
+    resources.push(Resource::Network(docker.network.clone()));
+    resources.extend(docker.certs_volume.clone().map(Resource::Volume));
+    resources
+}
+
 /// The session's resources in teardown order, each judged from the engine.
 pub(crate) fn judge(
     engine: &Engine,
@@ -141,7 +171,7 @@ pub(crate) fn judge(
     let ours: Vec<&str> =
         std::iter::once(docker.role_container.as_str()).chain(docker.dind_container.as_deref()).collect();
     let mut judged: Vec<(Resource, Judged)> = Vec::new();
-    for resource in crate::tools::teardown::resources(docker) {
+    for resource in resources(docker) {
         let role_foreign = judged.first().and_then(|(_, j)| match j {
             Judged::Foreign(why) => Some(format!("its session's role container is not this one's ({why})")),
             _ => None,

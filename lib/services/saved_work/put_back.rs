@@ -11,13 +11,13 @@ use crate::base::copy::copy_entry;
 use crate::engines::git::IndexChange;
 use crate::protocol::inert::inert_name;
 use crate::protocol::path_bytes::NameBytes;
-use crate::tools::purge::quarantine::SavedMount;
+use crate::services::saved_work::SavedMount;
 
 /// One change to the recovered index, and whether it counts as a staged file (a renamed
 /// file's old name going is part of the rename, not a file of its own).
-pub(super) struct PlannedChange {
-    pub(super) change: IndexChange,
-    pub(super) counted: bool,
+pub(crate) struct PlannedChange {
+    pub(crate) change: IndexChange,
+    pub(crate) counted: bool,
 }
 
 /// A file the receipt names, as a plain relative path (anything else is refused).
@@ -35,7 +35,7 @@ fn receipt_name(text: &str, bytes: Option<&str>) -> Result<NameBytes> {
 /// matched the index is added as the work tree now holds it; one whose staged version the work
 /// tree no longer had gets that version, saved under `index/`. Also the notes on what cannot be
 /// staged again.
-pub(super) fn index_changes(dir: &Path, mount: &SavedMount) -> Result<(Vec<PlannedChange>, Vec<String>)> {
+pub(crate) fn index_changes(dir: &Path, mount: &SavedMount) -> Result<(Vec<PlannedChange>, Vec<String>)> {
     let mut changes = Vec::new();
     let mut notes = Vec::new();
     for file in &mount.files {
@@ -90,7 +90,7 @@ pub(super) fn index_changes(dir: &Path, mount: &SavedMount) -> Result<(Vec<Plann
 /// The saved files into `worktree`, each as it was, over what the checkout wrote; the files the
 /// session had deleted, deleted, and a renamed file's old name gone (unless a file of its own
 /// came back there). Returns the `.git` files left out of saved directories ([`copy_back`]).
-pub(super) fn put_files_back(dir: &Path, mount: &SavedMount, worktree: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn put_files_back(dir: &Path, mount: &SavedMount, worktree: &Path) -> Result<Vec<PathBuf>> {
     let files_dir = mount.files_dir.as_ref().map(|f| dir.join(f));
     let mut names = Vec::new();
     for file in &mount.files {

@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 
 use crate::engines::docker::ContainerBrief;
+use crate::services::ownership::HomeRoots;
 use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::store::Store;
-use crate::tools::ownership::HomeRoots;
 
 pub(crate) struct HomeClaims {
     /// This home's `data/` and `sockets/`.

@@ -11,9 +11,9 @@ use anyhow::Result;
 use super::import_checks::{self, check_tips, refuse};
 use crate::engines::git::{BundleHeader, Repo, DETACHED_HEAD};
 use crate::protocol::path_bytes::NameBytes;
-use crate::tools::archive::Verified;
-use crate::tools::export::{ChangedSubmodule, MOUNTS_ENTRY};
-use crate::tools::purge::quarantine::SavedSubmodule;
+use crate::services::archive::Verified;
+use crate::services::saved_work::SavedSubmodule;
+use crate::tools::moves::export::{ChangedSubmodule, MOUNTS_ENTRY};
 
 /// What an import's refs and reflogs say made them.
 pub(super) const WHY: &str = "jackin-restore --import";

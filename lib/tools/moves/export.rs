@@ -1,7 +1,7 @@
 //! `jackin-keep --export FILE INSTANCE`: a kept session written to one archive
-//! (tools/archive.rs) that `jackin-restore --import` makes a kept session of on another host.
+//! (services/archive.rs) that `jackin-restore --import` makes a kept session of on another host.
 //!
-//! It is a quarantine-shaped save (tools/purge/quarantine.rs: per mount, a bundle of every
+//! It is a quarantine-shaped save (services/saved_work: per mount, a bundle of every
 //! commit only the session holds, its submodules' commits, the changed and untracked files as
 //! they are) plus the session's own files: the manifest, the isolation records, the tools'
 //! continuity file with the launch recipe, the agent home and `state/`. Per mount it adds the
@@ -24,13 +24,13 @@ use crate::protocol::assessment::{Assessment, MountAssessment};
 use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Exported, MovedMount};
+use crate::services::archive::{self, Staging, Writer, FORMAT};
+use crate::services::assessor::{AssessOptions, Assessor};
+use crate::services::claim::SessionClaim;
+use crate::services::saved_work::{save_readable, slug, SavedMount};
 use crate::state::model::{IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{is_home_credential, Store, AUTH_SLOTS};
-use crate::tools::archive::{self, Staging, Writer, FORMAT};
-use crate::tools::assess::{AssessOptions, Assessor};
-use crate::tools::claim::SessionClaim;
-use crate::tools::purge::quarantine::{save_readable, slug, SavedMount};
 
 /// `export.json`, the archive's account of the session.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -81,7 +81,7 @@ pub(crate) struct ExportedMount {
 }
 
 /// A submodule of [`ExportedMount::changed_submodules`]: where it is, its git directory's name
-/// (as a [`SavedSubmodule`](crate::tools::purge::quarantine::SavedSubmodule)'s), and the commit
+/// (as a [`SavedSubmodule`](crate::services::saved_work::SavedSubmodule)'s), and the commit
 /// and the branch (a full name; `None` detached) its work tree was on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ChangedSubmodule {

@@ -1,15 +1,16 @@
-//! The quarantine's own tests: its name, its expiry, unreadable mounts, changed files gone or unreadable meanwhile.
+//! The saved-work format's own tests: its name, unreadable mounts, changed files gone or unreadable meanwhile.
 use super::*;
 use crate::protocol::assessment::Verdict;
+use crate::protocol::identity::Identity;
 use crate::state::store::{read_json, Roots};
 
 const CONTAINER: &str = "jk-a1b2c3d4-app";
 
-fn store_in(home: &Path) -> Store {
+pub(crate) fn store_in(home: &Path) -> Store {
     Store::open(Roots { home: home.to_path_buf(), config_dir: home.to_path_buf() }).unwrap()
 }
 
-fn assessment(mounts: Vec<MountAssessment>) -> Assessment {
+pub(crate) fn assessment(mounts: Vec<MountAssessment>) -> Assessment {
     Assessment {
         identity: Identity {
             container_base: CONTAINER.into(),
@@ -40,21 +41,6 @@ fn unreadable_mount(mount_dst: &str, path: &Path) -> MountAssessment {
 
 fn receipt_of(dir: &Path) -> Receipt {
     read_json(&dir.join("receipt.json")).unwrap().expect("a receipt")
-}
-
-/// The receipt says the quarantine is kept `days` days from when it was saved, and a run of
-/// `--expire-quarantine` the same day leaves it.
-#[test]
-fn a_quarantine_expires_the_given_days_after_it_was_saved() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_in(tmp.path());
-    let dir = save(&store, &assessment(Vec::new()), AtRisk::Mounts(&[]), 30).unwrap();
-    let receipt = receipt_of(&dir);
-    let saved = crate::base::time::parse_rfc3339(&receipt.saved_at).unwrap();
-    let expires = crate::base::time::parse_rfc3339(&receipt.expires_at).unwrap();
-    assert_eq!(expires.duration_since(saved).expect("expires after it was saved"), Duration::from_secs(30 * 86_400));
-    assert!(expire(&store, 30, false).unwrap().is_empty());
-    assert!(dir.join("receipt.json").exists());
 }
 
 /// Saves of the same session within one second take the next free number (`-2`, `-3`, …),
@@ -165,18 +151,6 @@ fn a_changed_file_that_cannot_be_read_is_an_error_not_a_deletion() {
     fs::write(tmp.path().join("a-file"), "x").unwrap();
     assert!(copy_entry(&tmp.path().join("a-file/below"), &tmp.path().join("copy")).is_err());
     assert!(!tmp.path().join("copy").exists());
-}
-
-/// With no quarantine yet there is nothing to expire; a quarantine root that cannot be listed
-/// (here: a file) is an error, never "nothing expired".
-#[test]
-fn no_quarantine_expires_nothing_and_one_that_cannot_be_listed_is_an_error() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_in(tmp.path());
-    assert!(expire(&store, 30, false).unwrap().is_empty());
-    fs::write(store.quarantine_root(), "not a directory").unwrap();
-    assert!(expire(&store, 30, false).is_err());
-    assert!(expire(&store, 30, true).is_err());
 }
 
 /// Which changes' staged versions are saved under `index/`: those whose staged version (X) the

@@ -1,4 +1,4 @@
-//! `jackin-restore --import FILE`: a session another host exported (tools/export.rs) made a kept
+//! `jackin-restore --import FILE`: a session another host exported (tools/moves/export.rs) made a kept
 //! session of this host, the same instance, that `jackin-restore INSTANCE` resumes by tier 2 or 3.
 //!
 //! A recover (recover.rs) into a fresh session layout: per mount, the host repository of this
@@ -11,7 +11,7 @@
 //! the continuity file with the launch recipe's binds moved to this host's paths, the manifest,
 //! the index row.
 //!
-//! The archive is read whole and checked before anything is decided (tools/archive.rs), and
+//! The archive is read whole and checked before anything is decided (services/archive.rs), and
 //! everything that could refuse is decided before anything is written: an instance of the same
 //! name here, a repository not found or lacking what the commits build on, a branch or worktree
 //! name taken (exit 3, nothing written). Then it is read again into `<home>/imports/`, checked
@@ -27,19 +27,19 @@ use serde_json::Value;
 
 use super::import_checks::{self, check_docker_names, check_free_space, check_saved, check_tips, refuse, Layout};
 use super::import_submodules::{make_submodule, numbered, plan_submodule, SubmodulePlan, SubmoduleSave, WHY};
-use super::put_back::{index_changes, put_files_back};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
 use crate::engines::git::{BundleHeader, IndexChange, Repo};
 use crate::protocol::records::{Imported, MovedMount};
+use crate::services::archive::{self, Staging, Verified};
+use crate::services::claim::SessionClaim;
+use crate::services::saved_work::put_back::{index_changes, put_files_back};
 use crate::state::continuity::{Continuity, HistoryEntry};
 use crate::state::model::{IndexRow, Isolation, IsolationKind, Manifest};
 use crate::state::names::InstanceName;
 use crate::state::recipe::LaunchRecipe;
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
-use crate::tools::archive::{self, Staging, Verified};
-use crate::tools::claim::SessionClaim;
-use crate::tools::export::{
+use crate::tools::moves::export::{
     ExportFile, ExportedMount, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY,
 };
 

@@ -1,0 +1,11 @@
+//! What several tools share, each rule with one owner, below the tools that use it.
+
+pub(crate) mod archive;
+pub mod assessor;
+pub mod capture;
+pub(crate) mod claim;
+pub(crate) mod disk;
+pub(crate) mod home_claims;
+pub(crate) mod ownership;
+pub(crate) mod saved_work;
+pub(crate) mod teardown;

@@ -1,0 +1,11 @@
+//! Moving a kept session to another host: `jackin-keep --export` writes an archive of it
+//! (export.rs), `jackin-restore --import` checks one whole and makes it a session of this home
+//! (import.rs, with its checks and its submodules). Both save and read the saved-work format
+//! (services/saved_work) inside the archive (services/archive).
+
+pub mod export;
+mod import;
+mod import_checks;
+mod import_submodules;
+
+pub use import::{import, ImportOptions};

@@ -1,0 +1,90 @@
+//! `jackin-purge --expire-quarantine`: deleting the saved work whose time has come. Saving it is
+//! the saved-work service's (services/saved_work); deleting it is purge's, the only deleter.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+
+use super::remove;
+use crate::protocol::identity::Identity;
+use crate::services::saved_work::read_receipt;
+use crate::state::store::Store;
+
+/// One quarantine that expired and was deleted.
+#[derive(Debug, Clone)]
+pub struct Expired {
+    pub dir: PathBuf,
+    pub identity: Option<Identity>,
+    pub bytes: u64,
+}
+
+/// Deletes the quarantines whose receipt has expired; one without a receipt (a save that died
+/// half-way) expires `days` after it was last modified. With `dry_run`, only lists them.
+pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
+    let root = store.quarantine_root();
+    let entries = match fs::read_dir(&root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
+    };
+    let now = SystemTime::now();
+    let mut expired = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("jk-") || name.starts_with(".partial-jk-")) || !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let dir = entry.path();
+        let receipt = read_receipt(&dir).ok().flatten();
+        let expires = match &receipt {
+            Some(r) => crate::base::time::parse_rfc3339(&r.expires_at),
+            None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(days * 86_400)),
+        };
+        if expires.is_some_and(|at| at <= now) {
+            let bytes = if dry_run { crate::base::disk_usage::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };
+            expired.push(Expired { dir, identity: receipt.map(|r| r.identity), bytes });
+        }
+    }
+    Ok(expired)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::saved_work::fixtures::{assessment, store_in};
+    use crate::services::saved_work::{read_receipt, save, AtRisk};
+
+    /// The receipt says the quarantine is kept `days` days from when it was saved, and a run of
+    /// `--expire-quarantine` the same day leaves it.
+    #[test]
+    fn a_quarantine_expires_the_given_days_after_it_was_saved() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        let dir = save(&store, &assessment(Vec::new()), AtRisk::Mounts(&[]), 30).unwrap();
+        let receipt = read_receipt(&dir).unwrap().expect("a receipt");
+        let saved = crate::base::time::parse_rfc3339(&receipt.saved_at).unwrap();
+        let expires = crate::base::time::parse_rfc3339(&receipt.expires_at).unwrap();
+        assert_eq!(
+            expires.duration_since(saved).expect("expires after it was saved"),
+            Duration::from_secs(30 * 86_400)
+        );
+        assert!(expire(&store, 30, false).unwrap().is_empty());
+        assert!(dir.join("receipt.json").exists());
+    }
+
+    /// With no quarantine yet there is nothing to expire; a quarantine root that cannot be listed
+    /// (here: a file) is an error, never "nothing expired".
+    #[test]
+    fn no_quarantine_expires_nothing_and_one_that_cannot_be_listed_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_in(tmp.path());
+        assert!(expire(&store, 30, false).unwrap().is_empty());
+        fs::write(store.quarantine_root(), "not a directory").unwrap();
+        assert!(expire(&store, 30, false).is_err());
+        assert!(expire(&store, 30, true).is_err());
+    }
+}
