@@ -470,6 +470,12 @@ impl Record for Restored {
         if !self.missing.is_empty() {
             line.push_str(&format!(" · not ready: {}", self.missing.join("; ")));
         }
+        // A plan's steps, one a line, in the order the resume runs them.
+        if self.dry_run {
+            for (n, step) in self.actions.iter().enumerate() {
+                line.push_str(&format!("\n  {}. {step}", n + 1));
+            }
+        }
         line
     }
 }

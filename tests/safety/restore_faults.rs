@@ -255,8 +255,8 @@ fn a_sidecar_that_never_becomes_healthy_stops_tier_1_before_the_role_starts_and_
     let sidecar_id = inspect(&sidecar, "{{.Id}}");
     let rec = resumed(&restore(&home, &[&c, "--yes", "--health-timeout=30"]));
     assert_eq!(rec.tier, Some(1));
-    assert!(rec.actions.contains(&format!("started {sidecar} (healthy)")), "{:?}", rec.actions);
-    assert!(rec.actions.contains(&format!("started {c}")), "{:?}", rec.actions);
+    assert!(rec.actions.contains(&format!("start {sidecar} and wait until it is healthy")), "{:?}", rec.actions);
+    assert!(rec.actions.contains(&format!("start {c}")), "{:?}", rec.actions);
     assert_eq!(inspect(&sidecar, "{{.Id}}"), sidecar_id, "the sidecar the first run started");
     assert_eq!((state(&c).as_deref(), state(&sidecar).as_deref()), (Some("running"), Some("running")));
     assert_ne!(inspect(&c, "{{.State.StartedAt}}"), role_started_at);
@@ -303,7 +303,11 @@ fn a_recreated_sidecar_that_never_becomes_healthy_leaves_no_role_container_and_a
     let sidecar_id = inspect(&sidecar, "{{.Id}}");
     let rec = resumed(&restore(&home, &[&c, "--yes", "--health-timeout=30"]));
     assert_eq!(rec.tier, Some(2));
-    assert!(rec.actions.contains(&format!("recreated {sidecar} (healthy)")), "{:?}", rec.actions);
+    assert!(
+        rec.actions.contains(&format!("create and start {sidecar} and wait until it is healthy")),
+        "{:?}",
+        rec.actions
+    );
     assert_eq!(inspect(&sidecar, "{{.Id}}"), sidecar_id, "the sidecar the first run made, not another");
     assert_eq!((state(&c).as_deref(), state(&sidecar).as_deref()), (Some("running"), Some("running")));
     assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
@@ -411,7 +415,7 @@ fn tier_3_with_its_role_source_unreachable_creates_nothing_and_a_rerun_resumes_o
     fs::rename(&gone, &bare).unwrap();
     let rec = resumed(&restore(&home, &[&c, "--yes"]));
     assert_eq!(rec.tier, Some(3));
-    assert!(rec.actions.contains(&format!("built {image} from {url} at {sha}")), "{:?}", rec.actions);
+    assert!(rec.actions.contains(&format!("build {image} from {url} at {sha}")), "{:?}", rec.actions);
     assert_eq!(docker(&["exec", &c, "cat", "/marker"]), "launched", "the recorded commit, not the moved branch");
     assert_eq!((state(&c).as_deref(), state(&format!("{c}-dind")).as_deref()), (Some("running"), Some("running")));
     assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
@@ -477,7 +481,7 @@ fn a_tier_3_build_that_fails_leaves_nothing_half_made_and_a_rerun_resumes_once_t
     build_base(&home, true);
     let rec = resumed(&restore(&home, &[&c, "--yes"]));
     assert_eq!(rec.tier, Some(3));
-    assert!(rec.actions.contains(&format!("built {image} from {url} at {sha}")), "{:?}", rec.actions);
+    assert!(rec.actions.contains(&format!("build {image} from {url} at {sha}")), "{:?}", rec.actions);
     assert_eq!(docker(&["exec", &c, "cat", "/marker", "/base-ok"]), "launched\nok");
     assert_eq!((state(&c).as_deref(), state(&format!("{c}-dind")).as_deref()), (Some("running"), Some("running")));
     assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
@@ -535,7 +539,7 @@ fn tier_2_failing_after_the_sidecar_is_up_leaves_it_running_and_a_rerun_takes_it
     let sidecar_id = inspect(&sidecar, "{{.Id}}");
     let rec = resumed(&restore(&home, &[&c, "--yes", "--health-timeout=60"]));
     assert_eq!(rec.tier, Some(2));
-    assert!(rec.actions.contains(&format!("recreated {c} from {image}")), "{:?}", rec.actions);
+    assert!(rec.actions.contains(&format!("create and start {c}")), "{:?}", rec.actions);
     assert_eq!(inspect(&sidecar, "{{.Id}}"), sidecar_id, "the sidecar the first run made, not another");
     assert_eq!(inspect(&c, "{{.Image}}"), image_id);
     assert_eq!((state(&c).as_deref(), state(&sidecar).as_deref()), (Some("running"), Some("running")));

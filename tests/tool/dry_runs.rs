@@ -312,6 +312,7 @@ fn a_dry_run_of_every_tool_leaves_the_home_byte_for_byte_unchanged() {
         String::from_utf8_lossy(&output(&format!("jackin-restore --plan --format=text {}", short.container)).stdout)
             .into_owned();
     assert!(text.contains("would resume (tier 3)") && text.contains("is resolved at resume"), "{text}");
+    assert!(text.contains(&format!("\n  1. {}", planned.actions[0])), "the plan's steps, numbered: {text}");
 
     // The one whose source is cached is resolved there, and ready.
     let plan = output(&format!("jackin-restore --plan {}", cached.container));

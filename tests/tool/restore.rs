@@ -116,7 +116,7 @@ fn tier_1_starts_the_sidecar_when_healthy_then_the_container_and_rewrites_agent_
     let rec = restored(&out.stdout);
     assert_eq!(rec.tier, Some(1));
     assert_eq!(rec.attach, ["docker", "exec", "-it", &inst.container, "/jackin/runtime/jackin-capsule"]);
-    assert!(rec.actions.iter().any(|a| a.contains("(healthy)")), "{:?}", rec.actions);
+    assert!(rec.actions.iter().any(|a| a.ends_with("and wait until it is healthy")), "{:?}", rec.actions);
     assert!(fs::read_to_string(&agent_toml).unwrap().contains("agent-smith"), "agent.toml came back");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(fs::metadata(agent_toml.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
@@ -503,9 +503,19 @@ fn tier_3(mut home: Home, id: &str, url_of: impl FnOnce(&Path) -> String, env: &
     assert!(planned.dry_run);
     assert!(docker_quiet(&["image", "inspect", &image]).is_none(), "--plan builds nothing");
 
+    // The text plan lists the same steps, one a line, in order.
+    let mut text = home.cmd("jackin-restore");
+    text.args([&inst.container, "--plan", "--format=text"]).envs(env.iter().copied());
+    let text = String::from_utf8_lossy(&text.output().unwrap().stdout).into_owned();
+    let listed: Vec<&str> = text.lines().skip(1).take(planned.actions.len()).collect();
+    let numbered: Vec<String> = planned.actions.iter().enumerate().map(|(n, a)| format!("  {}. {a}", n + 1)).collect();
+    assert_eq!(listed, numbered, "{text}");
+
     let out = restore(&[&inst.container, "--yes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(restored(&out.stdout).tier, Some(3));
+    let ran = restored(&out.stdout);
+    assert_eq!(ran.tier, Some(3));
+    assert_eq!(ran.actions, planned.actions, "the resume runs exactly the steps --plan printed");
     assert_eq!(docker(&["exec", &inst.container, "cat", "/marker"]), "launched");
     assert_eq!(docker(&["image", "inspect", "-f", "{{index .Config.Labels \"jackin.role_git_sha\"}}", &image]), sha);
     docker(&["rm", "-f", &inst.container]);
@@ -862,7 +872,8 @@ fn a_real_session_comes_back_as_it_was_launched_at_tiers_2_1_and_0() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rec = restored(&out.stdout);
     assert_eq!(rec.tier, Some(1));
-    assert!(rec.actions.iter().any(|a| a == &format!("created network {net}")), "{:?}", rec.actions);
+    assert!(rec.actions.iter().any(|a| a == &format!("create network {net} (internal)")), "{:?}", rec.actions);
+    assert!(rec.actions.contains(&format!("connect {c} to network {net} again")), "{:?}", rec.actions);
     assert_eq!(docker(&["network", "inspect", "-f", "{{.Internal}}", &net]), "true", "no route out");
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true");
 
@@ -903,13 +914,13 @@ fn tier_0_brings_back_a_stopped_or_removed_sidecar_under_the_running_session() {
     assert!(plan.status.success(), "{}", common::stderr(&plan));
     let planned = restored(&plan.stdout);
     assert_eq!(planned.tier, Some(0));
-    assert_eq!(planned.actions, [format!("{c} is running"), format!("start {sidecar} and wait until it is healthy")]);
+    assert_eq!(planned.actions, [format!("start {sidecar} and wait until it is healthy")]);
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &sidecar]), "false", "--plan starts nothing");
     let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
     assert!(out.status.success(), "{}", common::stderr(&out));
     let rec = restored(&out.stdout);
     assert_eq!(rec.tier, Some(0));
-    assert_eq!(rec.actions, [format!("started {sidecar} (healthy)")], "{rec:?}");
+    assert_eq!(rec.actions, planned.actions, "the run does what the plan said: {rec:?}");
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &sidecar]), "true");
 
     // Removed: recreated from the recipe, on the session's network, and said so.
@@ -918,7 +929,12 @@ fn tier_0_brings_back_a_stopped_or_removed_sidecar_under_the_running_session() {
     assert!(out.status.success(), "{}", common::stderr(&out));
     let rec = restored(&out.stdout);
     assert_eq!(rec.tier, Some(0));
-    assert!(rec.actions.contains(&format!("recreated {sidecar} (healthy)")), "{rec:?}");
+    assert!(
+        rec.actions.contains(&format!(
+            "recreate {sidecar} from the launch recipe (it was removed) and wait until it is healthy"
+        )),
+        "{rec:?}"
+    );
     assert!(rec.drift.iter().any(|d| d.starts_with(&format!("sidecar {sidecar} was removed"))), "{rec:?}");
     assert_eq!(wait_for_health(&sidecar), "healthy");
     let net = format!("{c}-net");
@@ -927,7 +943,7 @@ fn tier_0_brings_back_a_stopped_or_removed_sidecar_under_the_running_session() {
 
     // Running as it is: nothing to start, and the role container was never restarted.
     let out = restore_without_image_env(&home, &[&c, "--yes"], &[]);
-    assert_eq!(restored(&out.stdout).actions, ["nothing to start: the session is running"]);
+    assert_eq!(restored(&out.stdout).actions, [format!("{c} is running: nothing to start")]);
     assert_eq!(docker(&["inspect", "-f", "{{.State.StartedAt}}", &c]), role_started);
     docker(&["rm", "-f", &c, &sidecar]);
     docker(&["rmi", &image]);
@@ -1430,6 +1446,7 @@ fn tier_1_recreates_a_removed_sidecar_from_the_recipe_before_the_role_container_
         "rewrite agent.toml from the launch recipe".to_owned(),
         format!("create network {net} (internal)"),
         format!("create volume {volume}"),
+        format!("connect {c} to network {net} again"),
         recreate,
         format!("start {c}"),
     ];
@@ -1441,7 +1458,7 @@ fn tier_1_recreates_a_removed_sidecar_from_the_recipe_before_the_role_container_
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rec = restored(&out.stdout);
     assert_eq!(rec.tier, Some(1));
-    assert!(rec.actions.contains(&format!("recreated {sidecar} (healthy)")), "{:?}", rec.actions);
+    assert_eq!(rec.actions, steps, "the run does what the plan said");
     assert!(rec.drift.iter().any(|d| d.starts_with(&format!("sidecar {sidecar} was removed"))), "{rec:?}");
 
     // The sidecar, as the recipe has it: running, healthy by its own healthcheck, with its image,

@@ -119,7 +119,7 @@ pub(crate) fn candidate(
         updated_at: manifest.updated_at.clone(),
         verdict: assessment.map(|a| a.verdict.as_str().to_owned()),
         summary,
-        tier: plan.tier,
+        tier: plan.tier.map(Tier::number),
         ready: plan.ready(),
         missing: plan.missing.clone(),
         disk,

@@ -3,6 +3,7 @@
 
 mod base_image;
 mod list;
+mod observe;
 mod plan;
 mod quarantines;
 mod recover;
@@ -11,7 +12,7 @@ mod run;
 
 pub use list::{candidates, Order};
 pub(crate) use plan::plan;
-pub use plan::{Plan, RoleSource};
+pub use plan::{Plan, RoleSource, Tier};
 pub use quarantines::quarantined;
 pub use recover::recover;
 pub use resume::{acknowledge, resume, Resume, ResumeOptions};
@@ -120,9 +121,9 @@ fn as_reconciled(manifest: &mut Manifest, kept: &mut Continuity, changes: &[Chan
 pub fn planned(manifest: &Manifest, plan: &Plan) -> Restored {
     Restored {
         identity: Identity::from_manifest(manifest),
-        tier: plan.tier,
+        tier: plan.tier.map(Tier::number),
         missing: plan.missing.clone(),
-        actions: plan.steps.clone(),
+        actions: plan.actions(),
         attach: attach_argv(&manifest.docker.role_container, plan.attach_user.as_deref()),
         drift: plan.drift.clone(),
         dry_run: true,
@@ -133,14 +134,7 @@ pub fn planned(manifest: &Manifest, plan: &Plan) -> Restored {
 pub fn resumed(manifest: &Manifest, plan: &Plan, ran: Ran) -> Restored {
     let mut drift = plan.drift.clone();
     drift.extend(ran.drift);
-    Restored {
-        tier: plan.tier,
-        missing: Vec::new(),
-        actions: ran.actions,
-        drift,
-        dry_run: false,
-        ..planned(manifest, plan)
-    }
+    Restored { missing: Vec::new(), actions: ran.actions, drift, dry_run: false, ..planned(manifest, plan) }
 }
 
 /// Where jackin's agent capsule lives in a role container.

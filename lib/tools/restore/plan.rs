@@ -1,13 +1,123 @@
-//! Which tier a resume takes, from what Docker says now and what was captured; what stops it.
+//! Which tier a resume takes and the steps it runs, decided from one observation (observe.rs)
+//! alone: no engine call here, so a `--plan` and the resume after it decide alike, and the tests
+//! below play each branch without Docker. `run.rs` walks the steps as they are.
 
+use super::observe::Observation;
 use super::*;
-use crate::services::ownership::{judge_details, HomeRoots};
+
+/// The rung of the restore ladder (lifecycle.md, "Restore"): the cheapest that is faithful.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    /// 0: the role container runs: attach (a stopped or removed sidecar brought back first).
+    Running,
+    /// 1: the role container is there, stopped: start it.
+    Restart,
+    /// 2: the role container is gone and its image is there: created from the launch recipe.
+    Recreate,
+    /// 3: the image is gone too: built from the role's source at the recorded commit first.
+    Rebuild,
+}
+
+impl Tier {
+    /// Its number, as `restored`, `candidate` and the history give it.
+    pub fn number(self) -> u8 {
+        match self {
+            Tier::Running => 0,
+            Tier::Restart => 1,
+            Tier::Recreate => 2,
+            Tier::Rebuild => 3,
+        }
+    }
+}
+
+/// A container a step creates: its recorded shape, the image, the variables to resolve when the
+/// step runs (a plan never holds their values), and the command that says it is ready.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToCreate {
+    pub(crate) spec: ContainerSpec,
+    pub(crate) image: String,
+    pub(crate) env: Vec<recipe::EnvBinding>,
+    pub(crate) health: Vec<String>,
+}
+
+/// One step of a resume, in the order it runs. `--plan` prints each one's [`Step::text`], and a
+/// resume reports the same words for each step it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Step {
+    /// Tier 0 with everything up.
+    NothingToStart {
+        role: String,
+    },
+    RewriteAgentToml,
+    CreateNetwork(NetworkRecipe),
+    CreateVolume(String),
+    /// Tier 1: a stopped container joined again to its network, made anew the step before.
+    Reconnect {
+        container: String,
+        network: String,
+        aliases: Vec<String>,
+    },
+    /// A sidecar that is there, started and waited for.
+    StartSidecar {
+        name: String,
+        health: Vec<String>,
+    },
+    /// A sidecar removed under a kept session (tiers 0 and 1), made again from the recipe.
+    RecreateSidecar(Box<ToCreate>),
+    /// Tiers 2 and 3: the sidecar created from the recipe, started and waited for.
+    CreateSidecar(Box<ToCreate>),
+    /// Tier 3: the role image built from its source; `commit` is the full id of `sha`, `None`
+    /// when only a resume's fetch can tell it.
+    BuildRole {
+        image: String,
+        url: String,
+        sha: String,
+        commit: Option<String>,
+    },
+    StartRole {
+        name: String,
+    },
+    CreateRole(Box<ToCreate>),
+}
+
+impl Step {
+    /// What the step does, in the words `--plan` and the resume's `actions` use.
+    pub(crate) fn text(&self) -> String {
+        match self {
+            Step::NothingToStart { role } => format!("{role} is running: nothing to start"),
+            Step::RewriteAgentToml => "rewrite agent.toml from the launch recipe".into(),
+            Step::CreateNetwork(network) => {
+                format!("create network {}{}", network.name, if network.internal { " (internal)" } else { "" })
+            }
+            Step::CreateVolume(volume) => format!("create volume {volume}"),
+            Step::Reconnect { container, network, .. } => format!("connect {container} to network {network} again"),
+            Step::StartSidecar { name, .. } => format!("start {name} and wait until it is healthy"),
+            Step::RecreateSidecar(sidecar) => format!(
+                "recreate {} from the launch recipe (it was removed) and wait until it is healthy",
+                sidecar.spec.name
+            ),
+            Step::CreateSidecar(sidecar) => {
+                format!("create and start {} and wait until it is healthy", sidecar.spec.name)
+            }
+            Step::BuildRole { image, url, sha, commit } => match commit {
+                Some(commit) if commit == sha => format!("build {image} from {url} at {sha}"),
+                Some(commit) => format!("build {image} from {url} at {sha} ({commit})"),
+                None => format!(
+                    "build {image} from {url} at {sha}, resolved at resume (the role-source cache does not hold it, \
+                     and only a resume fetches)"
+                ),
+            },
+            Step::StartRole { name } => format!("start {name}"),
+            Step::CreateRole(role) => format!("create and start {}", role.spec.name),
+        }
+    }
+}
 
 /// Which tier a resume takes and the steps it will run; what stops it, if anything.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
-    pub tier: Option<u8>,
-    pub(crate) steps: Vec<String>,
+    pub tier: Option<Tier>,
+    pub(crate) steps: Vec<Step>,
     /// What prevents the resume: unresolvable variables (by name), a diverged mount, an image
     /// that is gone with no source to rebuild it from.
     pub missing: Vec<String>,
@@ -18,13 +128,7 @@ pub struct Plan {
     /// the resume, but a plan with any of it does not say it is ready.
     pub(crate) at_resume: Vec<String>,
     pub(crate) drift: Vec<String>,
-    /// The image the role container is created from (tiers 2 and 3).
-    pub(crate) role_image: Option<String>,
     pub role: Option<ContainerDetails>,
-    pub(crate) sidecar: Option<ContainerDetails>,
-    /// Tier 1 whose sidecar is gone: it is created again from the launch recipe before the role
-    /// container starts.
-    pub(crate) recreate_sidecar: bool,
     /// `Config.User` of the role container (or of its recipe): who the attach command runs as.
     pub(crate) attach_user: Option<String>,
 }
@@ -39,6 +143,11 @@ impl Plan {
     /// Why the plan is not ready: what is missing, then what only the resume can find out.
     pub fn not_ready(&self) -> String {
         self.missing.iter().chain(&self.at_resume).cloned().collect::<Vec<_>>().join("; ")
+    }
+
+    /// The steps, in the words `--plan` prints and the resume reports.
+    pub(crate) fn actions(&self) -> Vec<String> {
+        self.steps.iter().map(Step::text).collect()
     }
 }
 
@@ -89,8 +198,7 @@ pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, V
     (stops, drift)
 }
 
-/// Works out the tier from what Docker says now and what was captured. With
-/// [`RoleSource::Cached`] it only reads.
+/// Observes the session and decides. With [`RoleSource::Cached`] it only reads.
 pub(crate) fn plan(
     engine: &Engine,
     store: &Store,
@@ -99,97 +207,136 @@ pub(crate) fn plan(
     recipe: Option<&LaunchRecipe>,
     role_source: RoleSource,
 ) -> Result<Plan> {
-    let (missing, drift) = divergences(store, name);
-    let mut plan = Plan { missing, drift, ..Plan::default() };
+    let seen = super::observe::observe(engine, store, name, manifest, recipe, role_source)?;
+    Ok(decide(manifest, recipe, seen))
+}
+
+/// The tier and its steps, from the observation alone.
+pub(crate) fn decide(manifest: &Manifest, recipe: Option<&LaunchRecipe>, mut seen: Observation) -> Plan {
+    let mut plan =
+        Plan { missing: std::mem::take(&mut seen.stops), drift: std::mem::take(&mut seen.drift), ..Plan::default() };
     if let Some(recipe) = recipe.filter(|r| r.format > RECIPE_FORMAT) {
         plan.missing.push(format!(
             "the launch recipe is format {}, newer than the {RECIPE_FORMAT} this jackin-restore reads",
             recipe.format
         ));
-        return Ok(plan);
+        return plan;
     }
-    let role = engine.inspect(&manifest.docker.role_container)?;
-    let sidecar = match &manifest.docker.dind_container {
-        Some(sidecar) => engine.inspect(sidecar)?,
-        None => None,
-    };
     // A container by the session's name that is another's (another home's, the same session
     // moved there and resumed) is neither started nor attached to, nor replaced.
-    let roots = HomeRoots::of(store);
-    for container in role.iter().chain(sidecar.iter()) {
-        if let Err(why) = judge_details(&roots, name, &manifest.docker, container) {
-            plan.missing.push(format!("{why}: not this session's, so not started, attached to or replaced"));
-            return Ok(plan);
-        }
+    if let Some(why) = &seen.foreign {
+        plan.missing.push(format!("{why}: not this session's, so not started, attached to or replaced"));
+        return plan;
     }
-    match &role {
-        Some(role) if role.state.running => {
-            plan.tier = Some(0);
-            // The agent's Docker-in-Docker is part of the session as it was: a sidecar that
-            // stopped under a running session (it crashed, someone stopped it) is started again,
-            // one that was removed comes back from the recipe, as tier 1 would do.
-            match (&sidecar, &manifest.docker.dind_container) {
-                (Some(sidecar), _) if !sidecar.state.running => {
-                    plan.steps.push(format!("{} is running", role.name));
-                    plan.steps.push(format!("start {} and wait until it is healthy", sidecar.name));
-                }
-                (None, Some(gone)) => {
-                    plan.steps.push(format!("{} is running", role.name));
-                    plan_sidecar_gone(engine, recipe, gone, &mut plan)?;
-                }
-                _ => plan.steps.push(format!("{} is running: nothing to start", role.name)),
-            }
-        }
-        Some(role) => {
-            plan.tier = Some(1);
-            match recipe.and_then(|r| r.agent_toml.as_ref()) {
-                Some(_) => plan.steps.push("rewrite agent.toml from the launch recipe".into()),
-                None if store.agent_toml_path(name).exists() => {}
-                None => plan.missing.push("agent.toml is gone and no launch recipe holds it".into()),
-            }
-            plan_resources(engine, recipe, role, &mut plan)?;
-            match (&sidecar, &manifest.docker.dind_container) {
-                (Some(sidecar), _) => plan.steps.push(format!("start {} and wait until it is healthy", sidecar.name)),
-                (None, Some(gone)) => plan_sidecar_gone(engine, recipe, gone, &mut plan)?,
-                (None, None) => {}
-            }
-            plan.steps.push(format!("start {}", role.name));
-        }
-        None => match recipe {
-            None => plan.missing.push("no launch recipe: the session was lost before one was captured".into()),
-            Some(recipe) => plan_recreate(engine, store, manifest, recipe, role_source, &mut plan)?,
-        },
+    match (&seen.role, recipe) {
+        (Some(role), _) if role.state.running => plan_running(manifest, recipe, role, &seen, &mut plan),
+        (Some(role), _) => plan_restart(manifest, recipe, role, &seen, &mut plan),
+        (None, None) => plan.missing.push("no launch recipe: the session was lost before one was captured".into()),
+        (None, Some(recipe)) => plan_recreate(manifest, recipe, &seen, &mut plan),
     }
-    plan.attach_user = match &role {
+    plan.attach_user = match &seen.role {
         Some(role) => role.spec.user.clone(),
         None => recipe.and_then(|r| r.role.spec.user.clone()),
     };
-    plan.role = role;
-    plan.sidecar = sidecar;
-    Ok(plan)
+    plan.role = seen.role;
+    plan
 }
 
-/// Tier 1: jackin's garbage collection removes the networks of roles that are not running; the
-/// network (and the certs volume) come back from the recipe before the sidecar starts.
-fn plan_resources(
-    engine: &Engine,
+/// Tier 0. The agent's Docker-in-Docker is part of the session as it was: a sidecar that stopped
+/// under a running session (it crashed, someone stopped it) is started again, one that was
+/// removed comes back from the recipe, as tier 1 would do.
+fn plan_running(
+    manifest: &Manifest,
     recipe: Option<&LaunchRecipe>,
     role: &ContainerDetails,
+    seen: &Observation,
     plan: &mut Plan,
-) -> Result<()> {
+) {
+    plan.tier = Some(Tier::Running);
+    match (&seen.sidecar, &manifest.docker.dind_container) {
+        (Some(sidecar), _) if !sidecar.state.running => plan.steps.push(start_sidecar(sidecar, recipe)),
+        (None, Some(gone)) => {
+            plan_resources(recipe, role, seen, plan);
+            plan_sidecar_gone(recipe, gone, seen, plan);
+        }
+        _ => plan.steps.push(Step::NothingToStart { role: role.name.clone() }),
+    }
+}
+
+/// Tier 1: agent.toml back, the network and volume jackin's garbage collection may have taken,
+/// the sidecar, then the role container.
+fn plan_restart(
+    manifest: &Manifest,
+    recipe: Option<&LaunchRecipe>,
+    role: &ContainerDetails,
+    seen: &Observation,
+    plan: &mut Plan,
+) {
+    plan.tier = Some(Tier::Restart);
+    match recipe.and_then(|r| r.agent_toml.as_ref()) {
+        Some(_) => plan.steps.push(Step::RewriteAgentToml),
+        None if seen.agent_toml_there => {}
+        None => plan.missing.push("agent.toml is gone and no launch recipe holds it".into()),
+    }
+    plan_resources(recipe, role, seen, plan);
+    match (&seen.sidecar, &manifest.docker.dind_container) {
+        (Some(sidecar), _) => plan.steps.push(start_sidecar(sidecar, recipe)),
+        (None, Some(gone)) => plan_sidecar_gone(recipe, gone, seen, plan),
+        (None, None) => {}
+    }
+    plan.steps.push(Step::StartRole { name: role.name.clone() });
+}
+
+/// Starting a sidecar that is there: its own healthcheck says when it is ready, else the
+/// recipe's, else `docker info`.
+fn start_sidecar(sidecar: &ContainerDetails, recipe: Option<&LaunchRecipe>) -> Step {
+    let health = sidecar
+        .spec
+        .healthcheck
+        .as_deref()
+        .and_then(recipe::health_argv)
+        .or_else(|| recipe.and_then(|r| r.sidecar.as_ref()?.health.clone()))
+        .unwrap_or_else(docker_info);
+    Step::StartSidecar { name: sidecar.name.clone(), health }
+}
+
+fn docker_info() -> Vec<String> {
+    vec!["docker".into(), "info".into()]
+}
+
+/// Tiers 0 and 1: jackin's garbage collection removes the networks of roles that are not
+/// running; the network (and the certs volume) come back from the recipe before the sidecar
+/// starts, and the stopped containers are joined to the network made anew.
+fn plan_resources(recipe: Option<&LaunchRecipe>, role: &ContainerDetails, seen: &Observation, plan: &mut Plan) {
     if let Some(network) = &role.spec.network {
         match recipe.and_then(|r| r.network.as_ref()).filter(|n| n.name == *network) {
-            Some(recorded) => plan_network(engine, recipe.map_or(RECIPE_FORMAT, |r| r.format), recorded, plan)?,
-            None if engine.network_exists(network)? => {}
+            Some(recorded) => plan_network(recipe.map_or(RECIPE_FORMAT, |r| r.format), recorded, seen, plan),
+            None if seen.network(network).is_some() => {}
             None => plan.missing.push(format!("network {network} is gone and no launch recipe holds its shape")),
         }
     }
     if let Some(volume) = recipe.and_then(|r| r.certs_volume.as_ref()) {
-        if !engine.volume_exists(volume)? {
-            plan.steps.push(format!("create volume {volume}"));
+        if !seen.volume_there(volume) {
+            plan.steps.push(Step::CreateVolume(volume.clone()));
         }
     }
-    Ok(())
+    let made_anew: Vec<String> = plan
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::CreateNetwork(n) => Some(n.name.clone()),
+            _ => None,
+        })
+        .collect();
+    for container in seen.sidecar.iter().chain(std::iter::once(role)).filter(|c| !c.state.running) {
+        if let Some(network) = container.spec.network.as_ref().filter(|n| made_anew.contains(n)) {
+            plan.steps.push(Step::Reconnect {
+                container: container.name.clone(),
+                network: network.clone(),
+                aliases: container.spec.aliases.clone(),
+            });
+        }
+    }
 }
 
 /// Tier 0 or 1 whose sidecar was removed (`docker rm`, a prune) while the role container stayed: the
@@ -197,29 +344,25 @@ fn plan_resources(
 /// with the certs volume `plan_resources` brings back) and waited for before the role container
 /// starts. A session never comes back without its Docker-in-Docker unsaid: when the recipe cannot
 /// recreate the sidecar, that is what stops the resume.
-fn plan_sidecar_gone(engine: &Engine, recipe: Option<&LaunchRecipe>, name: &str, plan: &mut Plan) -> Result<()> {
+fn plan_sidecar_gone(recipe: Option<&LaunchRecipe>, name: &str, seen: &Observation, plan: &mut Plan) {
     let recorded = recipe.and_then(|r| Some((r, r.sidecar.as_ref().filter(|s| s.spec.name == name)?)));
     let Some((recipe, sidecar)) = recorded else {
         plan.missing.push(format!(
             "sidecar {name} is gone and no launch recipe holds it: the session would come back without \
              Docker-in-Docker"
         ));
-        return Ok(());
+        return;
     };
-    match sidecar_image(engine, sidecar)? {
-        Some(image) => {
-            let bindings = env_to_resolve(engine, recipe, sidecar, &image)?;
-            plan_env(&bindings, &recipe.config_literals, plan);
-        }
+    let create = sidecar_to_create(recipe, sidecar, seen);
+    match sidecar_image(sidecar, seen) {
+        Some(_) => plan_env(&create.env, &recipe.config_literals, plan),
         None => plan.missing.push(format!("sidecar {name} is gone and so is its image {}", sidecar.spec.image)),
     }
-    plan.recreate_sidecar = true;
-    plan.steps.push(format!("recreate {name} from the launch recipe (it was removed) and wait until it is healthy"));
+    plan.steps.push(Step::RecreateSidecar(Box::new(create)));
     plan.drift.push(format!(
         "sidecar {name} was removed: recreated from the launch recipe; what its \
          Docker-in-Docker kept in the removed container and its anonymous volumes does not come back"
     ));
-    Ok(())
 }
 
 /// Every variable of `bindings` that cannot be resolved now, by name and source, in `missing`.
@@ -243,11 +386,10 @@ fn plan_env(
 
 /// The recorded network: created when it is gone; one there already must not give an internal
 /// session a route out.
-fn plan_network(engine: &Engine, recipe_format: u32, recorded: &NetworkRecipe, plan: &mut Plan) -> Result<()> {
-    match engine.network_shape(&recorded.name)? {
+fn plan_network(recipe_format: u32, recorded: &NetworkRecipe, seen: &Observation, plan: &mut Plan) {
+    match seen.network(&recorded.name) {
         None => {
-            let internal = if recorded.internal { " (internal)" } else { "" };
-            plan.steps.push(format!("create network {}{internal}", recorded.name));
+            plan.steps.push(Step::CreateNetwork(recorded.clone()));
             if recipe_format < 2 {
                 plan.drift.push(format!(
                     "network {} is created from a first-format launch recipe, which did not record its driver, \
@@ -262,38 +404,31 @@ fn plan_network(engine: &Engine, recipe_format: u32, recorded: &NetworkRecipe, p
         )),
         Some(_) => {}
     }
-    Ok(())
 }
 
-fn plan_recreate(
-    engine: &Engine,
-    store: &Store,
-    manifest: &Manifest,
-    recipe: &LaunchRecipe,
-    role_source: RoleSource,
-    plan: &mut Plan,
-) -> Result<()> {
-    let spec = &recipe.role.spec;
-    plan_role_image(engine, store, manifest, recipe, role_source, plan)?;
-    let mut bindings = match &plan.role_image {
-        Some(image) => env_to_resolve(engine, recipe, &recipe.role, image)?,
+/// Tiers 2 and 3: the role image (built first for tier 3), the network and volume, the sidecar,
+/// agent.toml, then the role container. Every variable of both containers must resolve.
+fn plan_recreate(manifest: &Manifest, recipe: &LaunchRecipe, seen: &Observation, plan: &mut Plan) {
+    let image = plan_role_image(manifest, recipe, seen, plan);
+    let role_env = match &image {
+        Some(image) => env_to_resolve(recipe, &recipe.role, image, seen),
         None => recipe.role.env.clone(),
     };
+    let mut bindings = role_env.clone();
     if let Some(network) = &recipe.network {
-        plan_network(engine, recipe.format, network, plan)?;
+        plan_network(recipe.format, network, seen, plan);
     }
-    if let Some(volume) = &recipe.certs_volume {
-        if !engine.volume_exists(volume)? {
-            plan.steps.push(format!("create volume {volume}"));
-        }
+    if let Some(volume) = recipe.certs_volume.as_ref().filter(|v| !seen.volume_there(v)) {
+        plan.steps.push(Step::CreateVolume(volume.clone()));
     }
     match (&recipe.sidecar, &manifest.docker.dind_container) {
         (Some(sidecar), _) => {
-            match sidecar_image(engine, sidecar)? {
-                Some(image) => bindings.extend(env_to_resolve(engine, recipe, sidecar, &image)?),
+            let create = sidecar_to_create(recipe, sidecar, seen);
+            match sidecar_image(sidecar, seen) {
+                Some(_) => bindings.extend(create.env.iter().cloned()),
                 None => plan.missing.push(format!("the sidecar image {} is gone", sidecar.spec.image)),
             }
-            plan.steps.push(format!("create and start {} and wait until it is healthy", sidecar.spec.name));
+            plan.steps.push(Step::CreateSidecar(Box::new(create)));
         }
         (None, Some(sidecar)) => plan.missing.push(format!(
             "sidecar {sidecar} is not in the launch recipe (it was gone when the recipe was captured): the \
@@ -303,120 +438,117 @@ fn plan_recreate(
     }
     plan_env(&bindings, &recipe.config_literals, plan);
     if recipe.agent_toml.is_some() {
-        plan.steps.push("rewrite agent.toml from the launch recipe".into());
+        plan.steps.push(Step::RewriteAgentToml);
     }
-    plan.steps.push(format!("create and start {}", spec.name));
-    Ok(())
+    let image = image.unwrap_or_else(|| recipe.role.spec.image.clone());
+    let spec = spec_to_create(recipe, &recipe.role, &image, seen);
+    plan.steps.push(Step::CreateRole(Box::new(ToCreate { spec, image, env: role_env, health: Vec::new() })));
 }
 
-/// Tier 2's image or tier 3's build of the role: the tagged image when it is still the recorded
-/// one, else the recorded image by its id (the tag's move is drift), else a build from the
-/// role's recorded source commit; what is missing when none is there.
-fn plan_role_image(
-    engine: &Engine,
-    store: &Store,
-    manifest: &Manifest,
-    recipe: &LaunchRecipe,
-    role_source: RoleSource,
-    plan: &mut Plan,
-) -> Result<()> {
+/// The image tier 2 creates the role container from: the tagged image when it is still the
+/// recorded one, else the recorded image by its id, with the tag's move as drift. `None` when
+/// neither is there (tier 3, or nothing).
+pub(super) fn role_image_there(spec: &ContainerSpec, seen: &Observation) -> Option<(String, Option<String>)> {
+    let tag_id = seen.image_id(&spec.image);
+    if tag_id.is_some() && tag_id == Some(spec.image_id.as_str()) {
+        return Some((spec.image.clone(), None));
+    }
+    let recorded = Some(spec.image_id.as_str()).filter(|id| !id.is_empty()).and_then(|id| seen.image_id(id))?;
+    let moved = tag_id
+        .map(|moved_to| format!("image tag {} moved to {moved_to}; using the recorded image {recorded}", spec.image));
+    Some((recorded.to_owned(), moved))
+}
+
+/// Tier 2's image or tier 3's build of the role from its recorded source commit; what is missing
+/// when neither can be had.
+fn plan_role_image(manifest: &Manifest, recipe: &LaunchRecipe, seen: &Observation, plan: &mut Plan) -> Option<String> {
     let spec = &recipe.role.spec;
-    let tag_id = engine.image_id(&spec.image)?;
-    let recorded = if spec.image_id.is_empty() { None } else { engine.image_id(&spec.image_id)? };
-    if tag_id.is_some() && tag_id.as_deref() == Some(spec.image_id.as_str()) {
-        plan.tier = Some(2);
-        plan.role_image = Some(spec.image.clone());
-    } else if let Some(id) = recorded {
-        plan.tier = Some(2);
-        if let Some(moved_to) = tag_id {
-            plan.drift.push(format!("image tag {} moved to {moved_to}; using the recorded image {id}", spec.image));
-        }
-        plan.role_image = Some(id);
-    } else if let Some(sha) = manifest.role_git_sha.as_deref().filter(|_| !manifest.role_source_git.is_empty()) {
-        let (url, image) = (&manifest.role_source_git, &manifest.image_tag);
-        match role_commit(store, manifest, sha, role_source) {
-            Ok(Some(commit)) => {
-                plan.tier = Some(3);
-                let at = if commit == sha { commit } else { format!("{sha} ({commit})") };
-                plan.steps.push(format!("build {image} from {url} at {at}"));
-                plan.role_image = Some(image.clone());
-            }
-            Ok(None) => {
+    if let Some((image, moved)) = role_image_there(spec, seen) {
+        plan.tier = Some(Tier::Recreate);
+        plan.drift.extend(moved);
+        return Some(image);
+    }
+    let (url, image) = (&manifest.role_source_git, &manifest.image_tag);
+    match (&seen.role_commit, manifest.role_git_sha.as_deref()) {
+        (Some(Ok(commit)), Some(sha)) => {
+            plan.tier = Some(Tier::Rebuild);
+            plan.steps.push(Step::BuildRole {
+                image: image.clone(),
+                url: url.clone(),
+                sha: sha.to_owned(),
+                commit: commit.clone(),
+            });
+            if commit.is_none() {
                 // Only a fetch can tell which commit the abbreviation names, or that it names
                 // none or more than one: the resume's, not a plan's.
-                plan.tier = Some(3);
-                plan.steps.push(format!(
-                    "build {image} from {url} at {sha}, resolved at resume (the role-source cache does not \
-                     hold it, and only a resume fetches)"
-                ));
                 plan.at_resume.push(format!(
                     "role_git_sha {sha} is resolved at resume: the role-source cache does not hold it, and only a \
                      resume fetches {url}"
                 ));
-                plan.role_image = Some(image.clone());
             }
-            Err(e) => plan.missing.push(format!("the image is gone and cannot be rebuilt: {e:#}")),
+            Some(image.clone())
         }
-    } else {
-        plan.missing.push(format!("image {} is gone and there is no source to rebuild it from", spec.image));
+        (Some(Err(e)), _) => {
+            plan.missing.push(format!("the image is gone and cannot be rebuilt: {e}"));
+            None
+        }
+        _ => {
+            plan.missing.push(format!("image {} is gone and there is no source to rebuild it from", spec.image));
+            None
+        }
     }
-    Ok(())
-}
-
-/// The full id of the recorded role commit. A full id is taken as it is (the build fetches it);
-/// an abbreviation (jackin records 7 characters when it reused an image) is resolved in the
-/// role source's cache, fetched first for a resume, so that a resume never starts tier 3 on an
-/// unknown or ambiguous one. `None` (only [`RoleSource::Cached`]): the cache does not hold it.
-pub(super) fn role_commit(
-    store: &Store,
-    manifest: &Manifest,
-    sha: &str,
-    role_source: RoleSource,
-) -> Result<Option<String>> {
-    if sha.len() == 40 {
-        return Ok(Some(sha.to_owned()));
-    }
-    let cache = store.role_source_cache(&manifest.role_source_git);
-    git::role_commit(&cache, &manifest.role_source_git, sha, role_source == RoleSource::Fetch)
 }
 
 /// The sidecar's image: the recorded ID, else the tag; `None` when both are gone.
-pub(super) fn sidecar_image(engine: &Engine, sidecar: &ContainerRecipe) -> Result<Option<String>> {
-    for reference in [&sidecar.spec.image_id, &sidecar.spec.image] {
-        if !reference.is_empty() && engine.image_id(reference)?.is_some() {
-            return Ok(Some(reference.clone()));
-        }
+fn sidecar_image(sidecar: &ContainerRecipe, seen: &Observation) -> Option<String> {
+    [&sidecar.spec.image_id, &sidecar.spec.image]
+        .into_iter()
+        .find(|reference| !reference.is_empty() && seen.image_id(reference).is_some())
+        .cloned()
+}
+
+/// The recipe's sidecar as a step creates it: from its image when there (else its tag, and the
+/// plan says the image is gone).
+fn sidecar_to_create(recipe: &LaunchRecipe, sidecar: &ContainerRecipe, seen: &Observation) -> ToCreate {
+    let image = sidecar_image(sidecar, seen).unwrap_or_else(|| sidecar.spec.image.clone());
+    ToCreate {
+        spec: spec_to_create(recipe, sidecar, &image, seen),
+        env: env_to_resolve(recipe, sidecar, &image, seen),
+        health: sidecar.health.clone().unwrap_or_else(docker_info),
+        image,
     }
-    Ok(None)
+}
+
+/// The shape to create: a format 1 recipe recorded the image's anonymous volumes by name too.
+fn spec_to_create(
+    recipe: &LaunchRecipe,
+    container: &ContainerRecipe,
+    image: &str,
+    seen: &Observation,
+) -> ContainerSpec {
+    let mut spec = container.spec.clone();
+    if recipe.format < 2 {
+        let volumes = seen.image_defaults.get(image).map(|d| d.volumes.as_slice()).unwrap_or_default();
+        spec.mounts = recipe::mounts_of_launch(&spec.mounts, volumes);
+    }
+    spec
 }
 
 /// The variables to resolve for a container created from `image`: the launch's own, never the
 /// image's (real-host.md, "Environment").
-pub(super) fn env_to_resolve(
-    engine: &Engine,
+fn env_to_resolve(
     recipe: &LaunchRecipe,
     container: &ContainerRecipe,
     image: &str,
-) -> Result<Vec<recipe::EnvBinding>> {
+    seen: &Observation,
+) -> Vec<recipe::EnvBinding> {
     if recipe.format >= 2 {
-        return Ok(container.env.clone());
+        return container.env.clone();
     }
-    let image_env = engine.image_defaults(image)?.unwrap_or_default().env;
-    Ok(recipe::bindings_to_resolve(recipe.format, &container.env, &image_env))
+    let image_env = seen.image_defaults.get(image).map(|d| d.env.as_slice()).unwrap_or_default();
+    recipe::bindings_to_resolve(recipe.format, &container.env, image_env)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn what_only_the_resume_can_tell_keeps_a_plan_from_being_ready() {
-        let plan = Plan { tier: Some(3), ..Plan::default() };
-        assert!(plan.ready());
-        let left = Plan { at_resume: vec!["role_git_sha abc1234 is resolved at resume".into()], ..plan };
-        assert!(!left.ready());
-        assert_eq!(left.not_ready(), "role_git_sha abc1234 is resolved at resume");
-        let both = Plan { missing: vec!["needs TOKEN".into()], ..left };
-        assert_eq!(both.not_ready(), "needs TOKEN; role_git_sha abc1234 is resolved at resume");
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

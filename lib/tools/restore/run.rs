@@ -1,31 +1,13 @@
-//! Running a plan: the resources, containers and image of each tier, the health wait, and the
-//! statuses of a session resumed. Never deletes anything.
+//! Running a plan: its steps in their order, each as the plan says it, and the statuses of a
+//! session resumed. Every variable is resolved before the first step, so one that cannot be
+//! stops the resume before anything changes. Never deletes anything.
 
-use super::plan::{env_to_resolve, role_commit, sidecar_image, RoleSource};
+use super::plan::{Step, Tier, ToCreate};
 use super::*;
 use crate::protocol::evidence::{Evidence, Resumed};
 
-/// Creates the recorded network and certs volume when they are gone. Returns whether it created
-/// the network.
-fn ensure_resources(engine: &Engine, recipe: &LaunchRecipe, actions: &mut Vec<String>) -> Result<bool> {
-    let mut network_created = false;
-    if let Some(network) = &recipe.network {
-        if !engine.network_exists(&network.name)? {
-            engine.create_network(network)?;
-            actions.push(format!("created network {}", network.name));
-            network_created = true;
-        }
-    }
-    if let Some(volume) = &recipe.certs_volume {
-        if !engine.volume_exists(volume)? {
-            engine.create_volume(volume)?;
-            actions.push(format!("created volume {volume}"));
-        }
-    }
-    Ok(network_created)
-}
-
-/// What a resume did, and what it found different from the launch on the way (tier 3's base).
+/// What a resume did (the plan's steps, in the plan's words), and what it found different from
+/// the launch on the way (tier 3's base).
 #[derive(Debug, Default)]
 pub struct Ran {
     pub actions: Vec<String>,
@@ -49,7 +31,17 @@ pub fn failure_exit(error: &anyhow::Error) -> Exit {
     }
 }
 
-/// Runs the plan. Returns the actions taken and the drift found. Never deletes anything.
+/// What the steps share as they run.
+struct Run<'a> {
+    engine: &'a Engine,
+    store: &'a Store,
+    name: &'a InstanceName,
+    manifest: &'a Manifest,
+    recipe: Option<&'a LaunchRecipe>,
+    waits: Waits,
+}
+
+/// Runs the plan's steps, in order. Returns them as done and the drift found.
 pub fn execute(
     engine: &Engine,
     store: &Store,
@@ -59,192 +51,86 @@ pub fn execute(
     plan: &Plan,
     waits: Waits,
 ) -> Result<Ran> {
-    let mut actions = Vec::new();
-    let mut drift = Vec::new();
-    match plan.tier {
-        Some(0) => {
-            let recreated = sidecar_to_recreate_if_planned(engine, recipe, plan)?;
-            if let Some((recipe, _)) = &recreated {
-                ensure_resources(engine, recipe, &mut actions)?;
-            }
-            let stopped = plan.sidecar.as_ref().filter(|s| !s.state.running);
-            if recreated.is_none() && stopped.is_none() {
-                actions.push("nothing to start: the session is running".to_owned());
-            }
-            sidecar_up(engine, recipe, recreated, stopped, waits, &mut actions)?;
+    let Some(tier) = plan.tier.filter(|_| plan.missing.is_empty()) else {
+        anyhow::bail!("this session cannot be resumed: {}", plan.missing.join("; "))
+    };
+    // Every value first: a variable that cannot be resolved stops the resume before anything
+    // changes.
+    let literals = recipe.map(|r| r.config_literals.clone()).unwrap_or_default();
+    let mut envs = Vec::new();
+    for step in &plan.steps {
+        envs.push(match step {
+            Step::RecreateSidecar(c) | Step::CreateSidecar(c) | Step::CreateRole(c) => resolved_env(c, &literals)?,
+            _ => Vec::new(),
+        });
+    }
+    let run = Run { engine, store, name, manifest, recipe, waits };
+    let mut ran = Ran::default();
+    let mut resources_done = false;
+    for (step, env) in plan.steps.iter().zip(envs) {
+        let resource = matches!(step, Step::BuildRole { .. } | Step::CreateNetwork(_) | Step::CreateVolume(_));
+        if tier >= Tier::Recreate && !resource && !resources_done {
+            crash_point("resources");
+            resources_done = true;
         }
-        Some(1) => {
-            // Every value first: a variable that cannot be resolved stops the resume before
-            // anything changes.
-            let recreated = sidecar_to_recreate_if_planned(engine, recipe, plan)?;
-            if let Some(text) = recipe.and_then(|r| r.agent_toml.as_ref()) {
-                store.write_agent_toml(name, text)?;
-                actions.push("rewrote agent.toml".to_owned());
+        ran.drift.extend(run.step(step, env)?);
+        ran.actions.push(step.text());
+    }
+    Ok(ran)
+}
+
+impl Run<'_> {
+    /// Runs one step; the drift it found.
+    fn step(&self, step: &Step, env: Vec<String>) -> Result<Option<String>> {
+        let engine = self.engine;
+        match step {
+            Step::NothingToStart { .. } => {}
+            Step::RewriteAgentToml => {
+                let text = self.recipe.and_then(|r| r.agent_toml.as_ref()).context("no agent.toml in the recipe")?;
+                self.store.write_agent_toml(self.name, text)?;
             }
-            let network_created = match recipe {
-                Some(recipe) => ensure_resources(engine, recipe, &mut actions)?,
-                None => false,
-            };
-            if network_created {
-                for container in plan.sidecar.iter().chain(&plan.role) {
-                    if let Some(network) = &container.spec.network {
-                        engine.reconnect(&container.name, network, &container.spec.aliases)?;
-                    }
-                }
+            Step::CreateNetwork(network) => engine.create_network(network)?,
+            Step::CreateVolume(volume) => engine.create_volume(volume)?,
+            Step::Reconnect { container, network, aliases } => engine.reconnect(container, network, aliases)?,
+            Step::StartSidecar { name, health } => {
+                engine.start(name)?;
+                wait_healthy(engine, name, health, self.waits.health)?;
             }
-            sidecar_up(engine, recipe, recreated, plan.sidecar.as_ref(), waits, &mut actions)?;
-            engine.start(&manifest.docker.role_container)?;
-            actions.push(format!("started {}", manifest.docker.role_container));
+            Step::RecreateSidecar(sidecar) => self.bring_up_sidecar(sidecar, env)?,
+            Step::CreateSidecar(sidecar) => {
+                self.bring_up_sidecar(sidecar, env)?;
+                crash_point("sidecar");
+            }
+            Step::BuildRole { commit, .. } => {
+                let commit = commit.as_deref().context("the role commit was not resolved")?;
+                return build_role_image(engine, self.store, self.manifest, commit);
+            }
+            Step::StartRole { name } => engine.start(name)?,
+            Step::CreateRole(role) => {
+                // A name taken already (a rerun after a run killed half-way) is the one there.
+                engine.create_container(&role.spec, &role.image, env)?;
+                crash_point("created");
+                engine.start(&role.spec.name)?;
+                crash_point("started");
+            }
         }
-        Some(tier @ (2 | 3)) => {
-            let recipe = recipe.context("no launch recipe")?;
-            let image = plan.role_image.clone().context("no image to create the role container from")?;
-            if tier == 3 {
-                drift.extend(build_role_image(engine, store, manifest)?);
-                actions.push(format!(
-                    "built {} from {} at {}",
-                    manifest.image_tag,
-                    manifest.role_source_git,
-                    manifest.role_git_sha.as_deref().unwrap_or_default()
-                ));
-            }
-            recreate(engine, store, name, recipe, &image, waits, &mut actions)?;
-        }
-        _ => anyhow::bail!("this session cannot be resumed: {}", plan.missing.join("; ")),
+        Ok(None)
     }
-    Ok(Ran { actions, drift })
-}
 
-/// The shape to create: a format 1 recipe recorded the image's anonymous volumes by name too.
-fn spec_to_create(
-    engine: &Engine,
-    recipe: &LaunchRecipe,
-    container: &ContainerRecipe,
-    image: &str,
-) -> Result<ContainerSpec> {
-    let mut spec = container.spec.clone();
-    if recipe.format < 2 {
-        let volumes = engine.image_defaults(image)?.unwrap_or_default().volumes;
-        spec.mounts = recipe::mounts_of_launch(&spec.mounts, &volumes);
-    }
-    Ok(spec)
-}
-
-fn resolved_env(
-    engine: &Engine,
-    recipe: &LaunchRecipe,
-    container: &ContainerRecipe,
-    image: &str,
-) -> Result<Vec<String>> {
-    let bindings = env_to_resolve(engine, recipe, container, image)?;
-    recipe::resolve_env(&bindings, &recipe.config_literals, |n| std::env::var(n).ok(), recipe::op_read).map_err(
-        |missing| Exit::Partial.err(format_args!("cannot resolve {}: nothing was started", missing.join(", "))),
-    )
-}
-
-fn recreate(
-    engine: &Engine,
-    store: &Store,
-    name: &InstanceName,
-    recipe: &LaunchRecipe,
-    image: &str,
-    waits: Waits,
-    actions: &mut Vec<String>,
-) -> Result<()> {
-    // Every value first: a missing one must stop the restore before anything exists.
-    let role_env = resolved_env(engine, recipe, &recipe.role, image)?;
-    let sidecar = recipe.sidecar.as_ref().map(|_| sidecar_to_recreate(engine, recipe)).transpose()?;
-    ensure_resources(engine, recipe, actions)?;
-    crash_point("resources");
-    if let Some(sidecar) = sidecar {
-        bring_up_sidecar(engine, recipe, sidecar, waits, actions)?;
-        crash_point("sidecar");
-    }
-    if let Some(text) = &recipe.agent_toml {
-        store.write_agent_toml(name, text)?;
-        actions.push("rewrote agent.toml".to_owned());
-    }
-    engine.create_container(&spec_to_create(engine, recipe, &recipe.role, image)?, image, role_env)?;
-    crash_point("created");
-    engine.start(&recipe.role.spec.name)?;
-    crash_point("started");
-    actions.push(format!("recreated {} from {image}", recipe.role.spec.name));
-    Ok(())
-}
-
-/// The recipe's sidecar, with the image to create it from and its environment resolved now.
-struct SidecarToRecreate<'r> {
-    recipe: &'r ContainerRecipe,
-    image: String,
-    env: Vec<String>,
-}
-
-fn sidecar_to_recreate<'r>(engine: &Engine, recipe: &'r LaunchRecipe) -> Result<SidecarToRecreate<'r>> {
-    let sidecar = recipe.sidecar.as_ref().context("the launch recipe holds no sidecar")?;
-    let image = sidecar_image(engine, sidecar)?.unwrap_or_else(|| sidecar.spec.image.clone());
-    let env = resolved_env(engine, recipe, sidecar, &image)?;
-    Ok(SidecarToRecreate { recipe: sidecar, image, env })
-}
-
-/// The sidecar the plan recreates from the recipe, its values resolved (before anything changes).
-fn sidecar_to_recreate_if_planned<'r>(
-    engine: &Engine,
-    recipe: Option<&'r LaunchRecipe>,
-    plan: &Plan,
-) -> Result<Option<(&'r LaunchRecipe, SidecarToRecreate<'r>)>> {
-    match (plan.recreate_sidecar, recipe) {
-        (true, Some(recipe)) => Ok(Some((recipe, sidecar_to_recreate(engine, recipe)?))),
-        (true, None) => anyhow::bail!("no launch recipe to recreate the sidecar from"),
-        (false, _) => Ok(None),
+    /// Creates the sidecar from the recipe (one there already, from a run killed half-way, is
+    /// taken as it is), starts it and waits until it is healthy.
+    fn bring_up_sidecar(&self, sidecar: &ToCreate, env: Vec<String>) -> Result<()> {
+        self.engine.create_container(&sidecar.spec, &sidecar.image, env)?;
+        self.engine.start(&sidecar.spec.name)?;
+        wait_healthy(self.engine, &sidecar.spec.name, &sidecar.health, self.waits.health)
     }
 }
 
-/// The sidecar up and healthy before the role container is (tier 1) or while it runs (tier 0):
-/// recreated from the recipe when it was removed, else `existing` started and waited for.
-fn sidecar_up(
-    engine: &Engine,
-    recipe: Option<&LaunchRecipe>,
-    recreated: Option<(&LaunchRecipe, SidecarToRecreate)>,
-    existing: Option<&ContainerDetails>,
-    waits: Waits,
-    actions: &mut Vec<String>,
-) -> Result<()> {
-    if let Some((recipe, sidecar)) = recreated {
-        return bring_up_sidecar(engine, recipe, sidecar, waits, actions);
-    }
-    let Some(sidecar) = existing else { return Ok(()) };
-    engine.start(&sidecar.name)?;
-    let health = sidecar
-        .spec
-        .healthcheck
-        .as_deref()
-        .and_then(recipe::health_argv)
-        .or_else(|| recipe.and_then(|r| r.sidecar.as_ref()?.health.clone()))
-        .unwrap_or_else(|| vec!["docker".into(), "info".into()]);
-    wait_healthy(engine, &sidecar.name, &health, waits.health)?;
-    actions.push(format!("started {} (healthy)", sidecar.name));
-    Ok(())
-}
-
-/// Creates the sidecar from the recipe unless it exists already (a rerun after a run killed
-/// half-way), starts it and waits until it is healthy.
-fn bring_up_sidecar(
-    engine: &Engine,
-    recipe: &LaunchRecipe,
-    sidecar: SidecarToRecreate,
-    waits: Waits,
-    actions: &mut Vec<String>,
-) -> Result<()> {
-    let name = &sidecar.recipe.spec.name;
-    if engine.inspect(name)?.is_none() {
-        let spec = spec_to_create(engine, recipe, sidecar.recipe, &sidecar.image)?;
-        engine.create_container(&spec, &sidecar.image, sidecar.env)?;
-    }
-    engine.start(name)?;
-    let health = sidecar.recipe.health.clone().unwrap_or_else(|| vec!["docker".into(), "info".into()]);
-    wait_healthy(engine, name, &health, waits.health)?;
-    actions.push(format!("recreated {name} (healthy)"));
-    Ok(())
+/// The values of a container's variables, read now (never written to a file).
+fn resolved_env(container: &ToCreate, literals: &std::collections::BTreeMap<String, String>) -> Result<Vec<String>> {
+    recipe::resolve_env(&container.env, literals, |n| std::env::var(n).ok(), recipe::op_read).map_err(|missing| {
+        Exit::Partial.err(format_args!("cannot resolve {}: nothing was started", missing.join(", ")))
+    })
 }
 
 /// Runs the health command until it succeeds, backing off, up to `timeout`: the last try is at
@@ -270,11 +156,9 @@ pub(crate) fn wait_healthy(engine: &Engine, container: &str, argv: &[String], ti
     }
 }
 
-/// Tier 3: the role's source at exactly the recorded commit, built by the engine on the recorded
+/// Tier 3: the role's source at exactly the recorded commit (`sha`, resolved by the plan), built by the engine on the recorded
 /// base image when the manifest has one. Returns the drift found in the Dockerfile's base.
-fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Result<Option<String>> {
-    let sha = manifest.role_git_sha.as_deref().context("no role_git_sha recorded")?;
-    let sha = &role_commit(store, manifest, sha, RoleSource::Fetch)?.context("the role commit was not resolved")?;
+fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest, sha: &str) -> Result<Option<String>> {
     let cache = store.role_source_cache(&manifest.role_source_git);
     let mut context = git::source_tar(&cache, &manifest.role_source_git, sha)?;
     let mut drift = None;
@@ -304,7 +188,7 @@ fn build_role_image(engine: &Engine, store: &Store, manifest: &Manifest) -> Resu
 
 /// After a successful start: `active` (manifest, then index), the isolation records back to
 /// `active`, and the history.
-pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tier: u8) -> Result<()> {
+pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tier: Tier) -> Result<()> {
     let now = crate::base::time::now_rfc3339();
     store.set_status(name, Status::Active, &now)?;
     crash_point("stamped");
@@ -320,7 +204,7 @@ pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tie
             from: manifest.status.clone(),
             to: Status::Active.as_str().into(),
             cause: "resumed".into(),
-            evidence: serde_json::to_value(Evidence::Resumed(Resumed { tier }))?,
+            evidence: serde_json::to_value(Evidence::Resumed(Resumed { tier: tier.number() }))?,
         });
         c.cause = None;
         c.evidence = None;

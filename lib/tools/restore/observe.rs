@@ -1,0 +1,148 @@
+//! What a resume decides on, read once and only read: the mounts' git state, the session's two
+//! containers, and what the engine and the role-source cache hold of what the recipe names.
+//! `plan.rs` decides from this alone; `run.rs` walks the plan's steps without asking again.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::engines::docker::ImageDefaults;
+use crate::services::ownership::{judge_details, HomeRoots};
+
+/// One look at a session and at what its resume would use.
+#[derive(Debug, Default)]
+pub(crate) struct Observation {
+    /// What stops a resume in the mounts (the preserved state is gone or unregistered).
+    pub(crate) stops: Vec<String>,
+    /// What only drifted there (a worktree on another branch, a detached HEAD).
+    pub(crate) drift: Vec<String>,
+    pub(crate) role: Option<ContainerDetails>,
+    pub(crate) sidecar: Option<ContainerDetails>,
+    /// Why a container by the session's name is not the session's own (another home's).
+    pub(crate) foreign: Option<String>,
+    pub(crate) agent_toml_there: bool,
+    /// Each network the recipe or the role container names: its shape, `None` when gone.
+    pub(crate) networks: BTreeMap<String, Option<NetworkRecipe>>,
+    /// The certs volume the recipe names: whether it is there.
+    pub(crate) volumes: BTreeMap<String, bool>,
+    /// Each image reference the recipe names for a container to create: the id it resolves
+    /// to, `None` when gone.
+    pub(crate) images: BTreeMap<String, Option<String>>,
+    /// A first-format recipe's images' own environment and volumes (it recorded them with the
+    /// launch's), by reference.
+    pub(crate) image_defaults: BTreeMap<String, ImageDefaults>,
+    /// Tier 3's role commit: the full id, `None` when only a resume's fetch can tell, or why it
+    /// cannot be had.
+    pub(crate) role_commit: Option<Result<Option<String>, String>>,
+}
+
+impl Observation {
+    /// The shape of `network`, `None` when it is gone (or was not looked at).
+    pub(crate) fn network(&self, network: &str) -> Option<&NetworkRecipe> {
+        self.networks.get(network).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn volume_there(&self, volume: &str) -> bool {
+        self.volumes.get(volume).copied().unwrap_or(false)
+    }
+
+    /// The id `reference` resolves to on the engine, `None` when it is gone.
+    pub(crate) fn image_id(&self, reference: &str) -> Option<&str> {
+        self.images.get(reference).and_then(|id| id.as_deref())
+    }
+}
+
+/// Reads what a plan for `name` needs. What the engine is asked depends only on which
+/// containers are there: a running or stopped role container needs no image, a gone one needs
+/// the recorded images and, when both are gone, the role commit.
+pub(crate) fn observe(
+    engine: &Engine,
+    store: &Store,
+    name: &InstanceName,
+    manifest: &Manifest,
+    recipe: Option<&LaunchRecipe>,
+    role_source: RoleSource,
+) -> Result<Observation> {
+    let (stops, drift) = super::plan::divergences(store, name);
+    let mut seen = Observation { stops, drift, ..Observation::default() };
+    if recipe.is_some_and(|r| r.format > RECIPE_FORMAT) {
+        return Ok(seen);
+    }
+    seen.role = engine.inspect(&manifest.docker.role_container)?;
+    seen.sidecar = match &manifest.docker.dind_container {
+        Some(sidecar) => engine.inspect(sidecar)?,
+        None => None,
+    };
+    let roots = HomeRoots::of(store);
+    for container in seen.role.iter().chain(seen.sidecar.iter()) {
+        if let Err(why) = judge_details(&roots, name, &manifest.docker, container) {
+            seen.foreign = Some(why.to_string());
+            return Ok(seen);
+        }
+    }
+    seen.agent_toml_there = store.agent_toml_path(name).exists();
+    let role_network = seen.role.as_ref().and_then(|r| r.spec.network.clone());
+    for network in role_network.iter().chain(recipe.and_then(|r| r.network.as_ref()).map(|n| &n.name)) {
+        seen.networks.insert(network.clone(), engine.network_shape(network)?);
+    }
+    if let Some(volume) = recipe.and_then(|r| r.certs_volume.as_ref()) {
+        seen.volumes.insert(volume.clone(), engine.volume_exists(volume)?);
+    }
+    let Some(recipe) = recipe else { return Ok(seen) };
+    let sidecar_gone = seen.sidecar.is_none() && manifest.docker.dind_container.is_some();
+    if seen.role.is_none() || sidecar_gone {
+        if let Some(sidecar) = &recipe.sidecar {
+            look_up_images(engine, &mut seen, [&sidecar.spec.image_id, &sidecar.spec.image])?;
+        }
+    }
+    if seen.role.is_none() {
+        let spec = &recipe.role.spec;
+        look_up_images(engine, &mut seen, [&spec.image_id, &spec.image])?;
+        if super::plan::role_image_there(spec, &seen).is_none() {
+            seen.role_commit = tier_3_commit(store, manifest, role_source);
+        }
+    }
+    if recipe.format < 2 {
+        let references: Vec<String> =
+            seen.images.iter().filter(|(_, id)| id.is_some()).map(|(r, _)| r.clone()).collect();
+        for reference in references {
+            let defaults = engine.image_defaults(&reference)?.unwrap_or_default();
+            seen.image_defaults.insert(reference, defaults);
+        }
+    }
+    Ok(seen)
+}
+
+fn look_up_images<'a>(
+    engine: &Engine,
+    seen: &mut Observation,
+    references: impl IntoIterator<Item = &'a String>,
+) -> Result<()> {
+    for reference in references.into_iter().filter(|r| !r.is_empty()) {
+        if !seen.images.contains_key(reference) {
+            seen.images.insert(reference.clone(), engine.image_id(reference)?);
+        }
+    }
+    Ok(())
+}
+
+/// The role commit tier 3 builds, when the manifest records a source to build from.
+fn tier_3_commit(
+    store: &Store,
+    manifest: &Manifest,
+    role_source: RoleSource,
+) -> Option<Result<Option<String>, String>> {
+    let sha = manifest.role_git_sha.as_deref().filter(|_| !manifest.role_source_git.is_empty())?;
+    Some(role_commit(store, manifest, sha, role_source).map_err(|e| format!("{e:#}")))
+}
+
+/// The full id of the recorded role commit. A full id is taken as it is (the build fetches it);
+/// an abbreviation (jackin records 7 characters when it reused an image) is resolved in the
+/// role source's cache, fetched first for a resume, so that a resume never starts tier 3 on an
+/// unknown or ambiguous one. `None` (only [`RoleSource::Cached`]): the cache does not hold it.
+fn role_commit(store: &Store, manifest: &Manifest, sha: &str, role_source: RoleSource) -> Result<Option<String>> {
+    if sha.len() == 40 {
+        return Ok(Some(sha.to_owned()));
+    }
+    let cache = store.role_source_cache(&manifest.role_source_git);
+    git::role_commit(&cache, &manifest.role_source_git, sha, role_source == RoleSource::Fetch)
+}
