@@ -3,6 +3,7 @@
 use anyhow::Result;
 use jackin::base::exit::Exit;
 use jackin::base::parallel;
+use jackin::base::tool::Tool;
 use jackin::face::cli::AssessArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::protocol::assessment::Assessment;
@@ -10,7 +11,7 @@ use jackin::protocol::codes::ErrorCode;
 use jackin::tools::assess::{self, AssessOptions, Assessor, Step};
 
 fn main() {
-    driver::main::<AssessArgs>("jackin-assess", run)
+    driver::main::<AssessArgs>(Tool::Assess.name(), run)
 }
 
 fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {

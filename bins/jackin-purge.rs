@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use jackin::base::exit::Exit;
+use jackin::base::tool::Tool;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
@@ -14,7 +15,7 @@ use jackin::state::store::Store;
 use jackin::tools::purge::{self, expire, Item, Outcome, Purger, Selection};
 
 fn main() {
-    driver::main::<PurgeArgs>("jackin-purge", run)
+    driver::main::<PurgeArgs>(Tool::Purge.name(), run)
 }
 
 fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {

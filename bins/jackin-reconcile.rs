@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use jackin::base::exit::Exit;
+use jackin::base::tool::Tool;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::ReconcileArgs;
 use jackin::face::driver::{self, Ctx, OutputFormat};
@@ -12,10 +13,10 @@ use jackin::protocol::records::RepairKind;
 use jackin::state::store::Store;
 use jackin::tools::reconcile::{self, Options, Report, Selection};
 
-const TOOL: &str = "jackin-reconcile";
+const TOOL: Tool = Tool::Reconcile;
 
 fn main() {
-    driver::main::<ReconcileArgs>(TOOL, run)
+    driver::main::<ReconcileArgs>(TOOL.name(), run)
 }
 
 fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use jackin::base::exit::Exit;
+use jackin::base::tool::Tool;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::RestoreArgs;
 use jackin::face::driver::{self, Ctx};
@@ -24,7 +25,7 @@ fn main() {
     let _ = http.netrc(curl::easy::NetRc::Optional);
     // SAFETY: registered once, before any libgit2 call of this process.
     unsafe { git2_curl::register(http) }
-    driver::main::<RestoreArgs>("jackin-restore", run)
+    driver::main::<RestoreArgs>(Tool::Restore.name(), run)
 }
 
 fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
@@ -118,7 +119,7 @@ fn reconcile_first(
     names: Vec<InstanceName>,
     dry_run: bool,
 ) -> Result<Vec<Change>> {
-    let options = reconcile::Options { dry_run, tool: "jackin-restore" };
+    let options = reconcile::Options { dry_run, tool: Tool::Restore };
     let report = reconcile::reconcile(engine, store, &reconcile::Selection::Instances(names), &options)?;
     for change in &report.changes {
         ctx.info(format_args!("{}", change.text()));

@@ -1,5 +1,5 @@
 //! Building blocks that know nothing of jackin: exit codes, time, the parallel map, disk usage,
-//! progress steps, the test-only crash points.
+//! progress steps, the test-only crash points, and the programs' own names (`tool.rs`).
 
 pub(crate) mod copy;
 pub mod crash;
@@ -8,3 +8,4 @@ pub mod exit;
 pub mod parallel;
 pub mod steps;
 pub mod time;
+pub mod tool;

@@ -7,6 +7,7 @@ use clap::builder::TypedValueParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
 
 use crate::base::exit::Exit;
+use crate::base::tool::Tool;
 use crate::engines::endpoint::Endpoint;
 use crate::state::select::{check_arg, Unresolved};
 use crate::tools::purge::PurgeOptions;
@@ -31,10 +32,10 @@ const KEEP_NOTES: [(Exit, &str); 5] = [
 /// The codes the tool named `tool` can end with: its EXIT STATUS. Only the tools with
 /// `--exit-code` (assess, reconcile) end with 1.
 pub fn exit_status(tool: &str) -> Vec<ExitUse> {
-    let has_exit_code = matches!(tool, "jackin-assess" | "jackin-reconcile");
-    let note = |exit: Exit| match tool {
-        "jackin-keep" => KEEP_NOTES.iter().find(|(noted, _)| *noted == exit).map(|(_, note)| *note),
-        _ => None,
+    let has_exit_code = [Tool::Assess.name(), Tool::Reconcile.name()].contains(&tool);
+    let note = |exit: Exit| match tool == Tool::Keep.name() {
+        true => KEEP_NOTES.iter().find(|(noted, _)| *noted == exit).map(|(_, note)| *note),
+        false => None,
     };
     Exit::ALL
         .into_iter()
@@ -168,14 +169,14 @@ tool_args!(PurgeArgs, |args| args.dry_run);
 /// What would a purge of these sessions destroy that exists nowhere else?
 #[derive(Debug, Clone, Parser)]
 #[command(
-    name = "jackin-assess",
+    name = Tool::Assess.name(),
     version,
     about = "What would a purge of this session destroy that exists nowhere else?",
     long_about = "Assesses jackin agent sessions, offline, with git: per isolated mount (worktree \
 or clone) it lists the dirty files, the commits that no surviving ref reaches, and the stashes that \
 live only in a clone, and gives a verdict: clean, dirty, unpushed or unknown (cannot verify; treated \
 as at risk). It never writes anything. Its assessment records feed jackin-keep and jackin-purge.",
-    after_help = exit_status_help("jackin-assess"),
+    after_help = exit_status_help(Tool::Assess.name()),
 )]
 pub struct AssessArgs {
     /// Instances to assess: container name, instance id or a unique id prefix of 4+ characters;
@@ -282,7 +283,7 @@ the holder named). Ctrl-C in the dialog changes nothing (exit 130).";
 /// clean-up.
 #[derive(Debug, Clone, Parser)]
 #[command(
-    name = "jackin-keep",
+    name = Tool::Keep.name(),
     version,
     about = "Apply the exit policy: keep a session to resume later, or mark it for clean-up",
     long_about = "Reads assessment records (from jackin-assess) on stdin and applies the exit policy \
@@ -290,7 +291,7 @@ to each session: keep it (free Docker, keep everything resuming needs), mark it 
 jackin-purge, or return to the agent. Writes one decision record per session; other records pass \
 through unchanged. The ask dialog runs on the terminal (/dev/tty), never on stdin.",
     after_help = "Typical use: jackin-assess \"$C\" | jackin-keep | jackin-purge\n\nThe policy table and the exit status: --help.",
-    after_long_help = format!("{EXIT_POLICY}\n\n{}", exit_status_help("jackin-keep")),
+    after_long_help = format!("{EXIT_POLICY}\n\n{}", exit_status_help(Tool::Keep.name())),
 )]
 pub struct KeepArgs {
     /// Override the configured exit policy (discard means clean)
@@ -353,7 +354,7 @@ pub struct KeepArgs {
 /// Make the index tell the truth about Docker.
 #[derive(Debug, Clone, Parser)]
 #[command(
-    name = "jackin-reconcile",
+    name = Tool::Reconcile.name(),
     version,
     about = "Make the jackin index tell the truth about Docker; label host-level kills honestly",
     long_about = "Compares every jackin instance (or the ones named) with what the Docker engine \
@@ -364,7 +365,7 @@ index (rows restored from manifests, rows of vanished instances dropped, an unpa
 aside and rebuilt), reports orphans for jackin-purge, and captures the launch recipe of every \
 running session that has none yet. Only jackin's own ten status strings are ever written. With \
 the Docker engine unreachable it changes nothing and exits 4.",
-    after_help = exit_status_help("jackin-reconcile"),
+    after_help = exit_status_help(Tool::Reconcile.name()),
 )]
 pub struct ReconcileArgs {
     /// Instances to reconcile: container name, instance id or a unique id prefix of 4+
@@ -395,7 +396,7 @@ pub struct ReconcileArgs {
 /// List resumable sessions; resume one by the cheapest faithful tier.
 #[derive(Debug, Clone, Parser)]
 #[command(
-    name = "jackin-restore",
+    name = Tool::Restore.name(),
     version,
     about = "List resumable sessions; resume one by the cheapest faithful tier",
     long_about = "Without an instance, lists the sessions that can be resumed (kept, preserved with \
@@ -415,7 +416,7 @@ is said before the preserved work is shown for acknowledgement. While it resumes
 the session's name lock: a purge or keep of it meanwhile is refused (exit 5), and so is this resume \
 (and --plan) of a session another process holds, naming the holder. A failed resume never deletes \
 anything.",
-    after_help = exit_status_help("jackin-restore"),
+    after_help = exit_status_help(Tool::Restore.name()),
 )]
 pub struct RestoreArgs {
     /// The session to resume: container name, instance id or a unique id prefix of 4+ characters
@@ -532,7 +533,7 @@ impl RestoreArgs {
 /// The one program that deletes a finished session, in a crash-safe order.
 #[derive(Debug, Clone, Parser)]
 #[command(
-    name = "jackin-purge",
+    name = Tool::Purge.name(),
     version,
     about = "Delete finished jackin sessions, crash-safe, never deleting work at risk by default",
     long_about = "The only program that deletes. Per instance: refuses a live session, re-assesses \
@@ -545,7 +546,7 @@ With --slim (or --slim-older-than) it deletes no session: it takes back from kep
 ignores in their mounts (by the repository's .gitignore files, its info/exclude and \
 core.excludesFile), keeping ignored dotfiles outside ignored directories such as .env.local; a file \
 you want kept must not be ignored.",
-    after_help = exit_status_help("jackin-purge"),
+    after_help = exit_status_help(Tool::Purge.name()),
 )]
 pub struct PurgeArgs {
     /// Instances to purge: container name, instance id or a unique id prefix of 4+ characters
@@ -667,7 +668,7 @@ pub fn man_commands() -> Vec<clap::Command> {
     commands()
         .into_iter()
         .map(|cmd| {
-            let policy = (cmd.get_name() == "jackin-keep").then_some(EXIT_POLICY);
+            let policy = (cmd.get_name() == Tool::Keep.name()).then_some(EXIT_POLICY);
             cmd.after_help(None::<&str>).after_long_help(policy)
         })
         .collect()

@@ -7,8 +7,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::tool::Tool;
 use crate::protocol::assessment::Verdict;
+use crate::protocol::codes::Cause;
 use crate::state::config::Policy;
+use crate::state::continuity::HistoryEntry;
+use crate::state::model::Status;
 
 /// Why a status was decided. One type, shaped by what was seen; a shape this version does not
 /// know (in the tools' own file, written by another version) is kept as it was.
@@ -23,6 +27,8 @@ pub enum Evidence {
     Kept(Kept),
     /// jackin-restore resumed it.
     Resumed(Resumed),
+    /// jackin-restore --import made it a session of this home.
+    Imported(Imported),
     Other(serde_json::Value),
 }
 
@@ -98,6 +104,57 @@ pub struct Resumed {
     pub tier: u8,
 }
 
+/// The archive an import read, and where and when it was written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Imported {
+    pub file: String,
+    pub exported_by: String,
+    pub exported_at: String,
+    pub exported_from: String,
+}
+
+/// Why a history entry was written: what reconcile found, or a tool's own act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Because {
+    Found(Cause),
+    Kept,
+    Resumed,
+    Imported,
+}
+
+impl Because {
+    /// The word the history's `cause` holds.
+    fn word(self) -> String {
+        match self {
+            Because::Found(cause) => cause.to_string(),
+            Because::Kept => "kept".into(),
+            Because::Resumed => "resumed".into(),
+            Because::Imported => "imported".into(),
+        }
+    }
+}
+
+/// One entry of a session's history, as every tool writes one: when, by which tool, from which
+/// status to which, why, and what was seen.
+pub(crate) fn history_entry(
+    at: &str,
+    tool: Tool,
+    from: &str,
+    to: Status,
+    because: Because,
+    evidence: &Evidence,
+) -> serde_json::Result<HistoryEntry> {
+    Ok(HistoryEntry {
+        at: at.to_owned(),
+        tool: tool.name().to_owned(),
+        from: from.to_owned(),
+        to: to.as_str().to_owned(),
+        cause: because.word(),
+        evidence: serde_json::to_value(evidence)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,8 +180,32 @@ mod tests {
             Evidence::Kept(_)
         ));
         assert!(matches!(round_trip(r#"{"tier":2}"#), Evidence::Resumed(Resumed { tier: 2 })));
+        let imported = r#"{"file":"/tmp/a.tar.gz","exported_by":"jackin-keep","exported_at":"2026-12-01T12:00:00Z","exported_from":"/home/a/.jackin"}"#;
+        assert!(matches!(round_trip(imported), Evidence::Imported(_)));
         assert!(matches!(round_trip(r#"{"something":"else"}"#), Evidence::Other(_)));
         assert!(matches!(round_trip("null"), Evidence::Other(serde_json::Value::Null)));
+    }
+
+    #[test]
+    fn a_history_entry_names_its_tool_statuses_and_cause_in_the_words_of_the_file() {
+        let evidence = Evidence::Resumed(Resumed { tier: 1 });
+        let entry = history_entry(
+            "2026-12-04T12:00:00Z",
+            Tool::Restore,
+            "crashed",
+            Status::Active,
+            Because::Resumed,
+            &evidence,
+        )
+        .unwrap();
+        assert_eq!(
+            (entry.tool.as_str(), entry.from.as_str(), entry.to.as_str(), entry.cause.as_str()),
+            ("jackin-restore", "crashed", "active", "resumed")
+        );
+        assert_eq!(entry.evidence, serde_json::json!({"tier": 1}));
+        let found = Because::Found(Cause::KilledByHost);
+        let entry = history_entry("t", Tool::Reconcile, "running", Status::Crashed, found, &evidence).unwrap();
+        assert_eq!((entry.tool.as_str(), entry.cause.as_str()), ("jackin-reconcile", "killed_by_host"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::base::tool::Tool;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
@@ -12,17 +13,17 @@ use crate::base::time::parse_rfc3339;
 use crate::engines::docker::{Engine, RunState};
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::codes::ErrorCode;
-use crate::protocol::evidence::{Evidence, Kept as KeptEvidence};
+use crate::protocol::evidence::{history_entry, Because, Evidence, Kept as KeptEvidence};
 use crate::protocol::records::{Decision, Outcome};
 use crate::services::assessor::{AssessOptions, Assessor};
 use crate::services::claim::SessionClaim;
 use crate::state::config::Policy;
-use crate::state::continuity::{self, HistoryEntry, Kept};
+use crate::state::continuity::{self, Kept};
 use crate::state::model::{Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
 
-pub const TOOL: &str = "jackin-keep";
+pub const TOOL: &str = Tool::Keep.name();
 
 /// How long a running role container gets to stop when `--stop` is given.
 const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -421,11 +422,8 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
         );
     }
     let now = crate::base::time::now_rfc3339();
-    let evidence = serde_json::to_value(Evidence::Kept(KeptEvidence {
-        reason: ruling.reason.clone(),
-        policy: session.policy,
-        verdict,
-    }))?;
+    let evidence = Evidence::Kept(KeptEvidence { reason: ruling.reason.clone(), policy: session.policy, verdict });
+    let entry = history_entry(&now, Tool::Keep, &session.manifest.status, status, Because::Kept, &evidence)?;
     continuity::update(store, name, |c| {
         if recipe.is_some() {
             c.recipe = recipe;
@@ -438,16 +436,9 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
             verdict: verdict.as_str().to_owned(),
             assessment: assessment_without_diffs(&session.assessment)?,
         });
-        c.cause = Some("kept".into());
-        c.evidence = Some(evidence.clone());
-        c.history.push(HistoryEntry {
-            at: now.clone(),
-            tool: TOOL.into(),
-            from: session.manifest.status.clone(),
-            to: status.as_str().into(),
-            cause: "kept".into(),
-            evidence: evidence.clone(),
-        });
+        c.cause = Some(entry.cause.clone());
+        c.evidence = Some(entry.evidence.clone());
+        c.history.push(entry);
         Ok(((), true))
     })
     .context("recording the keep")?;
@@ -476,8 +467,11 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
 
 /// A test-only failure point of keep (base/crash.rs).
 fn crash_point(step: &str) {
-    crate::base::crash::point(crate::base::crash::Tool::Keep, step);
+    crate::base::crash::point(Tool::Keep, CRASH_POINTS, step);
 }
+
+/// Keep's crash points, in the order a run passes them.
+pub const CRASH_POINTS: &[&str] = &["stopped", "recorded", "torn_down", "stamped", "isolation"];
 
 /// The assessment as kept: diffs are the work tree's own content and stay there.
 fn assessment_without_diffs(assessment: &Assessment) -> Result<Value> {

@@ -13,7 +13,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use jackin::base::crash::Tool;
+use jackin::base::tool::Tool;
 use serde_json::{json, Value};
 
 pub struct Home {
@@ -341,9 +341,9 @@ impl Paused {
             }
             if child.try_wait().unwrap().is_some() {
                 let out = child.wait_with_output().unwrap();
-                panic!("{} ended before step {step}: {}", tool.binary(), stderr(&out));
+                panic!("{} ended before step {step}: {}", tool.name(), stderr(&out));
             }
-            assert!(std::time::Instant::now() < deadline, "{} did not reach step {step}", tool.binary());
+            assert!(std::time::Instant::now() < deadline, "{} did not reach step {step}", tool.name());
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }

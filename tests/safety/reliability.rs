@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use common::docker::{docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{records, records_of, Assessment, Candidate, Change};
 use common::{clean_decision, commit_file, files_under, git, stderr, unique_id, Entry, Home, Instance, Rng};
-use jackin::base::crash::Tool;
+use jackin::base::tool::Tool;
 use jackin::tools::purge::CRASH_POINTS;
 use serde_json::{json, Value};
 
@@ -209,7 +209,7 @@ fn crash_points(t: &mut Tally) {
 
     // keep and restore: aborted after each of their steps, then rerun; keep's step i and then
     // restore's step i in one session.
-    let (keep_points, restore_points) = (Tool::Keep.points(), Tool::Restore.points());
+    let (keep_points, restore_points) = (jackin::tools::keep::CRASH_POINTS, jackin::tools::restore::CRASH_POINTS);
     for i in 0..keep_points.len().max(restore_points.len()) {
         let keep_at = keep_points.get(i).copied();
         let restore_at = restore_points.get(i).copied();

@@ -1193,7 +1193,7 @@ fn keep_refuses_a_session_a_purge_is_at_work_on_and_changes_nothing() {
     purge.args([c, "--format=json"]).stdin(Stdio::null());
     let paused = common::Paused::start(
         purge,
-        jackin::base::crash::Tool::Purge,
+        jackin::base::tool::Tool::Purge,
         "quarantined",
         home.tmp.path().join("purge.paused"),
     );

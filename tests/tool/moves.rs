@@ -16,7 +16,7 @@ use std::process::{Output, Stdio};
 use common::docker::{docker, docker_quiet, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE};
 use common::records::{envelopes, records_of, ErrorRecord, Exported, Imported, Restored};
 use common::{commit_file, git, stderr, Home, Instance};
-use jackin::base::crash::Tool;
+use jackin::base::tool::Tool;
 
 /// The untracked file whose name is not UTF-8.
 const LATIN1_NAME: &[u8] = b"caf\xe9.txt";
@@ -839,7 +839,7 @@ fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing()
     let c = a.inst.container.clone();
     let file = a.home.tmp.path().join("session.tar.gz");
     exported(&export(&a.home, &[], &file, &c));
-    for &step in Tool::Import.points() {
+    for &step in jackin::tools::moves::IMPORT_CRASH_POINTS {
         let b = other_host(&a);
         let home_before = common::snapshot_of(&b.home.home);
         let host_before = common::snapshot_of(&b.host);
@@ -1004,7 +1004,7 @@ fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing()
     let file = a.home.tmp.path().join("session.tar.gz");
     exported(&export(&a.home, &[], &file, &c));
     let summary = a.home.assess(&c).summary;
-    for &step in Tool::Import.points() {
+    for &step in jackin::tools::moves::IMPORT_CRASH_POINTS {
         let b = other_host(&a);
         let mut first = b.home.detached("jackin-restore");
         first.args(["--import", file.to_str().unwrap(), "--format=json"]).stdin(Stdio::null());

@@ -11,7 +11,7 @@ use common::docker::{
 };
 use common::records::{envelopes, records, Candidate, ErrorRecord, Restored};
 use common::{git, read_json, Home, Instance, Paused};
-use jackin::base::crash::Tool;
+use jackin::base::tool::Tool;
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
 use jackin::state::store::{Roots, Store};

@@ -277,8 +277,7 @@ impl LockHolder {
     /// One of these tools (jackin-purge, jackin-restore, jackin-keep, …) rather than the launcher
     /// or anything else.
     pub(crate) fn is_tool(&self) -> bool {
-        const TOOLS: [&str; 5] = ["jackin-assess", "jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore"];
-        self.program.as_deref().is_some_and(|p| TOOLS.contains(&p))
+        self.program.as_deref().is_some_and(|p| crate::base::tool::Tool::PROGRAMS.iter().any(|t| t.name() == p))
     }
 }
 

@@ -117,7 +117,7 @@ pub struct ExportOptions {
 
 /// Whether a session whose status is `status` can be exported: one kept, crashed or whose setup
 /// failed (a live one is refused as busy before this is asked).
-fn exportable(status: Option<Status>) -> bool {
+pub(super) fn exportable(status: Option<Status>) -> bool {
     status.is_some_and(|s| s.is_kept() || matches!(s, Status::Crashed | Status::FailedSetup))
 }
 

@@ -29,13 +29,15 @@ use super::import_checks::{self, check_docker_names, check_free_space, check_sav
 use super::import_submodules::{make_submodule, numbered, plan_submodule, SubmodulePlan, SubmoduleSave, WHY};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
+use crate::base::tool::Tool;
 use crate::engines::git::{BundleHeader, IndexChange, Repo};
+use crate::protocol::evidence::{history_entry, Because, Evidence, Imported as ImportedFrom};
 use crate::protocol::records::{Imported, MovedMount};
 use crate::services::archive::{self, Staging, Verified};
 use crate::services::claim::SessionClaim;
 use crate::services::saved_work::put_back::{index_changes, put_files_back};
-use crate::state::continuity::{Continuity, HistoryEntry};
-use crate::state::model::{IndexRow, Isolation, IsolationKind, Manifest};
+use crate::state::continuity::Continuity;
+use crate::state::model::{IndexRow, Isolation, IsolationKind, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::recipe::LaunchRecipe;
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
@@ -101,6 +103,9 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     if manifest.container_base != name.as_str() {
         return Err(refuse(file, format_args!("its manifest is of {}, not {name}", manifest.container_base)));
     }
+    let status = Status::parse(&manifest.status).filter(|s| super::export::exportable(Some(*s))).ok_or_else(|| {
+        refuse(file, format_args!("its manifest's status {:?} is not one an export writes", manifest.status))
+    })?;
     let mut isolation: Isolation = part(file, &verified, ISOLATION_ENTRY)?.unwrap_or_default();
     let mut continuity: Continuity = part(file, &verified, CONTINUITY_ENTRY)?.unwrap_or_default();
     check_docker_names(&name, &manifest, &continuity, file)?;
@@ -192,19 +197,20 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
         if let Some(recipe) = continuity.recipe.as_mut() {
             move_binds(recipe, &moved_paths(store, &name, &account, &plans));
         }
-        continuity.history.push(HistoryEntry {
-            at: now.clone(),
-            tool: "jackin-restore".into(),
-            from: manifest.status.clone(),
-            to: manifest.status.clone(),
-            cause: "imported".into(),
-            evidence: serde_json::json!({
-                "file": file.to_string_lossy(),
-                "exported_by": account.exported_by,
-                "exported_at": account.exported_at,
-                "exported_from": account.home,
-            }),
+        let evidence = Evidence::Imported(ImportedFrom {
+            file: file.to_string_lossy().into_owned(),
+            exported_by: account.exported_by.clone(),
+            exported_at: account.exported_at.clone(),
+            exported_from: account.home.clone(),
         });
+        continuity.history.push(history_entry(
+            &now,
+            Tool::Import,
+            &manifest.status,
+            status,
+            Because::Imported,
+            &evidence,
+        )?);
         write_json_atomic(&store.continuity_path(&name), &continuity)?;
         manifest.updated_at = now;
         store.write_manifest(&name, &manifest)?;
@@ -250,8 +256,11 @@ fn refuse_clash(store: &Store, name: &InstanceName, file: &Path, own_lock: bool)
 
 /// A test-only failure point of an import (base/crash.rs).
 fn crash_point(step: &str) {
-    crate::base::crash::point(crate::base::crash::Tool::Import, step);
+    crate::base::crash::point(crate::base::tool::Tool::Import, CRASH_POINTS, step);
 }
+
+/// An import's crash points, in the order a run passes them.
+pub const CRASH_POINTS: &[&str] = &["unpacked", "moved", "mounts", "recorded"];
 
 /// A remote URL as it is compared: without a trailing `/` or `.git`.
 fn comparable(url: &str) -> String {

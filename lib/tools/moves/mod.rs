@@ -8,4 +8,4 @@ mod import;
 mod import_checks;
 mod import_submodules;
 
-pub use import::{import, ImportOptions};
+pub use import::{import, ImportOptions, CRASH_POINTS as IMPORT_CRASH_POINTS};

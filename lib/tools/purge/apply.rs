@@ -18,6 +18,10 @@ use crate::protocol::codes::ErrorCode;
 use crate::services::claim::SessionClaim;
 use crate::services::saved_work as quarantine;
 
+/// Purge's crash points, in the order a run passes them (lifecycle.md's order; the tests walk
+/// them all).
+pub const CRASH_POINTS: &[&str] = &["quarantined", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"];
+
 /// What a purge holds from step 1 on: the name claim, and the host repositories' locks (to the end
 /// of step 5).
 pub(super) struct Held {

@@ -34,16 +34,15 @@ use crate::state::names::InstanceName;
 use crate::state::select::Catalog;
 use crate::state::store::{HostRepoLocks, Store};
 
+pub use apply::CRASH_POINTS;
+
 /// A test-only failure point of purge (base/crash.rs).
 pub(crate) fn crash_point(step: &str) {
-    crate::base::crash::point(crate::base::crash::Tool::Purge, step);
+    crate::base::crash::point(crate::base::tool::Tool::Purge, CRASH_POINTS, step);
 }
 
 /// How long a purge waits for another purge to finish with a host repository it shares.
 const HOST_REPO_WAIT: Duration = Duration::from_secs(600);
-
-/// The crash points, in order (for the tests and the docs).
-pub const CRASH_POINTS: &[&str] = crate::base::crash::Tool::Purge.points();
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PurgeOptions {

@@ -8,9 +8,10 @@ use super::plan::{row_matches, Plan, StatusChange};
 use super::{Failure, Options, Report};
 use crate::engines::docker::Engine;
 use crate::protocol::codes::ErrorCode;
+use crate::protocol::evidence::{history_entry, Because};
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Change, Repair, RepairKind};
-use crate::state::continuity::{self, HistoryEntry};
+use crate::state::continuity;
 use crate::state::model::{IndexRow, Manifest};
 use crate::state::names::InstanceName;
 use crate::state::store::{IndexRebuilt, Store};
@@ -81,14 +82,8 @@ fn write_status(store: &Store, change: &StatusChange, options: &Options, now: &s
         let evidence = serde_json::to_value(&change.evidence)?;
         c.cause = Some(change.cause.to_string());
         c.evidence = Some(evidence.clone());
-        c.history.push(HistoryEntry {
-            at: now.to_owned(),
-            tool: options.tool.to_owned(),
-            from: change.from.to_string(),
-            to: change.to.to_string(),
-            cause: change.cause.to_string(),
-            evidence,
-        });
+        let because = Because::Found(change.cause);
+        c.history.push(history_entry(now, options.tool, change.from.as_str(), change.to, because, &change.evidence)?);
         Ok(((), true))
     })?;
     store.set_status(&change.name, change.to, now)?;
@@ -162,7 +157,8 @@ fn capture_recipes(
             if continuity::read(store, name)?.recipe.is_some() {
                 return Ok(false);
             }
-            let Some(recipe) = crate::services::capture::capture(engine, store, name, manifest, options.tool)? else {
+            let Some(recipe) = crate::services::capture::capture(engine, store, name, manifest, options.tool.name())?
+            else {
                 return Ok(false);
             };
             continuity::update(store, name, |c| {

@@ -41,7 +41,7 @@ pub enum Selection {
 pub struct Options {
     pub dry_run: bool,
     /// The tool named in history entries and captured recipes.
-    pub tool: &'static str,
+    pub tool: crate::base::tool::Tool,
 }
 
 /// What a reconciliation found and (unless a dry run) did.

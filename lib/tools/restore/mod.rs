@@ -16,7 +16,7 @@ pub use plan::{Plan, RoleSource, Tier};
 pub use quarantines::quarantined;
 pub use recover::recover;
 pub use resume::{acknowledge, resume, Resume, ResumeOptions};
-pub use run::{execute, failure_exit, mark_resumed, Ran, Waits};
+pub use run::{execute, failure_exit, mark_resumed, Ran, Waits, CRASH_POINTS};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -32,7 +32,7 @@ use crate::protocol::envelope::Record;
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Candidate, Change, Restored};
 use crate::services::assessor::{AssessOptions, Assessor};
-use crate::state::continuity::{self, Continuity, HistoryEntry};
+use crate::state::continuity::{self, Continuity};
 use crate::state::model::{IsolationKind, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::recipe::{self, ContainerRecipe, ContainerSpec, LaunchRecipe, NetworkRecipe, RECIPE_FORMAT};

@@ -4,7 +4,8 @@
 
 use super::plan::{Step, Tier, ToCreate};
 use super::*;
-use crate::protocol::evidence::{Evidence, Resumed};
+use crate::base::tool::Tool;
+use crate::protocol::evidence::{history_entry, Because, Evidence, Resumed};
 
 /// What a resume did (the plan's steps, in the plan's words), and what it found different from
 /// the launch on the way (tier 3's base).
@@ -198,14 +199,9 @@ pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tie
         store.write_isolation(name, &isolation)?;
     }
     continuity::update(store, name, |c| {
-        c.history.push(HistoryEntry {
-            at: now.clone(),
-            tool: "jackin-restore".into(),
-            from: manifest.status.clone(),
-            to: Status::Active.as_str().into(),
-            cause: "resumed".into(),
-            evidence: serde_json::to_value(Evidence::Resumed(Resumed { tier: tier.number() }))?,
-        });
+        let evidence = Evidence::Resumed(Resumed { tier: tier.number() });
+        let because = Because::Resumed;
+        c.history.push(history_entry(&now, Tool::Restore, &manifest.status, Status::Active, because, &evidence)?);
         c.cause = None;
         c.evidence = None;
         Ok(((), true))
@@ -214,5 +210,9 @@ pub fn mark_resumed(store: &Store, name: &InstanceName, manifest: &Manifest, tie
 
 /// A test-only failure point of a tier 2 or 3 resume (base/crash.rs).
 fn crash_point(step: &str) {
-    crate::base::crash::point(crate::base::crash::Tool::Restore, step);
+    crate::base::crash::point(crate::base::tool::Tool::Restore, CRASH_POINTS, step);
 }
+
+/// A resume's crash points, in the order a run passes them (tiers 2 and 3; the last, the
+/// statuses, every tier).
+pub const CRASH_POINTS: &[&str] = &["resources", "sidecar", "created", "started", "stamped"];

@@ -1,0 +1,55 @@
+//! The programs, each by one name: what a lock holder, a history entry, a message and a command
+//! line call it, and the variables its test-only crash points read (base/crash.rs). Import is a
+//! run of `jackin-restore` with steps of its own, so it has crash variables of its own.
+
+/// One of the tools, or import (`jackin-restore --import`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Assess,
+    Keep,
+    Purge,
+    Reconcile,
+    Restore,
+    /// `jackin-restore --import` (tools/moves/import.rs).
+    Import,
+}
+
+impl Tool {
+    /// The five programs.
+    pub const PROGRAMS: [Tool; 5] = [Tool::Assess, Tool::Keep, Tool::Purge, Tool::Reconcile, Tool::Restore];
+
+    /// The program's name: its binary, its lock holder's, its history entries'.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Tool::Assess => "jackin-assess",
+            Tool::Keep => "jackin-keep",
+            Tool::Purge => "jackin-purge",
+            Tool::Reconcile => "jackin-reconcile",
+            Tool::Restore | Tool::Import => "jackin-restore",
+        }
+    }
+
+    /// The variable that stops a debug build at one of its crash points.
+    pub const fn variable(self) -> &'static str {
+        match self {
+            Tool::Assess => "JACKIN_ASSESS_CRASH_AT",
+            Tool::Keep => "JACKIN_KEEP_CRASH_AT",
+            Tool::Purge => "JACKIN_PURGE_CRASH_AT",
+            Tool::Reconcile => "JACKIN_RECONCILE_CRASH_AT",
+            Tool::Restore => "JACKIN_RESTORE_CRASH_AT",
+            Tool::Import => "JACKIN_IMPORT_CRASH_AT",
+        }
+    }
+
+    /// The variable that pauses it at one.
+    pub const fn pause_variable(self) -> &'static str {
+        match self {
+            Tool::Assess => "JACKIN_ASSESS_PAUSE_AT",
+            Tool::Keep => "JACKIN_KEEP_PAUSE_AT",
+            Tool::Purge => "JACKIN_PURGE_PAUSE_AT",
+            Tool::Reconcile => "JACKIN_RECONCILE_PAUSE_AT",
+            Tool::Restore => "JACKIN_RESTORE_PAUSE_AT",
+            Tool::Import => "JACKIN_IMPORT_PAUSE_AT",
+        }
+    }
+}
