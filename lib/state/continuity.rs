@@ -2,16 +2,13 @@
 //! behind jackin's ten statuses (why it was kept, what killed it, with the evidence), and the
 //! captured launch recipe. jackin never reads it; its files never carry these keys.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::state::names::InstanceName;
 use crate::state::recipe::LaunchRecipe;
-use crate::state::store::{read_json, write_json_atomic, Store};
+use crate::state::store::{read_json, write_json_atomic, ContinuityLock, Store};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Continuity {
@@ -94,16 +91,7 @@ pub fn update<T>(
     change: impl FnOnce(&mut Continuity) -> Result<(T, bool)>,
 ) -> Result<T> {
     store.refuse_linked(name)?;
-    let lock_path = store.continuity_lock_path(name);
-    let lock = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&lock_path)
-        .with_context(|| format!("opening {}", lock_path.display()))?;
-    fs2::FileExt::lock_exclusive(&lock).with_context(|| format!("locking {}", lock_path.display()))?;
+    let _lock = ContinuityLock::acquire(&store.continuity_lock_path(name))?;
     let mut continuity = read(store, name)?;
     let (value, changed) = change(&mut continuity)?;
     if changed {

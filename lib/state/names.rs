@@ -144,6 +144,18 @@ pub(crate) fn is_docker_name(name: &str) -> bool {
     })
 }
 
+/// The short name of the instance whose id is `instance_id`, as the list and the picker show it
+/// and as an argument names it (`jk-<id>`).
+pub(crate) fn short_name(instance_id: &str) -> String {
+    format!("jk-{instance_id}")
+}
+
+/// Whether `name` (a container name, a Docker resource's, a data directory's, a name lock's) is
+/// of the instance whose id is `instance_id`.
+pub(crate) fn is_of_instance(name: &str, instance_id: &str) -> bool {
+    instance_id_of(name) == Some(instance_id)
+}
+
 /// The instance id a name jackin gives starts with: the text between `jk-` and the next `-` or
 /// `.` (a container, its Docker resources, its name lock).
 pub(crate) fn instance_id_of(name: &str) -> Option<&str> {

@@ -67,7 +67,7 @@ fn role_of(c: &Candidate) -> &str {
 }
 
 fn short(c: &Candidate) -> String {
-    format!("jk-{}", c.identity.instance_id)
+    crate::state::names::short_name(&c.identity.instance_id)
 }
 
 /// The filter after `current`: each value the candidates have, in order, then none (all).

@@ -14,6 +14,29 @@ use anyhow::{Context, Result};
 use crate::base::exit::Exit;
 use crate::state::names::InstanceName;
 
+/// The exclusive `flock(2)` on a session's `.jackin/continuity.json.lock` (the tools' own file,
+/// which keep, reconcile and restore may all update): waited for, as long as the one holding it
+/// takes to write the file. Released on drop.
+#[derive(Debug)]
+pub(crate) struct ContinuityLock {
+    _file: File,
+}
+
+impl ContinuityLock {
+    pub(crate) fn acquire(path: &Path) -> Result<Self> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        fs2::FileExt::lock_exclusive(&file).with_context(|| format!("locking {}", path.display()))?;
+        Ok(ContinuityLock { _file: file })
+    }
+}
+
 /// The exclusive `flock(2)` on `data/instances.json.lock` that every index read-modify-write
 /// holds. Released on drop.
 #[derive(Debug)]

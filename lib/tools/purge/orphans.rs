@@ -16,7 +16,8 @@ use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Orphan, Purged, Removed};
 use crate::services::home_claims::HomeClaims;
 use crate::state::names::{
-    instance_id_of, instance_of, is_docker_name, is_prewarm, is_valid_name, DockerKind, InstanceName, PREWARM_PREFIX,
+    instance_id_of, instance_of, is_docker_name, is_of_instance, is_prewarm, is_valid_name, DockerKind, InstanceName,
+    PREWARM_PREFIX,
 };
 use crate::state::store::{name_lock_held, name_lock_owner, temp_writer, writer_alive, NameLock, NameLockTry, Store};
 
@@ -88,8 +89,7 @@ pub(crate) fn check_name(orphan: &Orphan) -> Result<()> {
 }
 
 fn identity(name: &str) -> Identity {
-    let id = name.strip_prefix("jk-").and_then(|r| r.split(['-', '.']).next()).unwrap_or_default();
-    Identity::of_name(name, id)
+    Identity::of_name(name, instance_id_of(name).unwrap_or_default())
 }
 
 fn prewarm_refused(orphan: &Orphan) -> Outcome {
@@ -117,20 +117,11 @@ impl Purger<'_> {
     /// The instance id the name belongs to still has an index row or a data dir: not an orphan.
     fn owner_exists(&self, name: &str) -> bool {
         let Some(id) = instance_id_of(name) else { return false };
-        let prefix = format!("jk-{id}-");
-        let exact = format!("jk-{id}");
-        let row = self
-            .catalog
-            .index
-            .instances
-            .iter()
-            .any(|r| r.container_base == exact || r.container_base.starts_with(&prefix));
+        let row = self.catalog.index.instances.iter().any(|r| is_of_instance(&r.container_base, id));
         let dir = std::fs::read_dir(self.store.data_dir()).is_ok_and(|entries| {
             entries.flatten().any(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
-                (n == exact || n.starts_with(&prefix))
-                    && !n.ends_with(".lock")
-                    && e.file_type().is_ok_and(|t| t.is_dir())
+                is_of_instance(&n, id) && !n.ends_with(".lock") && e.file_type().is_ok_and(|t| t.is_dir())
             })
         });
         row || dir

@@ -90,7 +90,7 @@ pub(crate) fn candidate(
     plan: &Plan,
     now: SystemTime,
 ) -> Candidate {
-    let short = format!("jk-{}", manifest.instance_id);
+    let short = crate::state::names::short_name(&manifest.instance_id);
     let age = age(&manifest.updated_at, now);
     let when = match cause_words(continuity.cause.as_deref()) {
         Some(words) => format!("{words} {age}"),
