@@ -178,12 +178,8 @@ const MOST_BIN_LINES: usize = 150;
 /// grow and no new one in. An entry goes when its file or function is split; a listed one that
 /// is within its limit fails the test, so the list never outlives what it excuses.
 const OVER_TODAY: &[(&str, &str, usize)] = &[
-    ("lib/tools/moves/import.rs", "", 528),
-    ("lib/protocol/records.rs", "", 526),
     ("lib/services/archive.rs", "read", 188),
     ("lib/engines/git/patches.rs", "integrated", 173),
-    ("lib/tools/moves/import.rs", "plan_mount", 139),
-    ("lib/tools/moves/import.rs", "import", 137),
 ];
 
 /// One measure of one source: a file's code lines (`function` empty) or a function's lines.

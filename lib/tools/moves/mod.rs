@@ -5,7 +5,9 @@
 
 pub mod export;
 mod import;
+mod import_apply;
 mod import_checks;
+mod import_plan;
 mod import_submodules;
 
 pub use import::{import, ImportOptions, CRASH_POINTS as IMPORT_CRASH_POINTS};
