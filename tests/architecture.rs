@@ -177,10 +177,7 @@ const MOST_BIN_LINES: usize = 150;
 /// What is over its limit today, each at most as large as it is now: a ratchet that lets none
 /// grow and no new one in. An entry goes when its file or function is split; a listed one that
 /// is within its limit fails the test, so the list never outlives what it excuses.
-const OVER_TODAY: &[(&str, &str, usize)] = &[
-    ("lib/services/archive.rs", "read", 188),
-    ("lib/engines/git/patches.rs", "integrated", 173),
-];
+const OVER_TODAY: &[(&str, &str, usize)] = &[];
 
 /// One measure of one source: a file's code lines (`function` empty) or a function's lines.
 #[derive(Debug, Clone, PartialEq)]

@@ -287,38 +287,106 @@ fn refuse(file: &Path, why: std::fmt::Arguments<'_>) -> anyhow::Error {
 pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option<&Path>) -> Result<Verified> {
     let opened = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
     let limit = opened.metadata()?.len().saturating_mul(EXPANSION_RATIO).max(EXPANSION_FLOOR);
-    let tripped = std::rc::Rc::new(std::cell::Cell::new(false));
-    let damaged = |e: &dyn std::fmt::Display| match tripped.get() {
-        true => refuse(
-            file,
-            format_args!(
-                "it expands to more than {limit} bytes ({EXPANSION_RATIO} times its size, at least {EXPANSION_FLOOR}): \
-                 not a session archive of jackin-keep --export"
-            ),
-        ),
-        false => refuse(file, format_args!("the archive is damaged or truncated ({e})")),
+    let mut reading = Reading {
+        file,
+        keep,
+        unpack_into,
+        limit,
+        tripped: std::rc::Rc::new(std::cell::Cell::new(false)),
+        free: unpack_into.map_or(u64::MAX, |root| fs2::available_space(root).unwrap_or(u64::MAX)),
+        unpacked: 0,
+        verified: Verified {
+            written_by: String::new(),
+            parts: Vec::new(),
+            kept: BTreeMap::new(),
+            bundles: BTreeMap::new(),
+        },
+        dir_modes: Vec::new(),
     };
-    let free = match unpack_into {
-        Some(root) => fs2::available_space(root).unwrap_or(u64::MAX),
-        None => u64::MAX,
-    };
-    let mut unpacked = 0u64;
     let bounded = Bounded {
         inner: flate2::bufread::GzDecoder::new(BufReader::new(opened)),
         left: limit,
-        tripped: tripped.clone(),
+        tripped: reading.tripped.clone(),
     };
     let mut archive = tar::Archive::new(bounded);
-    let mut verified =
-        Verified { written_by: String::new(), parts: Vec::new(), kept: BTreeMap::new(), bundles: BTreeMap::new() };
     let mut index: Option<Index> = None;
-    let mut dir_modes: Vec<(PathBuf, u32)> = Vec::new();
     {
-        let mut entries = archive.entries().map_err(|e| damaged(&e))?;
+        let mut entries = archive.entries().map_err(|e| reading.damaged(&e))?;
         let first = match entries.next() {
-            Some(entry) => entry.map_err(|e| damaged(&e))?,
+            Some(entry) => entry.map_err(|e| reading.damaged(&e))?,
             None => return Err(refuse(file, format_args!("the archive is empty"))),
         };
+        reading.format(first)?;
+        for entry in entries {
+            let mut entry = entry.map_err(|e| reading.damaged(&e))?;
+            if index.is_some() {
+                return Err(refuse(file, format_args!("an entry follows the index")));
+            }
+            if entry.path_bytes().as_ref() == INDEX_ENTRY.as_bytes() {
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).map_err(|e| reading.damaged(&e))?;
+                index = Some(
+                    serde_json::from_slice(&bytes)
+                        .map_err(|e| refuse(file, format_args!("{INDEX_ENTRY} does not parse: {e}")))?,
+                );
+                continue;
+            }
+            reading.part(entry)?;
+        }
+    }
+    // The gzip trailer (CRC-32 and length) is read only at the very end: past the tar's own end.
+    let mut rest = archive.into_inner();
+    io::copy(&mut rest, &mut io::sink()).map_err(|e| reading.damaged(&e))?;
+    // An export is one gzip member and nothing after it: bytes there are not the archive's.
+    let mut after = rest.inner.into_inner();
+    if !io::BufRead::fill_buf(&mut after).map_err(|e| reading.damaged(&e))?.is_empty() {
+        return Err(refuse(file, format_args!("bytes follow the end of the archive")));
+    }
+    for (dir, mode) in reading.dir_modes.into_iter().rev() {
+        fs::set_permissions(&dir, fs::Permissions::from_mode(mode))?;
+    }
+    let Some(index) = index else {
+        return Err(refuse(file, format_args!("the archive ends before its index: truncated")));
+    };
+    check_against(file, &reading.verified.parts, &index.parts)?;
+    Ok(reading.verified)
+}
+
+/// One read of an archive: what it was asked to keep or unpack, and what it has found so far.
+struct Reading<'a> {
+    file: &'a Path,
+    keep: &'a dyn Fn(&str) -> bool,
+    unpack_into: Option<&'a Path>,
+    /// How far the archive may expand, and whether the stream stopped there.
+    limit: u64,
+    tripped: std::rc::Rc<std::cell::Cell<bool>>,
+    /// The bytes free where it is unpacked, and the bytes unpacked so far.
+    free: u64,
+    unpacked: u64,
+    verified: Verified,
+    /// Each directory unpacked and its mode, set once everything under it is written.
+    dir_modes: Vec<(PathBuf, u32)>,
+}
+
+impl Reading<'_> {
+    /// A read that failed: past the expansion bound, or damage.
+    fn damaged(&self, e: &dyn std::fmt::Display) -> anyhow::Error {
+        let (file, limit) = (self.file, self.limit);
+        match self.tripped.get() {
+            true => refuse(
+                file,
+                format_args!(
+                    "it expands to more than {limit} bytes ({EXPANSION_RATIO} times its size, at least \
+                     {EXPANSION_FLOOR}): not a session archive of jackin-keep --export"
+                ),
+            ),
+            false => refuse(file, format_args!("the archive is damaged or truncated ({e})")),
+        }
+    }
+
+    /// The first entry: `format.json`, of a format this version reads.
+    fn format(&mut self, first: tar::Entry<'_, impl Read>) -> Result<()> {
+        let file = self.file;
         if first.path_bytes().as_ref() != FORMAT_ENTRY.as_bytes() {
             return Err(refuse(
                 file,
@@ -326,151 +394,125 @@ pub(crate) fn read(file: &Path, keep: &dyn Fn(&str) -> bool, unpack_into: Option
             ));
         }
         let mut bytes = Vec::new();
-        first.take(1 << 20).read_to_end(&mut bytes).map_err(|e| damaged(&e))?;
+        first.take(1 << 20).read_to_end(&mut bytes).map_err(|e| self.damaged(&e))?;
         let header: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| refuse(file, format_args!("{FORMAT_ENTRY} does not parse: {e}")))?;
         let format = header.get("format").and_then(serde_json::Value::as_u64);
-        verified.written_by = header.get("written_by").and_then(|w| w.as_str()).unwrap_or("?").to_owned();
+        self.verified.written_by = header.get("written_by").and_then(|w| w.as_str()).unwrap_or("?").to_owned();
         match format {
-            Some(FORMAT) => {}
-            Some(newer) if newer > FORMAT => {
+            Some(FORMAT) => Ok(()),
+            Some(newer) if newer > FORMAT => Err(refuse(
+                file,
+                format_args!(
+                    "written in format {newer} by {} (a newer version); this one reads format {FORMAT}",
+                    crate::protocol::inert::inert_name(&self.verified.written_by)
+                ),
+            )),
+            _ => Err(refuse(file, format_args!("{FORMAT_ENTRY} names no format this version knows"))),
+        }
+    }
+
+    /// One entry: a plain relative name of a kind an export writes, kept, unpacked or only
+    /// hashed, and listed as a part.
+    fn part(&mut self, mut entry: tar::Entry<'_, impl Read>) -> Result<()> {
+        let file = self.file;
+        let name_bytes = entry.path_bytes().into_owned();
+        let name = PathBuf::from(std::ffi::OsStr::from_bytes(&name_bytes));
+        if name.as_os_str().is_empty() || name.components().any(|c| !matches!(c, Component::Normal(_))) {
+            let shown = NameBytes::of_path(&name).text();
+            return Err(refuse(file, format_args!("the entry {shown:?} is not a plain relative name")));
+        }
+        let text = NameBytes::of_path(&name).text();
+        let mode = entry.header().mode().map_err(|e| self.damaged(&e))? & 0o7777;
+        let kind = match entry.header().entry_type() {
+            tar::EntryType::Regular | tar::EntryType::GNUSparse | tar::EntryType::Continuous => PartKind::File,
+            tar::EntryType::Directory => PartKind::Dir,
+            tar::EntryType::Symlink => PartKind::Symlink,
+            other => {
+                return Err(refuse(file, format_args!("the entry {text:?} is of a kind never archived ({other:?})")))
+            }
+        };
+        let target = match self.unpack_into {
+            Some(root) if !(self.keep)(&text) => Some(fresh_target(file, root, &name)?),
+            _ => None,
+        };
+        let (sha256, size) = match kind {
+            PartKind::Dir => {
+                if let Some(dst) = &target {
+                    fs::create_dir(dst).with_context(|| format!("creating {}", dst.display()))?;
+                    // Permission bits only: a set-id or sticky bit from another host's
+                    // archive is not the operator's to give.
+                    self.dir_modes.push((dst.clone(), mode & 0o777));
+                }
+                (None, 0)
+            }
+            PartKind::Symlink => {
+                let link = entry.link_name_bytes().map(|l| l.into_owned()).unwrap_or_default();
+                if let Some(dst) = &target {
+                    std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&link), dst)
+                        .with_context(|| format!("creating {}", dst.display()))?;
+                }
+                (Some(sha256_hex(&link)), 0)
+            }
+            PartKind::File => self.file_part(&mut entry, &text, target.as_deref())?,
+        };
+        let path_bytes = NameBytes::of_path(&name).wire_bytes();
+        self.verified.parts.push(Part { path: text, path_bytes, kind, mode, size, sha256 });
+        Ok(())
+    }
+
+    /// A regular file's digest and size: kept in memory, unpacked to `target`, or only hashed;
+    /// a bundle's header read on the way.
+    fn file_part(
+        &mut self,
+        entry: &mut tar::Entry<'_, impl Read>,
+        text: &str,
+        target: Option<&Path>,
+    ) -> Result<(Option<String>, u64)> {
+        let file = self.file;
+        if (self.keep)(text) {
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).map_err(|e| self.damaged(&e))?;
+            let digest = sha256_hex(&bytes);
+            let size = bytes.len() as u64;
+            self.verified.kept.insert(text.to_owned(), bytes);
+            return Ok((Some(digest), size));
+        }
+        if let Some(dst) = target {
+            self.unpacked = self.unpacked.saturating_add(entry.header().size().unwrap_or(u64::MAX));
+            if !fits(self.unpacked, self.free) {
+                let free = self.free;
                 return Err(refuse(
                     file,
-                    format_args!(
-                        "written in format {newer} by {} (a newer version); this one reads format {FORMAT}",
-                        crate::protocol::inert::inert_name(&verified.written_by)
-                    ),
-                ))
+                    format_args!("it does not fit in the {free} bytes free where it is unpacked"),
+                ));
             }
-            _ => return Err(refuse(file, format_args!("{FORMAT_ENTRY} names no format this version knows"))),
+            // The permission bits (0o777) without set-id bits, as for directories.
+            entry.set_preserve_permissions(false);
+            entry.set_preserve_mtime(true);
+            entry.unpack(dst).map_err(|e| self.damaged(&e))?;
+            let (digest, size) = hash_reader(File::open(dst)?)?;
+            if text.ends_with(".bundle") {
+                let header = read_bundle_header(&mut BufReader::new(File::open(dst)?), text)
+                    .map_err(|e| refuse(file, format_args!("{e:#}")))?;
+                self.verified.bundles.insert(text.to_owned(), header);
+            }
+            return Ok((Some(digest), size));
         }
-        for entry in entries {
-            let mut entry = entry.map_err(|e| damaged(&e))?;
-            let name_bytes = entry.path_bytes().into_owned();
-            let name = PathBuf::from(std::ffi::OsStr::from_bytes(&name_bytes));
-            if index.is_some() {
-                return Err(refuse(file, format_args!("an entry follows the index")));
+        let mut hashing = Hashing { inner: entry, hasher: Sha256::new(), size: 0 };
+        if text.ends_with(".bundle") {
+            let mut buffered = BufReader::new(&mut hashing);
+            match read_bundle_header(&mut buffered, text) {
+                Ok(header) => drop(self.verified.bundles.insert(text.to_owned(), header)),
+                Err(e) if e.downcast_ref::<io::Error>().is_some() => return Err(self.damaged(&e)),
+                Err(e) => return Err(refuse(file, format_args!("{e:#}"))),
             }
-            if name_bytes == INDEX_ENTRY.as_bytes() {
-                let mut bytes = Vec::new();
-                entry.read_to_end(&mut bytes).map_err(|e| damaged(&e))?;
-                index = Some(
-                    serde_json::from_slice(&bytes)
-                        .map_err(|e| refuse(file, format_args!("{INDEX_ENTRY} does not parse: {e}")))?,
-                );
-                continue;
-            }
-            if name.as_os_str().is_empty() || name.components().any(|c| !matches!(c, Component::Normal(_))) {
-                let shown = NameBytes::of_path(&name).text();
-                return Err(refuse(file, format_args!("the entry {shown:?} is not a plain relative name")));
-            }
-            let text = NameBytes::of_path(&name).text();
-            let mode = entry.header().mode().map_err(|e| damaged(&e))? & 0o7777;
-            let kind = match entry.header().entry_type() {
-                tar::EntryType::Regular | tar::EntryType::GNUSparse | tar::EntryType::Continuous => PartKind::File,
-                tar::EntryType::Directory => PartKind::Dir,
-                tar::EntryType::Symlink => PartKind::Symlink,
-                other => {
-                    return Err(refuse(
-                        file,
-                        format_args!("the entry {text:?} is of a kind never archived ({other:?})"),
-                    ))
-                }
-            };
-            let target = match unpack_into {
-                Some(root) if !keep(&text) => Some(fresh_target(file, root, &name)?),
-                _ => None,
-            };
-            let (sha256, size) = match kind {
-                PartKind::Dir => {
-                    if let Some(dst) = &target {
-                        fs::create_dir(dst).with_context(|| format!("creating {}", dst.display()))?;
-                        // Permission bits only: a set-id or sticky bit from another host's
-                        // archive is not the operator's to give.
-                        dir_modes.push((dst.clone(), mode & 0o777));
-                    }
-                    (None, 0)
-                }
-                PartKind::Symlink => {
-                    let link = entry.link_name_bytes().map(|l| l.into_owned()).unwrap_or_default();
-                    if let Some(dst) = &target {
-                        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&link), dst)
-                            .with_context(|| format!("creating {}", dst.display()))?;
-                    }
-                    (Some(sha256_hex(&link)), 0)
-                }
-                PartKind::File if keep(&text) => {
-                    let mut bytes = Vec::new();
-                    entry.read_to_end(&mut bytes).map_err(|e| damaged(&e))?;
-                    let digest = sha256_hex(&bytes);
-                    let size = bytes.len() as u64;
-                    verified.kept.insert(text.clone(), bytes);
-                    (Some(digest), size)
-                }
-                PartKind::File => match &target {
-                    Some(dst) => {
-                        unpacked = unpacked.saturating_add(entry.header().size().unwrap_or(u64::MAX));
-                        if !fits(unpacked, free) {
-                            return Err(refuse(
-                                file,
-                                format_args!("it does not fit in the {free} bytes free where it is unpacked"),
-                            ));
-                        }
-                        // The permission bits (0o777) without set-id bits, as for directories.
-                        entry.set_preserve_permissions(false);
-                        entry.set_preserve_mtime(true);
-                        entry.unpack(dst).map_err(|e| damaged(&e))?;
-                        let (digest, size) = hash_reader(File::open(dst)?)?;
-                        if text.ends_with(".bundle") {
-                            let header = read_bundle_header(&mut BufReader::new(File::open(dst)?), &text)
-                                .map_err(|e| refuse(file, format_args!("{e:#}")))?;
-                            verified.bundles.insert(text.clone(), header);
-                        }
-                        (Some(digest), size)
-                    }
-                    None => {
-                        let mut hashing = Hashing { inner: &mut entry, hasher: Sha256::new(), size: 0 };
-                        if text.ends_with(".bundle") {
-                            let mut buffered = BufReader::new(&mut hashing);
-                            match read_bundle_header(&mut buffered, &text) {
-                                Ok(header) => drop(verified.bundles.insert(text.clone(), header)),
-                                Err(e) if e.downcast_ref::<io::Error>().is_some() => return Err(damaged(&e)),
-                                Err(e) => return Err(refuse(file, format_args!("{e:#}"))),
-                            }
-                            io::copy(&mut buffered, &mut io::sink()).map_err(|e| damaged(&e))?;
-                        } else {
-                            io::copy(&mut hashing, &mut io::sink()).map_err(|e| damaged(&e))?;
-                        }
-                        (Some(format!("{:x}", hashing.hasher.finalize())), hashing.size)
-                    }
-                },
-            };
-            verified.parts.push(Part {
-                path: text,
-                path_bytes: NameBytes::of_path(&name).wire_bytes(),
-                kind,
-                mode,
-                size,
-                sha256,
-            });
+            io::copy(&mut buffered, &mut io::sink()).map_err(|e| self.damaged(&e))?;
+        } else {
+            io::copy(&mut hashing, &mut io::sink()).map_err(|e| self.damaged(&e))?;
         }
+        Ok((Some(format!("{:x}", hashing.hasher.finalize())), hashing.size))
     }
-    // The gzip trailer (CRC-32 and length) is read only at the very end: past the tar's own end.
-    let mut rest = archive.into_inner();
-    io::copy(&mut rest, &mut io::sink()).map_err(|e| damaged(&e))?;
-    // An export is one gzip member and nothing after it: bytes there are not the archive's.
-    let mut after = rest.inner.into_inner();
-    if !io::BufRead::fill_buf(&mut after).map_err(|e| damaged(&e))?.is_empty() {
-        return Err(refuse(file, format_args!("bytes follow the end of the archive")));
-    }
-    for (dir, mode) in dir_modes.into_iter().rev() {
-        fs::set_permissions(&dir, fs::Permissions::from_mode(mode))?;
-    }
-    let Some(index) = index else {
-        return Err(refuse(file, format_args!("the archive ends before its index: truncated")));
-    };
-    check_against(file, &verified.parts, &index.parts)?;
-    Ok(verified)
 }
 
 /// Every part read is the index's, with the same kind, mode, size and sha256, and none is

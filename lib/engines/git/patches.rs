@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use git2::{Commit, Diff, DiffFormat, DiffLineType, DiffOptions, Oid, Repository, Sort, Tree};
+use git2::{Commit, Diff, DiffFormat, DiffLineType, DiffOptions, Oid, Repository, Revwalk, Sort, Tree};
 use sha2::{Digest, Sha256};
 
 use crate::protocol::assessment::{Integrated, Integration};
@@ -113,6 +113,31 @@ pub(crate) fn integrated(
 ) -> Result<Vec<Integrated>, git2::Error> {
     let at_risk_set: HashSet<Oid> = at_risk.iter().copied().collect();
     let mut trees = Trees::default();
+    let (mut offers, boundary) = offers(repo, tip, at_risk, &at_risk_set, &mut trees)?;
+    let mut by_paths: HashMap<Vec<Vec<u8>>, Vec<usize>> = HashMap::new();
+    for (i, offer) in offers.iter().enumerate() {
+        if !offer.changes.paths.is_empty() {
+            by_paths.entry(offer.changes.paths.clone()).or_default().push(i);
+        }
+    }
+    if by_paths.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    let found = found_in(repo, surviving, &mut offers, &by_paths, &boundary, tip, &at_risk_set, &mut trees)?;
+    recorded(repo, at_risk, &at_risk_set, &offers, &found, &boundary, surviving)
+}
+
+/// What to look for: each at-risk commit's own patch (not a merge's), and the squashes of the
+/// first-parent run from the merge base to the tip; with the boundary, the commits the at-risk
+/// ones build on.
+fn offers(
+    repo: &Repository,
+    tip: Oid,
+    at_risk: &[Oid],
+    at_risk_set: &HashSet<Oid>,
+    trees: &mut Trees,
+) -> Result<(Vec<Offer>, HashSet<Oid>), git2::Error> {
     let mut offers = Vec::new();
     let mut boundary = HashSet::new();
     for id in at_risk {
@@ -123,7 +148,7 @@ pub(crate) fn integrated(
             }
         }
         if commit.parent_count() <= 1 {
-            offers.push(Offer::new(&mut trees, repo, commit.parent_id(0).ok(), *id, Integration::Patch)?);
+            offers.push(Offer::new(trees, repo, commit.parent_id(0).ok(), *id, Integration::Patch)?);
         }
     }
     // The first-parent run from the merge base to the tip: its prefixes are the squashes to look
@@ -153,42 +178,31 @@ pub(crate) fn integrated(
                 };
             }
             let Some(from) = base else { break };
-            offers.push(Offer::new(&mut trees, repo, from, *end, Integration::Squash)?);
+            offers.push(Offer::new(trees, repo, from, *end, Integration::Squash)?);
         }
     }
 
-    let mut by_paths: HashMap<Vec<Vec<u8>>, Vec<usize>> = HashMap::new();
-    for (i, offer) in offers.iter().enumerate() {
-        if !offer.changes.paths.is_empty() {
-            by_paths.entry(offer.changes.paths.clone()).or_default().push(i);
-        }
-    }
-    if by_paths.is_empty() {
-        return Ok(Vec::new());
-    }
+    Ok((offers, boundary))
+}
 
-    // Offer index → (the surviving commit with its patch, which repository).
+/// Offer index → (the surviving commit with its patch, which repository): a walk of each
+/// surviving repository's refs, the tip and the boundary hidden, every commit compared with the
+/// offers that touch the same paths.
+#[allow(clippy::too_many_arguments)]
+fn found_in(
+    repo: &Repository,
+    surviving: &[Surviving<'_>],
+    offers: &mut [Offer],
+    by_paths: &HashMap<Vec<Vec<u8>>, Vec<usize>>,
+    boundary: &HashSet<Oid>,
+    tip: Oid,
+    at_risk_set: &HashSet<Oid>,
+    trees: &mut Trees,
+) -> Result<HashMap<usize, (Oid, usize)>, git2::Error> {
     let mut found: HashMap<usize, (Oid, usize)> = HashMap::new();
     let mut seen = HashSet::new();
     for (source_index, source) in surviving.iter().enumerate() {
-        let odb = source.repo.odb()?;
-        let mut walk = source.repo.revwalk()?;
-        walk.set_sorting(Sort::TIME)?;
-        let mut pushed = false;
-        for (_, id) in &source.tips {
-            if odb.exists(*id) {
-                walk.push(*id)?;
-                pushed = true;
-            }
-        }
-        if !pushed {
-            continue;
-        }
-        for id in boundary.iter().chain(std::iter::once(&tip)) {
-            if odb.exists(*id) {
-                walk.hide(*id)?;
-            }
-        }
+        let Some(walk) = walk_of(source, boundary, tip)? else { continue };
         for candidate in walk.take(CANDIDATE_LIMIT) {
             let candidate = candidate?;
             // The walk hides the tip, so no at-risk commit is walked where the tip is, and a
@@ -206,7 +220,7 @@ pub(crate) fn integrated(
                 continue;
             }
             let parent = commit.parent_id(0).ok();
-            let changes = changes(&mut trees, source.repo, parent, candidate)?;
+            let changes = changes(trees, source.repo, parent, candidate)?;
             let Some(wanting) = by_paths.get(&changes.paths) else { continue };
             let mut candidate_key = None;
             let mut candidate_growth = None;
@@ -237,7 +251,44 @@ pub(crate) fn integrated(
         }
     }
 
-    // Own patches first; then the longest squash found covers what it reaches.
+    Ok(found)
+}
+
+/// The commits of a surviving repository to compare, newest first: what its refs reach, less
+/// what the tip and the boundary reach. `None` when it holds none of its refs' commits.
+fn walk_of<'r>(source: &Surviving<'r>, boundary: &HashSet<Oid>, tip: Oid) -> Result<Option<Revwalk<'r>>, git2::Error> {
+    let odb = source.repo.odb()?;
+    let mut walk = source.repo.revwalk()?;
+    walk.set_sorting(Sort::TIME)?;
+    let mut pushed = false;
+    for (_, id) in &source.tips {
+        if odb.exists(*id) {
+            walk.push(*id)?;
+            pushed = true;
+        }
+    }
+    if !pushed {
+        return Ok(None);
+    }
+    for id in boundary.iter().chain(std::iter::once(&tip)) {
+        if odb.exists(*id) {
+            walk.hide(*id)?;
+        }
+    }
+    Ok(Some(walk))
+}
+
+/// The integrated commits found, newest first: own patches first, then what the longest squash
+/// found reaches.
+fn recorded(
+    repo: &Repository,
+    at_risk: &[Oid],
+    at_risk_set: &HashSet<Oid>,
+    offers: &[Offer],
+    found: &HashMap<usize, (Oid, usize)>,
+    boundary: &HashSet<Oid>,
+    surviving: &[Surviving<'_>],
+) -> Result<Vec<Integrated>, git2::Error> {
     let mut integrated: HashMap<Oid, Integrated> = HashMap::new();
     let mut record = |commit: Oid, (as_commit, source): (Oid, usize), how| {
         let Some(into) = surviving[source].ref_reaching(as_commit) else { return };
@@ -259,7 +310,7 @@ pub(crate) fn integrated(
     if let Some(i) = longest_squash {
         let mut walk = repo.revwalk()?;
         walk.push(offers[i].end)?;
-        for id in &boundary {
+        for id in boundary {
             walk.hide(*id)?;
         }
         for id in walk {
