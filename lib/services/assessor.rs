@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::engines::git;
 use crate::protocol::assessment::{summary, Assessment, MountAssessment, Verdict};
 use crate::protocol::identity::Identity;
-use crate::state::model::{IndexRow, IsolationKind, IsolationRecord, MalformedRecord};
+use crate::state::model::{IndexRow, Isolation, IsolationKind, IsolationRecord, MalformedRecord};
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 use anyhow::Result;
@@ -54,12 +54,26 @@ impl Assessor {
         identity: Identity,
         status: Option<String>,
     ) -> Assessment {
-        let (in_place, mut mounts) = match store.read_isolation(name) {
+        let isolation = store.read_isolation(name);
+        self.of_isolation(store, name, identity, status, isolation.as_ref().map_err(|e| format!("{e:#}")))
+    }
+
+    /// The assessment of an instance's work from isolation records its caller has read already
+    /// (an export reads them once for itself and the assessment), or why they could not be.
+    pub(crate) fn of_isolation(
+        &self,
+        store: &Store,
+        name: &InstanceName,
+        identity: Identity,
+        status: Option<String>,
+        isolation: std::result::Result<&Isolation, String>,
+    ) -> Assessment {
+        let (in_place, mut mounts) = match isolation {
             Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
             Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| self.mount(m)).collect()),
             Err(e) => {
                 let path = store.isolation_path(name).to_string_lossy().into_owned();
-                let why = format!("isolation records unreadable: {e:#}");
+                let why = format!("isolation records unreadable: {e}");
                 (false, vec![MountAssessment::unknown(String::new(), "unknown".into(), path, why)])
             }
         };

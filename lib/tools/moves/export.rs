@@ -228,9 +228,12 @@ fn observe(
     if !exportable(Status::parse(&manifest.status)) {
         anyhow::bail!("status {} is not a kept session: nothing exported", manifest.status);
     }
-    let assessment = Assessor::new(AssessOptions { with_diff: false, with_disk: true }).instance(store, name, None)?;
-    let records: Vec<IsolationRecord> = store
-        .read_isolation(name)?
+    // The manifest and the isolation records read once, for the export and its assessment alike.
+    let isolation = store.read_isolation(name)?;
+    let identity = Identity::from_manifest(&manifest);
+    let assessor = Assessor::new(AssessOptions { with_diff: false, with_disk: true });
+    let assessment = assessor.of_isolation(store, name, identity, Some(manifest.status.clone()), Ok(&isolation));
+    let records: Vec<IsolationRecord> = isolation
         .mounts()
         .into_iter()
         .map(|r| r.map_err(|bad| anyhow::anyhow!("{}: nothing exported", bad.reason)))
