@@ -119,11 +119,11 @@ impl Disk {
 
     /// `4.1 GiB (3.8 GiB rebuildable)`, or `4.1 GiB` when nothing is.
     pub(crate) fn phrase(&self) -> String {
-        let total = crate::protocol::records::human_bytes(self.total);
+        let total = human_bytes(self.total);
         if self.rebuildable == 0 {
             total
         } else {
-            format!("{total} ({} rebuildable)", crate::protocol::records::human_bytes(self.rebuildable))
+            format!("{total} ({} rebuildable)", human_bytes(self.rebuildable))
         }
     }
 }
@@ -456,5 +456,21 @@ impl UnpushedRef {
         } else {
             short_ref(&self.name)
         }
+    }
+}
+
+/// `1.2 GiB`, for people.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
     }
 }

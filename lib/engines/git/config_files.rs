@@ -15,7 +15,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::repo::WOULD_WAIT;
+use super::error::WOULD_WAIT;
 
 /// libgit2 follows includes this deep (`MAX_INCLUDE_DEPTH`), and fails beyond.
 const MOST_INCLUDE_DEPTH: usize = 10;

@@ -70,6 +70,11 @@ pub(super) fn classified(error: anyhow::Error) -> anyhow::Error {
     }
 }
 
+/// Why a file git opens by name is refused when it is a FIFO, a socket or a device: the one
+/// wording of every such refusal (repo.rs, `config_files`, `walk_guard`).
+pub(super) const WOULD_WAIT: &str =
+    "is not a regular file (a FIFO, a socket or a device): git would wait on it; not read";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use git2::Repository;
 
+use super::error::WOULD_WAIT;
 use super::GitError;
 
 /// A repository, opened at `path` (a work tree, a worktree or a host repository).
@@ -36,11 +37,6 @@ impl Repo {
 pub(crate) fn skip_object_hash_checks() {
     git2::opts::strict_hash_verification(false);
 }
-
-/// Why a file git opens by name is refused when it is a FIFO, a socket or a device: the one
-/// wording of every such refusal (here, `config_files`, `walk_guard`).
-pub(super) const WOULD_WAIT: &str =
-    "is not a regular file (a FIFO, a socket or a device): git would wait on it; not read";
 
 /// libgit2's `Repository::open`, after [`no_special_files`]: every open of a repository the agent
 /// can write goes through here.

@@ -25,7 +25,7 @@ use std::path::Path;
 use rustix::fs::{self as fs, AtFlags, Dir, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::repo::WOULD_WAIT;
+use super::error::WOULD_WAIT;
 
 /// The longest path the system's calls take, with its NUL (PATH_MAX): libgit2 reaches every file
 /// by its whole path from `/`.

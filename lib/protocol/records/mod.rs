@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 mod moves;
 mod restore;
 
+pub(crate) use crate::protocol::assessment::human_bytes;
+
 pub use moves::*;
 pub use restore::*;
 
@@ -230,22 +232,6 @@ impl Record for Orphan {
     const TYPE: &'static str = "orphan";
     fn text(&self) -> String {
         format!("orphan {} {} · {}", self.kind, self.name, self.reason)
-    }
-}
-
-/// `1.2 GiB`, for people.
-pub(crate) fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
     }
 }
 

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use super::import::{crash_point, is_kept_part, refuse_clash, Observed};
 use super::import_checks::refuse;
+use super::import_observe::{crash_point, is_kept_part, refuse_clash, Observed};
 use super::import_plan::MountPlan;
 use super::import_submodules::{make_submodule, WHY};
 use crate::base::steps::Steps;

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::import::ImportOptions;
 use super::import_checks::{self, check_saved, check_tips, refuse, Layout};
 use super::import_submodules::{numbered, plan_submodule, SubmodulePlan, SubmoduleSave};
 use crate::engines::git::{BundleHeader, Repo};
@@ -15,6 +14,13 @@ use crate::state::model::IsolationKind;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 use crate::tools::moves::export::{ExportedMount, MOUNTS_ENTRY};
+
+/// `--dry-run` (or `--plan`) and `--repo DST=PATH`.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    pub dry_run: bool,
+    pub repos: Vec<(String, PathBuf)>,
+}
 
 /// What one mount's import makes, decided before anything is made.
 pub(super) struct MountPlan {

@@ -1,13 +1,17 @@
 //! Moving a kept session to another host: `jackin-keep --export` writes an archive of it
 //! (export.rs), `jackin-restore --import` checks one whole and makes it a session of this home
-//! (import.rs, with its checks and its submodules). Both save and read the saved-work format
+//! (import.rs: `import_observe.rs` reads and checks the archive once, `import_plan.rs` decides
+//! each mount, `import_apply.rs` makes it all; with its checks and its submodules). Both save and read the saved-work format
 //! (services/saved_work) inside the archive (services/archive).
 
 pub mod export;
 mod import;
 mod import_apply;
 mod import_checks;
+mod import_observe;
 mod import_plan;
 mod import_submodules;
 
-pub use import::{import, ImportOptions, CRASH_POINTS as IMPORT_CRASH_POINTS};
+pub use import::import;
+pub use import_observe::CRASH_POINTS as IMPORT_CRASH_POINTS;
+pub use import_plan::ImportOptions;

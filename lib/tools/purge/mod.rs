@@ -36,6 +36,22 @@ use crate::state::store::{HostRepoLocks, Store};
 
 pub use apply::CRASH_POINTS;
 
+/// Why an instance is not purged. Nothing of it changed.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// Step 1: the role container (named) runs (`--stop` stops it first).
+    Live(String),
+    /// Step 1: the role container runs with processes attached to it (`docker exec`): someone
+    /// uses the session, and `--stop` does not stop it under them.
+    Attached { role_container: String, processes: u32 },
+    /// Step 2: work at risk without a discard.
+    AtRisk { summary: String },
+    /// `--terminal` took a `failed_setup` session that is not clean: left alone.
+    NotClean { summary: String },
+    /// What cannot be read, or does not allow a purge: the error record's code and why.
+    Failed { code: ErrorCode, error: anyhow::Error },
+}
+
 /// A test-only failure point of purge (base/crash.rs).
 pub(crate) fn crash_point(step: &str) {
     crate::base::crash::point(crate::base::tool::Tool::Purge, CRASH_POINTS, step);
@@ -245,26 +261,26 @@ fn lock_refusal(error: anyhow::Error) -> Stop {
 }
 
 /// A refusal as the run reports it; nothing of the instance changed.
-fn outcome_of(name: &InstanceName, refusal: plan::Refusal) -> Stop {
+fn outcome_of(name: &InstanceName, refusal: Refusal) -> Stop {
     match refusal {
-        plan::Refusal::Live(role_container) => live(&role_container, " (--stop stops it first)"),
-        plan::Refusal::Attached { role_container, processes } => live(
+        Refusal::Live(role_container) => live(&role_container, " (--stop stops it first)"),
+        Refusal::Attached { role_container, processes } => live(
             &role_container,
             &format!(
                 " with {processes} process(es) attached to it (docker exec: jackin hardline, jackin-restore --exec); \
                  --stop does not stop a session someone is using"
             ),
         ),
-        plan::Refusal::AtRisk { summary } => stop(
+        Refusal::AtRisk { summary } => stop(
             ErrorCode::AtRisk,
             anyhow::anyhow!(
                 "work at risk: {summary}; nothing deleted (--discard-unfinished saves it to the quarantine and deletes)"
             ),
         ),
-        plan::Refusal::NotClean { summary } => {
+        Refusal::NotClean { summary } => {
             Box::new(Outcome::Skipped(format!("{name}: failed_setup with work at risk ({summary}); left alone")))
         }
-        plan::Refusal::Failed { code, error } => stop(code, error),
+        Refusal::Failed { code, error } => stop(code, error),
     }
 }
 

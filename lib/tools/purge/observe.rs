@@ -17,7 +17,7 @@ use crate::state::model::{DockerNames, IndexRow, IsolationKind, IsolationRecord,
 use crate::state::names::InstanceName;
 use crate::state::store::PurgeMark;
 
-use super::plan::Refusal;
+use super::Refusal;
 use super::{Purger, Request};
 use crate::protocol::codes::ErrorCode;
 

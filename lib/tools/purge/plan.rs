@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+pub(crate) use super::Refusal;
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
@@ -105,22 +106,6 @@ pub(crate) enum Next {
     /// The role container runs and `--stop` was given: stop it, then observe again (the agent
     /// could write until it is stopped).
     StopFirst(DockerNames),
-}
-
-/// Why an instance is not purged. Nothing of it changed.
-#[derive(Debug)]
-pub(crate) enum Refusal {
-    /// Step 1: the role container (named) runs (`--stop` stops it first).
-    Live(String),
-    /// Step 1: the role container runs with processes attached to it (`docker exec`): someone
-    /// uses the session, and `--stop` does not stop it under them.
-    Attached { role_container: String, processes: u32 },
-    /// Step 2: work at risk without a discard.
-    AtRisk { summary: String },
-    /// `--terminal` took a `failed_setup` session that is not clean: left alone.
-    NotClean { summary: String },
-    /// What cannot be read, or does not allow a purge: the error record's code and why.
-    Failed { code: ErrorCode, error: anyhow::Error },
 }
 
 /// Step 1: whether the instance can be purged now, must be stopped first, or is live. A manifest

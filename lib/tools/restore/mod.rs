@@ -11,8 +11,9 @@ mod resume;
 mod run;
 
 pub use list::{candidates, Order};
+pub use observe::RoleSource;
 pub(crate) use plan::plan;
-pub use plan::{Plan, RoleSource, Tier};
+pub use plan::{Plan, Tier};
 pub use quarantines::quarantined;
 pub use recover::recover;
 pub use resume::{acknowledge, resume, Resume, ResumeOptions};

@@ -62,7 +62,7 @@ pub(crate) fn observe(
     recipe: Option<&LaunchRecipe>,
     role_source: RoleSource,
 ) -> Result<Observation> {
-    let (stops, drift) = super::plan::divergences(store, name);
+    let (stops, drift) = divergences(store, name);
     let mut seen = Observation { stops, drift, ..Observation::default() };
     if recipe.is_some_and(|r| r.format > RECIPE_FORMAT) {
         return Ok(seen);
@@ -97,7 +97,7 @@ pub(crate) fn observe(
     if seen.role.is_none() {
         let spec = &recipe.role.spec;
         look_up_images(engine, &mut seen, [&spec.image_id, &spec.image])?;
-        if super::plan::role_image_there(spec, &seen).is_none() {
+        if role_image_there(spec, &seen).is_none() {
             seen.role_commit = tier_3_commit(store, manifest, role_source);
         }
     }
@@ -145,4 +145,65 @@ fn role_commit(store: &Store, manifest: &Manifest, sha: &str, role_source: RoleS
     }
     let cache = store.role_source_cache(&manifest.role_source_git);
     git::role_commit(&cache, &manifest.role_source_git, sha, role_source == RoleSource::Fetch)
+}
+
+/// How a plan learns the full id of an abbreviated `role_git_sha` (tier 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleSource {
+    /// A resume: the role source is fetched into the home's cache when the cache does not hold
+    /// the commit yet.
+    Fetch,
+    /// A dry run (`--plan`, `--dry-run`, `--list`): only a cache already there is read; nothing
+    /// is created, fetched or written, and what the cache does not hold is resolved at resume.
+    Cached,
+}
+
+impl RoleSource {
+    /// A run that only looks (`dry_run`: `--list`, `--plan`, `--dry-run`) reads the cache alone.
+    pub fn for_run(dry_run: bool) -> Self {
+        if dry_run {
+            RoleSource::Cached
+        } else {
+            RoleSource::Fetch
+        }
+    }
+}
+
+/// What stops a resume (the preserved state is gone or unregistered), and what only drifted
+/// (a worktree on another branch or a detached HEAD): (stops, drift).
+pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, Vec<String>) {
+    let isolation = match store.read_isolation(name) {
+        Ok(isolation) => isolation,
+        Err(e) => return (vec![format!("isolation records unreadable: {e:#}")], Vec::new()),
+    };
+    let (mut stops, mut drift) = (Vec::new(), Vec::new());
+    for mount in isolation.mounts() {
+        let state = match mount {
+            Err(bad) => Resumability::Diverged(bad.reason),
+            Ok(r) if r.isolation == IsolationKind::Worktree => {
+                git::worktree_resumability(Path::new(&r.worktree_path), Path::new(&r.original_src), &r.scratch_branch)
+            }
+            Ok(r) => git::clone_resumability(Path::new(&r.worktree_path)),
+        };
+        match state {
+            Resumability::Intact => {}
+            Resumability::Drifted(note) => drift.push(note),
+            Resumability::Diverged(why) => stops.push(why),
+        }
+    }
+    (stops, drift)
+}
+
+/// The image tier 2 creates the role container from: the tagged image when it is still the
+/// recorded one, else the recorded image by its id, with the tag's move as drift. `None` when
+/// neither is there (tier 3, or nothing).
+pub(super) fn role_image_there(spec: &ContainerSpec, seen: &Observation) -> Option<(String, Option<String>)> {
+    let tag_id = seen.image_id(&spec.image);
+    if tag_id.is_some() && tag_id == Some(spec.image_id.as_str()) {
+        return Some((spec.image.clone(), None));
+    }
+    let recorded = Some(spec.image_id.as_str()).filter(|id| !id.is_empty()).and_then(|id| seen.image_id(id))?;
+    let moved = tag_id
+        .map(|moved_to| format!("image tag {} moved to {moved_to}; using the recorded image {recorded}", spec.image));
+    Some((recorded.to_owned(), moved))
 }

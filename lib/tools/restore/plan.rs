@@ -2,7 +2,7 @@
 //! alone: no engine call here, so a `--plan` and the resume after it decide alike, and the tests
 //! below play each branch without Docker. `run.rs` walks the steps as they are.
 
-use super::observe::Observation;
+use super::observe::{role_image_there, Observation};
 use super::*;
 
 /// The rung of the restore ladder (lifecycle.md, "Restore"): the cheapest that is faithful.
@@ -149,53 +149,6 @@ impl Plan {
     pub(crate) fn actions(&self) -> Vec<String> {
         self.steps.iter().map(Step::text).collect()
     }
-}
-
-/// How a plan learns the full id of an abbreviated `role_git_sha` (tier 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RoleSource {
-    /// A resume: the role source is fetched into the home's cache when the cache does not hold
-    /// the commit yet.
-    Fetch,
-    /// A dry run (`--plan`, `--dry-run`, `--list`): only a cache already there is read; nothing
-    /// is created, fetched or written, and what the cache does not hold is resolved at resume.
-    Cached,
-}
-
-impl RoleSource {
-    /// A run that only looks (`dry_run`: `--list`, `--plan`, `--dry-run`) reads the cache alone.
-    pub fn for_run(dry_run: bool) -> Self {
-        if dry_run {
-            RoleSource::Cached
-        } else {
-            RoleSource::Fetch
-        }
-    }
-}
-
-/// What stops a resume (the preserved state is gone or unregistered), and what only drifted
-/// (a worktree on another branch or a detached HEAD): (stops, drift).
-pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, Vec<String>) {
-    let isolation = match store.read_isolation(name) {
-        Ok(isolation) => isolation,
-        Err(e) => return (vec![format!("isolation records unreadable: {e:#}")], Vec::new()),
-    };
-    let (mut stops, mut drift) = (Vec::new(), Vec::new());
-    for mount in isolation.mounts() {
-        let state = match mount {
-            Err(bad) => Resumability::Diverged(bad.reason),
-            Ok(r) if r.isolation == IsolationKind::Worktree => {
-                git::worktree_resumability(Path::new(&r.worktree_path), Path::new(&r.original_src), &r.scratch_branch)
-            }
-            Ok(r) => git::clone_resumability(Path::new(&r.worktree_path)),
-        };
-        match state {
-            Resumability::Intact => {}
-            Resumability::Drifted(note) => drift.push(note),
-            Resumability::Diverged(why) => stops.push(why),
-        }
-    }
-    (stops, drift)
 }
 
 /// Observes the session and decides. With [`RoleSource::Cached`] it only reads.
@@ -443,20 +396,6 @@ fn plan_recreate(manifest: &Manifest, recipe: &LaunchRecipe, seen: &Observation,
     let image = image.unwrap_or_else(|| recipe.role.spec.image.clone());
     let spec = spec_to_create(recipe, &recipe.role, &image, seen);
     plan.steps.push(Step::CreateRole(Box::new(ToCreate { spec, image, env: role_env, health: Vec::new() })));
-}
-
-/// The image tier 2 creates the role container from: the tagged image when it is still the
-/// recorded one, else the recorded image by its id, with the tag's move as drift. `None` when
-/// neither is there (tier 3, or nothing).
-pub(super) fn role_image_there(spec: &ContainerSpec, seen: &Observation) -> Option<(String, Option<String>)> {
-    let tag_id = seen.image_id(&spec.image);
-    if tag_id.is_some() && tag_id == Some(spec.image_id.as_str()) {
-        return Some((spec.image.clone(), None));
-    }
-    let recorded = Some(spec.image_id.as_str()).filter(|id| !id.is_empty()).and_then(|id| seen.image_id(id))?;
-    let moved = tag_id
-        .map(|moved_to| format!("image tag {} moved to {moved_to}; using the recorded image {recorded}", spec.image));
-    Some((recorded.to_owned(), moved))
 }
 
 /// Tier 2's image or tier 3's build of the role from its recorded source commit; what is missing
