@@ -82,7 +82,9 @@ pub(crate) fn observe(
     seen.agent_toml_there = store.agent_toml_path(name).exists();
     let role_network = seen.role.as_ref().and_then(|r| r.spec.network.clone());
     for network in role_network.iter().chain(recipe.and_then(|r| r.network.as_ref()).map(|n| &n.name)) {
-        seen.networks.insert(network.clone(), engine.network_shape(network)?);
+        if !seen.networks.contains_key(network) {
+            seen.networks.insert(network.clone(), engine.network_shape(network)?);
+        }
     }
     if let Some(volume) = recipe.and_then(|r| r.certs_volume.as_ref()) {
         seen.volumes.insert(volume.clone(), engine.volume_exists(volume)?);
