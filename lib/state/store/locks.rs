@@ -14,6 +14,12 @@ use anyhow::{Context, Result};
 use crate::base::exit::Exit;
 use crate::state::names::InstanceName;
 
+/// A lock file the tools make when it is not there (mode 0600) and never truncate: its content
+/// is nobody's, only its `flock`.
+fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(path)
+}
+
 /// The exclusive `flock(2)` on a session's `.jackin/continuity.json.lock` (the tools' own file,
 /// which keep, reconcile and restore may all update): waited for, as long as the one holding it
 /// takes to write the file. Released on drop.
@@ -24,14 +30,7 @@ pub(crate) struct ContinuityLock {
 
 impl ContinuityLock {
     pub(crate) fn acquire(path: &Path) -> Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .with_context(|| format!("opening {}", path.display()))?;
+        let file = open_lock_file(path).with_context(|| format!("opening {}", path.display()))?;
         fs2::FileExt::lock_exclusive(&file).with_context(|| format!("locking {}", path.display()))?;
         Ok(ContinuityLock { _file: file })
     }
@@ -53,14 +52,8 @@ impl IndexLock {
         // Bounded, as the name lock's try is: each round past the first is the file replaced
         // while it was locked.
         for _ in 0..100 {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .open(path)
-                .with_context(|| format!("cannot open the index lock {}", path.display()))?;
+            let file =
+                open_lock_file(path).with_context(|| format!("cannot open the index lock {}", path.display()))?;
             loop {
                 match fs2::FileExt::try_lock_exclusive(&file) {
                     Ok(()) => break,

@@ -57,11 +57,12 @@ pub fn execute(
     };
     // Every value first: a variable that cannot be resolved stops the resume before anything
     // changes.
-    let literals = recipe.map(|r| r.config_literals.clone()).unwrap_or_default();
+    let none = std::collections::BTreeMap::new();
+    let literals = recipe.map_or(&none, |r| &r.config_literals);
     let mut envs = Vec::new();
     for step in &plan.steps {
         envs.push(match step {
-            Step::RecreateSidecar(c) | Step::CreateSidecar(c) | Step::CreateRole(c) => resolved_env(c, &literals)?,
+            Step::RecreateSidecar(c) | Step::CreateSidecar(c) | Step::CreateRole(c) => resolved_env(c, literals)?,
             _ => Vec::new(),
         });
     }
