@@ -1,6 +1,8 @@
 //! Which paths of a work tree can differ from its index, told the way `git status` tells it before
 //! reading any file: each tracked file's `lstat` against the stat data the index keeps, and one
 //! listing of each directory that holds tracked files for the names the index does not know.
+//! Beside the names it does not know, a directory (other than the root) is named by one tracked
+//! path under it, its witness, so that libgit2 still takes it for tracked (`Listing::witness`).
 //!
 //! Only a narrowing: every path it names still goes to libgit2's status, which decides. A path
 //! it does not name is one whose stat data matches the index exactly and is not racily clean,
@@ -138,6 +140,12 @@ impl Walk {
                 }
             }
         }
+        for listing in self.stack.iter_mut().rev() {
+            if listing.witness.is_some() {
+                break;
+            }
+            listing.witness = Some(path.to_vec());
+        }
         let written = self.written;
         let listing = self.top_mut();
         listing.mark_known(name);
@@ -195,6 +203,11 @@ struct Listing {
     prefix: Vec<u8>,
     dir: Dir,
     names: Vec<(CString, bool)>,
+    /// A tracked path under this directory. Narrowed to untracked names alone, libgit2 sees no
+    /// tracked file in a directory, and when a rule ignores the directory (its tracked files
+    /// added with `git add -f`) it skips it whole, and the ignored entries under it with it:
+    /// named beside them, this one keeps the directory tracked in libgit2's eyes.
+    witness: Option<Vec<u8>>,
 }
 
 impl Listing {
@@ -225,7 +238,7 @@ impl Listing {
             }
         }
         names.sort_unstable();
-        Ok(Listing { prefix, dir, names })
+        Ok(Listing { prefix, dir, names, witness: None })
     }
 
     fn fd(&self) -> BorrowedFd<'_> {
@@ -239,13 +252,18 @@ impl Listing {
     }
 
     /// Names on disk that the index does not hold: untracked or ignored, for libgit2 to tell.
+    /// With them, the directory's witness (the root needs none: libgit2 always walks it).
     fn unknown_names(self, suspects: &mut Vec<Vec<u8>>) {
+        let before = suspects.len();
         for (name, known) in self.names {
             if !known {
                 let mut path = self.prefix.clone();
                 path.extend_from_slice(name.as_bytes());
                 suspects.push(path);
             }
+        }
+        if suspects.len() > before && !self.prefix.is_empty() {
+            suspects.extend(self.witness);
         }
     }
 }

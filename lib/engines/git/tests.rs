@@ -487,10 +487,27 @@ fn the_ignored_entries_are_never_a_directory_that_holds_a_tracked_file() {
         fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
         fs::write(dir.join(path), text).unwrap();
     }
+    // Written an hour ago, then added: the index is newer than every file, none is racy, and
+    // the listing is narrowed to the untracked names (the case CI once hit by chance).
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for path in [".gitignore", "logs/keep.txt", "logs/deep/keep.txt"] {
+        fs::File::options().write(true).open(dir.join(path)).unwrap().set_modified(an_hour_ago).unwrap();
+    }
     git(&dir, &["add", ".gitignore"]);
     git(&dir, &["add", "-f", "logs/keep.txt", "logs/deep/keep.txt"]);
     git(&dir, &["commit", "-q", "-m", "ignore"]);
-    let mut found: Vec<(String, bool)> = Repo::open(&dir)
+    let expected = [("build.log", false), ("logs/old", true), ("target", true)].map(|(p, d)| (p.to_owned(), d));
+    assert_eq!(ignored_names(&dir), expected, "the index newer than the files");
+    // Touched now, the tracked files are racy again and the listing takes them in.
+    for path in ["logs/keep.txt", "logs/deep/keep.txt"] {
+        let file = fs::File::options().write(true).open(dir.join(path)).unwrap();
+        file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    }
+    assert_eq!(ignored_names(&dir), expected, "tracked files newer than the index");
+}
+
+fn ignored_names(dir: &Path) -> Vec<(String, bool)> {
+    let mut found: Vec<(String, bool)> = Repo::open(dir)
         .unwrap()
         .ignored()
         .unwrap()
@@ -498,8 +515,7 @@ fn the_ignored_entries_are_never_a_directory_that_holds_a_tracked_file() {
         .map(|e| (e.path.to_string_lossy().into_owned(), e.is_dir))
         .collect();
     found.sort();
-    let expected = [("build.log", false), ("logs/old", true), ("target", true)];
-    assert_eq!(found, expected.map(|(p, d)| (p.to_owned(), d)));
+    found
 }
 
 /// A worktree's reflogs are its HEAD's (under its registration) and its scratch branch's: a
