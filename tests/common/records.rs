@@ -462,6 +462,7 @@ pub struct Exported {
     pub mounts: Vec<MovedMount>,
     pub with_auth: bool,
     pub auth: Vec<String>,
+    pub steps: Vec<String>,
     #[serde(default)]
     pub notes: Vec<String>,
     #[serde(default)]
@@ -482,6 +483,7 @@ pub struct Imported {
     pub status: String,
     pub mounts: Vec<MovedMount>,
     pub auth: Vec<String>,
+    pub steps: Vec<String>,
     #[serde(default)]
     pub notes: Vec<String>,
     #[serde(default)]

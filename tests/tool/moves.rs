@@ -276,6 +276,20 @@ fn an_export_dry_run_writes_nothing_and_a_live_session_is_refused() {
     assert!(rec.dry_run && rec.bytes.is_none());
     assert_eq!((rec.mounts[0].commits, rec.mounts[0].files), (2, 6), "{rec:?}");
     assert_eq!(common::snapshot_of(k.home.tmp.path()), before, "a dry run writes nothing anywhere");
+    // The dry run's steps are the run's, in the plan's words; its text lists them, numbered.
+    assert!(rec.steps.first().is_some_and(|s| s.starts_with("save the work of ")), "{:?}", rec.steps);
+    assert_eq!(rec.steps.last(), Some(&format!("publish the archive at {}", file.display())));
+    let mut text = k.home.detached("jackin-keep");
+    text.args(["--dry-run", "--format=text", "--export"]).arg(&file).arg(&k.inst.container);
+    let text = text.stdin(Stdio::null()).output().unwrap();
+    let listed = format!("  {}. {}", rec.steps.len(), rec.steps[rec.steps.len() - 1]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains(&listed), "{}", String::from_utf8_lossy(&text.stdout));
+    let run = exported(&export(&k.home, &[], &file, &k.inst.container));
+    assert_eq!(run.steps, rec.steps, "the run walks the steps its dry run printed");
+    // A file that is there refuses a dry run as it refuses the run.
+    let there = export(&k.home, &["--dry-run"], &file, &k.inst.container);
+    assert_eq!(there.status.code(), Some(3), "{}", stderr(&there));
+    fs::remove_file(&file).unwrap();
 
     // A live session: its role container runs.
     let live = k.home.instance("exliveaa", |_, _| Vec::new());
@@ -376,10 +390,15 @@ fn an_archive_damaged_truncated_altered_newer_or_of_an_instance_here_is_refused_
     assert!(rec.dry_run);
     assert_eq!(rec.mounts[0].repository.as_deref(), Some(b.host.to_str().unwrap()));
     assert_eq!(snapshot(), before, "a dry run writes nothing");
+    let made = rec.steps.iter().filter(|s| s.starts_with("make ")).count();
+    assert_eq!(made, rec.mounts.len(), "{:?}", rec.steps);
+    assert_eq!(rec.steps.last().map(String::as_str), Some("add the index row"));
 
-    // Imported once; the same instance again is refused, nothing changed by the second.
+    // Imported once, by the steps its dry run printed; the same instance again is refused,
+    // nothing changed by the second.
     let out = import(&b.home, &[], &file);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(records_of::<Imported>(&out.stdout).remove(0).steps, rec.steps);
     let after = snapshot();
     let out = import(&b.home, &[], &file);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));

@@ -29,6 +29,14 @@ pub(crate) struct BundleHeader {
     pack_at: u64,
 }
 
+#[cfg(test)]
+impl BundleHeader {
+    /// A header as a bundle's would read, for plans decided without a bundle file.
+    pub(crate) fn for_tests(prerequisites: Vec<String>, refs: Vec<(String, String)>) -> Self {
+        BundleHeader { prerequisites, refs, pack_at: 0 }
+    }
+}
+
 /// Reads the header of the bundle at `path`.
 pub(crate) fn read_bundle(path: &Path) -> Result<BundleHeader> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;

@@ -40,6 +40,14 @@ impl Record for ErrorRecord {
     }
 }
 
+/// A plan's steps under a record's line, one a line, numbered in the order they run (a dry run's
+/// text: restore's `--plan`, export's and import's `--dry-run`).
+pub(crate) fn numbered_steps(text: &mut String, steps: &[String]) {
+    for (n, step) in steps.iter().enumerate() {
+        text.push_str(&format!("\n  {}. {step}", n + 1));
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }

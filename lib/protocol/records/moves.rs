@@ -1,6 +1,6 @@
 //! The records of moving a session to another host: `exported`, `imported`.
 
-use super::{human_bytes, is_false};
+use super::{human_bytes, is_false, numbered_steps};
 use crate::protocol::envelope::Record;
 use crate::protocol::identity::Identity;
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,9 @@ pub struct Exported {
     /// left out.
     #[serde(default)]
     pub(crate) auth: Vec<String>,
+    /// The plan's steps in its words, in the order they are (or, `dry_run`, would be) carried out.
+    #[serde(default)]
+    pub(crate) steps: Vec<String>,
     /// What else was left out, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) notes: Vec<String>,
@@ -80,6 +83,9 @@ impl Record for Exported {
         for note in &self.notes {
             line.push_str(&format!("\n  note: {note}"));
         }
+        if self.dry_run {
+            numbered_steps(&mut line, &self.steps);
+        }
         line
     }
 }
@@ -98,6 +104,9 @@ pub struct Imported {
     /// The auth slots it came with (an archive written with `--with-auth`).
     #[serde(default)]
     pub(crate) auth: Vec<String>,
+    /// The plan's steps in its words, in the order they are (or, `dry_run`, would be) carried out.
+    #[serde(default)]
+    pub(crate) steps: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) notes: Vec<String>,
     #[serde(default, skip_serializing_if = "is_false")]
@@ -124,8 +133,9 @@ impl Record for Imported {
         for note in &self.notes {
             out.push_str(&format!("\n  note: {note}"));
         }
-        if !self.dry_run {
-            out.push_str(&format!("\n  next: jackin-restore {c}"));
+        match self.dry_run {
+            true => numbered_steps(&mut out, &self.steps),
+            false => out.push_str(&format!("\n  next: jackin-restore {c}")),
         }
         out
     }

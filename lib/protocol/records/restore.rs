@@ -1,6 +1,6 @@
 //! restore's records: `candidate`, `quarantined`, `recovered`, `restored`.
 
-use super::{human_bytes, is_false};
+use super::{human_bytes, is_false, numbered_steps};
 use crate::protocol::assessment::Disk;
 use crate::protocol::envelope::Record;
 use crate::protocol::identity::Identity;
@@ -251,9 +251,7 @@ impl Record for Restored {
         }
         // A plan's steps, one a line, in the order the resume runs them.
         if self.dry_run {
-            for (n, step) in self.actions.iter().enumerate() {
-                line.push_str(&format!("\n  {}. {step}", n + 1));
-            }
+            numbered_steps(&mut line, &self.actions);
         }
         line
     }

@@ -11,7 +11,7 @@
 //! session is not changed: it stays kept here.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,7 @@ use crate::services::archive::{self, Staging, Writer, FORMAT};
 use crate::services::assessor::{AssessOptions, Assessor};
 use crate::services::claim::SessionClaim;
 use crate::services::saved_work::{save_readable, slug, SavedMount};
+use super::export_plan::{plan, ExportStep, Seen};
 use crate::state::model::{IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{is_home_credential, Store, AUTH_SLOTS};
@@ -122,9 +123,11 @@ pub(super) fn exportable(status: Option<Status>) -> bool {
 }
 
 /// Writes the session `name` to `file` (see the module's doc); `steps` is told each part as it
-/// is written. Refusals: a live session (busy, exit 5: its name claim held elsewhere or its role
-/// container running), a `file` that exists (exit 3); a session that is not kept or whose work
-/// cannot be read fails (nothing written).
+/// is written. In purge's shape: observe (one look at the session, under its claim), plan
+/// (export_plan.rs: the steps, from that alone), then walk the steps; a dry run returns the plan.
+/// Refusals: a live session (busy, exit 5: its name claim held elsewhere or its role container
+/// running), a `file` that exists (exit 3); a session that is not kept or whose work cannot be
+/// read fails (nothing written).
 pub fn export(
     store: &Store,
     engine: &Engine,
@@ -135,10 +138,14 @@ pub fn export(
 ) -> Result<Exported> {
     // Held for the run: no launch or resume takes the session while it is read.
     let (_claim, assessment, records) = observe(store, engine, name, options)?;
-    // Each mount, then the session's files, the agent home and the mounts' work.
-    steps.planned(records.len() + 3);
-    let instance_dir = store.instance_dir(name);
-    let auth = auth_found(&instance_dir);
+    let auth = auth_found(&store.instance_dir(name));
+    let plan = plan(&Seen {
+        mounts: &assessment.mounts,
+        auth: &auth,
+        with_auth: options.with_auth,
+        file,
+        file_there: fs::symlink_metadata(file).is_ok(),
+    })?;
     let mut exported = Exported {
         identity: assessment.identity.clone(),
         file: file.to_string_lossy().into_owned(),
@@ -148,62 +155,151 @@ pub fn export(
         mounts: Vec::new(),
         with_auth: options.with_auth,
         auth: auth.clone(),
+        steps: plan.iter().map(ToString::to_string).collect(),
         notes: Vec::new(),
         dry_run: options.dry_run,
     };
-    let ignored: usize = assessment.mounts.iter().map(|m| m.ignored).sum();
-    if ignored > 0 {
-        exported.notes.push(format!(
-            "{ignored} entries git ignores in the mounts are not carried (build outputs, caches, .env files): \
-             rebuild or copy them on the other host"
-        ));
-    }
+    exported.notes.extend(ignored_note(&assessment.mounts));
     if options.dry_run {
         exported.mounts = assessment.mounts.iter().zip(&records).map(|(m, r)| as_assessed(m, r)).collect();
         return Ok(exported);
     }
-    if fs::symlink_metadata(file).is_ok() {
-        return Err(Exit::BadInput.err(format_args!("{} exists already: not overwritten", file.display())));
-    }
+    // Each mount, then the session's files, the agent home and the mounts' work.
+    steps.planned(records.len() + 3);
     let parent = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
     let staging = Staging::new(parent.join(format!(".{file_name}.partial-{}", std::process::id())))?;
-    let mounts_dir = staging.0.join(MOUNTS_ENTRY);
-    let mut account = ExportFile {
-        format: FORMAT,
-        identity: assessment.identity.clone(),
-        exported_at: crate::base::time::now_rfc3339(),
-        exported_by: crate::state::continuity::operator(),
-        home: store.roots.home.to_string_lossy().into_owned(),
-        with_auth: options.with_auth,
-        auth: if options.with_auth { auth } else { Vec::new() },
-        verdict: assessment.verdict.as_str().to_owned(),
-        summary: assessment.summary.clone(),
-        session_bytes: exported.session_bytes,
-        mounts: Vec::new(),
-    };
-    for (i, (mount, record)) in assessment.mounts.iter().zip(&records).enumerate() {
-        steps.done(&mount.mount_dst);
-        let (moved, account_mount) =
-            save_mount(&mounts_dir, &format!("{i}-{}", slug(&mount.mount_dst)), mount, record)?;
-        exported.mounts.push(moved);
-        account.mounts.push(account_mount);
-    }
     let temp = parent.join(format!(".{file_name}.tmp.{}", std::process::id()));
-    let parts = match write_archive(store, name, &temp, &account, &mounts_dir, options, steps) {
-        Ok((parts, left_out)) => {
-            exported.notes.extend(left_out);
-            parts
-        }
-        Err(e) => {
-            let _ = fs::remove_file(&temp);
-            return Err(e.context(format!("writing {}", file.display())));
-        }
+    let mut run = Run {
+        store,
+        name,
+        mounts_dir: staging.0.join(MOUNTS_ENTRY),
+        temp: temp.clone(),
+        writer: None,
+        account: ExportFile {
+            format: FORMAT,
+            identity: assessment.identity.clone(),
+            exported_at: crate::base::time::now_rfc3339(),
+            exported_by: crate::state::continuity::operator(),
+            home: store.roots.home.to_string_lossy().into_owned(),
+            with_auth: options.with_auth,
+            auth: if options.with_auth { auth } else { Vec::new() },
+            verdict: assessment.verdict.as_str().to_owned(),
+            summary: assessment.summary.clone(),
+            session_bytes: exported.session_bytes,
+            mounts: Vec::new(),
+        },
     };
-    publish(&temp, file)?;
-    exported.parts = parts;
+    for step in &plan {
+        let done = run.step(step, &assessment.mounts, &records, &mut exported, steps);
+        if let Err(e) = done {
+            let _ = fs::remove_file(&temp);
+            return Err(match step {
+                ExportStep::SaveMount { .. } | ExportStep::Publish { .. } => e,
+                _ => e.context(format!("writing {}", file.display())),
+            });
+        }
+    }
     exported.bytes = Some(fs::metadata(file)?.len());
     Ok(exported)
+}
+
+/// What git ignores in the mounts, which no archive carries.
+fn ignored_note(mounts: &[MountAssessment]) -> Option<String> {
+    let ignored: usize = mounts.iter().map(|m| m.ignored).sum();
+    (ignored > 0).then(|| {
+        format!(
+            "{ignored} entries git ignores in the mounts are not carried (build outputs, caches, .env files): \
+             rebuild or copy them on the other host"
+        )
+    })
+}
+
+/// An export being written: the saved mounts under `mounts_dir`, the archive at `temp`.
+struct Run<'a> {
+    store: &'a Store,
+    name: &'a InstanceName,
+    mounts_dir: PathBuf,
+    temp: PathBuf,
+    writer: Option<Writer>,
+    account: ExportFile,
+}
+
+impl Run<'_> {
+    /// Carries out one step of the plan.
+    fn step(
+        &mut self,
+        step: &ExportStep,
+        mounts: &[MountAssessment],
+        records: &[IsolationRecord],
+        exported: &mut Exported,
+        steps: &dyn Steps,
+    ) -> Result<()> {
+        let instance_dir = self.store.instance_dir(self.name);
+        match step {
+            ExportStep::SaveMount { index, mount_dst, .. } => {
+                steps.done(mount_dst);
+                let dir_name = format!("{index}-{}", slug(mount_dst));
+                let (moved, account) = save_mount(&self.mounts_dir, &dir_name, &mounts[*index], &records[*index])?;
+                exported.mounts.push(moved);
+                self.account.mounts.push(account);
+            }
+            ExportStep::WriteSessionFiles => {
+                steps.done("the session's files");
+                let by = format!("jackin-keep {}", env!("CARGO_PKG_VERSION"));
+                let writer = self.writer.insert(Writer::create(&self.temp, &by)?);
+                writer.add_bytes(Path::new(EXPORT_ENTRY), &serde_json::to_vec_pretty(&self.account)?)?;
+                for (entry, path) in [
+                    (MANIFEST_ENTRY, self.store.manifest_path(self.name)),
+                    (ISOLATION_ENTRY, self.store.isolation_path(self.name)),
+                    (CONTINUITY_ENTRY, self.store.continuity_path(self.name)),
+                ] {
+                    if fs::symlink_metadata(&path).is_ok() {
+                        writer.add_tree(Path::new(entry), &path, &|_| false)?;
+                    }
+                }
+            }
+            ExportStep::WriteAgentHome { credentials } => {
+                steps.done("the agent home");
+                let writer = self.writer()?;
+                writer.add_tree(Path::new("instance/home"), &instance_dir.join("home"), &|rel| {
+                    !credentials && is_home_credential(rel)
+                })?;
+                writer.add_tree(Path::new("instance/state"), &instance_dir.join("state"), &|_| false)?;
+            }
+            ExportStep::WriteAuthSlots { slots } => {
+                let writer = self.writer()?;
+                for slot in slots.iter().map(|s| s.trim_end_matches('/')) {
+                    writer.add_tree(&Path::new("instance").join(slot), &instance_dir.join(slot), &|_| false)?;
+                }
+            }
+            ExportStep::WriteMountsWork => {
+                steps.done("the mounts' work");
+                let mounts_dir = self.mounts_dir.clone();
+                let writer = self.writer()?;
+                if mounts_dir.exists() {
+                    writer.add_tree(Path::new(MOUNTS_ENTRY), &mounts_dir, &|_| false)?;
+                }
+            }
+            ExportStep::Publish { file } => {
+                let writer = self.writer.take().ok_or_else(|| anyhow::anyhow!("no archive written"))?;
+                if !writer.skipped.is_empty() {
+                    let names: Vec<_> =
+                        writer.skipped.iter().map(|s| crate::protocol::inert::inert_name(s).into_owned()).collect();
+                    exported
+                        .notes
+                        .push(format!("left out, neither a file, a directory nor a link: {}", names.join(", ")));
+                }
+                exported.parts = writer.finish()?;
+                publish(&self.temp, file)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn writer(&mut self) -> Result<&mut Writer> {
+        self.writer.as_mut().ok_or_else(|| anyhow::anyhow!("the archive is not begun"))
+    }
 }
 
 /// What an export reads before it writes anything, and its refusals: the session's claim (held
@@ -299,54 +395,6 @@ fn save_mount(
         changed_submodules,
     };
     Ok((moved, account))
-}
-
-/// Writes the archive at `temp`: the account, the session's files, the agent home (its
-/// credentials only `--with-auth`), the auth slots (only then) and the mounts' saved work.
-/// Its parts, and a note naming what was left out for being neither a file, a directory nor a
-/// link.
-fn write_archive(
-    store: &Store,
-    name: &InstanceName,
-    temp: &Path,
-    account: &ExportFile,
-    mounts_dir: &Path,
-    options: ExportOptions,
-    steps: &dyn Steps,
-) -> Result<(usize, Option<String>)> {
-    let instance_dir = store.instance_dir(name);
-    let mut writer = Writer::create(temp, &format!("jackin-keep {}", env!("CARGO_PKG_VERSION")))?;
-    steps.done("the session's files");
-    writer.add_bytes(Path::new(EXPORT_ENTRY), &serde_json::to_vec_pretty(account)?)?;
-    for (entry, path) in [
-        (MANIFEST_ENTRY, store.manifest_path(name)),
-        (ISOLATION_ENTRY, store.isolation_path(name)),
-        (CONTINUITY_ENTRY, store.continuity_path(name)),
-    ] {
-        if fs::symlink_metadata(&path).is_ok() {
-            writer.add_tree(Path::new(entry), &path, &|_| false)?;
-        }
-    }
-    steps.done("the agent home");
-    let with_auth = options.with_auth;
-    writer.add_tree(Path::new("instance/home"), &instance_dir.join("home"), &|rel| {
-        !with_auth && is_home_credential(rel)
-    })?;
-    writer.add_tree(Path::new("instance/state"), &instance_dir.join("state"), &|_| false)?;
-    if with_auth {
-        for slot in AUTH_SLOTS {
-            writer.add_tree(&Path::new("instance").join(slot), &instance_dir.join(slot), &|_| false)?;
-        }
-    }
-    steps.done("the mounts' work");
-    if mounts_dir.exists() {
-        writer.add_tree(Path::new(MOUNTS_ENTRY), mounts_dir, &|_| false)?;
-    }
-    let left_out = (!writer.skipped.is_empty()).then(|| {
-        let names: Vec<_> = writer.skipped.iter().map(|s| crate::protocol::inert::inert_name(s).into_owned()).collect();
-        format!("left out, neither a file, a directory nor a link: {}", names.join(", "))
-    });
-    Ok((writer.finish()?, left_out))
 }
 
 /// Puts the written archive at `file`, never over a file that appeared meanwhile (a link fails

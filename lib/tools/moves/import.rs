@@ -1,35 +1,36 @@
 //! `jackin-restore --import FILE`: a session another host exported (tools/moves/export.rs) made a kept
 //! session of this host, the same instance, that `jackin-restore INSTANCE` resumes by tier 2 or 3.
 //!
-//! A recover (recover.rs) into a fresh session layout: per mount, the host repository of this
-//! host's jackin config whose remote URLs meet the exported ones (or `--repo DST=PATH`) receives
-//! the bundle's commits; the worktree (or clone) is made where jackin puts it, on the branch or
-//! detached commit it was on, the scratch branch where it was, the commits only the session's
-//! reflogs reached in its reflogs again (still at risk, as they were), a clone's stashes as its
-//! stash; the saved files go on top and the index gets what was staged (recover.rs's own
-//! steps). Then jackin's files through the store: the isolation records with this host's paths,
-//! the continuity file with the launch recipe's binds moved to this host's paths, the manifest,
-//! the index row.
+//! A recover (services/saved_work/put_back.rs) into a fresh session layout: per mount, the host
+//! repository of this host's jackin config whose remote URLs meet the exported ones (or `--repo
+//! DST=PATH`) receives the bundle's commits; the worktree (or clone) is made where jackin puts it,
+//! on the branch or detached commit it was on, the scratch branch where it was, the commits only
+//! the session's reflogs reached in its reflogs again (still at risk, as they were), a clone's
+//! stashes as its stash; the saved files go on top and the index gets what was staged. Then
+//! jackin's files through the store: the isolation records with this host's paths, the
+//! continuity file with the launch recipe's binds moved to this host's paths, the manifest, the
+//! index row.
 //!
-//! The archive is read whole and checked before anything is decided (services/archive.rs), and
-//! everything that could refuse is decided before anything is written: an instance of the same
-//! name here, a repository not found or lacking what the commits build on, a branch or worktree
-//! name taken (exit 3, nothing written). Then it is read again into `<home>/imports/`, checked
-//! again, and moved into place.
+//! In purge's shape: observe (import_observe.rs reads the archive whole and checks it;
+//! import_hosts.rs looks at this host's repositories once), plan (import_plan.rs, from that
+//! alone: everything that could refuse is decided there, exit 3 and nothing written), apply
+//! (import_apply.rs walks the plan's steps: the archive read again into `<home>/imports/`,
+//! checked again, and moved into place). A dry run prints the plan's steps and stops.
 use std::path::Path;
 
 use anyhow::Result;
 
 use super::import_apply::apply;
+use super::import_hosts::look;
 use super::import_observe::observe;
-use super::import_plan::{plan_mount, ImportOptions, MountPlan};
+use super::import_plan::{plan, ImportOptions, Inputs, MountPlan};
 use crate::base::steps::Steps;
 use crate::protocol::records::{Imported, MovedMount};
 use crate::services::claim::SessionClaim;
 use crate::state::store::Store;
 
-/// Brings in the session the archive `file` holds (see the module's doc): observe, plan each
-/// mount, then make it all; with `dry_run`, only says what it would make.
+/// Brings in the session the archive `file` holds (see the module's doc): observe, plan, then
+/// make it all; with `dry_run`, only says what it would make.
 pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn Steps) -> Result<Imported> {
     steps.done("checking the archive");
     let mut seen = observe(store, file)?;
@@ -39,20 +40,27 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     SessionClaim::take(store, &name, true)?;
     super::import_observe::refuse_clash(store, &name, file, false)?;
     let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
+    let views = look(&seen.account.mounts, &seen.verified, options, &sources, name.as_str());
+    let inputs = Inputs {
+        store,
+        name: &name,
+        file,
+        mounts: &seen.account.mounts,
+        bundles: &seen.verified.bundles,
+        layout: &seen.layout,
+    };
+    let plan = plan(&inputs, &views, std::process::id())?;
     // Checking the archive, unpacking it, then each mount.
-    steps.planned(2 + seen.account.mounts.len());
-    let mut plans = Vec::new();
-    for exported in &seen.account.mounts {
-        plans.push(plan_mount(store, &name, exported, &seen.verified, &seen.layout, options, &sources, file)?);
-    }
+    steps.planned(2 + plan.mounts.len());
     let account = &seen.account;
     let mut imported = Imported {
         identity: account.identity.clone(),
         file: file.to_string_lossy().into_owned(),
         exported_by: account.exported_by.clone(),
         status: seen.manifest.status.clone(),
-        mounts: plans.iter().map(moved).collect(),
+        mounts: plan.mounts.iter().map(moved).collect(),
         auth: account.auth.clone(),
+        steps: plan.steps.iter().map(|step| plan.describe(step)).collect(),
         notes: Vec::new(),
         dry_run: options.dry_run,
     };
@@ -63,7 +71,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
         imported.notes.push("it has no launch recipe: only a session that was kept with one can be resumed".into());
     }
     if !options.dry_run {
-        apply(store, file, &mut seen, &plans, &mut imported, steps)?;
+        apply(store, file, &mut seen, &plan, &mut imported, steps)?;
     }
     Ok(imported)
 }

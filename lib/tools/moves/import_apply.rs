@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::import_checks::refuse;
 use super::import_observe::{crash_point, is_kept_part, refuse_clash, Observed};
-use super::import_plan::MountPlan;
+use super::import_plan::{ImportPlan, ImportStep, MountPlan};
 use super::import_submodules::{make_submodule, WHY};
 use crate::base::steps::Steps;
 use crate::base::tool::Tool;
@@ -27,13 +27,14 @@ use crate::state::recipe::LaunchRecipe;
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
 use crate::tools::moves::export::{ExportFile, MOUNTS_ENTRY};
 
-/// Makes what the plans say, under the session's claim, held until the session is whole here:
-/// no purge, keep or resume takes it half-made, and a second import of it is refused as busy.
+/// Makes what the plan says, walking its steps, under the session's claim, held until the
+/// session is whole here: no purge, keep or resume takes it half-made, and a second import of it
+/// is refused as busy.
 pub(super) fn apply(
     store: &Store,
     file: &Path,
     seen: &mut Observed<'_>,
-    plans: &[MountPlan],
+    plan: &ImportPlan,
     imported: &mut Imported,
     steps: &dyn Steps,
 ) -> Result<()> {
@@ -41,34 +42,70 @@ pub(super) fn apply(
     fs::create_dir_all(store.data_dir())?;
     let claim = SessionClaim::take(store, &name, false)?;
     refuse_clash(store, &name, file, claim.made_lock())?;
-    steps.done("unpacking");
-    let staging = unpack(store, file, &name, plans)?;
-    let mounts_dir = staging.0.join(MOUNTS_ENTRY);
-    crash_point("unpacked");
-    let instance_dir = store.instance_dir(&name);
-    let unpacked = staging.0.join("instance");
-    if !unpacked.exists() {
-        fs::DirBuilder::new().mode(0o700).create(&unpacked)?;
+    let mut staging: Option<Staging> = None;
+    let mut moved_in = false;
+    for step in &plan.steps {
+        // The unpacking directory: the plan unpacks before it makes anything.
+        let staged = || staging.as_ref().map(|s| s.0.clone()).expect("unpacked before anything is made");
+        let done = match step {
+            ImportStep::Unpack { into } => {
+                steps.done("unpacking");
+                staging = Some(unpack(store, file, into, &plan.mounts)?);
+                crash_point("unpacked");
+                Ok(())
+            }
+            ImportStep::MoveIn { to } => {
+                let unpacked = staged().join("instance");
+                if !unpacked.exists() {
+                    fs::DirBuilder::new().mode(0o700).create(&unpacked)?;
+                }
+                fs::rename(&unpacked, to).with_context(|| format!("moving the session to {}", to.display()))?;
+                moved_in = true;
+                crash_point("moved");
+                Ok(())
+            }
+            ImportStep::RecordIsolation => record_isolation(store, seen, &plan.mounts),
+            ImportStep::MakeMount(i) => {
+                let mount = &plan.mounts[*i];
+                steps.done(&mount.exported.saved.mount_dst);
+                make_mount(&name, mount, &staged().join(MOUNTS_ENTRY)).map(|notes| imported.notes.extend(notes))
+            }
+            ImportStep::RecordContinuity => {
+                crash_point("mounts");
+                record_continuity(store, file, seen, &plan.mounts)
+            }
+            ImportStep::RecordManifest => {
+                seen.manifest.updated_at = crate::base::time::now_rfc3339();
+                let written = store.write_manifest(&name, &seen.manifest);
+                crash_point("recorded");
+                written
+            }
+            ImportStep::AddIndexRow => store.update_index(|index| {
+                index.upsert(IndexRow::from_manifest(&seen.manifest));
+                Ok(((), true))
+            }),
+        };
+        // Once the session's files are in place, a failure leaves a half-made import.
+        done.map_err(|e| match moved_in {
+            false => e,
+            true => e.context(format!(
+                "the import of {name} stopped half-way: what it made is under {}; jackin-purge {name} \
+                 --discard-unfinished removes it",
+                store.instance_dir(&name).display()
+            )),
+        })?;
     }
-    fs::rename(&unpacked, &instance_dir)
-        .with_context(|| format!("moving the session to {}", instance_dir.display()))?;
-    crash_point("moved");
-    make(store, file, seen, plans, &mounts_dir, imported, steps).map_err(|e| {
-        e.context(format!(
-            "the import of {name} stopped half-way: what it made is under {}; jackin-purge {name} \
-             --discard-unfinished removes it",
-            instance_dir.display()
-        ))
-    })
+    Ok(())
 }
 
-/// The archive read again into `<home>/imports/`, and its packs checked there: a damaged or
-/// incomplete one refuses the import before any repository of this host or the home changes.
-pub(super) fn unpack(store: &Store, file: &Path, name: &InstanceName, plans: &[MountPlan]) -> Result<Staging> {
+/// The archive read again into `into` (under `<home>/imports/`), and its packs checked there: a
+/// damaged or incomplete one refuses the import before any repository of this host or the home
+/// changes.
+pub(super) fn unpack(store: &Store, file: &Path, into: &Path, plans: &[MountPlan]) -> Result<Staging> {
     let imports = store.imports_dir();
     let made_imports = fs::symlink_metadata(&imports).is_err();
     ensure_private_dir(&imports)?;
-    let staging = Staging::new(store.import_staging_dir(name, std::process::id()))?;
+    let staging = Staging::new(into.to_path_buf())?;
     let mounts_dir = staging.0.join(MOUNTS_ENTRY);
     let staged = archive::read(file, &is_kept_part, Some(&staging.0))
         .and_then(|_| verify_packs(plans, &mounts_dir, &staging.0.join(".verify"), file));
@@ -82,36 +119,23 @@ pub(super) fn unpack(store: &Store, file: &Path, name: &InstanceName, plans: &[M
     Ok(staging)
 }
 
-/// The session's files and mounts made from the unpacked archive, in the order a purge of a
-/// half-made import can follow: the isolation records with this host's paths first, each mount,
-/// the continuity file (the recipe's binds moved here, the history), the manifest, the index row.
-pub(super) fn make(
-    store: &Store,
-    file: &Path,
-    seen: &mut Observed<'_>,
-    plans: &[MountPlan],
-    mounts_dir: &Path,
-    imported: &mut Imported,
-    steps: &dyn Steps,
-) -> Result<()> {
-    let name = &seen.name;
-    fs::create_dir_all(store.meta_dir(name))?;
+/// The isolation records with this host's paths, first of jackin's files: a purge of a half-made
+/// import finds the worktrees and branches it made through them.
+fn record_isolation(store: &Store, seen: &mut Observed<'_>, plans: &[MountPlan]) -> Result<()> {
+    fs::create_dir_all(store.meta_dir(&seen.name))?;
     for (i, plan) in plans.iter().enumerate() {
         if let Some(record) = seen.isolation.records.get_mut(i).and_then(Value::as_object_mut) {
             record.insert("original_src".into(), Value::from(plan.host.to_string_lossy().into_owned()));
             record.insert("worktree_path".into(), Value::from(plan.path.to_string_lossy().into_owned()));
         }
     }
-    if !seen.isolation.records.is_empty() {
-        store.write_isolation(name, &seen.isolation)?;
-    }
-    for plan in plans {
-        steps.done(&plan.exported.saved.mount_dst);
-        let notes = make_mount(name, plan, mounts_dir)?;
-        imported.notes.extend(notes);
-    }
-    crash_point("mounts");
-    let now = crate::base::time::now_rfc3339();
+    store.write_isolation(&seen.name, &seen.isolation)
+}
+
+/// The continuity file: the recipe's binds moved to this host's paths, the import in its history.
+fn record_continuity(store: &Store, file: &Path, seen: &mut Observed<'_>, plans: &[MountPlan]) -> Result<()> {
+    let name = &seen.name;
+    fs::create_dir_all(store.meta_dir(name))?;
     if let Some(recipe) = seen.continuity.recipe.as_mut() {
         move_binds(recipe, &moved_paths(store, name, &seen.account, plans));
     }
@@ -122,16 +146,9 @@ pub(super) fn make(
         exported_at: account.exported_at.clone(),
         exported_from: account.home.clone(),
     });
-    let from = &seen.manifest.status;
+    let (now, from) = (crate::base::time::now_rfc3339(), &seen.manifest.status);
     seen.continuity.history.push(history_entry(&now, Tool::Import, from, seen.status, Because::Imported, &evidence)?);
-    write_json_atomic(&store.continuity_path(name), &seen.continuity)?;
-    seen.manifest.updated_at = now;
-    store.write_manifest(name, &seen.manifest)?;
-    crash_point("recorded");
-    store.update_index(|index| {
-        index.upsert(IndexRow::from_manifest(&seen.manifest));
-        Ok(((), true))
-    })
+    write_json_atomic(&store.continuity_path(name), &seen.continuity)
 }
 
 /// Checks every bundle the plans bring in against the repository it goes into

@@ -3,15 +3,16 @@
 //! git directory of it before anything is written, then made in the mount's git directory with
 //! its work tree checked out.
 
+use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::import_checks::{self, check_tips, refuse};
+use super::import_checks::{self, check_tips, plain, refuse};
+use super::import_hosts::{HostView, SubmoduleView};
 use crate::engines::git::{BundleHeader, Repo, DETACHED_HEAD};
 use crate::protocol::path_bytes::NameBytes;
-use crate::services::archive::Verified;
 use crate::services::saved_work::SavedSubmodule;
 use crate::tools::moves::export::{ChangedSubmodule, MOUNTS_ENTRY};
 
@@ -31,6 +32,7 @@ pub(super) fn numbered(tips: &[(String, String)], prefix: &str) -> Vec<String> {
 /// (where its assessment finds it, at risk as it was, its changed files changed), made from this
 /// host's git directory of that submodule (which the commits build on), the bundle's commits and
 /// refs in it, its HEAD where it was and its work tree checked out.
+#[derive(Debug)]
 pub(super) struct SubmodulePlan {
     /// The bundle of its commits only the session had (its name under the archive's `mounts/`)
     /// and what it holds; `None` for a submodule that held changed files only.
@@ -54,15 +56,16 @@ pub(super) enum SubmoduleSave<'a> {
     Changed(&'a ChangedSubmodule),
 }
 
-/// A submodule's part of a mount's plan: refused (nothing written) when this host's repository
-/// has no git directory of the submodule, or one that lacks what its commits build on or the
-/// commit its work tree was on.
+/// A submodule's part of a mount's plan, from what `host` (this host's repository) showed of its
+/// git directory of it (`seen`, looked up only for a plain path and name): refused (nothing
+/// written) when it has none, or one that lacks what its commits build on or the commit its work
+/// tree was on.
 pub(super) fn plan_submodule(
-    repo: &Repo,
-    host: &Path,
+    host: &HostView,
     dst: &str,
     save: SubmoduleSave<'_>,
-    verified: &Verified,
+    seen: Option<&SubmoduleView>,
+    bundles: &BTreeMap<String, BundleHeader>,
     file: &Path,
 ) -> Result<SubmodulePlan> {
     let (text, bytes, module_name) = match save {
@@ -72,7 +75,6 @@ pub(super) fn plan_submodule(
     let name = NameBytes::from_wire(text.clone(), bytes)
         .map_err(|e| refuse(file, format_args!("{dst}: a submodule's path: {e}")))?;
     let shown = crate::protocol::inert::inert_name(text).into_owned();
-    let plain = |p: &Path| !p.as_os_str().is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)));
     let path = name.as_path().to_path_buf();
     if !plain(&path) {
         return Err(refuse(file, format_args!("{dst}: the submodule {shown} is not at a plain relative path")));
@@ -84,7 +86,7 @@ pub(super) fn plan_submodule(
             format_args!("{dst}: the submodule {shown} has a git directory name that is not plain"),
         ));
     }
-    let Some(source) = repo.submodule_git_dir(module_name, &path) else {
+    let Some((seen, source_dir)) = seen.and_then(|s| Some((s, s.source.clone()?))) else {
         let (held, needs) = match save {
             SubmoduleSave::Bundled(_) => ("commits only the session has", "for them to build on"),
             SubmoduleSave::Changed(_) => ("changed files", "for its work tree to be checked out from"),
@@ -95,22 +97,21 @@ pub(super) fn plan_submodule(
                 "{dst}: the submodule {shown} holds {held}, and {} has no git directory of it {needs}: `git -C {} \
                  submodule update --init {shown}` makes one (for a submodule the session added, `git clone --bare \
                  <its URL> {}`)",
-                host.display(),
-                host.display(),
-                repo.git_dir().join("modules").join(&module).display()
+                host.path.display(),
+                host.path.display(),
+                host.git_dir.join("modules").join(&module).display()
             ),
         ));
     };
-    let source_dir = source.opened_at().to_path_buf();
     let (bundle, head, head_branch) = match save {
-        SubmoduleSave::Bundled(saved) => bundled_submodule(&source, saved, verified, (dst, &shown), file)?,
+        SubmoduleSave::Bundled(saved) => bundled_submodule(seen, &source_dir, saved, bundles, (dst, &shown), file)?,
         SubmoduleSave::Changed(changed) => {
             let branch = changed.head_branch.clone().filter(|b| import_checks::branch(b));
             (None, changed.head.clone(), branch)
         }
     };
     let in_bundle = bundle.as_ref().is_some_and(|(_, header)| header.refs.iter().any(|(_, id)| *id == head));
-    if !(in_bundle || source.has_commit(&head)) {
+    if !(in_bundle || seen.has.contains(&head)) {
         return Err(refuse(
             file,
             format_args!(
@@ -130,32 +131,30 @@ type SubmoduleCommits = (Option<(String, BundleHeader)>, String, Option<String>)
 
 /// A bundled submodule's part of its plan: the bundle verified in staging, the commit its work
 /// tree was on, and the branch there (none for a detached HEAD). Refused when this host's git
-/// directory of it (`source`) lacks what the bundle builds on. `at` is the mount and the
-/// submodule as messages name them.
+/// directory of it (`seen`, at `source_dir`) lacks what the bundle builds on. `at` is the mount
+/// and the submodule as messages name them.
 fn bundled_submodule(
-    source: &Repo,
+    seen: &SubmoduleView,
+    source_dir: &Path,
     saved: &SavedSubmodule,
-    verified: &Verified,
+    bundles: &BTreeMap<String, BundleHeader>,
     at: (&str, &str),
     file: &Path,
 ) -> Result<SubmoduleCommits> {
     let (dst, shown) = at;
-    let source_dir = source.opened_at();
-    let header = verified
-        .bundles
+    let header = bundles
         .get(&format!("{MOUNTS_ENTRY}/{}", saved.bundle))
         .cloned()
         .ok_or_else(|| refuse(file, format_args!("{dst}: the bundle {} is not in the archive", saved.bundle)))?;
     check_tips(&header.refs, dst, file)?;
-    let missing = source.missing_commits(&header.prerequisites);
-    if let Some(first) = missing.first() {
+    if let Some(first) = seen.missing.first() {
         return Err(refuse(
             file,
             format_args!(
                 "{dst}: {} (the submodule {shown}) lacks {} commit(s) its commits build on ({}…): fetch its \
                  remote first",
                 source_dir.display(),
-                missing.len(),
+                seen.missing.len(),
                 &first[..12.min(first.len())]
             ),
         ));

@@ -5,9 +5,11 @@
 //! (services/saved_work) inside the archive (services/archive).
 
 pub mod export;
+mod export_plan;
 mod import;
 mod import_apply;
 mod import_checks;
+mod import_hosts;
 mod import_observe;
 mod import_plan;
 mod import_submodules;
