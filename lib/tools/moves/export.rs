@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::export_plan::{plan, ExportStep, Seen};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
 use crate::engines::docker::Engine;
@@ -28,7 +29,6 @@ use crate::services::archive::{self, Staging, Writer, FORMAT};
 use crate::services::assessor::{AssessOptions, Assessor};
 use crate::services::claim::SessionClaim;
 use crate::services::saved_work::{save_readable, slug, SavedMount};
-use super::export_plan::{plan, ExportStep, Seen};
 use crate::state::model::{IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{is_home_credential, Store, AUTH_SLOTS};

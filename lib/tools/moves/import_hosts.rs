@@ -142,9 +142,10 @@ fn look_at(path: &Path, exported: &ExportedMount, verified: &Verified, instance:
         let asked: Vec<&String> = s.head.iter().chain(detached).collect();
         (&s.path, s.path_bytes.as_deref(), s.module.as_deref(), header, asked)
     });
-    let changed = exported.changed_submodules.iter().map(|c| {
-        (&c.path, c.path_bytes.as_deref(), c.module.as_deref(), None, vec![&c.head])
-    });
+    let changed = exported
+        .changed_submodules
+        .iter()
+        .map(|c| (&c.path, c.path_bytes.as_deref(), c.module.as_deref(), None, vec![&c.head]));
     for (text, bytes, module, header, asked) in bundled.chain(changed) {
         let view_of = |path: &Path| {
             let Some(source) = repo.submodule_git_dir(module, path) else { return SubmoduleView::default() };

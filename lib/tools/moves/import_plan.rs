@@ -138,7 +138,9 @@ impl fmt::Display for MountPlan {
         let saved = &self.exported.saved;
         let dst = crate::protocol::inert::inert_name(&saved.mount_dst);
         let (what, on) = match (self.kind, &self.scratch) {
-            (IsolationKind::Worktree, Some((scratch, _))) => ("a worktree", self.exported.head_branch.as_ref().unwrap_or(scratch)),
+            (IsolationKind::Worktree, Some((scratch, _))) => {
+                ("a worktree", self.exported.head_branch.as_ref().unwrap_or(scratch))
+            }
             _ => ("a clone", self.exported.head_branch.as_ref().unwrap_or(&self.head)),
         };
         let commits = saved.bundle_contents.as_ref().map_or(0, |b| b.commits);

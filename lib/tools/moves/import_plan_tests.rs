@@ -27,7 +27,8 @@ fn name() -> InstanceName {
 }
 
 fn layout_parts() -> Vec<Part> {
-    let part = |path: &str, kind| Part { path: path.into(), path_bytes: None, kind, mode: 0o755, size: 0, sha256: None };
+    let part =
+        |path: &str, kind| Part { path: path.into(), path_bytes: None, kind, mode: 0o755, size: 0, sha256: None };
     vec![
         part("mounts", PartKind::Dir),
         part("mounts/0-app", PartKind::Dir),
@@ -77,7 +78,8 @@ fn decide(mounts: &[ExportedMount], views: &[MountView]) -> Result<ImportPlan> {
     let (store, name, parts) = (store(), name(), layout_parts());
     let layout = Layout::new(Path::new(FILE), &parts).unwrap();
     let bundles = bundles();
-    let inputs = Inputs { store: &store, name: &name, file: Path::new(FILE), mounts, bundles: &bundles, layout: &layout };
+    let inputs =
+        Inputs { store: &store, name: &name, file: Path::new(FILE), mounts, bundles: &bundles, layout: &layout };
     plan(&inputs, views, 42)
 }
 
@@ -204,8 +206,14 @@ fn a_submodule_needs_its_git_directory_here() {
         let (store, name, parts) = (store(), name(), layout_parts());
         let layout = Layout::new(Path::new(FILE), &parts).unwrap();
         let mounts = [mount.clone()];
-        let inputs =
-            Inputs { store: &store, name: &name, file: Path::new(FILE), mounts: &mounts, bundles: &with_bundles, layout: &layout };
+        let inputs = Inputs {
+            store: &store,
+            name: &name,
+            file: Path::new(FILE),
+            mounts: &mounts,
+            bundles: &with_bundles,
+            layout: &layout,
+        };
         plan(&inputs, &one(host), 42)
     };
     let no_dir = HostView { submodules: vec![Some(SubmoduleView::default())], ..host() };
