@@ -1,8 +1,14 @@
-//! Moving a kept session to another host: `jackin-keep --export` writes an archive of it
-//! (export.rs), `jackin-restore --import` checks one whole and makes it a session of this home
-//! (import.rs: `import_observe.rs` reads and checks the archive once, `import_plan.rs` decides
-//! each mount, `import_apply.rs` makes it all; with its checks and its submodules). Both save and read the saved-work format
-//! (services/saved_work) inside the archive (services/archive).
+//! Moving a kept session to another host, each in purge's shape (observe once, a pure plan of
+//! typed steps, then walk them; a dry run prints the steps):
+//! - `jackin-keep --export` writes an archive of it: export.rs observes and walks the steps
+//!   export_plan.rs decides;
+//! - `jackin-restore --import` checks one whole and makes it a session of this home (import.rs):
+//!   import_observe.rs reads and checks the archive once, import_hosts.rs looks at this host's
+//!   repositories once, import_plan.rs decides each mount and the steps, import_apply.rs walks
+//!   them; with its checks (import_checks.rs) and its submodules (import_submodules.rs).
+//!
+//! Both save and read the saved-work format (services/saved_work) inside the archive
+//! (services/archive).
 
 pub mod export;
 mod export_plan;
