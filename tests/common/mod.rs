@@ -297,11 +297,6 @@ impl Home {
         read_json(&self.index_path())
     }
 
-    /// The index row of `container`, if it has one.
-    pub fn row(&self, container: &str) -> Option<Value> {
-        self.index()["instances"].as_array().unwrap().iter().find(|r| r["container_base"] == container).cloned()
-    }
-
     /// The quarantine directories, in name order.
     pub fn quarantines(&self) -> Vec<PathBuf> {
         let Ok(entries) = fs::read_dir(self.home.join("quarantine")) else { return Vec::new() };

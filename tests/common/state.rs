@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::records::Evidence;
+use super::records::{Evidence, Integrated};
 use super::{read_json, write_json, Home};
 
 /// `data/<container>/.jackin/instance.json`.
@@ -161,6 +161,107 @@ pub struct Slimmed {
     pub freed_bytes: u64,
 }
 
+/// `quarantine/<dir>/receipt.json`, a purge's account of the work it saved (docs/reference.md,
+/// "The quarantine"). The tools' own format, kept open as the home's files are: what a test does
+/// not name is in `extra`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Receipt {
+    pub version: u64,
+    pub container_base: String,
+    pub saved_at: String,
+    pub expires_at: String,
+    pub verdict: String,
+    pub mounts: Vec<SavedMount>,
+    #[serde(default)]
+    pub git_tree: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One mount of a receipt: where its work was saved, relative to the quarantine directory.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SavedMount {
+    pub mount_dst: String,
+    /// Where the work was.
+    pub path: String,
+    pub verdict: String,
+    pub bundle: Option<String>,
+    pub bundle_contents: Option<BundleContents>,
+    /// The bundle's commits whose patch a surviving ref holds.
+    #[serde(default)]
+    pub integrated: Vec<Integrated>,
+    #[serde(default)]
+    pub submodules: Vec<SavedSubmodule>,
+    #[serde(default)]
+    pub index_dir: Option<String>,
+    pub files_dir: Option<String>,
+    pub files: Vec<SavedFile>,
+    pub tree: Option<String>,
+    pub note: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What a saved bundle holds.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BundleContents {
+    pub refs: Vec<(String, String)>,
+    pub prerequisites: Vec<String>,
+    pub commits: usize,
+    #[serde(default)]
+    pub from_reflog: Vec<String>,
+}
+
+/// A submodule's bundle in a receipt.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SavedSubmodule {
+    pub path: String,
+    #[serde(default)]
+    pub path_bytes: Option<String>,
+    pub bundle: String,
+    pub bundle_contents: BundleContents,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A changed or untracked file of a receipt.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SavedFile {
+    pub status: String,
+    pub path: String,
+    #[serde(default)]
+    pub path_bytes: Option<String>,
+    pub saved: bool,
+    #[serde(default)]
+    pub staged: bool,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SavedFile {
+    /// The file's name as bytes: `path_bytes` (base64) for a name that is not UTF-8.
+    pub fn name(&self) -> Vec<u8> {
+        use base64::Engine;
+        match &self.path_bytes {
+            Some(b64) => base64::engine::general_purpose::STANDARD.decode(b64).expect("base64"),
+            None => self.path.as_bytes().to_vec(),
+        }
+    }
+}
+
+/// The receipt of the quarantine directory `dir`; fails the test when there is none or it does
+/// not match its mirror.
+pub fn receipt(dir: &Path) -> Receipt {
+    read(&dir.join("receipt.json"))
+}
+
+/// Rewrites the JSON file at `path` after `edit` (two-space JSON, the keys in their order).
+fn edit_file(path: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut value = read_json(path);
+    edit(&mut value);
+    write_json(path, &value);
+}
+
 /// A file as `T`, or why it cannot be read: for checks that tally failures instead of panicking.
 pub fn try_read<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
     let bytes = fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -234,10 +335,17 @@ impl Home {
 
     /// Rewrites the manifest of `container` after `edit` (two-space JSON, the keys in their order).
     pub fn edit_manifest(&self, container: &str, edit: impl FnOnce(&mut Value)) {
-        let path = self.manifest_path(container);
-        let mut manifest = read_json(&path);
-        edit(&mut manifest);
-        write_json(&path, &manifest);
+        edit_file(&self.manifest_path(container), edit);
+    }
+
+    /// Rewrites the isolation records of `container` after `edit`, as jackin writes them.
+    pub fn edit_isolation(&self, container: &str, edit: impl FnOnce(&mut Value)) {
+        edit_file(&self.isolation_path(container), edit);
+    }
+
+    /// Rewrites the tools' continuity file of `container` after `edit`.
+    pub fn edit_continuity(&self, container: &str, edit: impl FnOnce(&mut Value)) {
+        edit_file(&self.continuity_path(container), edit);
     }
 
     /// Rewrites the index row of `container` (every row with its name) after `edit`, the other

@@ -357,11 +357,10 @@ fn a_discard_bundles_integrated_commits_and_the_receipt_says_they_were_integrate
         let purged = records::<Purged>(&out.stdout);
         let q = PathBuf::from(purged[0].quarantine.as_deref().unwrap_or_else(|| panic!("{tip}: no quarantine")));
         assert!(!scene.inst.dir.exists());
-        let receipt = common::read_json(&q.join("receipt.json"));
-        let mount = &receipt["mounts"][0];
-        let listed: Vec<&str> =
-            mount["integrated"].as_array().unwrap().iter().map(|i| i["commit"].as_str().unwrap()).collect();
-        assert_eq!(listed.len(), integrated, "{tip}: {mount}");
+        let receipt = common::state::receipt(&q);
+        let mount = &receipt.mounts[0];
+        let listed: Vec<&str> = mount.integrated.iter().map(|i| i.commit.as_str()).collect();
+        assert_eq!(listed.len(), integrated, "{tip}: {mount:?}");
         assert!(listed.iter().all(|id| scene.commits.iter().any(|c| c == id)), "{tip}: {listed:?}");
         let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
         assert_eq!(text.matches("was integrated as").count(), integrated, "{tip}: {text}");
@@ -369,7 +368,7 @@ fn a_discard_bundles_integrated_commits_and_the_receipt_says_they_were_integrate
         let fresh = scene.home.tmp.path().join("fresh");
         let origin = git(&scene.host, &["remote", "get-url", "origin"]);
         git(scene.home.tmp.path(), &["clone", "-q", &origin, fresh.to_str().unwrap()]);
-        let bundle = q.join(mount["bundle"].as_str().expect("a bundle"));
+        let bundle = q.join(mount.bundle.as_deref().expect("a bundle"));
         git(&fresh, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
         for commit in &scene.commits {
             git(&fresh, &["cat-file", "-e", &format!("{commit}^{{commit}}")]);

@@ -117,9 +117,9 @@ impl Load {
         let deadline = Instant::now() + Duration::from_secs(90);
         let continuity = self.home.continuity_path(&self.container);
         loop {
-            let captured_by = common::try_read_json(&continuity)
+            let captured_by = common::state::try_read::<common::state::Continuity>(&continuity)
                 .ok()
-                .and_then(|c| c["recipe"]["captured_by"].as_str().map(str::to_owned));
+                .and_then(|c| c.recipe?["captured_by"].as_str().map(str::to_owned));
             let running = docker_quiet(&["inspect", "-f", "{{.State.Running}}", &self.container]);
             if captured_by.as_deref() == Some("jackin-reconcile") && running.as_deref() == Some("true") {
                 break;

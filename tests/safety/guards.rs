@@ -14,9 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use common::docker::{engine_available, Session, SessionOptions};
 use common::records::{records, ErrorRecord, Purged};
-use common::{
-    branches, commit_file, git, read_json, snapshot_of, stderr, unique_id, write_json, Entry, Home, Instance,
-};
+use common::{branches, commit_file, git, snapshot_of, stderr, unique_id, write_json, Entry, Home, Instance};
 use serde_json::{json, Value};
 
 const DAY: u64 = 86_400;
@@ -264,8 +262,7 @@ fn one_unreadable_mount_is_moved_whole_into_the_quarantine() {
     fs::write(broken.join(".git"), dot_git).unwrap();
     fs::write(readable.join("lib-notes.md"), "lib notes\n").unwrap();
     let before_files = files_relative(&broken);
-    let isolation = read_json(&inst.dir.join(".jackin/isolation.json"));
-    assert_eq!(isolation["records"].as_array().unwrap().len(), 2, "the records parse");
+    assert_eq!(home.isolation(&inst.container).records.len(), 2, "the records parse");
 
     let before = home.snapshot();
     let out = home.purge(&[&inst.container], "");
@@ -278,28 +275,28 @@ fn one_unreadable_mount_is_moved_whole_into_the_quarantine() {
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst), "the instance was not purged");
 
-    let receipt = read_json(&q.join("receipt.json"));
-    assert!(receipt.get("git_tree").is_none_or(Value::is_null), "not the whole git/ tree: {receipt:#}");
-    let mounts = receipt["mounts"].as_array().unwrap();
-    assert_eq!(mounts.len(), 2, "{receipt:#}");
+    let receipt = common::state::receipt(&q);
+    assert!(receipt.git_tree.is_none(), "not the whole git/ tree: {receipt:#?}");
+    let mounts = &receipt.mounts;
+    assert_eq!(mounts.len(), 2, "{receipt:#?}");
     let whole = &mounts[0];
-    assert_eq!(whole["mount_dst"], "/workspace/app");
-    assert_eq!(whole["verdict"], "unknown");
-    assert_eq!(whole["path"], path_text(&broken));
-    assert_eq!(whole["tree"], "0-workspace-app/tree");
-    assert_eq!(whole["note"], "could not be read; the whole directory was moved here");
-    assert!(whole["bundle"].is_null() && whole["files_dir"].is_null(), "{whole:#}");
+    assert_eq!(whole.mount_dst, "/workspace/app");
+    assert_eq!(whole.verdict, "unknown");
+    assert_eq!(whole.path, path_text(&broken));
+    assert_eq!(whole.tree.as_deref(), Some("0-workspace-app/tree"));
+    assert_eq!(whole.note.as_deref(), Some("could not be read; the whole directory was moved here"));
+    assert!(whole.bundle.is_none() && whole.files_dir.is_none(), "{whole:#?}");
     let saved = q.join("0-workspace-app/tree");
     assert_eq!(files_relative(&saved), before_files, "the whole directory, byte for byte");
     assert_eq!(fs::read_to_string(saved.join(".git")).unwrap(), dot_git);
     assert_eq!(fs::read_to_string(saved.join("notes/plan.md")).unwrap(), "the plan\n");
 
     let by_file = &mounts[1];
-    assert_eq!(by_file["mount_dst"], "/workspace/lib");
-    assert_eq!(by_file["verdict"], "dirty");
-    assert!(by_file["tree"].is_null(), "{by_file:#}");
+    assert_eq!(by_file.mount_dst, "/workspace/lib");
+    assert_eq!(by_file.verdict, "dirty");
+    assert!(by_file.tree.is_none(), "{by_file:#?}");
     assert_eq!(
-        fs::read_to_string(q.join(by_file["files_dir"].as_str().unwrap()).join("lib-notes.md")).unwrap(),
+        fs::read_to_string(q.join(by_file.files_dir.as_deref().unwrap()).join("lib-notes.md")).unwrap(),
         "lib notes\n"
     );
 
@@ -336,9 +333,9 @@ fn an_unreadable_worktree_s_commits_are_saved_before_its_branch_and_registration
     assert!(is_gone(&home, &inst));
     assert!(!branches(&app).contains(&scratch_branch(&inst)));
 
-    let receipt = read_json(&q.join("receipt.json"));
-    let mount = &receipt["mounts"][0];
-    let bundle = mount["bundle"].as_str().unwrap_or_else(|| panic!("no bundle of the scratch branch: {receipt:#}"));
+    let receipt = common::state::receipt(&q);
+    let mount = &receipt.mounts[0];
+    let bundle = mount.bundle.as_deref().unwrap_or_else(|| panic!("no bundle of the scratch branch: {receipt:#?}"));
     let fresh = home.tmp.path().join("fresh");
     let origin = git(&app, &["remote", "get-url", "origin"]);
     git(home.tmp.path(), &["clone", "-q", &origin, fresh.to_str().unwrap()]);
@@ -350,7 +347,11 @@ fn an_unreadable_worktree_s_commits_are_saved_before_its_branch_and_registration
     // Under refs/, so the receipt's one fetch brings it back too.
     assert!(listed.contains(&format!("{detached} refs/jackin/HEAD")), "the detached HEAD is in the bundle: {listed}");
     assert_eq!(git(&fresh, &["show", "refs/recovered/jackin/HEAD:src/more.rs"]), "fn more() {}");
-    assert_eq!(mount["tree"], "0-workspace-app/tree", "the directory is moved whole as well: {receipt:#}");
+    assert_eq!(
+        mount.tree.as_deref(),
+        Some("0-workspace-app/tree"),
+        "the directory is moved whole as well: {receipt:#?}"
+    );
     assert_eq!(
         git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main", "refs/heads/feature"]),
         heads,
@@ -392,15 +393,10 @@ fn a_changed_path_beneath_a_symlinked_directory_is_not_copied_through_the_link()
     assert!(is_gone(&home, &inst));
     assert_eq!(snapshot_of(&outside), outside_before, "the outside directory changed");
 
-    let receipt = read_json(&q.join("receipt.json"));
-    let mount = &receipt["mounts"][0];
-    let files = q.join(mount["files_dir"].as_str().unwrap());
-    let saved: Vec<(&str, bool)> = mount["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["path"].as_str().unwrap(), f["saved"].as_bool().unwrap()))
-        .collect();
+    let receipt = common::state::receipt(&q);
+    let mount = &receipt.mounts[0];
+    let files = q.join(mount.files_dir.as_deref().unwrap());
+    let saved: Vec<(&str, bool)> = mount.files.iter().map(|f| (f.path.as_str(), f.saved)).collect();
     assert!(saved.contains(&("src/main.rs", false)), "src/main.rs is not saved through the link: {saved:?}");
     assert!(saved.contains(&("README.md", true)), "{saved:?}");
     assert_eq!(fs::read_to_string(files.join("README.md")).unwrap(), "changed by the agent\n");
@@ -439,9 +435,7 @@ fn a_record_naming_another_branch_is_refused_and_the_branch_survives() {
     let good_record = fs::read_to_string(&isolation_path).unwrap();
 
     for named in ["main", "feature/x"] {
-        let mut isolation = read_json(&isolation_path);
-        isolation["records"][0]["scratch_branch"] = json!(named);
-        write_json(&isolation_path, &isolation);
+        home.edit_isolation(&inst.container, |isolation| isolation["records"][0]["scratch_branch"] = json!(named));
         let heads = git(&app, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]);
         let worktrees = git(&app, &["worktree", "list", "--porcelain"]);
         let before = home.snapshot();
@@ -483,8 +477,8 @@ fn a_record_naming_another_branch_is_refused_and_the_branch_survives() {
     let b = branches(&app);
     assert!(!b.contains(&scratch_branch(&inst)), "{b:?}");
     assert!(b.contains(&"main".to_owned()) && b.contains(&"feature/x".to_owned()), "{b:?}");
-    let receipt = read_json(&q.join("receipt.json"));
-    let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
+    let receipt = common::state::receipt(&q);
+    let bundle = q.join(receipt.mounts[0].bundle.as_deref().unwrap());
     let fresh = home.tmp.path().join("fresh");
     let origin = git(&app, &["remote", "get-url", "origin"]);
     git(home.tmp.path(), &["clone", "-q", &origin, fresh.to_str().unwrap()]);
@@ -529,8 +523,8 @@ fn a_session_whose_host_repository_is_gone_still_purges_on_a_discard() {
     assert!(!Session::exists("container", &session.container));
     let kinds: Vec<String> = records::<Purged>(&out.stdout)[0].removed.iter().map(|r| r.kind.clone()).collect();
     assert!(!kinds.iter().any(|k| k == "worktree" || k == "branch"), "no host repository to change: {kinds:?}");
-    let receipt = read_json(&q.join("receipt.json"));
-    assert_eq!(receipt["mounts"][0]["tree"], "0-workspace-app/tree", "{receipt:#}");
+    let receipt = common::state::receipt(&q);
+    assert_eq!(receipt.mounts[0].tree.as_deref(), Some("0-workspace-app/tree"), "{receipt:#?}");
     let saved = q.join("0-workspace-app/tree");
     assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "hello\n");
     assert!(!wt.exists());
@@ -558,10 +552,10 @@ fn work_in_a_worktree_whose_host_repository_is_gone_lands_in_the_quarantine() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst));
-    let receipt = read_json(&q.join("receipt.json"));
-    let mount = &receipt["mounts"][0];
-    assert_eq!(mount["verdict"], "unknown");
-    assert_eq!(mount["tree"], "0-workspace-app/tree", "{receipt:#}");
+    let receipt = common::state::receipt(&q);
+    let mount = &receipt.mounts[0];
+    assert_eq!(mount.verdict, "unknown");
+    assert_eq!(mount.tree.as_deref(), Some("0-workspace-app/tree"), "{receipt:#?}");
     let saved = q.join("0-workspace-app/tree");
     assert_eq!(files_relative(&saved), before_files);
     assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "changed by the agent\n");
@@ -598,11 +592,8 @@ fn fetched_from_bundle(repo: &Path, bundle: &Path, ids: &[&str]) -> Vec<String> 
 }
 
 /// The receipt's refs that it says hold commits only the reflog reached.
-fn reflog_refs_of(mount: &Value) -> Vec<String> {
-    mount["bundle_contents"]["from_reflog"]
-        .as_array()
-        .map(|refs| refs.iter().map(|r| r.as_str().unwrap().to_owned()).collect())
-        .unwrap_or_default()
+fn reflog_refs_of(mount: &common::state::SavedMount) -> Vec<String> {
+    mount.bundle_contents.as_ref().map(|b| b.from_reflog.clone()).unwrap_or_default()
 }
 
 /// A worktree whose one commit was reset away holds nothing on its branch, but the commit exists
@@ -638,11 +629,11 @@ fn a_commit_reset_away_in_a_worktree_is_at_risk_and_saved_from_the_reflog() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst));
-    let receipt = read_json(&q.join("receipt.json"));
-    let mount = &receipt["mounts"][0];
-    let bundle = q.join(mount["bundle"].as_str().unwrap_or_else(|| panic!("no bundle: {receipt:#}")));
+    let receipt = common::state::receipt(&q);
+    let mount = &receipt.mounts[0];
+    let bundle = q.join(mount.bundle.as_deref().unwrap_or_else(|| panic!("no bundle: {receipt:#?}")));
     let from_reflog = reflog_refs_of(mount);
-    assert_eq!(from_reflog, ["refs/jackin/reflog/0"], "{receipt:#}");
+    assert_eq!(from_reflog, ["refs/jackin/reflog/0"], "{receipt:#?}");
     let fresh = fresh_clone_of_origin(&home, &app);
     assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&dropped]), [dropped.as_str()]);
     assert_eq!(git(&fresh, &["rev-parse", "refs/recovered/jackin/reflog/0"]), dropped);
@@ -673,10 +664,10 @@ fn a_commit_amended_in_a_worktree_is_saved_with_the_one_before_the_amend() {
     let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
-    let receipt = read_json(&q.join("receipt.json"));
-    let mount = &receipt["mounts"][0];
-    let bundle = q.join(mount["bundle"].as_str().unwrap());
-    assert_eq!(reflog_refs_of(mount), ["refs/jackin/reflog/0"], "{receipt:#}");
+    let receipt = common::state::receipt(&q);
+    let mount = &receipt.mounts[0];
+    let bundle = q.join(mount.bundle.as_deref().unwrap());
+    assert_eq!(reflog_refs_of(mount), ["refs/jackin/reflog/0"], "{receipt:#?}");
     let fresh = fresh_clone_of_origin(&home, &app);
     assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&before_amend, &amended]), [before_amend.clone(), amended]);
     assert_eq!(git(&fresh, &["show", &format!("{before_amend}:src/feature.rs")]), "fn first_try() {}");
@@ -714,10 +705,10 @@ fn commits_reset_away_and_amended_in_a_clone_are_saved_from_its_reflogs() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
     assert!(is_gone(&home, &inst));
-    let receipt = read_json(&q.join("receipt.json"));
-    let mount = &receipt["mounts"][0];
-    let bundle = q.join(mount["bundle"].as_str().unwrap());
-    assert_eq!(reflog_refs_of(mount).len(), 2, "one ref per reflog-only tip: {receipt:#}");
+    let receipt = common::state::receipt(&q);
+    let mount = &receipt.mounts[0];
+    let bundle = q.join(mount.bundle.as_deref().unwrap());
+    assert_eq!(reflog_refs_of(mount).len(), 2, "one ref per reflog-only tip: {receipt:#?}");
     let fresh = fresh_clone_of_origin(&home, &app);
     let ids = [dropped.as_str(), before_amend.as_str(), amended.as_str()];
     assert_eq!(fetched_from_bundle(&fresh, &bundle, &ids), ids);
@@ -890,13 +881,8 @@ fn names_that_are_not_utf8_are_listed_losslessly_and_saved_under_their_own_bytes
         assert_eq!(saved.ok().as_deref(), Some(content.as_bytes()), "{:?}", String::from_utf8_lossy(name));
     }
     assert_eq!(fs::read_to_string(saved_dir.join(os(b"old-\xc3.rs"))).unwrap(), "hello\n");
-    let receipt = read_json(&q.join("receipt.json"));
-    let saved: Vec<(Vec<u8>, bool)> = receipt["mounts"][0]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (wire_name(f, "path"), f["saved"].as_bool().unwrap()))
-        .collect();
+    let receipt = common::state::receipt(&q);
+    let saved: Vec<(Vec<u8>, bool)> = receipt.mounts[0].files.iter().map(|f| (f.name(), f.saved)).collect();
     for (name, _) in files {
         assert!(saved.contains(&(name.to_vec(), true)), "{:?} not saved: {saved:?}", String::from_utf8_lossy(name));
     }
@@ -955,10 +941,10 @@ fn commits_inside_a_submodule_are_at_risk_and_bundled_on_a_discard() {
         assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
         assert!(is_gone(&home, &inst), "{case}");
         let q = only_quarantine(&home, &out);
-        let receipt = read_json(&q.join("receipt.json"));
-        let saved = &receipt["mounts"][0]["submodules"][0];
-        assert_eq!(saved["path"], "vendor/lib", "{case}: {receipt}");
-        let bundle = q.join(saved["bundle"].as_str().unwrap());
+        let receipt = common::state::receipt(&q);
+        let saved = &receipt.mounts[0].submodules[0];
+        assert_eq!(saved.path, "vendor/lib", "{case}: {receipt:?}");
+        let bundle = q.join(&saved.bundle);
         let fresh = home.tmp.path().join("fresh-lib");
         git(home.tmp.path(), &["clone", "-q", lib_origin.to_str().unwrap(), fresh.to_str().unwrap()]);
         assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&commit]), std::slice::from_ref(&commit), "{case}");
@@ -1026,16 +1012,10 @@ fn staged_versions_the_work_tree_no_longer_has_are_saved() {
     assert_eq!(fs::read_to_string(mount.join("index/only-staged.rs")).unwrap(), "fn staged_only() {}\n");
     assert_eq!(fs::read_to_string(mount.join("index/README.md")).unwrap(), "staged version\n");
     assert_eq!(fs::read_to_string(mount.join("files/README.md")).unwrap(), "edited after staging\n");
-    let receipt = read_json(&q.join("receipt.json"));
-    assert_eq!(receipt["mounts"][0]["index_dir"], "0-workspace-app/index");
-    let staged: Vec<&str> = receipt["mounts"][0]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["staged"] == true)
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(staged.len(), 2, "{receipt:#}");
+    let receipt = common::state::receipt(&q);
+    assert_eq!(receipt.mounts[0].index_dir.as_deref(), Some("0-workspace-app/index"));
+    let staged: Vec<&str> = receipt.mounts[0].files.iter().filter(|f| f.staged).map(|f| f.path.as_str()).collect();
+    assert_eq!(staged.len(), 2, "{receipt:#?}");
 }
 
 /// A submodule left behind: the parent reset to before the commit that added it, so `.gitmodules`
@@ -1096,8 +1076,8 @@ fn submodule_left_behind(removed: bool) {
     let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = only_quarantine(&home, &out);
-    let receipt = read_json(&q.join("receipt.json"));
-    let bundle = q.join(receipt["mounts"][0]["submodules"][0]["bundle"].as_str().expect("a submodule bundle"));
+    let receipt = common::state::receipt(&q);
+    let bundle = q.join(&receipt.mounts[0].submodules.first().expect("a submodule bundle").bundle);
     let fresh = home.tmp.path().join("fresh-lib");
     git(home.tmp.path(), &["clone", "-q", lib_origin.to_str().unwrap(), fresh.to_str().unwrap()]);
     assert_eq!(fetched_from_bundle(&fresh, &bundle, &[&commit]), std::slice::from_ref(&commit));
@@ -1188,9 +1168,8 @@ fn every_ref_namespace_keeps_its_commits() {
         assert_eq!(out.status.code(), Some(0), "{shown}: {}", stderr(&out));
         let q = only_quarantine(&home, &out);
         assert!(is_gone(&home, &inst), "{shown}");
-        let receipt = read_json(&q.join("receipt.json"));
-        let bundle =
-            receipt["mounts"][0]["bundle"].as_str().unwrap_or_else(|| panic!("{shown}: no bundle: {receipt:#}"));
+        let receipt = common::state::receipt(&q);
+        let bundle = receipt.mounts[0].bundle.as_deref().unwrap_or_else(|| panic!("{shown}: no bundle: {receipt:#?}"));
         let fresh = fresh_clone_of_origin(&home, &app);
         assert_eq!(fetched_from_bundle(&fresh, &q.join(bundle), &[&commit]), vec![commit.clone()], "{shown}: saved");
     }
@@ -1268,9 +1247,9 @@ fn a_path_past_path_max_and_a_fifo_rule_file_are_never_clean() {
         assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
         let q = only_quarantine(&home, &out);
         assert!(is_gone(&home, &inst), "{case}");
-        let receipt = read_json(&q.join("receipt.json"));
-        assert_eq!(receipt["mounts"][0]["verdict"], "unknown", "{case}: {receipt:#}");
-        let tree = q.join(receipt["mounts"][0]["tree"].as_str().unwrap_or_else(|| panic!("{case}: {receipt:#}")));
+        let receipt = common::state::receipt(&q);
+        assert_eq!(receipt.mounts[0].verdict, "unknown", "{case}: {receipt:#?}");
+        let tree = q.join(receipt.mounts[0].tree.as_deref().unwrap_or_else(|| panic!("{case}: {receipt:#?}")));
         match case {
             "deep" => assert_eq!(read_deep(&tree, &rel).as_deref(), Some(&b"the deep plan\n"[..]), "{case}: saved"),
             _ => assert_eq!(fs::read_to_string(tree.join("notes/sub/plan.md")).unwrap(), "the plan\n"),

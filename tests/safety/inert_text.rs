@@ -258,11 +258,10 @@ fn the_picker_shows_a_hostile_label_inert() {
     let mut home = Home::new();
     let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
     let label = "evil\x1b[1GALL CLEAN\u{202E}";
-    let manifest_path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = common::read_json(&manifest_path);
-    manifest["workspace_label"] = serde_json::json!(label);
-    manifest["status"] = serde_json::json!("restore_available");
-    common::write_json(&manifest_path, &manifest);
+    home.edit_manifest(&inst.container, |manifest| {
+        manifest["workspace_label"] = serde_json::json!(label);
+        manifest["status"] = serde_json::json!("restore_available");
+    });
     let mut index = home.index();
     index["instances"][0]["workspace_label"] = serde_json::json!(label);
     index["instances"][0]["status"] = serde_json::json!("restore_available");

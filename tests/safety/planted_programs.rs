@@ -19,7 +19,7 @@ use std::process::{Command, Output, Stdio};
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions};
 use common::records::{records, Assessment, Candidate, Decision, Purged, Restored};
 use common::smart_http::SmartHttp;
-use common::{commit_file, git, read_json, stderr, unique_id, Home, Instance};
+use common::{commit_file, git, stderr, unique_id, Home, Instance};
 use serde_json::Value;
 
 /// Every hook git runs (githooks(5)), planted in `.git/hooks/` and in each `core.hooksPath`.
@@ -570,11 +570,11 @@ fn ending_and_cleaning_up_sessions_runs_no_planted_program() {
     for (purged, (commit, sub_commit)) in records::<Purged>(&out.stdout).iter().zip(commits) {
         let quarantine = PathBuf::from(purged.quarantine.as_deref().expect("the work was quarantined"));
         assert!(bundled(&quarantine, sub_commit), "the submodule's commit {sub_commit} is bundled");
-        let receipt = read_json(&quarantine.join("receipt.json"));
-        let bundle = quarantine.join(receipt["mounts"][0]["bundle"].as_str().expect("a bundle"));
+        let receipt = common::state::receipt(&quarantine);
+        let bundle = quarantine.join(receipt.mounts[0].bundle.as_deref().expect("a bundle"));
         let heads = fs::read(&bundle).unwrap();
         assert!(String::from_utf8_lossy(&heads).contains(commit.as_str()), "{} bundles {commit}", bundle.display());
-        assert!(quarantine.join(receipt["mounts"][0]["files_dir"].as_str().expect("the dirty files")).is_dir());
+        assert!(quarantine.join(receipt.mounts[0].files_dir.as_deref().expect("the dirty files")).is_dir());
     }
     assert!(!wt_risk.dir.exists() && !cl_risk.dir.exists());
 

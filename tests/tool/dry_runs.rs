@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use common::docker::{docker, engine_available, Session, SessionOptions};
 use common::records::{envelopes, records_of, Candidate, ErrorRecord, Restored};
-use common::{changed_paths, commit_file, read_json, snapshot_of, unique_id, Entry, Home, Instance};
+use common::{changed_paths, commit_file, snapshot_of, unique_id, Entry, Home, Instance};
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
 use jackin::state::store::{Roots, Store};
@@ -26,11 +26,8 @@ fn name(inst: &Instance) -> InstanceName {
     InstanceName::parse(&inst.container).unwrap()
 }
 
-fn set_manifest(inst: &Instance, edit: impl FnOnce(&mut Value)) {
-    let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&path);
-    edit(&mut manifest);
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+fn set_manifest(home: &Home, inst: &Instance, edit: impl FnOnce(&mut Value)) {
+    home.edit_manifest(&inst.container, edit);
 }
 
 /// What jackin-keep does before it tears a running session down, through the library: the
@@ -58,7 +55,7 @@ fn kept_with_a_short_role_sha(home: &Home, inst: &Instance, dir: &str) -> (Sessi
     let (_, bare, sha) = common::role_source(home, dir, Some(&image));
     let url = bare.to_str().unwrap().to_owned();
     let short = sha[..7].to_owned();
-    set_manifest(inst, |m| {
+    set_manifest(home, inst, |m| {
         m["role_source_git"] = Value::from(url.as_str());
         m["role_git_sha"] = Value::from(short.as_str());
         m["image_tag"] = Value::from(image.as_str());
@@ -341,7 +338,7 @@ fn a_dry_run_of_every_tool_leaves_the_home_byte_for_byte_unchanged() {
     );
     let crashed = candidate(&at_risk);
     assert_eq!(crashed.status, "crashed", "as reconciliation would have left it: {crashed:?}");
-    assert_eq!(read_json(&at_risk.dir.join(".jackin/instance.json"))["status"], "active", "and did not");
+    assert_eq!(home.manifest(&at_risk.container).status, "active", "and did not");
 
     drop((at_risk_session, kept_session, short_session, cached_session));
 }

@@ -71,10 +71,7 @@ fn kept_as(mut home: Home, id: &str, image: String, edit: impl FnOnce(&mut serde
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, CREDENTIAL).unwrap();
     }
-    let manifest_path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = common::read_json(&manifest_path);
-    edit(&mut manifest);
-    common::write_json(&manifest_path, &manifest);
+    home.edit_manifest(&inst.container, edit);
     let git_dir = host.join(".git");
     let session = Session::launch(
         &inst.container,
@@ -709,10 +706,10 @@ fn a_submodules_commits_move_and_are_at_risk_in_the_other_home_as_they_were() {
     let out = b.home.purge(&["--discard-unfinished", &c], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = b.home.quarantines().pop().expect("a quarantine");
-    let receipt = common::read_json(&q.join("receipt.json"));
-    let saved = &receipt["mounts"][0]["submodules"][0];
-    assert_eq!(saved["path"], "vendor/lib", "{receipt}");
-    assert_eq!(saved["bundle_contents"]["commits"], 2, "{receipt}");
+    let receipt = common::state::receipt(&q);
+    let saved = &receipt.mounts[0].submodules[0];
+    assert_eq!(saved.path, "vendor/lib", "{receipt:?}");
+    assert_eq!(saved.bundle_contents.commits, 2, "{receipt:?}");
 }
 
 /// A mount's changed files, as (status, path), sorted.
@@ -871,7 +868,7 @@ fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing()
         // What the home holds.
         let data = b.home.home.join("data").join(&c);
         let worktree = data.join("git/worktree/repo/workspace/app").join(&c);
-        let indexed = b.home.index_path().exists() && b.home.row(&c).is_some();
+        let indexed = b.home.index_path().exists() && b.home.index_row(&c).is_some();
         assert!(!indexed, "{step}: no index row yet");
         assert_eq!(data.exists(), step != "unpacked", "{step}: the data directory");
         assert_eq!(worktree.exists(), ["mounts", "recorded"].contains(&step), "{step}: the worktree");
@@ -903,7 +900,7 @@ fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing()
             .filter(|p| !ours(p))
             .collect();
         assert_eq!(left, Vec::<PathBuf>::new(), "{step}: the purge left nothing of the session");
-        assert!(!b.home.index_path().exists() || b.home.row(&c).is_none(), "{step}: no row of C");
+        assert!(!b.home.index_path().exists() || b.home.index_row(&c).is_none(), "{step}: no row of C");
         let host_after = common::snapshot_of(&b.host);
         for (path, entry) in &host_before {
             let now = host_after.iter().find(|(p, _)| p == path).map(|(_, e)| e);
@@ -996,8 +993,8 @@ fn a_submodules_changed_files_without_commits_move_and_read_as_changed_in_the_ot
     let out = b.home.purge(&["--discard-unfinished", &c], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = b.home.quarantines().pop().expect("a quarantine");
-    let receipt = common::read_json(&q.join("receipt.json"));
-    let files = q.join(receipt["mounts"][0]["files_dir"].as_str().expect("files saved"));
+    let receipt = common::state::receipt(&q);
+    let files = q.join(receipt.mounts[0].files_dir.as_deref().expect("files saved"));
     for name in ["lib.rs", "todo.txt", "new/part.rs"] {
         assert_eq!(
             fs::read(files.join("vendor/lib").join(name)).unwrap(),
@@ -1046,7 +1043,7 @@ fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing()
         assert!(out.status.success(), "{step}: the first import finishes: {}", stderr(&out));
         let rec = records_of::<Imported>(&out.stdout).remove(0);
         assert!(!rec.dry_run, "{step}");
-        assert!(b.home.row(&c).is_some(), "{step}: its index row");
+        assert!(b.home.index_row(&c).is_some(), "{step}: its index row");
         assert_eq!(b.home.assess(&c).summary, summary, "{step}");
         assert!(!b.home.home.join("data").join(format!("{c}.lock")).exists(), "{step}: its claim ended");
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use common::docker::{docker, docker_quiet, engine_available, Session, SessionOptions, TEST_DIND_IMAGE};
 use common::records::{envelopes, records, ErrorRecord, Purged};
-use common::{branches, clean_decision, commit_file, git, read_json, stderr, unique_id, Home, Instance};
+use common::{branches, clean_decision, commit_file, git, stderr, unique_id, Home, Instance};
 use serde_json::json;
 
 fn decision(inst: &Instance, discard: bool) -> String {
@@ -226,12 +226,12 @@ fn work_at_risk_is_refused_then_quarantined_and_comes_back() {
     assert!(!inst.dir.exists());
     assert!(!branches(&app).iter().any(|b| b.contains("jackin/scratch")));
 
-    let receipt = read_json(&q.join("receipt.json"));
-    assert_eq!(receipt["container_base"], inst.container.as_str());
+    let receipt = common::state::receipt(&q);
+    assert_eq!(receipt.container_base, inst.container.as_str());
     let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
     assert!(text.contains("git fetch") && text.contains("cp -a"), "{text}");
-    let mount = &receipt["mounts"][0];
-    let bundle = q.join(mount["bundle"].as_str().unwrap());
+    let mount = &receipt.mounts[0];
+    let bundle = q.join(mount.bundle.as_deref().unwrap());
 
     // The commit comes back into a fresh clone of origin, which never had it.
     let fresh = home.tmp.path().join("fresh");
@@ -244,7 +244,7 @@ fn work_at_risk_is_refused_then_quarantined_and_comes_back() {
     assert_eq!(git(&fresh, &["show", &format!("{commit}:src/feature.rs")]), "fn feature() {}");
 
     // The dirty files come back as they were; the symlink as a link.
-    let files = q.join(mount["files_dir"].as_str().unwrap());
+    let files = q.join(mount.files_dir.as_deref().unwrap());
     assert_eq!(fs::read_to_string(files.join("README.md")).unwrap(), "changed by the agent\n");
     assert_eq!(fs::read_to_string(files.join("notes/plan.md")).unwrap(), "the plan\n");
     assert_eq!(fs::read_link(files.join("notes/link")).unwrap(), Path::new("/etc/hostname"));
@@ -266,8 +266,8 @@ fn a_clone_s_stashes_and_unpushed_commits_are_quarantined() {
     let out = home.purge(&["--discard-unfinished", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let q = PathBuf::from(records::<Purged>(&out.stdout)[0].quarantine.as_deref().unwrap());
-    let receipt = read_json(&q.join("receipt.json"));
-    let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
+    let receipt = common::state::receipt(&q);
+    let bundle = q.join(receipt.mounts[0].bundle.as_deref().unwrap());
     let fresh = home.tmp.path().join("fresh");
     git(
         home.tmp.path(),
@@ -584,8 +584,8 @@ fn a_purge_mark_from_before_the_session_changed_is_not_trusted() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let quarantine = records::<Purged>(&out.stdout)[0].quarantine.clone().expect("the new work was saved");
     let q = Path::new(&quarantine);
-    let receipt = read_json(&q.join("receipt.json"));
-    let files = q.join(receipt["mounts"][0]["files_dir"].as_str().unwrap());
+    let receipt = common::state::receipt(q);
+    let files = q.join(receipt.mounts[0].files_dir.as_deref().unwrap());
     assert_eq!(fs::read_to_string(files.join("new-work.txt")).unwrap(), "written after the failed purge\n");
     assert!(!inst.dir.exists());
 }
@@ -620,10 +620,10 @@ fn an_unreadable_manifest_is_refused_with_the_way_forward_and_a_discard_purges_i
     // The manifest unreadable, the instance is named as its index row names it.
     assert_eq!(purged.identity.workspace_name.as_deref(), Some("my-app"), "{purged:?}");
     let q = PathBuf::from(purged.quarantine.clone().expect("the work was saved"));
-    let receipt = read_json(&q.join("receipt.json"));
-    let files = q.join(receipt["mounts"][0]["files_dir"].as_str().unwrap());
+    let receipt = common::state::receipt(&q);
+    let files = q.join(receipt.mounts[0].files_dir.as_deref().unwrap());
     assert_eq!(fs::read_to_string(files.join("README.md")).unwrap(), "changed by the agent\n");
-    let bundle = q.join(receipt["mounts"][0]["bundle"].as_str().unwrap());
+    let bundle = q.join(receipt.mounts[0].bundle.as_deref().unwrap());
     git(&app, &["fetch", "-q", bundle.to_str().unwrap(), "refs/*:refs/recovered/*"]);
     assert_eq!(git(&app, &["rev-parse", &format!("refs/recovered/heads/jackin/scratch/{}", inst.container)]), commit);
     assert!(!inst.dir.exists() && !has_row(&home, &inst.container));
@@ -873,8 +873,8 @@ fn unreadable_isolation_records_put_the_whole_git_tree_in_the_quarantine() {
     let saved = q.join("git").join(&rel);
     assert_eq!(fs::read_to_string(saved.join("README.md")).unwrap(), "changed by the agent\n");
     assert_eq!(fs::read_to_string(saved.join("notes/plan.md")).unwrap(), "the plan\n");
-    let receipt = read_json(&q.join("receipt.json"));
-    assert_eq!(receipt["git_tree"], "git");
+    let receipt = common::state::receipt(&q);
+    assert_eq!(receipt.git_tree.as_deref(), Some("git"));
     let text = fs::read_to_string(q.join("RECEIPT.txt")).unwrap();
     assert!(text.contains("git/ tree of the instance"), "{text}");
 }
@@ -1043,10 +1043,7 @@ fn the_manifest_names_the_instance_and_its_docker_resources() {
     let mut home = Home::new();
     let inst = home.instance(&unique_id(), |_, _| Vec::new());
     let network = format!("custom-{}", inst.id);
-    let manifest_path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&manifest_path);
-    manifest["docker"]["network"] = json!(network);
-    common::write_json(&manifest_path, &manifest);
+    home.edit_manifest(&inst.container, |manifest| manifest["docker"]["network"] = json!(network));
     // No index row (jackin stopped before writing it): only the manifest names the instance.
     let mut index = home.index();
     index["instances"] = json!([]);

@@ -10,7 +10,7 @@ use common::docker::{
     TEST_REAL_DIND_IMAGE, TEST_REAL_DIND_IMAGE_ENV, TEST_ROLE_IMAGE, TEST_ROLE_IMAGE_ENV,
 };
 use common::records::{envelopes, records, Candidate, ErrorRecord, Restored};
-use common::{git, read_json, Home, Instance, Paused};
+use common::{git, Home, Instance, Paused};
 use jackin::base::tool::Tool;
 use jackin::state::model::Status;
 use jackin::state::names::InstanceName;
@@ -29,11 +29,7 @@ fn role_image(id: &str) -> String {
 }
 
 fn set_manifest(home: &Home, inst: &Instance, edit: impl FnOnce(&mut Value)) {
-    let path = inst.dir.join(".jackin/instance.json");
-    let mut manifest = read_json(&path);
-    edit(&mut manifest);
-    fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-    let _ = home;
+    home.edit_manifest(&inst.container, edit);
 }
 
 /// What jackin-keep does before it tears a session down: capture the recipe into the tools' own
@@ -80,9 +76,7 @@ fn restore(home: &Home, args: &[&str]) -> std::process::Output {
 }
 
 fn status_of(home: &Home, inst: &Instance) -> (String, String) {
-    let m = read_json(&inst.dir.join(".jackin/instance.json"));
-    let row = home.row(&inst.container).unwrap();
-    (m["status"].as_str().unwrap().to_owned(), row["status"].as_str().unwrap().to_owned())
+    (home.manifest(&inst.container).status, home.index_row(&inst.container).unwrap().status)
 }
 
 /// The `restored` record a run starts its output with.
@@ -123,8 +117,7 @@ fn tier_1_starts_the_sidecar_when_healthy_then_the_container_and_rewrites_agent_
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
     assert_eq!(docker(&["exec", &format!("{}-dind", inst.container), "test", "-e", "/tmp/healthy"]), "");
     assert_eq!(status_of(&home, &inst), ("active".into(), "active".into()));
-    let iso = read_json(&inst.dir.join(".jackin/isolation.json"));
-    assert_eq!(iso["records"][0]["cleanup_status"], "active");
+    assert_eq!(home.isolation(&inst.container).records[0].cleanup_status, "active");
 }
 
 #[test]
@@ -170,23 +163,22 @@ fn tier_2_recreates_a_removed_session_with_secrets_from_the_environment_and_op()
     capture_and_keep(&home, &inst, true);
     // A recipe an earlier version captured took its sources from agent.toml: one that names the
     // operator's AWS key for SECRET_TOKEN is read from $SECRET_TOKEN at resume, and says so.
-    let continuity = inst.dir.join(".jackin/continuity.json");
-    let captured = read_json(&continuity);
+    let captured = home.continuity(&inst.container).recipe.expect("a recipe");
     let source = |name: &str| {
-        let env = captured["recipe"]["role"]["env"].as_array().unwrap();
+        let env = captured["role"]["env"].as_array().unwrap();
         env.iter().find(|b| b["name"] == name).map(|b| b["source"].clone())
     };
     assert_eq!(source("GH_TOKEN"), Some("op://dev/github/token".into()), "from jackin's config");
     assert_eq!(source("SECRET_TOKEN"), Some("env:SECRET_TOKEN".into()), "its own name, not the agent's choice");
     assert_eq!(source("API_BASE"), Some("jackin-config".into()), "text typed into jackin's config");
     no_file_holds(&home, "config-text-4321");
-    let mut kept = captured.clone();
-    for binding in kept["recipe"]["role"]["env"].as_array_mut().unwrap() {
-        if binding["name"] == "SECRET_TOKEN" {
-            binding["source"] = "env:AWS_SECRET_ACCESS_KEY".into();
+    home.edit_continuity(&inst.container, |kept| {
+        for binding in kept["recipe"]["role"]["env"].as_array_mut().unwrap() {
+            if binding["name"] == "SECRET_TOKEN" {
+                binding["source"] = "env:AWS_SECRET_ACCESS_KEY".into();
+            }
         }
-    }
-    fs::write(&continuity, serde_json::to_vec(&kept).unwrap()).unwrap();
+    });
     remove_docker_side(&inst);
 
     // A fake 1Password CLI on PATH.
@@ -809,7 +801,7 @@ fn a_real_session_comes_back_as_it_was_launched_at_tiers_2_1_and_0() {
             .map(|field| host_config(&c, field))
             .collect();
     capture_and_keep(&home, &inst, true);
-    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    let recipe = home.continuity(&inst.container).recipe.expect("a recipe");
     assert_eq!(recipe["format"], 3);
     // Sorted: the engine does not keep `-e`'s order in `Config.Env` (about one create in ten put
     // TERM first here, with docker 28.2 against dockerd 20.10), and the order means nothing.
@@ -1345,7 +1337,7 @@ fn a_session_launched_with_jackins_environment_needs_only_its_credential() {
         home.cmd("jackin-keep").args(["--keep", "--stop"]).write_stdin(home.assess_lines(&[&c])).output().unwrap();
     assert_eq!(kept.status.code(), Some(0), "{}", common::stderr(&kept));
     assert!(docker_quiet(&["inspect", &c]).is_none() && docker_quiet(&["inspect", &sidecar]).is_none());
-    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    let recipe = home.continuity(&inst.container).recipe.expect("a recipe");
     let source = |name: &str| -> String {
         let env = recipe["role"]["env"].as_array().unwrap();
         let binding = env.iter().find(|b| b["name"] == name).unwrap_or_else(|| panic!("{name}: {recipe}"));
@@ -1430,7 +1422,7 @@ fn tier_1_recreates_a_removed_sidecar_from_the_recipe_before_the_role_container_
         },
     );
     capture_and_keep(&home, &inst, true);
-    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"]["sidecar"].clone();
+    let recipe = home.continuity(&inst.container).recipe.expect("a recipe")["sidecar"].clone();
     let launched_health = inspected(&sidecar, "Config.Healthcheck");
     docker(&["stop", "-t", "0", &c, &sidecar]);
     docker(&["rm", "-v", &sidecar]);
@@ -1668,7 +1660,7 @@ fn tiers_2_and_3_recreate_every_limit_the_launch_set() {
     let (role, dind) = (Launched::of(&c), Launched::of(&sidecar));
     assert_eq!(role.stop, (Value::from("SIGUSR1"), Value::from(7)), "launched as asked");
     capture_and_keep(&home, &inst, true);
-    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    let recipe = home.continuity(&inst.container).recipe.expect("a recipe");
     assert_eq!(recipe["format"], 3);
     let recorded = recipe["role"]["host_config"].as_object().unwrap();
     for field in ["Ulimits", "CpuShares", "CpusetCpus", "MemorySwap", "ShmSize", "Init", "RestartPolicy", "Devices"] {
@@ -1742,7 +1734,7 @@ fn a_removed_sidecar_no_recipe_holds_stops_the_resume_at_tiers_1_and_2() {
     refused(1, "is gone and no launch recipe holds it");
     // Captured now, with the sidecar already gone: the recipe holds the role container alone.
     capture_and_keep(&home, &inst, true);
-    let recipe = read_json(&inst.dir.join(".jackin/continuity.json"))["recipe"].clone();
+    let recipe = home.continuity(&inst.container).recipe.expect("a recipe");
     assert!(recipe["sidecar"].is_null(), "{recipe}");
     refused(1, "is gone and no launch recipe holds it");
     docker(&["rm", "-f", &c]);
@@ -1808,7 +1800,7 @@ fn a_restore_refuses_a_session_a_purge_is_at_work_on_and_changes_nothing() {
     assert!(docker_quiet(&["network", "inspect", &format!("{c}-net")]).is_none());
     let purged = paused.finish();
     assert_eq!(purged.status.code(), Some(0), "{}", common::stderr(&purged));
-    assert!(!inst.dir.exists() && home.row(c).is_none(), "the purge finished the job");
+    assert!(!inst.dir.exists() && home.index_row(c).is_none(), "the purge finished the job");
 }
 
 /// A resume caught after it recreated the network holds the session's claim: a purge is

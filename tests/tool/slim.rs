@@ -9,7 +9,7 @@ use std::process::Output;
 
 use common::docker::{engine_available, Session, SessionOptions};
 use common::records::{records, Assessment, ErrorRecord, Purged};
-use common::{git, read_json, stderr, unique_id, write_json, Home, Instance};
+use common::{git, stderr, unique_id, Home, Instance};
 use serde_json::json;
 
 const MB: usize = 1024 * 1024;
@@ -234,10 +234,7 @@ fn slim_older_than_picks_only_old_kept_sessions() {
         "slimmed since its keep: {}",
         String::from_utf8_lossy(&again.stdout)
     );
-    let continuity_path = home.continuity_path(&made[0].0.container);
-    let mut continuity = read_json(&continuity_path);
-    continuity["slimmed"]["at"] = json!("2025-12-31T00:00:00Z");
-    write_json(&continuity_path, &continuity);
+    home.edit_continuity(&made[0].0.container, |c| c["slimmed"]["at"] = json!("2025-12-31T00:00:00Z"));
     let after_a_new_keep = run(&home, "jackin-purge", &["--slim-older-than", "7d"]);
     let slimmed: Vec<String> =
         records::<Purged>(&after_a_new_keep.stdout).into_iter().map(|p| p.identity.container_base).collect();

@@ -623,7 +623,7 @@ fn two_homes_on_one_engine_never_take_each_others_containers() {
     let out = resume.output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true", "B's session runs");
-    let status_in_a = || common::read_json(&a.inst.dir.join(".jackin/instance.json"))["status"].clone();
+    let status_in_a = || a.home.manifest(&a.inst.container).status;
     let kept_in_a = status_in_a();
 
     let reconcile = a.home.detached("jackin-reconcile").args([&c, "--format=json"]).stdin(Stdio::null()).output();
