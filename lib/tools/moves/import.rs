@@ -40,7 +40,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     SessionClaim::take(store, &name, true)?;
     super::import_observe::refuse_clash(store, &name, file, false)?;
     let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
-    let views = look(&seen.account.mounts, &seen.verified, options, &sources, name.as_str());
+    let views = look(&seen.account.mounts, &seen.verified, &options.repos, &sources, name.as_str());
     let inputs = Inputs {
         store,
         name: &name,

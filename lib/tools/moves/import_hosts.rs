@@ -12,7 +12,6 @@ use crate::services::archive::Verified;
 use crate::tools::moves::export::{ExportedMount, MOUNTS_ENTRY};
 
 use super::import_checks::plain;
-use super::import_plan::ImportOptions;
 
 /// Where a ref a plan may make stands in a repository of this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,12 +71,13 @@ pub(super) fn comparable(url: &str) -> String {
     url.strip_suffix(".git").unwrap_or(url).to_owned()
 }
 
-/// Looks at this host's repositories for every mount of the archive (see the module's doc).
+/// Looks at this host's repositories for every mount of the archive (see the module's doc):
+/// `repos` are `--repo DST=PATH`'s, `sources` the repositories jackin's config mounts, and
 /// `instance` names the worktree a mount's repository must not have yet.
 pub(super) fn look(
     mounts: &[ExportedMount],
     verified: &Verified,
-    options: &ImportOptions,
+    repos: &[(String, PathBuf)],
     sources: &[PathBuf],
     instance: &str,
 ) -> Vec<MountView> {
@@ -92,7 +92,7 @@ pub(super) fn look(
         .iter()
         .map(|exported| {
             let dst = &exported.saved.mount_dst;
-            let paths: Vec<PathBuf> = match options.repos.iter().find(|(d, _)| d == dst) {
+            let paths: Vec<PathBuf> = match repos.iter().find(|(d, _)| d == dst) {
                 Some((_, path)) => vec![path.clone()],
                 None => {
                     let wanted: Vec<String> = exported.remotes.iter().map(|r| comparable(&r.url)).collect();
