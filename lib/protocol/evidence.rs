@@ -96,6 +96,22 @@ pub struct Kept {
     pub reason: String,
     pub policy: Policy,
     pub verdict: Verdict,
+    /// The launch recipe the kept session holds, which a resume recreates it from: the one
+    /// this keep captured, or an earlier one when its role container was gone. `None`: none at
+    /// all (entries written before keeps said so lack it too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<RecipeHeld>,
+}
+
+/// Which launch recipe a kept session holds (lifecycle.md, "The launch recipe").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecipeHeld {
+    pub captured_at: String,
+    /// `jackin-keep` or `jackin-reconcile`.
+    pub captured_by: String,
+    /// Whether it holds the Docker-in-Docker sidecar, which a resume then recreates if it is gone.
+    pub sidecar: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@ use crate::base::time::parse_rfc3339;
 use crate::engines::docker::{Engine, RunState};
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::codes::ErrorCode;
-use crate::protocol::evidence::{history_entry, Because, Evidence, Kept as KeptEvidence};
+use crate::protocol::evidence::{history_entry, Because, Evidence, Kept as KeptEvidence, RecipeHeld};
 use crate::protocol::records::{Decision, Outcome};
 use crate::services::assessor::{AssessOptions, Assessor};
 use crate::services::claim::SessionClaim;
@@ -422,12 +422,19 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
         );
     }
     let now = crate::base::time::now_rfc3339();
-    let evidence = Evidence::Kept(KeptEvidence { reason: ruling.reason.clone(), policy: session.policy, verdict });
-    let entry = history_entry(&now, Tool::Keep, &session.manifest.status, status, Because::Kept, &evidence)?;
     continuity::update(store, name, |c| {
         if recipe.is_some() {
             c.recipe = recipe;
         }
+        // The history says which recipe the session keeps: a resume recreates it from that one.
+        let held = c.recipe.as_ref().map(|r| RecipeHeld {
+            captured_at: r.captured_at.clone(),
+            captured_by: r.captured_by.clone(),
+            sidecar: r.sidecar.is_some(),
+        });
+        let reason = ruling.reason.clone();
+        let evidence = Evidence::Kept(KeptEvidence { reason, policy: session.policy, verdict, recipe: held });
+        let entry = history_entry(&now, Tool::Keep, &session.manifest.status, status, Because::Kept, &evidence)?;
         c.kept = Some(Kept {
             at: now.clone(),
             by: continuity::operator(),

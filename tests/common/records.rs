@@ -339,6 +339,18 @@ pub struct KeptEvidence {
     pub reason: String,
     pub policy: String,
     pub verdict: String,
+    /// The launch recipe the kept session holds.
+    #[serde(default)]
+    pub recipe: Option<RecipeHeld>,
+}
+
+/// Which launch recipe a keep left the session with.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecipeHeld {
+    pub captured_at: String,
+    pub captured_by: String,
+    pub sidecar: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -140,6 +140,13 @@ impl Plan {
         self.tier.is_some() && self.missing.is_empty() && self.at_resume.is_empty()
     }
 
+    /// Whether the plan can be stated as it will run: a tier and nothing known that stops it.
+    /// What only the resume can find out (`at_resume`) is in its steps, and does not stop
+    /// `--plan`: only the resume itself can fail on it.
+    pub fn stated(&self) -> bool {
+        self.tier.is_some() && self.missing.is_empty()
+    }
+
     /// Why the plan is not ready: what is missing, then what only the resume can find out.
     pub fn not_ready(&self) -> String {
         self.missing.iter().chain(&self.at_resume).cloned().collect::<Vec<_>>().join("; ")

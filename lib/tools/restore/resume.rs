@@ -60,7 +60,7 @@ pub fn resume(
         return refused(ErrorCode::NotResumable, format!("status {} is not resumable", manifest.status));
     }
     if options.plan_only {
-        let why = (!plan.ready()).then(|| plan.not_ready());
+        let why = (!plan.stated()).then(|| plan.not_ready());
         return Ok(Resume::Planned(planned(&manifest, &plan), why));
     }
     // What stops the resume is said before the operator is asked to read and acknowledge the work.
