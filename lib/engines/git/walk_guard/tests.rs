@@ -251,6 +251,9 @@ fn a_directory_that_cannot_be_opened_is_never_clean() {
         fs::create_dir(&root).unwrap();
         let repo = repository(&root);
         write(&root, "new/locked/work.txt", "work\n");
+        // Changed work in the tracked directory: a suspect however old the index is (its files
+        // are suspects by their age only while they are as new as the index).
+        write(&root, "src/lib.rs", "changed by the agent\n");
         let (index, written) = read_index(&repo).unwrap();
         let suspects = suspects(&repo, &index, written.unwrap()).unwrap();
         fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
