@@ -290,7 +290,7 @@ impl Run<'_> {
                         .notes
                         .push(format!("left out, neither a file, a directory nor a link: {}", names.join(", ")));
                 }
-                exported.parts = writer.finish()?;
+                exported.parts = writer.finish().with_context(|| format!("writing {}", file.display()))?;
                 publish(&self.temp, file)?;
             }
         }
