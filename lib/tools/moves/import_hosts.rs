@@ -109,16 +109,17 @@ pub(super) fn look(
         .collect()
 }
 
-/// The header of the bundle `name` (under the archive's `mounts/`), when the archive has it.
-pub(super) fn bundle_header<'a>(verified: &'a Verified, name: &str) -> Option<&'a BundleHeader> {
-    verified.bundles.get(&format!("{MOUNTS_ENTRY}/{name}"))
+/// The header of the bundle `name` (as a mount's save names it, under the archive's `mounts/`),
+/// when the archive has it: the one lookup the look and the plan share.
+pub(super) fn bundle_header<'a>(bundles: &'a BTreeMap<String, BundleHeader>, name: &str) -> Option<&'a BundleHeader> {
+    bundles.get(&format!("{MOUNTS_ENTRY}/{name}"))
 }
 
 fn look_at(path: &Path, exported: &ExportedMount, verified: &Verified, instance: &str) -> HostView {
     let mut view = HostView { path: path.to_path_buf(), ..HostView::default() };
     let Some(repo) = Repo::open(path).ok().filter(|r| !r.is_bare()) else { return view };
     let saved = &exported.saved;
-    let header = saved.bundle.as_deref().and_then(|b| bundle_header(verified, b));
+    let header = saved.bundle.as_deref().and_then(|b| bundle_header(&verified.bundles, b));
     view.usable = true;
     view.git_dir = repo.git_dir().to_path_buf();
     view.missing = header.map(|h| repo.missing_commits(&h.prerequisites)).unwrap_or_default();
@@ -137,7 +138,7 @@ fn look_at(path: &Path, exported: &ExportedMount, verified: &Verified, instance:
     view.worktree_named = repo.has_worktree_named(instance);
     view.origin_url = repo.remote_urls().into_iter().find(|(n, _)| n == "origin").map(|(_, url)| url);
     let bundled = saved.submodules.iter().map(|s| {
-        let header = bundle_header(verified, &s.bundle);
+        let header = bundle_header(&verified.bundles, &s.bundle);
         let detached = header.and_then(|h| h.refs.iter().find(|(n, _)| n == DETACHED_HEAD)).map(|(_, id)| id);
         let asked: Vec<&String> = s.head.iter().chain(detached).collect();
         (&s.path, s.path_bytes.as_deref(), s.module.as_deref(), header, asked)

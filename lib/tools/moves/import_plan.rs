@@ -11,14 +11,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::import_checks::{self, check_saved, check_tips, refuse, Layout};
-use super::import_hosts::{HostView, MountView, RefThere};
+use super::import_hosts::{bundle_header, HostView, MountView, RefThere};
 use super::import_submodules::{numbered, plan_submodule, SubmodulePlan, SubmoduleSave};
 use crate::engines::git::BundleHeader;
 use crate::protocol::assessment::plural;
 use crate::state::model::IsolationKind;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
-use crate::tools::moves::export::{ExportedMount, MOUNTS_ENTRY};
+use crate::tools::moves::export::ExportedMount;
 
 /// `--dry-run` (or `--plan`) and `--repo DST=PATH`.
 #[derive(Debug, Clone, Default)]
@@ -219,9 +219,7 @@ fn plan_mount(inputs: &Inputs<'_>, exported: &ExportedMount, view: &MountView) -
     check_saved(exported, inputs.layout, &path, file)?;
     let header = match &saved.bundle {
         Some(bundle) => Some(
-            inputs
-                .bundles
-                .get(&format!("{MOUNTS_ENTRY}/{bundle}"))
+            bundle_header(inputs.bundles, bundle)
                 .cloned()
                 .ok_or_else(|| refuse(file, format_args!("{dst}: its bundle {bundle} is not in the archive")))?,
         ),

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::import_checks::{self, check_tips, plain, refuse};
-use super::import_hosts::{HostView, SubmoduleView};
+use super::import_hosts::{bundle_header, HostView, SubmoduleView};
 use crate::engines::git::{BundleHeader, Repo, DETACHED_HEAD};
 use crate::protocol::path_bytes::NameBytes;
 use crate::services::saved_work::SavedSubmodule;
-use crate::tools::moves::export::{ChangedSubmodule, MOUNTS_ENTRY};
+use crate::tools::moves::export::ChangedSubmodule;
 
 /// What an import's refs and reflogs say made them.
 pub(super) const WHY: &str = "jackin-restore --import";
@@ -142,8 +142,7 @@ fn bundled_submodule(
     file: &Path,
 ) -> Result<SubmoduleCommits> {
     let (dst, shown) = at;
-    let header = bundles
-        .get(&format!("{MOUNTS_ENTRY}/{}", saved.bundle))
+    let header = bundle_header(bundles, &saved.bundle)
         .cloned()
         .ok_or_else(|| refuse(file, format_args!("{dst}: the bundle {} is not in the archive", saved.bundle)))?;
     check_tips(&header.refs, dst, file)?;
