@@ -98,8 +98,10 @@ fn resume(
             ctx.emit(&planned)?;
             refuse(ctx, &name, ErrorCode::NotReady, why)
         }
-        Resume::Refused { code, why, busy: true } => ctx.refuse_busy(name.as_str(), code, &why).map(|()| Exit::Busy),
-        Resume::Refused { code, why, busy: false } => refuse(ctx, &name, code, format!("{why:#}")),
+        Resume::Refused { code, why, exit: Exit::Busy } => {
+            ctx.refuse_busy(name.as_str(), code, &why).map(|()| Exit::Busy)
+        }
+        Resume::Refused { code, why, exit } => ctx.fail_as(exit, Some(name.as_str()), code, &why),
         Resume::Failed(e) => ctx.fail_as(restore::failure_exit(&e), Some(name.as_str()), ErrorCode::RestoreFailed, &e),
         Resume::Resumed(resumed) => {
             ctx.emit(&resumed)?;

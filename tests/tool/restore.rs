@@ -452,6 +452,16 @@ fn a_role_source_that_never_answers_is_given_up_on_after_the_fetch_timeout() {
         entries.into_iter().filter(|(path, _)| !path.starts_with(&cache)).collect()
     };
     assert_eq!(outside_the_cache(home.snapshot()), outside_the_cache(before), "nothing changed");
+
+    // The 7-character abbreviation jackin records when it reused an image: the fetch that would
+    // resolve it fails the same way, and is the same retry-later exit 4 (it was 6, "not ready").
+    set_manifest(&home, &inst, |m| m["role_git_sha"] = Value::from(&sha[..7]));
+    let before = home.snapshot();
+    let out = restore(&[&inst.container, "--yes", "--fetch-timeout", "2"]);
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{message}");
+    assert!(message.contains(&format!("fetching {url}")), "{message}");
+    assert_eq!(outside_the_cache(home.snapshot()), outside_the_cache(before), "nothing changed");
 }
 
 /// A kept session whose image is gone, with the manifest's role source (and `more` of it): what

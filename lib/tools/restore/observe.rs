@@ -32,7 +32,15 @@ pub(crate) struct Observation {
     pub(crate) image_defaults: BTreeMap<String, ImageDefaults>,
     /// Tier 3's role commit: the full id, `None` when only a resume's fetch can tell, or why it
     /// cannot be had.
-    pub(crate) role_commit: Option<Result<Option<String>, String>>,
+    pub(crate) role_commit: Option<Result<Option<String>, NoCommit>>,
+}
+
+/// Why tier 3's role commit cannot be had, and whether only reaching its source failed (a
+/// retry may succeed: the refusal is exit 4, not 6).
+#[derive(Debug, Clone)]
+pub(crate) struct NoCommit {
+    pub(crate) why: String,
+    pub(crate) unreachable: bool,
 }
 
 impl Observation {
@@ -132,9 +140,12 @@ fn tier_3_commit(
     store: &Store,
     manifest: &Manifest,
     role_source: RoleSource,
-) -> Option<Result<Option<String>, String>> {
+) -> Option<Result<Option<String>, NoCommit>> {
     let sha = manifest.role_git_sha.as_deref().filter(|_| !manifest.role_source_git.is_empty())?;
-    Some(role_commit(store, manifest, sha, role_source).map_err(|e| format!("{e:#}")))
+    Some(role_commit(store, manifest, sha, role_source).map_err(|e| NoCommit {
+        why: format!("{e:#}"),
+        unreachable: Exit::of(&e) == Exit::Unavailable,
+    }))
 }
 
 /// The full id of the recorded role commit. A full id is taken as it is (the build fetches it);

@@ -127,6 +127,9 @@ pub struct Plan {
     /// that the role-source cache does not hold (a dry run never fetches). Nothing here stops
     /// the resume, but a plan with any of it does not say it is ready.
     pub(crate) at_resume: Vec<String>,
+    /// How many of `missing` only failed to be reached (the role's source did not answer): when
+    /// that is all of them, a retry may succeed, and the refusal is exit 4 rather than 6.
+    pub(crate) unreachable: usize,
     pub(crate) drift: Vec<String>,
     pub role: Option<ContainerDetails>,
     /// `Config.User` of the role container (or of its recipe): who the attach command runs as.
@@ -145,6 +148,16 @@ impl Plan {
     /// `--plan`: only the resume itself can fail on it.
     pub fn stated(&self) -> bool {
         self.tier.is_some() && self.missing.is_empty()
+    }
+
+    /// The exit code of a resume this plan stops: 4 (unavailable, retry later) when everything
+    /// that stops it only could not be reached, else 6 (refused).
+    pub fn refusal_exit(&self) -> Exit {
+        if !self.missing.is_empty() && self.unreachable == self.missing.len() {
+            Exit::Unavailable
+        } else {
+            Exit::Partial
+        }
     }
 
     /// Why the plan is not ready: what is missing, then what only the resume can find out.
@@ -435,7 +448,8 @@ fn plan_role_image(manifest: &Manifest, recipe: &LaunchRecipe, seen: &Observatio
             Some(image.clone())
         }
         (Some(Err(e)), _) => {
-            plan.missing.push(format!("the image is gone and cannot be rebuilt: {e}"));
+            plan.unreachable += usize::from(e.unreachable);
+            plan.missing.push(format!("the image is gone and cannot be rebuilt: {}", e.why));
             None
         }
         _ => {

@@ -2,6 +2,7 @@
 //! without an engine. What the engine says about real sessions is tests/tool/restore.rs's.
 use super::*;
 use crate::engines::docker::{ImageDefaults, RunState};
+use crate::tools::restore::observe::NoCommit;
 use crate::state::recipe::{ContainerRecipe, EnvBinding};
 
 const C: &str = "jk-a1b2c3d4-app";
@@ -252,7 +253,7 @@ fn tier_3_builds_at_the_resolved_commit_and_says_what_only_the_resume_can_tell()
     assert_eq!(plan.tier, Some(Tier::Rebuild));
     assert!(!plan.ready() && plan.missing.is_empty() && plan.at_resume.len() == 1, "{plan:?}");
     let mut observed = gone();
-    observed.role_commit = Some(Err("no such commit".into()));
+    observed.role_commit = Some(Err(NoCommit { why: "no such commit".into(), unreachable: false }));
     let plan = decide(&m, Some(&recipe()), observed);
     assert_eq!(plan.tier, None);
     assert!(plan.missing.iter().any(|w| w.contains("cannot be rebuilt: no such commit")), "{plan:?}");

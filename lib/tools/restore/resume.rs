@@ -23,12 +23,12 @@ pub struct ResumeOptions {
 pub enum Resume {
     /// `--plan`/`--dry-run`: the plan, and why it cannot run when it cannot.
     Planned(Restored, Option<String>),
-    /// Not resumed, nothing changed: another process holds the session (`busy`: exit 5), or
-    /// the session cannot be resumed (exit 6).
+    /// Not resumed, nothing changed, ending the run with `exit`: 5 when another process holds
+    /// the session, 4 when what it needs could not be reached (retry later), else 6.
     Refused {
         code: ErrorCode,
         why: anyhow::Error,
-        busy: bool,
+        exit: Exit,
     },
     /// The tier failed part-way (exit 6); it deleted nothing.
     Failed(anyhow::Error),
@@ -49,11 +49,11 @@ pub fn resume(
     let claim = match SessionClaim::take(store, name, options.plan_only) {
         Ok(claim) => claim,
         Err(why) if Exit::of(&why) == Exit::Busy => {
-            return Ok(Resume::Refused { code: ErrorCode::Busy, why, busy: true })
+            return Ok(Resume::Refused { code: ErrorCode::Busy, why, exit: Exit::Busy })
         }
         Err(e) => return Err(e),
     };
-    let refused = |code, why: String| Ok(Resume::Refused { code, why: anyhow::anyhow!(why), busy: false });
+    let refused = |code, why: String| Ok(Resume::Refused { code, why: anyhow::anyhow!(why), exit: Exit::Partial });
     let Prepared { manifest, kept, plan } =
         prepare(engine, store, name, changes, RoleSource::for_run(options.plan_only))?;
     if !resumable(Status::parse(&manifest.status), plan.role.is_some()) {
@@ -65,10 +65,8 @@ pub fn resume(
     }
     // What stops the resume is said before the operator is asked to read and acknowledge the work.
     if !plan.ready() {
-        return refused(
-            ErrorCode::NotReady,
-            format!("cannot resume, nothing was changed: {}", plan.missing.join("; ")),
-        );
+        let why = anyhow::anyhow!("cannot resume, nothing was changed: {}", plan.missing.join("; "));
+        return Ok(Resume::Refused { code: ErrorCode::NotReady, why, exit: plan.refusal_exit() });
     }
     let assessment = Assessor::new(AssessOptions::default()).instance(store, name, row)?;
     acknowledge(&assessment, options.yes)?;
