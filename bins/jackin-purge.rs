@@ -59,7 +59,7 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
         expire(&args, ctx, &store, &mut tally)?;
     }
     if ctx.format == driver::OutputFormat::Text && !ctx.quiet && (tally.purged > 0 || args.expire_quarantine) {
-        ctx.line(&purge::total_line(tally.purged, tally.freed, args.dry_run, slim))?;
+        ctx.line(&purge::total_line(tally.purged, tally.expired, tally.freed, args.dry_run, slim))?;
     }
     Ok(if tally.busy > 0 { Exit::Busy } else { Exit::Ok })
 }
@@ -89,6 +89,7 @@ fn purge_items(
 #[derive(Default)]
 struct Tally {
     purged: usize,
+    expired: usize,
     freed: u64,
     busy: usize,
 }
@@ -120,6 +121,7 @@ impl Tally {
 /// `--expire-quarantine`: each expired quarantine as a `purged` record of its own.
 fn expire(args: &PurgeArgs, ctx: &mut Ctx, store: &Store, tally: &mut Tally) -> Result<()> {
     for expired in expire::expire(store, args.quarantine_days, args.dry_run)? {
+        tally.expired += 1;
         let name = expired.dir.to_string_lossy().into_owned();
         let identity = expired.identity.unwrap_or_else(|| Identity::of_name(&name, ""));
         tally.freed += expired.bytes;

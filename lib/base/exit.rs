@@ -18,7 +18,7 @@ pub enum Exit {
 
 impl Exit {
     /// Every code, in order.
-    pub(crate) const ALL: [Exit; 9] = [
+    pub const ALL: [Exit; 9] = [
         Exit::Ok,
         Exit::Findings,
         Exit::Usage,
@@ -34,27 +34,51 @@ impl Exit {
         self as i32
     }
 
-    /// What the code means to a script, whichever tool ended with it (the EXIT STATUS of the
-    /// help and the man pages).
-    pub(crate) fn meaning(self) -> &'static str {
+    /// What the code means, whichever tool ended with it: the EXIT STATUS of the help and the
+    /// man pages, and the exit-code tables of docs/reference.md and docs/operator-guide.md
+    /// (tests/docs checks that they say exactly this).
+    pub fn meaning(self) -> &'static str {
         match self {
-            Exit::Ok => "done (also: nothing to do)",
+            Exit::Ok => "done (also: nothing to do; also when the reader of stdout went away)",
             Exit::Findings => "findings, only with --exit-code",
-            Exit::Usage => "usage: bad flags or arguments, or records expected on stdin but stdin is a terminal",
+            Exit::Usage => {
+                "usage: bad flags or arguments (a name that cannot be a session's, such as ../x), or records \
+                 expected on stdin but stdin is a terminal; nothing was read"
+            }
             Exit::BadInput => {
                 "bad input: a line that is not JSON, a record without the envelope, a too-new schema_version, \
-                 an index of another version (written by a newer jackin)"
+                 an index of another version (written by a newer jackin, never rewritten), or a session jackin \
+                 purged itself (its tombstone) named to assess, keep or restore; nothing was done"
             }
             Exit::Unavailable => {
-                "unavailable: the Docker engine, a git repository or the state directory cannot be reached, \
-                 or a state file is corrupt; nothing was changed"
+                "unavailable: the Docker engine, a git repository, a role's source or the jackin home cannot be \
+                 reached, or a state file is corrupt; nothing was changed"
             }
-            Exit::Busy => "busy: a lock is held or the session is live; safe to retry later",
+            Exit::Busy => {
+                "busy: a lock is held or the session is live (held by jackin, or by another tool at work on it, \
+                 named in the message); nothing of it changed"
+            }
             Exit::Partial => {
-                "partial: the run finished, but some instances failed or were refused (see the error records)"
+                "partial: the run finished, but some sessions failed or were refused, or a name is no session's \
+                 (each named in an error record and on stderr)"
             }
             Exit::Internal => "internal error (a bug)",
-            Exit::Interrupted => "interrupted",
+            Exit::Interrupted => "interrupted (Ctrl-C)",
+        }
+    }
+
+    /// What a script does on the code (the last column of docs/operator-guide.md's table).
+    pub fn advice(self) -> &'static str {
+        match self {
+            Exit::Ok => "carry on",
+            Exit::Findings => "act on the findings (work at risk; something changed)",
+            Exit::Usage => "fix the command",
+            Exit::BadInput => "fix the pipeline, or drop the name",
+            Exit::Unavailable => "retry later",
+            Exit::Busy => "retry later, or pass --stop for a session that still runs",
+            Exit::Partial => "read the messages: a typo in a name lands here, and so does work at risk a purge refused",
+            Exit::Internal => "report it",
+            Exit::Interrupted => "run it again",
         }
     }
 

@@ -9,6 +9,9 @@ use crate::state::model::{Index, IndexRow};
 use crate::state::names::{is_id_prefix, InstanceName, MIN_ID_PREFIX};
 use crate::state::store::Store;
 
+/// What to try after a name that is no session's: the listings that show every name there is.
+const LISTING_HINT: &str = " (every session: `jackin-assess --all --format text`; the resumable ones: `jackin-restore --list`)";
+
 /// An instance to act on, with its index row when it has one.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -156,16 +159,20 @@ impl Catalog {
                 .map_err(|e| Unresolved { code: Unresolvable::BadName, message: format!("{e:#}") })?;
             return match self.known.get(&name) {
                 Some(row) => Ok(Target { name, row: row.clone() }),
-                None => {
-                    Err(Unresolved { code: Unresolvable::UnknownInstance, message: format!("no instance named {arg}") })
-                }
+                None => Err(Unresolved {
+                    code: Unresolvable::UnknownInstance,
+                    message: format!("no instance named {arg}{LISTING_HINT}"),
+                }),
             };
         }
         let matches: Vec<(&InstanceName, &Option<IndexRow>)> =
             self.known.iter().filter(|(name, _)| name.instance_id().starts_with(arg)).collect();
         match matches.as_slice() {
             [] => {
-                Err(Unresolved { code: Unresolvable::UnknownInstance, message: format!("no instance with id {arg}") })
+                Err(Unresolved {
+                    code: Unresolvable::UnknownInstance,
+                    message: format!("no instance with id {arg}{LISTING_HINT}"),
+                })
             }
             [(name, row)] => Ok(Target { name: (*name).clone(), row: (*row).clone() }),
             many => Err(Unresolved {

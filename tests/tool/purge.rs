@@ -519,6 +519,16 @@ fn terminal_and_retention_select_the_right_instances() {
     let out = home.purge(&["--older-than", "1h"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!kept_new.dir.exists() && active.dir.exists(), "active is never a retention target");
+
+    // A kept session past retention that still holds work is left alone and said, and the run
+    // succeeds: a daily timer does not fail every day over it.
+    let (held, _, _) = at_risk_worktree(&mut home);
+    home.set_status(&held.container, "restore_available", Some("2026-01-01T00:00:00Z"));
+    let out = home.purge(&["--older-than", "1h"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(held.dir.exists(), "work at risk is never deleted by retention");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(said.contains(&held.container) && said.contains("left alone"), "{said}");
 }
 
 #[test]

@@ -24,6 +24,9 @@ pub(crate) use save::{save, save_readable, AtRisk};
 
 /// The receipt's file name in a saved-work directory.
 pub(crate) const RECEIPT: &str = "receipt.json";
+
+/// Days a quarantine is kept when `--quarantine-days` does not say.
+pub(crate) const DEFAULT_QUARANTINE_DAYS: u64 = 14;
 /// The receipt for a person to read.
 const RECEIPT_TEXT: &str = "RECEIPT.txt";
 /// Where the instance's whole `git/` tree goes when its isolation records cannot be read.

@@ -46,7 +46,8 @@ pub(crate) enum Refusal {
     Attached { role_container: String, processes: u32 },
     /// Step 2: work at risk without a discard.
     AtRisk { summary: String },
-    /// `--terminal` took a `failed_setup` session that is not clean: left alone.
+    /// A selection by status or age (`--terminal`'s `failed_setup`, retention) took a session
+    /// that is not clean: left alone, and said.
     NotClean { summary: String },
     /// What cannot be read, or does not allow a purge: the error record's code and why.
     Failed { code: ErrorCode, error: anyhow::Error },
@@ -278,21 +279,30 @@ fn outcome_of(name: &InstanceName, refusal: Refusal) -> Stop {
             ),
         ),
         Refusal::NotClean { summary } => {
-            Box::new(Outcome::Skipped(format!("{name}: failed_setup with work at risk ({summary}); left alone")))
+            Box::new(Outcome::Skipped(format!(
+                "{name}: work at risk ({summary}); left alone (picked by status or age, and only what is clean is \
+                 purged so; name it with --discard-unfinished to delete it)"
+            )))
         }
         Refusal::Failed { code, error } => stop(code, error),
     }
 }
 
-/// The closing line of the text format.
-pub fn total_line(purged: usize, bytes: u64, dry_run: bool, slim: bool) -> String {
+/// The closing line of the text format: the sessions purged (or slimmed), the quarantines that
+/// expired when there were any, and the bytes freed.
+pub fn total_line(purged: usize, expired: usize, bytes: u64, dry_run: bool, slim: bool) -> String {
     let verb = match (dry_run, slim) {
         (true, false) => "would purge",
         (false, false) => "purged",
         (true, true) => "would slim",
         (false, true) => "slimmed",
     };
-    format!("{verb} {purged} · {} freed", human_bytes(bytes))
+    let quarantines = match expired {
+        0 => String::new(),
+        1 => " and 1 expired quarantine".to_owned(),
+        n => format!(" and {n} expired quarantines"),
+    };
+    format!("{verb} {purged}{quarantines} · {} freed", human_bytes(bytes))
 }
 
 #[cfg(test)]

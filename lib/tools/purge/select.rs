@@ -25,7 +25,8 @@ pub struct Request {
     /// Its decision record says the work is saved whatever `--no-quarantine` says (a clean-up
     /// chosen in the container).
     pub(crate) quarantine_required: bool,
-    /// `failed_setup` under `--terminal`: purged only when verified clean, else left alone.
+    /// Picked by status or age (`failed_setup` under `--terminal`, retention): purged only when
+    /// verified clean, else left alone.
     pub(crate) only_if_clean: bool,
 }
 
@@ -178,8 +179,10 @@ fn items_from_catalog_at(catalog: &Catalog, selection: Selection, now: std::time
         let old = selection
             .older_than
             .is_none_or(|age| crate::base::time::parse_rfc3339(&row.updated_at).is_some_and(|at| at + age < now));
+        // Retention purges only what is clean: a kept session that still holds work is left
+        // alone and said, not refused, so a daily timer does not fail every day over it.
         if beyond_last && old {
-            picked.push(Request::plain(target));
+            picked.push(Request { only_if_clean: true, ..Request::plain(target) });
         }
     }
     picked.into_iter().map(Item::Instance).collect()
