@@ -43,7 +43,11 @@ install: build
 	$(INSTALL) -m 755 contrib/jackin/jackin-load $(DESTDIR)$(bindir)/jackin-load
 	$(INSTALL) -m 755 contrib/jackin/jackin-load $(DESTDIR)$(sharedir)/jackin/jackin-load
 	$(INSTALL) -m 755 contrib/git/reference-transaction $(DESTDIR)$(sharedir)/git/reference-transaction
-	$(INSTALL) -m 644 contrib/cron/* $(DESTDIR)$(sharedir)/cron/
+	# The cron files' PATH names $(bindir), where this install put the tools.
+	for c in contrib/cron/*; do \
+		sed 's|^PATH=/usr/local/bin:|PATH=$(bindir):|' $$c > $(DESTDIR)$(sharedir)/cron/$${c##*/} || exit 1; \
+		chmod 644 $(DESTDIR)$(sharedir)/cron/$${c##*/} || exit 1; \
+	done
 	# The units as shipped start the tools from ~/.cargo/bin (cargo install); installed copies
 	# point at $(bindir), where this install put them (no DESTDIR: that is the staging root).
 	for u in contrib/systemd/*; do \
