@@ -10,7 +10,8 @@ use crate::state::names::{is_id_prefix, InstanceName, MIN_ID_PREFIX};
 use crate::state::store::Store;
 
 /// What to try after a name that is no session's: the listings that show every name there is.
-const LISTING_HINT: &str = " (every session: `jackin-assess --all --format text`; the resumable ones: `jackin-restore --list`)";
+const LISTING_HINT: &str =
+    " (every session: `jackin-assess --all --format text`; the resumable ones: `jackin-restore --list`)";
 
 /// An instance to act on, with its index row when it has one.
 #[derive(Debug, Clone)]
@@ -168,12 +169,10 @@ impl Catalog {
         let matches: Vec<(&InstanceName, &Option<IndexRow>)> =
             self.known.iter().filter(|(name, _)| name.instance_id().starts_with(arg)).collect();
         match matches.as_slice() {
-            [] => {
-                Err(Unresolved {
-                    code: Unresolvable::UnknownInstance,
-                    message: format!("no instance with id {arg}{LISTING_HINT}"),
-                })
-            }
+            [] => Err(Unresolved {
+                code: Unresolvable::UnknownInstance,
+                message: format!("no instance with id {arg}{LISTING_HINT}"),
+            }),
             [(name, row)] => Ok(Target { name: (*name).clone(), row: (*row).clone() }),
             many => Err(Unresolved {
                 code: Unresolvable::Ambiguous,

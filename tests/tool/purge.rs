@@ -538,11 +538,27 @@ fn expired_quarantines_are_deleted() {
     }
     let mut home = Home::new();
     let (inst, _, _) = at_risk_worktree(&mut home);
+    // The dry run of the discard says where the work would be saved first.
+    let out = home.purge(&["--discard-unfinished", "--dry-run", &inst.container], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let saved_in = records::<Purged>(&out.stdout)[0].quarantine.clone().expect("the quarantine named");
+    let prefix = home.home.join("quarantine").join(format!("{}-", inst.container));
+    assert!(saved_in.starts_with(prefix.to_str().unwrap()), "{saved_in}");
+    assert!(home.quarantines().is_empty(), "a dry run saves nothing");
+    let text = home
+        .cmd("jackin-purge")
+        .args(["--discard-unfinished", "--dry-run", "--format=text", &inst.container])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("unfinished work would be saved in "), "{text:?}");
     let out = home.purge(&["--discard-unfinished", "--quarantine-days", "0", &inst.container], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(home.quarantines().len(), 1);
     let out = home.purge(&["--expire-quarantine", "--dry-run"], "");
     assert_eq!(records::<Purged>(&out.stdout)[0].removed[0].kind, "quarantine");
+    let text = home.cmd("jackin-purge").args(["--expire-quarantine", "--dry-run", "--format=text"]).output().unwrap();
+    let last = String::from_utf8_lossy(&text.stdout).lines().last().unwrap_or_default().to_owned();
+    assert!(last.starts_with("would purge 0 and 1 expired quarantine · "), "{last}");
     assert_eq!(home.quarantines().len(), 1);
     let out = home.purge(&["--expire-quarantine"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

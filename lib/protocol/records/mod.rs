@@ -161,8 +161,10 @@ impl Record for Purged {
             self.removed.len(),
             human_bytes(self.freed_bytes)
         );
-        if let Some(q) = &self.quarantine {
-            line.push_str(&format!(" · unfinished work saved in {q}"));
+        match (&self.quarantine, self.dry_run) {
+            (Some(q), false) => line.push_str(&format!(" · unfinished work saved in {q}")),
+            (Some(q), true) => line.push_str(&format!(" · unfinished work would be saved in {q} first")),
+            (None, _) => {}
         }
         if self.dry_run {
             line.push_str(" (dry run)");

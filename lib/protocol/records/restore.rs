@@ -29,8 +29,13 @@ pub struct Candidate {
 
 impl Record for Candidate {
     const TYPE: &'static str = "candidate";
+    /// The label, and the tier a resume would take (the picker shows the tier in a column of
+    /// its own, so the label does not hold it).
     fn text(&self) -> String {
-        self.label.clone()
+        match self.tier {
+            Some(tier) => format!("{} · tier {tier}", self.label),
+            None => self.label.clone(),
+        }
     }
 }
 

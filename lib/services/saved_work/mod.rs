@@ -20,7 +20,7 @@ mod text;
 
 #[cfg(test)]
 pub(crate) use save::tests as fixtures;
-pub(crate) use save::{save, save_readable, AtRisk};
+pub(crate) use save::{quarantine_dir_now, save, save_readable, AtRisk};
 
 /// The receipt's file name in a saved-work directory.
 pub(crate) const RECEIPT: &str = "receipt.json";

@@ -56,6 +56,22 @@ pub(crate) enum AtRisk<'a> {
 }
 
 /// Saves the at-risk work of `assessment` and returns the quarantine directory.
+/// A quarantine's time in its directory name: `20261204T101500Z`.
+fn stamp(at: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(at).to_string().replace(['-', ':'], "")
+}
+
+/// The directory a save of `container` at `stamp` makes (a `-2`, `-3`… is added when two saves
+/// fall in the same second).
+fn quarantine_dir(store: &Store, container: &str, stamp: &str) -> PathBuf {
+    store.quarantine_root().join(format!("{container}-{stamp}"))
+}
+
+/// Where a save of `container` now would put the work: what a dry run of a discard names.
+pub(crate) fn quarantine_dir_now(store: &Store, container: &str) -> PathBuf {
+    quarantine_dir(store, container, &stamp(SystemTime::now()))
+}
+
 pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, days: u64) -> Result<PathBuf> {
     let root = store.quarantine_root();
     ensure_private_dir(&root)?;
@@ -63,7 +79,7 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
         check_fits(&root, files_to_copy(assessment, records))?;
     }
     let now = SystemTime::now();
-    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace(['-', ':'], "");
+    let stamp = stamp(now);
     let container = &assessment.identity.container_base;
     let partial = root.join(format!(".partial-{container}-{stamp}-{}", std::process::id()));
     fs::DirBuilder::new()
@@ -105,7 +121,7 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
         receipt.mounts.push(saved);
     }
     write_json_atomic(&partial.join(RECEIPT), &receipt)?;
-    let mut final_dir = root.join(format!("{container}-{stamp}"));
+    let mut final_dir = quarantine_dir(store, container, &stamp);
     let mut n = 2;
     while final_dir.exists() {
         final_dir = root.join(format!("{container}-{stamp}-{n}"));

@@ -47,9 +47,11 @@ pub fn expire(store: &Store, days: Option<u64>, dry_run: bool) -> Result<Vec<Exp
         let expires = match (&receipt, days) {
             (Some(r), Some(days)) => crate::base::time::parse_rfc3339(&r.saved_at).map(|at| at + kept_for(days)),
             (Some(r), None) => crate::base::time::parse_rfc3339(&r.expires_at),
-            (None, days) => entry.metadata()?.modified().ok().map(|m| {
-                m + kept_for(days.unwrap_or(crate::services::saved_work::DEFAULT_QUARANTINE_DAYS))
-            }),
+            (None, days) => entry
+                .metadata()?
+                .modified()
+                .ok()
+                .map(|m| m + kept_for(days.unwrap_or(crate::services::saved_work::DEFAULT_QUARANTINE_DAYS))),
         };
         if expires.is_some_and(|at| at <= now) {
             let bytes = if dry_run { crate::base::disk_usage::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };

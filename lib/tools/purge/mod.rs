@@ -191,7 +191,8 @@ impl<'a> Purger<'a> {
         let plan =
             plan::plan(&seen, request.discard, request.only_if_clean, &options).map_err(|r| outcome_of(name, r))?;
         if self.options.dry_run {
-            return Ok(plan.printed());
+            let saved_in = crate::services::saved_work::quarantine_dir_now(self.store, name.as_str());
+            return Ok(plan.printed(Some(saved_in.to_string_lossy().into_owned())));
         }
         self.apply(name, plan, apply::Held { claim, repo_locks }).map_err(|r| outcome_of(name, r))
     }
@@ -278,12 +279,10 @@ fn outcome_of(name: &InstanceName, refusal: Refusal) -> Stop {
                 "work at risk: {summary}; nothing deleted (--discard-unfinished saves it to the quarantine and deletes)"
             ),
         ),
-        Refusal::NotClean { summary } => {
-            Box::new(Outcome::Skipped(format!(
-                "{name}: work at risk ({summary}); left alone (picked by status or age, and only what is clean is \
+        Refusal::NotClean { summary } => Box::new(Outcome::Skipped(format!(
+            "{name}: work at risk ({summary}); left alone (picked by status or age, and only what is clean is \
                  purged so; name it with --discard-unfinished to delete it)"
-            )))
-        }
+        ))),
         Refusal::Failed { code, error } => stop(code, error),
     }
 }

@@ -85,13 +85,16 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The plan as a dry run prints it: the `purged` record of what the purge would remove.
-    pub(crate) fn printed(self) -> Purged {
+    /// The plan as a dry run prints it: the `purged` record of what the purge would remove, and
+    /// where the work at risk would be saved first (`quarantine`: the directory a save now would
+    /// make, or the one an earlier run saved it in).
+    pub(crate) fn printed(self, quarantine: Option<String>) -> Purged {
+        let quarantine = self.saved_before.clone().or(quarantine.filter(|_| self.save.is_some()));
         Purged {
             identity: self.identity,
             removed: self.deletions.iter().map(Deletion::removed).collect(),
             freed_bytes: self.directory_bytes,
-            quarantine: None,
+            quarantine,
             slimmed: false,
             dry_run: true,
         }

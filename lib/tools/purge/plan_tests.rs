@@ -127,7 +127,7 @@ fn a_clean_session_is_deleted_whole_in_lifecycle_order() {
     assert!(plan.save.is_none() && plan.assessed);
     assert_eq!(plan.stamp, Stamp::Manifest { write_mark: Some(as_found()) });
     assert_eq!(plan.directory_bytes, 10);
-    let report = plan.printed();
+    let report = plan.printed(None);
     assert!(report.dry_run && report.quarantine.is_none());
     assert_eq!(report.freed_bytes, 10);
 }

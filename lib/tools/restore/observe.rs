@@ -142,10 +142,10 @@ fn tier_3_commit(
     role_source: RoleSource,
 ) -> Option<Result<Option<String>, NoCommit>> {
     let sha = manifest.role_git_sha.as_deref().filter(|_| !manifest.role_source_git.is_empty())?;
-    Some(role_commit(store, manifest, sha, role_source).map_err(|e| NoCommit {
-        why: format!("{e:#}"),
-        unreachable: Exit::of(&e) == Exit::Unavailable,
-    }))
+    Some(
+        role_commit(store, manifest, sha, role_source)
+            .map_err(|e| NoCommit { why: format!("{e:#}"), unreachable: Exit::of(&e) == Exit::Unavailable }),
+    )
 }
 
 /// The full id of the recorded role commit. A full id is taken as it is (the build fetches it);

@@ -2,8 +2,8 @@
 //! without an engine. What the engine says about real sessions is tests/tool/restore.rs's.
 use super::*;
 use crate::engines::docker::{ImageDefaults, RunState};
-use crate::tools::restore::observe::NoCommit;
 use crate::state::recipe::{ContainerRecipe, EnvBinding};
+use crate::tools::restore::observe::NoCommit;
 
 const C: &str = "jk-a1b2c3d4-app";
 
