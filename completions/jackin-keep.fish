@@ -21,3 +21,23 @@ complete -c jackin-keep -s q -l quiet -d 'Print no warnings or progress on stder
 complete -c jackin-keep -s v -l verbose -d 'Say more on stderr about what is being done'
 complete -c jackin-keep -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-keep -s V -l version -d 'Print version'
+
+# Session names where INSTANCE goes: the container_base of each record a listing of the tools
+# prints. The listing only reads; it gets 3 seconds, and when it fails nothing is offered.
+function __jackin_session_names --argument-names record
+    set -l listing $argv[2..-1]
+    if command -sq timeout
+        set listing timeout 3 $listing
+    end
+    command $listing --format json --quiet 2>/dev/null </dev/null | awk -v type="\"type\":\"$record\"" 'index($0, type) { n = split($0, part, "\"container_base\":\""); if (n > 1) { split(part[2], name, "\""); if (name[1] ~ /^jk-[0-9a-z-]+$/) print name[1] } }'
+end
+
+function __jackin_keep_wants_session
+    string match -q -- '-*' (commandline -ct); and return 1
+    set -l words (commandline -opc)
+    contains -- $words[-1] --policy --answer --export --docker-host --home --config-dir --format; and return 1
+    contains -- --export $words; or return 1
+    return 0
+end
+
+complete -c jackin-keep -f -n __jackin_keep_wants_session -a '(__jackin_session_names candidate jackin-restore --list)'

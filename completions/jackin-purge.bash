@@ -71,8 +71,29 @@ _jackin__purge() {
     esac
 }
 
+# Session names where INSTANCE goes: the container_base of each record a listing of the tools
+# prints. The listing only reads; it gets 3 seconds, and when it fails nothing is offered.
+_jackin_session_names() {
+    local record="$1"
+    shift
+    local listing=("$@")
+    if command -v timeout >/dev/null 2>&1; then
+        listing=(timeout 3 "${listing[@]}")
+    fi
+    "${listing[@]}" --format json --quiet 2>/dev/null </dev/null |
+        awk -v type="\"type\":\"$record\"" 'index($0, type) { n = split($0, part, "\"container_base\":\""); if (n > 1) { split(part[2], name, "\""); if (name[1] ~ /^jk-[0-9a-z-]+$/) print name[1] } }'
+}
+
+_jackin__purge_with_sessions() {
+    _jackin__purge "$@"
+    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+    case "$cur" in -*) return 0 ;; esac
+    case "$prev" in --older-than|--keep-last|--quarantine-days|--slim-older-than|--docker-host|--home|--config-dir|--format|=) return 0 ;; esac
+    COMPREPLY+=($(compgen -W "$(_jackin_session_names assessment jackin-assess --all)" -- "$cur"))
+}
+
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -F _jackin__purge -o nosort -o bashdefault -o default jackin-purge
+    complete -F _jackin__purge_with_sessions -o nosort -o bashdefault -o default jackin-purge
 else
-    complete -F _jackin__purge -o bashdefault -o default jackin-purge
+    complete -F _jackin__purge_with_sessions -o bashdefault -o default jackin-purge
 fi

@@ -1,6 +1,6 @@
 complete -c jackin-purge -l older-than -d 'Retention: purge kept instances last updated longer ago than DUR (e.g. 30d, 12h)' -r
 complete -c jackin-purge -l keep-last -d 'Retention: keep the N newest kept instances per (workspace, role, agent), purge the rest' -r
-complete -c jackin-purge -l quarantine-days -d 'Days a quarantine is kept before --expire-quarantine deletes it' -r
+complete -c jackin-purge -l quarantine-days -d 'Days a quarantine is kept before --expire-quarantine deletes it [default: 14]. With a discard: recorded in the quarantine\'s receipt. With --expire-quarantine: counted from each quarantine\'s save, in place of what its receipt recorded' -r
 complete -c jackin-purge -l slim-older-than -d 'Retention: slim the kept sessions last updated longer ago than DUR (e.g. 7d) and not slimmed since; implies --slim' -r
 complete -c jackin-purge -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-purge -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
@@ -20,3 +20,22 @@ complete -c jackin-purge -s q -l quiet -d 'Print no warnings or progress on stde
 complete -c jackin-purge -s v -l verbose -d 'Say more on stderr about what is being done'
 complete -c jackin-purge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-purge -s V -l version -d 'Print version'
+
+# Session names where INSTANCE goes: the container_base of each record a listing of the tools
+# prints. The listing only reads; it gets 3 seconds, and when it fails nothing is offered.
+function __jackin_session_names --argument-names record
+    set -l listing $argv[2..-1]
+    if command -sq timeout
+        set listing timeout 3 $listing
+    end
+    command $listing --format json --quiet 2>/dev/null </dev/null | awk -v type="\"type\":\"$record\"" 'index($0, type) { n = split($0, part, "\"container_base\":\""); if (n > 1) { split(part[2], name, "\""); if (name[1] ~ /^jk-[0-9a-z-]+$/) print name[1] } }'
+end
+
+function __jackin_purge_wants_session
+    string match -q -- '-*' (commandline -ct); and return 1
+    set -l words (commandline -opc)
+    contains -- $words[-1] --older-than --keep-last --quarantine-days --slim-older-than --docker-host --home --config-dir --format; and return 1
+    return 0
+end
+
+complete -c jackin-purge -f -n __jackin_purge_wants_session -a '(__jackin_session_names assessment jackin-assess --all)'

@@ -45,6 +45,7 @@ mod host {
     mod hooks;
     mod integrated;
     mod jackin_load;
+    mod schedules;
     mod state_format;
     mod wire;
 }
@@ -52,7 +53,14 @@ mod host {
 /// What the documents promise, tried: the README, the operator's guide, the generated man pages
 /// and completions.
 mod docs {
+    mod dependencies;
+    mod completions;
+    mod exit_tables;
     mod generated_docs;
+    mod man_examples;
+    mod markdown;
     mod operator_guide;
     mod readme;
+    mod session_names;
+    mod two_sessions;
 }

@@ -247,7 +247,8 @@ What it does to each session:
     --answer when given (on a terminal too: a script must not stop on
     a question); else on a terminal, show the work, wait for Enter,
     then ask: 1) return to agent (the default), 2) exit and keep, 3)
-    exit and clean up, d) view the full diffs. With no terminal: the
+    exit and clean up, or Inspect (i or d: the diffs in the pager;
+    `d` on the numbered text screen of TERM=dumb). With no terminal: the
     choice made in the container's exit screen during this session,
     else keep it
   ask, work that cannot be read: as unfinished work, but cleaning up
@@ -399,8 +400,9 @@ pub struct ReconcileArgs {
     name = Tool::Restore.name(),
     version,
     about = "List resumable sessions; resume one by the cheapest faithful tier",
-    long_about = "Without an instance, lists the sessions that can be resumed (kept, preserved with \
-unfinished work, crashed, failed setup), newest first, each with its age, its work summary, the tier a \
+    long_about = "Without an instance, lists the sessions that can be resumed (kept: restore_available, \
+preserved_dirty, preserved_unpushed; crashed; failed_setup; and active or running ones whose container is \
+there, tier 0), newest first, each with its age, its work summary, the tier a \
 resume would take and whether it is ready; on a terminal that can draw (not TERM=dumb), and without \
 --list, --plan or --dry-run, the list is a picker on /dev/tty instead: arrows or numbers move, w and r \
 filter by workspace and role, Enter resumes a ready session and runs its attach command, q or Esc \
@@ -575,9 +577,11 @@ pub struct PurgeArgs {
     #[arg(long, requires = "discard_unfinished")]
     pub no_quarantine: bool,
 
-    /// Days a quarantine is kept before --expire-quarantine deletes it
-    #[arg(long, value_name = "DAYS", default_value_t = 14)]
-    pub quarantine_days: u64,
+    /// Days a quarantine is kept before --expire-quarantine deletes it [default: 14]. With a
+    /// discard: recorded in the quarantine's receipt. With --expire-quarantine: counted from each
+    /// quarantine's save, in place of what its receipt recorded
+    #[arg(long, value_name = "DAYS")]
+    pub quarantine_days: Option<u64>,
 
     /// Delete expired quarantines (alone: only that; reads no stdin)
     #[arg(long)]
@@ -628,7 +632,7 @@ impl PurgeArgs {
             dry_run: self.dry_run,
             discard_unfinished: self.discard_unfinished,
             no_quarantine: self.no_quarantine,
-            quarantine_days: self.quarantine_days,
+            quarantine_days: self.quarantine_days.unwrap_or(crate::services::saved_work::DEFAULT_QUARANTINE_DAYS),
             slim: self.slims(),
         }
     }

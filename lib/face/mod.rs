@@ -1,7 +1,9 @@
-//! What the binaries call: their command lines, the driver every tool runs under, the screens.
+//! What the binaries call: their command lines (and the rest of their man pages: `manual`), the driver
+//! every tool runs under, the screens.
 
 pub mod cli;
 pub mod driver;
+pub mod manual;
 pub mod moves;
 pub mod progress;
 pub mod screens;
