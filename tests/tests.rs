@@ -53,8 +53,8 @@ mod host {
 /// What the documents promise, tried: the README, the operator's guide, the generated man pages
 /// and completions.
 mod docs {
-    mod dependencies;
     mod completions;
+    mod dependencies;
     mod exit_tables;
     mod generated_docs;
     mod man_examples;

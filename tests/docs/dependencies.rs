@@ -44,7 +44,11 @@ fn the_dependency_tables_name_every_crate_and_only_those() {
     let reference = std::fs::read_to_string(root.join("docs/reference.md")).unwrap();
     for (doc, named, wanted) in [
         ("README.md", table_crates(&readme, "## Dependencies"), &runtime),
-        ("docs/reference.md", table_crates(&reference, "## Dependencies, and why each"), &runtime.union(&dev).cloned().collect()),
+        (
+            "docs/reference.md",
+            table_crates(&reference, "## Dependencies, and why each"),
+            &runtime.union(&dev).cloned().collect(),
+        ),
     ] {
         let missing: Vec<_> = wanted.difference(&named).collect();
         assert!(missing.is_empty(), "{doc}'s dependency table does not name {missing:?}");

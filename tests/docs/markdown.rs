@@ -60,7 +60,8 @@ pub fn blocks(file: &str, doc: &str) -> Vec<Block> {
         }
         n += 1;
         let indent = lines[fence].len() - line.len();
-        let body: String = body.iter().map(|l| l.get(indent..).unwrap_or(l.trim_start())).collect::<Vec<_>>().join("\n");
+        let body: String =
+            body.iter().map(|l| l.get(indent..).unwrap_or(l.trim_start())).collect::<Vec<_>>().join("\n");
         match tag.trim() {
             "sh" | "sh dev" => {
                 let exit = body

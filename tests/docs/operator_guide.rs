@@ -163,7 +163,9 @@ impl GuideHome {
         }
         let out = self.output(&script);
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        let said = || format!("{file}:{} ({}):\n{script}\n--- stdout\n{stdout}--- stderr\n{stderr}", block.line, block.heading);
+        let said = || {
+            format!("{file}:{} ({}):\n{script}\n--- stdout\n{stdout}--- stderr\n{stderr}", block.line, block.heading)
+        };
         assert_eq!(out.status.code(), Some(block.exit), "{}", said());
         if let Some(expected) = &block.output {
             let expected = self.substituted(expected).replace('~', self.operator.to_str().unwrap());
@@ -239,7 +241,8 @@ fn every_command_of_the_operator_guide_runs_as_written() {
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true", "resumed after the crash");
     assert_eq!(docker_quiet(&["exec", &c, "cat", "/workspace/my-app/notes.md"]).as_deref(), Some("half done"));
     assert!(!g.discarded.dir.exists(), "the discarded session is gone");
-    let recovered = git(&g.host, &["rev-parse", &format!("refs/recovered/heads/jackin/scratch/{}", g.discarded.container)]);
+    let recovered =
+        git(&g.host, &["rev-parse", &format!("refs/recovered/heads/jackin/scratch/{}", g.discarded.container)]);
     assert_eq!(recovered, g.lost_commit, "the discarded commit came back from the quarantine");
     assert_eq!(fs::read_to_string(g.operator.join("recovered/plan.md")).unwrap(), "the plan\n");
     for unit in ["jackin-reconcile.service", "jackin-reconcile.timer"] {

@@ -40,10 +40,14 @@ fn the_readmes_examples_run_as_written() {
     for block in &runs {
         let out = sessions.run_with_path(&block.body, &root, &hooks);
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        let said = format!("README.md:{} ({}):\n{}\nstdout:\n{stdout}\nstderr:\n{stderr}", block.line, block.heading, block.body);
+        let said = format!(
+            "README.md:{} ({}):\n{}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+            block.line, block.heading, block.body
+        );
         assert_eq!(out.status.code(), Some(block.exit), "{said}");
         if let Some(expected) = &block.output {
-            let expected = expected.replace("$C", &sessions.kept.container).replace("$D", &sessions.discarded.container);
+            let expected =
+                expected.replace("$C", &sessions.kept.container).replace("$D", &sessions.discarded.container);
             if let Err(line) = markdown::shows(&expected, &format!("{stdout}{stderr}")) {
                 panic!("{said}\n--- the README shows a line the output does not have:\n{line}");
             }

@@ -61,12 +61,7 @@ impl TwoSessions {
     /// [`TwoSessions::run`] with `more` on `PATH` after the tools (the hooks, as `make install`
     /// puts them beside the tools).
     pub fn run_with_path(&self, script: &str, dir: &Path, more: &Path) -> Output {
-        let path = format!(
-            "{}:{}:{}",
-            common::tools_dir().display(),
-            more.display(),
-            std::env::var("PATH").unwrap()
-        );
+        let path = format!("{}:{}:{}", common::tools_dir().display(), more.display(), std::env::var("PATH").unwrap());
         let mut command = Command::new("bash");
         command
             .args(["-e", "-o", "pipefail", "-c", script])

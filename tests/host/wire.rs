@@ -122,7 +122,28 @@ fn placeholder(text: &str) -> Option<String> {
         && b[4] == b'-'
         && b[10] == b'T'
         && text.bytes().all(|c| c.is_ascii_digit() || b"-:T.Z+".contains(&c));
-    time.then(|| "<time>".into())
+    if time {
+        return Some("<time>".into());
+    }
+    quarantine_stamp(text)
+}
+
+/// A quarantine directory's name ends in the time of its save (`-20261205T001430Z`, maybe a
+/// `-2` after it): the time replaced.
+fn quarantine_stamp(text: &str) -> Option<String> {
+    let at = text.find("/quarantine/")?;
+    let name = &text[at..];
+    let stamp = name.char_indices().find(|&(i, _)| {
+        let s = name.as_bytes();
+        s.len() >= i + 17
+            && s[i] == b'-'
+            && s[i + 1..i + 9].iter().all(u8::is_ascii_digit)
+            && s[i + 9] == b'T'
+            && s[i + 10..i + 16].iter().all(u8::is_ascii_digit)
+            && s[i + 16] == b'Z'
+    })?;
+    let start = at + stamp.0 + 1;
+    Some(format!("{}<stamp>{}", &text[..start], &text[start + 16..]))
 }
 
 /// A run of `tool` with `args` (and `stdin`), as the lines of the recording: a header, its
@@ -312,6 +333,19 @@ fn every_tool_writes_the_recorded_wire() {
         assert_eq!(now, then, "line {} of {RECORDING} differs (JACKIN_RECORD_WIRE=1 records it anew)", n + 1);
     }
     assert_eq!(run_text.lines().count(), recorded.lines().count(), "{run_text}");
+}
+
+#[test]
+fn a_quarantines_time_is_replaced_and_nothing_else() {
+    assert_eq!(
+        quarantine_stamp("/h/quarantine/jk-ab12cd34-x-20261205T001430Z").as_deref(),
+        Some("/h/quarantine/jk-ab12cd34-x-<stamp>")
+    );
+    assert_eq!(
+        quarantine_stamp("/h/quarantine/jk-a-20261205T001430Z-2/0-w").as_deref(),
+        Some("/h/quarantine/jk-a-<stamp>-2/0-w")
+    );
+    assert_eq!(quarantine_stamp("/h/data/jk-a-20261205T001430Z"), None);
 }
 
 #[test]
