@@ -19,10 +19,8 @@ fn main() {
 }
 
 fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
+    args.check()?;
     let slim = args.slims();
-    if slim && args.instances.is_empty() && !args.kept && args.slim_older_than.is_none() {
-        return Err(Exit::Usage.err("--slim needs instances, --kept or --slim-older-than DUR"));
-    }
     let selection = Selection { terminal: args.terminal, older_than: args.older_than, keep_last: args.keep_last };
     let from_catalog = selection.terminal || selection.older_than.is_some() || selection.keep_last.is_some();
     let from_stdin = args.instances.is_empty() && !from_catalog && !args.expire_quarantine && !slim;
@@ -120,7 +118,7 @@ impl Tally {
 
 /// `--expire-quarantine`: each expired quarantine as a `purged` record of its own.
 fn expire(args: &PurgeArgs, ctx: &mut Ctx, store: &Store, tally: &mut Tally) -> Result<()> {
-    for expired in expire::expire(store, args.quarantine_days, args.dry_run)? {
+    for expired in expire::expire(store, args.options().quarantine_days, args.dry_run)? {
         tally.expired += 1;
         let name = expired.dir.to_string_lossy().into_owned();
         let identity = expired.identity.unwrap_or_else(|| Identity::of_name(&name, ""));

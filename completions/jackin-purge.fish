@@ -1,6 +1,6 @@
 complete -c jackin-purge -l older-than -d 'Retention: purge kept instances last updated longer ago than DUR (e.g. 30d, 12h)' -r
 complete -c jackin-purge -l keep-last -d 'Retention: keep the N newest kept instances per (workspace, role, agent), purge the rest' -r
-complete -c jackin-purge -l quarantine-days -d 'Days a quarantine is kept before --expire-quarantine deletes it [default: 14]. With a discard: recorded in the quarantine\'s receipt. With --expire-quarantine: counted from each quarantine\'s save, in place of what its receipt recorded' -r
+complete -c jackin-purge -l quarantine-days -d 'Days the quarantine of a discard is kept before --expire-quarantine deletes it [default: 14], recorded in the quarantine when the work is saved: give it to the purge that discards. With --expire-quarantine it counts only for the leftover of a save that died half-way (no receipt), from its last change' -r
 complete -c jackin-purge -l slim-older-than -d 'Retention: slim the kept sessions last updated longer ago than DUR (e.g. 7d) and not slimmed since; implies --slim' -r
 complete -c jackin-purge -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-purge -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F

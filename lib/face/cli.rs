@@ -577,9 +577,10 @@ pub struct PurgeArgs {
     #[arg(long, requires = "discard_unfinished")]
     pub no_quarantine: bool,
 
-    /// Days a quarantine is kept before --expire-quarantine deletes it [default: 14]. With a
-    /// discard: recorded in the quarantine's receipt. With --expire-quarantine: counted from each
-    /// quarantine's save, in place of what its receipt recorded
+    /// Days the quarantine of a discard is kept before --expire-quarantine deletes it
+    /// [default: 14], recorded in the quarantine when the work is saved: give it to the purge
+    /// that discards. With --expire-quarantine it counts only for the leftover of a save that
+    /// died half-way (no receipt), from its last change
     #[arg(long, value_name = "DAYS")]
     pub quarantine_days: Option<u64>,
 
@@ -623,6 +624,14 @@ impl PurgeArgs {
     /// `--slim`, or `--slim-older-than`: only what git ignores goes, from kept sessions.
     pub fn slims(&self) -> bool {
         self.slim || self.slim_older_than.is_some()
+    }
+
+    /// What the flags cannot say to clap: a slim needs something to slim.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.slims() && self.instances.is_empty() && !self.kept && self.slim_older_than.is_none() {
+            return Err(Exit::Usage.err("--slim needs instances, --kept or --slim-older-than DUR"));
+        }
+        Ok(())
     }
 
     /// The options of the deleting side, as the flags give them.

@@ -117,12 +117,16 @@ fn an_unexpired_quarantine_survives_expiry_byte_for_byte_though_its_mtime_is_old
     age(&kept, 400);
     let before = snapshot_of(&kept);
 
-    for args in [&["--expire-quarantine"][..], &["--expire-quarantine", "--quarantine-days", "0"]] {
-        let out = home.purge(args, "");
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
-        assert!(records::<Purged>(&out.stdout).is_empty(), "{args:?}: nothing expired");
-        assert_eq!(snapshot_of(&kept), before, "{args:?}: the unexpired quarantine changed");
-    }
+    let out = home.purge(&["--expire-quarantine"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(records::<Purged>(&out.stdout).is_empty(), "nothing expired");
+    assert_eq!(snapshot_of(&kept), before, "the unexpired quarantine changed");
+    // Days given to the expiry are a later run's word against the receipt's: they count only
+    // for a leftover without a receipt, never for saved work.
+    let out = home.purge(&["--expire-quarantine", "--quarantine-days", "0"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(records::<Purged>(&out.stdout).is_empty(), "nothing expired");
+    assert_eq!(snapshot_of(&kept), before, "the unexpired quarantine changed");
     assert_eq!(home.quarantines(), vec![kept]);
 }
 

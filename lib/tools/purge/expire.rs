@@ -21,12 +21,9 @@ pub struct Expired {
     pub bytes: u64,
 }
 
-/// Deletes the quarantines whose time has come. `days` (`--quarantine-days`, when given) counts
-/// from each quarantine's save and takes the place of the expiry its receipt recorded, so the
-/// retention of a cron line or a unit takes effect on the quarantines already there; without it,
-/// the receipt's expiry holds. One without a receipt (a save that died half-way) expires `days`
-/// (14 when not given) after it was last modified. With `dry_run`, only lists them.
-pub fn expire(store: &Store, days: Option<u64>, dry_run: bool) -> Result<Vec<Expired>> {
+/// Deletes the quarantines whose receipt has expired; one without a receipt (a save that died
+/// half-way) expires `days` after it was last modified. With `dry_run`, only lists them.
+pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
     let root = store.quarantine_root();
     let entries = match fs::read_dir(&root) {
         Ok(entries) => entries,
@@ -34,7 +31,6 @@ pub fn expire(store: &Store, days: Option<u64>, dry_run: bool) -> Result<Vec<Exp
         Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
     };
     let now = SystemTime::now();
-    let kept_for = |days: u64| Duration::from_secs(days * 86_400);
     let mut expired = Vec::new();
     for entry in entries {
         let entry = entry?;
@@ -44,14 +40,9 @@ pub fn expire(store: &Store, days: Option<u64>, dry_run: bool) -> Result<Vec<Exp
         }
         let dir = entry.path();
         let receipt = read_receipt(&dir).ok().flatten();
-        let expires = match (&receipt, days) {
-            (Some(r), Some(days)) => crate::base::time::parse_rfc3339(&r.saved_at).map(|at| at + kept_for(days)),
-            (Some(r), None) => crate::base::time::parse_rfc3339(&r.expires_at),
-            (None, days) => entry
-                .metadata()?
-                .modified()
-                .ok()
-                .map(|m| m + kept_for(days.unwrap_or(crate::services::saved_work::DEFAULT_QUARANTINE_DAYS))),
+        let expires = match &receipt {
+            Some(r) => crate::base::time::parse_rfc3339(&r.expires_at),
+            None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(days * 86_400)),
         };
         if expires.is_some_and(|at| at <= now) {
             let bytes = if dry_run { crate::base::disk_usage::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };
@@ -81,7 +72,7 @@ mod tests {
             expires.duration_since(saved).expect("expires after it was saved"),
             Duration::from_secs(30 * 86_400)
         );
-        assert!(expire(&store, Some(30), false).unwrap().is_empty());
+        assert!(expire(&store, 30, false).unwrap().is_empty());
         assert!(dir.join("receipt.json").exists());
     }
 
@@ -91,24 +82,9 @@ mod tests {
     fn no_quarantine_expires_nothing_and_one_that_cannot_be_listed_is_an_error() {
         let tmp = tempfile::tempdir().unwrap();
         let store = store_in(tmp.path());
-        assert!(expire(&store, Some(30), false).unwrap().is_empty());
+        assert!(expire(&store, 30, false).unwrap().is_empty());
         fs::write(store.quarantine_root(), "not a directory").unwrap();
-        assert!(expire(&store, Some(30), false).is_err());
-        assert!(expire(&store, Some(30), true).is_err());
-    }
-
-    /// `--quarantine-days` given to the expiry counts from the save, whatever the receipt
-    /// recorded: 0 days expires a quarantine saved for 30 (a dry run only lists it); without it,
-    /// the receipt's 30 days hold.
-    #[test]
-    fn the_days_given_to_the_expiry_take_the_place_of_the_recorded_ones() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = store_in(tmp.path());
-        let dir = save(&store, &assessment(Vec::new()), AtRisk::Mounts(&[]), 30).unwrap();
-        assert!(expire(&store, None, false).unwrap().is_empty());
-        assert_eq!(expire(&store, Some(0), true).unwrap().len(), 1);
-        assert!(dir.exists(), "a dry run deletes nothing");
-        assert_eq!(expire(&store, Some(0), false).unwrap()[0].dir, dir);
-        assert!(!dir.exists());
+        assert!(expire(&store, 30, false).is_err());
+        assert!(expire(&store, 30, true).is_err());
     }
 }

@@ -57,11 +57,14 @@ pub fn resume(
     let Prepared { manifest, kept, plan } =
         prepare(engine, store, name, changes, RoleSource::for_run(options.plan_only))?;
     if !resumable(Status::parse(&manifest.status), plan.role.is_some()) {
-        return refused(ErrorCode::NotResumable, format!(
+        return refused(
+            ErrorCode::NotResumable,
+            format!(
             "status {} is not resumable (`jackin-restore --list` shows the sessions that are; `jackin-assess {name}` \
              what this one holds)",
             manifest.status
-        ));
+        ),
+        );
     }
     if options.plan_only {
         let why = (!plan.stated()).then(|| plan.not_ready());
