@@ -54,13 +54,13 @@ mod host {
 /// and completions.
 mod docs {
     mod completions;
-    mod dependencies;
     mod exit_tables;
     mod generated_docs;
     mod man_examples;
     mod markdown;
     mod operator_guide;
     mod readme;
+    mod reference_lists;
     mod session_names;
     mod two_sessions;
 }

@@ -1,5 +1,6 @@
-//! Every crate Cargo.toml depends on is named, with its reason, in the dependency tables of
-//! README.md and docs/reference.md, and no table names a crate the project no longer uses.
+//! The reference's lists that the sources must match: every crate Cargo.toml depends on is named,
+//! with its reason, in the dependency tables of README.md and docs/reference.md (and no crate the
+//! project no longer uses), and every record type the library writes is in the records' table.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -56,4 +57,32 @@ fn the_dependency_tables_name_every_crate_and_only_those() {
         let stale: Vec<_> = named.difference(&all).collect();
         assert!(stale.is_empty(), "{doc}'s dependency table names {stale:?}, which Cargo.toml does not depend on");
     }
+}
+
+/// The reference's table of record types names every type the library writes (each `Record`'s
+/// `TYPE`), and no other.
+#[test]
+fn the_reference_lists_every_record_type() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut written = BTreeSet::new();
+    for entry in walkdir::WalkDir::new(root.join("lib")).into_iter().map(Result::unwrap) {
+        if entry.path().extension().is_some_and(|e| e == "rs") {
+            let source = std::fs::read_to_string(entry.path()).unwrap();
+            for line in source.lines() {
+                if let Some(rest) = line.trim().strip_prefix("const TYPE: &'static str = \"") {
+                    written.insert(rest.trim_end_matches("\";").to_owned());
+                }
+            }
+        }
+    }
+    assert!(written.len() >= 10, "{written:?}");
+    let reference = std::fs::read_to_string(root.join("docs/reference.md")).unwrap();
+    let start = reference.find("| type | written by | data |").expect("the record types' table");
+    let listed: BTreeSet<String> = reference[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split('|').nth(1).unwrap().trim().trim_matches('`').to_owned())
+        .collect();
+    assert_eq!(listed, written, "docs/reference.md's record types against the library's");
 }
