@@ -168,7 +168,11 @@ impl GuideHome {
         };
         assert_eq!(out.status.code(), Some(block.exit), "{}", said());
         if let Some(expected) = &block.output {
-            let expected = self.substituted(expected).replace('~', self.operator.to_str().unwrap());
+            // `~/.jackin` is the home the tools print by its own path (here not under HOME).
+            let expected = self
+                .substituted(expected)
+                .replace("~/.jackin", self.home.home.to_str().unwrap())
+                .replace('~', self.operator.to_str().unwrap());
             if let Err(line) = markdown::shows(&expected, &format!("{stdout}{stderr}")) {
                 panic!("{}\n--- the document shows a line the output does not have:\n{line}", said());
             }
