@@ -55,7 +55,6 @@ pub(crate) enum AtRisk<'a> {
     UnreadableRecords { git_tree: PathBuf },
 }
 
-/// Saves the at-risk work of `assessment` and returns the quarantine directory.
 /// A quarantine's time in its directory name: `20261204T101500Z`.
 fn stamp(at: SystemTime) -> String {
     humantime::format_rfc3339_seconds(at).to_string().replace(['-', ':'], "")
@@ -72,6 +71,7 @@ pub(crate) fn quarantine_dir_now(store: &Store, container: &str) -> PathBuf {
     quarantine_dir(store, container, &stamp(SystemTime::now()))
 }
 
+/// Saves the at-risk work of `assessment` and returns the quarantine directory.
 pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, days: u64) -> Result<PathBuf> {
     let root = store.quarantine_root();
     ensure_private_dir(&root)?;
@@ -124,7 +124,7 @@ pub(crate) fn save(store: &Store, assessment: &Assessment, at_risk: AtRisk<'_>, 
     let mut final_dir = quarantine_dir(store, container, &stamp);
     let mut n = 2;
     while final_dir.exists() {
-        final_dir = root.join(format!("{container}-{stamp}-{n}"));
+        final_dir = quarantine_dir(store, container, &format!("{stamp}-{n}"));
         n += 1;
     }
     // For a person who will `cat` it: inert (protocol/inert.rs), as the agent named the files.

@@ -191,8 +191,12 @@ impl<'a> Purger<'a> {
         let plan =
             plan::plan(&seen, request.discard, request.only_if_clean, &options).map_err(|r| outcome_of(name, r))?;
         if self.options.dry_run {
-            let saved_in = crate::services::saved_work::quarantine_dir_now(self.store, name.as_str());
-            return Ok(plan.printed(Some(saved_in.to_string_lossy().into_owned())));
+            let saved_in = plan.save.is_some().then(|| {
+                crate::services::saved_work::quarantine_dir_now(self.store, name.as_str())
+                    .to_string_lossy()
+                    .into_owned()
+            });
+            return Ok(plan.printed(saved_in));
         }
         self.apply(name, plan, apply::Held { claim, repo_locks }).map_err(|r| outcome_of(name, r))
     }

@@ -86,10 +86,10 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// The plan as a dry run prints it: the `purged` record of what the purge would remove, and
-    /// where the work at risk would be saved first (`quarantine`: the directory a save now would
-    /// make, or the one an earlier run saved it in).
-    pub(crate) fn printed(self, quarantine: Option<String>) -> Purged {
-        let quarantine = self.saved_before.clone().or(quarantine.filter(|_| self.save.is_some()));
+    /// where the work at risk is saved: the one an earlier run saved it in, else `saving_in`, the
+    /// directory this plan's save would make now (`None` when it saves nothing).
+    pub(crate) fn printed(self, saving_in: Option<String>) -> Purged {
+        let quarantine = self.saved_before.clone().or(saving_in);
         Purged {
             identity: self.identity,
             removed: self.deletions.iter().map(Deletion::removed).collect(),
