@@ -8,14 +8,13 @@ use jackin::base::tool::Tool;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::RestoreArgs;
 use jackin::face::driver::{self, Ctx};
+use jackin::face::restoring::{self, reconcile_first};
 use jackin::face::screens::{self, picker, Tty};
 use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::envelope::Record;
-use jackin::protocol::records::Change;
 use jackin::state::names::InstanceName;
 use jackin::state::select::Catalog;
 use jackin::state::store::Store;
-use jackin::tools::reconcile;
 use jackin::tools::restore::{self, Resume, ResumeOptions, RoleSource, Waits};
 
 fn main() {
@@ -43,6 +42,9 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     jackin::engines::git::set_fetch_timeout(Duration::from_secs(args.fetch_timeout));
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let catalog = ctx.catalog(&store)?;
+    if args.interrupted {
+        return restoring::interrupted(&args, ctx, &engine, &store, &catalog);
+    }
     match &args.instance {
         None => list(&args, ctx, &engine, &store, &catalog),
         Some(arg) => resume(&args, arg, ctx, &engine, &store, &catalog, None),
@@ -91,7 +93,7 @@ fn resume(
     let name = target.name;
     let changes = reconcile_first(ctx, engine, store, vec![name.clone()], looks_only(args))?;
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
-    let options = ResumeOptions { plan_only: args.plan || args.dry_run, yes: args.yes, waits };
+    let options = ResumeOptions { plan_only: args.plan || args.dry_run, yes: args.yes, as_is: args.as_is, waits };
     match restore::resume(engine, store, &name, target.row.as_ref(), &changes, options)? {
         Resume::Planned(planned, None) => ctx.emit(&planned).map(|()| Exit::Ok),
         Resume::Planned(planned, Some(why)) => {
@@ -111,25 +113,6 @@ fn resume(
             Ok(Exit::Ok)
         }
     }
-}
-
-/// Launch-time reconciliation: the statuses restore decides on are what Docker says now.
-fn reconcile_first(
-    ctx: &Ctx,
-    engine: &Engine,
-    store: &Store,
-    names: Vec<InstanceName>,
-    dry_run: bool,
-) -> Result<Vec<Change>> {
-    let options = reconcile::Options { dry_run, tool: Tool::Restore };
-    let report = reconcile::reconcile(engine, store, &reconcile::Selection::Instances(names), &options)?;
-    for change in &report.changes {
-        ctx.info(format_args!("{}", change.text()));
-    }
-    for failure in &report.failures {
-        ctx.warn(format_args!("reconciling {}: {:#}", failure.container_base.as_deref().unwrap_or("?"), failure.error));
-    }
-    Ok(report.changes)
 }
 
 fn emit_all<R: Record>(ctx: &mut Ctx, records: &[R]) -> Result<Exit> {

@@ -8,6 +8,8 @@ complete -c jackin-restore -l recover -d 'Put a quarantine\'s work back: Q is it
 complete -c jackin-restore -l into -d 'With --recover, when the host repository is gone: recover into a new repository at DIR' -r -F
 complete -c jackin-restore -l import -d 'Bring in a session exported on another host (jackin-keep --export): each mount\'s commits into the repository of this host\'s jackin config with the same remote URL (or --repo), its worktree or clone where jackin puts it, its files on top, and its manifest, records and recipe in this home, as a kept session that jackin-restore INSTANCE resumes. An archive that is truncated, altered or of a newer format, or an instance of the same name here, is refused with nothing written (exit 3)' -r -F
 complete -c jackin-restore -l repo -d 'With --import: the host repository for the mount at DST (its container path), instead of the one found by its remote URL; repeat for each mount' -r
+complete -c jackin-restore -l since -d 'With --interrupted: only sessions interrupted within this long before now (`24h`, `3d`); older ones are listed as left alone, with how to resume them one at a time' -r
+complete -c jackin-restore -l jobs -d 'With --interrupted: how many sessions are resumed at the same time' -r
 complete -c jackin-restore -l health-timeout -d 'Seconds to wait for the sidecar\'s health command to succeed' -r
 complete -c jackin-restore -l fetch-timeout -d 'Seconds tier 3\'s fetch of the role source waits for the server to say anything before it gives up (exit 4)' -r
 complete -c jackin-restore -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
@@ -18,6 +20,8 @@ json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
 complete -c jackin-restore -l list -d 'List resumable sessions, newest first, instead of opening the picker (the default without INSTANCE when no terminal can show the picker); change nothing'
 complete -c jackin-restore -l quarantined -d 'List the quarantines discards left, newest first: what each holds, until when, and whether it can be recovered now; change nothing'
+complete -c jackin-restore -l interrupted -d 'Resume every session the host or engine interrupted (crashed: killed by the host, its container exited or removed while the session was in use) within --since, several at a time, each by the cheapest faithful tier, one `interrupted` record each. Sessions in use, kept on purpose or purged are not touched (one in use, or interrupted before --since, is listed as left alone). Needs --yes (nobody is asked) or --plan. Exit 0 when every one was resumed or there was none, 6 when some were not (4 when each of those only could not be reached: retry later)'
+complete -c jackin-restore -l as-is -d 'Start a stopped container as it is, even when it no longer matches its launch recipe (another image, mounts, variables, network or sidecar): without it such a container is replaced from the recipe at tier 2, the new one created and checked before the old one is removed'
 complete -c jackin-restore -l plan -d 'Say which tier and steps a resume would take; change nothing (same as --dry-run)'
 complete -c jackin-restore -l dry-run -d 'Change nothing; print the records that would be written'
 complete -c jackin-restore -s y -l yes -d 'Acknowledge the preserved-work summary without a terminal'
@@ -40,7 +44,7 @@ end
 function __jackin_restore_wants_session
     string match -q -- '-*' (commandline -ct); and return 1
     set -l words (commandline -opc)
-    contains -- $words[-1] --workspace --role --agent --workdir --sort --recover --into --import --repo --health-timeout --fetch-timeout --docker-host --home --config-dir --format; and return 1
+    contains -- $words[-1] --workspace --role --agent --workdir --sort --recover --into --import --repo --since --jobs --health-timeout --fetch-timeout --docker-host --home --config-dir --format; and return 1
     return 0
 end
 

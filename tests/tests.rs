@@ -23,6 +23,7 @@ mod tool {
     mod reconcile;
     mod recover;
     mod restore;
+    mod restore_drift;
     mod slim;
 }
 
@@ -45,6 +46,7 @@ mod host {
     mod hooks;
     mod integrated;
     mod jackin_load;
+    mod reboot;
     mod schedules;
     mod state_format;
     mod wire;

@@ -4,7 +4,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 pub fn map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
+    map_with(std::thread::available_parallelism().map_or(1, |n| n.get()), items, work)
+}
+
+/// [`map`] with at most `workers` items at a time: for work that mostly waits (on the engine, a
+/// health command), where the machine's cores are not the bound.
+pub fn map_with<T: Sync, R: Send>(workers: usize, items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = workers.min(items.len());
     if workers <= 1 {
         return items.iter().map(work).collect();
     }
@@ -34,5 +40,6 @@ mod tests {
     fn keeps_input_order() {
         let items: Vec<u32> = (0..100).collect();
         assert_eq!(super::map(&items, |n| n * 2), items.iter().map(|n| n * 2).collect::<Vec<_>>());
+        assert_eq!(super::map_with(3, &items, |n| n + 1), items.iter().map(|n| n + 1).collect::<Vec<_>>());
     }
 }

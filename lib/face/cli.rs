@@ -480,6 +480,34 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "DST=PATH", requires = "import", value_parser = repo_for_mount)]
     pub repo: Vec<(String, PathBuf)>,
 
+    /// Resume every session the host or engine interrupted (crashed: killed by the host, its
+    /// container exited or removed while the session was in use) within --since, several at a
+    /// time, each by the cheapest faithful tier, one `interrupted` record each. Sessions in use,
+    /// kept on purpose or purged are not touched (one in use, or interrupted before --since, is
+    /// listed as left alone). Needs --yes (nobody is asked) or --plan. Exit 0 when every one was
+    /// resumed or there was none, 6 when some were not (4 when each of those only could not be
+    /// reached: retry later)
+    #[arg(long, conflicts_with_all = ["instance", "list", "quarantined", "recover", "import"])]
+    pub interrupted: bool,
+
+    /// With --interrupted: only sessions interrupted within this long before now (`24h`, `3d`);
+    /// older ones are listed as left alone, with how to resume them one at a time
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "24h",
+          env = "JACKIN_INTERRUPTED_SINCE", requires = "interrupted")]
+    pub since: std::time::Duration,
+
+    /// With --interrupted: how many sessions are resumed at the same time
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64),
+          requires = "interrupted")]
+    pub jobs: u16,
+
+    /// Start a stopped container as it is, even when it no longer matches its launch recipe
+    /// (another image, mounts, variables, network or sidecar): without it such a container is
+    /// replaced from the recipe at tier 2, the new one created and checked before the old one
+    /// is removed
+    #[arg(long)]
+    pub as_is: bool,
+
     /// Say which tier and steps a resume would take; change nothing (same as --dry-run)
     #[arg(long)]
     pub plan: bool,

@@ -235,12 +235,6 @@ const RESTORE_EXAMPLES: [Example; 6] = [
         "ready",
     ),
     example(
-        "Only the sessions of one workspace and role",
-        "jackin-restore --list --workspace my-app --role agent-smith --format text",
-        Exit::Ok,
-        "Resume",
-    ),
-    example(
         "Which tier and steps a resume would take, changing nothing",
         "jackin-restore \"$C\" --plan --format text",
         Exit::Ok,
@@ -251,6 +245,12 @@ const RESTORE_EXAMPLES: [Example; 6] = [
         "jackin-restore \"$C\" --yes --format text",
         Exit::Ok,
         "resumed",
+    ),
+    example(
+        "After a reboot: what every interrupted session would come back as (--yes: bring them back)",
+        "jackin-restore --interrupted --plan --format text",
+        Exit::Ok,
+        "interrupted:",
     ),
     example(
         "The quarantines discards left, newest first",
@@ -327,7 +327,7 @@ const KEEP_VARIABLES: [Variable; 5] = [
     ),
 ];
 
-const RESTORE_VARIABLES: [Variable; 4] = [
+const RESTORE_VARIABLES: [Variable; 5] = [
     variable("TERM", "Unset, empty or dumb: no picker; the list is printed instead."),
     NO_COLOR,
     variable(
@@ -336,6 +336,7 @@ const RESTORE_VARIABLES: [Variable; 4] = [
          written to disk; one that is not set is named and nothing is started.",
     ),
     variable("SSH_AUTH_SOCK", "The ssh-agent whose keys tier 3 offers when it fetches the role's source over ssh."),
+    variable("JACKIN_INTERRUPTED_SINCE", "--since of --interrupted, when it is not given (the boot unit sets it)."),
 ];
 
 /// The variables `tool` reads. assess and purge read nothing of jackin's config.

@@ -6,4 +6,5 @@ pub mod driver;
 pub mod manual;
 pub mod moves;
 pub mod progress;
+pub mod restoring;
 pub mod screens;

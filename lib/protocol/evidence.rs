@@ -27,6 +27,8 @@ pub enum Evidence {
     Kept(Kept),
     /// jackin-restore resumed it.
     Resumed(Resumed),
+    /// A resume of jackin-restore did not bring it back; nothing else was written.
+    ResumeFailed(ResumeFailed),
     /// jackin-restore --import made it a session of this home.
     Imported(Imported),
     Other(serde_json::Value),
@@ -120,6 +122,14 @@ pub struct Resumed {
     pub tier: u8,
 }
 
+/// A resume whose tier failed part-way: the tier it tried and why, in the words the tool printed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeFailed {
+    pub tier: u8,
+    pub failed: String,
+}
+
 /// The archive an import read, and where and when it was written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,6 +146,7 @@ pub(crate) enum Because {
     Found(Cause),
     Kept,
     Resumed,
+    ResumeFailed,
     Imported,
 }
 
@@ -146,6 +157,7 @@ impl Because {
             Because::Found(cause) => cause.to_string(),
             Because::Kept => "kept".into(),
             Because::Resumed => "resumed".into(),
+            Because::ResumeFailed => "resume_failed".into(),
             Because::Imported => "imported".into(),
         }
     }
@@ -196,6 +208,8 @@ mod tests {
             Evidence::Kept(_)
         ));
         assert!(matches!(round_trip(r#"{"tier":2}"#), Evidence::Resumed(Resumed { tier: 2 })));
+        let failed = round_trip(r#"{"tier":1,"failed":"jk-a did not become healthy within 120s"}"#);
+        assert!(matches!(failed, Evidence::ResumeFailed(ResumeFailed { tier: 1, .. })));
         let imported = r#"{"file":"/tmp/a.tar.gz","exported_by":"jackin-keep","exported_at":"2026-12-01T12:00:00Z","exported_from":"/home/a/.jackin"}"#;
         assert!(matches!(round_trip(imported), Evidence::Imported(_)));
         assert!(matches!(round_trip(r#"{"something":"else"}"#), Evidence::Other(_)));

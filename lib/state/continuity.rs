@@ -48,6 +48,13 @@ impl Default for Continuity {
     }
 }
 
+impl Continuity {
+    /// When these tools last kept the session, if they did.
+    pub(crate) fn kept_at(&self) -> Option<String> {
+        self.kept.as_ref().map(|k| k.at.clone())
+    }
+}
+
 /// Who kept a session, when and why, and the assessment they saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Kept {

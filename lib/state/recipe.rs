@@ -138,6 +138,12 @@ pub struct ContainerSpec {
     pub(crate) restart_policy: Option<RestartSpec>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) readonly_rootfs: bool,
+    /// The [`fingerprint`] of the launch recipe a container was made from, carried by restore's
+    /// containers as the label [`MADE_FROM_LABEL`]: read from and written to the engine only,
+    /// never part of a recipe (a recipe captured from such a container records jackin's labels
+    /// alone).
+    #[serde(skip)]
+    pub(crate) made_from: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -173,7 +179,7 @@ pub struct RestartSpec {
     pub(crate) maximum_retry_count: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct MountSpec {
     /// `bind` or `volume`.
     pub kind: String,
@@ -319,6 +325,28 @@ impl ContainerSpec {
     }
 }
 
+/// The label restore puts on each container it creates from a launch recipe: the recipe's
+/// [`fingerprint`]. In the tools' own namespace, apart from jackin's `jackin.*` labels, which
+/// recipes record and the tools read.
+pub(crate) const MADE_FROM_LABEL: &str = "jackin-tools.recipe";
+
+/// What a container made from `container` on the image `image_id` is, in one string: the
+/// recipe's mounts, variable names (never values) and network, and the image the container runs,
+/// hashed. Equal fingerprints say a container was made from this very recipe, though the engine
+/// shows an image other than the recipe's (tier 3 builds the role image anew). The image is the
+/// container's own, not the recipe's: labels copied onto a container made by hand on another
+/// image (`docker create --label …`) do not vouch for it.
+pub(crate) fn fingerprint(container: &ContainerRecipe, image_id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let spec = &container.spec;
+    let mut mounts: Vec<(&str, &str, &str, bool)> =
+        spec.mounts.iter().map(|m| (m.kind.as_str(), m.source.as_str(), m.destination.as_str(), m.read_only)).collect();
+    mounts.sort();
+    let names: std::collections::BTreeSet<&str> = container.env.iter().map(|b| b.name.as_str()).collect();
+    let shape = json!({ "image_id": image_id, "mounts": mounts, "env": names, "network": spec.network });
+    format!("sha256:{:x}", Sha256::digest(shape.to_string().as_bytes()))
+}
+
 /// The entries of a container's `Config.Env` that the launch added: those the image's own
 /// `Config.Env` does not hold with the same value. The image's come back with the image.
 pub(crate) fn added_by_launch(container_env: &[String], image_env: &[String]) -> Vec<String> {
@@ -329,9 +357,12 @@ pub(crate) fn added_by_launch(container_env: &[String], image_env: &[String]) ->
 /// as `VOLUME` comes back with the image, anonymous; recreated by its name it would become a named
 /// volume that removing the container leaves behind.
 pub(crate) fn mounts_of_launch(mounts: &[MountSpec], image_volumes: &[String]) -> Vec<MountSpec> {
-    let anonymous =
-        |m: &MountSpec| m.kind == "volume" && m.source.len() == 64 && m.source.bytes().all(|b| b.is_ascii_hexdigit());
-    mounts.iter().filter(|m| !(anonymous(m) && image_volumes.contains(&m.destination))).cloned().collect()
+    mounts.iter().filter(|m| !(is_anonymous_volume(m) && image_volumes.contains(&m.destination))).cloned().collect()
+}
+
+/// A volume the engine named (64 hex digits), not the launch.
+pub(crate) fn is_anonymous_volume(mount: &MountSpec) -> bool {
+    mount.kind == "volume" && mount.source.len() == 64 && mount.source.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The bindings a restore resolves for a container created from an image whose environment is
@@ -701,6 +732,16 @@ mod tests {
         for legacy in ["privileged", "memory", "cap_add", "tmpfs", "devices", "restart_policy", "readonly_rootfs"] {
             assert!(written.get(legacy).is_none(), "format 3 writes no {legacy}: {written}");
         }
+    }
+
+    /// Which recipe a container was made from is the engine's label, never part of a recipe.
+    #[test]
+    fn the_made_from_fingerprint_is_never_written_into_a_recipe() {
+        let spec = ContainerSpec { made_from: Some("sha256:abc".into()), ..ContainerSpec::default() };
+        let written = serde_json::to_string(&spec).unwrap();
+        assert!(!written.contains("sha256:abc") && !written.contains(MADE_FROM_LABEL), "{written}");
+        let read: ContainerSpec = serde_json::from_str(&written).unwrap();
+        assert_eq!(read.made_from, None);
     }
 
     #[test]

@@ -275,6 +275,8 @@ pub enum Evidence {
     Kept(KeptEvidence),
     /// jackin-restore resumed it.
     Resumed(Resumed),
+    /// A resume of jackin-restore failed; nothing else was written.
+    ResumeFailed(ResumeFailed),
 }
 
 impl Evidence {
@@ -361,6 +363,13 @@ pub struct Resumed {
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct ResumeFailed {
+    pub tier: u8,
+    pub failed: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Repair {
     pub kind: String,
     pub name: String,
@@ -430,6 +439,33 @@ pub struct Restored {
 
 impl Record for Restored {
     const TYPE: &'static str = "restored";
+}
+
+/// One session `jackin-restore --interrupted` found interrupted, and what became of it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interrupted {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub status: String,
+    pub cause: Option<String>,
+    pub interrupted_at: String,
+    /// `resumed`, `would_resume`, `not_resumed` or `left_alone`.
+    pub outcome: String,
+    pub tier: Option<u8>,
+    pub actions: Vec<String>,
+    #[serde(default)]
+    pub attach: Vec<String>,
+    pub drift: Vec<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub next: Option<String>,
+    pub exit: i32,
+}
+
+impl Record for Interrupted {
+    const TYPE: &'static str = "interrupted";
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

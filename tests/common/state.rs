@@ -273,6 +273,46 @@ fn read<T: DeserializeOwned>(path: &Path) -> T {
 }
 
 impl Home {
+    /// What a resume that failed part-way may change in the home since `before`: nothing but the
+    /// session's history, by entries appended that each say an attempt at `tier` failed, and why.
+    /// Returns the last one's why.
+    pub fn only_a_failed_attempt_noted(&self, container: &str, before: &[(PathBuf, super::Entry)], tier: u8) -> String {
+        self.only_failed_attempts_between(container, before, &self.snapshot(), tier)
+    }
+
+    /// [`Home::only_a_failed_attempt_noted`] between two snapshots of the home, or of a part of it
+    /// that holds the session's data directory.
+    pub fn only_failed_attempts_between(
+        &self,
+        container: &str,
+        before: &[(PathBuf, super::Entry)],
+        after: &[(PathBuf, super::Entry)],
+        tier: u8,
+    ) -> String {
+        let path = self.continuity_path(container);
+        let others = |s: &[(PathBuf, super::Entry)]| s.iter().filter(|(p, _)| *p != path).cloned().collect::<Vec<_>>();
+        assert!(others(after) == others(before), "only the history changed: {:?}", super::changed_paths(before, after));
+        let json = |s: &[(PathBuf, super::Entry)]| -> Value {
+            let (_, entry) = s.iter().find(|(p, _)| *p == path).expect("the session has its continuity file");
+            serde_json::from_slice(entry.bytes()).unwrap()
+        };
+        let (was, mut now) = (json(before), json(after));
+        let (known, history) = (was["history"].as_array().map_or(0, Vec::len), now["history"].as_array_mut().unwrap());
+        let attempts: Vec<Value> = history.drain(known.min(history.len())..).collect();
+        assert_eq!(now, was, "the recipe, the cause and the earlier history are as they were");
+        assert!(!attempts.is_empty(), "an entry says the attempt failed");
+        let mut why = String::new();
+        for entry in attempts {
+            let entry: HistoryEntry = serde_json::from_value(entry).unwrap();
+            assert_eq!((entry.tool.as_str(), entry.cause.as_str()), ("jackin-restore", "resume_failed"), "{entry:?}");
+            assert_eq!(entry.from, entry.to, "the status stays: {entry:?}");
+            let Evidence::ResumeFailed(failed) = entry.evidence else { panic!("{:?}", entry.evidence) };
+            assert_eq!(failed.tier, tier);
+            why = failed.failed;
+        }
+        why
+    }
+
     pub fn manifest_path(&self, container: &str) -> PathBuf {
         self.data(container).join(".jackin/instance.json")
     }

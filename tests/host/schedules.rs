@@ -74,7 +74,7 @@ fn the_installed_schedules_run_as_written() {
     let units_dir = prefix.join("share/jackin/systemd");
     let cron_dir = prefix.join("share/jackin/cron");
     let units: Vec<(String, String)> =
-        ["jackin-purge.service", "jackin-reconcile.service", "jackin-reconcile-watch.service"]
+        ["jackin-purge.service", "jackin-reconcile.service", "jackin-reconcile-watch.service", "jackin-resume-interrupted.service"]
             .iter()
             .map(|u| (u.to_string(), fs::read_to_string(units_dir.join(u)).unwrap()))
             .collect();

@@ -231,7 +231,7 @@ fn crash_points(t: &mut Tally) {
         format!("; SIGKILL at {runs} delays each (killed mid-run: keep {keep_kills}/{runs}, restore {restore_kills}/{runs})")
     };
     t.note = format!(
-        "purge: its {} crash points; keep: its {}, restore: its {} (tier 2){killed}; each rerun",
+        "purge: its {} crash points; keep: its {}, restore: its {} (tier 2, a replacement's at tier 1){killed}; each rerun",
         CRASH_POINTS.len(),
         keep_points.len(),
         restore_points.len()
@@ -292,6 +292,17 @@ fn keep_then_restore(t: &mut Tally, keep_at: CrashAt, restore_at: CrashAt) -> (b
         cmd.env("SECRET_TOKEN", secret);
         cmd
     };
+    // A replacement's points are passed only at tier 1, by a container that no longer matches its
+    // launch recipe: resumed once (tier 2), stopped, and the recipe given one more variable.
+    if matches!(restore_at, CrashAt::Step(Some(step)) if step.starts_with("replacement")) {
+        let out = run(restore(), b"");
+        t.case(out.status.success(), || format!("restore before {restore_at:?}: {:?} {}", out.status, stderr(&out)));
+        common::docker::docker(&["stop", "-t", "0", &inst.container, &format!("{}-dind", inst.container)]);
+        home.edit_continuity(&inst.container, |kept| {
+            let drifted = json!({ "name": "JACKIN_DRIFTED", "source": "literal", "value": "1" });
+            kept["recipe"]["role"]["env"].as_array_mut().unwrap().push(drifted);
+        });
+    }
     let restore_stopped = stopped_at(t, "restore", restore(), b"", restore_at, Tool::Restore);
     let mid = state_is_valid(&home, &inst);
     t.case(mid.is_ok(), || format!("restore stopped at {restore_at:?}: {}", mid.clone().unwrap_err()));

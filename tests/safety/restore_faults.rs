@@ -162,9 +162,11 @@ fn resumed(out: &Output) -> Restored {
     recs[0].data()
 }
 
-/// The history entries jackin-restore wrote (it writes one per resume).
+/// The resumes jackin-restore wrote into the history (one per resume; a failed attempt's entry,
+/// `resume_failed`, is not one).
 fn restore_history(home: &Home, inst: &Instance) -> Vec<HistoryEntry> {
-    home.continuity(&inst.container).history.into_iter().filter(|h| h.tool == "jackin-restore").collect()
+    let history = home.continuity(&inst.container).history.into_iter();
+    history.filter(|h| h.tool == "jackin-restore" && h.cause == "resumed").collect()
 }
 
 /// The session as `jackin-restore --list` offers it.
@@ -245,7 +247,8 @@ fn a_sidecar_that_never_becomes_healthy_stops_tier_1_before_the_role_starts_and_
     assert_eq!(state(&c).as_deref(), Some("exited"), "the role container is not started");
     assert_eq!(inspect(&c, "{{.State.StartedAt}}"), role_started_at, "it was never started by the failed run");
     assert_eq!(state(&sidecar).as_deref(), Some("running"), "the sidecar was started and left as it is");
-    assert!(home.snapshot() == before, "a failed restore changes nothing in the home");
+    let why = home.only_a_failed_attempt_noted(&inst.container, &before, 1);
+    assert!(why.contains(c.as_str()), "the history says why: {why}");
     work_is_there(&inst);
     let listed = candidate(&home, &inst);
     assert_eq!((listed.status.as_str(), listed.tier, listed.ready), ("crashed", Some(1), true), "{listed:?}");
@@ -294,7 +297,8 @@ fn a_recreated_sidecar_that_never_becomes_healthy_leaves_no_role_container_and_a
     assert_eq!(state(&sidecar).as_deref(), Some("running"), "the sidecar was recreated and started");
     assert!(exists("network", &format!("{c}-net")) && exists("volume", &format!("{c}-dind-certs")));
     assert_eq!(state(&c), None, "no role container without a healthy sidecar");
-    assert!(home.snapshot() == before, "a failed restore changes nothing in the home");
+    let why = home.only_a_failed_attempt_noted(&inst.container, &before, 2);
+    assert!(why.contains(c.as_str()), "the history says why: {why}");
     work_is_there(&inst);
     let listed = candidate(&home, &inst);
     assert_eq!((listed.status.as_str(), listed.tier, listed.ready), ("preserved_dirty", Some(2), true), "{listed:?}");
@@ -408,7 +412,8 @@ fn tier_3_with_its_role_source_unreachable_creates_nothing_and_a_rerun_resumes_o
     nothing_created(&inst, &image);
     assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
     assert!(restore_history(&home, &inst).is_empty());
-    assert!(snapshot_of(&home.home.join("data")) == data, "the session's data is as it was");
+    let why = home.only_failed_attempts_between(&c, &data, &snapshot_of(&home.home.join("data")), 3);
+    assert!(why.contains(&url), "the session's data is as it was, its history says why: {why}");
     assert!(snapshot_of(&home.home.join("sockets")) == sockets, "its socket dir too");
     work_is_there(&inst);
 
@@ -460,7 +465,7 @@ fn a_tier_3_build_that_fails_leaves_nothing_half_made_and_a_rerun_resumes_once_t
         assert_eq!(build_leftovers.ids(), Vec::<String>::new(), "{why}: no container of the failed build is left");
         assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "{why}");
         assert!(restore_history(&home, &inst).is_empty(), "{why}");
-        assert!(snapshot_of(&home.home.join("data")) == data, "{why}: the session's data is as it was");
+        home.only_failed_attempts_between(&inst.container, &data, &snapshot_of(&home.home.join("data")), 3);
         assert!(snapshot_of(&home.home.join("sockets")) == sockets, "{why}: its socket dir too");
         work_is_there(&inst);
     };
@@ -530,7 +535,8 @@ fn tier_2_failing_after_the_sidecar_is_up_leaves_it_running_and_a_rerun_takes_it
     assert_eq!(state(&c), None, "no role container");
     assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
     assert!(restore_history(&home, &inst).is_empty());
-    assert!(home.snapshot() == before, "a failed restore changes nothing in the home");
+    let why = home.only_a_failed_attempt_noted(&inst.container, &before, 2);
+    assert!(why.contains(c.as_str()), "the history says why: {why}");
     work_is_there(&inst);
     let listed = candidate(&home, &inst);
     assert_eq!((listed.status.as_str(), listed.tier, listed.ready), ("preserved_dirty", Some(2), true), "{listed:?}");
@@ -579,7 +585,8 @@ fn tier_2_with_a_bind_source_gone_fails_after_the_sidecar_and_a_rerun_resumes_on
     assert_eq!(state(&c), None, "no role container");
     assert_eq!(home.status(&inst.container), ("preserved_dirty".into(), "preserved_dirty".into()), "not resumed");
     assert!(restore_history(&home, &inst).is_empty());
-    assert!(home.snapshot() == before, "a failed restore changes nothing in the home");
+    let why = home.only_a_failed_attempt_noted(&inst.container, &before, 2);
+    assert!(why.contains(c.as_str()), "the history says why: {why}");
     work_is_there(&inst);
 
     fs::rename(&moved, &shared).unwrap();

@@ -451,7 +451,9 @@ fn a_role_source_that_never_answers_is_given_up_on_after_the_fetch_timeout() {
         let cache = home.home.join("cache");
         entries.into_iter().filter(|(path, _)| !path.starts_with(&cache)).collect()
     };
-    assert_eq!(outside_the_cache(home.snapshot()), outside_the_cache(before), "nothing changed");
+    let (before, after) = (outside_the_cache(before), outside_the_cache(home.snapshot()));
+    let why = home.only_failed_attempts_between(&inst.container, &before, &after, 3);
+    assert!(why.contains("no answer from the server"), "the history says why: {why}");
 
     // The 7-character abbreviation jackin records when it reused an image: the fetch that would
     // resolve it fails the same way, and is the same retry-later exit 4 (it was 6, "not ready").
@@ -563,9 +565,14 @@ fn a_worktree_on_another_branch_resumes_with_drift_and_only_a_lost_one_stops_the
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &inst.container]), "true");
     assert_eq!(git(&worktree, &["rev-parse", "--abbrev-ref", "HEAD"]), "HEAD", "restore moves no HEAD");
     docker(&["stop", "-t", "0", &inst.container]);
-    store(&home)
-        .set_status(&InstanceName::parse(&inst.container).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
-        .unwrap();
+    // Kept again, as a keep records it: stopped on purpose, not interrupted.
+    let name = InstanceName::parse(&inst.container).unwrap();
+    store(&home).set_status(&name, Status::RestoreAvailable, "2026-11-29T10:00:00Z").unwrap();
+    jackin::state::continuity::update(&store(&home), &name, |c| {
+        c.cause = Some("kept".into());
+        Ok(((), true))
+    })
+    .unwrap();
 
     // The worktree is no longer registered in its host repository: that stops it.
     fs::remove_dir_all(app.join(".git/worktrees").join(&inst.container)).unwrap();
@@ -1235,7 +1242,15 @@ fn the_picker_resumes_the_chosen_session_and_refuses_one_not_ready() {
             SessionOptions { dind: false, image: Some(&image), ..Default::default() },
         ));
         docker(&["stop", "-t", "0", &inst.container]);
-        store(&home).set_status(&InstanceName::parse(&inst.container).unwrap(), Status::RestoreAvailable, at).unwrap();
+        // Kept by these tools (a keep says so in the continuity file): stopped on purpose, so
+        // reconciliation leaves it kept rather than calling it interrupted.
+        let name = InstanceName::parse(&inst.container).unwrap();
+        store(&home).set_status(&name, Status::RestoreAvailable, at).unwrap();
+        jackin::state::continuity::update(&store(&home), &name, |c| {
+            c.cause = Some("kept".into());
+            Ok(((), true))
+        })
+        .unwrap();
     }
     // Gone with no launch recipe: listed, not ready.
     drop(sessions.pop());

@@ -1,6 +1,7 @@
 //! A container's run shape both ways: read from the engine into a `ContainerSpec` (what the
 //! launch recipe records), and created from one (what restore replays).
 
+use bollard::query_parameters::RenameContainerOptions;
 use serde_json::Value;
 
 use super::*;
@@ -26,6 +27,10 @@ impl Engine {
         let mounts = mount_specs(response.mounts.unwrap_or_default());
         let container_name = response.name.unwrap_or_default().trim_start_matches('/').to_owned();
         let (network, aliases) = network_and_aliases(response.network_settings, &response.id);
+        // The tools' own label is not jackin's: it never reaches a recipe, nor anything that
+        // reads jackin's labels (services/capture.rs records `labels` as they are).
+        let mut labels = labels(config.labels);
+        let made_from = labels.remove(recipe::MADE_FROM_LABEL);
         let spec = ContainerSpec {
             name: container_name.clone(),
             image: config.image.unwrap_or_default(),
@@ -36,7 +41,7 @@ impl Engine {
             user: config.user.filter(|u| !u.is_empty()),
             // The engine names a container without `--hostname` after its short ID: that one's own.
             hostname: config.hostname.filter(|h| !h.is_empty() && !is_short_id(h, &response.id)),
-            labels: labels(config.labels),
+            labels,
             mounts,
             network,
             aliases,
@@ -47,6 +52,7 @@ impl Engine {
             stop_signal: config.stop_signal.filter(|s| !s.is_empty()),
             stop_timeout: config.stop_timeout,
             host_config: Some(recipe::chosen_host_config(as_fields(&host))),
+            made_from,
             ..ContainerSpec::default()
         };
         Ok(Some(ContainerDetails {
@@ -128,7 +134,7 @@ impl Engine {
             working_dir: spec.working_dir.clone(),
             user: spec.user.clone(),
             hostname: spec.hostname.clone(),
-            labels: Some(spec.labels.clone().into_iter().collect()),
+            labels: Some(spec.labels.clone().into_iter().chain(made_from_label(spec)).collect()),
             env: Some(env),
             tty: Some(spec.tty),
             open_stdin: Some(spec.open_stdin),
@@ -161,6 +167,18 @@ impl Engine {
             Err(e) => Err(anyhow::Error::new(e).context(self.doing(format!("creating container {}", spec.name)))),
         }
     }
+
+    /// Renames a container; the engine moves its name on the networks it is attached to too.
+    pub(crate) fn rename(&self, name: &str, to: &str) -> Result<()> {
+        let options = RenameContainerOptions { name: to.to_owned() };
+        self.call(self.api.rename_container(name, options))
+            .with_context(|| self.doing(format!("renaming container {name} to {to}")))
+    }
+}
+
+/// The label that says which recipe a container was made from, when it was made from one.
+fn made_from_label(spec: &ContainerSpec) -> Option<(String, String)> {
+    spec.made_from.clone().map(|fingerprint| (recipe::MADE_FROM_LABEL.to_owned(), fingerprint))
 }
 
 /// The recipe's `HostConfig` in the client's type (its mounts and network set by the caller).

@@ -12,11 +12,13 @@ use serde::{Deserialize, Serialize};
 
 mod moves;
 mod restore;
+mod sweep;
 
 pub(crate) use crate::protocol::assessment::human_bytes;
 
 pub use moves::*;
 pub use restore::*;
+pub use sweep::*;
 
 /// `error`: one instance (or the run) failed; the others carried on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -77,6 +77,10 @@ pub(crate) struct Exited {
     pub(crate) role: RunState,
     /// `None`: no sidecar in the manifest. `Some((name, None))`: named, but gone.
     pub(crate) sidecar: Option<(String, Option<RunState>)>,
+    /// Of a `restore_available` session: whether these tools kept it after its container last
+    /// started (`jackin-keep --keep --stop` stops it on purpose). Without such a keep, jackin
+    /// left it running when the operator detached, and what stopped it was not the operator.
+    pub(crate) kept_since_start: bool,
 }
 
 /// Nothing is written before the engine has answered the list calls, so an unreachable engine
@@ -124,7 +128,7 @@ pub(crate) fn observe(engine: &Engine, store: &Store, selection: &Selection, opt
         instances,
         clock: None,
     };
-    inspect_exited(engine, &mut observation);
+    inspect_exited(engine, store, &mut observation);
     Ok(observation)
 }
 
@@ -179,7 +183,7 @@ fn select(catalog: &Catalog, selection: &Selection) -> (Vec<InstanceName>, Vec<F
 /// Inspects the role container (and its sidecar) of every instance whose exit the plan will
 /// judge: an exited role under a live row whose name lock nobody holds. The clock is read once,
 /// before the first inspection.
-fn inspect_exited(engine: &Engine, observation: &mut Observation) {
+fn inspect_exited(engine: &Engine, store: &Store, observation: &mut Observation) {
     for i in 0..observation.instances.len() {
         let seen = &observation.instances[i];
         let Ok(Some(manifest)) = &seen.manifest else { continue };
@@ -191,6 +195,7 @@ fn inspect_exited(engine: &Engine, observation: &mut Observation) {
         let sidecar_name = manifest.docker.dind_container.clone();
         let sidecar_listed = sidecar_name.as_deref().is_some_and(|name| observation.container(name).is_some());
         let role_name = manifest.docker.role_container.clone();
+        let seen_name = seen.name.clone();
         observation.clock.get_or_insert_with(|| Clock::read(engine));
         let inspected = (|| -> Result<Inspected> {
             let Some(role) = engine.inspect(&role_name)? else { return Ok(Inspected::Gone) };
@@ -199,14 +204,31 @@ fn inspect_exited(engine: &Engine, observation: &mut Observation) {
                 _ => None,
             };
             let sidecar = sidecar_name.map(|name| (name, sidecar_state));
-            Ok(Inspected::Ended(Box::new(Exited { role: role.state, sidecar })))
+            let kept_since_start = status == Status::RestoreAvailable && kept_after(store, &seen_name, &role.state)?;
+            Ok(Inspected::Ended(Box::new(Exited { role: role.state, sidecar, kept_since_start })))
         })();
         observation.instances[i].inspected = inspected.unwrap_or_else(Inspected::Failed);
     }
 }
 
 /// Whether the plan judges how a role container ended, so the observation must inspect it: it
-/// exited under a live row, or under `failed_setup` (which only a host kill changes).
+/// exited under a live row, under `failed_setup` (which only a host kill changes), or under
+/// `restore_available` (jackin's status for a session the operator detached from and left
+/// running, as well as for a kept one).
 pub(crate) fn needs_inspection(status: Status, role_state: Option<&str>) -> bool {
-    matches!(role_state, Some("exited" | "dead")) && (status.is_live() || status == Status::FailedSetup)
+    matches!(role_state, Some("exited" | "dead"))
+        && (status.is_live() || matches!(status, Status::FailedSetup | Status::RestoreAvailable))
+}
+
+/// Whether the tools' keep record of the session is later than the container's last start. A
+/// session these tools kept before they recorded when (a cause of `kept` and no record) counts
+/// as kept: only evidence of a later start makes a kept session an interrupted one.
+fn kept_after(store: &Store, name: &InstanceName, role: &RunState) -> Result<bool> {
+    let continuity = crate::state::continuity::read(store, name)?;
+    let at = |t: Option<&str>| t.and_then(crate::base::time::parse_rfc3339);
+    Ok(match (at(continuity.kept_at().as_deref()), at(role.started_at.as_deref())) {
+        (Some(kept), Some(started)) => kept >= started,
+        (Some(_), None) => true,
+        (None, _) => continuity.cause.as_deref() == Some("kept"),
+    })
 }

@@ -93,11 +93,14 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
         }
         Some(_) if needs_inspection(status, role_state) && !seen.lock_held => match &seen.inspected {
             Inspected::Ended(exited) => {
-                let Exited { role, sidecar } = exited.as_ref();
+                let Exited { role, sidecar, kept_since_start } = exited.as_ref();
                 let sidecar = sidecar.as_ref().map(|(name, state)| (name.as_str(), state.as_ref()));
                 let clock = observation.clock.clone().unwrap_or_default();
                 let (cause, evidence) = judge_exit(&manifest.docker.role_container, role, sidecar, &clock, now);
-                if status.is_live() || cause == Cause::KilledByHost {
+                // A `restore_available` session that nothing of ours stopped was left running by
+                // jackin when the operator detached: whatever stopped it interrupted it.
+                let detached = status == Status::RestoreAvailable && !kept_since_start;
+                if status.is_live() || detached || (cause == Cause::KilledByHost && status == Status::FailedSetup) {
                     plan.changes.push(change(Status::Crashed, cause, Evidence::Exit(Box::new(evidence))));
                 }
             }
@@ -218,7 +221,7 @@ mod tests {
 
     fn ended(role: i64, sidecar: i64) -> Inspected {
         let sidecar = Some((format!("{NAME}-dind"), Some(exited(sidecar))));
-        Inspected::Ended(Box::new(Exited { role: exited(role), sidecar }))
+        Inspected::Ended(Box::new(Exited { role: exited(role), sidecar, kept_since_start: false }))
     }
 
     /// A cause as the tables below spell it (the wire's word, checked against serde's).
@@ -312,10 +315,35 @@ mod tests {
                 assert_eq!(evidence.sign.is_none(), cause == Some("container_exited"));
             }
         }
-        for status in ["clean_exited", "crashed", "restore_available", "superseded", "purged"] {
+        for status in ["clean_exited", "crashed", "preserved_dirty", "superseded", "purged"] {
             assert!(!needs_inspection(Status::parse(status).unwrap(), Some("exited")), "{status}");
         }
         assert!(!needs_inspection(Status::Active, Some("running")) && !needs_inspection(Status::Active, None));
+    }
+
+    /// jackin marks a session `restore_available` when the operator detaches and leaves it
+    /// running; one whose container then stopped with no keep of ours after its start was
+    /// interrupted (a `docker kill`, the host), and says so. One these tools kept and stopped
+    /// stays kept, whatever the host did afterwards.
+    #[test]
+    fn a_detached_session_stopped_under_jackin_is_interrupted() {
+        let table: &[(i64, i64, bool, Option<&str>)] = &[
+            (137, 0, false, Some("container_exited")),
+            (255, 255, false, Some("killed_by_host")),
+            (0, 0, false, Some("container_exited")),
+            (137, 0, true, None),
+            (255, 255, true, None),
+        ];
+        for &(role, sidecar, kept_since_start, cause) in table {
+            assert!(needs_inspection(Status::RestoreAvailable, Some("exited")));
+            let mut seen = seen("restore_available");
+            let Inspected::Ended(mut exited) = ended(role, sidecar) else { unreachable!() };
+            exited.kept_since_start = kept_since_start;
+            seen.inspected = Inspected::Ended(exited);
+            let plan = plan(&observed(Some("exited"), seen));
+            let expected = cause.map(|cause| ("restore_available", "crashed", cause));
+            assert_eq!(change_of(&plan), expected, "exit {role}/{sidecar}, kept since start: {kept_since_start}");
+        }
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub fn candidates(
             continue;
         }
         let distrusted = trust_sources(store, &manifest, &mut kept)?;
-        let mut plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref(), role_source)?;
+        let mut plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref(), role_source, false)?;
         plan.drift.extend(distrusted);
         if let Some(holder) = crate::services::claim::SessionClaim::held_by(store, &target.name)? {
             plan.missing.push(holder);

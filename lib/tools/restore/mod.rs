@@ -2,6 +2,7 @@
 //! worktrees, by the cheapest faithful tier. A failed restore never deletes anything.
 
 mod base_image;
+mod drift;
 mod list;
 mod observe;
 mod plan;
@@ -9,6 +10,7 @@ mod quarantines;
 mod recover;
 mod resume;
 mod run;
+mod sweep;
 
 pub use list::{candidates, Order};
 pub use observe::RoleSource;
@@ -18,6 +20,7 @@ pub use quarantines::quarantined;
 pub use recover::recover;
 pub use resume::{acknowledge, resume, Resume, ResumeOptions};
 pub use run::{execute, failure_exit, mark_resumed, Ran, Waits, CRASH_POINTS};
+pub use sweep::{interrupted, sweep_exit, SweepOptions};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -84,13 +87,14 @@ pub fn prepare(
     name: &InstanceName,
     changes: &[Change],
     role_source: RoleSource,
+    as_is: bool,
 ) -> Result<Prepared> {
     let mut manifest =
         store.read_manifest(name)?.ok_or_else(|| Exit::Partial.err(format_args!("{name}: no manifest")))?;
     let mut kept = continuity::read(store, name)?;
     as_reconciled(&mut manifest, &mut kept, changes);
     let distrusted = trust_sources(store, &manifest, &mut kept)?;
-    let mut plan = plan(engine, store, name, &manifest, kept.recipe.as_ref(), role_source)?;
+    let mut plan = plan(engine, store, name, &manifest, kept.recipe.as_ref(), role_source, as_is)?;
     plan.drift.extend(distrusted);
     Ok(Prepared { manifest, kept, plan })
 }

@@ -27,8 +27,9 @@ pub(crate) struct Observation {
     /// Each image reference the recipe names for a container to create: the id it resolves
     /// to, `None` when gone.
     pub(crate) images: BTreeMap<String, Option<String>>,
-    /// A first-format recipe's images' own environment and volumes (it recorded them with the
-    /// launch's), by reference.
+    /// What images give every container made from them (their own environment and volumes):
+    /// a first-format recipe's images (it recorded those with the launch's), by reference, and
+    /// the images a stopped session's containers run, by ID (tier 1's drift check).
     pub(crate) image_defaults: BTreeMap<String, ImageDefaults>,
     /// Tier 3's role commit: the full id, `None` when only a resume's fetch can tell, or why it
     /// cannot be had.
@@ -99,10 +100,24 @@ pub(crate) fn observe(
     }
     let Some(recipe) = recipe else { return Ok(seen) };
     let sidecar_gone = seen.sidecar.is_none() && manifest.docker.dind_container.is_some();
-    if seen.role.is_none() || sidecar_gone {
+    // Tier 1 compares each stopped session's containers with the recipe (drift.rs), knowing what
+    // their images give every container; one that drifted is made anew from the recipe's images.
+    let stopped = seen.role.as_ref().is_some_and(|r| !r.state.running);
+    if stopped {
+        let ids: Vec<String> = seen.role.iter().chain(seen.sidecar.iter()).map(|c| c.spec.image_id.clone()).collect();
+        for id in ids.into_iter().filter(|id| !id.is_empty()) {
+            if let Some(defaults) = engine.image_defaults(&id)? {
+                seen.image_defaults.insert(id, defaults);
+            }
+        }
+    }
+    if seen.role.is_none() || sidecar_gone || stopped {
         if let Some(sidecar) = &recipe.sidecar {
             look_up_images(engine, &mut seen, [&sidecar.spec.image_id, &sidecar.spec.image])?;
         }
+    }
+    if stopped {
+        look_up_images(engine, &mut seen, [&recipe.role.spec.image_id, &recipe.role.spec.image])?;
     }
     if seen.role.is_none() {
         let spec = &recipe.role.spec;
@@ -112,8 +127,12 @@ pub(crate) fn observe(
         }
     }
     if recipe.format < 2 {
-        let references: Vec<String> =
-            seen.images.iter().filter(|(_, id)| id.is_some()).map(|(r, _)| r.clone()).collect();
+        let references: Vec<String> = seen
+            .images
+            .iter()
+            .filter(|(r, id)| id.is_some() && !seen.image_defaults.contains_key(*r))
+            .map(|(r, _)| r.clone())
+            .collect();
         for reference in references {
             let defaults = engine.image_defaults(&reference)?.unwrap_or_default();
             seen.image_defaults.insert(reference, defaults);

@@ -2,6 +2,7 @@
 //! alone: no engine call here, so a `--plan` and the resume after it decide alike, and the tests
 //! below play each branch without Docker. `run.rs` walks the steps as they are.
 
+use super::drift::{Drifted, Replacing};
 use super::observe::{role_image_there, Observation};
 use super::*;
 
@@ -78,6 +79,11 @@ pub(crate) enum Step {
         name: String,
     },
     CreateRole(Box<ToCreate>),
+    /// Tier 1 turned 2: a stopped sidecar or role container that no longer matches the launch
+    /// recipe, replaced by one made from it (run.rs: the new one created and checked before the
+    /// old one is removed).
+    ReplaceSidecar(Box<ToCreate>),
+    ReplaceRole(Box<ToCreate>),
 }
 
 impl Step {
@@ -109,6 +115,14 @@ impl Step {
             },
             Step::StartRole { name } => format!("start {name}"),
             Step::CreateRole(role) => format!("create and start {}", role.spec.name),
+            Step::ReplaceSidecar(sidecar) => format!(
+                "replace {} with one made from the launch recipe, healthy before the old one is removed",
+                sidecar.spec.name
+            ),
+            Step::ReplaceRole(role) => format!(
+                "replace {} with one made from the launch recipe, checked before the old one is removed, and start it",
+                role.spec.name
+            ),
         }
     }
 }
@@ -179,13 +193,15 @@ pub(crate) fn plan(
     manifest: &Manifest,
     recipe: Option<&LaunchRecipe>,
     role_source: RoleSource,
+    as_is: bool,
 ) -> Result<Plan> {
     let seen = super::observe::observe(engine, store, name, manifest, recipe, role_source)?;
-    Ok(decide(manifest, recipe, seen))
+    Ok(decide(manifest, recipe, seen, as_is))
 }
 
-/// The tier and its steps, from the observation alone.
-pub(crate) fn decide(manifest: &Manifest, recipe: Option<&LaunchRecipe>, mut seen: Observation) -> Plan {
+/// The tier and its steps, from the observation alone. `as_is` (`--as-is`): a stopped container
+/// that no longer matches its launch recipe is started as it is, and the drift said.
+pub(crate) fn decide(manifest: &Manifest, recipe: Option<&LaunchRecipe>, mut seen: Observation, as_is: bool) -> Plan {
     let mut plan =
         Plan { missing: std::mem::take(&mut seen.stops), drift: std::mem::take(&mut seen.drift), ..Plan::default() };
     if let Some(recipe) = recipe.filter(|r| r.format > RECIPE_FORMAT) {
@@ -203,7 +219,7 @@ pub(crate) fn decide(manifest: &Manifest, recipe: Option<&LaunchRecipe>, mut see
     }
     match (&seen.role, recipe) {
         (Some(role), _) if role.state.running => plan_running(manifest, recipe, role, &seen, &mut plan),
-        (Some(role), _) => plan_restart(manifest, recipe, role, &seen, &mut plan),
+        (Some(role), _) => plan_restart(manifest, recipe, role, &seen, &mut plan, as_is),
         (None, None) => plan.missing.push("no launch recipe: the session was lost before one was captured".into()),
         (None, Some(recipe)) => plan_recreate(manifest, recipe, &seen, &mut plan),
     }
@@ -229,7 +245,7 @@ fn plan_running(
     match (&seen.sidecar, &manifest.docker.dind_container) {
         (Some(sidecar), _) if !sidecar.state.running => plan.steps.push(start_sidecar(sidecar, recipe)),
         (None, Some(gone)) => {
-            plan_resources(recipe, role, seen, plan);
+            plan_resources(recipe, role, seen, plan, Replacing::default());
             plan_sidecar_gone(recipe, gone, seen, plan);
         }
         _ => plan.steps.push(Step::NothingToStart { role: role.name.clone() }),
@@ -237,27 +253,70 @@ fn plan_running(
 }
 
 /// Tier 1: agent.toml back, the network and volume jackin's garbage collection may have taken,
-/// the sidecar, then the role container.
+/// the sidecar, then the role container. A container that no longer matches the launch recipe
+/// (drift.rs) is not started stale: it is replaced from the recipe, and the plan is tier 2;
+/// `--as-is` starts it as it is. Either way the drift is said.
 fn plan_restart(
     manifest: &Manifest,
     recipe: Option<&LaunchRecipe>,
     role: &ContainerDetails,
     seen: &Observation,
     plan: &mut Plan,
+    as_is: bool,
 ) {
     plan.tier = Some(Tier::Restart);
+    let drifted = recipe.map(|r| Drifted::of(r, role, seen)).unwrap_or_default();
+    let replace = drifted.noted(plan, as_is);
     match recipe.and_then(|r| r.agent_toml.as_ref()) {
         Some(_) => plan.steps.push(Step::RewriteAgentToml),
         None if seen.agent_toml_there => {}
         None => plan.missing.push("agent.toml is gone and no launch recipe holds it".into()),
     }
-    plan_resources(recipe, role, seen, plan);
-    match (&seen.sidecar, &manifest.docker.dind_container) {
-        (Some(sidecar), _) => plan.steps.push(start_sidecar(sidecar, recipe)),
-        (None, Some(gone)) => plan_sidecar_gone(recipe, gone, seen, plan),
-        (None, None) => {}
+    plan_resources(recipe, role, seen, plan, replace);
+    match (&seen.sidecar, &manifest.docker.dind_container, recipe.and_then(|r| Some((r, r.sidecar.as_ref()?)))) {
+        (Some(_), _, Some((recipe, recorded))) if replace.sidecar => {
+            let image = sidecar_image(recorded, seen);
+            let health = recorded.health.clone().unwrap_or_else(docker_info);
+            let create = image.map(|image| to_create(recipe, recorded, image, seen, health));
+            plan_replacement(recipe, recorded, create, plan, |c| Step::ReplaceSidecar(Box::new(c)));
+        }
+        (Some(sidecar), _, _) => plan.steps.push(start_sidecar(sidecar, recipe)),
+        (None, Some(gone), _) => plan_sidecar_gone(recipe, gone, seen, plan),
+        (None, None, _) => {}
     }
-    plan.steps.push(Step::StartRole { name: role.name.clone() });
+    match recipe.filter(|_| replace.role) {
+        Some(recipe) => {
+            let image = role_image_there(&recipe.role.spec, seen).map(|(image, moved)| {
+                plan.drift.extend(moved);
+                image
+            });
+            let create = image.map(|image| to_create(recipe, &recipe.role, image, seen, Vec::new()));
+            plan_replacement(recipe, &recipe.role, create, plan, |c| Step::ReplaceRole(Box::new(c)));
+        }
+        None => plan.steps.push(Step::StartRole { name: role.name.clone() }),
+    }
+}
+
+/// Tier 1 turned 2: the container there that no longer matches `recorded` is replaced by
+/// `create`, made from the recipe (its variables resolved when the step runs); `None` when the
+/// recipe's image is gone too.
+fn plan_replacement(
+    recipe: &LaunchRecipe,
+    recorded: &ContainerRecipe,
+    create: Option<ToCreate>,
+    plan: &mut Plan,
+    step: fn(ToCreate) -> Step,
+) {
+    plan.tier = Some(Tier::Recreate);
+    let Some(create) = create else {
+        plan.missing.push(format!(
+            "{} no longer matches its launch recipe, whose image {} is gone too: `--as-is` starts it as it is",
+            recorded.spec.name, recorded.spec.image
+        ));
+        return;
+    };
+    plan_env(&create.env, &recipe.config_literals, plan);
+    plan.steps.push(step(create));
 }
 
 /// Starting a sidecar that is there: its own healthcheck says when it is ready, else the
@@ -280,8 +339,19 @@ fn docker_info() -> Vec<String> {
 /// Tiers 0 and 1: jackin's garbage collection removes the networks of roles that are not
 /// running; the network (and the certs volume) come back from the recipe before the sidecar
 /// starts, and the stopped containers are joined to the network made anew.
-fn plan_resources(recipe: Option<&LaunchRecipe>, role: &ContainerDetails, seen: &Observation, plan: &mut Plan) {
-    if let Some(network) = &role.spec.network {
+fn plan_resources(
+    recipe: Option<&LaunchRecipe>,
+    role: &ContainerDetails,
+    seen: &Observation,
+    plan: &mut Plan,
+    replacing: Replacing,
+) {
+    // A role container replaced comes back on the recipe's network, whichever the one there is on.
+    let network = match recipe.filter(|_| replacing.role) {
+        Some(recipe) => recipe.role.spec.network.as_ref(),
+        None => role.spec.network.as_ref(),
+    };
+    if let Some(network) = network {
         match recipe.and_then(|r| r.network.as_ref()).filter(|n| n.name == *network) {
             Some(recorded) => plan_network(recipe.map_or(RECIPE_FORMAT, |r| r.format), recorded, seen, plan),
             None if seen.network(network).is_some() => {}
@@ -301,7 +371,8 @@ fn plan_resources(recipe: Option<&LaunchRecipe>, role: &ContainerDetails, seen: 
             _ => None,
         })
         .collect();
-    for container in seen.sidecar.iter().chain(std::iter::once(role)).filter(|c| !c.state.running) {
+    let staying = seen.sidecar.iter().filter(|_| !replacing.sidecar).chain(Some(role).filter(|_| !replacing.role));
+    for container in staying.filter(|c| !c.state.running) {
         if let Some(network) = container.spec.network.as_ref().filter(|n| made_anew.contains(n)) {
             plan.steps.push(Step::Reconnect {
                 container: container.name.clone(),
@@ -383,11 +454,10 @@ fn plan_network(recipe_format: u32, recorded: &NetworkRecipe, seen: &Observation
 /// agent.toml, then the role container. Every variable of both containers must resolve.
 fn plan_recreate(manifest: &Manifest, recipe: &LaunchRecipe, seen: &Observation, plan: &mut Plan) {
     let image = plan_role_image(manifest, recipe, seen, plan);
-    let role_env = match &image {
+    let mut bindings = match &image {
         Some(image) => env_to_resolve(recipe, &recipe.role, image, seen),
         None => recipe.role.env.clone(),
     };
-    let mut bindings = role_env.clone();
     if let Some(network) = &recipe.network {
         plan_network(recipe.format, network, seen, plan);
     }
@@ -414,8 +484,7 @@ fn plan_recreate(manifest: &Manifest, recipe: &LaunchRecipe, seen: &Observation,
         plan.steps.push(Step::RewriteAgentToml);
     }
     let image = image.unwrap_or_else(|| recipe.role.spec.image.clone());
-    let spec = spec_to_create(recipe, &recipe.role, &image, seen);
-    plan.steps.push(Step::CreateRole(Box::new(ToCreate { spec, image, env: role_env, health: Vec::new() })));
+    plan.steps.push(Step::CreateRole(Box::new(to_create(recipe, &recipe.role, image, seen, Vec::new()))));
 }
 
 /// Tier 2's image or tier 3's build of the role from its recorded source commit; what is missing
@@ -471,10 +540,21 @@ fn sidecar_image(sidecar: &ContainerRecipe, seen: &Observation) -> Option<String
 /// plan says the image is gone).
 fn sidecar_to_create(recipe: &LaunchRecipe, sidecar: &ContainerRecipe, seen: &Observation) -> ToCreate {
     let image = sidecar_image(sidecar, seen).unwrap_or_else(|| sidecar.spec.image.clone());
+    to_create(recipe, sidecar, image, seen, sidecar.health.clone().unwrap_or_else(docker_info))
+}
+
+/// `recorded` as a step creates it from `image`.
+fn to_create(
+    recipe: &LaunchRecipe,
+    recorded: &ContainerRecipe,
+    image: String,
+    seen: &Observation,
+    health: Vec<String>,
+) -> ToCreate {
     ToCreate {
-        spec: spec_to_create(recipe, sidecar, &image, seen),
-        env: env_to_resolve(recipe, sidecar, &image, seen),
-        health: sidecar.health.clone().unwrap_or_else(docker_info),
+        spec: spec_to_create(recipe, recorded, &image, seen),
+        env: env_to_resolve(recipe, recorded, &image, seen),
+        health,
         image,
     }
 }

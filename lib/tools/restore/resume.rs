@@ -4,7 +4,9 @@
 //! is asked to acknowledge anything; then the acknowledgement; then the tier, and the statuses.
 
 use super::*;
+use crate::base::tool::Tool;
 use crate::protocol::codes::ErrorCode;
+use crate::protocol::evidence::{history_entry, Because, Evidence, ResumeFailed};
 use crate::services::claim::SessionClaim;
 use crate::state::model::IndexRow;
 
@@ -15,6 +17,8 @@ pub struct ResumeOptions {
     pub plan_only: bool,
     /// `--yes`: the preserved work is acknowledged without a terminal.
     pub yes: bool,
+    /// `--as-is`: a stopped container that no longer matches its recipe is started as it is.
+    pub as_is: bool,
     pub waits: Waits,
 }
 
@@ -55,7 +59,7 @@ pub fn resume(
     };
     let refused = |code, why: String| Ok(Resume::Refused { code, why: anyhow::anyhow!(why), exit: Exit::Partial });
     let Prepared { manifest, kept, plan } =
-        prepare(engine, store, name, changes, RoleSource::for_run(options.plan_only))?;
+        prepare(engine, store, name, changes, RoleSource::for_run(options.plan_only), options.as_is)?;
     if !resumable(Status::parse(&manifest.status), plan.role.is_some()) {
         return refused(
             ErrorCode::NotResumable,
@@ -80,11 +84,34 @@ pub fn resume(
     let tier = plan.tier.expect("a ready plan has a tier");
     let ran = match execute(engine, store, name, &manifest, kept.recipe.as_ref(), &plan, options.waits) {
         Ok(ran) => ran,
-        Err(e) => return Ok(Resume::Failed(e)),
+        Err(e) => {
+            note_failed_attempt(store, name, &manifest, tier, &e)?;
+            return Ok(Resume::Failed(e));
+        }
     };
     mark_resumed(store, name, &manifest, tier)?;
     drop(claim);
     Ok(Resume::Resumed(resumed(&manifest, &plan, ran)))
+}
+
+/// A failed attempt changes nothing it resumes from: the manifest, the index row, the recipe and
+/// the cause stay as they were, byte for byte, so the next attempt starts from the same place.
+/// Only an entry appended to the history says that it was tried, when, at which tier and why it
+/// failed. (A plan that stops the resume tried nothing and writes nothing at all.)
+fn note_failed_attempt(
+    store: &Store,
+    name: &InstanceName,
+    manifest: &Manifest,
+    tier: Tier,
+    why: &anyhow::Error,
+) -> Result<()> {
+    let status = Status::parse(&manifest.status).context("a resumable status")?;
+    let evidence = Evidence::ResumeFailed(ResumeFailed { tier: tier.number(), failed: format!("{why:#}") });
+    let now = crate::base::time::now_rfc3339();
+    continuity::update(store, name, |c| {
+        c.history.push(history_entry(&now, Tool::Restore, &manifest.status, status, Because::ResumeFailed, &evidence)?);
+        Ok(((), true))
+    })
 }
 
 /// The preserved work is shown and acknowledged on the terminal before anything starts.

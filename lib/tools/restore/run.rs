@@ -1,11 +1,15 @@
 //! Running a plan: its steps in their order, each as the plan says it, and the statuses of a
 //! session resumed. Every variable is resolved before the first step, so one that cannot be
-//! stops the resume before anything changes. Never deletes anything.
+//! stops the resume before anything changes. Never deletes anything of the session's: the only
+//! container it removes is one that no longer matched the launch recipe, once its replacement is
+//! made and checked (`Run::replace`), and what it made itself.
 
+use super::drift;
 use super::plan::{Step, Tier, ToCreate};
 use super::*;
 use crate::base::tool::Tool;
 use crate::protocol::evidence::{history_entry, Because, Evidence, Resumed};
+use crate::services::ownership::HomeRoots;
 
 /// What a resume did (the plan's steps, in the plan's words), and what it found different from
 /// the launch on the way (tier 3's base).
@@ -62,7 +66,11 @@ pub fn execute(
     let mut envs = Vec::new();
     for step in &plan.steps {
         envs.push(match step {
-            Step::RecreateSidecar(c) | Step::CreateSidecar(c) | Step::CreateRole(c) => resolved_env(c, literals)?,
+            Step::RecreateSidecar(c)
+            | Step::CreateSidecar(c)
+            | Step::CreateRole(c)
+            | Step::ReplaceSidecar(c)
+            | Step::ReplaceRole(c) => resolved_env(c, literals)?,
             _ => Vec::new(),
         });
     }
@@ -109,23 +117,136 @@ impl Run<'_> {
             }
             Step::StartRole { name } => engine.start(name)?,
             Step::CreateRole(role) => {
-                // A name taken already (a rerun after a run killed half-way) is the one there.
-                engine.create_container(&role.spec, &role.image, env)?;
+                // A replacement killed after it removed the old container left the new one under
+                // its interim name: made again here instead. A name taken already (a rerun after
+                // a run killed half-way) is the one there.
+                self.remove_leftover(&role.spec.name)?;
+                self.create(role, self.recorded(false)?, &role.spec.name, env)?;
                 crash_point("created");
                 engine.start(&role.spec.name)?;
                 crash_point("started");
             }
+            Step::ReplaceSidecar(sidecar) => self.replace(sidecar, env, true)?,
+            Step::ReplaceRole(role) => self.replace(role, env, false)?,
         }
         Ok(None)
     }
 
-    /// Creates the sidecar from the recipe (one there already, from a run killed half-way, is
-    /// taken as it is), starts it and waits until it is healthy.
-    fn bring_up_sidecar(&self, sidecar: &ToCreate, env: Vec<String>) -> Result<()> {
-        self.engine.create_container(&sidecar.spec, &sidecar.image, env)?;
-        self.engine.start(&sidecar.spec.name)?;
-        wait_healthy(self.engine, &sidecar.spec.name, &sidecar.health, self.waits.health)
+    /// The recipe of the sidecar or of the role container, which a step creates.
+    fn recorded(&self, sidecar: bool) -> Result<&ContainerRecipe> {
+        let recipe = self.recipe.context("no launch recipe")?;
+        match sidecar {
+            true => recipe.sidecar.as_ref().context("no sidecar in the launch recipe"),
+            false => Ok(&recipe.role),
+        }
     }
+
+    /// Creates `new` under `name`, labelled with the fingerprint of its recipe and of the image
+    /// the engine resolves its image to now (tier 3's, just built): a later tier 1 knows the
+    /// container was made from this recipe (drift.rs).
+    fn create(&self, new: &ToCreate, recorded: &ContainerRecipe, name: &str, env: Vec<String>) -> Result<()> {
+        let mut spec = ContainerSpec { name: name.to_owned(), ..new.spec.clone() };
+        // An image that is gone gets no label: the create below fails on it, in the engine's words.
+        spec.made_from = self.engine.image_id(&new.image)?.map(|id| recipe::fingerprint(recorded, &id));
+        self.engine.create_container(&spec, &new.image, env).map(drop)
+    }
+
+    /// Creates the sidecar from the recipe (one there already, from a run killed half-way, is
+    /// taken as it is; one left under its interim name by a replacement killed after it removed
+    /// the old one is made again), starts it and waits until it is healthy.
+    fn bring_up_sidecar(&self, sidecar: &ToCreate, env: Vec<String>) -> Result<()> {
+        let name = &sidecar.spec.name;
+        self.remove_leftover(name)?;
+        self.create(sidecar, self.recorded(true)?, name, env)?;
+        self.engine.start(name)?;
+        wait_healthy(self.engine, name, &sidecar.health, self.waits.health)
+    }
+
+    /// Replaces the container `new` names, there and no longer what its recipe makes, create
+    /// before destroy: the new one is created under its interim name ([`interim_name`]) and
+    /// checked (its image, mounts, variable names and network are the recipe's; a sidecar is
+    /// started and waited for), and only then is the old one removed (with its anonymous volumes,
+    /// as purge removes one), the new one renamed to the real name and started. Until the old one
+    /// is removed, a failure leaves it as it was (same ID, name and state) and removes the interim
+    /// one, which holds nothing of the session yet.
+    ///
+    /// A rerun after a run killed at any point: before the removal the old one still drifts, and
+    /// the replacement starts over (what is under the interim name goes first); after it, the
+    /// session's container is gone (tier 2, or a removed sidecar) and its creation removes the
+    /// interim one first; after the rename the new one is there, made from the recipe (tier 1).
+    ///
+    /// While both exist the role container is stopped, so nothing on the session's network
+    /// resolves the name or the aliases the two share; the engine moves the name with the
+    /// rename.
+    fn replace(&self, new: &ToCreate, env: Vec<String>, sidecar: bool) -> Result<()> {
+        let (engine, name, recorded) = (self.engine, &new.spec.name, self.recorded(sidecar)?);
+        let interim = interim_name(name);
+        self.remove_leftover(name)?;
+        self.create(new, recorded, &interim, env)?;
+        crash_point("replacement-created");
+        if let Err(e) = self.check_replacement(&interim, new, recorded, sidecar) {
+            let removed = engine.remove_container(&interim).err().map(|r| format!(" (and removing it failed: {r:#})"));
+            return Err(e.context(format!(
+                "{name} was not replaced and is left as it was; the replacement {interim} is removed{}",
+                removed.unwrap_or_default()
+            )));
+        }
+        engine.remove_container(name)?;
+        crash_point("replacement-old-removed");
+        engine.rename(&interim, name)?;
+        crash_point("replacement-renamed");
+        engine.start(name)
+    }
+
+    /// Removes what a run killed half-way left under `container`'s interim name: a container
+    /// restore made from a launch recipe (it carries the label) that reaches into no other home
+    /// (services/ownership.rs). Anything else by that name is not touched, and stops the step.
+    fn remove_leftover(&self, container: &str) -> Result<()> {
+        let interim = interim_name(container);
+        let Some(left) = self.engine.inspect(&interim)? else { return Ok(()) };
+        let binds: Vec<std::path::PathBuf> =
+            left.spec.mounts.iter().filter(|m| m.kind == "bind").map(|m| m.source.clone().into()).collect();
+        let other_home = HomeRoots::of(self.store).other_home(self.name, &binds);
+        if left.spec.made_from.is_none() || other_home.is_some() {
+            anyhow::bail!("{interim} is in the way and is not one this home's jackin-restore made: left alone");
+        }
+        self.engine.remove_container(&interim).map(drop)
+    }
+
+    /// That the container `interim` is what `recorded` makes, and labelled so; a sidecar started
+    /// and healthy too.
+    fn check_replacement(
+        &self,
+        interim: &str,
+        new: &ToCreate,
+        recorded: &ContainerRecipe,
+        sidecar: bool,
+    ) -> Result<()> {
+        let details = self.engine.inspect(interim)?.with_context(|| format!("{interim} is gone once created"))?;
+        let image = self.engine.image_defaults(&details.spec.image_id)?;
+        let mut differences = drift::differences(recorded, &details, image.as_ref());
+        if !drift::made_from(recorded, &details) {
+            differences.push("it does not carry the fingerprint of the launch recipe".into());
+        }
+        if !differences.is_empty() {
+            anyhow::bail!("{interim} does not match the launch recipe: {}", differences.join("; "));
+        }
+        if sidecar {
+            self.engine.start(interim)?;
+            wait_healthy(self.engine, interim, &new.health, self.waits.health)?;
+        }
+        Ok(())
+    }
+}
+
+/// The name a replacement is created under while the container it replaces is there: the
+/// session's name and a suffix of the tools' own. A `.` is no part of an instance name, so the
+/// tools' ownership checks and orphan passes, which name a container's instance by its
+/// `jackin.role` label or its name, never take a role container's interim one for an orphan of
+/// an instance that does not exist; a sidecar's, labelled with its instance, is that live
+/// instance's. The next run of restore finds it by this name.
+fn interim_name(container: &str) -> String {
+    format!("{container}.jackin-restore")
 }
 
 /// The values of a container's variables, read now (never written to a file).
@@ -214,6 +335,15 @@ fn crash_point(step: &str) {
     crate::base::crash::point(crate::base::tool::Tool::Restore, CRASH_POINTS, step);
 }
 
-/// A resume's crash points, in the order a run passes them (tiers 2 and 3; the last, the
-/// statuses, every tier).
-pub const CRASH_POINTS: &[&str] = &["resources", "sidecar", "created", "started", "stamped"];
+/// A resume's crash points, in the order a run passes them: tiers 2 and 3, then a tier-1 drift's
+/// replacement (each container replaced passes its three), then the statuses (every tier).
+pub const CRASH_POINTS: &[&str] = &[
+    "resources",
+    "sidecar",
+    "created",
+    "started",
+    "replacement-created",
+    "replacement-old-removed",
+    "replacement-renamed",
+    "stamped",
+];

@@ -1,0 +1,156 @@
+//! `jackin-restore --interrupted`: after a reboot (or an engine restart, a `docker kill`), every
+//! session the host or the engine interrupted, resumed by the cheapest faithful tier, several at
+//! a time. Each is resumed as `jackin-restore NAME --yes` would: under its claim, from its own
+//! plan, and a failure leaves what it resumes from as it was (resume.rs), so the next sweep can
+//! succeed. Sessions in use, kept on purpose or purged are never touched.
+
+use super::*;
+use crate::protocol::records::{Interrupted, SweepOutcome};
+use crate::state::select::Target;
+
+/// How a sweep runs.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepOptions {
+    /// Only sessions interrupted this recently; older ones are listed, left alone.
+    pub since: Duration,
+    /// How many sessions are resumed at a time.
+    pub jobs: usize,
+    pub resume: ResumeOptions,
+}
+
+/// An interrupted session as the sweep found it.
+struct Found {
+    target: Target,
+    manifest: Manifest,
+    cause: Option<String>,
+    interrupted_at: String,
+    within: bool,
+}
+
+/// One `interrupted` record for every session reconciliation left `crashed` (`changes`: what
+/// it changed, or in a plan would have), in the catalog's order.
+pub fn interrupted(
+    engine: &Engine,
+    store: &Store,
+    catalog: &Catalog,
+    changes: &[Change],
+    options: SweepOptions,
+) -> Result<Vec<Interrupted>> {
+    let now = SystemTime::now();
+    let found: Vec<Found> =
+        catalog.all().into_iter().filter_map(|t| found(engine, store, t, changes, now, options.since)).collect();
+    Ok(crate::base::parallel::map_with(options.jobs, &found, |f| sweep_one(engine, store, f, changes, options)))
+}
+
+/// The session, when it is interrupted: `crashed` once reconciled, whatever the cause; or live
+/// with its container stopped while another process holds its claim (the launcher still
+/// attached when the engine restarted, an operator resuming it by hand), which reconciliation
+/// leaves as it is and the sweep lists as in use.
+fn found(
+    engine: &Engine,
+    store: &Store,
+    target: Target,
+    changes: &[Change],
+    now: SystemTime,
+    since: Duration,
+) -> Option<Found> {
+    let mut manifest = store.read_manifest(&target.name).ok()??;
+    let mut kept = continuity::read(store, &target.name).unwrap_or_default();
+    as_reconciled(&mut manifest, &mut kept, changes);
+    let crashed = match Status::parse(&manifest.status)? {
+        Status::Crashed => true,
+        status if status.is_live() => {
+            let held = crate::state::store::name_lock_held(&store.name_lock_path(&target.name)).unwrap_or(true);
+            let stopped = || {
+                engine.inspect(&manifest.docker.role_container).is_ok_and(|c| c.is_none_or(|c| !c.state.running))
+            };
+            if !held || !stopped() {
+                return None;
+            }
+            false
+        }
+        _ => return None,
+    };
+    // The moment these tools found it interrupted (this run's reconciliation, which in a plan
+    // writes no history), not a later failed attempt's.
+    let found_now = changes.iter().any(|c| c.identity.container_base == manifest.container_base);
+    let interrupted_at = match kept.history.iter().rev().find(|h| h.to == Status::Crashed.as_str() && h.from != h.to) {
+        _ if found_now => crate::base::time::rfc3339(now),
+        Some(entry) => entry.at.clone(),
+        None => manifest.updated_at.clone(),
+    };
+    // One in use is said to be so, whenever it started.
+    let within = !crashed || crate::base::time::parse_rfc3339(&interrupted_at)
+        .is_none_or(|at| now.duration_since(at).map_or(true, |ago| ago <= since));
+    Some(Found { target, manifest, cause: kept.cause, interrupted_at, within })
+}
+
+fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], options: SweepOptions) -> Interrupted {
+    let name = &found.target.name;
+    let mut record = Interrupted {
+        identity: Identity::from_manifest(&found.manifest),
+        status: found.manifest.status.clone(),
+        cause: found.cause.clone(),
+        interrupted_at: found.interrupted_at.clone(),
+        outcome: SweepOutcome::LeftAlone,
+        tier: None,
+        actions: Vec::new(),
+        attach: Vec::new(),
+        drift: Vec::new(),
+        reason: None,
+        next: None,
+        exit: Exit::Ok.code(),
+    };
+    if !found.within {
+        record.reason = Some(format!(
+            "interrupted before the window (--since {})",
+            humantime::format_duration(options.since)
+        ));
+        record.next = Some(format!("jackin-restore {name} --plan, then jackin-restore {name} --yes"));
+        return record;
+    }
+    let resume = super::resume(engine, store, name, found.target.row.as_ref(), changes, options.resume);
+    let not_resumed = |record: &mut Interrupted, exit: Exit, why: String| {
+        record.outcome = SweepOutcome::NotResumed;
+        record.reason = Some(why);
+        record.exit = exit.code();
+        record.next = Some(format!("jackin-restore {name} --plan shows what stops it; then jackin-restore {name} --yes"));
+    };
+    match resume {
+        Ok(Resume::Resumed(restored) | Resume::Planned(restored, None)) => {
+            record.outcome =
+                if restored.dry_run { SweepOutcome::WouldResume } else { SweepOutcome::Resumed };
+            record.tier = restored.tier;
+            record.actions = restored.actions;
+            record.drift = restored.drift;
+            record.attach = if restored.dry_run { Vec::new() } else { restored.attach };
+        }
+        Ok(Resume::Planned(restored, Some(why))) => {
+            record.tier = restored.tier;
+            record.drift = restored.drift;
+            not_resumed(&mut record, Exit::Partial, why);
+        }
+        Ok(Resume::Refused { why, exit: Exit::Busy, .. }) => {
+            record.reason = Some(format!("in use: {why:#}"));
+            record.next = Some(format!("jackin-restore {name} --yes once the other process is done"));
+        }
+        Ok(Resume::Refused { why, exit, .. }) => not_resumed(&mut record, exit, format!("{why:#}")),
+        Ok(Resume::Failed(e)) => not_resumed(&mut record, failure_exit(&e), format!("{e:#}")),
+        Err(e) => not_resumed(&mut record, Exit::of(&e), format!("{e:#}")),
+    }
+    record
+}
+
+/// The exit code of a sweep: 0 when every session in the window was resumed (or, with
+/// `--plan`, would be) or there was none; 4 when each one that was not could only not be reached
+/// (retry later); else 6. Sessions left alone do not count: being in use, or interrupted long
+/// ago, is not a failure of the sweep.
+pub fn sweep_exit(records: &[Interrupted]) -> Exit {
+    let failed: Vec<i32> =
+        records.iter().filter(|r| r.outcome == SweepOutcome::NotResumed).map(|r| r.exit).collect();
+    match failed.as_slice() {
+        [] => Exit::Ok,
+        codes if codes.iter().all(|&c| c == Exit::Unavailable.code()) => Exit::Unavailable,
+        _ => Exit::Partial,
+    }
+}

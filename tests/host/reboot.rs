@@ -1,0 +1,221 @@
+//! After a reboot: one command brings every interrupted session back (issue 51). The tests' own
+//! engine is killed as a host going away kills it (engine, containerd, shims and containers at
+//! once) and started again; `jackin-restore --interrupted` then resumes what can come back and
+//! names the reason for what cannot, and a failed attempt leaves the session's files as they were.
+
+use crate::common;
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use common::docker::{engine_available, OwnEngine, TEST_IMAGE};
+use common::records::{records_of, Interrupted};
+use common::{stderr, Home, Instance};
+use serde_json::Value;
+
+/// One session's Docker side on the test's engine: its network, its sidecar (with the certs
+/// volume and a health command, as jackin's DinD has) when `dind`, and its role container.
+fn launch(engine: &OwnEngine, home: &Home, inst: &Instance, dind: bool, image: &str) -> Vec<String> {
+    let c = &inst.container;
+    let net = format!("{c}-net");
+    let role_label = format!("jackin.role={c}");
+    engine.docker(&["network", "create", "--label", "jackin.managed=true", "--label", &role_label, &net]);
+    let mut started = Vec::new();
+    if dind {
+        home.with_sidecar(c);
+        let (sidecar, certs) = (format!("{c}-dind"), format!("{c}-dind-certs"));
+        engine.docker(&["volume", "create", &certs]);
+        let mount = format!("{certs}:/certs");
+        engine.docker(&[
+            "create", "--name", &sidecar, "--network", &net, "--network-alias", "dind", "--label",
+            "jackin.managed=true", "--label", "jackin.kind=dind", "--label", &role_label, "-v", &mount,
+            "--health-cmd", "true", "--health-interval", "1s", TEST_IMAGE, "sleep", "3600",
+        ]);
+        started.push(sidecar);
+    }
+    engine.docker(&[
+        "create", "--name", c, "--network", &net, "--hostname", "agent", "--label", "jackin.managed=true",
+        "--label", "jackin.kind=role", "-w", "/workspace", image, "sleep", "3600",
+    ]);
+    started.push(c.clone());
+    let dir = home.home.join("sockets").join(c);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("agent.toml"), "role = \"agent-smith\"\n").unwrap();
+    for name in &started {
+        engine.docker(&["start", name]);
+    }
+    started
+}
+
+fn pids(engine: &OwnEngine, containers: &[String]) -> Vec<i32> {
+    containers.iter().map(|c| engine.docker(&["inspect", "-f", "{{.State.Pid}}", c]).parse().unwrap()).collect()
+}
+
+fn running(engine: &OwnEngine, container: &str) -> bool {
+    engine.docker(&["inspect", "-f", "{{.State.Running}}", container]) == "true"
+}
+
+/// What a resume resumes from, as bytes: the manifest, the isolation records, the index row.
+fn identity_files(home: &Home, inst: &Instance) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = ["instance.json", "isolation.json"]
+        .iter()
+        .map(|f| inst.dir.join(".jackin").join(f))
+        .filter(|p| p.exists())
+        .map(|p| (p.clone(), fs::read(&p).unwrap()))
+        .collect();
+    let row = home.index()["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["container_base"] == inst.container.as_str())
+        .cloned()
+        .unwrap();
+    files.push((home.index_path(), serde_json::to_vec(&row).unwrap()));
+    files
+}
+
+/// `jackin-restore --interrupted` with `how` (`--plan`, `--yes`) on the test's engine.
+fn sweep(home: &Home, host: &str, how: &str) -> std::process::Output {
+    home.cmd("jackin-restore").args(["--interrupted", how, "--format=json"]).env("DOCKER_HOST", host).output().unwrap()
+}
+
+fn continuity_bytes(home: &Home, inst: &Instance) -> Vec<u8> {
+    fs::read(home.continuity_path(&inst.container)).unwrap()
+}
+
+#[test]
+fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come_back() {
+    let test = "after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come_back";
+    if !engine_available(test) || !common::have_dockerd(test) {
+        return;
+    }
+    let mut engine =
+        OwnEngine::start_with_test_image(tempfile::Builder::new().prefix("jk-reboot-").tempdir().unwrap(), Vec::new());
+    let host = engine.host();
+    let mut home = Home::new();
+    let with_dind = home.instance("rb1aaaaa", |_, _| Vec::new());
+    let plain = home.instance("rb1bbbbb", |_, _| Vec::new());
+    let image_gone = home.instance("rb1ccccc", |_, _| Vec::new());
+    let network_gone = home.instance("rb1ddddd", |_, _| Vec::new());
+    let in_use = home.instance("rb1eeeee", |_, _| Vec::new());
+    // An image of its own (another ID than the test image's), so it can be gone for good.
+    engine.docker(&["create", "--name", "rb1-base", TEST_IMAGE, "true"]);
+    engine.docker(&["commit", "--change", "LABEL jackin.test=gone", "rb1-base", "jk-reboot-gone:1"]);
+    engine.docker(&["rm", "rb1-base"]);
+    // Nothing to rebuild it from: the manifest names no commit.
+    home.edit_manifest(&image_gone.container, |m| m["role_git_sha"] = Value::Null);
+
+    let mut containers = Vec::new();
+    containers.extend(launch(&engine, &home, &with_dind, true, TEST_IMAGE));
+    containers.extend(launch(&engine, &home, &plain, false, TEST_IMAGE));
+    containers.extend(launch(&engine, &home, &image_gone, false, "jk-reboot-gone:1"));
+    containers.extend(launch(&engine, &home, &network_gone, true, TEST_IMAGE));
+    containers.extend(launch(&engine, &home, &in_use, false, TEST_IMAGE));
+    // A reconcile while they run captures each one's launch recipe.
+    let out = home.cmd("jackin-reconcile").env("DOCKER_HOST", &host).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sessions = [&with_dind, &plain, &image_gone, &network_gone, &in_use];
+    for inst in sessions {
+        assert!(home.continuity(&inst.container).recipe.is_some(), "{}: a recipe was captured", inst.container);
+    }
+    // The launcher of one session is still attached when the host goes: it holds the name lock.
+    let lock = fs::File::create(home.home.join("data").join(format!("{}.lock", in_use.container))).unwrap();
+    fs2::FileExt::lock_exclusive(&lock).unwrap();
+
+    let pids = pids(&engine, &containers);
+    engine.kill_all(&pids);
+    engine.launch();
+    // After the restart: jackin's garbage collection took one network; one image is gone with its
+    // container.
+    engine.docker(&["network", "rm", &format!("{}-net", network_gone.container)]);
+    engine.docker(&["rm", &image_gone.container]);
+    engine.docker(&["rmi", "jk-reboot-gone:1"]);
+
+    // The plan changes nothing, and says what the run will do.
+    let before = home.snapshot();
+    let out = sweep(&home, &host, "--plan");
+    assert_eq!(out.status.code(), Some(6), "the image that is gone stops one: {}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+    assert_eq!(home.snapshot(), before, "--plan changed nothing");
+    let planned = records_of::<Interrupted>(&out.stdout);
+    let outcome = |records: &[Interrupted], inst: &Instance| {
+        let record = records.iter().find(|r| r.identity.container_base == inst.container);
+        record.unwrap_or_else(|| panic!("no record of {}: {records:?}", inst.container)).clone()
+    };
+    for inst in [&with_dind, &plain, &network_gone] {
+        assert_eq!(outcome(&planned, inst).outcome, "would_resume", "{}", inst.container);
+    }
+    assert_eq!(outcome(&planned, &image_gone).outcome, "not_resumed");
+    assert_eq!(outcome(&planned, &in_use).outcome, "left_alone");
+    let text = home.cmd("jackin-restore").args(["--interrupted", "--plan", "--format=text"]).env("DOCKER_HOST", &host).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.ends_with("5 interrupted: 3 would resume, 1 not resumed, 1 left alone\n"), "{text}");
+    let image_line = text.lines().find(|l| l.starts_with(&image_gone.container)).unwrap();
+    assert!(image_line.contains("(killed_by_host) · not resumed: ") || image_line.contains("· not resumed: "), "{text}");
+
+    home.cmd("jackin-reconcile").env("DOCKER_HOST", &host).assert().code(0);
+    let identity_before = identity_files(&home, &image_gone);
+    let continuity_before = continuity_bytes(&home, &image_gone);
+
+    let started = Instant::now();
+    let out = sweep(&home, &host, "--yes");
+    let sweep_took = started.elapsed();
+    let stderr_text = stderr(&out);
+    assert_eq!(out.status.code(), Some(6), "one could not come back: {stderr_text}");
+    let records = records_of::<Interrupted>(&out.stdout);
+    assert_eq!(records.len(), 5, "{records:?}");
+    for inst in [&with_dind, &plain, &network_gone] {
+        let record = outcome(&records, inst);
+        assert_eq!((record.outcome.as_str(), record.tier, record.exit), ("resumed", Some(1), 0), "{record:?}");
+        assert_eq!(record.status, "crashed");
+        assert_eq!(record.cause.as_deref(), Some("killed_by_host"), "{record:?}");
+        assert!(record.attach.contains(&inst.container), "{record:?}");
+        assert!(running(&engine, &inst.container), "{} runs again", inst.container);
+        assert_eq!(home.status(&inst.container), ("active".into(), "active".into()));
+    }
+    for inst in [&with_dind, &network_gone] {
+        assert!(running(&engine, &format!("{}-dind", inst.container)), "its sidecar runs again");
+    }
+    let recreated = outcome(&records, &network_gone);
+    assert!(recreated.actions.iter().any(|a| a.starts_with("create network")), "{recreated:?}");
+
+    let failed = outcome(&records, &image_gone);
+    assert_eq!((failed.outcome.as_str(), failed.exit), ("not_resumed", 6), "{failed:?}");
+    let reason = failed.reason.as_deref().unwrap();
+    assert!(reason.contains("jk-reboot-gone:1") && reason.contains("no source to rebuild"), "{reason}");
+    assert!(failed.next.as_deref().is_some_and(|n| n.contains("--plan")), "{failed:?}");
+    // What stopped it was known before any step: its files are as they were, byte for byte.
+    assert_eq!(identity_files(&home, &image_gone), identity_before);
+    assert_eq!(continuity_bytes(&home, &image_gone), continuity_before, "the recipe, cause and history");
+
+    let left = outcome(&records, &in_use);
+    assert_eq!(left.outcome, "left_alone");
+    assert!(left.reason.as_deref().is_some_and(|r| r.starts_with("in use")), "{left:?}");
+    assert!(!running(&engine, &in_use.container), "a session in use is not touched");
+
+    // Once the holder is done, the next run brings it back; what came back stays as it is.
+    drop(lock);
+    let out = sweep(&home, &host, "--yes");
+    let again = records_of::<Interrupted>(&out.stdout);
+    assert_eq!(outcome(&again, &in_use).outcome, "resumed", "{again:?}");
+    assert_eq!(again.len(), 2, "the resumed ones are no longer interrupted: {again:?}");
+
+    // The same containers started by hand, for the figure the closing note compares against.
+    let resumed: Vec<String> = containers.iter().filter(|c| !c.contains("rb1ccccc")).cloned().collect();
+    let mut stop = vec!["stop", "-t", "0"];
+    stop.extend(resumed.iter().map(String::as_str));
+    engine.docker(&stop);
+    let started = Instant::now();
+    let mut start = vec!["start"];
+    start.extend(resumed.iter().map(String::as_str));
+    engine.docker(&start);
+    let by_hand = started.elapsed();
+    eprintln!(
+        "reboot: 5 sessions ({} containers), --interrupted --yes took {:.2} s; `docker start` of the same {} \
+         containers {:.2} s",
+        containers.len(),
+        sweep_took.as_secs_f64(),
+        resumed.len(),
+        by_hand.as_secs_f64()
+    );
+}
