@@ -39,7 +39,13 @@ pub fn reconcile_first(
 
 /// `--interrupted`: every session reconciliation finds interrupted, resumed (or, with `--plan`,
 /// planned), one `interrupted` record each, and in text a closing line.
-pub fn interrupted(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catalog: &Catalog) -> Result<Exit> {
+pub fn interrupted(
+    args: &RestoreArgs,
+    ctx: &mut Ctx,
+    engine: &Engine,
+    store: &Store,
+    catalog: &Catalog,
+) -> Result<Exit> {
     let plan_only = args.plan || args.dry_run;
     // Several sessions at once, with nobody to show each one's preserved work to: the operator
     // acknowledges them all up front, or only looks.

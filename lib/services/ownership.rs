@@ -25,7 +25,10 @@ use crate::engines::docker::{ContainerDetails, Engine};
 use crate::protocol::codes::ResourceKind;
 use crate::protocol::records::Removed;
 use crate::state::model::DockerNames;
-use crate::state::names::{derived_certs_volume, instance_of, is_prewarm, DockerKind, InstanceName, PREWARM_PREFIX};
+use crate::state::names::{
+    derived_certs_volume, instance_of, interim_container, interim_for, is_prewarm, DockerKind, InstanceName,
+    PREWARM_PREFIX,
+};
 use crate::state::store::Store;
 
 /// This home's `data/` and `sockets/`, as given and as the filesystem resolves them.
@@ -168,10 +171,15 @@ pub(crate) fn judge(
     docker: &DockerNames,
 ) -> Result<Vec<(Resource, Judged)>> {
     let roots = HomeRoots::of(store);
-    let ours: Vec<&str> =
+    let containers: Vec<&str> =
         std::iter::once(docker.role_container.as_str()).chain(docker.dind_container.as_deref()).collect();
+    let interims: Vec<String> = containers.iter().map(|c| interim_container(c)).collect();
+    let ours: Vec<&str> = containers.iter().copied().chain(interims.iter().map(String::as_str)).collect();
+    // A replacement a restore killed half-way left goes with the container it stood in for.
+    let mut all = resources(docker);
+    all.splice(containers.len()..containers.len(), interims.iter().cloned().map(Resource::Container));
     let mut judged: Vec<(Resource, Judged)> = Vec::new();
-    for resource in resources(docker) {
+    for resource in all {
         let role_foreign = judged.first().and_then(|(_, j)| match j {
             Judged::Foreign(why) => Some(format!("its session's role container is not this one's ({why})")),
             _ => None,
@@ -180,9 +188,21 @@ pub(crate) fn judge(
             (_, Some(why)) => Judged::Foreign(why),
             (Resource::Container(container), None) => match engine.inspect(container)? {
                 None => Judged::Absent,
-                Some(details) => {
-                    of(judge_container(&roots, name, docker, container, &details.spec.labels, &binds(&details)))
-                }
+                // Only one restore made from a launch recipe (it carries the tools' label), judged
+                // as the container it stands in for.
+                Some(details) => match interim_for(container) {
+                    Some(_) if details.spec.made_from.is_none() => {
+                        Judged::Foreign(format!("{container} was not made by jackin-restore"))
+                    }
+                    stands_in_for => of(judge_container(
+                        &roots,
+                        name,
+                        docker,
+                        stands_in_for.unwrap_or(container),
+                        &details.spec.labels,
+                        &binds(&details),
+                    )),
+                },
             },
             (Resource::Network(network), None) => match engine.network_shape(network)? {
                 None => Judged::Absent,

@@ -62,6 +62,22 @@ pub(crate) fn derived_network(container: &str) -> String {
     format!("{container}{NETWORK_SUFFIX}")
 }
 
+/// The name a replacement is created under while the container it replaces is there (restore's
+/// create before destroy): the container's name and a suffix of the tools' own. A `.` is no part
+/// of an instance name, so nothing that names a container's instance by its name takes a role
+/// container's interim one for an instance of its own (an orphan); a sidecar's, labelled with its
+/// instance, is that instance's. Teardown removes one a run killed half-way left.
+pub(crate) fn interim_container(container: &str) -> String {
+    format!("{container}{INTERIM_SUFFIX}")
+}
+
+/// The container an interim one stands in for; `None` when `name` is no interim name.
+pub(crate) fn interim_for(name: &str) -> Option<&str> {
+    name.strip_suffix(INTERIM_SUFFIX)
+}
+
+const INTERIM_SUFFIX: &str = ".jackin-restore";
+
 /// The TLS certs volume jackin derives from a container name.
 pub(crate) fn derived_certs_volume(container: &str) -> String {
     format!("{container}{CERTS_VOLUME_SUFFIX}")

@@ -28,15 +28,48 @@ fn launch(engine: &OwnEngine, home: &Home, inst: &Instance, dind: bool, image: &
         engine.docker(&["volume", "create", &certs]);
         let mount = format!("{certs}:/certs");
         engine.docker(&[
-            "create", "--name", &sidecar, "--network", &net, "--network-alias", "dind", "--label",
-            "jackin.managed=true", "--label", "jackin.kind=dind", "--label", &role_label, "-v", &mount,
-            "--health-cmd", "true", "--health-interval", "1s", TEST_IMAGE, "sleep", "3600",
+            "create",
+            "--name",
+            &sidecar,
+            "--network",
+            &net,
+            "--network-alias",
+            "dind",
+            "--label",
+            "jackin.managed=true",
+            "--label",
+            "jackin.kind=dind",
+            "--label",
+            &role_label,
+            "-v",
+            &mount,
+            "--health-cmd",
+            "true",
+            "--health-interval",
+            "1s",
+            TEST_IMAGE,
+            "sleep",
+            "3600",
         ]);
         started.push(sidecar);
     }
     engine.docker(&[
-        "create", "--name", c, "--network", &net, "--hostname", "agent", "--label", "jackin.managed=true",
-        "--label", "jackin.kind=role", "-w", "/workspace", image, "sleep", "3600",
+        "create",
+        "--name",
+        c,
+        "--network",
+        &net,
+        "--hostname",
+        "agent",
+        "--label",
+        "jackin.managed=true",
+        "--label",
+        "jackin.kind=role",
+        "-w",
+        "/workspace",
+        image,
+        "sleep",
+        "3600",
     ]);
     started.push(c.clone());
     let dir = home.home.join("sockets").join(c);
@@ -135,7 +168,13 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
     // The plan changes nothing, and says what the run will do.
     let before = home.snapshot();
     let out = sweep(&home, &host, "--plan");
-    assert_eq!(out.status.code(), Some(6), "the image that is gone stops one: {}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "the image that is gone stops one: {}{}",
+        stderr(&out),
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(home.snapshot(), before, "--plan changed nothing");
     let planned = records_of::<Interrupted>(&out.stdout);
     let outcome = |records: &[Interrupted], inst: &Instance| {
@@ -147,11 +186,19 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
     }
     assert_eq!(outcome(&planned, &image_gone).outcome, "not_resumed");
     assert_eq!(outcome(&planned, &in_use).outcome, "left_alone");
-    let text = home.cmd("jackin-restore").args(["--interrupted", "--plan", "--format=text"]).env("DOCKER_HOST", &host).output().unwrap();
+    let text = home
+        .cmd("jackin-restore")
+        .args(["--interrupted", "--plan", "--format=text"])
+        .env("DOCKER_HOST", &host)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.ends_with("5 interrupted: 3 would resume, 1 not resumed, 1 left alone\n"), "{text}");
     let image_line = text.lines().find(|l| l.starts_with(&image_gone.container)).unwrap();
-    assert!(image_line.contains("(killed_by_host) · not resumed: ") || image_line.contains("· not resumed: "), "{text}");
+    assert!(
+        image_line.contains("(killed_by_host) · not resumed: ") || image_line.contains("· not resumed: "),
+        "{text}"
+    );
 
     home.cmd("jackin-reconcile").env("DOCKER_HOST", &host).assert().code(0);
     let identity_before = identity_files(&home, &image_gone);

@@ -73,11 +73,15 @@ fn the_installed_schedules_run_as_written() {
     install(&prefix);
     let units_dir = prefix.join("share/jackin/systemd");
     let cron_dir = prefix.join("share/jackin/cron");
-    let units: Vec<(String, String)> =
-        ["jackin-purge.service", "jackin-reconcile.service", "jackin-reconcile-watch.service", "jackin-resume-interrupted.service"]
-            .iter()
-            .map(|u| (u.to_string(), fs::read_to_string(units_dir.join(u)).unwrap()))
-            .collect();
+    let units: Vec<(String, String)> = [
+        "jackin-purge.service",
+        "jackin-reconcile.service",
+        "jackin-reconcile-watch.service",
+        "jackin-resume-interrupted.service",
+    ]
+    .iter()
+    .map(|u| (u.to_string(), fs::read_to_string(units_dir.join(u)).unwrap()))
+    .collect();
     let bin = prefix.join("bin");
     for (name, unit) in &units {
         let commands = unit_commands(unit);

@@ -340,6 +340,51 @@ fn a_replacement_killed_at_any_step_leaves_the_old_container_or_a_rerun_finishes
     }
 }
 
+/// A session purged (not resumed) after a replacement was killed half-way: the replacement waiting
+/// under the interim name goes with the session's own containers (else it would keep the
+/// network in use and leak), and the purge's dry run names it first. A container under that name
+/// that restore did not make (no label of the tools) is another's: left alone.
+#[test]
+fn a_purge_takes_the_replacement_a_killed_restore_left_and_nothing_else_by_its_name() {
+    if !engine_available("a_purge_takes_the_replacement_a_killed_restore_left_and_nothing_else_by_its_name") {
+        return;
+    }
+    let s = Stopped::new();
+    let c = s.c().to_owned();
+    s.role_by_hand(TEST_IMAGE);
+    let mut crashing = s.home.cmd("jackin-restore");
+    crashing.args([&c, "--yes", "--format=json"]).env("SECRET_TOKEN", SECRET);
+    let out = crashing.env("JACKIN_RESTORE_CRASH_AT", "replacement-created").output().unwrap();
+    assert!(out.status.code().is_none(), "killed there: {}", stderr(&out));
+    assert!(identity(&interim(&c)).is_some(), "the replacement waits under the interim name");
+
+    let purge = |args: &[&str]| s.home.cmd("jackin-purge").arg(&c).args(args).arg("--format=json").output().unwrap();
+    let names = |out: &std::process::Output| -> Vec<String> {
+        let purged: common::records::Purged = envelopes(&out.stdout)[0].data();
+        purged.removed.into_iter().map(|r| r.name).collect()
+    };
+    let dry = purge(&["--dry-run"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert!(names(&dry).contains(&interim(&c)), "{:?}", names(&dry));
+    let out = purge(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let removed = names(&out);
+    for gone in [c.clone(), interim(&c), s.sidecar(), format!("{c}-net")] {
+        assert!(removed.contains(&gone), "{gone} removed: {removed:?}");
+    }
+    assert!(identity(&interim(&c)).is_none() && identity(&c).is_none());
+
+    // Not restore's: a container someone else put under the interim name of a purged session's
+    // role stays, whatever its jackin labels say.
+    let other = Stopped::new();
+    let c = other.c().to_owned();
+    docker(&["create", "--name", &interim(&c), "--label", "jackin.managed=true", TEST_IMAGE, "true"]);
+    let out = other.home.cmd("jackin-purge").arg(&c).arg("--format=json").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(identity(&interim(&c)).is_some(), "left alone");
+    docker(&["rm", "-f", &interim(&c)]);
+}
+
 /// A container restore made itself (tier 2 after `docker rm`) and stopped again is tier 1 with no
 /// drift: it carries the fingerprint of the recipe it was made from. A recipe captured again from
 /// it (as jackin-keep captures one) records jackin's labels only, and it is still no drift.

@@ -71,7 +71,9 @@ impl Record for Interrupted {
             self.interrupted_at,
             self.outcome.words()
         );
-        if let Some(tier) = self.tier.filter(|_| matches!(self.outcome, SweepOutcome::Resumed | SweepOutcome::WouldResume)) {
+        if let Some(tier) =
+            self.tier.filter(|_| matches!(self.outcome, SweepOutcome::Resumed | SweepOutcome::WouldResume))
+        {
             line.push_str(&format!(" (tier {tier})"));
         }
         if let Some(reason) = &self.reason {

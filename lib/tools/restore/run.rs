@@ -163,7 +163,7 @@ impl Run<'_> {
     }
 
     /// Replaces the container `new` names, there and no longer what its recipe makes, create
-    /// before destroy: the new one is created under its interim name ([`interim_name`]) and
+    /// before destroy: the new one is created under its interim name ([`crate::state::names::interim_container`]) and
     /// checked (its image, mounts, variable names and network are the recipe's; a sidecar is
     /// started and waited for), and only then is the old one removed (with its anonymous volumes,
     /// as purge removes one), the new one renamed to the real name and started. Until the old one
@@ -180,7 +180,7 @@ impl Run<'_> {
     /// rename.
     fn replace(&self, new: &ToCreate, env: Vec<String>, sidecar: bool) -> Result<()> {
         let (engine, name, recorded) = (self.engine, &new.spec.name, self.recorded(sidecar)?);
-        let interim = interim_name(name);
+        let interim = crate::state::names::interim_container(name);
         self.remove_leftover(name)?;
         self.create(new, recorded, &interim, env)?;
         crash_point("replacement-created");
@@ -202,7 +202,7 @@ impl Run<'_> {
     /// restore made from a launch recipe (it carries the label) that reaches into no other home
     /// (services/ownership.rs). Anything else by that name is not touched, and stops the step.
     fn remove_leftover(&self, container: &str) -> Result<()> {
-        let interim = interim_name(container);
+        let interim = crate::state::names::interim_container(container);
         let Some(left) = self.engine.inspect(&interim)? else { return Ok(()) };
         let binds: Vec<std::path::PathBuf> =
             left.spec.mounts.iter().filter(|m| m.kind == "bind").map(|m| m.source.clone().into()).collect();
@@ -237,16 +237,6 @@ impl Run<'_> {
         }
         Ok(())
     }
-}
-
-/// The name a replacement is created under while the container it replaces is there: the
-/// session's name and a suffix of the tools' own. A `.` is no part of an instance name, so the
-/// tools' ownership checks and orphan passes, which name a container's instance by its
-/// `jackin.role` label or its name, never take a role container's interim one for an orphan of
-/// an instance that does not exist; a sidecar's, labelled with its instance, is that live
-/// instance's. The next run of restore finds it by this name.
-fn interim_name(container: &str) -> String {
-    format!("{container}.jackin-restore")
 }
 
 /// The values of a container's variables, read now (never written to a file).

@@ -61,9 +61,8 @@ fn found(
         Status::Crashed => true,
         status if status.is_live() => {
             let held = crate::state::store::name_lock_held(&store.name_lock_path(&target.name)).unwrap_or(true);
-            let stopped = || {
-                engine.inspect(&manifest.docker.role_container).is_ok_and(|c| c.is_none_or(|c| !c.state.running))
-            };
+            let stopped =
+                || engine.inspect(&manifest.docker.role_container).is_ok_and(|c| c.is_none_or(|c| !c.state.running));
             if !held || !stopped() {
                 return None;
             }
@@ -80,8 +79,9 @@ fn found(
         None => manifest.updated_at.clone(),
     };
     // One in use is said to be so, whenever it started.
-    let within = !crashed || crate::base::time::parse_rfc3339(&interrupted_at)
-        .is_none_or(|at| now.duration_since(at).map_or(true, |ago| ago <= since));
+    let within = !crashed
+        || crate::base::time::parse_rfc3339(&interrupted_at)
+            .is_none_or(|at| now.duration_since(at).map_or(true, |ago| ago <= since));
     Some(Found { target, manifest, cause: kept.cause, interrupted_at, within })
 }
 
@@ -102,10 +102,8 @@ fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], 
         exit: Exit::Ok.code(),
     };
     if !found.within {
-        record.reason = Some(format!(
-            "interrupted before the window (--since {})",
-            humantime::format_duration(options.since)
-        ));
+        record.reason =
+            Some(format!("interrupted before the window (--since {})", humantime::format_duration(options.since)));
         record.next = Some(format!("jackin-restore {name} --plan, then jackin-restore {name} --yes"));
         return record;
     }
@@ -114,12 +112,12 @@ fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], 
         record.outcome = SweepOutcome::NotResumed;
         record.reason = Some(why);
         record.exit = exit.code();
-        record.next = Some(format!("jackin-restore {name} --plan shows what stops it; then jackin-restore {name} --yes"));
+        record.next =
+            Some(format!("jackin-restore {name} --plan shows what stops it; then jackin-restore {name} --yes"));
     };
     match resume {
         Ok(Resume::Resumed(restored) | Resume::Planned(restored, None)) => {
-            record.outcome =
-                if restored.dry_run { SweepOutcome::WouldResume } else { SweepOutcome::Resumed };
+            record.outcome = if restored.dry_run { SweepOutcome::WouldResume } else { SweepOutcome::Resumed };
             record.tier = restored.tier;
             record.actions = restored.actions;
             record.drift = restored.drift;
@@ -146,8 +144,7 @@ fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], 
 /// (retry later); else 6. Sessions left alone do not count: being in use, or interrupted long
 /// ago, is not a failure of the sweep.
 pub fn sweep_exit(records: &[Interrupted]) -> Exit {
-    let failed: Vec<i32> =
-        records.iter().filter(|r| r.outcome == SweepOutcome::NotResumed).map(|r| r.exit).collect();
+    let failed: Vec<i32> = records.iter().filter(|r| r.outcome == SweepOutcome::NotResumed).map(|r| r.exit).collect();
     match failed.as_slice() {
         [] => Exit::Ok,
         codes if codes.iter().all(|&c| c == Exit::Unavailable.code()) => Exit::Unavailable,
