@@ -308,6 +308,10 @@ fn every_tool_writes_the_recorded_wire() {
     run(&home, &mut log, &prefix, "jackin-restore", &["--list"], "");
     let exit = log.len() - 1;
     log[listed..exit].sort();
+    let swept = log.len() + 1;
+    run(&home, &mut log, &prefix, "jackin-restore", &["--interrupted", "--plan"], "");
+    let exit = log.len() - 1;
+    log[swept..exit].sort();
 
     // The tools' own file of each session that is left: causes and evidence as they rest on disk.
     let tmp = home.tmp.path().to_str().unwrap().to_owned();
