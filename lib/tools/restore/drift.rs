@@ -10,7 +10,6 @@
 use std::collections::BTreeSet;
 
 use super::observe::Observation;
-use super::plan::Plan;
 use crate::engines::docker::{ContainerDetails, ImageDefaults};
 use crate::state::recipe::{self, ContainerRecipe, LaunchRecipe, MountSpec};
 
@@ -43,9 +42,9 @@ impl Drifted {
         Drifted { role: (role.name.clone(), drift(&recipe.role, role, image(role))), sidecar }
     }
 
-    /// Says the drift in the plan, a line per container, and returns what to replace: nothing
-    /// with `--as-is`, which starts them as they are.
-    pub(crate) fn noted(self, plan: &mut Plan, as_is: bool) -> Replacing {
+    /// Says the drift (a plan's `drift`), a line per container, and returns what to replace:
+    /// nothing with `--as-is`, which starts them as they are.
+    pub(crate) fn noted(self, drift: &mut Vec<String>, as_is: bool) -> Replacing {
         let replacing = Replacing {
             role: !as_is && !self.role.1.is_empty(),
             sidecar: !as_is && self.sidecar.as_ref().is_some_and(|(_, found)| !found.is_empty()),
@@ -57,7 +56,7 @@ impl Drifted {
                 true => "started as it is (--as-is)".to_owned(),
                 false => format!("replaced from the launch recipe at tier 2{loses} (--as-is starts it as it is)"),
             };
-            plan.drift.push(format!("{name}: {}: {then}", found.join("; ")));
+            drift.push(format!("{name}: {}: {then}", found.join("; ")));
         }
         replacing
     }

@@ -266,7 +266,7 @@ fn plan_restart(
 ) {
     plan.tier = Some(Tier::Restart);
     let drifted = recipe.map(|r| Drifted::of(r, role, seen)).unwrap_or_default();
-    let replace = drifted.noted(plan, as_is);
+    let replace = drifted.noted(&mut plan.drift, as_is);
     match recipe.and_then(|r| r.agent_toml.as_ref()) {
         Some(_) => plan.steps.push(Step::RewriteAgentToml),
         None if seen.agent_toml_there => {}
