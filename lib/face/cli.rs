@@ -484,22 +484,22 @@ pub struct RestoreArgs {
     /// container exited or removed while the session was in use) within --since, several at a
     /// time, each by the cheapest faithful tier, one `interrupted` record each. Sessions in use,
     /// kept on purpose or purged are not touched (one in use, or interrupted before --since, is
-    /// listed as left alone). Needs --yes (nobody is asked) or --plan. Exit 0 when every one was
+    /// listed as left alone); --workspace, --role, --agent and --workdir narrow it. Needs --yes
+    /// (nobody is asked) or --plan. Exit 0 when every one was
     /// resumed or there was none, 6 when some were not (4 when each of those only could not be
     /// reached: retry later)
-    #[arg(long, conflicts_with_all = ["instance", "list", "quarantined", "recover", "import"])]
+    #[arg(long, conflicts_with_all = ["instance", "list", "quarantined", "recover", "import", "exec"])]
     pub interrupted: bool,
 
-    /// With --interrupted: only sessions interrupted within this long before now (`24h`, `3d`);
-    /// older ones are listed as left alone, with how to resume them one at a time
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "24h",
-          env = "JACKIN_INTERRUPTED_SINCE", requires = "interrupted")]
-    pub since: std::time::Duration,
+    /// With --interrupted: only sessions interrupted within this long before now (`24h`, `3d`;
+    /// default: JACKIN_INTERRUPTED_SINCE, else 24h); older ones are listed as left alone, with how
+    /// to resume them one at a time
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, requires = "interrupted")]
+    pub since: Option<std::time::Duration>,
 
-    /// With --interrupted: how many sessions are resumed at the same time
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64),
-          requires = "interrupted")]
-    pub jobs: u16,
+    /// With --interrupted: how many sessions are resumed at the same time [default: 4]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64), requires = "interrupted")]
+    pub jobs: Option<u16>,
 
     /// Start a stopped container as it is, even when it no longer matches its launch recipe
     /// (another image, mounts, variables, network or sidecar): without it such a container is

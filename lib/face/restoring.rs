@@ -59,7 +59,9 @@ pub fn interrupted(
     let changes = reconcile_first(ctx, engine, store, names, plan_only)?;
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
     let resume = ResumeOptions { plan_only, yes: true, as_is: args.as_is, waits };
-    let options = SweepOptions { since: args.since, jobs: usize::from(args.jobs), resume };
+    let since = window(args.since)?;
+    let jobs = usize::from(args.jobs.unwrap_or(DEFAULT_JOBS));
+    let options = SweepOptions { filters: args.filters(), since, jobs, resume };
     let records = restore::interrupted(engine, store, catalog, &changes, options)?;
     for record in &records {
         ctx.emit(record)?;
@@ -68,6 +70,24 @@ pub fn interrupted(
         ctx.line(&total_line(&records, plan_only))?;
     }
     Ok(restore::sweep_exit(&records))
+}
+
+/// How many sessions a sweep resumes at a time unless `--jobs` says: resuming mostly waits (on
+/// the engine, on a sidecar's health command), so more than the cores.
+const DEFAULT_JOBS: u16 = 4;
+
+/// The window of a sweep: `--since`, else `JACKIN_INTERRUPTED_SINCE` (the boot unit's setting),
+/// else 24 hours.
+fn window(since: Option<Duration>) -> Result<Duration> {
+    if let Some(since) = since {
+        return Ok(since);
+    }
+    match std::env::var("JACKIN_INTERRUPTED_SINCE") {
+        Ok(text) if !text.is_empty() => humantime::parse_duration(&text).map_err(|e| {
+            Exit::Usage.err(format_args!("JACKIN_INTERRUPTED_SINCE={text:?} is not a duration (24h, 3d): {e}"))
+        }),
+        _ => Ok(Duration::from_secs(24 * 3600)),
+    }
 }
 
 /// The closing line of a sweep in text: how many, and what became of them.

@@ -165,8 +165,32 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
     engine.docker(&["rm", &image_gone.container]);
     engine.docker(&["rmi", "jk-reboot-gone:1"]);
 
-    // The plan changes nothing, and says what the run will do.
+    // Asked wrong, or narrowed to no session: nothing changes.
     let before = home.snapshot();
+    for (args, code) in [
+        (&["--interrupted"][..], 2),
+        (&["--since", "3d"][..], 2),
+        (&["--interrupted", "--exec", "--yes"][..], 2),
+        (&["--interrupted", "--plan", "--role", "no-such-role"][..], 0),
+    ] {
+        let out =
+            home.cmd("jackin-restore").args(args).arg("--format=json").env("DOCKER_HOST", &host).output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert!(records_of::<Interrupted>(&out.stdout).is_empty(), "{args:?}");
+        let after = home.snapshot();
+        assert!(after == before, "{args:?} changed {:?}", common::changed_paths(&before, &after));
+    }
+    let usage = home.cmd("jackin-restore").arg("--interrupted").env("DOCKER_HOST", &host).output().unwrap();
+    assert!(stderr(&usage).contains("pass --yes"), "says what to do: {}", stderr(&usage));
+    for (args, variable) in [(&["--jobs", "0"][..], "24h"), (&[][..], "soon")] {
+        let mut cmd = home.cmd("jackin-restore");
+        cmd.args(["--interrupted", "--plan"]).args(args).env("JACKIN_INTERRUPTED_SINCE", variable);
+        let out = cmd.env("DOCKER_HOST", &host).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?} {variable}: {}", stderr(&out));
+        assert!(home.snapshot() == before, "{args:?} {variable} changed nothing");
+    }
+
+    // The plan changes nothing, and says what the run will do.
     let out = sweep(&home, &host, "--plan");
     assert_eq!(
         out.status.code(),

@@ -9,8 +9,10 @@ use crate::protocol::records::{Interrupted, SweepOutcome};
 use crate::state::select::Target;
 
 /// How a sweep runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SweepOptions {
+    /// `--workspace`, `--role`, `--agent`, `--workdir`: only the sessions they admit.
+    pub filters: Filters,
     /// Only sessions interrupted this recently; older ones are listed, left alone.
     pub since: Duration,
     /// How many sessions are resumed at a time.
@@ -38,8 +40,8 @@ pub fn interrupted(
 ) -> Result<Vec<Interrupted>> {
     let now = SystemTime::now();
     let found: Vec<Found> =
-        catalog.all().into_iter().filter_map(|t| found(engine, store, t, changes, now, options.since)).collect();
-    Ok(crate::base::parallel::map_with(options.jobs, &found, |f| sweep_one(engine, store, f, changes, options)))
+        catalog.all().into_iter().filter_map(|t| found(engine, store, t, changes, now, &options)).collect();
+    Ok(crate::base::parallel::map_with(options.jobs, &found, |f| sweep_one(engine, store, f, changes, &options)))
 }
 
 /// The session, when it is interrupted: `crashed` once reconciled, whatever the cause; or live
@@ -52,9 +54,12 @@ fn found(
     target: Target,
     changes: &[Change],
     now: SystemTime,
-    since: Duration,
+    options: &SweepOptions,
 ) -> Option<Found> {
     let mut manifest = store.read_manifest(&target.name).ok()??;
+    if !options.filters.admit(&manifest) {
+        return None;
+    }
     let mut kept = continuity::read(store, &target.name).unwrap_or_default();
     as_reconciled(&mut manifest, &mut kept, changes);
     let crashed = match Status::parse(&manifest.status)? {
@@ -81,11 +86,11 @@ fn found(
     // One in use is said to be so, whenever it started.
     let within = !crashed
         || crate::base::time::parse_rfc3339(&interrupted_at)
-            .is_none_or(|at| now.duration_since(at).map_or(true, |ago| ago <= since));
+            .is_none_or(|at| now.duration_since(at).map_or(true, |ago| ago <= options.since));
     Some(Found { target, manifest, cause: kept.cause, interrupted_at, within })
 }
 
-fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], options: SweepOptions) -> Interrupted {
+fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], options: &SweepOptions) -> Interrupted {
     let name = &found.target.name;
     let mut record = Interrupted {
         identity: Identity::from_manifest(&found.manifest),
