@@ -1582,8 +1582,8 @@ impl History {
 // the same patch
 
 /// What makes two diffs the same patch here: `git patch-id --verbatim` of the diff (whitespace
-/// counts), and each changed path with its new mode and, for a binary file, its new blob (which
-/// a patch-id does not see).
+/// counts), and each changed path with the mode change the diff makes (none when it leaves the
+/// mode as it was) and, for a binary file, its new blob (which a patch-id does not see).
 #[derive(Clone, PartialEq, Eq, Debug)]
 struct PatchKey {
     id: Option<String>,
@@ -1611,11 +1611,12 @@ fn patch_key(repo: &Path, from: Option<&str>, to: &str) -> Result<PatchKey, Stri
         if let Some(rest) = line.strip_prefix(':') {
             let (meta, path) = rest.split_once('\t').unwrap_or((rest, ""));
             let fields: Vec<&str> = meta.split(' ').collect();
-            raw.push((
-                path.to_owned(),
-                fields.get(1).copied().unwrap_or("").to_owned(),
-                fields.get(3).copied().unwrap_or("").to_owned(),
-            ));
+            // A mode is part of the change only where the change makes it (a new file, a
+            // deletion, a chmod): a file whose mode the commit left as it was changes the same way
+            // on a branch where that mode was already another (git's patch shows no mode then).
+            let (old_mode, new_mode) = (fields.first().copied().unwrap_or(""), fields.get(1).copied().unwrap_or(""));
+            let mode = if old_mode == new_mode { String::new() } else { format!("{old_mode}->{new_mode}") };
+            raw.push((path.to_owned(), mode, fields.get(3).copied().unwrap_or("").to_owned()));
         } else if let Some(path) = line.strip_prefix("-\t-\t") {
             binary.insert(path.to_owned());
         }
@@ -1668,7 +1669,10 @@ impl Integration {
                 if keys.contains(&theirs) {
                     Ok(())
                 } else {
-                    Err(format!("{as_commit}'s patch {theirs:?} is none of the {} patches holding it", keys.len()))
+                    Err(format!(
+                        "{as_commit}'s patch {theirs:?} is none of the {} patches holding it: {keys:?}",
+                        keys.len()
+                    ))
                 }
             });
         Integration { as_commit: as_commit.to_owned(), how: how.to_owned(), keys, same }
