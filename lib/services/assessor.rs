@@ -68,6 +68,11 @@ impl Assessor {
         status: Option<String>,
         isolation: std::result::Result<&Isolation, String>,
     ) -> Assessment {
+        // Stamped before the first file is read: jackin-keep trusts an assessment of a session
+        // whose role container had stopped by `assessed_at` (tools/keep.rs), and an agent still
+        // writing while the mounts were read, stopped before a stamp taken at the end, would
+        // have its last writes unseen and trusted.
+        let assessed_at = crate::base::time::now_rfc3339();
         let (in_place, mut mounts) = match isolation {
             Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
             Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| self.mount(m)).collect()),
@@ -85,7 +90,7 @@ impl Assessor {
             in_place,
             summary: summary_with_reflog(&mounts),
             mounts,
-            assessed_at: crate::base::time::now_rfc3339(),
+            assessed_at,
             status,
             disk,
         }

@@ -284,7 +284,9 @@ pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
 }
 
 /// Whether the agent had stopped writing when its assessment was made: the role container had
-/// finished by then (the exit hook's path: jackin's session ends, then assess, then keep). A
+/// finished by then (the exit hook's path: jackin's session ends, then assess, then keep).
+/// `assessed_at` is when the assessment started (services/assessor.rs), so a container that
+/// finished while the mounts were read does not count. A
 /// container that runs, is gone, or finished later (or at a time that cannot be read) may have
 /// written after the assessment.
 pub(crate) fn stopped_before_assessed(role: Option<&RunState>, assessed_at: &str) -> bool {
