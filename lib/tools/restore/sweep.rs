@@ -156,3 +156,44 @@ pub fn sweep_exit(records: &[Interrupted]) -> Exit {
         _ => Exit::Partial,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(outcome: SweepOutcome, exit: Exit) -> Interrupted {
+        Interrupted {
+            identity: Identity::of_name("jk-a1b2c3d4-app-agent", "a1b2c3d4"),
+            status: "crashed".into(),
+            cause: Some("killed_by_host".into()),
+            interrupted_at: "2026-12-05T03:00:00Z".into(),
+            outcome,
+            tier: None,
+            actions: Vec::new(),
+            attach: Vec::new(),
+            drift: Vec::new(),
+            reason: None,
+            next: None,
+            exit: exit.code(),
+        }
+    }
+
+    /// 0 with nothing to do or everything back, left-alone sessions never counting; 4 only when
+    /// every failure is "retry later"; 6 as soon as one failed otherwise.
+    #[test]
+    fn a_sweeps_exit_counts_only_the_sessions_it_tried() {
+        use SweepOutcome::*;
+        let table: &[(&[(SweepOutcome, Exit)], Exit)] = &[
+            (&[], Exit::Ok),
+            (&[(Resumed, Exit::Ok), (WouldResume, Exit::Ok)], Exit::Ok),
+            (&[(Resumed, Exit::Ok), (LeftAlone, Exit::Ok)], Exit::Ok),
+            (&[(NotResumed, Exit::Unavailable), (Resumed, Exit::Ok)], Exit::Unavailable),
+            (&[(NotResumed, Exit::Unavailable), (NotResumed, Exit::Partial)], Exit::Partial),
+            (&[(NotResumed, Exit::Partial), (LeftAlone, Exit::Ok)], Exit::Partial),
+        ];
+        for (records, expected) in table {
+            let records: Vec<Interrupted> = records.iter().map(|&(o, e)| record(o, e)).collect();
+            assert_eq!(sweep_exit(&records), *expected, "{records:?}");
+        }
+    }
+}
