@@ -55,12 +55,13 @@ pub fn interrupted(
              their preserved work, or --plan to see what it would do",
         ));
     }
+    // Read before anything is written: a window that does not parse changes nothing.
+    let since = window(args.since)?;
+    let jobs = usize::from(args.jobs.unwrap_or(DEFAULT_JOBS));
     let names = catalog.all().into_iter().map(|t| t.name).collect();
     let changes = reconcile_first(ctx, engine, store, names, plan_only)?;
     let waits = Waits { health: Duration::from_secs(args.health_timeout) };
     let resume = ResumeOptions { plan_only, yes: true, as_is: args.as_is, waits };
-    let since = window(args.since)?;
-    let jobs = usize::from(args.jobs.unwrap_or(DEFAULT_JOBS));
     let options = SweepOptions { filters: args.filters(), since, jobs, resume };
     let records = restore::interrupted(engine, store, catalog, &changes, options)?;
     for record in &records {

@@ -184,7 +184,7 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
     assert!(stderr(&usage).contains("pass --yes"), "says what to do: {}", stderr(&usage));
     for (args, variable) in [(&["--jobs", "0"][..], "24h"), (&[][..], "soon")] {
         let mut cmd = home.cmd("jackin-restore");
-        cmd.args(["--interrupted", "--plan"]).args(args).env("JACKIN_INTERRUPTED_SINCE", variable);
+        cmd.args(["--interrupted", "--yes"]).args(args).env("JACKIN_INTERRUPTED_SINCE", variable);
         let out = cmd.env("DOCKER_HOST", &host).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?} {variable}: {}", stderr(&out));
         assert!(home.snapshot() == before, "{args:?} {variable} changed nothing");
