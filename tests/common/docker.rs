@@ -145,6 +145,8 @@ pub struct Session {
     pub sidecar: Option<String>,
     pub network: String,
     pub volume: Option<String>,
+    /// The engine's `-H` when it is a test's own ([`OwnEngine::host`]), not the system's.
+    pub host: Option<String>,
 }
 
 pub struct SessionOptions<'a> {
@@ -165,6 +167,8 @@ pub struct SessionOptions<'a> {
     pub role_args: Vec<&'a str>,
     /// More `docker create` arguments for the sidecar (`--privileged`, `--ulimit …`).
     pub sidecar_args: Vec<&'a str>,
+    /// The engine to launch on, as `-H` takes it (default: the system's).
+    pub host: Option<&'a str>,
 }
 
 impl Default for SessionOptions<'_> {
@@ -180,6 +184,7 @@ impl Default for SessionOptions<'_> {
             internal_network: false,
             role_args: Vec::new(),
             sidecar_args: Vec::new(),
+            host: None,
         }
     }
 }
@@ -189,6 +194,8 @@ impl Session {
     /// container, with jackin's names and labels; starts them when `running`.
     pub fn launch(container: &str, options: SessionOptions) -> Session {
         let network = format!("{container}-net");
+        let host = options.host.map(str::to_owned);
+        let docker = |args: &[&str]| docker(&with_host(host.as_deref(), args));
         // What a run of this test that was killed half-way (before its drop) left under these
         // names goes first: each test's names are its own, so nothing else has them.
         drop(Session {
@@ -196,6 +203,7 @@ impl Session {
             sidecar: Some(format!("{container}-dind")),
             network: network.clone(),
             volume: Some(format!("{container}-dind-certs")),
+            host: host.clone(),
         });
         let role_label = format!("jackin.role={container}");
         let mut network_args = vec!["network", "create", "--label", "jackin.managed=true", "--label", &role_label];
@@ -275,7 +283,7 @@ impl Session {
         args.extend(options.role_args.iter().copied());
         args.extend([options.image.unwrap_or(TEST_IMAGE), "sleep", "3600"]);
         docker(&args);
-        let session = Session { container: container.to_owned(), sidecar, network, volume };
+        let session = Session { container: container.to_owned(), sidecar, network, volume, host: host.clone() };
         if options.running {
             if let Some(sidecar) = &session.sidecar {
                 docker(&["start", sidecar]);
@@ -304,15 +312,21 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        let _ = docker_quiet(&["rm", "-f", &self.container]);
+        let quiet = |args: &[&str]| docker_quiet(&with_host(self.host.as_deref(), args));
+        let _ = quiet(&["rm", "-f", &self.container]);
         if let Some(sidecar) = &self.sidecar {
-            let _ = docker_quiet(&["rm", "-f", "-v", sidecar]);
+            let _ = quiet(&["rm", "-f", "-v", sidecar]);
         }
-        let _ = docker_quiet(&["network", "rm", &self.network]);
+        let _ = quiet(&["network", "rm", &self.network]);
         if let Some(volume) = &self.volume {
-            let _ = docker_quiet(&["volume", "rm", "-f", volume]);
+            let _ = quiet(&["volume", "rm", "-f", volume]);
         }
     }
+}
+
+/// `args` for the engine at `host` (`-H`), or for the system's.
+fn with_host<'a>(host: Option<&'a str>, args: &[&'a str]) -> Vec<&'a str> {
+    host.map(|h| vec!["-H", h]).unwrap_or_default().into_iter().chain(args.iter().copied()).collect()
 }
 
 /// The host bridge interfaces of an engine's own networks (`br-<network id prefix>`). An engine
@@ -359,13 +373,18 @@ impl OwnEngine {
     /// An engine of the test's own holding the test image, copied from the default engine.
     pub fn start_with_test_image(dir: tempfile::TempDir, extra_args: Vec<String>) -> OwnEngine {
         let engine = OwnEngine::start_with(dir, extra_args);
+        engine.load_image(TEST_IMAGE);
+        engine
+    }
+
+    /// An image of the system engine, copied into this one.
+    pub fn load_image(&self, image: &str) {
         let load = Command::new("sh")
             .arg("-c")
-            .arg(format!("docker save {TEST_IMAGE} | docker -H {} load -q", engine.host()))
+            .arg(format!("docker save {image} | docker -H {} load -q", self.host()))
             .output()
             .unwrap();
         assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
-        engine
     }
 
     pub fn launch(&mut self) {

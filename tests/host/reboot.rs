@@ -2,6 +2,8 @@
 //! engine is killed as a host going away kills it (engine, containerd, shims and containers at
 //! once) and started again; `jackin-restore --interrupted` then resumes what can come back and
 //! names the reason for what cannot, and a failed attempt leaves the session's files as they were.
+//! The sessions have a real host's shapes: a role image with its own `ENV` and `USER`, a DinD
+//! image that declares a `VOLUME`, an internal network, jackin's own `--env-file` variables.
 
 use crate::common;
 
@@ -9,76 +11,29 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use common::docker::{engine_available, OwnEngine, TEST_IMAGE};
+use common::docker::{
+    build_real_images, engine_available, OwnEngine, Session, SessionOptions, TEST_IMAGE, TEST_REAL_DIND_IMAGE,
+    TEST_ROLE_IMAGE,
+};
 use common::records::{records_of, Interrupted};
 use common::{stderr, Home, Instance};
 use serde_json::Value;
 
-/// One session's Docker side on the test's engine: its network, its sidecar (with the certs
-/// volume and a health command, as jackin's DinD has) when `dind`, and its role container.
-fn launch(engine: &OwnEngine, home: &Home, inst: &Instance, dind: bool, image: &str) -> Vec<String> {
+/// One session's Docker side on the test's engine, launched as the other tests launch one
+/// (`Session::launch`: jackin's names and labels, the sidecar with its certs volume and health
+/// command), with the shapes of `options`; and its agent.toml. Returns the session and its
+/// containers.
+fn launch(home: &Home, inst: &Instance, options: SessionOptions) -> (Session, Vec<String>) {
     let c = &inst.container;
-    let net = format!("{c}-net");
-    let role_label = format!("jackin.role={c}");
-    engine.docker(&["network", "create", "--label", "jackin.managed=true", "--label", &role_label, &net]);
-    let mut started = Vec::new();
-    if dind {
+    if options.dind {
         home.with_sidecar(c);
-        let (sidecar, certs) = (format!("{c}-dind"), format!("{c}-dind-certs"));
-        engine.docker(&["volume", "create", &certs]);
-        let mount = format!("{certs}:/certs");
-        engine.docker(&[
-            "create",
-            "--name",
-            &sidecar,
-            "--network",
-            &net,
-            "--network-alias",
-            "dind",
-            "--label",
-            "jackin.managed=true",
-            "--label",
-            "jackin.kind=dind",
-            "--label",
-            &role_label,
-            "-v",
-            &mount,
-            "--health-cmd",
-            "true",
-            "--health-interval",
-            "1s",
-            TEST_IMAGE,
-            "sleep",
-            "3600",
-        ]);
-        started.push(sidecar);
     }
-    engine.docker(&[
-        "create",
-        "--name",
-        c,
-        "--network",
-        &net,
-        "--hostname",
-        "agent",
-        "--label",
-        "jackin.managed=true",
-        "--label",
-        "jackin.kind=role",
-        "-w",
-        "/workspace",
-        image,
-        "sleep",
-        "3600",
-    ]);
-    started.push(c.clone());
     let dir = home.home.join("sockets").join(c);
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("agent.toml"), "role = \"agent-smith\"\n").unwrap();
-    for name in &started {
-        engine.docker(&["start", name]);
-    }
-    started
+    let session = Session::launch(c, options);
+    let containers = session.sidecar.iter().cloned().chain([session.container.clone()]).collect();
+    (session, containers)
 }
 
 fn pids(engine: &OwnEngine, containers: &[String]) -> Vec<i32> {
@@ -123,8 +78,12 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
     if !engine_available(test) || !common::have_dockerd(test) {
         return;
     }
+    build_real_images();
     let mut engine =
         OwnEngine::start_with_test_image(tempfile::Builder::new().prefix("jk-reboot-").tempdir().unwrap(), Vec::new());
+    // A real host's shapes: a role image with its own ENV and USER, a DinD image with a VOLUME.
+    engine.load_image(TEST_ROLE_IMAGE);
+    engine.load_image(TEST_REAL_DIND_IMAGE);
     let host = engine.host();
     let mut home = Home::new();
     let with_dind = home.instance("rb1aaaaa", |_, _| Vec::new());
@@ -139,12 +98,34 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
     // Nothing to rebuild it from: the manifest names no commit.
     home.edit_manifest(&image_gone.container, |m| m["role_git_sha"] = Value::Null);
 
-    let mut containers = Vec::new();
-    containers.extend(launch(&engine, &home, &with_dind, true, TEST_IMAGE));
-    containers.extend(launch(&engine, &home, &plain, false, TEST_IMAGE));
-    containers.extend(launch(&engine, &home, &image_gone, false, "jk-reboot-gone:1"));
-    containers.extend(launch(&engine, &home, &network_gone, true, TEST_IMAGE));
-    containers.extend(launch(&engine, &home, &in_use, false, TEST_IMAGE));
+    // jackin's own variables, as its launch passes them in an --env-file it deletes afterwards.
+    let env_file = home.tmp.path().join("jackin-launch.env");
+    let dind = format!("{}-dind", with_dind.container);
+    let launch_env = format!(
+        "JACKIN=1\nJACKIN_CONTAINER_NAME={}\nJACKIN_AGENT=claude\nJACKIN_DIND_HOSTNAME={dind}\n\
+         DOCKER_HOST=tcp://{dind}:2376\nDOCKER_CERT_PATH=/certs/client\nDOCKER_TLS_VERIFY=1\n",
+        with_dind.container
+    );
+    fs::write(&env_file, launch_env).unwrap();
+    let env_file_arg = env_file.to_str().unwrap().to_owned();
+    let on_engine = || SessionOptions { host: Some(&host), ..Default::default() };
+    let real = SessionOptions {
+        image: Some(TEST_ROLE_IMAGE),
+        sidecar_image: Some(TEST_REAL_DIND_IMAGE),
+        internal_network: true,
+        role_args: vec!["--env-file", &env_file_arg],
+        ..on_engine()
+    };
+    let without_dind = |image| SessionOptions { dind: false, image, ..on_engine() };
+    let launched = [
+        launch(&home, &with_dind, real),
+        launch(&home, &plain, without_dind(Some(TEST_ROLE_IMAGE))),
+        launch(&home, &image_gone, without_dind(Some("jk-reboot-gone:1"))),
+        launch(&home, &network_gone, on_engine()),
+        launch(&home, &in_use, without_dind(None)),
+    ];
+    fs::remove_file(&env_file).unwrap();
+    let containers: Vec<String> = launched.iter().flat_map(|(_, names)| names.iter().cloned()).collect();
     // A reconcile while they run captures each one's launch recipe.
     let out = home.cmd("jackin-reconcile").env("DOCKER_HOST", &host).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -991,6 +991,7 @@ fn a_recipe_in_the_first_format_still_restores() {
         sidecar: Some(format!("{c}-dind")),
         network: format!("{c}-net"),
         volume: Some(format!("{c}-dind-certs")),
+        host: None,
     };
 
     let listed = restore_without_image_env(&home, &["--list"], &[]);
