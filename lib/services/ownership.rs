@@ -188,21 +188,7 @@ pub(crate) fn judge(
             (_, Some(why)) => Judged::Foreign(why),
             (Resource::Container(container), None) => match engine.inspect(container)? {
                 None => Judged::Absent,
-                // Only one restore made from a launch recipe (it carries the tools' label), judged
-                // as the container it stands in for.
-                Some(details) => match interim_for(container) {
-                    Some(_) if details.spec.made_from.is_none() => {
-                        Judged::Foreign(format!("{container} was not made by jackin-restore"))
-                    }
-                    stands_in_for => of(judge_container(
-                        &roots,
-                        name,
-                        docker,
-                        stands_in_for.unwrap_or(container),
-                        &details.spec.labels,
-                        &binds(&details),
-                    )),
-                },
+                Some(details) => of(judge_details(&roots, name, docker, &details)),
             },
             (Resource::Network(network), None) => match engine.network_shape(network)? {
                 None => Judged::Absent,
@@ -245,14 +231,27 @@ fn used_by_others(engine: &Engine, what: (&str, &str), ours: &[&str]) -> Result<
     })
 }
 
-/// Why a container the engine describes is not the session's ([`judge_container`]).
+/// Why a container the engine describes is not the session's ([`judge_container`]). One under an
+/// interim name (state/names.rs) is the session's only when restore made it from a launch recipe
+/// (it carries the tools' label), and is judged as the container it stands in for.
 pub(crate) fn judge_details(
     roots: &HomeRoots,
     name: &InstanceName,
     docker: &DockerNames,
     details: &ContainerDetails,
 ) -> Result<(), String> {
-    judge_container(roots, name, docker, &details.name, &details.spec.labels, &binds(details))
+    let container = details.name.as_str();
+    match interim_for(container) {
+        Some(_) if details.spec.made_from.is_none() => Err(format!("{container} was not made by jackin-restore")),
+        stands_in_for => judge_container(
+            roots,
+            name,
+            docker,
+            stands_in_for.unwrap_or(container),
+            &details.spec.labels,
+            &binds(details),
+        ),
+    }
 }
 
 /// The session's role container as the engine has it, when it is the session's own (else, for

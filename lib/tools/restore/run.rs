@@ -9,7 +9,7 @@ use super::plan::{Step, Tier, ToCreate};
 use super::*;
 use crate::base::tool::Tool;
 use crate::protocol::evidence::{history_entry, Because, Evidence, Resumed};
-use crate::services::ownership::HomeRoots;
+use crate::services::ownership::{self, HomeRoots};
 
 /// What a resume did (the plan's steps, in the plan's words), and what it found different from
 /// the launch on the way (tier 3's base).
@@ -198,19 +198,17 @@ impl Run<'_> {
         engine.start(name)
     }
 
-    /// Removes what a run killed half-way left under `container`'s interim name: a container
-    /// restore made from a launch recipe (it carries the label) that reaches into no other home
-    /// (services/ownership.rs). Anything else by that name is not touched, and stops the step.
+    /// Removes what a run killed half-way left under `container`'s interim name, when it is the
+    /// session's own as teardown judges one (services/ownership.rs: restore made it, and it
+    /// reaches into no other home). Anything else by that name is not touched, and stops the step.
     fn remove_leftover(&self, container: &str) -> Result<()> {
         let interim = crate::state::names::interim_container(container);
         let Some(left) = self.engine.inspect(&interim)? else { return Ok(()) };
-        let binds: Vec<std::path::PathBuf> =
-            left.spec.mounts.iter().filter(|m| m.kind == "bind").map(|m| m.source.clone().into()).collect();
-        let other_home = HomeRoots::of(self.store).other_home(self.name, &binds);
-        if left.spec.made_from.is_none() || other_home.is_some() {
-            anyhow::bail!("{interim} is in the way and is not one this home's jackin-restore made: left alone");
+        let roots = HomeRoots::of(self.store);
+        match ownership::judge_details(&roots, self.name, &self.manifest.docker, &left) {
+            Ok(()) => self.engine.remove_container(&interim).map(drop),
+            Err(why) => anyhow::bail!("{interim} is in the way and is not this session's ({why}): left alone"),
         }
-        self.engine.remove_container(&interim).map(drop)
     }
 
     /// That the container `interim` is what `recorded` makes, and labelled so; a sidecar started
