@@ -154,9 +154,12 @@ fn own_containers(store: &Store, containers: &[ContainerBrief]) -> HashMap<Strin
 /// The instances a selection names, each once; arguments that name none are failures of their own.
 fn select(catalog: &Catalog, selection: &Selection) -> (Vec<InstanceName>, Vec<Failure>) {
     let mut names: Vec<InstanceName> = Vec::new();
+    // A set beside the list: a whole-host run selects every instance, and a linear `contains`
+    // per name made that quadratic (a tenth of a second at 10,000 rows).
+    let mut seen = std::collections::HashSet::new();
     let mut unresolved = Vec::new();
     let mut add = |name: &InstanceName| {
-        if !names.contains(name) {
+        if seen.insert(name.clone()) {
             names.push(name.clone());
         }
     };
