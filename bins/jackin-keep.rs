@@ -93,6 +93,7 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                 let engine = engine.as_ref().expect("connected when there are assessments");
                 match keep::carry_out(&store, engine, &mut session, &ruling, args.dry_run, args.stop) {
                     Ok(Carried::Done(warnings)) => {
+                        session.recheck.iter().for_each(|note| ctx.info(format_args!("{}: {note}", session.name)));
                         warnings.iter().for_each(|w| ctx.warn(format_args!("{}: {w}", session.name)))
                     }
                     Ok(Carried::Refused(code, e)) => {

@@ -7,5 +7,6 @@ pub(crate) mod claim;
 pub(crate) mod disk;
 pub(crate) mod home_claims;
 pub(crate) mod ownership;
+pub(crate) mod recheck;
 pub(crate) mod saved_work;
 pub(crate) mod teardown;

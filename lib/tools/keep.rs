@@ -235,6 +235,8 @@ pub struct Session {
     /// The role container's state; `None` when Docker no longer has it.
     pub(crate) role: Option<RunState>,
     pub exit_action: ExitAction,
+    /// How the assessment was checked before a `clean_exited` stamp, when it was: said with `-v`.
+    pub recheck: Option<String>,
 }
 
 impl Session {
@@ -260,7 +262,7 @@ pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: P
         .map(|details| details.state);
     let start = session_start(role.as_ref().and_then(|r| r.started_at.as_deref()), &manifest);
     let exit_action = read_exit_action(store, &name, start);
-    Ok(Ok(Session { assessment, name, manifest, policy, role, exit_action }))
+    Ok(Ok(Session { assessment, name, manifest, policy, role, exit_action, recheck: None }))
 }
 
 /// The decision record for a ruling; `status` is what keep or clean writes (or would write).
@@ -379,12 +381,24 @@ pub fn apply(store: &Store, engine: &Engine, session: &mut Session, ruling: &Rul
 /// `clean_exited` is the status jackin's own prune deletes with a plain recursive delete, and the
 /// assessment record keep was given may be older than the work (the agent wrote on after it).
 /// With the role container stopped, what the session holds now decides: work at risk found then
-/// keeps its `preserved_*` status, and purge refuses it without a discard.
+/// keeps its `preserved_*` status, and purge refuses it without a discard. The assessment stands
+/// when the agent had stopped before it, or when nothing it looked at changed since it started
+/// (stat data: services/recheck.rs); otherwise the session is assessed again.
 fn reassess_before_clean_exited(store: &Store, session: &mut Session) -> Result<Vec<String>> {
-    if cleaned_status(session.assessment.verdict) != Status::CleanExited
-        || stopped_before_assessed(session.role.as_ref(), &session.assessment.assessed_at)
-    {
+    if cleaned_status(session.assessment.verdict) != Status::CleanExited {
         return Ok(Vec::new());
+    }
+    if stopped_before_assessed(session.role.as_ref(), &session.assessment.assessed_at) {
+        session.recheck = Some("the assessment stands: the role container had stopped before it".into());
+        return Ok(Vec::new());
+    }
+    let assessed_at = &session.assessment.assessed_at;
+    match crate::services::recheck::changed_since_assessed(store, &session.name, &session.assessment) {
+        None => {
+            session.recheck = Some(format!("the assessment stands: nothing it looked at changed since {assessed_at}"));
+            return Ok(Vec::new());
+        }
+        Some(why) => session.recheck = Some(format!("assessed again before the stamp: {why} since {assessed_at}")),
     }
     let assessor = Assessor::new(AssessOptions::default());
     let now = assessor.instance(store, &session.name, None).context("assessing the session again before the stamp")?;

@@ -210,9 +210,10 @@ fn a_clean_assessment_older_than_the_work_does_not_stamp_clean_exited() {
     let f = four("kst");
     let stale = f.home.assess_lines(&[&f.clean.container]);
     fs::write(f.clean.mount_path(0).join("written-after.txt"), "after the assessment\n").unwrap();
-    let out = keep(&f.home, &["--policy=clean"], &stale);
+    let out = keep(&f.home, &["--policy=clean", "-v"], &stale);
     let decisions = ok(&out);
     assert_eq!(decisions[0].status.as_deref(), Some("preserved_dirty"), "{decisions:?}");
+    assert!(stderr(&out).contains("assessed again before the stamp: "), "{}", stderr(&out));
     assert_eq!(decisions[0].verdict, "dirty", "the decision says what the stamp was made on");
     assert!(!decisions[0].discard_unfinished, "the clean-up was not allowed to discard this");
     assert!(stderr(&out).contains("the work changed after it was assessed clean"), "{}", stderr(&out));
@@ -222,11 +223,15 @@ fn a_clean_assessment_older_than_the_work_does_not_stamp_clean_exited() {
     assert_eq!(purge.status.code(), Some(6), "{}", stderr(&purge));
     assert!(f.clean.mount_path(0).join("written-after.txt").exists(), "purge refused it: the file is there");
 
-    // Assessed clean and still clean: clean_exited, as before.
+    // Assessed clean and still clean: clean_exited, as before. Assessed a second after the
+    // session was made (`assessed_at` has a second's grain), nothing it looked at has changed
+    // since, which stat data tell without a second assessment.
     let f = four("ksu");
-    let out = keep(&f.home, &["--policy=clean"], &f.home.assess_lines(&[&f.clean.container]));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let out = keep(&f.home, &["--policy=clean", "-v"], &f.home.assess_lines(&[&f.clean.container]));
     assert_eq!(ok(&out)[0].status.as_deref(), Some("clean_exited"));
     assert_eq!(f.home.status(&f.clean.container).0, "clean_exited");
+    assert!(stderr(&out).contains("the assessment stands: nothing it looked at changed since"), "{}", stderr(&out));
 
     // Assessed dirty and cleaned with a discard: never stamped clean_exited, so it is not
     // assessed again and no change of work is claimed.

@@ -16,6 +16,7 @@ pub(crate) use reflog::REFLOG_ONLY;
 use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
 
 mod branches;
+mod changed_since;
 mod bundle;
 mod config_files;
 mod error;
@@ -36,6 +37,7 @@ mod worktrees;
 pub(crate) use bundle::{
     clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs, DETACHED_HEAD,
 };
+pub(crate) use changed_since::{changed_since, Since};
 pub(crate) use error::GitError;
 pub(crate) use file_refs::file_refs;
 pub(crate) use ignored::inside;
