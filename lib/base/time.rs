@@ -6,6 +6,27 @@ pub fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())
 }
 
+/// Now, to the microsecond: for a stamp a later moment is compared with closely (an
+/// assessment's start, which a role container's end and the ctimes of the work are held
+/// against), where a second's grain would make everything in that second count as after it.
+pub fn now_rfc3339_micros() -> String {
+    humantime::format_rfc3339_micros(SystemTime::now()).to_string()
+}
+
+/// A file's ctime: when its content, its mode, its links or its name last changed (no program
+/// can set it).
+pub(crate) fn ctime(meta: &std::fs::Metadata) -> SystemTime {
+    use std::os::unix::fs::MetadataExt;
+    at_epoch_offset(meta.ctime(), meta.ctime_nsec())
+}
+
+/// The moment `secs` seconds and `nanos` nanoseconds from the epoch (before it when negative).
+pub(crate) fn at_epoch_offset(secs: i64, nanos: i64) -> SystemTime {
+    let whole = std::time::Duration::from_secs(secs.unsigned_abs());
+    let at = if secs >= 0 { SystemTime::UNIX_EPOCH + whole } else { SystemTime::UNIX_EPOCH - whole };
+    at + std::time::Duration::from_nanos(nanos.clamp(0, 999_999_999) as u64)
+}
+
 pub(crate) fn rfc3339(at: SystemTime) -> String {
     humantime::format_rfc3339_seconds(at).to_string()
 }

@@ -71,8 +71,9 @@ impl Assessor {
         // Stamped before the first file is read: jackin-keep trusts an assessment of a session
         // whose role container had stopped by `assessed_at` (tools/keep.rs), and an agent still
         // writing while the mounts were read, stopped before a stamp taken at the end, would
-        // have its last writes unseen and trusted.
-        let assessed_at = crate::base::time::now_rfc3339();
+        // have its last writes unseen and trusted. To the microsecond: what is held against it
+        // (a container's end, the ctimes of the work) is told apart within the second.
+        let assessed_at = crate::base::time::now_rfc3339_micros();
         let (in_place, mut mounts) = match isolation {
             Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
             Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| self.mount(m)).collect()),

@@ -3,8 +3,8 @@
 //! jackin-keep asks it before it stamps `clean_exited` on the assessment it was handed, when
 //! nothing shows the agent had stopped before that assessment (tools/keep.rs).
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
 
 use crate::base::time::parse_rfc3339;
 use crate::engines::git::{self, Since};
@@ -16,21 +16,26 @@ use crate::state::store::Store;
 /// more than the look.
 const MOST_ENTRIES: usize = 100_000;
 
-/// `None` when nothing the assessment looked at changed since it started; otherwise what did
-/// (or what could not be told), for the caller to assess again. `assessed_at` has a second's
-/// grain and is the assessment's start (services/assessor.rs): a change in that same second
+/// The kernel stamps a ctime from a clock that may lag the one `assessed_at` was read from by a
+/// tick (4 ms at 250 Hz, 10 ms at 100 Hz): a change this long before the assessment started
 /// counts as after it.
+const CLOCK_TICK_MARGIN: Duration = Duration::from_millis(50);
+
+/// `None` when nothing the assessment looked at changed since it started; otherwise what did
+/// (or what could not be told), for the caller to assess again. `assessed_at` is the
+/// assessment's start (services/assessor.rs), to the microsecond (an older one, to the second,
+/// makes a change in that second count as after it).
 pub(crate) fn changed_since_assessed(store: &Store, name: &InstanceName, assessment: &Assessment) -> Option<String> {
     let Some(started) = parse_rfc3339(&assessment.assessed_at) else {
         return Some(format!("its assessed_at {:?} cannot be read", assessment.assessed_at));
     };
-    let since = started.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let since = started.checked_sub(CLOCK_TICK_MARGIN).unwrap_or(UNIX_EPOCH);
     // The mounts themselves: the isolation records (or, without any, the directory they would
     // be written to).
     let isolation = store.isolation_path(name);
     let records = if isolation.exists() { isolation } else { store.meta_dir(name) };
     match std::fs::symlink_metadata(&records) {
-        Ok(meta) if meta.ctime() < since => {}
+        Ok(meta) if crate::base::time::ctime(&meta) < since => {}
         Ok(_) => return Some(format!("{} changed", records.display())),
         Err(e) => return Some(format!("{}: {e}", records.display())),
     }

@@ -109,6 +109,24 @@ pub(super) fn no_special_files(path: &Path) -> Result<(), git2::Error> {
     Ok(())
 }
 
+/// The git directory and the common directory of the work tree at `path`, read from its `.git`
+/// (a directory, or a worktree's `gitdir:` file) and the git directory's `commondir` file as
+/// git itself reads them, without libgit2 (for a look at stat data that needs nothing else of
+/// the repository). `None`: `path` has no `.git`, or one that names nothing.
+pub(super) fn git_dirs(path: &Path) -> Option<(PathBuf, PathBuf)> {
+    let dot_git = path.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    let git_dir = if meta.is_dir() {
+        dot_git
+    } else if meta.is_file() {
+        path.join(read_pointer(&dot_git, "gitdir: ")?)
+    } else {
+        return None;
+    };
+    let common = read_pointer(&git_dir.join("commondir"), "").map_or_else(|| git_dir.clone(), |c| git_dir.join(c));
+    Some((git_dir, common))
+}
+
 /// The path a `.git` file (`gitdir: <path>`) or a `commondir` file names: read without following
 /// a link or waiting on a FIFO, at most 4 KiB.
 fn read_pointer(file: &Path, prefix: &str) -> Option<PathBuf> {

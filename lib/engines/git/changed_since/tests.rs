@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use super::{changed_since, Since};
 
@@ -36,12 +36,13 @@ fn host_and_worktree(root: &Path) -> (PathBuf, PathBuf) {
     (host, worktree)
 }
 
-/// A second that starts after everything made so far: ctimes have a second's grain here, as
-/// the assessment's `assessed_at` has.
-fn next_second() -> i64 {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    std::thread::sleep(Duration::from_nanos(1_000_000_000 - u64::from(now.subsec_nanos())) + Duration::from_millis(5));
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64
+/// A moment after everything made so far: a few clock ticks on, since the kernel stamps
+/// ctimes from a clock that may lag this one by a tick.
+fn next_moment() -> SystemTime {
+    std::thread::sleep(Duration::from_millis(30));
+    let now = SystemTime::now();
+    std::thread::sleep(Duration::from_millis(30));
+    now
 }
 
 type Change = (&'static str, fn(&Path, &Path));
@@ -76,7 +77,7 @@ fn every_change_after_the_moment_is_seen_and_nothing_before_it() {
     let sessions: Vec<_> = (0..CHANGES.len()).map(|i| host_and_worktree(&tmp.path().join(i.to_string()))).collect();
     let clone = tmp.path().join("clone");
     git(tmp.path(), &["clone", "-q", sessions[0].0.to_str().unwrap(), clone.to_str().unwrap()]);
-    let since = next_second();
+    let since = next_moment();
     for (_, worktree) in &sessions {
         assert_eq!(changed_since(worktree, true, since, 10_000), Since::Unchanged, "{}", worktree.display());
     }
@@ -95,7 +96,7 @@ fn every_change_after_the_moment_is_seen_and_nothing_before_it() {
 fn objects_alone_are_no_change_and_the_walk_is_bounded() {
     let tmp = tempfile::tempdir().unwrap();
     let (host, worktree) = host_and_worktree(tmp.path());
-    let since = next_second();
+    let since = next_moment();
     // An object no ref names (what `git hash-object -w` leaves) is no work.
     fs::write(tmp.path().join("blob"), "loose\n").unwrap();
     git(&host, &["hash-object", "-w", tmp.path().join("blob").to_str().unwrap()]);
@@ -107,14 +108,39 @@ fn objects_alone_are_no_change_and_the_walk_is_bounded() {
 fn what_cannot_be_looked_at_is_said() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, worktree) = host_and_worktree(tmp.path());
-    assert!(matches!(changed_since(&tmp.path().join("gone"), true, 0, 10_000), Since::Unreadable(_)));
+    assert!(matches!(changed_since(&tmp.path().join("gone"), true, SystemTime::UNIX_EPOCH, 10_000), Since::Unreadable(_)));
     // A link is never followed: what it leads to is not the work tree's.
     let elsewhere = tmp.path().join("elsewhere");
     fs::create_dir(&elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, worktree.join("link")).unwrap();
-    let since = next_second();
+    let since = next_moment();
     fs::write(elsewhere.join("f"), "x").unwrap();
     assert_eq!(changed_since(&worktree, true, since, 10_000), Since::Unchanged);
     fs::remove_file(worktree.join("link")).unwrap();
     assert_eq!(changed_since(&worktree, true, since, 10_000), Since::Changed(worktree.clone()));
+}
+
+/// `git status` takes the index's lock and lets it go (jackin's exit check in the worktree, an
+/// operator's prompt in the host repository): names come and go at the top of a git directory,
+/// and nothing changed. A name gone from the common directory that held the host's branches
+/// is a change.
+#[test]
+fn a_status_run_is_no_change_and_a_common_directory_losing_its_refs_is_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host, worktree) = host_and_worktree(tmp.path());
+    git(&host, &["pack-refs", "--all"]);
+    // A second after the files, so the status runs find nothing racily clean to write back.
+    std::thread::sleep(Duration::from_millis(1100));
+    git(&worktree, &["status", "--porcelain"]);
+    git(&host, &["status", "--porcelain"]);
+    let since = next_moment();
+    git(&worktree, &["status", "--porcelain"]);
+    git(&host, &["status", "--porcelain"]);
+    let common = host.join(".git");
+    let stamp = |p: &Path| crate::base::time::ctime(&fs::symlink_metadata(p).unwrap());
+    assert!(stamp(&common) >= since, "the status runs moved the common directory's ctime");
+    assert_eq!(changed_since(&worktree, true, since, 10_000), Since::Unchanged);
+
+    fs::remove_file(common.join("packed-refs")).unwrap();
+    assert_eq!(changed_since(&worktree, true, since, 10_000), Since::Changed(common.clone()));
 }
