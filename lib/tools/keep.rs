@@ -298,6 +298,22 @@ pub(crate) fn stopped_before_assessed(role: Option<&RunState>, assessed_at: &str
     matches!((finished, assessed), (Some(finished), Some(assessed)) if finished <= assessed)
 }
 
+/// Whether the role container, gone now, was removed before the assessment started: the last
+/// event the engine remembers of a container by that name is its `destroy`, before
+/// `assessed_at` (jackin's own exit removes the containers before the exit hook assesses). The
+/// engine keeps recent events in memory only, so "not known" is `false` (the caller then looks
+/// at the work's stat data), as is any error.
+pub(crate) fn removed_before_assessed(engine: &Engine, role_container: &str, assessed_at: &str) -> bool {
+    let Some(assessed) = parse_rfc3339(assessed_at) else { return false };
+    let since = assessed.checked_sub(REMOVAL_LOOKBACK).unwrap_or(SystemTime::UNIX_EPOCH);
+    let Ok(history) = engine.container_history(role_container, since) else { return false };
+    let last = history.into_iter().max_by_key(|(_, at)| *at);
+    matches!(last, Some((action, at)) if action == "destroy" && at < assessed)
+}
+
+/// How far before an assessment a removal is looked for.
+const REMOVAL_LOOKBACK: Duration = Duration::from_secs(3600);
+
 /// What carrying out a ruling came to.
 #[derive(Debug)]
 pub enum Carried {
@@ -369,7 +385,7 @@ pub fn apply(store: &Store, engine: &Engine, session: &mut Session, ruling: &Rul
         Outcome::Keep => keep(store, engine, session, ruling),
         Outcome::Clean => {
             stop_if_live(engine, session)?;
-            let warnings = reassess_before_clean_exited(store, session)?;
+            let warnings = reassess_before_clean_exited(store, engine, session)?;
             let status = cleaned_status(session.assessment.verdict);
             store.set_status(&session.name, status, &crate::base::time::now_rfc3339())?;
             store.clear_exit_action(&session.name)?;
@@ -384,12 +400,17 @@ pub fn apply(store: &Store, engine: &Engine, session: &mut Session, ruling: &Rul
 /// keeps its `preserved_*` status, and purge refuses it without a discard. The assessment stands
 /// when the agent had stopped before it, or when nothing it looked at changed since it started
 /// (stat data: services/recheck.rs); otherwise the session is assessed again.
-fn reassess_before_clean_exited(store: &Store, session: &mut Session) -> Result<Vec<String>> {
+fn reassess_before_clean_exited(store: &Store, engine: &Engine, session: &mut Session) -> Result<Vec<String>> {
     if cleaned_status(session.assessment.verdict) != Status::CleanExited {
         return Ok(Vec::new());
     }
     if stopped_before_assessed(session.role.as_ref(), &session.assessment.assessed_at) {
         session.recheck = Some("the assessment stands: the role container had stopped before it".into());
+        return Ok(Vec::new());
+    }
+    let role = &session.manifest.docker.role_container;
+    if session.role.is_none() && removed_before_assessed(engine, role, &session.assessment.assessed_at) {
+        session.recheck = Some("the assessment stands: the role container was removed before it".into());
         return Ok(Vec::new());
     }
     let assessed_at = &session.assessment.assessed_at;

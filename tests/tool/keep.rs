@@ -241,6 +241,36 @@ fn a_clean_assessment_older_than_the_work_does_not_stamp_clean_exited() {
     assert!(!stderr(&out).contains("assessed clean"), "{}", stderr(&out));
 }
 
+/// The exit hook's order on a real host: jackin's exit removes the role container, then the hook
+/// assesses and keeps. The engine remembers the removal (its events), so the assessment stands
+/// without a look at the work; a container removed after the assessment proves nothing, and the
+/// work's stat data are looked at instead.
+#[test]
+fn a_role_container_removed_before_the_assessment_needs_no_second_look() {
+    if !engine_available("a_role_container_removed_before_the_assessment_needs_no_second_look") {
+        return;
+    }
+    let f = four("ksr");
+    let c = f.clean.container.as_str();
+    docker(&["create", "--name", c, "--network", "none", common::docker::TEST_IMAGE, "true"]);
+    docker(&["rm", c]);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let out = keep(&f.home, &["--policy=clean", "-v"], &f.home.assess_lines(&[c]));
+    assert_eq!(ok(&out)[0].status.as_deref(), Some("clean_exited"));
+    assert!(stderr(&out).contains("the role container was removed before it"), "{}", stderr(&out));
+
+    let f = four("ksl");
+    let c = f.clean.container.as_str();
+    docker(&["create", "--name", c, "--network", "none", common::docker::TEST_IMAGE, "true"]);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let assessed = f.home.assess_lines(&[c]);
+    docker(&["rm", c]);
+    let out = keep(&f.home, &["--policy=clean", "-v"], &assessed);
+    assert_eq!(ok(&out)[0].status.as_deref(), Some("clean_exited"));
+    assert!(!stderr(&out).contains("removed before it"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the assessment stands: nothing it looked at changed since"), "{}", stderr(&out));
+}
+
 #[test]
 fn keep_marks_the_isolation_records_and_leaves_a_clean_session_active() {
     if !engine_available("keep_marks_the_isolation_records_and_leaves_a_clean_session_active") {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 use bollard::errors::Error as BollardError;
@@ -60,3 +60,44 @@ impl Engine {
         }
     }
 }
+
+impl Engine {
+    /// What the engine remembers of the container named `name` since `since`, up to now: each
+    /// event's action (`create`, `start`, `die`, `destroy`) and time, oldest first. The engine
+    /// keeps its last few hundred events in memory only: an empty answer says nothing (the
+    /// events may have been dropped, or the engine restarted).
+    pub(crate) fn container_history(&self, name: &str, since: SystemTime) -> Result<Vec<(String, SystemTime)>> {
+        let stamp = |at: SystemTime| {
+            let d = at.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+            format!("{}.{:09}", d.as_secs(), d.subsec_nanos())
+        };
+        let pairs = [("type", "container"), ("container", name)];
+        let (since, until) = (stamp(since), stamp(SystemTime::now()));
+        let options = EventsOptionsBuilder::new().since(&since).until(&until).filters(&filters(&pairs)).build();
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let read = async {
+            let mut stream = self.api.events(Some(options));
+            let mut history = Vec::new();
+            while let Some(event) = stream.next().await {
+                let event = event?;
+                let named = event.actor.as_ref().and_then(|a| a.attributes.as_ref()).and_then(|a| a.get("name"));
+                if named.is_some_and(|n| n == name) {
+                    let nanos = event.time_nano.unwrap_or_default();
+                    let at = crate::base::time::at_epoch_offset(nanos.div_euclid(1_000_000_000), nanos.rem_euclid(1_000_000_000));
+                    history.push((event.action.unwrap_or_default(), at));
+                }
+            }
+            Ok::<_, BollardError>(history)
+        };
+        let answer = self.runtime.block_on(async { tokio::time::timeout(HISTORY_WAIT, read).await });
+        match answer {
+            Err(_) => Err(anyhow::anyhow!(self.doing("the engine's events did not end in time"))),
+            Ok(Err(e)) => Err(anyhow::Error::new(e).context(self.doing("reading the engine's events"))),
+            Ok(Ok(history)) => Ok(history),
+        }
+    }
+}
+
+/// An events query with an end time is answered from memory at once; this only bounds an
+/// engine that does not.
+const HISTORY_WAIT: Duration = Duration::from_secs(5);
