@@ -311,8 +311,10 @@ pub(crate) fn removed_before_assessed(engine: &Engine, role_container: &str, ass
     matches!(last, Some((action, at)) if action == "destroy" && at < assessed)
 }
 
-/// How far before an assessment a removal is looked for.
-const REMOVAL_LOOKBACK: Duration = Duration::from_secs(3600);
+/// How far before an assessment a removal is looked for: the exit hook assesses seconds after
+/// jackin removed the containers. The engine filters every event it holds in the span (a
+/// millisecond for an hour's worth of a busy engine's 256, a third of that for ten minutes').
+const REMOVAL_LOOKBACK: Duration = Duration::from_secs(600);
 
 /// What carrying out a ruling came to.
 #[derive(Debug)]
