@@ -77,7 +77,7 @@ fn purge_items(
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let options = args.options();
     let progress = Progress::new(if options.slim { "slimming" } else { "purging" }, work, ctx.quiet);
-    let purger = Purger::new(store, &engine, catalog, options);
+    let purger = Purger::new(store, &engine, catalog, options).with_records(args.records());
     let outcomes = purger.items(items, |item| progress.tick(item_name(item)));
     progress.finish();
     Ok(outcomes)

@@ -33,6 +33,9 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     if args.quarantined {
         return emit_all(ctx, &restore::quarantined(&store)?);
     }
+    if args.records || args.record.is_some() {
+        return emit_all(ctx, &restore::records(&store, args.record.as_deref())?);
+    }
     if let Some(file) = &args.import {
         return jackin::face::moves::import(&args, file, ctx);
     }

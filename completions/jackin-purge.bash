@@ -23,7 +23,7 @@ _jackin__purge() {
 
     case "${cmd}" in
         jackin__purge)
-            opts="-q -v -h -V --terminal --older-than --keep-last --discard-unfinished --no-quarantine --quarantine-days --expire-quarantine --stop --slim --kept --slim-older-than --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-q -v -h -V --terminal --older-than --keep-last --discard-unfinished --no-quarantine --quarantine-days --expire-quarantine --record-days --conversation-path --conversation-cap --stop --slim --kept --slim-older-than --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -38,6 +38,18 @@ _jackin__purge() {
                     return 0
                     ;;
                 --quarantine-days)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --record-days)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --conversation-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --conversation-cap)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -88,7 +100,7 @@ _jackin__purge_with_sessions() {
     _jackin__purge "$@"
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$cur" in -*) return 0 ;; esac
-    case "$prev" in --older-than|--keep-last|--quarantine-days|--slim-older-than|--docker-host|--home|--config-dir|--format|=) return 0 ;; esac
+    case "$prev" in --older-than|--keep-last|--quarantine-days|--record-days|--conversation-path|--conversation-cap|--slim-older-than|--docker-host|--home|--config-dir|--format|=) return 0 ;; esac
     COMPREPLY+=($(compgen -W "$(_jackin_session_names assessment jackin-assess --all)" -- "$cur"))
 }
 

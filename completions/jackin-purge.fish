@@ -1,6 +1,9 @@
 complete -c jackin-purge -l older-than -d 'Retention: purge kept instances last updated longer ago than DUR (e.g. 30d, 12h)' -r
 complete -c jackin-purge -l keep-last -d 'Retention: keep the N newest kept instances per (workspace, role, agent), purge the rest' -r
 complete -c jackin-purge -l quarantine-days -d 'Days the quarantine of a discard is kept before --expire-quarantine deletes it [default: 14], recorded in the quarantine when the work is saved: give it to the purge that discards. With --expire-quarantine it counts only for the leftover of a save that died half-way (no receipt), from its last change' -r
+complete -c jackin-purge -l record-days -d 'Days the record each purge leaves of a session (launch, outcome, what its work became, its agent\'s conversation) is kept before --expire-quarantine deletes it [default: 90]' -r
+complete -c jackin-purge -l conversation-path -d 'Where the agent keeps its conversation, relative to its home (data/<c>/home/), copied into the session\'s record; repeat for each; replaces the known agents\' paths' -r
+complete -c jackin-purge -l conversation-cap -d 'The most bytes of conversation a record copies (files past it are named, not copied) [default: 67108864, 64 MiB]' -r
 complete -c jackin-purge -l slim-older-than -d 'Retention: slim the kept sessions last updated longer ago than DUR (e.g. 7d) and not slimmed since; implies --slim' -r
 complete -c jackin-purge -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-purge -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
@@ -11,7 +14,7 @@ text\t'One readable line or block per instance'"
 complete -c jackin-purge -l terminal -d 'Purge every instance whose status is terminal (clean_exited, superseded, purged; failed_setup only when its work is verified clean)'
 complete -c jackin-purge -l discard-unfinished -d 'Allow deleting work at risk; it is saved to the quarantine first'
 complete -c jackin-purge -l no-quarantine -d 'Do not save work at risk before deleting it (only with --discard-unfinished): the one exception to "discarded work is saved first"; what is deleted cannot be got back'
-complete -c jackin-purge -l expire-quarantine -d 'Delete expired quarantines (alone: only that; reads no stdin)'
+complete -c jackin-purge -l expire-quarantine -d 'Delete expired quarantines and expired session records (alone: only that; reads no stdin)'
 complete -c jackin-purge -l stop -d 'Stop a still-running session\'s containers first (else it is live: exit 5)'
 complete -c jackin-purge -l slim -d 'Slim kept sessions instead of purging them: remove from their mounts only what git ignores (as git clean -dX would: build outputs, caches), except ignored dotfiles outside ignored directories (.env.local); the session, its work and its verdict stay. A live session is refused (exit 5). With INSTANCE, or --kept for every kept session'
 complete -c jackin-purge -l kept -d 'With --slim: every kept session (restore_available, preserved_dirty, preserved_unpushed)'
@@ -34,7 +37,7 @@ end
 function __jackin_purge_wants_session
     string match -q -- '-*' (commandline -ct); and return 1
     set -l words (commandline -opc)
-    contains -- $words[-1] --older-than --keep-last --quarantine-days --slim-older-than --docker-host --home --config-dir --format; and return 1
+    contains -- $words[-1] --older-than --keep-last --quarantine-days --record-days --conversation-path --conversation-cap --slim-older-than --docker-host --home --config-dir --format; and return 1
     return 0
 end
 

@@ -4,6 +4,7 @@ complete -c jackin-restore -l agent -d 'Only sessions of this agent runtime' -r
 complete -c jackin-restore -l workdir -d 'Only sessions with this working directory' -r
 complete -c jackin-restore -l sort -d 'The list\'s order: age (newest first) or size (most bytes on disk first)' -r -f -a "age\t'Newest first'
 size\t'Most bytes on disk first'"
+complete -c jackin-restore -l record -d 'Show the record of one purged session: C is its container name or a unique prefix (4+ characters) of its instance id' -r
 complete -c jackin-restore -l recover -d 'Put a quarantine\'s work back: Q is its directory, or a session\'s container name, id or unique id prefix (its newest quarantine). The saved refs come back as branches under jackin/recovered/ (a submodule\'s in its git directory), the files and what was staged in a new worktree beside the host repository; nothing that exists is touched' -r
 complete -c jackin-restore -l into -d 'With --recover, when the host repository is gone: recover into a new repository at DIR' -r -F
 complete -c jackin-restore -l import -d 'Bring in a session exported on another host (jackin-keep --export): each mount\'s commits into the repository of this host\'s jackin config with the same remote URL (or --repo), its worktree or clone where jackin puts it, its files on top, and its manifest, records and recipe in this home, as a kept session that jackin-restore INSTANCE resumes. An archive that is truncated, altered or of a newer format, or an instance of the same name here, is refused with nothing written (exit 3)' -r -F
@@ -20,6 +21,7 @@ json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
 complete -c jackin-restore -l list -d 'List resumable sessions, newest first, instead of opening the picker (the default without INSTANCE when no terminal can show the picker); change nothing'
 complete -c jackin-restore -l quarantined -d 'List the quarantines discards left, newest first: what each holds, until when, and whether it can be recovered now; change nothing'
+complete -c jackin-restore -l records -d 'List the records purged sessions left, newest first: how each was launched, how it ended, what its work became (its commits pushed, integrated or quarantined), the copy of its agent\'s conversation, and when the record expires; change nothing'
 complete -c jackin-restore -l interrupted -d 'Resume every session the host or engine interrupted (crashed: killed by the host, its container exited or removed while the session was in use) within --since, several at a time, each by the cheapest faithful tier, one `interrupted` record each. Sessions in use, kept on purpose or purged are not touched (one in use, or interrupted before --since, is listed as left alone); --workspace, --role, --agent and --workdir narrow it. Needs --yes (nobody is asked) or --plan. Exit 0 when every one was resumed or there was none, 6 when some were not (4 when each of those only could not be reached: retry later)'
 complete -c jackin-restore -l as-is -d 'Start a stopped container as it is, even when it no longer matches its launch recipe (another image, mounts, variables, network or sidecar): without it such a container is replaced from the recipe at tier 2, the new one created and checked before the old one is removed'
 complete -c jackin-restore -l plan -d 'Say which tier and steps a resume would take; change nothing (same as --dry-run)'
@@ -44,7 +46,7 @@ end
 function __jackin_restore_wants_session
     string match -q -- '-*' (commandline -ct); and return 1
     set -l words (commandline -opc)
-    contains -- $words[-1] --workspace --role --agent --workdir --sort --recover --into --import --repo --since --jobs --health-timeout --fetch-timeout --docker-host --home --config-dir --format; and return 1
+    contains -- $words[-1] --workspace --role --agent --workdir --sort --record --recover --into --import --repo --since --jobs --health-timeout --fetch-timeout --docker-host --home --config-dir --format; and return 1
     return 0
 end
 

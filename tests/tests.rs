@@ -21,6 +21,7 @@ mod tool {
     mod moves;
     mod purge;
     mod reconcile;
+    mod records;
     mod recover;
     mod restore;
     mod restore_drift;

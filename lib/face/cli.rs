@@ -10,6 +10,7 @@ use crate::base::exit::Exit;
 use crate::base::tool::Tool;
 use crate::engines::endpoint::Endpoint;
 use crate::state::select::{check_arg, Unresolved};
+use crate::services::session_record::RecordOptions;
 use crate::tools::purge::PurgeOptions;
 use crate::tools::restore::{Filters, Order};
 
@@ -455,6 +456,17 @@ pub struct RestoreArgs {
     #[arg(long, conflicts_with_all = ["instance", "list", "recover"])]
     pub quarantined: bool,
 
+    /// List the records purged sessions left, newest first: how each was launched, how it
+    /// ended, what its work became (its commits pushed, integrated or quarantined), the copy of
+    /// its agent's conversation, and when the record expires; change nothing
+    #[arg(long, conflicts_with_all = ["instance", "list", "recover", "quarantined", "record"])]
+    pub records: bool,
+
+    /// Show the record of one purged session: C is its container name or a unique prefix (4+
+    /// characters) of its instance id
+    #[arg(long, value_name = "C", conflicts_with_all = ["instance", "list", "recover", "quarantined"])]
+    pub record: Option<String>,
+
     /// Put a quarantine's work back: Q is its directory, or a session's container name, id or
     /// unique id prefix (its newest quarantine). The saved refs come back as branches under
     /// jackin/recovered/ (a submodule's in its git directory), the files and what was staged in a
@@ -612,9 +624,24 @@ pub struct PurgeArgs {
     #[arg(long, value_name = "DAYS")]
     pub quarantine_days: Option<u64>,
 
-    /// Delete expired quarantines (alone: only that; reads no stdin)
+    /// Delete expired quarantines and expired session records (alone: only that; reads no stdin)
     #[arg(long)]
     pub expire_quarantine: bool,
+
+    /// Days the record each purge leaves of a session (launch, outcome, what its work became,
+    /// its agent's conversation) is kept before --expire-quarantine deletes it [default: 90]
+    #[arg(long, value_name = "DAYS")]
+    pub record_days: Option<u64>,
+
+    /// Where the agent keeps its conversation, relative to its home (data/<c>/home/), copied into
+    /// the session's record; repeat for each; replaces the known agents' paths
+    #[arg(long, value_name = "PATH")]
+    pub conversation_path: Vec<String>,
+
+    /// The most bytes of conversation a record copies (files past it are named, not copied)
+    /// [default: 67108864, 64 MiB]
+    #[arg(long, value_name = "BYTES")]
+    pub conversation_cap: Option<u64>,
 
     /// Stop a still-running session's containers first (else it is live: exit 5)
     #[arg(long)]
@@ -671,6 +698,20 @@ impl PurgeArgs {
             no_quarantine: self.no_quarantine,
             quarantine_days: self.quarantine_days.unwrap_or(crate::services::saved_work::DEFAULT_QUARANTINE_DAYS),
             slim: self.slims(),
+        }
+    }
+
+    /// How this run's session records are written.
+    pub fn records(&self) -> RecordOptions {
+        let defaults = RecordOptions::default();
+        RecordOptions {
+            days: self.record_days.unwrap_or(defaults.days),
+            conversation_paths: if self.conversation_path.is_empty() {
+                defaults.conversation_paths
+            } else {
+                self.conversation_path.clone()
+            },
+            conversation_cap: self.conversation_cap.unwrap_or(defaults.conversation_cap),
         }
     }
 }

@@ -9,4 +9,5 @@ pub(crate) mod home_claims;
 pub(crate) mod ownership;
 pub(crate) mod recheck;
 pub(crate) mod saved_work;
+pub mod session_record;
 pub(crate) mod teardown;

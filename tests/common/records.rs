@@ -541,3 +541,103 @@ pub struct Imported {
 impl Record for Imported {
     const TYPE: &'static str = "imported";
 }
+
+/// `session_record`: what a purge left of a session (`jackin-restore --records`, `--record C`,
+/// and the file `records/<c>/record.json`, which has no `path`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRecord {
+    #[serde(flatten)]
+    pub identity: Identity,
+    pub recorded_at: String,
+    pub expires_at: String,
+    pub launch: RecordLaunch,
+    pub outcome: RecordOutcome,
+    pub work: RecordWork,
+    pub conversation: RecordConversation,
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+impl Record for SessionRecord {
+    const TYPE: &'static str = "session_record";
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordLaunch {
+    pub image: String,
+    pub role: String,
+    pub workspace: Option<String>,
+    pub workdir: String,
+    pub agent: String,
+    pub mounts: Vec<RecordMount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordMount {
+    pub dst: String,
+    pub src: String,
+    pub isolation: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordOutcome {
+    pub created_at: String,
+    pub ended_at: String,
+    pub duration_secs: Option<u64>,
+    pub last_status: String,
+    pub statuses: Vec<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordWork {
+    pub verdict: String,
+    pub summary: String,
+    pub quarantine: Option<String>,
+    pub mounts: Vec<RecordWorkMount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordWorkMount {
+    pub dst: String,
+    pub verdict: String,
+    pub commits: Vec<RecordCommit>,
+    #[serde(default)]
+    pub unreadable: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordCommit {
+    pub id: String,
+    pub subject: String,
+    pub became: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordConversation {
+    pub copied: Vec<RecordFile>,
+    pub skipped: Vec<RecordSkipped>,
+    pub bytes: u64,
+    pub cap_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordFile {
+    pub path: String,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSkipped {
+    pub path: String,
+    pub reason: String,
+}

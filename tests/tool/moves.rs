@@ -887,11 +887,12 @@ fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing()
         // The clean-up the refusal names.
         let out = b.home.purge(&["--discard-unfinished", &c], "");
         assert_eq!(out.status.code(), Some(0), "{step}: {}", stderr(&out));
-        // Only the home's own files changed: the quarantine of the work, the index (without a
-        // row of C) and its lock, the imports and trash directories (empty: what was in them
-        // would be listed).
+        // Only the home's own files changed: the quarantine of the work, the record the purge
+        // leaves of the session, the index (without a row of C) and its lock, the imports and
+        // trash directories (empty: what was in them would be listed).
         let ours = |p: &Path| {
             p.starts_with(b.home.home.join("quarantine"))
+                || p.starts_with(b.home.home.join("records"))
                 || [b.home.index_path(), b.home.home.join("data/instances.json.lock")].iter().any(|f| f == p)
                 || [b.home.home.join("imports"), b.home.home.join("trash")].iter().any(|d| d == p)
         };

@@ -675,7 +675,7 @@ fn crash_at(step: &str) {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), None, "{step}: the process was killed: {}", stderr(&out));
     let rows = home.index_rows();
-    if step != "quarantined" {
+    if !["quarantined", "recorded"].contains(&step) {
         if let Some(row) = rows.iter().find(|r| r.container_base == inst.container) {
             assert_eq!(row.status, "purged", "{step}: an honest index says the purge is under way");
         }
@@ -715,11 +715,19 @@ fn crash_at(step: &str) {
     for q in home.quarantines() {
         assert!(q.join("receipt.json").exists(), "{step}: {} is complete", q.display());
     }
+    let records = home.home.join("records");
+    assert!(records.join(&inst.container).join("record.json").is_file(), "{step}: the session's record is whole");
+    let partial = fs::read_dir(&records).unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with('.'));
+    assert!(!partial, "{step}: no half-written record is left");
 }
 
 #[test]
 fn crash_after_quarantined() {
     crash_at("quarantined");
+}
+#[test]
+fn crash_after_recorded() {
+    crash_at("recorded");
 }
 #[test]
 fn crash_after_stamped() {

@@ -21,6 +21,7 @@ mod bundle;
 mod config_files;
 mod error;
 mod file_refs;
+mod history;
 mod ignored;
 mod moves;
 mod patches;

@@ -12,12 +12,14 @@ use serde::{Deserialize, Serialize};
 
 mod moves;
 mod restore;
+mod session;
 mod sweep;
 
 pub(crate) use crate::protocol::assessment::human_bytes;
 
 pub use moves::*;
 pub use restore::*;
+pub use session::*;
 pub use sweep::*;
 
 /// `error`: one instance (or the run) failed; the others carried on.

@@ -221,6 +221,12 @@ impl Store {
         self.roots.home.join("quarantine")
     }
 
+    /// Where the records of purged sessions are kept, beside the quarantines
+    /// (services/session_record.rs).
+    pub(crate) fn records_root(&self) -> PathBuf {
+        self.roots.home.join("records")
+    }
+
     /// Where jackin puts an isolated mount of `name`: `data/<c>/git/worktree/repo/<dst>/<c>` (or
     /// `git/clone/…`), `<dst>` the mount's container path without its leading slash. `None` for a
     /// destination that is not a plain absolute path (it would leave the data directory).

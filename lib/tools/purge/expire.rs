@@ -49,6 +49,37 @@ pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
             expired.push(Expired { dir, identity: receipt.map(|r| r.identity), bytes });
         }
     }
+    expired.extend(expire_records(store, now, dry_run)?);
+    Ok(expired)
+}
+
+/// The session records whose time has come (their `expires_at`), and the leftovers of records
+/// a killed purge did not finish (a day after they were last written).
+fn expire_records(store: &Store, now: SystemTime, dry_run: bool) -> Result<Vec<Expired>> {
+    let root = store.records_root();
+    let entries = match fs::read_dir(&root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
+    };
+    let mut expired = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("jk-") || name.starts_with(".partial-jk-")) || !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let dir = entry.path();
+        let record = crate::services::session_record::read(&dir);
+        let expires = match &record {
+            Some(r) => crate::base::time::parse_rfc3339(&r.expires_at),
+            None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(86_400)),
+        };
+        if expires.is_some_and(|at| at <= now) {
+            let bytes = if dry_run { crate::base::disk_usage::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };
+            expired.push(Expired { dir, identity: record.map(|r| r.identity), bytes });
+        }
+    }
     Ok(expired)
 }
 

@@ -19,6 +19,8 @@ pub use select::{items_from_args, items_from_catalog, items_from_records, items_
 
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
+
+use crate::services::session_record::RecordOptions;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -114,11 +116,20 @@ pub struct Purger<'a> {
     pub(crate) catalog: &'a Catalog,
     /// Taken at the first orphan, before any orphan is removed.
     snapshot: OnceLock<Result<orphans::EngineSnapshot>>,
+    /// The record each purge of a data directory leaves (services/session_record.rs).
+    records: RecordOptions,
 }
 
 impl<'a> Purger<'a> {
     pub fn new(store: &'a Store, engine: &'a Engine, catalog: &'a Catalog, options: PurgeOptions) -> Self {
-        Purger { store, engine, options, git: Mutex::new(()), catalog, snapshot: OnceLock::new() }
+        let records = RecordOptions::default();
+        Purger { store, engine, options, git: Mutex::new(()), catalog, snapshot: OnceLock::new(), records }
+    }
+
+    /// How the session records of this run are written: their retention, the conversation's
+    /// paths and cap.
+    pub fn with_records(self, records: RecordOptions) -> Self {
+        Purger { records, ..self }
     }
 
     /// Purges the instances and orphans among `items` in parallel (`None` for the rest), calling

@@ -75,6 +75,8 @@ pub(crate) struct Plan {
     /// Step 2 ran in this purge (no earlier run's purge mark).
     pub(crate) assessed: bool,
     pub(crate) save: Option<Save>,
+    /// Step 2's assessment, when this run made it: what the session record says of the work.
+    pub(crate) assessment: Option<Assessment>,
     /// Where an earlier run saved the work at risk (its purge mark says so).
     pub(crate) saved_before: Option<String>,
     pub(crate) stamp: Stamp,
@@ -160,13 +162,14 @@ pub(crate) fn plan(
     options: &PurgeOptions,
 ) -> Result<Plan, Refusal> {
     let mark = seen.mark.as_ref().filter(|mark| mark_holds(mark, seen));
-    let (identity, save, saved_before) = match mark {
+    let (identity, save, saved_before, assessed) = match mark {
         // An earlier run passed step 2: the work was found clean or saved then.
-        Some(mark) => (seen.identity(), None, mark.quarantine.clone()),
+        Some(mark) => (seen.identity(), None, mark.quarantine.clone(), None),
         None => {
             let assessment = assessment(seen)?;
             let identity = assessment.identity.clone();
-            (identity, check_work(seen, assessment, discard, only_if_clean, options)?, None)
+            let save = check_work(seen, assessment.clone(), discard, only_if_clean, options)?;
+            (identity, save, None, Some(assessment))
         }
     };
     let stamp = match &seen.manifest {
@@ -181,6 +184,7 @@ pub(crate) fn plan(
         identity,
         assessed: mark.is_none(),
         save,
+        assessment: assessed,
         saved_before,
         stamp,
         docker: seen.docker.clone(),
