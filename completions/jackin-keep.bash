@@ -23,7 +23,7 @@ _jackin__keep() {
 
     case "${cmd}" in
         jackin__keep)
-            opts="-q -v -h -V --policy --keep --answer --discard-unfinished --stop --export --with-auth --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-q -v -h -V --policy --keep --answer --discard-unfinished --stop --export --with-auth --dry-run --docker-host --home --config-dir --format --quiet --verbose --host --all-hosts --hosts-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -57,6 +57,14 @@ _jackin__keep() {
                     COMPREPLY=($(compgen -W "auto json text" -- "${cur}"))
                     return 0
                     ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -84,7 +92,7 @@ _jackin__keep_with_sessions() {
     _jackin__keep "$@"
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$cur" in -*) return 0 ;; esac
-    case "$prev" in --policy|--answer|--export|--docker-host|--home|--config-dir|--format|=) return 0 ;; esac
+    case "$prev" in --policy|--answer|--export|--docker-host|--home|--config-dir|--format|--host|--hosts-timeout|=) return 0 ;; esac
     [[ " ${COMP_WORDS[*]:0:COMP_CWORD} " == *" --export "* ]] || return 0
     COMPREPLY+=($(compgen -W "$(_jackin_session_names candidate jackin-restore --list)" -- "$cur"))
 }

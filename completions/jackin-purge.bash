@@ -23,7 +23,7 @@ _jackin__purge() {
 
     case "${cmd}" in
         jackin__purge)
-            opts="-q -v -h -V --terminal --older-than --keep-last --discard-unfinished --no-quarantine --quarantine-days --expire-quarantine --record-days --conversation-path --conversation-cap --stop --slim --kept --slim-older-than --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-q -v -h -V --terminal --older-than --keep-last --discard-unfinished --no-quarantine --quarantine-days --expire-quarantine --record-days --conversation-path --conversation-cap --stop --slim --kept --slim-older-than --dry-run --docker-host --home --config-dir --format --quiet --verbose --host --all-hosts --hosts-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -73,6 +73,14 @@ _jackin__purge() {
                     COMPREPLY=($(compgen -W "auto json text" -- "${cur}"))
                     return 0
                     ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -100,7 +108,7 @@ _jackin__purge_with_sessions() {
     _jackin__purge "$@"
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$cur" in -*) return 0 ;; esac
-    case "$prev" in --older-than|--keep-last|--quarantine-days|--record-days|--conversation-path|--conversation-cap|--slim-older-than|--docker-host|--home|--config-dir|--format|=) return 0 ;; esac
+    case "$prev" in --older-than|--keep-last|--quarantine-days|--record-days|--conversation-path|--conversation-cap|--slim-older-than|--docker-host|--home|--config-dir|--format|--host|--hosts-timeout|=) return 0 ;; esac
     COMPREPLY+=($(compgen -W "$(_jackin_session_names assessment jackin-assess --all)" -- "$cur"))
 }
 

@@ -23,7 +23,7 @@ _jackin__reconcile() {
 
     case "${cmd}" in
         jackin__reconcile)
-            opts="-q -v -h -V --watch --exit-code --dry-run --docker-host --home --config-dir --format --quiet --verbose --help --version"
+            opts="-q -v -h -V --watch --exit-code --dry-run --docker-host --home --config-dir --format --quiet --verbose --host --all-hosts --hosts-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -43,6 +43,14 @@ _jackin__reconcile() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "auto json text" -- "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -72,7 +80,7 @@ _jackin__reconcile_with_sessions() {
     _jackin__reconcile "$@"
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$cur" in -*) return 0 ;; esac
-    case "$prev" in --docker-host|--home|--config-dir|--format|=) return 0 ;; esac
+    case "$prev" in --docker-host|--home|--config-dir|--format|--host|--hosts-timeout|=) return 0 ;; esac
     COMPREPLY+=($(compgen -W "$(_jackin_session_names assessment jackin-assess --all)" -- "$cur"))
 }
 

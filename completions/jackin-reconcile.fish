@@ -4,11 +4,14 @@ complete -c jackin-reconcile -l config-dir -d 'jackin\'s config directory (env J
 complete -c jackin-reconcile -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
+complete -c jackin-reconcile -l host -d 'Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each. A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its host; a run that changes something runs on the one host named instead of here' -r
+complete -c jackin-reconcile -l hosts-timeout -d 'With --host or --all-hosts: how long each host may take to answer' -r
 complete -c jackin-reconcile -l watch -d 'Keep running: reconcile again on the engine\'s die, destroy, start and oom events, until SIGTERM or SIGINT; reconnect with backoff when the engine restarts'
 complete -c jackin-reconcile -l exit-code -d 'Exit 1 when anything changed (or would have, with --dry-run)'
 complete -c jackin-reconcile -l dry-run -d 'Change nothing; emit the records a real run would emit, each with "dry_run": true'
 complete -c jackin-reconcile -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-reconcile -s v -l verbose -d 'Say more on stderr about what is being done'
+complete -c jackin-reconcile -l all-hosts -d 'With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a comment) too'
 complete -c jackin-reconcile -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-reconcile -s V -l version -d 'Print version'
 
@@ -25,7 +28,7 @@ end
 function __jackin_reconcile_wants_session
     string match -q -- '-*' (commandline -ct); and return 1
     set -l words (commandline -opc)
-    contains -- $words[-1] --docker-host --home --config-dir --format; and return 1
+    contains -- $words[-1] --docker-host --home --config-dir --format --host --hosts-timeout; and return 1
     return 0
 end
 

@@ -45,6 +45,7 @@ mod host {
     mod docker_engine;
     mod engine_choice;
     mod hooks;
+    mod hosts;
     mod integrated;
     mod jackin_load;
     mod reboot;

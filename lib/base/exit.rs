@@ -34,6 +34,12 @@ impl Exit {
         self as i32
     }
 
+    /// The code another run of the tools ended with (on another host); one the protocol does
+    /// not have is `Internal`.
+    pub fn from_code(code: i32) -> Exit {
+        Exit::ALL.into_iter().find(|e| e.code() == code).unwrap_or(Exit::Internal)
+    }
+
     /// What the code means, whichever tool ended with it: the EXIT STATUS of the help and the
     /// man pages, and the exit-code tables of docs/reference.md and docs/operator-guide.md
     /// (tests/docs checks that they say exactly this).

@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use crate::base::exit::{is_broken_pipe, Exit};
 use crate::face::cli::{CommonArgs, Format, ToolArgs};
+use crate::face::hosts::{self, Reach};
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{self, InputRecord, Record};
 use crate::protocol::inert::inert_text;
@@ -35,7 +36,7 @@ pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit
     };
     let mut ctx = Ctx::new(tool, args.common());
     ctx.dry_run = args.dry_run();
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run(args, &mut ctx)));
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run_here_and_there(tool, args, &mut ctx, run)));
     let exit = match outcome {
         Ok(Ok(exit)) => ctx.final_exit(exit),
         Ok(Err(e)) if is_broken_pipe(&e) => Exit::Ok,
@@ -48,6 +49,30 @@ pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit
     };
     let _ = ctx.out.flush();
     std::process::exit(exit.code())
+}
+
+/// The run, on this host and on the hosts of `--host` (face/hosts.rs): a view here first, then
+/// every host's rows; a run that acts on the one host named, instead of here.
+fn run_here_and_there<A: ToolArgs>(
+    tool: &'static str,
+    args: A,
+    ctx: &mut Ctx,
+    run: fn(A, &mut Ctx) -> Result<Exit>,
+) -> Result<Exit> {
+    let hosts = hosts::destinations(args.common(), ctx)?;
+    if hosts.is_empty() {
+        return run(args, ctx);
+    }
+    let timeout = args.common().hosts_timeout;
+    match args.reach() {
+        Reach::Act => hosts::act(tool, &hosts, timeout, ctx),
+        Reach::View => {
+            let remotes = hosts::start(tool, &hosts, timeout)?;
+            let exit = run(args, ctx);
+            remotes.relay(ctx)?;
+            exit
+        }
+    }
 }
 
 /// What a tool's run can use: its output, its diagnostics, its roots. Records and text go to

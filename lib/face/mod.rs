@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod driver;
+pub mod hosts;
 pub mod manual;
 pub mod moves;
 pub mod progress;

@@ -73,7 +73,7 @@ pub(crate) fn read_all(input: impl BufRead) -> Result<Vec<InputRecord>> {
     Ok(records)
 }
 
-fn check_line(line: String, line_no: usize) -> Result<InputRecord> {
+pub(crate) fn check_line(line: String, line_no: usize) -> Result<InputRecord> {
     let bad = |why: &str| Exit::BadInput.err(format_args!("line {line_no}: {why}"));
     let json = line.strip_suffix('\r').unwrap_or(&line);
     let value: Value = serde_json::from_str(json).map_err(|e| bad(&format!("not JSON: {e}")))?;

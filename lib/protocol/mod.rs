@@ -15,8 +15,8 @@ use serde::de::DeserializeOwned;
 use assessment::Assessment;
 use envelope::{InputRecord, Record};
 use records::{
-    Candidate, Change, Decision, ErrorRecord, Exported, Imported, Orphan, Purged, Quarantined, Recovered, Repair,
-    Restored,
+    Candidate, Change, Decision, ErrorRecord, Exported, HostRow, Imported, Orphan, Purged, Quarantined, Recovered,
+    Repair, Restored, SessionRecord,
 };
 
 /// The text form of an input record of a type the tools write, if its data fits that type: a
@@ -40,6 +40,8 @@ pub(crate) fn text_of(record: &InputRecord) -> Option<String> {
         Exported::TYPE => render::<Exported>(data),
         Imported::TYPE => render::<Imported>(data),
         ErrorRecord::TYPE => render::<ErrorRecord>(data),
+        SessionRecord::TYPE => render::<SessionRecord>(data),
+        HostRow::TYPE => render::<HostRow>(data),
         _ => None,
     }
 }

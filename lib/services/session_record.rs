@@ -23,8 +23,8 @@ use crate::engines::git;
 use crate::protocol::assessment::Assessment;
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{
-    CommitFate, Conversation, CopiedFile, Launch, LaunchMount, SessionOutcome, SessionRecord, SkippedFile, StatusChange,
-    Work, WorkMount,
+    CommitFate, Conversation, CopiedFile, Launch, LaunchMount, SessionOutcome, SessionRecord, SkippedFile,
+    StatusChange, Work, WorkMount,
 };
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
@@ -220,7 +220,8 @@ fn copy_conversation(home: &Path, into: &Path, options: &RecordOptions) -> Resul
         if !plain || !real_dirs_all_the_way(home, rel, &mut conversation) {
             continue;
         }
-        let walk = walkdir::WalkDir::new(home.join(rel)).follow_links(false).follow_root_links(false).sort_by_file_name();
+        let walk =
+            walkdir::WalkDir::new(home.join(rel)).follow_links(false).follow_root_links(false).sort_by_file_name();
         for entry in walk {
             let Ok(entry) = entry else { continue };
             let Ok(inside) = entry.path().strip_prefix(home) else { continue };

@@ -12,7 +12,8 @@ use common::records::{envelopes, Purged, SessionRecord};
 use common::{commit_file, git, stderr, unique_id, Home};
 
 /// A session line the agent wrote: JSON, then bytes that are not UTF-8 and a terminal escape.
-const CONVERSATION: &[u8] = b"{\"role\":\"user\",\"text\":\"fix the parser\"}\n\xff\xfe\x1b]0;owned\x07{\"role\":\"assistant\"}\n";
+const CONVERSATION: &[u8] =
+    b"{\"role\":\"user\",\"text\":\"fix the parser\"}\n\xff\xfe\x1b]0;owned\x07{\"role\":\"assistant\"}\n";
 
 #[test]
 fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_own() {
@@ -72,7 +73,10 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
     assert!(skipped.contains(&(".codex", "a link or not a directory")), "{skipped:?}");
     assert!(skipped.contains(&(".claude/projects/-workspace-app/leak.jsonl", "not a regular file")), "{skipped:?}");
     assert!(skipped.contains(&(".claude/projects/-workspace-app/pipe.jsonl", "not a regular file")), "{skipped:?}");
-    assert!(skipped.contains(&(".claude/projects/-workspace-app/huge.jsonl", "over the conversation cap")), "{skipped:?}");
+    assert!(
+        skipped.contains(&(".claude/projects/-workspace-app/huge.jsonl", "over the conversation cap")),
+        "{skipped:?}"
+    );
     assert_eq!(record.conversation.bytes, CONVERSATION.len() as u64);
 
     // Listed and shown by jackin-restore; the agent's text is inert in the text.

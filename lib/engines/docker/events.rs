@@ -83,7 +83,10 @@ impl Engine {
                 let named = event.actor.as_ref().and_then(|a| a.attributes.as_ref()).and_then(|a| a.get("name"));
                 if named.is_some_and(|n| n == name) {
                     let nanos = event.time_nano.unwrap_or_default();
-                    let at = crate::base::time::at_epoch_offset(nanos.div_euclid(1_000_000_000), nanos.rem_euclid(1_000_000_000));
+                    let at = crate::base::time::at_epoch_offset(
+                        nanos.div_euclid(1_000_000_000),
+                        nanos.rem_euclid(1_000_000_000),
+                    );
                     history.push((event.action.unwrap_or_default(), at));
                 }
             }

@@ -114,7 +114,13 @@ impl Walk {
     /// then each subdirectory's entries. `top` is the root's kind at a root, `in_worktrees`
     /// says the directory is a common directory's `worktrees/`, whose subdirectories are the
     /// worktrees' own git directories (judged by their entries, as a root of that kind is).
-    fn dir(&mut self, path: &Path, fd: OwnedFd, top: Option<Root>, in_worktrees: bool) -> rustix::io::Result<Option<Since>> {
+    fn dir(
+        &mut self,
+        path: &Path,
+        fd: OwnedFd,
+        top: Option<Root>,
+        in_worktrees: bool,
+    ) -> rustix::io::Result<Option<Since>> {
         let mut dir = Dir::read_from(&fd)?;
         let mut subdirs = Vec::new();
         while let Some(entry) = dir.read() {

@@ -34,11 +34,13 @@ impl Repo {
         for oid in walk.take(most) {
             let oid = oid?;
             let commit = repo.find_commit(oid)?;
-            let line = String::from_utf8_lossy(commit.message_bytes().split(|b| *b == b'\n').next().unwrap_or_default())
-                .chars()
-                .take(200)
-                .collect();
-            let pushed = remote_tips.iter().any(|tip| *tip == oid || repo.graph_descendant_of(*tip, oid).unwrap_or(false));
+            let line =
+                String::from_utf8_lossy(commit.message_bytes().split(|b| *b == b'\n').next().unwrap_or_default())
+                    .chars()
+                    .take(200)
+                    .collect();
+            let pushed =
+                remote_tips.iter().any(|tip| *tip == oid || repo.graph_descendant_of(*tip, oid).unwrap_or(false));
             commits.push(SessionCommit { id: oid.to_string(), subject: line, pushed });
         }
         Ok(commits)

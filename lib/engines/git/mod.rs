@@ -16,8 +16,8 @@ pub(crate) use reflog::REFLOG_ONLY;
 use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
 
 mod branches;
-mod changed_since;
 mod bundle;
+mod changed_since;
 mod config_files;
 mod error;
 mod file_refs;

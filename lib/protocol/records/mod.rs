@@ -44,6 +44,30 @@ impl Record for ErrorRecord {
     }
 }
 
+/// `host`: how one other host answered a view run with `--host` (face/hosts.rs), after its rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct HostRow {
+    pub(crate) host: String,
+    /// `ok`, `unreachable`, `no_tools`, `protocol` or `timed_out`.
+    pub(crate) status: String,
+    pub(crate) reason: Option<String>,
+    /// The rows it gave.
+    pub(crate) rows: usize,
+    /// What the tool there exited with, when it ran.
+    pub(crate) exit: Option<i32>,
+}
+
+impl Record for HostRow {
+    const TYPE: &'static str = "host";
+    fn text(&self) -> String {
+        let exit = self.exit.filter(|e| *e != 0).map(|e| format!(" · exit {e}")).unwrap_or_default();
+        match &self.reason {
+            Some(why) => format!("[{}] {} · {} row(s){exit} · {why}", self.host, self.status, self.rows),
+            None => format!("[{}] {} · {} row(s){exit}", self.host, self.status, self.rows),
+        }
+    }
+}
+
 /// A plan's steps under a record's line, one a line, numbered in the order they run (a dry run's
 /// text: restore's `--plan`, export's and import's `--dry-run`).
 pub(crate) fn numbered_steps(text: &mut String, steps: &[String]) {

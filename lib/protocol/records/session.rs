@@ -156,7 +156,11 @@ impl Record for SessionRecord {
             "\n  conversation: {} file(s), {} copied{}",
             conversation.copied.len(),
             human_bytes(conversation.bytes),
-            if conversation.skipped.is_empty() { String::new() } else { format!(", {} left out", conversation.skipped.len()) }
+            if conversation.skipped.is_empty() {
+                String::new()
+            } else {
+                format!(", {} left out", conversation.skipped.len())
+            }
         ));
         if let Some(path) = &self.path {
             text.push_str(&format!(" in {}", inert_text(&format!("{path}/conversation"))));

@@ -20,7 +20,8 @@ use crate::services::saved_work as quarantine;
 
 /// Purge's crash points, in the order a run passes them (lifecycle.md's order; the tests walk
 /// them all).
-pub const CRASH_POINTS: &[&str] = &["quarantined", "recorded", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"];
+pub const CRASH_POINTS: &[&str] =
+    &["quarantined", "recorded", "stamped", "docker", "worktrees", "trash", "dirs", "lock", "row"];
 
 /// What a purge holds from step 1 on: the name claim, and the host repositories' locks (to the end
 /// of step 5).
@@ -53,7 +54,10 @@ impl Purger<'_> {
         // it deletes nothing.
         let assessment = plan.save.as_ref().map(|save| &save.assessment).or(plan.assessment.as_ref());
         crate::services::session_record::write(self.store, name, assessment, quarantine.as_deref(), &self.records)
-            .map_err(|e| Refusal::Failed { code: ErrorCode::PurgeFailed, error: e.context("writing the session record") })?;
+            .map_err(|e| Refusal::Failed {
+                code: ErrorCode::PurgeFailed,
+                error: e.context("writing the session record"),
+            })?;
         crash_point("recorded");
         let (removed, freed_bytes) = self
             .delete(name, &plan, quarantine.as_deref(), repo_locks, &mut claim)

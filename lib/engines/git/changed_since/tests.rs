@@ -108,7 +108,10 @@ fn objects_alone_are_no_change_and_the_walk_is_bounded() {
 fn what_cannot_be_looked_at_is_said() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, worktree) = host_and_worktree(tmp.path());
-    assert!(matches!(changed_since(&tmp.path().join("gone"), true, SystemTime::UNIX_EPOCH, 10_000), Since::Unreadable(_)));
+    assert!(matches!(
+        changed_since(&tmp.path().join("gone"), true, SystemTime::UNIX_EPOCH, 10_000),
+        Since::Unreadable(_)
+    ));
     // A link is never followed: what it leads to is not the work tree's.
     let elsewhere = tmp.path().join("elsewhere");
     fs::create_dir(&elsewhere).unwrap();
