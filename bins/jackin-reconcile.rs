@@ -11,6 +11,7 @@ use jackin::face::cli::ReconcileArgs;
 use jackin::face::driver::{self, Ctx, OutputFormat};
 use jackin::protocol::records::RepairKind;
 use jackin::state::store::Store;
+use jackin::tools::reconcile::events::{self as event, EventOptions};
 use jackin::tools::reconcile::{self, Options, Report, Selection};
 
 const TOOL: Tool = Tool::Reconcile;
@@ -28,15 +29,18 @@ fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let selection = if args.instances.is_empty() { Selection::All } else { Selection::Args(args.instances.clone()) };
     let report = reconcile::reconcile(&engine, &store, &selection, &options)?;
-    let changed = emit(ctx, report)?;
+    let changed = emit(ctx, &store, &args.events(), report)?;
     ctx.info(format_args!("{} engine API calls", engine.api_calls()));
     Ok(if args.exit_code && changed { Exit::Findings } else { Exit::Ok })
 }
 
-/// Prints a report's records; returns whether anything changed. Orphans are not news: with
-/// `--quiet` the text format leaves them out, so cron mails only changes.
-fn emit(ctx: &mut Ctx, report: Report) -> Result<bool> {
+/// Prints a report's records, then the expiries it warns of, running the operator's program for
+/// each event; returns whether anything changed. Orphans are not news: with `--quiet` the text
+/// format leaves them out, so cron mails only changes.
+fn emit(ctx: &mut Ctx, store: &Store, events: &EventOptions, report: Report) -> Result<bool> {
     let changed = report.changed();
+    event::changes(events, &report.changes, &mut |line| ctx.say(line));
+    let expiring = event::expiring(store, events, &mut |line| ctx.say(line))?;
     for repair in &report.repairs {
         if repair.kind == RepairKind::IndexRebuilt {
             // Said even with --quiet: the operator's index was replaced.
@@ -58,6 +62,9 @@ fn emit(ctx: &mut Ctx, report: Report) -> Result<bool> {
     for failure in report.failures {
         ctx.fail(failure.container_base.as_deref(), failure.code, &failure.error)?;
     }
+    for item in &expiring {
+        ctx.emit(item)?;
+    }
     Ok(changed)
 }
 
@@ -73,7 +80,7 @@ fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &Store, options: &Options) 
         signal_hook::flag::register(signal, Arc::clone(&stop))?;
     }
     signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))?;
-    let (quiet, verbose) = (ctx.quiet, ctx.verbose > 0);
+    let (quiet, verbose, events) = (ctx.quiet, ctx.verbose > 0, args.events());
     // The watcher calls one of the two at a time: both write through the one context.
     let ctx = std::cell::RefCell::new(ctx);
     reconcile::watch(
@@ -81,7 +88,7 @@ fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &Store, options: &Options) 
         store,
         options,
         &stop,
-        |report| emit(&mut ctx.borrow_mut(), report).map(|_| ()),
+        |report| emit(&mut ctx.borrow_mut(), store, &events, report).map(|_| ()),
         |notice| {
             let routine = notice.starts_with("watching") || notice.starts_with("event: ");
             if verbose || (!quiet && !routine) {

@@ -64,7 +64,8 @@ fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catal
     let names = catalog.all().into_iter().map(|t| t.name).collect();
     let changes = reconcile_first(ctx, engine, store, names, looks_only(args))?;
     let source = RoleSource::for_run(looks_only(args));
-    let candidates = restore::candidates(engine, store, &changes, &args.filters(), args.order(), source)?;
+    let mut candidates = restore::candidates(engine, store, &changes, &args.filters(), args.order(), source)?;
+    args.retention.into_iter().for_each(|retention| restore::with_retention(&mut candidates, retention));
     // The picker on a terminal that can draw, unless a list was asked for; else the list.
     let Some(tty) = Tty::open().filter(|tty| !looks_only(args) && tty.can_draw()) else {
         for candidate in &candidates {

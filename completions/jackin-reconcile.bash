@@ -23,12 +23,28 @@ _jackin__reconcile() {
 
     case "${cmd}" in
         jackin__reconcile)
-            opts="-q -v -h -V --watch --exit-code --dry-run --docker-host --home --config-dir --format --quiet --verbose --host --all-hosts --hosts-timeout --help --version"
+            opts="-q -v -h -V --watch --exit-code --dry-run --on-event --event-timeout --warn-before --retention --docker-host --home --config-dir --format --quiet --verbose --host --all-hosts --hosts-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --on-event)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --event-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --warn-before)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retention)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --docker-host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -80,7 +96,7 @@ _jackin__reconcile_with_sessions() {
     _jackin__reconcile "$@"
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$cur" in -*) return 0 ;; esac
-    case "$prev" in --docker-host|--home|--config-dir|--format|--host|--hosts-timeout|=) return 0 ;; esac
+    case "$prev" in --on-event|--event-timeout|--warn-before|--retention|--docker-host|--home|--config-dir|--format|--host|--hosts-timeout|=) return 0 ;; esac
     COMPREPLY+=($(compgen -W "$(_jackin_session_names assessment jackin-assess --all)" -- "$cur"))
 }
 

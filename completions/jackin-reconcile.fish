@@ -1,3 +1,7 @@
+complete -c jackin-reconcile -l on-event -d 'Run PROGRAM (itself, never a shell) for each status change this run makes and each expiry it warns of: the record as a JSON line on its stdin; JACKIN_EVENT (status_change, expiring), JACKIN_SESSION, and JACKIN_STATUS_FROM and JACKIN_STATUS, or JACKIN_EXPIRING, JACKIN_EXPIRES_AT and JACKIN_EXPIRES_IN_SECS, in its environment' -r -F
+complete -c jackin-reconcile -l event-timeout -d 'With --on-event: how long PROGRAM may run before it is killed (the next event still runs)' -r
+complete -c jackin-reconcile -l warn-before -d 'Warn once (an `expiring` record, and --on-event) of each quarantine, and each kept clean session under --retention, that jackin-purge will delete within DUR [default with --on-event: 24h]' -r
+complete -c jackin-reconcile -l retention -d 'The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): a kept clean session last updated longer ago is deleted by it' -r
 complete -c jackin-reconcile -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-reconcile -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
 complete -c jackin-reconcile -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
@@ -28,7 +32,7 @@ end
 function __jackin_reconcile_wants_session
     string match -q -- '-*' (commandline -ct); and return 1
     set -l words (commandline -opc)
-    contains -- $words[-1] --docker-host --home --config-dir --format --host --hosts-timeout; and return 1
+    contains -- $words[-1] --on-event --event-timeout --warn-before --retention --docker-host --home --config-dir --format --host --hosts-timeout; and return 1
     return 0
 end
 

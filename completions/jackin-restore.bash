@@ -23,7 +23,7 @@ _jackin__restore() {
 
     case "${cmd}" in
         jackin__restore)
-            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --sort --quarantined --records --record --recover --into --import --repo --interrupted --since --jobs --as-is --plan --dry-run --yes --exec --health-timeout --fetch-timeout --docker-host --home --config-dir --format --quiet --verbose --host --all-hosts --hosts-timeout --help --version"
+            opts="-y -q -v -h -V --list --workspace --role --agent --workdir --sort --quarantined --retention --records --record --recover --into --import --repo --interrupted --since --jobs --as-is --plan --dry-run --yes --exec --health-timeout --fetch-timeout --docker-host --home --config-dir --format --quiet --verbose --host --all-hosts --hosts-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -47,6 +47,10 @@ _jackin__restore() {
                     ;;
                 --sort)
                     COMPREPLY=($(compgen -W "age size" -- "${cur}"))
+                    return 0
+                    ;;
+                --retention)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --record)
@@ -136,7 +140,7 @@ _jackin__restore_with_sessions() {
     _jackin__restore "$@"
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     case "$cur" in -*) return 0 ;; esac
-    case "$prev" in --workspace|--role|--agent|--workdir|--sort|--record|--recover|--into|--import|--repo|--since|--jobs|--health-timeout|--fetch-timeout|--docker-host|--home|--config-dir|--format|--host|--hosts-timeout|=) return 0 ;; esac
+    case "$prev" in --workspace|--role|--agent|--workdir|--sort|--retention|--record|--recover|--into|--import|--repo|--since|--jobs|--health-timeout|--fetch-timeout|--docker-host|--home|--config-dir|--format|--host|--hosts-timeout|=) return 0 ;; esac
     COMPREPLY+=($(compgen -W "$(_jackin_session_names candidate jackin-restore --list)" -- "$cur"))
 }
 

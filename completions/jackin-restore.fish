@@ -4,6 +4,7 @@ complete -c jackin-restore -l agent -d 'Only sessions of this agent runtime' -r
 complete -c jackin-restore -l workdir -d 'Only sessions with this working directory' -r
 complete -c jackin-restore -l sort -d 'The list\'s order: age (newest first) or size (most bytes on disk first)' -r -f -a "age\t'Newest first'
 size\t'Most bytes on disk first'"
+complete -c jackin-restore -l retention -d 'The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): --list says when each kept clean session will be deleted by it ("expires in 3d 4h")' -r
 complete -c jackin-restore -l record -d 'Show the record of one purged session: C is its container name or a unique prefix (4+ characters) of its instance id' -r
 complete -c jackin-restore -l recover -d 'Put a quarantine\'s work back: Q is its directory, or a session\'s container name, id or unique id prefix (its newest quarantine). The saved refs come back as branches under jackin/recovered/ (a submodule\'s in its git directory), the files and what was staged in a new worktree beside the host repository; nothing that exists is touched' -r
 complete -c jackin-restore -l into -d 'With --recover, when the host repository is gone: recover into a new repository at DIR' -r -F
@@ -49,7 +50,7 @@ end
 function __jackin_restore_wants_session
     string match -q -- '-*' (commandline -ct); and return 1
     set -l words (commandline -opc)
-    contains -- $words[-1] --workspace --role --agent --workdir --sort --record --recover --into --import --repo --since --jobs --health-timeout --fetch-timeout --docker-host --home --config-dir --format --host --hosts-timeout; and return 1
+    contains -- $words[-1] --workspace --role --agent --workdir --sort --retention --record --recover --into --import --repo --since --jobs --health-timeout --fetch-timeout --docker-host --home --config-dir --format --host --hosts-timeout; and return 1
     return 0
 end
 

@@ -16,6 +16,7 @@ mod architecture;
 mod tool {
     mod assess;
     mod dry_runs;
+    mod events;
     mod keep;
     mod lifecycle;
     mod moves;

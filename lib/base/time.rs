@@ -13,6 +13,28 @@ pub fn now_rfc3339_micros() -> String {
     humantime::format_rfc3339_micros(SystemTime::now()).to_string()
 }
 
+/// Seconds from `now` until `at` (negative once past); `None` when `at` cannot be read.
+pub(crate) fn seconds_until(at: &str, now: SystemTime) -> Option<i64> {
+    let at = parse_rfc3339(at)?;
+    Some(match at.duration_since(now) {
+        Ok(ahead) => ahead.as_secs() as i64,
+        Err(past) => -(past.duration().as_secs() as i64),
+    })
+}
+
+/// "in 13d 4h", "in 3h 12m", "in 40m", or "past": how a countdown reads to people.
+pub(crate) fn countdown(seconds: i64) -> String {
+    if seconds <= 0 {
+        return "past".into();
+    }
+    let (days, hours, minutes) = (seconds / 86_400, seconds % 86_400 / 3600, (seconds % 3600 + 59) / 60);
+    match (days, hours) {
+        (0, 0) => format!("in {minutes}m"),
+        (0, _) => format!("in {hours}h {}m", seconds % 3600 / 60),
+        _ => format!("in {days}d {hours}h"),
+    }
+}
+
 /// A file's ctime: when its content, its mode, its links or its name last changed (no program
 /// can set it).
 pub(crate) fn ctime(meta: &std::fs::Metadata) -> SystemTime {

@@ -415,6 +415,9 @@ pub struct Candidate {
     #[serde(default)]
     pub disk: Option<Disk>,
     pub label: String,
+    /// With --retention, of a kept clean session.
+    #[serde(default)]
+    pub expires_in_secs: Option<i64>,
 }
 
 impl Record for Candidate {

@@ -643,6 +643,22 @@ fn the_list_shows_resumable_sessions_newest_first_with_readiness() {
     assert!(second.label.contains("interrupted by host"), "{second:?}");
     assert!(second.label.ends_with("needs LIST_SECRET"), "{second:?}");
 
+    // With the operator's retention, a kept clean session says when the retention purge takes it;
+    // work at risk is never purged by retention, and says nothing.
+    let last_month =
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now() - std::time::Duration::from_secs(29 * 86_400));
+    store
+        .set_status(&InstanceName::parse(&kept.container).unwrap(), Status::RestoreAvailable, &last_month.to_string())
+        .unwrap();
+    let out = home.cmd("jackin-restore").args(["--list", "--format=json"]).env("JACKIN_KEPT_RETENTION", "30d").output();
+    let recs = records::<Candidate>(&out.unwrap().stdout);
+    let kept_one = recs.iter().find(|r| r.identity.container_base == kept.container).unwrap();
+    let secs = kept_one.expires_in_secs.expect("a kept clean session expires under a retention");
+    assert!((86_000..=86_400).contains(&secs), "{kept_one:?}");
+    assert!(kept_one.label.contains(" · expires in "), "{kept_one:?}");
+    let at_risk = recs.iter().find(|r| r.identity.container_base == needs.container).unwrap();
+    assert_eq!(at_risk.expires_in_secs, None);
+
     let filtered = home.cmd("jackin-restore").args(["--list", "--format=json", "--role", "nobody"]).output().unwrap();
     assert!(envelopes(&filtered.stdout).is_empty());
     let text = home.cmd("jackin-restore").args(["--list", "--format=text"]).env("LIST_SECRET", "x").output().unwrap();

@@ -452,11 +452,47 @@ pub struct ReconcileArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Run PROGRAM (itself, never a shell) for each status change this run makes and each expiry
+    /// it warns of: the record as a JSON line on its stdin; JACKIN_EVENT (status_change,
+    /// expiring), JACKIN_SESSION, and JACKIN_STATUS_FROM and JACKIN_STATUS, or JACKIN_EXPIRING,
+    /// JACKIN_EXPIRES_AT and JACKIN_EXPIRES_IN_SECS, in its environment
+    #[arg(long, value_name = "PROGRAM")]
+    pub on_event: Option<PathBuf>,
+
+    /// With --on-event: how long PROGRAM may run before it is killed (the next event still runs)
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "10s")]
+    pub event_timeout: std::time::Duration,
+
+    /// Warn once (an `expiring` record, and --on-event) of each quarantine, and each kept clean
+    /// session under --retention, that jackin-purge will delete within DUR [default with
+    /// --on-event: 24h]
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration)]
+    pub warn_before: Option<std::time::Duration>,
+
+    /// The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): a kept clean session
+    /// last updated longer ago is deleted by it
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, env = "JACKIN_KEPT_RETENTION")]
+    pub retention: Option<std::time::Duration>,
+
     #[command(flatten)]
     pub docker: DockerArgs,
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,
+}
+
+impl ReconcileArgs {
+    /// The events this run acts on, as the flags give them.
+    pub fn events(&self) -> crate::tools::reconcile::events::EventOptions {
+        let default_window = self.on_event.as_ref().map(|_| std::time::Duration::from_secs(24 * 3600));
+        crate::tools::reconcile::events::EventOptions {
+            program: self.on_event.clone(),
+            timeout: self.event_timeout,
+            warn_before: self.warn_before.or(default_window),
+            retention: self.retention,
+            dry_run: self.dry_run,
+        }
+    }
 }
 
 /// List resumable sessions; resume one by the cheapest faithful tier.
@@ -519,6 +555,11 @@ pub struct RestoreArgs {
     /// whether it can be recovered now; change nothing
     #[arg(long, conflicts_with_all = ["instance", "list", "recover"])]
     pub quarantined: bool,
+
+    /// The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): --list says when
+    /// each kept clean session will be deleted by it ("expires in 3d 4h")
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, env = "JACKIN_KEPT_RETENTION")]
+    pub retention: Option<std::time::Duration>,
 
     /// List the records purged sessions left, newest first: how each was launched, how it
     /// ended, what its work became (its commits pushed, integrated or quarantined), the copy of

@@ -68,6 +68,36 @@ impl Record for HostRow {
     }
 }
 
+/// `expiring`: something jackin-purge will delete soon (jackin-reconcile `--warn-before`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Expiring {
+    #[serde(flatten)]
+    pub(crate) identity: Identity,
+    /// `quarantine` or `kept_session`.
+    pub(crate) kind: String,
+    /// The quarantine's directory, or the session's data directory.
+    pub(crate) path: String,
+    pub(crate) expires_at: String,
+    pub(crate) expires_in_secs: i64,
+    /// The command that will delete it.
+    pub(crate) deleted_by: String,
+}
+
+impl Record for Expiring {
+    const TYPE: &'static str = "expiring";
+    fn text(&self) -> String {
+        format!(
+            "{} · {} expires {} ({}) · deleted by {} · {}",
+            self.identity.container_base,
+            self.kind.replace('_', " "),
+            crate::base::time::countdown(self.expires_in_secs),
+            self.expires_at,
+            self.deleted_by,
+            self.path
+        )
+    }
+}
+
 /// A plan's steps under a record's line, one a line, numbered in the order they run (a dry run's
 /// text: restore's `--plan`, export's and import's `--dry-run`).
 pub(crate) fn numbered_steps(text: &mut String, steps: &[String]) {

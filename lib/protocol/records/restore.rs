@@ -25,6 +25,10 @@ pub struct Candidate {
     pub(crate) disk: Option<Disk>,
     /// The human line: `Resume jk-… · 2h ago · clean · 4.1 GiB (3.8 GiB rebuildable) · ready`.
     pub(crate) label: String,
+    /// With `--retention`: seconds until the retention purge deletes this kept clean session
+    /// (negative: at its next run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) expires_in_secs: Option<i64>,
 }
 
 impl Record for Candidate {
@@ -49,6 +53,9 @@ pub struct Quarantined {
     /// When the work was discarded (and saved).
     pub(crate) saved_at: String,
     pub(crate) expires_at: String,
+    /// Seconds until `--expire-quarantine` deletes it (negative: past due, deleted at its next
+    /// run), as of the listing.
+    pub(crate) expires_in_secs: Option<i64>,
     /// What was at risk, as the assessment said.
     pub(crate) summary: String,
     pub(crate) repositories: Vec<QuarantinedRepository>,
@@ -80,13 +87,14 @@ impl Record for Quarantined {
         let files: usize = self.repositories.iter().map(|r| r.files).sum();
         let state = if self.recoverable { "recoverable" } else { "host repository gone: --recover needs --into DIR" };
         format!(
-            "{} · discarded {} · {} · {} · {} · until {} · {state}\n  {}",
+            "{} · discarded {} · {} · {} · {} · until {} (expires {}) · {state}\n  {}",
             self.identity.container_base,
             self.saved_at,
             crate::protocol::assessment::plural(commits, "commit", "commits"),
             crate::protocol::assessment::plural(files, "file", "files"),
             human_bytes(self.bytes),
             self.expires_at,
+            self.expires_in_secs.map_or_else(|| "when its time is read".to_owned(), crate::base::time::countdown),
             self.dir
         )
     }

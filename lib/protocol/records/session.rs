@@ -125,12 +125,14 @@ impl Record for SessionRecord {
         let id = &self.identity;
         let minutes = self.outcome.duration_secs.map(|s| format!(" · ran {}m", s / 60)).unwrap_or_default();
         let mut text = format!(
-            "{} · {} · purged {}{minutes} · {} · expires {}",
+            "{} · {} · purged {}{minutes} · {} · expires {} ({})",
             id.container_base,
             self.outcome.last_status,
             self.outcome.ended_at,
             inert_text(&self.work.summary),
-            self.expires_at
+            self.expires_at,
+            crate::base::time::seconds_until(&self.expires_at, std::time::SystemTime::now())
+                .map_or_else(|| "when its time is read".to_owned(), crate::base::time::countdown)
         );
         text.push_str(&format!(
             "\n  launch: {} as {} ({})",

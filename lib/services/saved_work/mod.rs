@@ -179,3 +179,26 @@ pub(crate) fn slug(mount_dst: &str) -> String {
         s
     }
 }
+
+/// Every quarantine with a receipt (a save that died half-way has none, and holds nothing to
+/// recover by).
+pub(crate) fn receipts(store: &crate::state::store::Store) -> anyhow::Result<Vec<(std::path::PathBuf, Receipt)>> {
+    let root = store.quarantine_root();
+    let entries = match std::fs::read_dir(&root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("listing {}", root.display()))),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let dir = entry.path();
+        if !entry.file_type()?.is_dir() || entry.file_name().as_encoded_bytes().starts_with(b".") {
+            continue;
+        }
+        if let Ok(Some(receipt)) = read_receipt(&dir) {
+            found.push((dir, receipt));
+        }
+    }
+    Ok(found)
+}

@@ -8,6 +8,7 @@
 //! calls [`reconcile`] for its candidates before it decides anything.
 
 mod apply;
+pub mod events;
 mod evidence;
 mod observe;
 mod orphans;

@@ -124,6 +124,20 @@ pub(crate) fn candidate(
         missing: plan.missing.clone(),
         disk,
         label,
+        expires_in_secs: None,
+    }
+}
+
+/// With the operator's retention (the `--older-than` of their purge): when each kept clean
+/// session (`restore_available`) will be deleted by it, in its record and at the end of its label.
+pub fn with_retention(candidates: &mut [Candidate], retention: std::time::Duration) {
+    let now = std::time::SystemTime::now();
+    for candidate in candidates.iter_mut().filter(|c| c.status == "restore_available") {
+        let Some(updated) = crate::base::time::parse_rfc3339(&candidate.updated_at) else { continue };
+        let due = crate::base::time::rfc3339(updated + retention);
+        let Some(secs) = crate::base::time::seconds_until(&due, now) else { continue };
+        candidate.expires_in_secs = Some(secs);
+        candidate.label.push_str(&format!(" · expires {}", crate::base::time::countdown(secs)));
     }
 }
 

@@ -13,7 +13,7 @@ mod resume;
 mod run;
 mod sweep;
 
-pub use list::{candidates, Order};
+pub use list::{candidates, with_retention, Order};
 pub use observe::RoleSource;
 pub(crate) use plan::plan;
 pub use plan::{Plan, Tier};

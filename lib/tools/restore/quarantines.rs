@@ -2,10 +2,9 @@
 //! names: a quarantine directory, or a session's name, id or unique id prefix (its newest).
 //! Putting the work back is recover.rs.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::base::exit::Exit;
 use crate::engines::git::Repo;
@@ -15,33 +14,12 @@ use crate::state::store::Store;
 
 /// The quarantines of the home that finished saving, newest first.
 pub fn quarantined(store: &Store) -> Result<Vec<Quarantined>> {
-    let mut listed: Vec<Quarantined> =
-        saved(store)?.into_iter().map(|(dir, receipt)| listing(&dir, &receipt)).collect();
+    let mut listed: Vec<Quarantined> = crate::services::saved_work::receipts(store)?
+        .into_iter()
+        .map(|(dir, receipt)| listing(&dir, &receipt))
+        .collect();
     listed.sort_by(|a, b| b.saved_at.cmp(&a.saved_at).then_with(|| b.dir.cmp(&a.dir)));
     Ok(listed)
-}
-
-/// Every quarantine with a receipt (a save that died half-way has none, and holds nothing to
-/// recover by).
-fn saved(store: &Store) -> Result<Vec<(PathBuf, Receipt)>> {
-    let root = store.quarantine_root();
-    let entries = match fs::read_dir(&root) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
-    };
-    let mut found = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        let dir = entry.path();
-        if !entry.file_type()?.is_dir() || entry.file_name().as_encoded_bytes().starts_with(b".") {
-            continue;
-        }
-        if let Ok(Some(receipt)) = read_receipt(&dir) {
-            found.push((dir, receipt));
-        }
-    }
-    Ok(found)
 }
 
 fn listing(dir: &Path, receipt: &Receipt) -> Quarantined {
@@ -62,6 +40,7 @@ fn listing(dir: &Path, receipt: &Receipt) -> Quarantined {
         dir: dir.to_string_lossy().into_owned(),
         saved_at: receipt.saved_at.clone(),
         expires_at: receipt.expires_at.clone(),
+        expires_in_secs: crate::base::time::seconds_until(&receipt.expires_at, std::time::SystemTime::now()),
         summary: receipt.summary.clone(),
         recoverable: receipt.git_tree.is_none() && repositories.iter().all(|r| r.recoverable),
         repositories,
@@ -79,7 +58,7 @@ pub(super) fn find(store: &Store, which: &str) -> Result<(PathBuf, Receipt)> {
             read_receipt(as_dir)?.ok_or_else(|| Exit::BadInput.err(format_args!("{which} has no receipt")))?;
         return Ok((crate::state::store::absolute(as_dir)?, receipt));
     }
-    let mut matching: Vec<(PathBuf, Receipt)> = saved(store)?
+    let mut matching: Vec<(PathBuf, Receipt)> = crate::services::saved_work::receipts(store)?
         .into_iter()
         .filter(|(_, r)| {
             let id = &r.identity.instance_id;
