@@ -91,6 +91,16 @@ fn each_change_and_each_expiry_reaches_the_program_once() {
     assert!(envelopes(&out.stdout).iter().all(|e| e.kind != "change" && e.kind != "expiring"));
     assert_eq!(log_lines(&log).len(), 4, "each event reaches the program once");
 
+    // The list says when each quarantine goes.
+    let listed = home.cmd("jackin-restore").args(["--quarantined", "--format", "json"]).output().unwrap();
+    let listed: Vec<Value> = envelopes(&listed.stdout).into_iter().map(|e| e.data).collect();
+    let soon_listed = listed.iter().find(|q| q["dir"] == soon.to_str().unwrap()).unwrap();
+    assert!((7000..=7200).contains(&soon_listed["expires_in_secs"].as_i64().unwrap()), "{soon_listed}");
+    let text = home.cmd("jackin-restore").args(["--quarantined", "--format", "text"]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("(expires in 1h 59m)"), "{text}");
+    assert!(text.contains("(expires in 9d 23h)") || text.contains("(expires in 10d 0h)"), "{text}");
+
     // The warning came before the deletion: the quarantine is still there for another 2 hours.
     let out = home.purge(&["--expire-quarantine"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
