@@ -788,7 +788,22 @@ fn watch_reacts_to_a_stopped_container_and_exits_on_sigterm() {
     let mut home = Home::new();
     let inst = home.instance("wa7aaaaa", |_, _| Vec::new());
     let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
+    // The operator's program: each event it is handed, one line.
+    let events = home.tmp.path().join("events.log");
+    let program = home.tmp.path().join("on-event");
+    fs::write(
+        &program,
+        format!(
+            "#!/bin/sh
+echo \"$JACKIN_EVENT $JACKIN_SESSION $JACKIN_STATUS\" >> '{}'\n",
+            events.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut child: Child = Command::new(env!("CARGO_BIN_EXE_jackin-reconcile"))
+        .arg("--on-event")
+        .arg(&program)
         .args(["--watch", "-v", "--format", "json", "--home"])
         .arg(&home.home)
         .arg("--config-dir")
@@ -832,6 +847,9 @@ fn watch_reacts_to_a_stopped_container_and_exits_on_sigterm() {
     };
     assert!(wait_for(&exited, &mut log), "{log:?}");
     assert_eq!(home.manifest(&inst.container).status, "crashed");
+    // Handed to the operator's program once, before its record was printed.
+    let handed = fs::read_to_string(&events).unwrap_or_default();
+    assert_eq!(handed, format!("status_change {} crashed\n", inst.container), "{log:?}");
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
