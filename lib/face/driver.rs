@@ -8,8 +8,8 @@ use std::rc::Rc;
 use anyhow::Result;
 
 use crate::base::exit::{is_broken_pipe, Exit};
-use crate::face::cli::{CommonArgs, Format, ToolArgs};
-use crate::face::hosts::{self, Reach};
+use crate::face::cli::{CommonArgs, Format, Reach, ToolArgs};
+use crate::face::hosts;
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{self, InputRecord, Record};
 use crate::protocol::inert::inert_text;
@@ -59,20 +59,29 @@ fn run_here_and_there<A: ToolArgs>(
     ctx: &mut Ctx,
     run: fn(A, &mut Ctx) -> Result<Exit>,
 ) -> Result<Exit> {
-    let hosts = hosts::destinations(args.common(), ctx)?;
+    let hosts = hosts::destinations(args.common(), &ctx.roots()?.config_dir)?;
     if hosts.is_empty() {
         return run(args, ctx);
     }
     let timeout = args.common().hosts_timeout;
-    match args.reach() {
-        Reach::Act => hosts::act(tool, &hosts, timeout, ctx),
+    let (exit, answers) = match args.reach() {
+        Reach::Act => {
+            let (exit, answer) = hosts::act(tool, &hosts, timeout)?;
+            (Ok(exit), vec![answer])
+        }
         Reach::View => {
             let remotes = hosts::start(tool, &hosts, timeout)?;
             let exit = run(args, ctx);
-            remotes.relay(ctx)?;
-            exit
+            (exit, remotes.answers())
         }
+    };
+    for answer in answers {
+        for row in &answer.rows {
+            ctx.line(&hosts::row_line(&answer.host, row, ctx.format == OutputFormat::Json))?;
+        }
+        ctx.emit(&answer.closing)?;
     }
+    exit
 }
 
 /// What a tool's run can use: its output, its diagnostics, its roots. Records and text go to

@@ -17,17 +17,8 @@ use serde_json::Value;
 
 use crate::base::exit::Exit;
 use crate::engines::remote::{self, RemoteRun};
-use crate::face::driver::{Ctx, OutputFormat};
+use crate::protocol::envelope::InputRecord;
 use crate::protocol::records::HostRow;
-
-/// What a run with `--host` does, as the tool's flags say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    /// Changes nothing: runs here and on every host, merged.
-    View,
-    /// Changes something: runs on the one host named, not here.
-    Act,
-}
 
 /// Flags that belong to this host's run and are not handed on: where the hosts are, and this
 /// host's own home and config (the other host uses its own).
@@ -58,10 +49,10 @@ pub(crate) fn forwarded_args(args: impl Iterator<Item = OsString>) -> Result<Vec
 /// The hosts a run names: its `--host`s, and with `--all-hosts` those of
 /// `<config-dir>/jackin-tools-hosts` (one destination a line; blank lines and `#` comments
 /// skipped). Empty: this host alone.
-pub fn destinations(common: &crate::face::cli::CommonArgs, ctx: &Ctx) -> Result<Vec<String>> {
+pub fn destinations(common: &crate::face::cli::CommonArgs, config_dir: &std::path::Path) -> Result<Vec<String>> {
     let mut hosts = common.host.clone();
     if common.all_hosts {
-        let file = ctx.roots()?.config_dir.join("jackin-tools-hosts");
+        let file = config_dir.join("jackin-tools-hosts");
         let text = std::fs::read_to_string(&file)
             .map_err(|e| Exit::Usage.err(format_args!("--all-hosts: cannot read {}: {e}", file.display())))?;
         hosts.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
@@ -92,8 +83,9 @@ pub fn start(tool: &'static str, hosts: &[String], timeout: Duration) -> Result<
     Ok(Remotes { runs })
 }
 
-/// Acting on another host: the tool runs there alone, stdin handed on, its rows relayed.
-pub fn act(tool: &'static str, hosts: &[String], timeout: Duration, ctx: &mut Ctx) -> Result<Exit> {
+/// Acting on another host: the tool runs there alone, stdin handed on. Its exit code (4 when it
+/// could not be reached), and what it gave.
+pub fn act(tool: &'static str, hosts: &[String], timeout: Duration) -> Result<(Exit, Answer)> {
     let [host] = hosts else {
         return Err(Exit::Usage.err(format_args!(
             "{tool} acts here on sessions of one host: name one --host for it (a view such as --dry-run takes several)"
@@ -105,22 +97,30 @@ pub fn act(tool: &'static str, hosts: &[String], timeout: Duration, ctx: &mut Ct
         RemoteRun::Ran { exit, .. } => Exit::from_code(*exit),
         _ => Exit::Unavailable,
     };
-    relay_one(ctx, host, run)?;
-    Ok(exit)
+    Ok((exit, answer(host, run)))
+}
+
+/// What one host gave: its rows, then the `host` record that closes them.
+pub struct Answer {
+    pub host: String,
+    pub rows: Vec<InputRecord>,
+    pub closing: HostRow,
 }
 
 impl Remotes {
-    /// Waits for every host and writes its rows, then its `host` record.
-    pub fn relay(self, ctx: &mut Ctx) -> Result<()> {
-        for (host, run) in self.runs {
-            let run = run.join().unwrap_or_else(|_| RemoteRun::Unreachable("the ssh reader panicked".into()));
-            relay_one(ctx, &host, run)?;
-        }
-        Ok(())
+    /// Waits for every host: what each gave, in the order of their names.
+    pub fn answers(self) -> Vec<Answer> {
+        self.runs
+            .into_iter()
+            .map(|(host, run)| {
+                let run = run.join().unwrap_or_else(|_| RemoteRun::Unreachable("the ssh reader panicked".into()));
+                answer(&host, run)
+            })
+            .collect()
     }
 }
 
-fn relay_one(ctx: &mut Ctx, host: &str, run: RemoteRun) -> Result<()> {
+fn answer(host: &str, run: RemoteRun) -> Answer {
     let row = |status: &str, reason: Option<String>, rows: usize, exit: Option<i32>| HostRow {
         host: host.to_owned(),
         status: status.to_owned(),
@@ -128,6 +128,7 @@ fn relay_one(ctx: &mut Ctx, host: &str, run: RemoteRun) -> Result<()> {
         rows,
         exit,
     };
+    let mut records = Vec::new();
     let closing = match run {
         RemoteRun::Unreachable(why) => row("unreachable", Some(why), 0, None),
         RemoteRun::NoTools(why) => row("no_tools", Some(why), 0, None),
@@ -135,49 +136,37 @@ fn relay_one(ctx: &mut Ctx, host: &str, run: RemoteRun) -> Result<()> {
             row("timed_out", Some(format!("no answer within {}", humantime::format_duration(after))), 0, None)
         }
         RemoteRun::Ran { lines, exit, stderr } => {
-            let mut records = Vec::new();
-            let mut refused = None;
-            for (n, line) in lines.iter().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-                match crate::protocol::envelope::check_line(line.clone(), n + 1) {
-                    Ok(record) => records.push(record),
-                    Err(why) => {
-                        refused = Some(format!("its tools speak another protocol: {why:#}"));
-                        break;
-                    }
-                }
-            }
-            match refused {
-                Some(why) => row("protocol", Some(why), 0, Some(exit)),
-                None => {
-                    for record in &records {
-                        write_row(ctx, host, record)?;
-                    }
+            let checked: Result<Vec<InputRecord>> = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .map(|(n, line)| crate::protocol::envelope::check_line(line.clone(), n + 1))
+                .collect();
+            match checked {
+                Err(why) => row("protocol", Some(format!("its tools speak another protocol: {why:#}")), 0, Some(exit)),
+                Ok(checked) => {
+                    records = checked;
                     let said = (exit != 0).then(|| stderr.lines().last().unwrap_or_default().to_owned());
                     row("ok", said.filter(|s| !s.is_empty()), records.len(), Some(exit))
                 }
             }
         }
     };
-    ctx.emit(&closing)
+    Answer { host: host.to_owned(), rows: records, closing }
 }
 
-/// One row of another host: in JSON its record with `host` added to `data`; in text its text
-/// after the host's name.
-fn write_row(ctx: &mut Ctx, host: &str, record: &crate::protocol::envelope::InputRecord) -> Result<()> {
-    match ctx.format {
-        OutputFormat::Json => {
-            let mut data = record.data.clone();
-            if let Value::Object(fields) = &mut data {
-                fields.insert("host".into(), Value::String(host.to_owned()));
-            }
-            let line = serde_json::json!({"schema_version": 1, "type": record.kind, "data": data});
-            ctx.line(&line.to_string())
+/// One row of another host as a line: in JSON its record with `host` added to `data`; in text
+/// its text after the host's name.
+pub fn row_line(host: &str, record: &InputRecord, json: bool) -> String {
+    if json {
+        let mut data = record.data.clone();
+        if let Value::Object(fields) = &mut data {
+            fields.insert("host".into(), Value::String(host.to_owned()));
         }
-        OutputFormat::Text => {
-            let text = crate::protocol::text_of(record).unwrap_or_else(|| record.line.clone());
-            let indented = text.replace('\n', "\n  ");
-            ctx.line(&format!("[{host}] {indented}"))
-        }
+        serde_json::json!({"schema_version": 1, "type": record.kind, "data": data}).to_string()
+    } else {
+        let text = crate::protocol::text_of(record).unwrap_or_else(|| record.line.clone());
+        format!("[{host}] {}", text.replace('\n', "\n  "))
     }
 }
 

@@ -96,7 +96,12 @@ impl SshServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("starting ssh-agent");
-        wait_for("ssh-agent", || agent_socket.exists());
+        // The socket is there a moment before the agent accepts on it: `ssh-add -l` exits 2 until
+        // it can connect (1: no keys yet).
+        wait_for("ssh-agent", || {
+            let listed = Command::new("ssh-add").arg("-l").env("SSH_AUTH_SOCK", &agent_socket).output();
+            listed.is_ok_and(|out| out.status.code() != Some(2))
+        });
         run(Command::new("ssh-add").arg("-q").arg(dir.join("client_key")).env("SSH_AUTH_SOCK", &agent_socket));
 
         let home = dir.join("home");

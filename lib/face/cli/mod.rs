@@ -9,7 +9,6 @@ use clap::{Args, CommandFactory, Parser, ValueEnum};
 use crate::base::exit::Exit;
 use crate::base::tool::Tool;
 use crate::engines::endpoint::Endpoint;
-use crate::face::hosts::Reach;
 use crate::state::select::{check_arg, Unresolved};
 use crate::tools::restore::{Filters, Order};
 
@@ -143,6 +142,15 @@ impl DockerArgs {
     pub fn endpoint(&self) -> anyhow::Result<Endpoint> {
         Endpoint::resolve(self.docker_host.as_deref())
     }
+}
+
+/// What a run with `--host` does, as the tool's flags say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Changes nothing: runs here and on every host, merged.
+    View,
+    /// Changes something: runs on the one host named, not here.
+    Act,
 }
 
 /// Every tool's arguments expose the common flags to the driver.

@@ -46,7 +46,7 @@ impl Record for ErrorRecord {
 
 /// `host`: how one other host answered a view run with `--host` (face/hosts.rs), after its rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct HostRow {
+pub struct HostRow {
     pub(crate) host: String,
     /// `ok`, `unreachable`, `no_tools`, `protocol` or `timed_out`.
     pub(crate) status: String,
