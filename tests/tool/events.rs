@@ -90,6 +90,10 @@ fn each_change_and_each_expiry_reaches_the_program_once() {
     let out = reconcile(&["--on-event", hook.to_str().unwrap()]);
     assert!(envelopes(&out.stdout).iter().all(|e| e.kind != "change" && e.kind != "expiring"));
     assert_eq!(log_lines(&log).len(), 4, "each event reaches the program once");
+    // What was warned of, remembered in a file that cannot be read: warned of again, the run goes on.
+    fs::write(home.home.join("events/warned.json"), "not json").unwrap();
+    let out = reconcile(&["--warn-before", "24h"]);
+    assert_eq!(envelopes(&out.stdout).iter().filter(|e| e.kind == "expiring").count(), 1);
 
     // The list says when each quarantine goes.
     let listed = home.cmd("jackin-restore").args(["--quarantined", "--format", "json"]).output().unwrap();

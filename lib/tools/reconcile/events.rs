@@ -60,7 +60,9 @@ pub fn expiring(store: &Store, options: &EventOptions, say: &mut dyn FnMut(Strin
     let now = SystemTime::now();
     let due = due(store, options.retention)?;
     let warned_path = store.roots.home.join("events").join("warned.json");
-    let warned: BTreeMap<String, String> = crate::state::store::read_json(&warned_path)?.unwrap_or_default();
+    // A file that cannot be read costs warnings said again, never the run.
+    let warned: BTreeMap<String, String> =
+        crate::state::store::read_json(&warned_path).ok().flatten().unwrap_or_default();
     let mut still = BTreeMap::new();
     let mut fresh = Vec::new();
     for item in due {
