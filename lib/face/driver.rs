@@ -59,7 +59,11 @@ fn run_here_and_there<A: ToolArgs>(
     ctx: &mut Ctx,
     run: fn(A, &mut Ctx) -> Result<Exit>,
 ) -> Result<Exit> {
-    let hosts = hosts::destinations(args.common(), &ctx.roots()?.config_dir)?;
+    let common = args.common();
+    if common.host.is_empty() && !common.all_hosts {
+        return run(args, ctx);
+    }
+    let hosts = hosts::destinations(common, &ctx.roots()?.config_dir)?;
     if hosts.is_empty() {
         return run(args, ctx);
     }
