@@ -45,6 +45,10 @@ pub const DEFAULT_CONVERSATION_CAP: u64 = 64 * 1024 * 1024;
 /// How long a record is kept.
 pub const DEFAULT_RECORD_DAYS: u64 = 90;
 
+/// Entries of the conversation a record names at most (copied or left out): an agent that made a
+/// million empty files does not make a million-line record or a purge that never ends.
+const MOST_CONVERSATION_ENTRIES: usize = 10_000;
+
 /// The session's own commits listed per mount, at most.
 const MOST_COMMITS: usize = 100;
 
@@ -91,6 +95,10 @@ pub(crate) fn write(
     }
     fs::create_dir(&partial).with_context(|| format!("cannot create {}", partial.display()))?;
     let conversation = copy_conversation(&instance_dir.join("home"), &partial.join("conversation"), options)?;
+    // On disk before the record is renamed into place, and so before purge deletes the originals:
+    // one sync of the filesystem rather than one per file (ten thousand fsyncs take seconds).
+    let dir = fs::File::open(&partial).with_context(|| format!("cannot open {}", partial.display()))?;
+    rustix::fs::syncfs(&dir).with_context(|| format!("cannot sync {}", partial.display()))?;
     let record = build(store, name, assessment, quarantine, conversation, options)?;
     crate::state::store::write_json_atomic(&partial.join("record.json"), &record)?;
     if fs::symlink_metadata(&done).is_ok() {
@@ -214,6 +222,7 @@ fn work(
 fn copy_conversation(home: &Path, into: &Path, options: &RecordOptions) -> Result<Conversation> {
     let mut conversation =
         Conversation { copied: Vec::new(), skipped: Vec::new(), bytes: 0, cap_bytes: options.conversation_cap };
+    let mut seen = 0;
     for rel in &options.conversation_paths {
         let rel = Path::new(rel);
         let plain = rel.components().all(|c| matches!(c, Component::Normal(_)));
@@ -223,6 +232,12 @@ fn copy_conversation(home: &Path, into: &Path, options: &RecordOptions) -> Resul
         let walk =
             walkdir::WalkDir::new(home.join(rel)).follow_links(false).follow_root_links(false).sort_by_file_name();
         for entry in walk {
+            seen += 1;
+            if seen > MOST_CONVERSATION_ENTRIES {
+                let reason = format!("more than {MOST_CONVERSATION_ENTRIES} entries: the rest left out");
+                conversation.skipped.push(SkippedFile { path: rel.to_string_lossy().into_owned(), reason });
+                return Ok(conversation);
+            }
             let Ok(entry) = entry else { continue };
             let Ok(inside) = entry.path().strip_prefix(home) else { continue };
             let shown = inside.to_string_lossy().into_owned();
@@ -286,7 +301,6 @@ fn copy_one(source: &Path, target: &Path, shown: String, conversation: &mut Conv
         .with_context(|| format!("cannot create {}", target.display()))?;
     let copied = std::io::copy(&mut std::io::Read::take(&mut file, meta.len()), &mut out)
         .with_context(|| format!("copying {}", source.display()))?;
-    out.sync_all()?;
     conversation.bytes += copied;
     conversation.copied.push(CopiedFile { path: shown, bytes: copied });
     Ok(())

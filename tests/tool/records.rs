@@ -47,7 +47,28 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
     fs::write(elsewhere.join("not-this-session.jsonl"), "someone else's\n").unwrap();
     std::os::unix::fs::symlink(elsewhere.parent().unwrap(), agent_home.join(".codex")).unwrap();
 
-    let out = home.purge(&["--discard-unfinished", "--record-days", "0", &c], "");
+    // And under a path of the operator's, more entries than a record names.
+    let many = agent_home.join("notes/many");
+    fs::create_dir_all(&many).unwrap();
+    for i in 0..10_050 {
+        fs::write(many.join(format!("{i:05}")), "").unwrap();
+    }
+
+    let out = home.purge(
+        &[
+            "--discard-unfinished",
+            "--record-days",
+            "0",
+            "--conversation-path",
+            ".claude/projects",
+            "--conversation-path",
+            ".codex/sessions",
+            "--conversation-path",
+            "notes",
+            &c,
+        ],
+        "",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let purged = envelopes(&out.stdout)[0].data::<Purged>();
     let quarantine = purged.quarantine.clone().expect("the commit at risk was saved");
@@ -56,8 +77,9 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
     let dir = home.home.join("records").join(&c);
     let copied = dir.join("conversation/.claude/projects/-workspace-app/session.jsonl");
     assert_eq!(fs::read(&copied).unwrap(), CONVERSATION, "copied byte for byte");
-    let copies: Vec<_> = walkdir::WalkDir::new(dir.join("conversation")).into_iter().flatten().collect();
-    assert!(copies.iter().all(|e| e.file_type().is_dir() || e.path() == copied), "only the one file: {copies:?}");
+    let copies: Vec<_> = walkdir::WalkDir::new(dir.join("conversation/.claude")).into_iter().flatten().collect();
+    let files: Vec<_> = copies.iter().filter(|e| !e.file_type().is_dir()).map(|e| e.path()).collect();
+    assert_eq!(files, vec![copied.as_path()], "only the one regular file of .claude");
 
     let record: SessionRecord = serde_json::from_value(common::read_json(&dir.join("record.json"))).unwrap();
     assert_eq!(record.identity.container_base, c);
@@ -78,6 +100,10 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
         "{skipped:?}"
     );
     assert_eq!(record.conversation.bytes, CONVERSATION.len() as u64);
+    let named = record.conversation.copied.len() + record.conversation.skipped.len();
+    assert!(named <= 10_001, "a bounded record: {named} entries named");
+    assert_eq!(record.conversation.skipped.last().unwrap().path, "notes");
+    assert!(record.conversation.skipped.last().unwrap().reason.starts_with("more than 10000 entries"));
 
     // Listed and shown by jackin-restore; the agent's text is inert in the text.
     let listed = home.cmd("jackin-restore").args(["--records", "--format=json"]).output().unwrap();
