@@ -5,7 +5,7 @@
 
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How a run on another host ended.
 #[derive(Debug)]
@@ -53,18 +53,7 @@ pub(crate) fn run(destination: &str, program: &str, args: &[String], timeout: Du
         let _ = err.read_to_end(&mut bytes);
         bytes
     });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
+    let status = crate::base::child::wait_at_most(&mut child, timeout, crate::base::child::Kill::Child);
     let stdout = reading.join().unwrap_or_default();
     let stderr = String::from_utf8_lossy(&erring.join().unwrap_or_default()).trim().to_owned();
     let Some(status) = status else { return RemoteRun::TimedOut(timeout) };

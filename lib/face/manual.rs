@@ -1,4 +1,4 @@
-//! What each tool's man page says beyond its command line (cli.rs): its EXAMPLES, the ENVIRONMENT
+//! What each tool's man page says beyond its command line (cli/): its EXAMPLES, the ENVIRONMENT
 //! it reads, its FILES, SEE ALSO (man-pages(7)), and where its shell completion finds session
 //! names. tests/docs/generated_docs.rs renders them into `man/` and `completions/`;
 //! tests/docs/man_examples.rs runs every example against a home of two sessions and checks its

@@ -69,7 +69,7 @@ impl Assessor {
         isolation: std::result::Result<&Isolation, String>,
     ) -> Assessment {
         // Stamped before the first file is read: jackin-keep trusts an assessment of a session
-        // whose role container had stopped by `assessed_at` (tools/keep.rs), and an agent still
+        // whose role container had stopped by `assessed_at` (tools/keep/stands.rs), and an agent still
         // writing while the mounts were read, stopped before a stamp taken at the end, would
         // have its last writes unseen and trusted. To the microsecond: what is held against it
         // (a container's end, the ctimes of the work) is told apart within the second.

@@ -1,7 +1,7 @@
 //! Whether an assessment still holds: nothing it looked at changed since it started, told from
 //! stat data (engines/git `changed_since`), at a fraction of a second assessment's cost.
 //! jackin-keep asks it before it stamps `clean_exited` on the assessment it was handed, when
-//! nothing shows the agent had stopped before that assessment (tools/keep.rs).
+//! nothing shows the agent had stopped before that assessment (tools/keep/stands.rs).
 
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};

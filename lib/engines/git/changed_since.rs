@@ -6,7 +6,7 @@
 //! before it has the same names.
 //!
 //! What jackin-keep asks before it stamps `clean_exited` on an assessment it was handed
-//! (tools/keep.rs): "nothing changed since the assessment started" makes a second assessment
+//! (tools/keep/stands.rs): "nothing changed since the assessment started" makes a second assessment
 //! needless. Walked: the whole work tree, untracked and ignored entries included (no rule is
 //! read: anything that changed counts), the repository's git directory and its common directory
 //! (HEAD, the index, refs, reflogs and the stash, packed-refs, config, the worktrees' own

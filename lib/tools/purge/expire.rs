@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::io::ErrorKind;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
@@ -22,42 +22,29 @@ pub struct Expired {
 }
 
 /// Deletes the quarantines whose receipt has expired; one without a receipt (a save that died
-/// half-way) expires `days` after it was last modified. With `dry_run`, only lists them.
+/// half-way) expires `days` after it was last modified. Then the session records whose time has
+/// come, and the leftovers of records a killed purge did not finish (a day after they were last
+/// written). With `dry_run`, only lists them.
 pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
-    let root = store.quarantine_root();
-    let entries = match fs::read_dir(&root) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
-    };
     let now = SystemTime::now();
-    let mut expired = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !(name.starts_with("jk-") || name.starts_with(".partial-jk-")) || !entry.file_type()?.is_dir() {
-            continue;
-        }
-        let dir = entry.path();
-        let receipt = read_receipt(&dir).ok().flatten();
-        let expires = match &receipt {
-            Some(r) => crate::base::time::parse_rfc3339(&r.expires_at),
-            None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(days * 86_400)),
-        };
-        if expires.is_some_and(|at| at <= now) {
-            let bytes = if dry_run { crate::base::disk_usage::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };
-            expired.push(Expired { dir, identity: receipt.map(|r| r.identity), bytes });
-        }
-    }
-    expired.extend(expire_records(store, now, dry_run)?);
+    let quarantine = |dir: &Path| read_receipt(dir).ok().flatten().map(|r| (r.expires_at, r.identity));
+    let mut expired = expire_under(&store.quarantine_root(), quarantine, days * 86_400, now, dry_run)?;
+    let record = |dir: &Path| crate::services::session_record::read(dir).map(|r| (r.expires_at, r.identity));
+    expired.extend(expire_under(&store.records_root(), record, 86_400, now, dry_run)?);
     Ok(expired)
 }
 
-/// The session records whose time has come (their `expires_at`), and the leftovers of records
-/// a killed purge did not finish (a day after they were last written).
-fn expire_records(store: &Store, now: SystemTime, dry_run: bool) -> Result<Vec<Expired>> {
-    let root = store.records_root();
-    let entries = match fs::read_dir(&root) {
+/// The directories under `root` (a session's, or a `.partial-` one) whose time has come: the
+/// `expires_at` that `expiry` reads in one, or for one it reads nothing in, `unfinished_secs`
+/// after it was last modified.
+fn expire_under(
+    root: &Path,
+    expiry: impl Fn(&Path) -> Option<(String, Identity)>,
+    unfinished_secs: u64,
+    now: SystemTime,
+    dry_run: bool,
+) -> Result<Vec<Expired>> {
+    let entries = match fs::read_dir(root) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("listing {}", root.display())),
@@ -70,14 +57,14 @@ fn expire_records(store: &Store, now: SystemTime, dry_run: bool) -> Result<Vec<E
             continue;
         }
         let dir = entry.path();
-        let record = crate::services::session_record::read(&dir);
-        let expires = match &record {
-            Some(r) => crate::base::time::parse_rfc3339(&r.expires_at),
-            None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(86_400)),
+        let found = expiry(&dir);
+        let expires = match &found {
+            Some((at, _)) => crate::base::time::parse_rfc3339(at),
+            None => entry.metadata()?.modified().ok().map(|m| m + Duration::from_secs(unfinished_secs)),
         };
         if expires.is_some_and(|at| at <= now) {
             let bytes = if dry_run { crate::base::disk_usage::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };
-            expired.push(Expired { dir, identity: record.map(|r| r.identity), bytes });
+            expired.push(Expired { dir, identity: found.map(|(_, identity)| identity), bytes });
         }
     }
     Ok(expired)

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 
@@ -153,20 +153,7 @@ fn run<R: Record>(
         // A program that does not read its stdin is not a failure.
         let _ = writeln!(stdin, "{line}");
     }
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                // SAFETY: kill(2) on the process group the child leads (made above); no memory
-                // is involved.
-                unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
+    let status = crate::base::child::wait_at_most(&mut child, timeout, crate::base::child::Kill::Group);
     match status {
         None => say(format!(
             "warning: --on-event {shown}: killed after {} (the next event still runs)",
