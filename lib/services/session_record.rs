@@ -238,17 +238,33 @@ fn copy_conversation(home: &Path, into: &Path, options: &RecordOptions) -> Resul
                 conversation.skipped.push(SkippedFile { path: rel.to_string_lossy().into_owned(), reason });
                 return Ok(conversation);
             }
-            let Ok(entry) = entry else { continue };
+            // What the agent made there is taken as it comes: an entry that cannot be read (a
+            // path past PATH_MAX, a directory it may not list) or copied is named and left out,
+            // never a record, and so a purge, that fails.
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let at = e.path().and_then(|p| p.strip_prefix(home).ok()).unwrap_or(rel);
+                    let reason =
+                        format!("cannot be read: {}", e.io_error().map_or_else(|| e.to_string(), ToString::to_string));
+                    conversation.skipped.push(SkippedFile { path: at.to_string_lossy().into_owned(), reason });
+                    continue;
+                }
+            };
             let Ok(inside) = entry.path().strip_prefix(home) else { continue };
             let shown = inside.to_string_lossy().into_owned();
             let target = into.join(inside);
             let kind = entry.file_type();
-            if kind.is_dir() {
-                fs::create_dir_all(&target).with_context(|| format!("cannot create {}", target.display()))?;
+            let copied = if kind.is_dir() {
+                fs::create_dir_all(&target).map_err(anyhow::Error::new)
             } else if !kind.is_file() {
-                conversation.skipped.push(SkippedFile { path: shown, reason: "not a regular file".into() });
+                conversation.skipped.push(SkippedFile { path: shown.clone(), reason: "not a regular file".into() });
+                Ok(())
             } else {
-                copy_one(entry.path(), &target, shown, &mut conversation)?;
+                copy_one(entry.path(), &target, shown.clone(), &mut conversation)
+            };
+            if let Err(e) = copied {
+                conversation.skipped.push(SkippedFile { path: shown, reason: format!("cannot be copied: {e:#}") });
             }
         }
     }
@@ -299,8 +315,14 @@ fn copy_one(source: &Path, target: &Path, shown: String, conversation: &mut Conv
         .mode(0o600)
         .open(target)
         .with_context(|| format!("cannot create {}", target.display()))?;
-    let copied = std::io::copy(&mut std::io::Read::take(&mut file, meta.len()), &mut out)
-        .with_context(|| format!("copying {}", source.display()))?;
+    let copied = match std::io::copy(&mut std::io::Read::take(&mut file, meta.len()), &mut out) {
+        Ok(copied) => copied,
+        Err(e) => {
+            // No half a file in the record: what it names as copied is whole.
+            let _ = fs::remove_file(target);
+            return Err(anyhow::Error::new(e).context(format!("copying {}", source.display())));
+        }
+    };
     conversation.bytes += copied;
     conversation.copied.push(CopiedFile { path: shown, bytes: copied });
     Ok(())

@@ -730,3 +730,17 @@ impl Rng {
         &items[self.below(items.len())]
     }
 }
+
+/// Makes the directories of `rel` below `root` one at a time, each relative to the last (no
+/// whole path that long can be made), and the file at its end with `bytes`.
+pub fn make_deep(root: &Path, rel: &[u8], bytes: &[u8]) {
+    use rustix::fs::{mkdirat, open, openat, Mode, OFlags};
+    let mut dir = open(root, OFlags::DIRECTORY, Mode::empty()).unwrap();
+    let parts: Vec<&[u8]> = rel.split(|&b| b == b'/').collect();
+    for name in &parts[..parts.len() - 1] {
+        let _ = mkdirat(&dir, *name, Mode::from_raw_mode(0o755));
+        dir = openat(&dir, *name, OFlags::DIRECTORY, Mode::empty()).unwrap();
+    }
+    let file = openat(&dir, *parts.last().unwrap(), OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644));
+    rustix::io::write(file.unwrap(), bytes).unwrap();
+}

@@ -1179,20 +1179,6 @@ fn every_ref_namespace_keeps_its_commits() {
     }
 }
 
-/// Makes the directories of `rel` below `root` one at a time, each relative to the last (no
-/// whole path that long can be made), and the file at its end with `bytes`.
-fn make_deep(root: &Path, rel: &[u8], bytes: &[u8]) {
-    use rustix::fs::{mkdirat, open, openat, Mode, OFlags};
-    let mut dir = open(root, OFlags::DIRECTORY, Mode::empty()).unwrap();
-    let parts: Vec<&[u8]> = rel.split(|&b| b == b'/').collect();
-    for name in &parts[..parts.len() - 1] {
-        let _ = mkdirat(&dir, *name, Mode::from_raw_mode(0o755));
-        dir = openat(&dir, *name, OFlags::DIRECTORY, Mode::empty()).unwrap();
-    }
-    let file = openat(&dir, *parts.last().unwrap(), OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644));
-    rustix::io::write(file.unwrap(), bytes).unwrap();
-}
-
 /// The bytes of the file at `rel` below `root`, reached one directory at a time.
 fn read_deep(root: &Path, rel: &[u8]) -> Option<Vec<u8>> {
     use rustix::fs::{open, openat, Mode, OFlags};
@@ -1229,7 +1215,7 @@ fn a_path_past_path_max_and_a_fifo_rule_file_are_never_clean() {
         }
         rel.extend_from_slice(b"plan.md");
         match case {
-            "deep" => make_deep(&mount, &rel, b"the deep plan\n"),
+            "deep" => common::make_deep(&mount, &rel, b"the deep plan\n"),
             _ => {
                 fs::create_dir_all(mount.join("notes/sub")).unwrap();
                 fs::write(mount.join("notes/sub/plan.md"), "the plan\n").unwrap();

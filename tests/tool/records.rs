@@ -47,6 +47,9 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
     fs::write(elsewhere.join("not-this-session.jsonl"), "someone else's\n").unwrap();
     std::os::unix::fs::symlink(elsewhere.parent().unwrap(), agent_home.join(".codex")).unwrap();
 
+    // A conversation directory deeper than PATH_MAX: named and left out, never a purge refused.
+    let deep: Vec<u8> = std::iter::repeat(&b"d".repeat(200)[..]).take(25).collect::<Vec<_>>().join(&b'/');
+    common::make_deep(&projects, &[&deep[..], b"/session.jsonl"].concat(), b"too deep\n");
     // And under a path of the operator's, more entries than a record names.
     let many = agent_home.join("notes/many");
     fs::create_dir_all(&many).unwrap();
@@ -93,6 +96,10 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
     let skipped: Vec<(&str, &str)> =
         record.conversation.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
     assert!(skipped.contains(&(".codex", "a link or not a directory")), "{skipped:?}");
+    assert!(
+        skipped.iter().any(|(p, r)| p.starts_with(".claude/projects/-workspace-app/ddd") && r.starts_with("cannot be")),
+        "the directory past PATH_MAX: {skipped:?}"
+    );
     assert!(skipped.contains(&(".claude/projects/-workspace-app/leak.jsonl", "not a regular file")), "{skipped:?}");
     assert!(skipped.contains(&(".claude/projects/-workspace-app/pipe.jsonl", "not a regular file")), "{skipped:?}");
     assert!(
