@@ -48,7 +48,7 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
     std::os::unix::fs::symlink(elsewhere.parent().unwrap(), agent_home.join(".codex")).unwrap();
 
     // A conversation directory deeper than PATH_MAX: named and left out, never a purge refused.
-    let deep: Vec<u8> = std::iter::repeat(&b"d".repeat(200)[..]).take(25).collect::<Vec<_>>().join(&b'/');
+    let deep: Vec<u8> = std::iter::repeat_n(&b"d".repeat(200)[..], 25).collect::<Vec<_>>().join(&b'/');
     common::make_deep(&projects, &[&deep[..], b"/session.jsonl"].concat(), b"too deep\n");
     // And under a path of the operator's, more entries than a record names.
     let many = agent_home.join("notes/many");
