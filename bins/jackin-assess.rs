@@ -8,6 +8,7 @@ use jackin::face::cli::AssessArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::protocol::assessment::Assessment;
 use jackin::protocol::codes::ErrorCode;
+use jackin::services::seal::Sealer;
 use jackin::tools::assess::{self, AssessOptions, Assessor, Step};
 
 fn main() {
@@ -40,6 +41,8 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
     };
 
     let assessor = Assessor::new(AssessOptions { with_diff: args.diff, with_disk: args.disk });
+    // Sealed with this home's key, when it has one, so keep can trust the verdict without looking again.
+    let sealer = Sealer::read(&store);
     let mut results: Vec<Option<Result<Assessment>>> =
         parallel::map(&targets, |t| assessor.instance(&store, &t.name, t.row.as_ref())).into_iter().map(Some).collect();
     let mut findings = false;
@@ -48,8 +51,9 @@ fn run(args: AssessArgs, ctx: &mut Ctx) -> Result<Exit> {
             Step::PassThrough(record) => ctx.pass_through(record)?,
             Step::Unresolved(arg, why) => ctx.unresolved(&arg, why)?,
             Step::Assess(i) => match results[i].take().expect("each target is assessed once") {
-                Ok(assessment) => {
+                Ok(mut assessment) => {
                     findings |= assessment.verdict.at_risk();
+                    sealer.seal_assessment(&mut assessment);
                     ctx.emit(&assessment)?;
                 }
                 Err(e) => ctx.fail(Some(targets[i].name.as_str()), ErrorCode::AssessFailed, &e)?,

@@ -8,9 +8,10 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::KeepArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::face::screens::{exit as dialog, Tty};
-use jackin::protocol::assessment::{Assessment, Verdict};
+use jackin::protocol::assessment::Verdict;
 use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::envelope::InputRecord;
+use jackin::services::seal::Sealer;
 use jackin::state::config::configured_policy;
 use jackin::state::store::Store;
 use jackin::tools::assess::{AssessOptions, Assessor};
@@ -36,16 +37,15 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
     let endpoint = args.docker.endpoint();
     let connecting = std::thread::spawn(move || Engine::connect(&endpoint?));
     let input = ctx.read_stdin_records("pipe assessments into it: jackin-assess \"$C\" | jackin-keep")?;
-    let mut assessments = Vec::new();
-    for record in input.iter().filter(|r| r.kind == "assessment") {
-        assessments.push(record.parse::<Assessment>()?);
-    }
-    let mut assessments = assessments.into_iter();
     let store = ctx.store()?;
-    let engine = match assessments.len() {
-        0 => None,
-        _ => Some(connecting.join().unwrap_or_else(|_| Err(anyhow::anyhow!("connecting to Docker panicked")))?),
+    let mut assessments = match keep::input::assessments(&store, &input)? {
+        Ok(assessments) => assessments.into_iter(),
+        Err(refusals) => return ctx.refuse_input(refusals),
     };
+    let mut sealer = Sealer::read(&store);
+    sealer.distrusted.iter().for_each(|why| ctx.warn(why));
+    let connected = || connecting.join().unwrap_or_else(|_| Err(anyhow::anyhow!("connecting to Docker panicked")));
+    let engine = (assessments.len() > 0).then(connected).transpose()?;
     let flags = Flags { keep: args.keep, discard_unfinished: args.discard_unfinished };
     let mut tty: Option<Option<Tty>> = None;
 
@@ -56,12 +56,12 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
             continue;
         };
         let assessment = assessments.next().expect("one parsed assessment per assessment record");
+        let container = assessment.identity.container_base.clone();
         let policy = match args.policy {
             Some(policy) => policy,
             None => configured_policy(&store.roots.config_dir, assessment.identity.workspace_name.as_deref())?,
         };
-        let container = assessment.identity.container_base.clone();
-        match keep::observe(&store, engine, assessment, policy)? {
+        match keep::observe(&store, engine, &sealer, assessment, policy)? {
             Err(e) if Exit::of(&e) == Exit::Usage => steps.push(Step::Fail(container, ErrorCode::BadName, e)),
             Err(e) => steps.push(Step::Fail(container, ErrorCode::KeepFailed, e)),
             Ok(session) if session.live() && !args.stop => steps.push(Step::Live(session)),
@@ -91,7 +91,7 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                     ctx.warn(format_args!("{}: {warning}", session.name));
                 }
                 let engine = engine.as_ref().expect("connected when there are assessments");
-                match keep::carry_out(&store, engine, &mut session, &ruling, args.dry_run, args.stop) {
+                match keep::carry_out(&store, engine, &mut session, &ruling, (args.dry_run, args.stop), &mut sealer) {
                     Ok(Carried::Done(warnings)) => {
                         session.recheck.iter().for_each(|note| ctx.info(format_args!("{}: {note}", session.name)));
                         warnings.iter().for_each(|w| ctx.warn(format_args!("{}: {w}", session.name)))
@@ -106,7 +106,7 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
                         continue;
                     }
                 }
-                ctx.emit(&keep::decision(&session, &ruling, args.dry_run))?;
+                ctx.emit(&keep::decision(&session, &ruling, args.dry_run, &sealer))?;
             }
         }
     }

@@ -10,6 +10,7 @@ use jackin::face::progress::Progress;
 use jackin::protocol::codes::ResourceKind;
 use jackin::protocol::identity::Identity;
 use jackin::protocol::records::{Purged, PurgedReport, Removed};
+use jackin::services::seal::Sealer;
 use jackin::state::select::Catalog;
 use jackin::state::store::Store;
 use jackin::tools::purge::{self, expire, Item, Outcome, Purger, Selection};
@@ -33,7 +34,10 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
     let store = ctx.store()?;
     let catalog = ctx.catalog(&store)?;
     let items = if from_stdin {
-        purge::items_from_records(&records, &catalog)?
+        match purge::items_from_records(&records, &catalog, &store, &Sealer::read(&store))? {
+            Ok(items) => items,
+            Err(refusals) => return ctx.refuse_input(refusals),
+        }
     } else if !args.instances.is_empty() {
         purge::items_from_args(&args.instances, &catalog, &store)
     } else if slim {

@@ -1,12 +1,14 @@
 //! Building blocks that know nothing of jackin: exit codes, time, the parallel map, disk usage,
-//! progress steps, a child process waited on with a deadline, the test-only crash points, and the programs' own names (`tool.rs`).
+//! progress steps, a child process waited on with a deadline, this host's name, the test-only crash points, and the programs' own names (`tool.rs`).
 
 pub(crate) mod child;
 pub(crate) mod copy;
 pub mod crash;
 pub(crate) mod disk_usage;
 pub mod exit;
+pub mod host;
 pub mod parallel;
+pub mod perms;
 pub mod steps;
 pub mod time;
 pub mod tool;

@@ -14,6 +14,7 @@ use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{self, InputRecord, Record};
 use crate::protocol::inert::inert_text;
 use crate::protocol::records::ErrorRecord;
+use crate::services::provenance::Refusal;
 use crate::state::select::{Catalog, Unresolvable, Unresolved};
 use crate::state::store::{Roots, Store};
 
@@ -247,6 +248,15 @@ impl Ctx {
     /// run exit 5 (busy, retry later) instead of 6, which the caller decides.
     pub fn refuse_busy(&mut self, container_base: &str, code: ErrorCode, error: &anyhow::Error) -> Result<()> {
         self.report(Some(container_base), code, error)
+    }
+
+    /// Input records refused as claims this host does not observe (services/provenance.rs):
+    /// each an `error` record; the run ends with exit 3 before it changed anything.
+    pub fn refuse_input(&mut self, refusals: Vec<Refusal>) -> Result<Exit> {
+        for refusal in refusals {
+            self.report(refusal.container_base.as_deref(), refusal.code, &refusal.error)?;
+        }
+        Ok(Exit::BadInput)
     }
 
     fn report(&mut self, container_base: Option<&str>, code: ErrorCode, error: &anyhow::Error) -> Result<()> {

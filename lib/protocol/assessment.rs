@@ -176,6 +176,10 @@ pub struct Assessment {
     /// Its bytes on disk, when they were asked for (`--disk`, the resume list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) disk: Option<Disk>,
+    /// This home's seal over the rest (services/seal.rs): keep trusts the verdict without looking
+    /// again only when it verifies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 impl Record for Assessment {

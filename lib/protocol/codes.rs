@@ -26,6 +26,10 @@ pub enum ErrorCode {
     DockerFailed,
     /// `jackin-keep --export` could not write the archive.
     ExportFailed,
+    /// An input record made on another host (its `host`): only that host's tools act on it.
+    ForeignRecord,
+    /// An input record whose `instance_id` is not that of the session of its name here.
+    IdentityMismatch,
     /// `jackin-restore --import` refused the archive or could not make the session of it.
     ImportFailed,
     InspectFailed,
@@ -52,6 +56,9 @@ pub enum ErrorCode {
     StopFailed,
     UnknownInstance,
     UnknownOrphanKind,
+    /// An input record that asks for what only this home's own tools can grant (a decision's
+    /// discard of work at risk) without this home's seal, or after the session changed since.
+    Unproven,
     /// A name of jackin's `purged` tombstone: nothing is left of that session.
     Tombstone,
 }

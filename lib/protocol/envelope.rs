@@ -20,16 +20,26 @@ pub trait Record: Serialize {
 }
 
 #[derive(Serialize)]
-struct Envelope<'a, T> {
+struct Envelope<'a> {
     schema_version: u64,
     #[serde(rename = "type")]
     kind: &'a str,
-    data: &'a T,
+    data: Value,
 }
 
-/// One compact JSON line, without the newline.
+/// One compact JSON line, without the newline. Its data says where it was made: `host`, this
+/// machine's name (a `host` record's own `host` is the machine it is about, and stays).
 pub(crate) fn to_line<R: Record>(record: &R) -> Result<String> {
-    Ok(serde_json::to_string(&Envelope { schema_version: SCHEMA_VERSION, kind: R::TYPE, data: record })?)
+    let mut data = serde_json::to_value(record)?;
+    if let Value::Object(fields) = &mut data {
+        fields.entry("host").or_insert_with(|| Value::String(crate::base::host::this_host().to_owned()));
+    }
+    Ok(serde_json::to_string(&Envelope { schema_version: SCHEMA_VERSION, kind: R::TYPE, data })?)
+}
+
+/// The host a record says it was made on (`data.host`), if it says.
+pub fn made_on(record: &InputRecord) -> Option<&str> {
+    record.data.get("host").and_then(Value::as_str)
 }
 
 /// A checked input line. `line` is the exact text read (a trailing `\r` included, only the `\n`
@@ -158,7 +168,10 @@ mod tests {
         };
         assert_eq!(
             to_line(&rec).unwrap(),
-            r#"{"schema_version":1,"type":"error","data":{"tool":"t","container_base":null,"code":"busy","message":"m"}}"#
+            format!(
+                r#"{{"schema_version":1,"type":"error","data":{{"tool":"t","container_base":null,"code":"busy","message":"m","host":"{}"}}}}"#,
+                crate::base::host::this_host()
+            )
         );
     }
 }

@@ -94,6 +94,7 @@ impl Assessor {
             assessed_at,
             status,
             disk,
+            seal: None,
         }
     }
 

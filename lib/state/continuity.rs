@@ -110,8 +110,5 @@ pub fn update<T>(
 /// `user@host`, for "who kept it".
 pub(crate) fn operator() -> String {
     let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "unknown".into());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_else(|_| "localhost".into());
-    format!("{user}@{host}")
+    format!("{user}@{}", crate::base::host::this_host())
 }

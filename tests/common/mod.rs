@@ -119,6 +119,16 @@ impl Home {
         Home { tmp, home, config, rows: Vec::new() }
     }
 
+    /// The key this home's tools seal their records with, as a host has it once its first
+    /// jackin-keep ran (services/seal.rs): from then on assess seals, and keep trusts what it seals.
+    pub fn with_seal_key(&self) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let key: Vec<u8> = (0..32).map(|_| fastrand::u8(..)).collect();
+        let mut file =
+            fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(self.home.join("seal.key")).unwrap();
+        std::io::Write::write_all(&mut file, &key).unwrap();
+    }
+
     /// A host repository with one commit on `main` and an `origin` remote whose `main` is
     /// pushed, like an operator's checkout.
     pub fn host_repo(&self, name: &str) -> PathBuf {
@@ -282,6 +292,15 @@ impl Home {
     }
 
     /// jackin-purge with `args` and `--format=json`, `stdin` its input, no crash point set.
+    /// What `jackin-assess C | jackin-keep ARGS` prints: the decision this home's keep makes
+    /// (and seals) for `container`, for a purge to act on.
+    pub fn decided(&self, container: &str, keep_args: &[&str]) -> String {
+        let assessed = self.assess_lines(&[container]);
+        let out = self.cmd("jackin-keep").args(keep_args).arg("--format=json").write_stdin(assessed).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     pub fn purge(&self, args: &[&str], stdin: &str) -> Output {
         let mut cmd = self.cmd("jackin-purge");
         cmd.args(args).arg("--format=json").env_remove("JACKIN_PURGE_CRASH_AT");

@@ -26,10 +26,22 @@ impl Envelope {
         self.kind == R::TYPE
     }
 
+    /// Where the record says it was made (`data.host`, on every record; a `host` record's is the
+    /// host it is about).
+    pub fn host(&self) -> &str {
+        self.data["host"].as_str().unwrap_or_else(|| panic!("a record without its host: {self:?}"))
+    }
+
     /// The data as `R`; fails the test when the line is of another type or its fields differ.
+    /// Every record says where it was made (`host`): checked here, then left out of the mirror.
     pub fn data<R: Record>(&self) -> R {
         assert_eq!(self.kind, R::TYPE, "expected a {} record: {self:?}", R::TYPE);
-        serde_json::from_value(self.data.clone())
+        let mut data = self.data.clone();
+        if R::TYPE != "host" {
+            let host = data.as_object_mut().and_then(|fields| fields.remove("host"));
+            assert!(matches!(host, Some(Value::String(ref h)) if !h.is_empty()), "a record without its host: {self:?}");
+        }
+        serde_json::from_value(data)
             .unwrap_or_else(|e| panic!("a {} record that does not match its mirror: {e}: {}", R::TYPE, self.data))
     }
 }
@@ -82,6 +94,9 @@ pub struct Assessment {
     /// Only with `--disk` (and in the resume list's candidates).
     #[serde(default)]
     pub disk: Option<Disk>,
+    /// This home's seal, once its key exists (its first jackin-keep made it).
+    #[serde(default)]
+    pub seal: Option<String>,
 }
 
 /// An instance's bytes on disk.
@@ -201,9 +216,15 @@ pub struct Decision {
     /// The status written, when the outcome wrote one.
     #[serde(default)]
     pub status: Option<String>,
+    /// When the status was written (a decision carried out).
+    #[serde(default)]
+    pub stamped_at: Option<String>,
     /// Present only in a dry run.
     #[serde(default)]
     pub dry_run: bool,
+    /// This home's seal (a decision carried out).
+    #[serde(default)]
+    pub seal: Option<String>,
 }
 
 impl Record for Decision {

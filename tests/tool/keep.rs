@@ -61,6 +61,7 @@ fn four(prefix: &str) -> Four {
     fs::write(dirty.mount_path(0).join("README.md"), "changed by the agent\n").unwrap();
     commit_file(&unpushed.mount_path(0), "feature.rs", "fn f() {}\n", "agent work");
     fs::remove_dir_all(unknown.mount_path(0)).unwrap();
+    home.with_seal_key();
     Four { home, clean, dirty, unpushed, unknown }
 }
 
@@ -1092,19 +1093,23 @@ fn an_in_place_session_is_kept_the_same_way() {
 }
 
 /// A keep of a session without isolation records writes none, even when the assessment it is
-/// given says its work is at risk (an assessment is input; the records are jackin's file).
+/// given says its work is at risk (an assessment is input; the records are jackin's file). And
+/// that assessment, changed after assess sealed it, is not believed: the session is looked at
+/// again and kept as what it is (clean: `restore_available`).
 #[test]
 fn a_kept_session_without_isolation_records_gets_none_whatever_its_assessment_says() {
     if !engine_available("a_kept_session_without_isolation_records_gets_none") {
         return;
     }
     let mut home = Home::new();
+    home.with_seal_key();
     let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
     let c = inst.container.as_str();
     let mut said: serde_json::Value = serde_json::from_str(home.assess_lines(&[c]).trim()).unwrap();
+    assert!(said["data"]["seal"].is_string(), "assess seals once the home has its key: {said}");
     said["data"]["verdict"] = "dirty".into();
     let recs = ok(&keep(&home, &["--policy=keep"], &format!("{said}\n")));
-    assert_eq!(recs[0].status.as_deref(), Some("preserved_dirty"), "{recs:?}");
+    assert_eq!(recs[0].status.as_deref(), Some("restore_available"), "{recs:?}");
     assert!(!inst.dir.join(".jackin/isolation.json").exists(), "no isolation records are invented");
 }
 

@@ -216,8 +216,16 @@ fn work_at_risk_is_refused_then_quarantined_and_comes_back() {
     assert_eq!(home.snapshot(), before, "nothing changed");
     assert!(home.quarantines().is_empty());
 
-    // The decision carries discard_unfinished: quarantined, then deleted.
+    // A decision line that says discard_unfinished, typed rather than made by this home's keep, is
+    // a claim nobody here made: refused whole (exit 3), nothing changed.
     let out = home.purge(&[], &format!("{}\n", decision(&inst, true)));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(records::<ErrorRecord>(&out.stdout)[0].code, "unproven");
+    assert_eq!(home.snapshot(), before, "nothing changed");
+
+    // The decision of this home's keep under the clean policy carries discard_unfinished, sealed:
+    // quarantined, then deleted.
+    let out = home.purge(&[], &home.decided(&inst.container, &["--policy=clean"]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recs = records::<Purged>(&out.stdout);
     let q = PathBuf::from(recs[0].quarantine.as_deref().expect("a quarantine path"));

@@ -253,6 +253,7 @@ mod tests {
             assessed_at: "2026-12-01T10:00:00Z".into(),
             status: None,
             disk: None,
+            seal: None,
         };
         let shown = inspection(&assessment);
         assert!(shown.contains("(`git reflog` in /wt lists them; a discard saves them to the quarantine)"), "{shown}");

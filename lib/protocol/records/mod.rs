@@ -151,8 +151,16 @@ pub struct Decision {
     /// The status written (keep, clean), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) status: Option<String>,
+    /// When keep wrote that status: the manifest's `updated_at` it left. purge honours a discard
+    /// only while the manifest still says so (nothing resumed or changed the session since).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) stamped_at: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) dry_run: bool,
+    /// This home's seal over the rest (services/seal.rs): purge takes `discard_unfinished` and
+    /// `quarantine_required` from a decision only when it verifies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 impl Record for Decision {
@@ -380,7 +388,9 @@ mod tests {
             discard_unfinished: false,
             quarantine_required: false,
             status: None,
+            stamped_at: None,
             dry_run: false,
+            seal: None,
         };
         let line = to_line(&decision).unwrap();
         assert!(line.contains(r#""outcome":"return","policy":"ask","reason":"operator return","verdict":"unpushed""#));
@@ -397,7 +407,8 @@ mod tests {
             message: "m".into(),
             dry_run: true,
         };
-        assert!(to_line(&error).unwrap().ends_with(r#""code":"busy","message":"m","dry_run":true}}"#));
+        let line = to_line(&error).unwrap();
+        assert!(line.contains(r#""code":"busy","message":"m","dry_run":true,"host":"#), "{line}");
         assert_eq!(error.text(), "error · m (dry run)");
     }
 

@@ -149,6 +149,12 @@ impl Store {
         self.roots.home.join("data")
     }
 
+    /// The key this home's tools seal their assessments and decisions with (services/seal.rs):
+    /// 32 random bytes, mode 0600, made by the first keep that needs it.
+    pub(crate) fn seal_key_path(&self) -> PathBuf {
+        self.roots.home.join("seal.key")
+    }
+
     pub(crate) fn sockets_dir(&self) -> PathBuf {
         self.roots.home.join("sockets")
     }

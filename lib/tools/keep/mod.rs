@@ -13,14 +13,17 @@ use crate::engines::docker::{Engine, RunState};
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::evidence::{history_entry, Because, Evidence, Kept as KeptEvidence, RecipeHeld};
+use crate::protocol::envelope::Record;
 use crate::protocol::records::{Decision, Outcome};
 use crate::services::claim::SessionClaim;
+use crate::services::seal::Sealer;
 use crate::state::config::Policy;
 use crate::state::continuity::{self, Kept};
 use crate::state::model::{Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
 
+pub mod input;
 mod stands;
 
 use stands::reassess_before_clean_exited;
@@ -249,9 +252,20 @@ impl Session {
     }
 }
 
-/// Looks at one assessed session: its manifest, its role container, its exit-action file. The
+/// Looks at one assessed session: its assessment as this host observes it (keep/input.rs), its
+/// manifest, its role container, its exit-action file. The
 /// outer error ends the run (Docker cannot answer); the inner one fails this session alone.
-pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: Policy) -> Result<Result<Session>> {
+pub fn observe(
+    store: &Store,
+    engine: &Engine,
+    sealer: &Sealer,
+    assessment: Assessment,
+    policy: Policy,
+) -> Result<Result<Session>> {
+    let (assessment, recheck) = match input::as_observed(store, sealer, assessment) {
+        Ok(taken) => taken,
+        Err(e) => return Ok(Err(e)),
+    };
     let name = match InstanceName::parse(&assessment.identity.container_base) {
         Ok(name) => name,
         Err(e) => return Ok(Err(e)),
@@ -266,17 +280,20 @@ pub fn observe(store: &Store, engine: &Engine, assessment: Assessment, policy: P
         .map(|details| details.state);
     let start = session_start(role.as_ref().and_then(|r| r.started_at.as_deref()), &manifest);
     let exit_action = read_exit_action(store, &name, start);
-    Ok(Ok(Session { assessment, name, manifest, policy, role, exit_action, recheck: None }))
+    Ok(Ok(Session { assessment, name, manifest, policy, role, exit_action, recheck }))
 }
 
-/// The decision record for a ruling; `status` is what keep or clean writes (or would write).
-pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
+/// The decision record for a ruling; `status` is what keep or clean writes (or would write). A
+/// decision carried out says when its status was written (`stamped_at`) and carries this home's
+/// seal, so purge can tell it from a line typed, replayed or sent from elsewhere.
+pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool, sealer: &Sealer) -> Decision {
     let status = match ruling.outcome {
         Outcome::Keep => Some(kept_status(session.assessment.verdict).as_str().to_owned()),
         Outcome::Clean => Some(cleaned_status(session.assessment.verdict).as_str().to_owned()),
         Outcome::Return => None,
     };
-    Decision {
+    let stamped = !dry_run && ruling.outcome != Outcome::Return;
+    let mut decision = Decision {
         identity: session.assessment.identity.clone(),
         outcome: ruling.outcome,
         policy: session.policy,
@@ -285,8 +302,14 @@ pub fn decision(session: &Session, ruling: &Ruling, dry_run: bool) -> Decision {
         discard_unfinished: ruling.discard_unfinished,
         quarantine_required: ruling.quarantine_required,
         status,
+        stamped_at: stamped.then(|| session.manifest.updated_at.clone()),
         dry_run,
+        seal: None,
+    };
+    if stamped {
+        decision.seal = sealer.seal(Decision::TYPE, &decision);
     }
+    decision
 }
 
 /// What carrying out a ruling came to.
@@ -302,14 +325,14 @@ pub enum Carried {
 /// Carries out a ruling under the session's claim (services/claim.rs), held from before the session
 /// is looked at again to after the last write, and let go before the decision is emitted (the
 /// purge it is piped into takes it next). `return` changes nothing and takes no claim; a dry run
-/// takes none, but is refused as the run would be.
+/// takes none, but is refused as the run would be. `(dry_run, stop)`: the run's flags.
 pub fn carry_out(
     store: &Store,
     engine: &Engine,
     session: &mut Session,
     ruling: &Ruling,
-    dry_run: bool,
-    stop: bool,
+    (dry_run, stop): (bool, bool),
+    sealer: &mut Sealer,
 ) -> Result<Carried> {
     if ruling.outcome == Outcome::Return {
         return Ok(Carried::Done(Vec::new()));
@@ -346,6 +369,8 @@ pub fn carry_out(
         );
         return Ok(Carried::Refused(ErrorCode::Live, why));
     }
+    // The decision this writes is sealed: the home's first keep that changes a session makes its key.
+    sealer.make_unless(store, dry_run)?;
     let warnings = apply(store, engine, session, ruling)?;
     drop(claim);
     Ok(Carried::Done(warnings))
@@ -362,7 +387,7 @@ pub fn apply(store: &Store, engine: &Engine, session: &mut Session, ruling: &Rul
             stop_if_live(engine, session)?;
             let warnings = reassess_before_clean_exited(store, engine, session)?;
             let status = cleaned_status(session.assessment.verdict);
-            store.set_status(&session.name, status, &crate::base::time::now_rfc3339())?;
+            session.manifest = store.set_status(&session.name, status, &crate::base::time::now_rfc3339())?;
             store.clear_exit_action(&session.name)?;
             Ok(warnings)
         }
@@ -378,9 +403,9 @@ fn stop_if_live(engine: &Engine, session: &Session) -> Result<()> {
 
 /// Keep: the launch recipe first (nothing is torn down before it is safe on disk), then Docker
 /// is freed, then the status, then the isolation records.
-fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> Result<Vec<String>> {
+fn keep(store: &Store, engine: &Engine, session: &mut Session, ruling: &Ruling) -> Result<Vec<String>> {
     let mut warnings = Vec::new();
-    let name = &session.name;
+    let name = &session.name.clone();
     let verdict = session.assessment.verdict;
     let status = kept_status(verdict);
     stop_if_live(engine, session)?;
@@ -424,7 +449,7 @@ fn keep(store: &Store, engine: &Engine, session: &Session, ruling: &Ruling) -> R
     crash_point("recorded");
     crate::services::teardown::tear_down(engine, store, name, &session.manifest.docker)?;
     crash_point("torn_down");
-    store.set_status(name, status, &now)?;
+    session.manifest = store.set_status(name, status, &now)?;
     crash_point("stamped");
     if verdict == Verdict::Unknown {
         warnings.push("its work cannot be verified: kept as preserved_dirty".into());
@@ -508,6 +533,7 @@ mod tests {
             assessed_at: "2026-12-01T10:00:00Z".into(),
             status: None,
             disk: None,
+            seal: None,
         };
         let record = |dst: &str, path: &str| {
             serde_json::json!({

@@ -220,6 +220,7 @@ fn assessment(seen: &Observation) -> Result<Assessment, Refusal> {
             assessed_at: seen.observed_at.clone(),
             status: None,
             disk: None,
+            seal: None,
         }),
         Some(Err(error)) => Err(Refusal::Failed { code: ErrorCode::AssessFailed, error: anyhow::anyhow!("{error}") }),
         None => {

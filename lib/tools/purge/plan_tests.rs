@@ -51,6 +51,7 @@ fn assessment(verdict: Verdict) -> Assessment {
         assessed_at: "2026-11-29T12:00:00Z".into(),
         status: None,
         disk: None,
+        seal: None,
     }
 }
 

@@ -15,6 +15,9 @@ use crate::state::select::{Catalog, Target, Unresolved};
 use crate::state::store::Store;
 
 use super::orphans;
+use crate::protocol::codes::ErrorCode;
+use crate::services::provenance::{self, Refusal};
+use crate::services::seal::Sealer;
 
 /// One instance to purge and why.
 #[derive(Debug, Clone)]
@@ -53,10 +56,20 @@ impl Item<'_> {
     }
 }
 
-/// The work named by records on stdin. Checked whole before anything acts: a `decision` or
-/// `orphan` that does not parse, or names something that is not a jackin name, is bad input.
-pub fn items_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> Result<Vec<Item<'a>>> {
+/// The work named by records on stdin. Checked whole before anything is deleted: a `decision` or
+/// `orphan` that does not parse, or names something that is not a jackin name, is bad input; one
+/// this host does not observe as it claims is refused (`Err`, every refusal): made on another
+/// host, naming a session whose `instance_id` here is another, or asking to discard work at risk
+/// without the seal of this home's keep on a session still as keep left it (services/provenance.rs,
+/// services/seal.rs).
+pub fn items_from_records<'a>(
+    records: &'a [InputRecord],
+    catalog: &Catalog,
+    store: &Store,
+    sealer: &Sealer,
+) -> Result<Result<Vec<Item<'a>>, Vec<Refusal>>> {
     let mut items = Vec::new();
+    let mut refusals = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for record in records {
         match record.kind.as_str() {
@@ -69,35 +82,37 @@ pub fn items_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> 
                     items.push(Item::PassThrough(record));
                     continue;
                 }
+                if let Err(refusal) = discard_proved(record, &decision, store, sealer) {
+                    refusals.push(refusal);
+                    continue;
+                }
                 let name = decision.identity.container_base.clone();
                 if seen.contains(&name) {
                     continue;
                 }
                 seen.push(name.clone());
+                let request = |target| Request {
+                    target,
+                    discard: decision.discard_unfinished,
+                    quarantine_required: decision.quarantine_required,
+                    only_if_clean: false,
+                };
                 // A `purged` row is finished like any other purge (lifecycle.md: a rerun after a
                 // crash at any step finishes the job, and after step 7 only that row is left).
-                items.push(match catalog.resolve_including_tombstones(&name) {
-                    Ok(target) => Item::Instance(Request {
-                        target,
-                        discard: decision.discard_unfinished,
-                        quarantine_required: decision.quarantine_required,
-                        only_if_clean: false,
-                    }),
+                items.push(Item::Instance(match catalog.resolve_including_tombstones(&name) {
+                    Ok(target) => request(target),
                     // Nothing of it is left: a rerun after a finished purge.
-                    Err(_) => Item::Instance(Request {
-                        target: Target { name: InstanceName::parse(&name)?, row: None },
-                        discard: decision.discard_unfinished,
-                        quarantine_required: decision.quarantine_required,
-                        only_if_clean: false,
-                    }),
-                });
+                    Err(_) => request(Target { name: InstanceName::parse(&name)?, row: None }),
+                }));
             }
             Orphan::TYPE => {
                 let orphan: Orphan = record.parse()?;
                 orphans::check_name(&orphan).map_err(|e| {
                     Exit::BadInput.err(format_args!("line {}: bad orphan record: {e:#}", record.line_no))
                 })?;
-                if orphan.dry_run {
+                if let Err(refusal) = provenance::made_here(record) {
+                    refusals.push(refusal);
+                } else if orphan.dry_run {
                     items.push(Item::PassThrough(record));
                 } else {
                     items.push(Item::Orphan(orphan));
@@ -106,7 +121,46 @@ pub fn items_from_records<'a>(records: &'a [InputRecord], catalog: &Catalog) -> 
             _ => items.push(Item::PassThrough(record)),
         }
     }
-    Ok(items)
+    Ok(if refusals.is_empty() { Ok(items) } else { Err(refusals) })
+}
+
+/// A clean decision is this host's, about the session of its name here; and when it discards
+/// work at risk, this home's keep made it (its seal) and the session is still as keep left it
+/// (the status keep wrote, at the time it wrote it). A decision that asks only for what
+/// `jackin-purge C` would do by name (delete what is not at risk) needs no seal.
+fn discard_proved(record: &InputRecord, decision: &Decision, store: &Store, sealer: &Sealer) -> Result<(), Refusal> {
+    provenance::made_here(record)?;
+    let manifest = provenance::same_session(store, record, &decision.identity)?;
+    if !decision.discard_unfinished {
+        return Ok(());
+    }
+    let unproven = |why: String| {
+        let error = anyhow::anyhow!("line {} (decision record): asks to discard work at risk, but {why}; nothing deleted (jackin-purge --discard-unfinished C discards it on your word)", record.line_no);
+        Refusal { container_base: Some(decision.identity.container_base.clone()), code: ErrorCode::Unproven, error }
+    };
+    if !sealer.decision_holds(decision) {
+        return Err(unproven("it carries no seal of this home's jackin-keep (typed, changed, or made elsewhere)".into()));
+    }
+    let as_keep_left =
+        |status: &str, at: &str| decision.status.as_deref() == Some(status) && decision.stamped_at.as_deref() == Some(at);
+    let Some(m) = manifest else { return Ok(()) };
+    if as_keep_left(&m.status, &m.updated_at) {
+        return Ok(());
+    }
+    // A rerun after a purge that stamped the session: its mark found it as keep left it.
+    let name = InstanceName::parse(&decision.identity.container_base).map_err(|e| unproven(format!("{e:#}")))?;
+    let mark = store.read_purge_mark(&name);
+    let marked = mark.as_ref().and_then(|mark| mark.session.as_ref().map(|found| (found, &mark.started_at)));
+    match marked {
+        Some((found, stamped)) if as_keep_left(&found.status, &found.updated_at) && *stamped == m.updated_at => Ok(()),
+        _ => Err(unproven(format!(
+            "the session changed since jackin-keep decided: its status is {} since {}, not {} since {}",
+            m.status,
+            m.updated_at,
+            decision.status.as_deref().unwrap_or("-"),
+            decision.stamped_at.as_deref().unwrap_or("-")
+        ))),
+    }
 }
 
 /// The instances named on the command line. A `purged` row without a data directory, jackin's

@@ -27,6 +27,7 @@ pub(crate) fn assessment(mounts: Vec<MountAssessment>) -> Assessment {
         assessed_at: "2026-12-01T12:00:00Z".into(),
         status: None,
         disk: None,
+        seal: None,
     }
 }
 
