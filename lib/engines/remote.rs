@@ -1,11 +1,31 @@
 //! Another host's tools, run over the system's `ssh` (as `docker -H ssh://` reaches an engine):
-//! the same tool with the same arguments, its JSON Lines read back. ssh hands the remote side one
-//! command line for its shell, so every argument is quoted here; the arguments are the
-//! operator's own (never a name read from a session), and nothing runs through a local shell.
+//! the same tool with the same arguments, its JSON Lines read back.
+//!
+//! Two things come from elsewhere here and neither is trusted. The remote login shell parses the
+//! command line ssh hands it, and it may be any shell (sh, bash, zsh, fish, csh): so the command
+//! holds only characters no shell gives a meaning to, and arguments that need any other are sent
+//! encoded in one word (`--args-b64=…`, decoded by the tool's driver). And what the host prints
+//! is read within bounds: a line longer than [`LINE_LIMIT`], or more than the run's
+//! [`Budget`] over all hosts, ends that host's answer (ssh is killed) instead of growing memory.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+
+use base64::prelude::{Engine as _, BASE64_URL_SAFE_NO_PAD};
+
+/// The longest line a view takes from another host (an assessment with `--diff` of a large file
+/// is the longest a tool prints).
+pub(crate) const LINE_LIMIT: usize = 4 << 20;
+/// What one run takes from all other hosts together.
+pub(crate) const RUN_LIMIT: usize = 24 << 20;
+/// What is kept of a host's stderr (its last words are the end of it).
+const STDERR_LIMIT: usize = 64 << 10;
+
+/// The word that carries encoded arguments; the tools' driver decodes it ([`decoded_args`]).
+const ARGS_WORD: &str = "--args-b64=";
 
 /// How a run on another host ended.
 #[derive(Debug)]
@@ -18,22 +38,67 @@ pub(crate) enum RemoteRun {
     NoTools(String),
     /// No answer within the timeout; ssh was killed.
     TimedOut(Duration),
+    /// It printed more than a view takes (a line or the run's budget); ssh was killed.
+    TooMuch(String),
 }
 
-/// A word for the remote shell: single-quoted, a `'` inside closed, escaped and reopened.
-pub(crate) fn shell_word(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
+/// The bytes a run may still take from other hosts, shared by all of them.
+#[derive(Debug, Clone)]
+pub(crate) struct Budget(Arc<AtomicUsize>);
+
+impl Budget {
+    pub(crate) fn new(bytes: usize) -> Budget {
+        Budget(Arc::new(AtomicUsize::new(bytes)))
+    }
+
+    /// Takes `bytes` from the budget; `false` (nothing taken) when that is more than is left.
+    fn take(&self, bytes: usize) -> bool {
+        self.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(bytes)).is_ok()
+    }
+}
+
+/// Whether every shell takes `word` as itself, unquoted: letters, digits and `_@+=:,./-`, and
+/// not a leading `=` (zsh expands `=cmd`).
+fn plain_word(word: &str) -> bool {
+    !word.is_empty()
+        && !word.starts_with('=')
+        && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"_@+=:,./-".contains(&b))
+}
+
+/// The remote command line for `program args…`: the words as they are when no shell can
+/// misread them, else the arguments in one encoded word.
+pub(crate) fn command_line(program: &str, args: &[String]) -> String {
+    if args.iter().all(|a| plain_word(a)) {
+        return std::iter::once(program).chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
+    }
+    format!("{program} {ARGS_WORD}{}", BASE64_URL_SAFE_NO_PAD.encode(args.join("\0")))
+}
+
+/// The arguments a tool was started with, after the program's name: decoded when they came as
+/// [`command_line`]'s one encoded word, else as they are.
+pub fn decoded_args(args: Vec<std::ffi::OsString>) -> Result<Vec<std::ffi::OsString>, String> {
+    let [program, word] = args.as_slice() else { return Ok(args) };
+    let Some(encoded) = word.to_str().and_then(|w| w.strip_prefix(ARGS_WORD)) else { return Ok(args) };
+    let bytes = BASE64_URL_SAFE_NO_PAD.decode(encoded).map_err(|e| format!("{ARGS_WORD}: not base64: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{ARGS_WORD}: not UTF-8"))?;
+    Ok(std::iter::once(program.clone()).chain(text.split('\0').map(Into::into)).collect())
 }
 
 /// Runs `program args…` on `destination` (anything `ssh` takes: `host`, `user@host`,
 /// `ssh://user@host:port`), with no terminal and no password prompt, for at most `timeout`.
 /// `stdin` is handed to the remote tool when given (acting on that host), else it reads nothing.
-pub(crate) fn run(destination: &str, program: &str, args: &[String], timeout: Duration, stdin: bool) -> RemoteRun {
-    let command = std::iter::once(program.to_owned()).chain(args.iter().map(|a| shell_word(a))).collect::<Vec<_>>();
+pub(crate) fn run(
+    destination: &str,
+    program: &str,
+    args: &[String],
+    timeout: Duration,
+    stdin: bool,
+    budget: &Budget,
+) -> RemoteRun {
     let connect = timeout.as_secs().clamp(1, 30).to_string();
     let mut ssh = Command::new("ssh");
     ssh.args(["-o", "BatchMode=yes", "-o", &format!("ConnectTimeout={connect}"), "-T", "--", destination])
-        .arg(command.join(" "))
+        .arg(command_line(program, args))
         .stdin(if stdin { Stdio::inherit() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -41,45 +106,98 @@ pub(crate) fn run(destination: &str, program: &str, args: &[String], timeout: Du
         Ok(child) => child,
         Err(e) => return RemoteRun::Unreachable(format!("cannot run ssh: {e}")),
     };
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
+    let (out, mut err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+    let (pid, budget) = (child.id(), budget.clone());
     let reading = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = out.read_to_end(&mut bytes);
-        bytes
+        let read = read_lines(out, &budget);
+        if read.is_err() {
+            // SAFETY: kill(2) of the ssh this run started and has not reaped (the wait below
+            // reaps it only once it ended, and it cannot end while its output is unread).
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        read
     });
     let erring = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = err.read_to_end(&mut bytes);
-        bytes
+        let mut kept = Vec::new();
+        let _ = (&mut err).take(STDERR_LIMIT as u64).read_to_end(&mut kept);
+        let _ = std::io::copy(&mut err, &mut std::io::sink());
+        kept
     });
     let status = crate::base::child::wait_at_most(&mut child, timeout, crate::base::child::Kill::Child);
-    let stdout = reading.join().unwrap_or_default();
+    let stdout = reading.join().unwrap_or_else(|_| Err("the reader panicked".into()));
     let stderr = String::from_utf8_lossy(&erring.join().unwrap_or_default()).trim().to_owned();
+    let lines = match stdout {
+        Ok(lines) => lines,
+        Err(too_much) => return RemoteRun::TooMuch(too_much),
+    };
     let Some(status) = status else { return RemoteRun::TimedOut(timeout) };
     let last_words = stderr.lines().last().unwrap_or("no reason given").to_owned();
     match status.code() {
         Some(255) => RemoteRun::Unreachable(last_words),
         Some(127) => RemoteRun::NoTools(format!("no {program} on that host's PATH ({last_words})")),
-        Some(exit) => RemoteRun::Ran {
-            lines: String::from_utf8_lossy(&stdout).lines().map(str::to_owned).collect(),
-            exit,
-            stderr,
-        },
+        Some(exit) => RemoteRun::Ran { lines, exit, stderr },
         None => RemoteRun::Unreachable(format!("ssh was killed by a signal ({last_words})")),
+    }
+}
+
+/// The lines of `out`, each at most [`LINE_LIMIT`] and all within `budget`; else why not.
+fn read_lines(out: impl Read, budget: &Budget) -> Result<Vec<String>, String> {
+    let mut reader = BufReader::new(out);
+    let mut lines = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        let read = (&mut reader).take(LINE_LIMIT as u64 + 1).read_until(b'\n', &mut line);
+        match read {
+            Ok(0) | Err(_) => return Ok(lines),
+            Ok(_) if line.len() > LINE_LIMIT => {
+                return Err(format!("it printed a line longer than {} MiB", LINE_LIMIT >> 20));
+            }
+            Ok(n) if !budget.take(n) => {
+                return Err(format!("it printed more than this view takes from other hosts ({} MiB)", RUN_LIMIT >> 20));
+            }
+            Ok(_) => {
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                }
+                lines.push(String::from_utf8_lossy(&line).into_owned());
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::shell_word;
+    use super::*;
+
+    /// What the remote login shell makes of the command line, for each shell on this machine:
+    /// the arguments arrive as they were, whatever they hold.
+    #[test]
+    fn arguments_survive_every_login_shell() {
+        let hostile = ["plain", "with space", "it's", "$(touch /tmp/x)", "`x`", "a\"b", "'", "", "semi;colon", "a\\",
+            "b\\", "{a,b}", "*", "~root", "(x)", "%x", "$status", "a\nb", "\u{1b}[31m", "-n", "--all"];
+        let args: Vec<String> = hostile.iter().map(|s| s.to_string()).collect();
+        let line = command_line("printf", &args);
+        assert!(line.bytes().all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./- ".contains(&b)), "{line}");
+        let back = decoded_args(line.split(' ').map(Into::into).collect()).unwrap();
+        assert_eq!(back[1..].iter().map(|a| a.to_str().unwrap()).collect::<Vec<_>>(), hostile);
+        // Plain words go as they are (an older tool on the other host reads them).
+        assert_eq!(command_line("jackin-assess", &["--all".into(), "--format".into(), "json".into()]),
+            "jackin-assess --all --format json");
+        let words = line.split_once(' ').unwrap().1;
+        for shell in ["sh", "bash", "zsh", "fish", "dash"] {
+            let Ok(out) = Command::new(shell).arg("-c").arg(format!("printf '[%s]' {words}")).output() else { continue };
+            assert_eq!(String::from_utf8_lossy(&out.stdout), format!("[{words}]"), "{shell}");
+        }
+    }
 
     #[test]
-    fn a_word_survives_the_remote_shell_whatever_it_holds() {
-        for word in ["plain", "with space", "it's", "$(rm -rf ~)", "`x`", "a\"b", "'", "", "semi;colon"] {
-            let out =
-                std::process::Command::new("sh").arg("-c").arg(format!("printf %s {}", shell_word(word))).output();
-            assert_eq!(String::from_utf8(out.unwrap().stdout).unwrap(), word);
-        }
+    fn a_line_or_a_run_past_its_bound_ends_the_answer() {
+        let budget = Budget::new(100);
+        assert_eq!(read_lines(&b"a\nb\n"[..], &budget).unwrap(), ["a", "b"]);
+        assert!(read_lines(&[b'x'; 200][..], &Budget::new(10_000)).is_ok(), "a long line within bounds");
+        let long = vec![b'x'; LINE_LIMIT + 1];
+        assert!(read_lines(&long[..], &Budget::new(RUN_LIMIT)).unwrap_err().contains("longer than"));
+        let many = b"0123456789\n".repeat(20);
+        assert!(read_lines(&many[..], &budget).unwrap_err().contains("more than this view takes"));
     }
 }

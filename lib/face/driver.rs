@@ -21,7 +21,14 @@ use crate::state::store::{Roots, Store};
 /// Parses the tool's arguments, runs it and exits. `run` returns the exit code for a finished
 /// run; per-instance failures reported through [`Ctx::fail`] turn it into 6 (partial).
 pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit>) -> ! {
-    let args = match A::try_parse() {
+    let argv = match crate::engines::remote::decoded_args(std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(why) => {
+            eprintln!("{tool}: error: {why}");
+            std::process::exit(Exit::Usage.code())
+        }
+    };
+    let args = match A::try_parse_from(argv) {
         Ok(args) => args,
         Err(e) => {
             // An argument our own value parser refused reads as every other error of the tools.

@@ -16,8 +16,9 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::base::exit::Exit;
-use crate::engines::remote::{self, RemoteRun};
-use crate::protocol::envelope::InputRecord;
+use std::io::Read;
+
+use crate::engines::remote::{self, Budget, RemoteRun};
 use crate::protocol::records::HostRow;
 
 /// Flags that belong to this host's run and are not handed on: where the hosts are, and this
@@ -48,14 +49,19 @@ pub(crate) fn forwarded_args(args: impl Iterator<Item = OsString>) -> Result<Vec
 
 /// The hosts a run names: its `--host`s, and with `--all-hosts` those of
 /// `<config-dir>/jackin-tools-hosts` (one destination a line; blank lines and `#` comments
-/// skipped). Empty: this host alone.
+/// skipped). Empty: this host alone. The file chooses where the operator's ssh identity is used,
+/// so one that another user could have written is refused, as ssh refuses such a config.
 pub fn destinations(common: &crate::face::cli::CommonArgs, config_dir: &std::path::Path) -> Result<Vec<String>> {
     let mut hosts = common.host.clone();
     if common.all_hosts {
         let file = config_dir.join("jackin-tools-hosts");
-        let text = std::fs::read_to_string(&file)
+        crate::base::perms::refuse_written_by_others(&file, "--all-hosts: the hosts file")?;
+        let mut text = String::new();
+        std::fs::File::open(&file)
+            .and_then(|f| f.take(HOSTS_FILE_LIMIT).read_to_string(&mut text))
             .map_err(|e| Exit::Usage.err(format_args!("--all-hosts: cannot read {}: {e}", file.display())))?;
-        hosts.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
+        let without_comments = text.lines().map(|l| l.split_once('#').map_or(l, |(host, _)| host).trim());
+        hosts.extend(without_comments.filter(|l| !l.is_empty()).map(str::to_owned));
     }
     if let Some(bad) = hosts.iter().find(|h| h.starts_with('-') || h.trim().is_empty()) {
         return Err(Exit::Usage.err(format_args!("{bad:?} is not an ssh destination")));
@@ -63,24 +69,35 @@ pub fn destinations(common: &crate::face::cli::CommonArgs, config_dir: &std::pat
     Ok(hosts)
 }
 
+/// This run's arguments as the tool read them (decoded, when they came encoded from another host).
+fn this_runs_args() -> Result<Vec<OsString>> {
+    remote::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))
+}
+
+/// More than any list of hosts; what is past it is not read.
+const HOSTS_FILE_LIMIT: u64 = 1 << 20;
+
 /// The runs under way on the other hosts, each host once, in the order of their names.
 pub struct Remotes {
+    tool: &'static str,
     runs: Vec<(String, JoinHandle<RemoteRun>)>,
 }
 
-/// Starts `tool` on every host of `hosts` at once, with this run's arguments.
+/// Starts `tool` on every host of `hosts` at once, with this run's arguments; all of them together
+/// may print at most [`remote::RUN_LIMIT`] bytes.
 pub fn start(tool: &'static str, hosts: &[String], timeout: Duration) -> Result<Remotes> {
-    let args = forwarded_args(std::env::args_os().skip(1))?;
+    let args = forwarded_args(this_runs_args()?.into_iter().skip(1))?;
+    let budget = Budget::new(remote::RUN_LIMIT);
     let unique: BTreeSet<&String> = hosts.iter().collect();
     let runs = unique
         .into_iter()
         .map(|host| {
-            let (host, args) = (host.clone(), args.clone());
+            let (host, args, budget) = (host.clone(), args.clone(), budget.clone());
             let name = host.clone();
-            (name, std::thread::spawn(move || remote::run(&host, tool, &args, timeout, false)))
+            (name, std::thread::spawn(move || remote::run(&host, tool, &args, timeout, false, &budget)))
         })
         .collect();
-    Ok(Remotes { runs })
+    Ok(Remotes { tool, runs })
 }
 
 /// Acting on another host: the tool runs there alone, stdin handed on. Its exit code (4 when it
@@ -91,19 +108,20 @@ pub fn act(tool: &'static str, hosts: &[String], timeout: Duration) -> Result<(E
             "{tool} acts here on sessions of one host: name one --host for it (a view such as --dry-run takes several)"
         )));
     };
-    let args = forwarded_args(std::env::args_os().skip(1))?;
-    let run = remote::run(host, tool, &args, timeout, true);
+    let args = forwarded_args(this_runs_args()?.into_iter().skip(1))?;
+    let run = remote::run(host, tool, &args, timeout, true, &Budget::new(remote::RUN_LIMIT));
     let exit = match &run {
         RemoteRun::Ran { exit, .. } => Exit::from_code(*exit),
         _ => Exit::Unavailable,
     };
-    Ok((exit, answer(host, run)))
+    Ok((exit, answer(tool, host, run)))
 }
 
-/// What one host gave: its rows, then the `host` record that closes them.
+/// What one host gave: its rows (checked lines of the record types this view makes), then the
+/// `host` record that closes them.
 pub struct Answer {
     pub host: String,
-    pub rows: Vec<InputRecord>,
+    pub rows: Vec<String>,
     pub closing: HostRow,
 }
 
@@ -114,50 +132,86 @@ impl Remotes {
             .into_iter()
             .map(|(host, run)| {
                 let run = run.join().unwrap_or_else(|_| RemoteRun::Unreachable("the ssh reader panicked".into()));
-                answer(&host, run)
+                answer(self.tool, &host, run)
             })
             .collect()
     }
 }
 
-fn answer(host: &str, run: RemoteRun) -> Answer {
+/// The record types a view of `tool` makes: what it passes on from another host. Anything else
+/// another host prints (a `decision` in an assess view, a `host` row of its own) is left out and
+/// counted: a view's rows are for reading, never an order for a tool that acts.
+pub(crate) fn view_types(tool: &str) -> &'static [&'static str] {
+    match tool {
+        "jackin-assess" => &["assessment", "error"],
+        "jackin-keep" => &["decision", "error"],
+        "jackin-purge" => &["purged", "error"],
+        "jackin-reconcile" => &["change", "orphan", "repair", "expiring", "error"],
+        "jackin-restore" => &["candidate", "restored", "interrupted", "quarantine", "recovered", "session_record", "error"],
+        _ => &["error"],
+    }
+}
+
+fn answer(tool: &str, host: &str, run: RemoteRun) -> Answer {
     let row = |status: &str, reason: Option<String>, rows: usize, exit: Option<i32>| HostRow {
         host: host.to_owned(),
         status: status.to_owned(),
         reason,
         rows,
         exit,
+        left_out: 0,
     };
-    let mut records = Vec::new();
+    let mut rows = Vec::new();
     let closing = match run {
         RemoteRun::Unreachable(why) => row("unreachable", Some(why), 0, None),
         RemoteRun::NoTools(why) => row("no_tools", Some(why), 0, None),
+        RemoteRun::TooMuch(why) => row("too_much", Some(why), 0, None),
         RemoteRun::TimedOut(after) => {
             row("timed_out", Some(format!("no answer within {}", humantime::format_duration(after))), 0, None)
         }
         RemoteRun::Ran { lines, exit, stderr } => {
-            let checked: Result<Vec<InputRecord>> = lines
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-                .map(|(n, line)| crate::protocol::envelope::check_line(line.clone(), n + 1))
-                .collect();
-            match checked {
-                Err(why) => row("protocol", Some(format!("its tools speak another protocol: {why:#}")), 0, Some(exit)),
-                Ok(checked) => {
-                    records = checked;
+            let mut left_out = BTreeSet::new();
+            let mut count = 0;
+            let mut bad = None;
+            for (n, line) in lines.into_iter().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+                match crate::protocol::envelope::check_line(line, n + 1) {
+                    Err(why) => {
+                        bad = Some(why);
+                        break;
+                    }
+                    Ok(record) if view_types(tool).contains(&record.kind.as_str()) => rows.push(record.line),
+                    Ok(record) => {
+                        count += 1;
+                        left_out.insert(record.kind);
+                    }
+                }
+            }
+            match bad {
+                Some(why) => {
+                    rows.clear();
+                    row("protocol", Some(format!("its tools speak another protocol: {why:#}")), 0, Some(exit))
+                }
+                None => {
                     let said = (exit != 0).then(|| stderr.lines().last().unwrap_or_default().to_owned());
-                    row("ok", said.filter(|s| !s.is_empty()), records.len(), Some(exit))
+                    let mut closing = row("ok", said.filter(|s| !s.is_empty()), rows.len(), Some(exit));
+                    if count > 0 {
+                        let kinds = left_out.into_iter().collect::<Vec<_>>().join(", ");
+                        let note = format!("{count} record(s) left out: {kinds}, which this view does not make");
+                        closing.reason = Some(closing.reason.map_or(note.clone(), |r| format!("{r}; {note}")));
+                        closing.left_out = count;
+                    }
+                    closing
                 }
             }
         }
     };
-    Answer { host: host.to_owned(), rows: records, closing }
+    Answer { host: host.to_owned(), rows, closing }
 }
 
-/// One row of another host as a line: in JSON its record with `host` added to `data`; in text
-/// its text after the host's name.
-pub fn row_line(host: &str, record: &InputRecord, json: bool) -> String {
+/// One row of another host as a line: in JSON its record with `host` set to the host it came
+/// from (whatever it claimed); in text its text after the host's name.
+pub fn row_line(host: &str, line: &str, json: bool) -> String {
+    let Ok(record) = crate::protocol::envelope::check_line(line.to_owned(), 0) else { return String::new() };
     if json {
         let mut data = record.data.clone();
         if let Value::Object(fields) = &mut data {
@@ -165,7 +219,7 @@ pub fn row_line(host: &str, record: &InputRecord, json: bool) -> String {
         }
         serde_json::json!({"schema_version": 1, "type": record.kind, "data": data}).to_string()
     } else {
-        let text = crate::protocol::text_of(record).unwrap_or_else(|| record.line.clone());
+        let text = crate::protocol::text_of(&record).unwrap_or_else(|| record.line.clone());
         format!("[{host}] {}", text.replace('\n', "\n  "))
     }
 }

@@ -519,6 +519,12 @@ pub fn clean_decision(container: &str, instance_id: &str, discard: bool) -> Valu
     json!({"schema_version": 1, "type": "decision", "data": data})
 }
 
+/// This machine's name, as every record the tools write carries it (`uname -n`).
+pub fn this_host() -> String {
+    let out = std::process::Command::new("uname").arg("-n").output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
 /// The local branches of `repo`, in git's order.
 pub fn branches(repo: &Path) -> Vec<String> {
     git(repo, &["branch", "--format=%(refname:short)"]).lines().map(str::to_owned).collect()

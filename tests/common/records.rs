@@ -26,12 +26,6 @@ impl Envelope {
         self.kind == R::TYPE
     }
 
-    /// Where the record says it was made (`data.host`, on every record; a `host` record's is the
-    /// host it is about).
-    pub fn host(&self) -> &str {
-        self.data["host"].as_str().unwrap_or_else(|| panic!("a record without its host: {self:?}"))
-    }
-
     /// The data as `R`; fails the test when the line is of another type or its fields differ.
     /// Every record says where it was made (`host`): checked here, then left out of the mirror.
     pub fn data<R: Record>(&self) -> R {

@@ -23,9 +23,14 @@ struct Host {
 }
 
 fn host(dir: &Path, path: &str) -> Host {
+    host_with(dir, path, "")
+}
+
+/// A host whose sshd takes `extra` configuration too.
+fn host_with(dir: &Path, path: &str, extra: &str) -> Host {
     let home = Home::new();
     let config = format!(
-        "SetEnv JACKIN_HOME_DIR={} JACKIN_CONFIG_DIR={} PATH={path}\n",
+        "SetEnv JACKIN_HOME_DIR={} JACKIN_CONFIG_DIR={} PATH={path}\n{extra}",
         home.home.display(),
         home.config.display()
     );
@@ -102,10 +107,10 @@ fn a_view_across_two_hosts_and_one_that_is_down() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stderr(&out), a.server.log(&local.tmp.path().join("sshd-a")));
     let rows = records_of(&out.stdout);
-    // This host's rows first, without a host.
+    // This host's rows first, with this host's own name (every record says where it was made).
     assert_eq!(rows[0].0, "assessment");
     assert_eq!(rows[0].1["container_base"], here.as_str());
-    assert!(rows[0].1.get("host").is_none());
+    assert_eq!(rows[0].1["host"].as_str(), Some(common::this_host().as_str()));
     // Then each host in the order of their names, its rows with its host, then its `host` row.
     let mut expected: Vec<(&str, Option<&str>, &str)> = vec![
         (a.dest.as_str(), Some(on_a.as_str()), "ok"),
@@ -166,4 +171,185 @@ fn a_view_across_two_hosts_and_one_that_is_down() {
     let out = local.cmd("jackin-purge").args(["--host", &a.dest, "--host", &b.dest, &on_b]).envs(env).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(b.home.data(&on_b).exists());
+}
+
+/// A session here with work at risk: a worktree with a dirty file and a commit on no remote.
+fn at_risk(home: &mut Home, id: &str) -> common::Instance {
+    let app = home.host_repo(&format!("app-{id}"));
+    let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &app, "/workspace/app")]);
+    fs::write(inst.mount_path(0).join("README.md"), "the agent's work\n").unwrap();
+    common::commit_file(&inst.mount_path(0), "work.rs", "fn work() {}\n", "agent work");
+    inst
+}
+
+/// A record is a claim, never an order (issue 63). Another host's tools print a `decision` that
+/// names this host's session (clean, discard its unfinished work) and an assessment of it. In a
+/// view across hosts the decision is left out (a view passes on only what it makes), and each
+/// row that is passed on names the host it came from, whatever it claimed: piped into keep or
+/// purge here, each is refused (exit 3) and nothing of this host changes, even with
+/// `--discard-unfinished --no-quarantine`. Before, the pipe purged the session.
+#[test]
+fn a_row_from_another_host_changes_nothing_here() {
+    let test = "a_row_from_another_host_changes_nothing_here";
+    if !sshd_available(test) || !common::docker::engine_available(test) {
+        return;
+    }
+    let mut local = Home::new();
+    let c = at_risk(&mut local, "frgn0000");
+    let d = at_risk(&mut local, "frgn0001");
+    let mut claim: Value = serde_json::from_str(local.assess_lines(&[&c.container]).trim()).unwrap();
+    claim["data"]["host"] = common::this_host().into();
+    claim["data"]["verdict"] = "clean".into();
+    let decision = {
+        let mut d = common::clean_decision(&c.container, &c.id, true);
+        d["data"]["host"] = common::this_host().into();
+        d
+    };
+    let fake = local.tmp.path().join("fake-bin");
+    executable(&fake.join("jackin-assess"), &format!("#!/bin/sh\ncat <<'EOF'\n{claim}\n{decision}\nEOF\n"));
+    let a = host(&local.tmp.path().join("sshd-a"), &format!("{}:/usr/bin:/bin", fake.display()));
+    let env = client_env(&local.tmp.path().join("client"), &[&a]);
+    let before = local.snapshot();
+
+    let view = local
+        .cmd("jackin-assess")
+        .args([&d.container, "--format", "json", "--host", &a.dest])
+        .envs(env.clone())
+        .output()
+        .unwrap();
+    assert_eq!(view.status.code(), Some(0), "{}", stderr(&view));
+    let rows = records_of(&view.stdout);
+    assert!(rows.iter().all(|(kind, _)| kind != "decision"), "a view passes on only what it makes: {rows:?}");
+    let from_a: Vec<_> = rows.iter().filter(|(_, data)| data["host"] == a.dest.as_str()).collect();
+    assert_eq!(from_a.len(), 2, "the claimed assessment and the host row, both with a's name: {rows:?}");
+    let closing = rows.iter().find(|(kind, _)| kind == "host").unwrap();
+    assert_eq!(closing.1["left_out"], 1, "{closing:?}");
+
+    let pipe = |tool: &str, args: &[&str], input: &[u8]| {
+        local.cmd(tool).args(args).arg("--format=json").write_stdin(input.to_vec()).output().unwrap()
+    };
+    let kept = pipe("jackin-keep", &["--policy=keep", "--stop"], &view.stdout);
+    assert_eq!(kept.status.code(), Some(3), "{}", stderr(&kept));
+    let refused = records_of(&kept.stdout);
+    assert!(refused.iter().any(|(k, d)| k == "error" && d["code"] == "foreign_record" && d["container_base"] == c.container.as_str()), "{refused:?}");
+    // The same decision as another host's tools print it, relayed by a view (its host named).
+    let mut relayed = decision.clone();
+    relayed["data"]["host"] = a.dest.as_str().into();
+    for args in [&[][..], &["--discard-unfinished", "--no-quarantine"]] {
+        let purged = pipe("jackin-purge", args, format!("{relayed}\n").as_bytes());
+        assert_eq!(purged.status.code(), Some(3), "{args:?}: {}", stderr(&purged));
+        let refused = records_of(&purged.stdout);
+        assert_eq!((refused[0].0.as_str(), refused[0].1["code"].as_str()), ("error", Some("foreign_record")));
+    }
+    assert_eq!(local.snapshot(), before, "nothing of this host changed");
+    assert!(c.mount_path(0).join("README.md").exists() && d.mount_path(0).join("README.md").exists());
+}
+
+/// Arguments reach the other host's tool as they were typed, whatever they hold: words no shell
+/// may read as they are travel encoded (engines/remote.rs), so an argument ending in a backslash
+/// followed by one holding `; touch …` (what broke fish's quoting) runs nothing there. The other
+/// host's session has exactly those words as its workspace and role: it is listed only when both
+/// filters arrived intact.
+#[test]
+fn hostile_arguments_reach_the_other_host_intact() {
+    let test = "hostile_arguments_reach_the_other_host_intact";
+    if !sshd_available(test) || !common::docker::engine_available(test) {
+        return;
+    }
+    let tools = common::tools_dir().display().to_string();
+    let mut tried = Vec::new();
+    for shell in ["/bin/sh", "/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"] {
+        if !Path::new(shell).exists() {
+            assert!(std::env::var("CI").map_or(true, |ci| ci != "true"), "CI=true and no {shell}");
+            continue;
+        }
+        // The login shell, as sshd runs the command with it: ForceCommand hands the command ssh
+        // sent, untouched, to `shell -c`.
+        let login = format!("ForceCommand exec {shell} -c \"$SSH_ORIGINAL_COMMAND\"\n");
+        let local = Home::new();
+        let mut a = host_with(&local.tmp.path().join("sshd-a"), &format!("{tools}:/usr/bin:/bin"), &login);
+        let on_a = a.home.instance("hstl0000", |_, _| Vec::new()).container;
+        let mark = local.tmp.path().join("ran");
+        let (workspace, role) = ("my app\\".to_owned(), format!("; touch {} #'\"$(id)", mark.display()));
+        let manifest = a.home.data(&on_a).join(".jackin/instance.json");
+        let mut m: Value = serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
+        (m["workspace_name"], m["role_key"]) = (workspace.clone().into(), role.clone().into());
+        fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+        let mut index: Value = serde_json::from_str(&fs::read_to_string(a.home.index_path()).unwrap()).unwrap();
+        for row in index["instances"].as_array_mut().unwrap() {
+            (row["workspace_name"], row["role_key"]) = (workspace.clone().into(), role.clone().into());
+        }
+        fs::write(a.home.index_path(), serde_json::to_string_pretty(&index).unwrap()).unwrap();
+        let env = client_env(&local.tmp.path().join("client"), &[&a]);
+        let out = local
+            .cmd("jackin-restore")
+            .args(["--list", "--workspace", &workspace, "--role", &role, "--format", "json", "--host", &a.dest])
+            .envs(env)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let rows = records_of(&out.stdout);
+        let listed: Vec<&str> = rows
+            .iter()
+            .filter(|(kind, data)| kind == "candidate" && data["host"] == a.dest.as_str())
+            .filter_map(|(_, data)| data["container_base"].as_str())
+            .collect();
+        assert_eq!(listed, [on_a.as_str()], "{shell}: both filters arrived as typed: {rows:?}\n{}", stderr(&out));
+        assert!(!mark.exists(), "{shell}: nothing ran on the other host");
+        tried.push(shell);
+    }
+    assert!(!tried.is_empty());
+}
+
+/// Peak resident memory of a process (its VmHWM), read until it exits.
+fn peak_kib(mut child: std::process::Child) -> (std::process::ExitStatus, u64) {
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(text) = fs::read_to_string(&status_file) {
+            let hwm = text.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").parse().ok());
+            peak = peak.max(hwm.unwrap_or(0));
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, peak);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// What another host prints is read within bounds: a host whose tools print one 300 MiB line,
+/// or print without end, is one `too_much` row, and the view stays under 64 MiB resident.
+#[test]
+fn a_host_that_prints_without_end_is_one_row_not_memory() {
+    let test = "a_host_that_prints_without_end_is_one_row_not_memory";
+    if !sshd_available(test) || !common::docker::engine_available(test) {
+        return;
+    }
+    let local = Home::new();
+    let fake = local.tmp.path().join("fake-bin");
+    let row = r#"{"schema_version":1,"type":"assessment","data":{}}"#;
+    executable(&fake.join("jackin-assess"), "#!/bin/sh\nhead -c 314572800 /dev/zero | tr '\\0' x\n");
+    executable(&fake.join("jackin-restore"), &format!("#!/bin/sh\nexec yes '{row}'\n"));
+    let a = host(&local.tmp.path().join("sshd-a"), &format!("{}:/usr/bin:/bin", fake.display()));
+    let env = client_env(&local.tmp.path().join("client"), &[&a]);
+    for (tool, args) in [("jackin-assess", &["--all"][..]), ("jackin-restore", &["--list"])] {
+        let mut cmd = std::process::Command::new(common::tools_dir().join(tool));
+        cmd.args(["--home", local.home.to_str().unwrap(), "--config-dir", local.config.to_str().unwrap()])
+            .args(args)
+            .args(["--format", "json", "--hosts-timeout", "30s", "--host", &a.dest])
+            .envs(env.clone())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let reading = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+        let (status, peak) = peak_kib(child);
+        let out = reading.join().unwrap();
+        assert_eq!(status.code(), Some(0), "{tool}: {out}");
+        assert!(peak < 64 * 1024, "{tool}: peak {peak} KiB");
+        let rows = records_of(out.as_bytes());
+        let closing = rows.iter().find(|(kind, _)| kind == "host").unwrap();
+        assert_eq!(closing.1["status"], "too_much", "{tool}: {closing:?}");
+        assert!(rows.len() < 2, "{tool}: no row of a host past its bounds is passed on: {}", rows.len());
+    }
 }

@@ -48,13 +48,20 @@ impl Record for ErrorRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostRow {
     pub(crate) host: String,
-    /// `ok`, `unreachable`, `no_tools`, `protocol` or `timed_out`.
+    /// `ok`, `unreachable`, `no_tools`, `protocol`, `timed_out` or `too_much`.
     pub(crate) status: String,
     pub(crate) reason: Option<String>,
     /// The rows it gave.
     pub(crate) rows: usize,
     /// What the tool there exited with, when it ran.
     pub(crate) exit: Option<i32>,
+    /// Records it printed of types this view does not make, not passed on.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) left_out: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Record for HostRow {
