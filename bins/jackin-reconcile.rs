@@ -21,6 +21,7 @@ fn main() {
 }
 
 fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
+    args.check()?;
     let store = ctx.store()?;
     let options = Options { dry_run: args.dry_run, tool: TOOL };
     if args.watch {

@@ -38,6 +38,7 @@ mod safety {
     mod planted_programs;
     mod reliability;
     mod restore_faults;
+    mod trust;
 }
 
 /// The host around the tools: Docker engines, jackin as shipped, its files, hooks and the wire

@@ -48,13 +48,17 @@ impl Exit {
             Exit::Ok => "done (also: nothing to do; also when the reader of stdout went away)",
             Exit::Findings => "findings, only with --exit-code",
             Exit::Usage => {
-                "usage: bad flags or arguments (a name that cannot be a session's, such as ../x), or records \
-                 expected on stdin but stdin is a terminal; nothing was read"
+                "usage: bad flags or arguments (a name that cannot be a session's, such as ../x), records \
+                 expected on stdin but stdin is a terminal, or a file that chooses whom the tools contact or \
+                 what they run (the hosts file, the Docker config, the --on-event program) that another user \
+                 could have written; nothing was read"
             }
             Exit::BadInput => {
                 "bad input: a line that is not JSON, a record without the envelope, a too-new schema_version, \
-                 an index of another version (written by a newer jackin, never rewritten), or a session jackin \
-                 purged itself (its tombstone) named to assess, keep or restore; nothing was done"
+                 an index of another version (written by a newer jackin, never rewritten), a session jackin \
+                 purged itself (its tombstone) named to assess, keep or restore, or a record keep or purge \
+                 will not act on (made on another host, naming another session, or a discard of work at risk \
+                 without this home's seal); nothing was done"
             }
             Exit::Unavailable => {
                 "unavailable: the Docker engine, a git repository, a role's source or the jackin home cannot be \

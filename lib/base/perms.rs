@@ -45,6 +45,16 @@ pub fn refuse_written_by_others(path: &Path, what: &str) -> Result<()> {
     }
 }
 
+/// The program `name` names (a path, or a name found on PATH as exec finds it), refused when it
+/// is not there or another user could have written it: the tools would run it with this user's
+/// rights. `what` names its role, e.g. "--on-event".
+pub fn trusted_program(name: &Path, what: &str) -> Result<std::path::PathBuf> {
+    let found = which::which(name)
+        .map_err(|e| Exit::Usage.err(format_args!("{what} {}: no such program ({e})", name.display())))?;
+    refuse_written_by_others(&found, &format!("{what}: the program"))?;
+    Ok(found)
+}
+
 /// Whether `path` is this user's alone: owned by this user and neither readable nor writable by
 /// anyone else (a key file).
 pub fn private_to_me(path: &Path) -> bool {
@@ -63,9 +73,15 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let file = dir.path().join("hosts");
         std::fs::write(&file, "a\n").unwrap();
-        for (file_mode, dir_mode, refused) in
-            [(0o644, 0o755, false), (0o600, 0o700, false), (0o666, 0o755, true), (0o664, 0o755, true), (0o644, 0o777, true), (0o644, 0o1777, false), (0o644, 0o775, true)]
-        {
+        for (file_mode, dir_mode, refused) in [
+            (0o644, 0o755, false),
+            (0o600, 0o700, false),
+            (0o666, 0o755, true),
+            (0o664, 0o755, true),
+            (0o644, 0o777, true),
+            (0o644, 0o1777, false),
+            (0o644, 0o775, true),
+        ] {
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(file_mode)).unwrap();
             std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(dir_mode)).unwrap();
             let verdict = refuse_written_by_others(&file, "the hosts file");

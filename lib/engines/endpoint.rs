@@ -87,7 +87,8 @@ struct CliConfig {
 fn current_context(config: &Path) -> Result<Option<String>> {
     let path = config.join("config.json");
     let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+        // It chooses the engine these tools talk to, with this user's rights on it.
+        Ok(text) => crate::base::perms::refuse_written_by_others(&path, "the Docker config").map(|()| text)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Exit::Usage.err(format_args!("reading {}: {e}", path.display()))),
     };
@@ -122,6 +123,7 @@ fn from_context(config: &Path, name: String) -> Result<Endpoint> {
         )),
         _ => Exit::Usage.err(format_args!("Docker context \"{name}\": reading {}: {e}", meta_path.display())),
     })?;
+    crate::base::perms::refuse_written_by_others(&meta_path, &format!("Docker context \"{name}\":"))?;
     let meta: ContextMeta = serde_json::from_str(&text).map_err(|e| {
         Exit::Usage.err(format_args!("Docker context \"{name}\": {} does not parse: {e}", meta_path.display()))
     })?;

@@ -173,19 +173,44 @@ mod tests {
     /// the arguments arrive as they were, whatever they hold.
     #[test]
     fn arguments_survive_every_login_shell() {
-        let hostile = ["plain", "with space", "it's", "$(touch /tmp/x)", "`x`", "a\"b", "'", "", "semi;colon", "a\\",
-            "b\\", "{a,b}", "*", "~root", "(x)", "%x", "$status", "a\nb", "\u{1b}[31m", "-n", "--all"];
+        let hostile = [
+            "plain",
+            "with space",
+            "it's",
+            "$(touch /tmp/x)",
+            "`x`",
+            "a\"b",
+            "'",
+            "",
+            "semi;colon",
+            "a\\",
+            "b\\",
+            "{a,b}",
+            "*",
+            "~root",
+            "(x)",
+            "%x",
+            "$status",
+            "a\nb",
+            "\u{1b}[31m",
+            "-n",
+            "--all",
+        ];
         let args: Vec<String> = hostile.iter().map(|s| s.to_string()).collect();
         let line = command_line("printf", &args);
         assert!(line.bytes().all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./- ".contains(&b)), "{line}");
         let back = decoded_args(line.split(' ').map(Into::into).collect()).unwrap();
         assert_eq!(back[1..].iter().map(|a| a.to_str().unwrap()).collect::<Vec<_>>(), hostile);
         // Plain words go as they are (an older tool on the other host reads them).
-        assert_eq!(command_line("jackin-assess", &["--all".into(), "--format".into(), "json".into()]),
-            "jackin-assess --all --format json");
+        assert_eq!(
+            command_line("jackin-assess", &["--all".into(), "--format".into(), "json".into()]),
+            "jackin-assess --all --format json"
+        );
         let words = line.split_once(' ').unwrap().1;
         for shell in ["sh", "bash", "zsh", "fish", "dash"] {
-            let Ok(out) = Command::new(shell).arg("-c").arg(format!("printf '[%s]' {words}")).output() else { continue };
+            let Ok(out) = Command::new(shell).arg("-c").arg(format!("printf '[%s]' {words}")).output() else {
+                continue;
+            };
             assert_eq!(String::from_utf8_lossy(&out.stdout), format!("[{words}]"), "{shell}");
         }
     }

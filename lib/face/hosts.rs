@@ -58,8 +58,11 @@ pub fn destinations(common: &crate::face::cli::CommonArgs, config_dir: &std::pat
         crate::base::perms::refuse_written_by_others(&file, "--all-hosts: the hosts file")?;
         let mut text = String::new();
         std::fs::File::open(&file)
-            .and_then(|f| f.take(HOSTS_FILE_LIMIT).read_to_string(&mut text))
+            .and_then(|f| f.take(HOSTS_FILE_LIMIT + 1).read_to_string(&mut text))
             .map_err(|e| Exit::Usage.err(format_args!("--all-hosts: cannot read {}: {e}", file.display())))?;
+        if text.len() as u64 > HOSTS_FILE_LIMIT {
+            return Err(Exit::Usage.err(format_args!("--all-hosts: {} is larger than 1 MiB", file.display())));
+        }
         let without_comments = text.lines().map(|l| l.split_once('#').map_or(l, |(host, _)| host).trim());
         hosts.extend(without_comments.filter(|l| !l.is_empty()).map(str::to_owned));
     }
@@ -147,7 +150,9 @@ pub(crate) fn view_types(tool: &str) -> &'static [&'static str] {
         "jackin-keep" => &["decision", "error"],
         "jackin-purge" => &["purged", "error"],
         "jackin-reconcile" => &["change", "orphan", "repair", "expiring", "error"],
-        "jackin-restore" => &["candidate", "restored", "interrupted", "quarantine", "recovered", "session_record", "error"],
+        "jackin-restore" => {
+            &["candidate", "restored", "interrupted", "quarantine", "recovered", "session_record", "error"]
+        }
         _ => &["error"],
     }
 }

@@ -1,7 +1,7 @@
 //! The envelope on every JSON line (protocol.md, "Records"): how a record is written, and a reader
 //! that checks every line and keeps its exact bytes for what it passes through.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
@@ -66,13 +66,26 @@ impl InputRecord {
     }
 }
 
+/// The longest input line a tool reads: past it the input is bad (exit 3), never memory. More
+/// than any record the tools write (an assessment with `--diff` of large files is the longest).
+pub(crate) const INPUT_LINE_LIMIT: usize = 64 << 20;
+
 /// Reads and checks every line before anything acts on one: a single bad line is exit 3 and the
 /// caller has changed nothing. Empty lines are skipped.
-pub(crate) fn read_all(input: impl BufRead) -> Result<Vec<InputRecord>> {
+pub(crate) fn read_all(mut input: impl BufRead) -> Result<Vec<InputRecord>> {
     let mut records = Vec::new();
-    for (i, line) in input.split(b'\n').enumerate() {
-        let line_no = i + 1;
-        let bytes = line.context("reading records from stdin")?;
+    for line_no in 1.. {
+        let mut bytes = Vec::new();
+        let read = (&mut input).take(INPUT_LINE_LIMIT as u64 + 1).read_until(b'\n', &mut bytes);
+        if read.context("reading records from stdin")? == 0 {
+            break;
+        }
+        if bytes.len() > INPUT_LINE_LIMIT {
+            return Err(Exit::BadInput.err(format_args!("line {line_no}: longer than {} MiB", INPUT_LINE_LIMIT >> 20)));
+        }
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+        }
         let line =
             String::from_utf8(bytes).map_err(|_| Exit::BadInput.err(format_args!("line {line_no}: not UTF-8")))?;
         if line.trim().is_empty() {
@@ -127,6 +140,16 @@ mod tests {
         assert_eq!(records.len(), 1);
         assert_eq!(records[0].line, line);
         assert_eq!(records[0].kind, "future");
+    }
+
+    #[test]
+    fn a_line_past_the_bound_is_bad_input_not_memory() {
+        let long = format!("{}\n", "x".repeat(INPUT_LINE_LIMIT + 1));
+        let err = read(&long).unwrap_err();
+        assert_eq!(Exit::of(&err), Exit::BadInput);
+        assert!(format!("{err:#}").contains("longer than 64 MiB"), "{err:#}");
+        let at_most = format!("{{\"schema_version\":1,\"type\":\"x\",\"data\":{{\"a\":\"{}\"}}}}", "y".repeat(1000));
+        assert_eq!(read(&at_most).unwrap().len(), 1, "a line without its newline is read");
     }
 
     #[test]

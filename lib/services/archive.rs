@@ -418,7 +418,17 @@ impl Reading<'_> {
         let file = self.file;
         let name_bytes = entry.path_bytes().into_owned();
         let name = PathBuf::from(std::ffi::OsStr::from_bytes(&name_bytes));
-        if name.as_os_str().is_empty() || name.components().any(|c| !matches!(c, Component::Normal(_))) {
+        // Only `a/b` as it is: no `..`, no root, and nothing the path's own reading would tidy
+        // away (`a/./b`, `a//b`, `a/`), so the name checked is the name written.
+        // A directory's name may end in the one `/` tar gives it.
+        let is_dir = entry.header().entry_type() == tar::EntryType::Directory;
+        let written = match name_bytes.strip_suffix(b"/") {
+            Some(bare) if is_dir => bare,
+            _ => &name_bytes[..],
+        };
+        let plain = name.components().all(|c| matches!(c, Component::Normal(_)))
+            && written == name.components().collect::<PathBuf>().as_os_str().as_bytes();
+        if name.as_os_str().is_empty() || !plain {
             let shown = NameBytes::of_path(&name).text();
             return Err(refuse(file, format_args!("the entry {shown:?} is not a plain relative name")));
         }
@@ -595,3 +605,6 @@ pub(crate) fn sync(path: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -19,10 +19,10 @@ use serde::Serialize;
 use sha2::Sha256;
 
 use crate::base::host::this_host;
+use crate::base::perms::private_to_me;
 use crate::protocol::assessment::Assessment;
 use crate::protocol::envelope::Record;
 use crate::protocol::records::Decision;
-use crate::base::perms::private_to_me;
 use crate::state::store::Store;
 
 const KEY_BYTES: usize = 32;

@@ -231,7 +231,12 @@ fn a_row_from_another_host_changes_nothing_here() {
     let kept = pipe("jackin-keep", &["--policy=keep", "--stop"], &view.stdout);
     assert_eq!(kept.status.code(), Some(3), "{}", stderr(&kept));
     let refused = records_of(&kept.stdout);
-    assert!(refused.iter().any(|(k, d)| k == "error" && d["code"] == "foreign_record" && d["container_base"] == c.container.as_str()), "{refused:?}");
+    assert!(
+        refused
+            .iter()
+            .any(|(k, d)| k == "error" && d["code"] == "foreign_record" && d["container_base"] == c.container.as_str()),
+        "{refused:?}"
+    );
     // The same decision as another host's tools print it, relayed by a view (its host named).
     let mut relayed = decision.clone();
     relayed["data"]["host"] = a.dest.as_str().into();
@@ -307,7 +312,10 @@ fn peak_kib(mut child: std::process::Child) -> (std::process::ExitStatus, u64) {
     let mut peak = 0;
     loop {
         if let Ok(text) = fs::read_to_string(&status_file) {
-            let hwm = text.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").parse().ok());
+            let hwm = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok());
             peak = peak.max(hwm.unwrap_or(0));
         }
         if let Some(status) = child.try_wait().unwrap() {

@@ -464,6 +464,15 @@ pub struct ReconcileArgs {
 }
 
 impl ReconcileArgs {
+    /// The flags' values that the parser cannot check: `--on-event`'s program is there and no
+    /// other user could have written it (base/perms.rs). A usage error otherwise, before anything.
+    pub fn check(&self) -> anyhow::Result<()> {
+        match &self.on_event {
+            Some(program) => crate::base::perms::trusted_program(program, "--on-event").map(drop),
+            None => Ok(()),
+        }
+    }
+
     /// The events this run acts on, as the flags give them.
     pub fn events(&self) -> crate::tools::reconcile::events::EventOptions {
         let default_window = self.on_event.as_ref().map(|_| std::time::Duration::from_secs(24 * 3600));

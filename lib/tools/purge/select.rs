@@ -139,10 +139,13 @@ fn discard_proved(record: &InputRecord, decision: &Decision, store: &Store, seal
         Refusal { container_base: Some(decision.identity.container_base.clone()), code: ErrorCode::Unproven, error }
     };
     if !sealer.decision_holds(decision) {
-        return Err(unproven("it carries no seal of this home's jackin-keep (typed, changed, or made elsewhere)".into()));
+        return Err(unproven(
+            "it carries no seal of this home's jackin-keep (typed, changed, or made elsewhere)".into(),
+        ));
     }
-    let as_keep_left =
-        |status: &str, at: &str| decision.status.as_deref() == Some(status) && decision.stamped_at.as_deref() == Some(at);
+    let as_keep_left = |status: &str, at: &str| {
+        decision.status.as_deref() == Some(status) && decision.stamped_at.as_deref() == Some(at)
+    };
     let Some(m) = manifest else { return Ok(()) };
     if as_keep_left(&m.status, &m.updated_at) {
         return Ok(());
