@@ -23,7 +23,10 @@ const RECORDING: &str = "tests/fixtures/wire-run.jsonl";
 /// type: byte counts (they follow the lengths of temporary paths), the engine's identity, a
 /// candidate's label (it says how long ago, and how many bytes), and who exported a session
 /// (`user@host`).
-const VOLATILE_KEYS: [&str; 9] = [
+const VOLATILE_KEYS: [&str; 11] = [
+    // Where a record was made (this machine's name) and the seal of this run's key.
+    "host",
+    "seal",
     "engine_id",
     "engine_version",
     "freed_bytes",
