@@ -8,9 +8,9 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::KeepArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::face::screens::{exit as dialog, Tty};
-use jackin::protocol::assessment::Verdict;
+use jackin::protocol::assessment::{Assessment, Verdict};
 use jackin::protocol::codes::ErrorCode;
-use jackin::protocol::envelope::InputRecord;
+use jackin::protocol::envelope::{InputRecord, Record};
 use jackin::services::seal::Sealer;
 use jackin::state::config::configured_policy;
 use jackin::state::store::Store;
@@ -51,7 +51,7 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
 
     let mut steps = Vec::new();
     for record in &input {
-        let (Some(engine), "assessment") = (&engine, record.kind.as_str()) else {
+        let (Some(engine), true) = (&engine, record.kind == Assessment::TYPE) else {
             steps.push(Step::Pass(record));
             continue;
         };

@@ -158,7 +158,12 @@ fn forged_records_of_every_kind_change_nothing() {
     let seed = std::env::var("TRUST_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| fastrand::u64(..));
     let mut rng = Rng::new(seed);
     let orphan = json!({"schema_version": 1, "type": "orphan", "data": {"kind": "name_lock", "name": format!("{}.lock", s.a.container), "reason": "instance gone"}});
-    let genuine = [s.decision.clone(), s.assessment.clone(), orphan];
+    // And records of the other types, which keep and purge pass through: a claim in them is
+    // never acted on at all.
+    let change = json!({"schema_version": 1, "type": "change", "data": {"container_base": s.a.container, "instance_id": s.a.id, "from": "active", "to": "crashed", "cause": "container_exited", "evidence": {}}});
+    let candidate = json!({"schema_version": 1, "type": "candidate", "data": {"container_base": s.b.container, "instance_id": s.b.id, "tier": 1, "ready": true}});
+    let host = json!({"schema_version": 1, "type": "host", "data": {"host": "elsewhere", "status": "ok", "rows": 1}});
+    let genuine = [s.decision.clone(), s.assessment.clone(), orphan, change, candidate, host];
     let hosts = ["elsewhere", "ssh://op@10.0.0.2:2222", "", "localhost.localdomain"];
     for round in 0..48 {
         let mut forged = rng.pick(&genuine).clone();
@@ -199,7 +204,7 @@ fn forged_records_of_every_kind_change_nothing() {
         // What the tool consumes (purge: decisions and orphans; keep: assessments) must be refused,
         // and with it the genuine decision beside it; what it does not consume passes through.
         let consumed = match tool {
-            "jackin-purge" => forged["type"] != "assessment",
+            "jackin-purge" => forged["type"] == "decision" || forged["type"] == "orphan",
             "jackin-keep" => forged["type"] == "assessment",
             _ => false,
         };

@@ -8,7 +8,7 @@
 use anyhow::{Context, Result};
 
 use crate::protocol::assessment::Assessment;
-use crate::protocol::envelope::InputRecord;
+use crate::protocol::envelope::{InputRecord, Record};
 use crate::services::assessor::{AssessOptions, Assessor};
 use crate::services::provenance::{self, Refusal};
 use crate::services::seal::Sealer;
@@ -19,7 +19,7 @@ use crate::state::store::Store;
 pub fn assessments(store: &Store, records: &[InputRecord]) -> Result<Result<Vec<Assessment>, Vec<Refusal>>> {
     let mut assessments = Vec::new();
     let mut refusals = Vec::new();
-    for record in records.iter().filter(|r| r.kind == "assessment") {
+    for record in records.iter().filter(|r| r.kind == Assessment::TYPE) {
         let assessment = record.parse::<Assessment>()?;
         let checked = provenance::made_here(record)
             .and_then(|()| provenance::same_session(store, record, &assessment.identity).map(drop));
