@@ -98,7 +98,8 @@ impl Stopped {
         docker(&["rm", "-f", "-v", c]);
         let net = format!("{c}-net");
         let mut args: Vec<String> =
-            ["create", "--name", c, "--network", &net, "--hostname", "agent", "-w", "/workspace"]
+            // The launch's run shape (its memory limit, its image's user): only the image differs.
+            ["create", "--name", c, "--network", &net, "--hostname", "agent", "-w", "/workspace", "--memory", "64m", "--user", "1000:1000"]
                 .map(String::from)
                 .to_vec();
         for (key, value) in &labels {

@@ -476,9 +476,10 @@ fn mounts_variable_names_and_the_network_are_each_drift() {
 }
 
 /// A container restore made carries the fingerprint of its recipe and of the image it runs:
-/// equal, it is what the recipe makes (tier 3's rebuilt image is another ID), and only its
-/// network can have moved since; another fingerprint (labels copied onto a container on another
-/// image, or the recipe captured again since) or none: compared field by field.
+/// equal, it may run that image (tier 3's rebuilt image is another ID); another fingerprint
+/// (labels copied onto a container on another image, or the recipe captured again since) or
+/// none: its image is compared too. Everything else is compared whatever the label says: a
+/// label copied onto a container with a mount, a variable or a capability more is drift.
 #[test]
 fn the_fingerprint_label_says_what_a_container_was_made_from() {
     let r = captured();
@@ -487,6 +488,9 @@ fn the_fingerprint_label_says_what_a_container_was_made_from() {
         let role = role_of(&mut observed);
         role.spec.image_id = "sha256:rebuilt".into();
         role.spec.made_from = made_from;
+        // The rebuilt image gives its containers what the recipe's did.
+        let defaults = observed.image_defaults["sha256:role"].clone();
+        observed.image_defaults.insert("sha256:rebuilt".into(), defaults);
         observed
     };
     let fingerprint = recipe::fingerprint(&r.role, "sha256:rebuilt");
@@ -500,6 +504,26 @@ fn the_fingerprint_label_says_what_a_container_was_made_from() {
     let mut recaptured = stopped_as_captured(&r);
     role_of(&mut recaptured).spec.made_from = Some("sha256:of-an-earlier-recipe".into());
     started_as_they_are(&decide(&manifest(), Some(&r), recaptured, false));
+
+    let with_label = |change: fn(&mut ContainerDetails)| {
+        let mut observed = rebuilt(Some(fingerprint.clone()));
+        change(role_of(&mut observed));
+        decide(&manifest(), Some(&r), observed, false)
+    };
+    let mounted = with_label(|c| c.spec.mounts.push(mount("bind", "/", "/host")));
+    assert!(mounted.drift[0].contains("what it mounts at /host"), "{mounted:?}");
+    let variable = with_label(|c| c.env.push("LD_PRELOAD=/x.so".into()));
+    assert!(variable.drift[0].contains("LD_PRELOAD"), "{variable:?}");
+    let privileged = with_label(|c| {
+        c.spec
+            .host_config
+            .get_or_insert_with(Default::default)
+            .insert("CapAdd".into(), serde_json::json!(["SYS_ADMIN"]));
+    });
+    assert!(privileged.drift[0].contains("CapAdd"), "{privileged:?}");
+    for plan in [mounted, variable, privileged] {
+        assert_eq!(plan.tier, Some(Tier::Recreate), "{plan:?}");
+    }
 
     let mut moved = rebuilt(Some(fingerprint));
     role_of(&mut moved).spec.network = Some("other-net".into());

@@ -1,5 +1,5 @@
 //! Whether a stopped container still is what its launch recipe makes (tier 1's drift check): its
-//! image, its mounts, the names of its variables and its network. Pure: plan.rs decides on it
+//! image, its mounts, the names of its variables, its run shape (run_shape.rs) and its network. Pure: plan.rs decides on it
 //! from an observation, run.rs checks a replacement with it before the old container goes.
 //!
 //! No false positives: every recipe in use was either captured from the very container (jackin
@@ -8,6 +8,8 @@
 //! with the recipe's fingerprint).
 
 use std::collections::BTreeSet;
+
+mod run_shape;
 
 use super::observe::Observation;
 use crate::engines::docker::{ContainerDetails, ImageDefaults};
@@ -62,20 +64,19 @@ impl Drifted {
     }
 }
 
-/// What of `there` no longer matches `recorded`, a phrase each; empty when nothing does. A
-/// container labelled with the fingerprint of the recipe and of the image it runs was made from
-/// it: only its network can have changed since (`docker network disconnect`/`connect`). Any
-/// other container (jackin's own, one made from a recipe that was captured again since, one made
-/// by hand) is compared field by field.
+/// What of `there` no longer matches `recorded`, a phrase each; empty when nothing does. Always
+/// field by field: the fingerprint label restore puts on its containers is something anyone with
+/// the engine can copy onto another container, so it vouches for one thing only, the image: a
+/// container labelled with the fingerprint of the recipe and of the image it runs may run that
+/// image (tier 3's rebuild of the role image has another ID than the recipe's), and the label
+/// names the image by its content, so a copy vouches for no other. Its mounts, variables, run
+/// shape and network are compared as any container's.
 pub(crate) fn drift(
     recorded: &ContainerRecipe,
     there: &ContainerDetails,
     image: Option<&ImageDefaults>,
 ) -> Vec<String> {
-    if made_from(recorded, there) {
-        return network_drift(recorded, there).into_iter().collect();
-    }
-    differences(recorded, there, image)
+    compare(recorded, there, image, !made_from(recorded, there))
 }
 
 /// Whether restore made `there` from `recorded` (its label, [`recipe::MADE_FROM_LABEL`]).
@@ -91,9 +92,19 @@ pub(crate) fn differences(
     there: &ContainerDetails,
     image: Option<&ImageDefaults>,
 ) -> Vec<String> {
+    compare(recorded, there, image, true)
+}
+
+/// [`differences`], its image compared or not.
+fn compare(
+    recorded: &ContainerRecipe,
+    there: &ContainerDetails,
+    image: Option<&ImageDefaults>,
+    its_image: bool,
+) -> Vec<String> {
     let (want, have) = (&recorded.spec, &there.spec);
     let mut found = Vec::new();
-    if !want.image_id.is_empty() && want.image_id != have.image_id {
+    if its_image && !want.image_id.is_empty() && want.image_id != have.image_id {
         found.push(format!("its image is {} now, the launch recipe's is {}", have.image_id, want.image_id));
     }
     let volumes = image.map(|i| i.volumes.as_slice()).unwrap_or_default();
@@ -106,6 +117,7 @@ pub(crate) fn differences(
         found.push(format!("what it mounts at {listed} is not what the launch recipe mounts there"));
     }
     found.extend(env_drift(recorded, there, image));
+    found.extend(run_shape::differences(want, have));
     found.extend(network_drift(recorded, there));
     found
 }
