@@ -59,6 +59,7 @@ pub fn capture(
     };
     let network = match role.spec.network.as_deref() {
         Some(network) => Some(engine.network_shape(network)?.unwrap_or_else(|| NetworkRecipe {
+            id: None,
             // Gone already (jackin's garbage collection): its shape is unknown, so the labels jackin
             // gives it and the engine's defaults.
             name: network.to_owned(),

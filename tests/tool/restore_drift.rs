@@ -93,6 +93,11 @@ impl Stopped {
     /// The role container made again by hand on `image`, as an operator would with `docker rm`
     /// and `docker create`: the same name, labels, network, hostname and launch variables.
     fn role_by_hand(&self, image: &str) {
+        self.role_by_hand_with(image, &[]);
+    }
+
+    /// [`Stopped::role_by_hand`] with more `docker create` arguments.
+    fn role_by_hand_with(&self, image: &str, more: &[&str]) {
         let c = self.c();
         let labels = labels_of(c);
         docker(&["rm", "-f", "-v", c]);
@@ -105,6 +110,7 @@ impl Stopped {
         for (key, value) in &labels {
             args.extend(["--label".into(), format!("{key}={value}")]);
         }
+        args.extend(more.iter().map(|a| a.to_string()));
         args.extend(
             ["-e", &format!("SECRET_TOKEN={SECRET}"), "-e", "TERM=xterm", image, "sleep", "3600"].map(String::from),
         );
@@ -423,4 +429,99 @@ fn a_container_restore_made_is_tier_1_with_no_drift() {
     let rec = s.resumed(&[&c, "--yes"]);
     assert_eq!((rec.tier, rec.drift.as_slice()), (Some(1), [].as_slice()), "{rec:?}");
     assert_eq!(identity(&c).unwrap().0, made);
+}
+
+/// The session resumed once by a replacement (so its role container is restore's, with the
+/// recipe's fingerprint label), then stopped again.
+fn stopped_after_a_replacement() -> Stopped {
+    let s = Stopped::new();
+    let c = s.c().to_owned();
+    s.role_by_hand(TEST_IMAGE);
+    let resumed = s.resumed(&[&c, "--yes"]);
+    assert_eq!(resumed.tier, Some(2), "{resumed:?}");
+    docker(&["stop", "-t", "0", &c, &s.sidecar()]);
+    s.home.set_status(&c, "restore_available", None);
+    assert!(labels_of(&c).contains_key(LABEL), "restore labels what it makes");
+    s
+}
+
+/// Another user of the engine replaces the stopped container with one on the recipe's own image
+/// that mounts the host's root and sets a variable more, copying restore's fingerprint label:
+/// the label vouches for nothing but the image, so tier 1 sees the drift, names it, and the
+/// resume replaces the container from the recipe. (Before, `--plan` said tier 1, no drift.)
+#[test]
+fn a_copied_recipe_label_vouches_for_nothing_but_the_image() {
+    if !engine_available("a_copied_recipe_label_vouches_for_nothing_but_the_image") {
+        return;
+    }
+    let s = stopped_after_a_replacement();
+    let c = s.c().to_owned();
+    s.role_by_hand_with(&s.image, &["-v", "/:/host", "-e", "EXTRA_PRELOAD=1"]);
+    assert!(labels_of(&c).contains_key(LABEL), "the label was copied");
+    let planned = s.resumed(&[&c, "--plan"]);
+    assert_eq!(planned.tier, Some(2), "{planned:?}");
+    let said = planned.drift.join("\n");
+    assert!(said.contains("/host") && said.contains("EXTRA_PRELOAD"), "{said}");
+    let text = s.home.cmd("jackin-restore").args([&c, "--plan", "--format=text"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("/host"), "the text says it too");
+    let resumed = s.resumed(&[&c, "--yes"]);
+    assert_eq!(resumed.tier, Some(2), "{resumed:?}");
+    assert_eq!(inspect(&c, "{{json .HostConfig.Binds}}").contains("/:/host"), false, "the replacement is the recipe's");
+}
+
+/// A stopped container made again with the recipe's everything but a way out of its confinement
+/// (`--cap-add SYS_ADMIN --security-opt seccomp=unconfined --pid host`): tier 1 names each and
+/// replaces it. (Before, it was started as it was, no drift said.)
+#[test]
+fn a_run_shape_beyond_the_recipe_is_drift() {
+    if !engine_available("a_run_shape_beyond_the_recipe_is_drift") {
+        return;
+    }
+    let s = stopped_after_a_replacement();
+    let c = s.c().to_owned();
+    s.role_by_hand_with(&s.image, &["--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined", "--pid", "host"]);
+    let planned = s.resumed(&[&c, "--plan"]);
+    assert_eq!(planned.tier, Some(2), "{planned:?}");
+    let said = planned.drift.join("\n");
+    for field in ["CapAdd", "SecurityOpt", "PidMode"] {
+        assert!(said.contains(field), "{field}: {said}");
+    }
+}
+
+/// After an engine restart in which the session's network went, someone made another of that
+/// name: with no labels, or with the session's labels copied. Neither is joined: the plan is
+/// not ready and says why and what to do, and a resume refuses the same way, never the engine's
+/// raw 404. (Before: `--plan` said tier 1, no drift, and `--yes` failed with a 404.)
+#[test]
+fn a_network_made_by_someone_else_under_the_sessions_name_is_not_joined() {
+    if !engine_available("a_network_made_by_someone_else_under_the_sessions_name_is_not_joined") {
+        return;
+    }
+    let s = Stopped::new();
+    let c = s.c().to_owned();
+    let net = format!("{c}-net");
+    let labels: BTreeMap<String, String> =
+        serde_json::from_str(&docker(&["network", "inspect", "-f", "{{json .Labels}}", &net])).unwrap();
+    let with_labels: Vec<String> = labels.iter().flat_map(|(k, v)| ["--label".to_owned(), format!("{k}={v}")]).collect();
+    for copied in [false, true] {
+        docker(&["network", "rm", &net]);
+        let mut create = vec!["network", "create", "--internal"];
+        if copied {
+            create.extend(with_labels.iter().map(String::as_str));
+        }
+        create.push(&net);
+        docker(&create);
+        let out = s.restore(&[&c, "--plan"]);
+        let planned: Restored = envelopes(&out.stdout)[0].data();
+        let missing = planned.missing.join("\n");
+        assert!(missing.contains(&format!("network {net} there now is not")), "copied {copied}: {planned:?}");
+        let out = s.restore(&[&c, "--yes"]);
+        assert_eq!(out.status.code(), Some(6), "copied {copied}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("404"), "{}", stderr(&out));
+        assert!(stderr(&out).contains("docker network rm"), "{}", stderr(&out));
+        assert_eq!(identity(&c).unwrap().1, "exited", "not started");
+        let joined = inspect(&c, "{{range $id, $n := .NetworkSettings.Networks}}{{$n.NetworkID}}{{end}}");
+        let other = docker(&["network", "inspect", "-f", "{{.Id}}", &net]);
+        assert_ne!(joined.trim(), other.trim(), "not joined to the other network");
+    }
 }

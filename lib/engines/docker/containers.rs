@@ -26,7 +26,7 @@ impl Engine {
         let host = response.host_config.unwrap_or_default();
         let mounts = mount_specs(response.mounts.unwrap_or_default());
         let container_name = response.name.unwrap_or_default().trim_start_matches('/').to_owned();
-        let (network, aliases) = network_and_aliases(response.network_settings, &response.id);
+        let (network, network_id, aliases) = network_and_aliases(response.network_settings, &response.id);
         // The tools' own label is not jackin's: it never reaches a recipe, nor anything that
         // reads jackin's labels (services/capture.rs records `labels` as they are).
         let mut labels = labels(config.labels);
@@ -69,6 +69,7 @@ impl Engine {
             },
             spec,
             env: config.env.unwrap_or_default(),
+            network_id,
         }))
     }
 
@@ -224,18 +225,19 @@ fn mount_specs(mounts: Vec<bollard::models::MountPoint>) -> Vec<MountSpec> {
     specs
 }
 
-/// The container's (first) network and its aliases there, the engine's own short id left out.
+/// The container's (first) network, that network's ID as the endpoint holds it, and its aliases
+/// there, the engine's own short id left out.
 fn network_and_aliases(
     settings: Option<bollard::models::NetworkSettings>,
     id: &Option<String>,
-) -> (Option<String>, Vec<String>) {
+) -> (Option<String>, Option<String>, Vec<String>) {
     let networks = settings.and_then(|n| n.networks).unwrap_or_default();
     match networks.into_iter().next() {
         Some((network, endpoint)) => {
             let aliases = endpoint.aliases.unwrap_or_default().into_iter().filter(|a| !is_short_id(a, id)).collect();
-            (Some(network), aliases)
+            (Some(network), endpoint.network_id.filter(|id| !id.is_empty()), aliases)
         }
-        None => (None, Vec::new()),
+        None => (None, None, Vec::new()),
     }
 }
 

@@ -70,6 +70,10 @@ pub struct ContainerDetails {
     /// The environment as `NAME=value`. Held in memory only: callers keep the names.
     #[serde(skip)]
     pub env: Vec<String>,
+    /// The ID of the network it is attached to (its endpoint's): which network it was on, where
+    /// a name says only which one has that name now.
+    #[serde(skip)]
+    pub(crate) network_id: Option<String>,
 }
 
 /// An image's own `Config.Env` and the paths it declares as `VOLUME`.
@@ -304,6 +308,7 @@ impl Engine {
     pub(crate) fn network_shape(&self, name: &str) -> Result<Option<NetworkRecipe>> {
         match self.call(self.api.inspect_network(name, None)) {
             Ok(network) => Ok(Some(NetworkRecipe {
+                id: network.id.filter(|id| !id.is_empty()),
                 name: network.name.unwrap_or_else(|| name.to_owned()),
                 labels: labels(network.labels),
                 driver: network.driver.filter(|d| !d.is_empty()),

@@ -262,6 +262,10 @@ impl Record for Restored {
         if !self.missing.is_empty() {
             line.push_str(&format!(" · not ready: {}", self.missing.join("; ")));
         }
+        // Why a container is replaced (or started though it differs), as the JSON's `drift`.
+        for drift in &self.drift {
+            line.push_str(&format!("\n  drift: {drift}"));
+        }
         // A plan's steps, one a line, in the order the resume runs them.
         if self.dry_run {
             numbered_steps(&mut line, &self.actions);

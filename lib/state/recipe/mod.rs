@@ -194,6 +194,10 @@ pub struct MountSpec {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetworkRecipe {
+    /// The engine's ID of a network looked at now; never part of a recipe (a network made again
+    /// from it has another).
+    #[serde(skip)]
+    pub(crate) id: Option<String>,
     pub name: String,
     pub(crate) labels: BTreeMap<String, String>,
     /// `None` in format 1 recipes: the engine's default (`bridge`).

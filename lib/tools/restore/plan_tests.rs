@@ -40,6 +40,7 @@ fn recipe() -> LaunchRecipe {
             health: Some(vec!["docker".into(), "version".into()]),
         }),
         network: Some(NetworkRecipe {
+            id: None,
             name: net(),
             labels: Default::default(),
             driver: None,
@@ -59,6 +60,7 @@ fn details(recipe: &ContainerRecipe, running: bool) -> ContainerDetails {
         state: RunState { running, ..RunState::default() },
         spec: recipe.spec.clone(),
         env: Vec::new(),
+        network_id: None,
     }
 }
 
