@@ -502,7 +502,8 @@ fn a_network_made_by_someone_else_under_the_sessions_name_is_not_joined() {
     let net = format!("{c}-net");
     let labels: BTreeMap<String, String> =
         serde_json::from_str(&docker(&["network", "inspect", "-f", "{{json .Labels}}", &net])).unwrap();
-    let with_labels: Vec<String> = labels.iter().flat_map(|(k, v)| ["--label".to_owned(), format!("{k}={v}")]).collect();
+    let with_labels: Vec<String> =
+        labels.iter().flat_map(|(k, v)| ["--label".to_owned(), format!("{k}={v}")]).collect();
     for copied in [false, true] {
         docker(&["network", "rm", &net]);
         let mut create = vec!["network", "create", "--internal"];

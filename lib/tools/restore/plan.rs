@@ -478,13 +478,11 @@ fn plan_network(recipe_format: u32, recorded: &NetworkRecipe, seen: &Observation
             "network {} was internal at launch and the one there now is not: it would give the session a route out",
             recorded.name
         )),
-        Some(there) if !network_is_recipes(recorded, there) => {
-            plan.missing.push(format!(
-                "network {} there now is not the session's (its labels or driver are not the launch's): not \
+        Some(there) if !network_is_recipes(recorded, there) => plan.missing.push(format!(
+            "network {} there now is not the session's (its labels or driver are not the launch's): not \
                  joined; remove it (docker network rm {}) and the resume makes the session's from the launch recipe",
-                recorded.name, recorded.name
-            ))
-        }
+            recorded.name, recorded.name
+        )),
         Some(_) => {}
     }
 }
