@@ -21,6 +21,8 @@ use base64::prelude::{Engine as _, BASE64_URL_SAFE_NO_PAD};
 pub(crate) const LINE_LIMIT: usize = 4 << 20;
 /// What one run takes from all other hosts together.
 pub(crate) const RUN_LIMIT: usize = 24 << 20;
+/// What holding one line costs beyond its bytes, counted against the budget.
+const LINE_OVERHEAD: usize = 64;
 /// What is kept of a host's stderr (its last words are the end of it).
 const STDERR_LIMIT: usize = 64 << 10;
 
@@ -152,7 +154,9 @@ fn read_lines(out: impl Read, budget: &Budget) -> Result<Vec<String>, String> {
             Ok(_) if line.len() > LINE_LIMIT => {
                 return Err(format!("it printed a line longer than {} MiB", LINE_LIMIT >> 20));
             }
-            Ok(n) if !budget.take(n) => {
+            // A line held costs its bytes and its `String` (its header and the allocator's
+            // rounding): a host printing short lines fills memory with those as much as with bytes.
+            Ok(n) if !budget.take(n + LINE_OVERHEAD) => {
                 return Err(format!("it printed more than this view takes from other hosts ({} MiB)", RUN_LIMIT >> 20));
             }
             Ok(_) => {
@@ -217,12 +221,12 @@ mod tests {
 
     #[test]
     fn a_line_or_a_run_past_its_bound_ends_the_answer() {
-        let budget = Budget::new(100);
+        let budget = Budget::new(200);
         assert_eq!(read_lines(&b"a\nb\n"[..], &budget).unwrap(), ["a", "b"]);
         assert!(read_lines(&[b'x'; 200][..], &Budget::new(10_000)).is_ok(), "a long line within bounds");
         let long = vec![b'x'; LINE_LIMIT + 1];
         assert!(read_lines(&long[..], &Budget::new(RUN_LIMIT)).unwrap_err().contains("longer than"));
-        let many = b"0123456789\n".repeat(20);
+        let many = b"0123456789\n".repeat(3);
         assert!(read_lines(&many[..], &budget).unwrap_err().contains("more than this view takes"));
     }
 }

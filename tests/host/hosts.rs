@@ -354,6 +354,7 @@ fn a_host_that_prints_without_end_is_one_row_not_memory() {
         let (status, peak) = peak_kib(child);
         let out = reading.join().unwrap();
         assert_eq!(status.code(), Some(0), "{tool}: {out}");
+        eprintln!("{tool} over a host past its bounds: peak resident {peak} KiB");
         assert!(peak < 64 * 1024, "{tool}: peak {peak} KiB");
         let rows = records_of(out.as_bytes());
         let closing = rows.iter().find(|(kind, _)| kind == "host").unwrap();

@@ -466,7 +466,7 @@ fn a_copied_recipe_label_vouches_for_nothing_but_the_image() {
     assert!(String::from_utf8_lossy(&text.stdout).contains("/host"), "the text says it too");
     let resumed = s.resumed(&[&c, "--yes"]);
     assert_eq!(resumed.tier, Some(2), "{resumed:?}");
-    assert_eq!(inspect(&c, "{{json .HostConfig.Binds}}").contains("/:/host"), false, "the replacement is the recipe's");
+    assert!(!inspect(&c, "{{json .HostConfig.Binds}}").contains("/:/host"), "the replacement is the recipe's");
 }
 
 /// A stopped container made again with the recipe's everything but a way out of its confinement

@@ -2,7 +2,7 @@
 //! alone: no engine call here, so a `--plan` and the resume after it decide alike, and the tests
 //! below play each branch without Docker. `run.rs` walks the steps as they are.
 
-use super::drift::{Drifted, Replacing};
+use super::drift::{self, Drifted, Replacing};
 use super::observe::{role_image_there, Observation};
 use super::*;
 
@@ -373,7 +373,7 @@ fn plan_resources(
         .collect();
     let staying = seen.sidecar.iter().filter(|_| !replacing.sidecar).chain(Some(role).filter(|_| !replacing.role));
     for container in staying.clone().filter(|c| !c.state.running) {
-        if let Some(why) = not_its_network(container, seen, &made_anew) {
+        if let Some(why) = drift::not_its_network(container, seen, &made_anew) {
             plan.missing.push(why);
         }
     }
@@ -433,33 +433,6 @@ fn plan_env(
     }
 }
 
-/// Whether a network there carries every label the launch gave the session's, and its driver
-/// when the recipe recorded one. Labels can be copied: the endpoint's network ID
-/// ([`not_its_network`]) is what proves a stopped container's network; this keeps a network made
-/// by hand under the name from being taken for the session's.
-fn network_is_recipes(recorded: &NetworkRecipe, there: &NetworkRecipe) -> bool {
-    let labels = recorded.labels.iter().all(|(k, v)| there.labels.get(k) == Some(v));
-    labels && (recorded.driver.is_none() || recorded.driver == there.driver)
-}
-
-/// Why the network of `container`'s name there now is not the one it was on (its endpoint names
-/// another network ID): that one was removed and another made under its name, by someone else
-/// (a network the tools make anew is joined again by a step of their own). Starting the container
-/// would fail on the gone network, and joining it to the other would put the session on a
-/// network that is not proved its own.
-fn not_its_network(container: &ContainerDetails, seen: &Observation, made_anew: &[String]) -> Option<String> {
-    let name = container.spec.network.as_ref().filter(|n| !made_anew.contains(n))?;
-    let (was_on, there) = (container.network_id.as_deref()?, seen.network(name)?.id.as_deref()?);
-    (was_on != there).then(|| {
-        format!(
-            "network {name} there now is not the one {} was on (that one was removed, and another made under its \
-             name): not joined; remove it (docker network rm {name}) and the resume makes the session's from the \
-             launch recipe",
-            container.name
-        )
-    })
-}
-
 /// The recorded network: created when it is gone; one there already must be the session's (the
 /// labels and driver the launch gave it) and must not give an internal session a route out.
 fn plan_network(recipe_format: u32, recorded: &NetworkRecipe, seen: &Observation, plan: &mut Plan) {
@@ -478,7 +451,7 @@ fn plan_network(recipe_format: u32, recorded: &NetworkRecipe, seen: &Observation
             "network {} was internal at launch and the one there now is not: it would give the session a route out",
             recorded.name
         )),
-        Some(there) if !network_is_recipes(recorded, there) => plan.missing.push(format!(
+        Some(there) if !drift::network_is_recipes(recorded, there) => plan.missing.push(format!(
             "network {} there now is not the session's (its labels or driver are not the launch's): not \
                  joined; remove it (docker network rm {}) and the resume makes the session's from the launch recipe",
             recorded.name, recorded.name

@@ -9,7 +9,10 @@
 
 use std::collections::BTreeSet;
 
+mod network;
 mod run_shape;
+
+pub(crate) use network::{network_is_recipes, not_its_network};
 
 use super::observe::Observation;
 use crate::engines::docker::{ContainerDetails, ImageDefaults};
