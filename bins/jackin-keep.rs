@@ -29,8 +29,8 @@ enum Step<'a> {
 }
 
 fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
-    if let Some(file) = &args.export {
-        return jackin::face::moves::export(&args, file, ctx);
+    if args.export.is_some() {
+        return jackin::face::moved::EXPORT.run_instead(keep::TOOL);
     }
     // In the exit hook, jackin-assess is still reading git while this waits for its records:
     // talking to Docker meanwhile takes the engine's round trips off the hook's critical path.

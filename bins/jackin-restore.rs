@@ -36,8 +36,8 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     if args.records || args.record.is_some() {
         return emit_all(ctx, &restore::records(&store, args.record.as_deref())?);
     }
-    if let Some(file) = &args.import {
-        return jackin::face::moves::import(&args, file, ctx);
+    if args.import.is_some() {
+        return jackin::face::moved::IMPORT.run_instead(Tool::Restore.name());
     }
     if let Some(which) = &args.recover {
         return emit_all(ctx, &restore::recover(&store, which, args.into.as_deref(), args.dry_run)?);

@@ -1,4 +1,5 @@
-//! The shared core of the jackin keep & resume tools. Its folders are its layers; each layer uses
+//! The library of the jackin keep & resume tools: the core the five tools share, their rooms, and
+//! the extras. Its folders are its layers; each layer uses
 //! only the ones listed before it, never one after:
 //!
 //! - `base`: exit codes, time, the parallel map: no knowledge of jackin.
@@ -10,14 +11,17 @@
 //! - `services`: what several tools share, each with one owner: the assessor, the session's
 //!   claim, which Docker resources are a session's and their teardown, the launch recipe's
 //!   capture, disk measurement, the saved-work format and the archive.
-//! - `tools`: what each program does (assess, keep, purge, reconcile, restore, and moves:
-//!   export and import), as library code over the layers below. A tool never uses another
-//!   tool's internals: what two tools share is a service.
+//! - `tools`: what each of the five programs does (assess, keep, purge, reconcile, restore), as
+//!   library code over the layers below. A tool never uses another tool's internals: what two
+//!   tools share is a service.
 //! - `face`: what the binaries call: the command lines, the driver every tool runs under, the
 //!   terminal screens.
+//! - `extras`: programs of their own over the same core, which none of the five links:
+//!   `jackin-move` (a kept session exported to one file, imported on another host).
 
 pub mod base;
 pub mod engines;
+pub mod extras;
 pub mod face;
 pub mod protocol;
 pub mod services;

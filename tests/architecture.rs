@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Bottom to top, as lib/lib.rs lists them.
-const LAYERS: [&str; 7] = ["base", "state", "protocol", "engines", "services", "tools", "face"];
+const LAYERS: [&str; 8] = ["base", "state", "protocol", "engines", "services", "tools", "face", "extras"];
 
 fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -110,6 +110,39 @@ fn no_tool_uses_another_tools_internals() {
     crossing.sort();
     crossing.dedup();
     assert!(crossing.is_empty(), "tools using another tool's internals:\n{}", crossing.join("\n"));
+}
+
+/// The five tools link none of the extras (lib/extras/mod.rs): no function of `extras` (the
+/// archive's format included) and none of the crates only an extra needs (flate2; tar but for
+/// restore's image contexts) is in their binaries' symbol tables. Read with
+/// `nm`, which reads the symbol table alone (debug information names more than is linked).
+#[test]
+fn the_five_tools_link_no_code_of_the_extras() {
+    let tools = [
+        assert_cmd::cargo::cargo_bin!("jackin-assess"),
+        assert_cmd::cargo::cargo_bin!("jackin-keep"),
+        assert_cmd::cargo::cargo_bin!("jackin-purge"),
+        assert_cmd::cargo::cargo_bin!("jackin-reconcile"),
+        assert_cmd::cargo::cargo_bin!("jackin-restore"),
+    ];
+    let extra = assert_cmd::cargo::cargo_bin!("jackin-move");
+    let symbols = |binary: &Path| {
+        let out = std::process::Command::new("nm").arg("--defined-only").arg(binary).output().expect("nm (binutils)");
+        assert!(out.status.success(), "nm {}: {}", binary.display(), String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // tar also builds tier 3's image contexts: jackin-restore links it for that, and only that.
+    let of_extras = |symbols: &str, tar_too: bool| -> Vec<String> {
+        let words = ["6jackin6extras", "_ZN6flate2", "_ZN3tar"];
+        let words = if tar_too { &words[..] } else { &words[..2] };
+        symbols.lines().filter(|line| words.iter().any(|word| line.contains(word))).map(str::to_owned).collect()
+    };
+    // The check sees them where they are.
+    assert!(!of_extras(&symbols(extra), true).is_empty(), "jackin-move links the extras");
+    for tool in tools {
+        let linked = of_extras(&symbols(tool), !tool.ends_with("jackin-restore"));
+        assert!(linked.is_empty(), "{} links the extras: {:?}", tool.display(), &linked[..linked.len().min(5)]);
+    }
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! The programs, each by one name: what a lock holder, a history entry, a message and a command
 //! line call it, and the variables its test-only crash points read (base/crash.rs). Import is a
-//! run of `jackin-restore` with steps of its own, so it has crash variables of its own.
+//! run of `jackin-move` with steps of its own, so it has crash variables of its own.
 
-/// One of the tools, or import (`jackin-restore --import`).
+/// One of the tools, or import (`jackin-move import`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
     Assess,
@@ -10,13 +10,23 @@ pub enum Tool {
     Purge,
     Reconcile,
     Restore,
-    /// `jackin-restore --import` (tools/moves/import.rs).
+    /// `jackin-move`: a kept session exported to one file, or imported from one (extras/moves/).
+    Move,
+    /// `jackin-move import` (extras/moves/import/), for its crash points.
     Import,
 }
 
 impl Tool {
     /// The five programs.
     pub const PROGRAMS: [Tool; 5] = [Tool::Assess, Tool::Keep, Tool::Purge, Tool::Reconcile, Tool::Restore];
+
+    /// The extras: programs of their own over the same core, which none of the five runs.
+    pub const EXTRAS: [Tool; 1] = [Tool::Move];
+
+    /// Whether `program` (a binary's file name) is one of the tools: the five or an extra.
+    pub fn is_ours(program: &str) -> bool {
+        Tool::PROGRAMS.iter().chain(&Tool::EXTRAS).any(|t| t.name() == program)
+    }
 
     /// The program's name: its binary, its lock holder's, its history entries'.
     pub const fn name(self) -> &'static str {
@@ -25,7 +35,8 @@ impl Tool {
             Tool::Keep => "jackin-keep",
             Tool::Purge => "jackin-purge",
             Tool::Reconcile => "jackin-reconcile",
-            Tool::Restore | Tool::Import => "jackin-restore",
+            Tool::Restore => "jackin-restore",
+            Tool::Move | Tool::Import => "jackin-move",
         }
     }
 
@@ -37,6 +48,7 @@ impl Tool {
             Tool::Purge => "JACKIN_PURGE_CRASH_AT",
             Tool::Reconcile => "JACKIN_RECONCILE_CRASH_AT",
             Tool::Restore => "JACKIN_RESTORE_CRASH_AT",
+            Tool::Move => "JACKIN_MOVE_CRASH_AT",
             Tool::Import => "JACKIN_IMPORT_CRASH_AT",
         }
     }
@@ -49,6 +61,7 @@ impl Tool {
             Tool::Purge => "JACKIN_PURGE_PAUSE_AT",
             Tool::Reconcile => "JACKIN_RECONCILE_PAUSE_AT",
             Tool::Restore => "JACKIN_RESTORE_PAUSE_AT",
+            Tool::Move => "JACKIN_MOVE_PAUSE_AT",
             Tool::Import => "JACKIN_IMPORT_PAUSE_AT",
         }
     }

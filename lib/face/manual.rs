@@ -53,7 +53,7 @@ pub enum Reference {
 pub struct SessionListing {
     pub command: &'static [&'static str],
     pub record: &'static str,
-    /// The flag without which the tool takes no INSTANCE (keep's `--export`).
+    /// The flag without which the tool takes no INSTANCE.
     pub only_after: Option<&'static str>,
 }
 
@@ -64,7 +64,9 @@ pub struct Manual {
     pub environment: Vec<Variable>,
     pub files: Vec<File>,
     pub see_also: Vec<Reference>,
-    pub sessions: SessionListing,
+    /// Where its completion finds session names; `None`: it completes none (keep reads its
+    /// sessions from stdin; jackin-move's INSTANCE follows a verb and a file).
+    pub sessions: Option<SessionListing>,
 }
 
 /// The paragraph before the examples.
@@ -75,14 +77,16 @@ instance id (k7p9m2xq), or a unique prefix of 4+ characters of one.";
 pub const FILES_INTRO: &str = "~/.jackin is the jackin home (--home, JACKIN_HOME_DIR), ~/.config/jackin jackin's \
 config directory (--config-dir, JACKIN_CONFIG_DIR); <c> is a session's container name.";
 
-/// The man page's sections beyond the command line of `tool` (one of [`Tool::PROGRAMS`]).
+/// The man page's sections beyond the command line of `tool` (one of [`Tool::PROGRAMS`] or
+/// [`Tool::EXTRAS`]).
 pub fn manual(tool: Tool) -> Manual {
     let (examples, sessions) = match tool {
-        Tool::Assess => (&ASSESS_EXAMPLES[..], EVERY_SESSION),
-        Tool::Keep => (&KEEP_EXAMPLES[..], SessionListing { only_after: Some("--export"), ..RESUMABLE }),
-        Tool::Purge => (&PURGE_EXAMPLES[..], EVERY_SESSION),
-        Tool::Reconcile => (&RECONCILE_EXAMPLES[..], EVERY_SESSION),
-        Tool::Restore | Tool::Import => (&RESTORE_EXAMPLES[..], RESUMABLE),
+        Tool::Assess => (&ASSESS_EXAMPLES[..], Some(EVERY_SESSION)),
+        Tool::Keep => (&KEEP_EXAMPLES[..], None),
+        Tool::Purge => (&PURGE_EXAMPLES[..], Some(EVERY_SESSION)),
+        Tool::Reconcile => (&RECONCILE_EXAMPLES[..], Some(EVERY_SESSION)),
+        Tool::Restore => (&RESTORE_EXAMPLES[..], Some(RESUMABLE)),
+        Tool::Move | Tool::Import => (&MOVE_EXAMPLES[..], None),
     };
     Manual { examples, environment: environment(tool), files: files(tool), see_also: see_also(tool), sessions }
 }
@@ -161,7 +165,7 @@ const RECONCILE_EXAMPLES: [Example; 5] = [
     ),
 ];
 
-const KEEP_EXAMPLES: [Example; 5] = [
+const KEEP_EXAMPLES: [Example; 4] = [
     example(
         "What the exit policy would decide, changing nothing (ask, with no terminal and no answer, keeps)",
         "jackin-assess \"$C\" | jackin-keep --dry-run --format text",
@@ -186,11 +190,26 @@ const KEEP_EXAMPLES: [Example; 5] = [
         Exit::Ok,
         "operator keep",
     ),
+];
+
+const MOVE_EXAMPLES: [Example; 3] = [
     example(
-        "One archive of the kept session, for jackin-restore --import on another host",
-        "jackin-keep --export \"$C.tar.gz\" \"$C\" --format text",
+        "What an archive of the kept session would hold, written nowhere",
+        "jackin-move export --dry-run \"$C.tar.gz\" \"$C\" --format text",
+        Exit::Ok,
+        "would export",
+    ),
+    example(
+        "One archive of the kept session, for jackin-move import on another host",
+        "jackin-move export \"$C.tar.gz\" \"$C\" --format text",
         Exit::Ok,
         "exported to",
+    ),
+    example(
+        "On the host it came from, the session is there already: refused, nothing written",
+        "jackin-move import --dry-run \"$C.tar.gz\" --format text",
+        Exit::BadInput,
+        "already",
     ),
 ];
 
@@ -272,8 +291,8 @@ const RESTORE_EXAMPLES: [Example; 6] = [
 const EVERY_SESSION: SessionListing =
     SessionListing { command: &["jackin-assess", "--all"], record: "assessment", only_after: None };
 
-/// The sessions that can be resumed (kept, crashed, failed setup): what restore takes, and what
-/// keep's `--export` takes. It asks the engine and measures each session's disk.
+/// The sessions that can be resumed (kept, crashed, failed setup): what restore takes. It asks the
+/// engine and measures each session's disk.
 const RESUMABLE: SessionListing =
     SessionListing { command: &["jackin-restore", "--list"], record: "candidate", only_after: None };
 
@@ -321,10 +340,7 @@ const KEEP_VARIABLES: [Variable; 5] = [
     NO_COLOR,
     variable("JACKIN_PAGER", "The pager of the dialog's full diffs (d), run by sh; else PAGER."),
     variable("PAGER", "The pager when JACKIN_PAGER is not set; else less -R."),
-    variable(
-        "USER",
-        "Who kept the session (user@host in its history; LOGNAME when USER is not set), and who exported it.",
-    ),
+    variable("USER", "Who kept the session (user@host in its history; LOGNAME when USER is not set)."),
 ];
 
 const RESTORE_VARIABLES: [Variable; 5] = [
@@ -350,7 +366,11 @@ fn environment(tool: Tool) -> Vec<Variable> {
     }
     match tool {
         Tool::Keep => read.extend(KEEP_VARIABLES),
-        Tool::Restore | Tool::Import => read.extend(RESTORE_VARIABLES),
+        Tool::Restore => read.extend(RESTORE_VARIABLES),
+        Tool::Move | Tool::Import => read.push(variable(
+            "USER",
+            "Who exported the session (user@host in the archive; LOGNAME when USER is not set).",
+        )),
         Tool::Assess | Tool::Purge | Tool::Reconcile => {}
     }
     read
@@ -450,7 +470,7 @@ fn files(tool: Tool) -> Vec<File> {
             DOCKER_CONTEXTS,
             file("/proc/stat", "When this host booted: one sign of a host-level kill (Linux)."),
         ],
-        Tool::Restore | Tool::Import => vec![
+        Tool::Restore => vec![
             INDEX,
             MANIFEST,
             ISOLATION,
@@ -459,7 +479,6 @@ fn files(tool: Tool) -> Vec<File> {
             AGENT_TOML,
             QUARANTINE,
             file("~/.jackin/cache/role-sources/", "Tier 3's clones of the roles' sources."),
-            file("~/.jackin/imports/", "Where --import unpacks an archive before it is moved into data/."),
             CONFIG,
             DOCKER_CONTEXTS,
             file("~/.netrc", "Credentials for an https role source."),
@@ -467,15 +486,28 @@ fn files(tool: Tool) -> Vec<File> {
             LOCK_HOLDERS,
             TTY,
         ],
+        Tool::Move | Tool::Import => vec![
+            INDEX,
+            MANIFEST,
+            ISOLATION,
+            MOUNTS,
+            CONTINUITY,
+            NAME_LOCK,
+            file("~/.jackin/imports/", "Where import unpacks an archive before it is moved into data/."),
+            CONFIG,
+            DOCKER_CONTEXTS,
+            LOCK_HOLDERS,
+        ],
     }
 }
 
 // --- see also ------------------------------------------------------------------------------
 
-/// The other four tools, git and docker, and the documents of the sources.
+/// The other tools, git and docker, and the documents of the sources.
 fn see_also(tool: Tool) -> Vec<Reference> {
     let mut references: Vec<Reference> = Tool::PROGRAMS
         .into_iter()
+        .chain(Tool::EXTRAS)
         .filter(|&other| other.name() != tool.name())
         .map(|other| Reference::Page(other.name(), 1))
         .collect();

@@ -5,7 +5,7 @@ pub mod cli;
 pub mod driver;
 pub mod hosts;
 pub mod manual;
-pub mod moves;
+pub mod moved;
 pub mod progress;
 pub mod restoring;
 pub mod screens;

@@ -1,6 +1,5 @@
 //! What several tools share, each rule with one owner, below the tools that use it.
 
-pub(crate) mod archive;
 pub mod assessor;
 pub mod capture;
 pub(crate) mod claim;

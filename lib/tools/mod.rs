@@ -3,7 +3,6 @@
 
 pub mod assess;
 pub mod keep;
-pub mod moves;
 pub mod purge;
 pub mod reconcile;
 pub mod restore;

@@ -595,6 +595,7 @@ pub fn tool_path(tool: &str) -> &'static Path {
         "jackin-purge" => assert_cmd::cargo::cargo_bin!("jackin-purge"),
         "jackin-reconcile" => assert_cmd::cargo::cargo_bin!("jackin-reconcile"),
         "jackin-restore" => assert_cmd::cargo::cargo_bin!("jackin-restore"),
+        "jackin-move" => assert_cmd::cargo::cargo_bin!("jackin-move"),
         other => panic!("{other} is not one of the tools"),
     }
 }

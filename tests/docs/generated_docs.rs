@@ -13,11 +13,11 @@ use super::session_names;
 fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for cmd in jackin::face::cli::man_commands() {
+    for cmd in jackin::extras::man_commands() {
         let name = cmd.get_name().to_owned();
         files.push((root.join("man").join(format!("{name}.1")), man_page(cmd)));
     }
-    for mut cmd in jackin::face::cli::commands() {
+    for mut cmd in jackin::extras::commands() {
         let name = cmd.get_name().to_owned();
         let listing = manual::manual(tool(&name)).sessions;
         for (shell, file) in [
@@ -28,7 +28,10 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, &name, &mut script);
             let script = String::from_utf8(script).unwrap();
-            let script = session_names::added(shell, &cmd, &listing, &script);
+            let script = match &listing {
+                Some(listing) => session_names::added(shell, &cmd, listing, &script),
+                None => script,
+            };
             files.push((root.join("completions").join(file), script.into_bytes()));
         }
     }
@@ -37,7 +40,7 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
 
 /// The tool of a command's name.
 pub(super) fn tool(name: &str) -> Tool {
-    Tool::PROGRAMS.into_iter().find(|tool| tool.name() == name).expect("one of the five programs")
+    Tool::PROGRAMS.into_iter().chain(Tool::EXTRAS).find(|tool| tool.name() == name).expect("one of the tools")
 }
 
 /// clap_mangen's page with the sections of man-pages(7) it does not write: EXIT STATUS,
@@ -153,7 +156,7 @@ fn man_pages_and_completions_are_current() {
 #[test]
 fn the_documents_the_pages_name_exist() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for tool in Tool::PROGRAMS {
+    for tool in Tool::PROGRAMS.into_iter().chain(Tool::EXTRAS) {
         for reference in manual::manual(tool).see_also {
             if let Reference::Document(path, _) = reference {
                 assert!(root.join(path).is_file(), "{}: SEE ALSO names {path}, which is not there", tool.name());

@@ -15,7 +15,7 @@ use crate::common::docker::engine_available;
 /// The order the tools' examples run in, on one home: reconcile before keep, while there is
 /// something for it to find (`$D`'s container was never there); purge's discard of `$D` before
 /// restore, whose `--recover` brings that work back.
-const RUN_ORDER: [Tool; 5] = [Tool::Assess, Tool::Reconcile, Tool::Keep, Tool::Purge, Tool::Restore];
+const RUN_ORDER: [Tool; 6] = [Tool::Assess, Tool::Reconcile, Tool::Keep, Tool::Move, Tool::Purge, Tool::Restore];
 
 /// What is wrong with one example's run: `None` when it ended and printed as its page says.
 fn drift(example: &Example, code: Option<i32>, stdout: &str, stderr: &str) -> Option<String> {
@@ -32,14 +32,14 @@ fn drift(example: &Example, code: Option<i32>, stdout: &str, stderr: &str) -> Op
 
 #[test]
 fn every_page_has_examples_of_its_own_tool() {
-    for tool in Tool::PROGRAMS {
+    for tool in Tool::PROGRAMS.into_iter().chain(Tool::EXTRAS) {
         let examples = manual::manual(tool).examples;
         assert!((3..=6).contains(&examples.len()), "{}: {} examples", tool.name(), examples.len());
         for example in examples {
             assert!(example.command.contains(tool.name()), "{}: {:?} does not run it", tool.name(), example.command);
         }
     }
-    assert!(Tool::PROGRAMS.iter().all(|tool| RUN_ORDER.contains(tool)), "every page's examples run");
+    assert!(Tool::PROGRAMS.iter().chain(&Tool::EXTRAS).all(|tool| RUN_ORDER.contains(tool)), "every page's examples run");
 }
 
 #[test]
@@ -48,7 +48,7 @@ fn the_man_pages_examples_run_as_written() {
         return;
     }
     let sessions = TwoSessions::new("mane0000", "mand0000");
-    // Where an example writes a file of its own (keep --export "$C.tar.gz").
+    // Where an example writes a file of its own (jackin-move export "$C.tar.gz").
     let dir = tempfile::tempdir().unwrap();
     let mut drifted = Vec::new();
     for tool in RUN_ORDER {

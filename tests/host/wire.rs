@@ -268,8 +268,8 @@ fn every_tool_writes_the_recorded_wire() {
     // directory so that its paths read the same in every run.
     let archive = home.tmp.path().join("dirty.tar.gz");
     let archive = archive.to_str().unwrap();
-    run(&home, &mut log, &prefix, "jackin-keep", &["--dry-run", "--export", archive, names[1]], "");
-    run(&home, &mut log, &prefix, "jackin-keep", &["--export", archive, names[1]], "");
+    run(&home, &mut log, &prefix, "jackin-move", &["export", "--dry-run", archive, names[1]], "");
+    run(&home, &mut log, &prefix, "jackin-move", &["export", archive, names[1]], "");
     let other = home.tmp.path().join("other-host");
     let other_repo = other.join("src/app");
     fs::create_dir_all(other.join("jackin/data")).unwrap();
@@ -282,13 +282,13 @@ fn every_tool_writes_the_recorded_wire() {
     fs::write(other.join("config/config.toml"), config).unwrap();
     let (other_home, other_config) = (other.join("jackin"), other.join("config"));
     let elsewhere = |args: &[&str]| {
-        let mut all = vec!["--home", other_home.to_str().unwrap(), "--config-dir", other_config.to_str().unwrap()];
-        all.extend_from_slice(args);
+        let mut all = args.to_vec();
+        all.extend(["--home", other_home.to_str().unwrap(), "--config-dir", other_config.to_str().unwrap()]);
         all.iter().map(|a| a.to_string()).collect::<Vec<String>>()
     };
-    for args in [elsewhere(&["--import", archive, "--dry-run"]), elsewhere(&["--import", archive])] {
+    for args in [elsewhere(&["import", archive, "--dry-run"]), elsewhere(&["import", archive])] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        run_bare(&home, &mut log, &prefix, "jackin-restore", &args);
+        run_bare(&home, &mut log, &prefix, "jackin-move", &args);
     }
 
     let to_purge = format!("{}{}", of_type(&decided, "decision"), naming(&assessments, names[2]));

@@ -1,5 +1,5 @@
-//! Moving a kept session to another host: `jackin-keep --export FILE INSTANCE` on home A,
-//! `jackin-restore --import FILE` on home B (two homes on one machine, two clones of one origin
+//! Moving a kept session to another host: `jackin-move export FILE INSTANCE` on home A,
+//! `jackin-move import FILE` on home B (two homes on one machine, two clones of one origin
 //! as their host repositories), then an ordinary resume in B. Real git, a real Docker engine,
 //! the real binaries.
 
@@ -116,17 +116,17 @@ fn conversation_bytes() -> Vec<u8> {
     bytes
 }
 
-/// `jackin-keep FLAGS --export FILE INSTANCE`.
+/// `jackin-move export FLAGS FILE INSTANCE`.
 fn export(home: &Home, flags: &[&str], file: &Path, instance: &str) -> Output {
-    let mut cmd = home.detached("jackin-keep");
-    cmd.args(flags).arg("--export").arg(file).arg(instance).arg("--format=json");
+    let mut cmd = home.detached("jackin-move");
+    cmd.arg("export").args(flags).arg(file).arg(instance).arg("--format=json");
     cmd.stdin(Stdio::null()).output().unwrap()
 }
 
-/// `jackin-restore FLAGS --import FILE`.
+/// `jackin-move import FLAGS FILE`.
 fn import(home: &Home, flags: &[&str], file: &Path) -> Output {
-    let mut cmd = home.detached("jackin-restore");
-    cmd.args(flags).arg("--import").arg(file).arg("--format=json");
+    let mut cmd = home.detached("jackin-move");
+    cmd.arg("import").args(flags).arg(file).arg("--format=json");
     cmd.stdin(Stdio::null()).output().unwrap()
 }
 
@@ -276,8 +276,8 @@ fn an_export_dry_run_writes_nothing_and_a_live_session_is_refused() {
     // The dry run's steps are the run's, in the plan's words; its text lists them, numbered.
     assert!(rec.steps.first().is_some_and(|s| s.starts_with("save the work of ")), "{:?}", rec.steps);
     assert_eq!(rec.steps.last(), Some(&format!("publish the archive at {}", file.display())));
-    let mut text = k.home.detached("jackin-keep");
-    text.args(["--dry-run", "--format=text", "--export"]).arg(&file).arg(&k.inst.container);
+    let mut text = k.home.detached("jackin-move");
+    text.args(["export", "--dry-run", "--format=text"]).arg(&file).arg(&k.inst.container);
     let text = text.stdin(Stdio::null()).output().unwrap();
     let listed = format!("  {}. {}", rec.steps.len(), rec.steps[rec.steps.len() - 1]);
     assert!(String::from_utf8_lossy(&text.stdout).contains(&listed), "{}", String::from_utf8_lossy(&text.stdout));
@@ -296,6 +296,37 @@ fn an_export_dry_run_writes_nothing_and_a_live_session_is_refused() {
     let errors = records_of::<ErrorRecord>(&out.stdout);
     assert_eq!(errors[0].code, "live", "{errors:?}");
     assert!(!file.exists());
+}
+
+/// The flags the verbs had before they moved to jackin-move stay, hidden, for one release: each
+/// says where its verb went and runs it there, with the same arguments and the same records.
+#[test]
+fn the_old_export_and_import_flags_say_where_they_went_and_run_jackin_move() {
+    if !engine_available("the_old_export_and_import_flags") {
+        return;
+    }
+    let k = kept("exaliasa");
+    let file = k.home.tmp.path().join("alias.tar.gz");
+    let mut keep = k.home.detached("jackin-keep");
+    keep.args(["--dry-run", "--export"]).arg(&file).arg(&k.inst.container).arg("--format=json");
+    let out = keep.stdin(Stdio::null()).output().unwrap();
+    let rec = exported(&out);
+    assert!(rec.dry_run, "{rec:?}");
+    assert!(stderr(&out).contains("--export moved to `jackin-move export`"), "{}", stderr(&out));
+    exported(&export(&k.home, &[], &file, &k.inst.container));
+    let mut restore = k.home.detached("jackin-restore");
+    restore.arg(format!("--import={}", file.display())).args(["--plan", "--format=json"]);
+    let out = restore.stdin(Stdio::null()).output().unwrap();
+    assert!(stderr(&out).contains("--import moved to `jackin-move import`"), "{}", stderr(&out));
+    // On the home it came from, the session is there already: refused as jackin-move refuses it.
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(records_of::<ErrorRecord>(&out.stdout)[0].code, "import_failed", "{}", String::from_utf8_lossy(&out.stdout));
+    // Neither tool's help names the verb that moved.
+    for tool in ["jackin-keep", "jackin-restore"] {
+        let help = k.home.detached(tool).arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&help.stdout);
+        assert!(!help.contains("--export") && !help.contains("--import"), "{tool}: {help}");
+    }
 }
 
 fn base64_decode(text: &str) -> Vec<u8> {
@@ -855,12 +886,12 @@ fn an_import_stopped_half_way_is_refused_again_and_its_clean_up_leaves_nothing()
     let c = a.inst.container.clone();
     let file = a.home.tmp.path().join("session.tar.gz");
     exported(&export(&a.home, &[], &file, &c));
-    for &step in jackin::tools::moves::IMPORT_CRASH_POINTS {
+    for &step in jackin::extras::moves::import::CRASH_POINTS {
         let b = other_host(&a);
         let home_before = common::snapshot_of(&b.home.home);
         let host_before = common::snapshot_of(&b.host);
-        let mut cmd = b.home.detached("jackin-restore");
-        cmd.args(["--import", file.to_str().unwrap(), "--format=json"]).env(Tool::Import.variable(), step);
+        let mut cmd = b.home.detached("jackin-move");
+        cmd.args(["import", file.to_str().unwrap(), "--format=json"]).env(Tool::Import.variable(), step);
         let out = cmd.stdin(Stdio::null()).output().unwrap();
         assert_eq!(out.status.code(), None, "{step}: aborted: {}", stderr(&out));
         assert!(stderr(&out).contains(&format!("test crash after step {step}")), "{step}: {}", stderr(&out));
@@ -1021,10 +1052,10 @@ fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing()
     let file = a.home.tmp.path().join("session.tar.gz");
     exported(&export(&a.home, &[], &file, &c));
     let summary = a.home.assess(&c).summary;
-    for &step in jackin::tools::moves::IMPORT_CRASH_POINTS {
+    for &step in jackin::extras::moves::import::CRASH_POINTS {
         let b = other_host(&a);
-        let mut first = b.home.detached("jackin-restore");
-        first.args(["--import", file.to_str().unwrap(), "--format=json"]).stdin(Stdio::null());
+        let mut first = b.home.detached("jackin-move");
+        first.args(["import", file.to_str().unwrap(), "--format=json"]).stdin(Stdio::null());
         let paused = common::Paused::start(first, Tool::Import, step, b.home.tmp.path().join("import.paused"));
         let during = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
         for dry in [&[][..], &["--dry-run"]] {
@@ -1035,7 +1066,7 @@ fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing()
             assert_eq!(refusal[0].code, "busy", "{step} {dry:?}: {:?}", refusal[0]);
             let says = stderr(&out);
             assert!(refusal[0].message.contains(&format!("pid {}", paused.pid)), "{:?}", refusal[0]);
-            assert!(says.contains("jackin-restore") && says.contains(&format!("pid {}", paused.pid)), "{step}: {says}");
+            assert!(says.contains("jackin-move") && says.contains(&format!("pid {}", paused.pid)), "{step}: {says}");
             assert!(says.contains("nothing was changed") && !says.contains("half-way"), "{step}: {says}");
             let after = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
             assert_eq!(after, during, "{step} {dry:?}: nothing changed");
@@ -1114,7 +1145,7 @@ fn assert_no_session_escapes(what: &str, shown: &[u8]) {
     }
 }
 
-/// Progress on long work, on a terminal: `jackin-keep --export` and `jackin-restore --import` draw
+/// Progress on long work, on a terminal: `jackin-move export` and `jackin-move import` draw
 /// a bar on stderr when it is a terminal, naming each step (the mount by its name, shown inert:
 /// the session's escapes never reach the terminal), and clear it at the end; the records are on
 /// stdout all the same. Drawn only once the work has lasted half a second: an import paused past
@@ -1134,9 +1165,9 @@ fn export_and_import_show_progress_on_a_terminal_and_none_on_a_pipe() {
 
     // Export, on a terminal: every step named.
     let file = a.home.tmp.path().join("progress.tar.gz");
-    let args = [os("--export"), file.clone().into_os_string(), os(&c)];
+    let args = [os("export"), file.clone().into_os_string(), os(&c)];
     let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-    let (pty, stdout) = on_a_terminal(&a.home, "jackin-keep", &args, &after);
+    let (pty, stdout) = on_a_terminal(&a.home, "jackin-move", &args, &after);
     let (code, shown) = terminal_end(pty);
     let text = String::from_utf8_lossy(&shown);
     assert_eq!(code, 0, "{text}");
@@ -1149,8 +1180,8 @@ fn export_and_import_show_progress_on_a_terminal_and_none_on_a_pipe() {
 
     // Export, stderr a pipe: nothing on it.
     let piped = a.home.tmp.path().join("piped.tar.gz");
-    let mut cmd = a.home.detached("jackin-keep");
-    cmd.arg("--export").arg(&piped).arg(&c).arg("--format=json").env(after[0].0, now);
+    let mut cmd = a.home.detached("jackin-move");
+    cmd.arg("export").arg(&piped).arg(&c).arg("--format=json").env(after[0].0, now);
     let out = cmd.stdin(Stdio::null()).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "no progress on a pipe");
@@ -1158,9 +1189,9 @@ fn export_and_import_show_progress_on_a_terminal_and_none_on_a_pipe() {
 
     // Import, on a terminal, with no delay: every step named.
     let b = other_host(&a);
-    let args = [os("--import"), file.clone().into_os_string()];
+    let args = [os("import"), file.clone().into_os_string()];
     let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-    let (pty, stdout) = on_a_terminal(&b.home, "jackin-restore", &args, &after);
+    let (pty, stdout) = on_a_terminal(&b.home, "jackin-move", &args, &after);
     let (code, shown) = terminal_end(pty);
     let text = String::from_utf8_lossy(&shown);
     assert_eq!(code, 0, "{text}");
@@ -1177,7 +1208,7 @@ fn export_and_import_show_progress_on_a_terminal_and_none_on_a_pipe() {
         (Tool::Import.pause_variable(), std::ffi::OsStr::new("unpacked")),
         (jackin::base::crash::PAUSE_FILE, pause.as_os_str()),
     ];
-    let (pty, _) = on_a_terminal(&b.home, "jackin-restore", &args, &env);
+    let (pty, _) = on_a_terminal(&b.home, "jackin-move", &args, &env);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while !fs::read_to_string(&pause).is_ok_and(|t| !t.trim().is_empty()) {
         assert!(std::time::Instant::now() < deadline, "the import did not pause");
@@ -1197,8 +1228,8 @@ fn export_and_import_show_progress_on_a_terminal_and_none_on_a_pipe() {
 
     // Import, stderr a pipe: nothing on it.
     let b = other_host(&a);
-    let mut cmd = b.home.detached("jackin-restore");
-    cmd.arg("--import").arg(&file).arg("--format=json").env(after[0].0, now);
+    let mut cmd = b.home.detached("jackin-move");
+    cmd.arg("import").arg(&file).arg("--format=json").env(after[0].0, now);
     let out = cmd.stdin(Stdio::null()).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "no progress on a pipe");

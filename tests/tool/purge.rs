@@ -806,7 +806,7 @@ fn every_crash_point_is_listed_passed_and_tested() {
         Tool::Purge => jackin::tools::purge::CRASH_POINTS,
         Tool::Keep => jackin::tools::keep::CRASH_POINTS,
         Tool::Restore => jackin::tools::restore::CRASH_POINTS,
-        Tool::Import => jackin::tools::moves::IMPORT_CRASH_POINTS,
+        Tool::Import => jackin::extras::moves::import::CRASH_POINTS,
         other => panic!("{other:?} has no crash points"),
     };
     for (tool, points) in &called {

@@ -15,6 +15,7 @@ mod purge;
 mod restore;
 pub use purge::PurgeArgs;
 pub use restore::{RestoreArgs, SortArg};
+pub(crate) use restore::repo_for_mount;
 
 /// A code a tool can end with, and what it adds to the code's meaning for this tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +59,7 @@ impl ExitUse {
 }
 
 /// The EXIT STATUS block of `--help`: one code a line, wrapped under its meaning.
-fn exit_status_help(tool: &str) -> String {
+pub(crate) fn exit_status_help(tool: &str) -> String {
     const WIDTH: usize = 79;
     const INDENT: &str = "       ";
     let mut out = String::from("Exit status:");
@@ -368,27 +369,19 @@ pub struct KeepArgs {
     #[arg(long)]
     pub stop: bool,
 
-    /// Write the kept session INSTANCE to one archive FILE instead (reads no stdin), for
-    /// jackin-restore --import on another host: its manifest, isolation records and launch
-    /// recipe, agent home and state, and per mount the commits only it holds, its base commit
-    /// and remote URLs, and its changed and untracked files. Never the agents' auth slots or a
-    /// secret's value (without --with-auth). The session stays kept here; a live one is refused
-    /// (exit 5)
-    #[arg(long, value_name = "FILE", requires = "instance",
-          conflicts_with_all = ["policy", "keep", "answer", "discard_unfinished", "stop"])]
+    /// Moved to `jackin-move export FILE INSTANCE`, which this runs (hidden, for one release)
+    #[arg(long, value_name = "FILE", hide = true)]
     pub export: Option<PathBuf>,
 
-    /// With --export: the session to export (container name, instance id or a unique id prefix)
-    #[arg(value_name = "INSTANCE", value_parser = instance, requires = "export")]
+    /// With the hidden --export: the session to export
+    #[arg(value_name = "INSTANCE", value_parser = instance, requires = "export", hide = true)]
     pub instance: Option<String>,
 
-    /// With --export: carry the agents' auth slots (claude/, codex/, …) and the agent home's
-    /// credentials (.codex/auth.json, .config/gh, …) too; the record says so
-    #[arg(long, requires = "export")]
+    /// With the hidden --export (jackin-move export --with-auth)
+    #[arg(long, requires = "export", hide = true)]
     pub with_auth: bool,
 
-    /// Decide and emit the decisions with "dry_run": true; change nothing (with --export: say
-    /// what the archive would hold, write nothing)
+    /// Decide and emit the decisions with "dry_run": true; change nothing
     #[arg(long)]
     pub dry_run: bool,
 

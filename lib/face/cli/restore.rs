@@ -1,5 +1,5 @@
-//! jackin-restore's command line: the list, a resume, the quarantines and records, recover,
-//! import, and the sweep after a reboot.
+//! jackin-restore's command line: the list, a resume, the quarantines and records, recover, and
+//! the sweep after a reboot (`--import`, hidden, runs `jackin-move import`).
 
 use std::path::PathBuf;
 
@@ -106,18 +106,12 @@ pub struct RestoreArgs {
     #[arg(long, value_name = "DIR", requires = "recover", value_parser = absolute_dir)]
     pub into: Option<std::path::PathBuf>,
 
-    /// Bring in a session exported on another host (jackin-keep --export): each mount's commits
-    /// into the repository of this host's jackin config with the same remote URL (or --repo),
-    /// its worktree or clone where jackin puts it, its files on top, and its manifest, records
-    /// and recipe in this home, as a kept session that jackin-restore INSTANCE resumes. An
-    /// archive that is truncated, altered or of a newer format, or an instance of the same name
-    /// here, is refused with nothing written (exit 3)
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["instance", "list", "recover", "quarantined"])]
+    /// Moved to `jackin-move import FILE`, which this runs (hidden, for one release)
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = ["instance", "list", "recover", "quarantined"])]
     pub import: Option<PathBuf>,
 
-    /// With --import: the host repository for the mount at DST (its container path), instead of
-    /// the one found by its remote URL; repeat for each mount
-    #[arg(long, value_name = "DST=PATH", requires = "import", value_parser = repo_for_mount)]
+    /// With the hidden --import (jackin-move import --repo)
+    #[arg(long, value_name = "DST=PATH", requires = "import", value_parser = repo_for_mount, hide = true)]
     pub repo: Vec<(String, PathBuf)>,
 
     /// Resume every session the host or engine interrupted (crashed: killed by the host, its
@@ -226,7 +220,7 @@ fn absolute_dir(arg: &str) -> Result<PathBuf, String> {
 }
 
 /// `DST=PATH` of `--repo`: a mount's container path and a host repository.
-fn repo_for_mount(arg: &str) -> Result<(String, PathBuf), String> {
+pub(crate) fn repo_for_mount(arg: &str) -> Result<(String, PathBuf), String> {
     match arg.split_once('=') {
         Some((dst, path)) if dst.starts_with('/') && !path.is_empty() => Ok((dst.to_owned(), absolute_dir(path)?)),
         _ => Err(format!("{arg:?} is not DST=PATH (the mount's container path, =, a host repository)")),

@@ -293,7 +293,7 @@ impl LockHolder {
     /// One of these tools (jackin-purge, jackin-restore, jackin-keep, …) rather than the launcher
     /// or anything else.
     pub(crate) fn is_tool(&self) -> bool {
-        self.program.as_deref().is_some_and(|p| crate::base::tool::Tool::PROGRAMS.iter().any(|t| t.name() == p))
+        self.program.as_deref().is_some_and(crate::base::tool::Tool::is_ours)
     }
 }
 

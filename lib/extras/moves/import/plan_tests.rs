@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::base::exit::Exit;
 use crate::engines::git::BundleHeader;
-use crate::services::archive::{Part, PartKind};
+use crate::extras::moves::archive::{Part, PartKind};
 use crate::state::store::Roots;
-use crate::tools::moves::import_hosts::{HostView, MountView, RefThere, SubmoduleView};
+use crate::extras::moves::import::hosts::{HostView, MountView, RefThere, SubmoduleView};
 
 const BASE: &str = "1111111111111111111111111111111111111111";
 const HEAD: &str = "2222222222222222222222222222222222222222";

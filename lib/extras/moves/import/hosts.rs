@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use crate::engines::git::{BundleHeader, Repo, DETACHED_HEAD};
 use crate::protocol::path_bytes::NameBytes;
-use crate::services::archive::Verified;
-use crate::tools::moves::export::{ExportedMount, MOUNTS_ENTRY};
+use crate::extras::moves::archive::Verified;
+use crate::extras::moves::export::{ExportedMount, MOUNTS_ENTRY};
 
-use super::import_checks::plain;
+use super::checks::plain;
 
 /// Where a ref a plan may make stands in a repository of this host.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::import_checks::{self, check_saved, check_tips, refuse, Layout};
-use super::import_hosts::{bundle_header, HostView, MountView, RefThere};
-use super::import_submodules::{numbered, plan_submodule, SubmodulePlan, SubmoduleSave};
+use super::checks::{self, check_saved, check_tips, refuse, Layout};
+use super::hosts::{bundle_header, HostView, MountView, RefThere};
+use super::submodules::{numbered, plan_submodule, SubmodulePlan, SubmoduleSave};
 use crate::engines::git::BundleHeader;
 use crate::protocol::assessment::plural;
 use crate::state::model::IsolationKind;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
-use crate::tools::moves::export::ExportedMount;
+use crate::extras::moves::export::ExportedMount;
 
 /// `--dry-run` (or `--plan`) and `--repo DST=PATH`.
 #[derive(Debug, Clone, Default)]
@@ -254,7 +254,7 @@ fn plan_mount(inputs: &Inputs<'_>, exported: &ExportedMount, view: &MountView) -
         IsolationKind::Worktree => plan_worktree_refs(host, inputs.name, exported, &tips, &mut plan, file)?,
         IsolationKind::Clone => {
             plan.origin_url = host.origin_url.clone();
-            plan.refs = tips.iter().filter(|(n, _)| import_checks::shared_ref(n)).cloned().collect();
+            plan.refs = tips.iter().filter(|(n, _)| checks::shared_ref(n)).cloned().collect();
         }
     }
     Ok(plan)
@@ -303,7 +303,7 @@ fn plan_worktree_refs(
 ) -> Result<()> {
     let (dst, head) = (&exported.saved.mount_dst, plan.head.clone());
     let in_bundle = |id: &str| tips.iter().any(|(_, tip)| tip == id);
-    let shared = |name: &String| import_checks::shared_ref(name);
+    let shared = |name: &String| checks::shared_ref(name);
     if exported.scratch_branch != name.scratch_branch() {
         return Err(refuse(file, format_args!("{dst}: its record names the branch {}", exported.scratch_branch)));
     }
@@ -348,5 +348,5 @@ fn plan_worktree_refs(
 }
 
 #[cfg(test)]
-#[path = "import_plan_tests.rs"]
+#[path = "plan_tests.rs"]
 mod tests;

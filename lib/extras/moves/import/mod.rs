@@ -1,4 +1,4 @@
-//! `jackin-restore --import FILE`: a session another host exported (tools/moves/export.rs) made a kept
+//! `jackin-move import FILE`: a session another host exported (`jackin-move export`) made a kept
 //! session of this host, the same instance, that `jackin-restore INSTANCE` resumes by tier 2 or 3.
 //!
 //! A recover (services/saved_work/put_back.rs) into a fresh session layout: per mount, the host
@@ -11,19 +11,31 @@
 //! continuity file with the launch recipe's binds moved to this host's paths, the manifest, the
 //! index row.
 //!
-//! In purge's shape: observe (import_observe.rs reads the archive whole and checks it;
-//! import_hosts.rs looks at this host's repositories once), plan (import_plan.rs, from that
-//! alone: everything that could refuse is decided there, exit 3 and nothing written), apply
-//! (import_apply.rs walks the plan's steps: the archive read again into `<home>/imports/`,
-//! checked again, and moved into place). A dry run prints the plan's steps and stops.
+//! In purge's shape: observe (observe.rs reads the archive whole and checks it; hosts.rs looks at
+//! this host's repositories once), plan (plan.rs, from that alone: everything that could refuse
+//! is decided there, exit 3 and nothing written), apply (apply.rs walks the plan's steps: the
+//! archive read again into `<home>/imports/`, checked again, and moved into place). A dry run
+//! prints the plan's steps and stops. What an archive may hold is checks.rs; a mount's
+//! submodules, submodules.rs.
+
+mod apply;
+mod checks;
+mod hosts;
+mod observe;
+mod plan;
+mod submodules;
+
+pub use observe::CRASH_POINTS;
+pub use plan::ImportOptions;
+
 use std::path::Path;
 
 use anyhow::Result;
 
-use super::import_apply::apply;
-use super::import_hosts::look;
-use super::import_observe::observe;
-use super::import_plan::{plan, ImportOptions, Inputs, MountPlan};
+use apply::apply;
+use hosts::look;
+use observe::observe;
+use plan::{plan, Inputs, MountPlan};
 use crate::base::steps::Steps;
 use crate::protocol::records::{Imported, MovedMount};
 use crate::services::claim::SessionClaim;
@@ -38,7 +50,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
     // Another import (or any holder) at work on the session first: what it has made so far is
     // not a half-made import to purge, and a purge would take the session from under it.
     SessionClaim::take(store, &name, true)?;
-    super::import_observe::refuse_clash(store, &name, file, false)?;
+    observe::refuse_clash(store, &name, file, false)?;
     let sources = crate::state::config::mounted_sources(&store.roots.config_dir)?;
     let views = look(&seen.account.mounts, &seen.verified, &options.repos, &sources, name.as_str());
     let inputs = Inputs {

@@ -1,6 +1,5 @@
-//! Moving a kept session to another host, as the binaries run it: `jackin-keep --export` and
-//! `jackin-restore --import` (tools/moves/export.rs, tools/moves/import.rs), with their progress on
-//! a terminal and their records or errors.
+//! `jackin-move export` and `jackin-move import` as the binary runs them (export/, import/), with
+//! their progress on a terminal and their records or errors.
 
 use std::path::Path;
 
@@ -8,18 +7,19 @@ use anyhow::Result;
 
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
-use crate::face::cli::{KeepArgs, RestoreArgs};
+use crate::extras::moves::cli::{ExportArgs, ImportArgs};
+use crate::extras::moves::export::{self, ExportOptions};
+use crate::extras::moves::import::{self, ImportOptions};
 use crate::face::driver::Ctx;
 use crate::face::progress::Progress;
 use crate::protocol::codes::ErrorCode;
-use crate::tools::moves::export::{self, ExportOptions};
-use crate::tools::moves::{self, ImportOptions};
 
-/// `jackin-keep --export FILE INSTANCE`.
-pub fn export(args: &KeepArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
+/// `jackin-move export FILE INSTANCE`.
+pub fn export(args: &ExportArgs, ctx: &mut Ctx) -> Result<Exit> {
+    let file: &Path = &args.file;
     let store = ctx.store()?;
     let catalog = ctx.catalog(&store)?;
-    let arg = args.instance.as_deref().unwrap_or_default();
+    let arg = args.instance.as_str();
     let name = match catalog.resolve(arg) {
         Ok(target) => target.name,
         Err(why) => return ctx.unresolved(arg, why).map(|()| Exit::Ok),
@@ -46,13 +46,14 @@ pub fn export(args: &KeepArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
     }
 }
 
-/// `jackin-restore --import FILE`.
-pub fn import(args: &RestoreArgs, file: &Path, ctx: &mut Ctx) -> Result<Exit> {
+/// `jackin-move import FILE`.
+pub fn import(args: &ImportArgs, ctx: &mut Ctx) -> Result<Exit> {
+    let file: &Path = &args.file;
     let store = ctx.store()?;
-    let options = ImportOptions { dry_run: args.dry_run || args.plan, repos: args.repo.clone() };
+    let options = ImportOptions { dry_run: args.dry_run, repos: args.repo.clone() };
     // Its length is known once the archive says how many mounts it holds.
     let progress = Progress::new("importing", 3, ctx.quiet);
-    let imported = moves::import(&store, file, &options, &progress);
+    let imported = import::import(&store, file, &options, &progress);
     progress.finish();
     match imported {
         Ok(imported) => {

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::import_checks::{self, check_tips, plain, refuse};
-use super::import_hosts::{bundle_header, HostView, SubmoduleView};
+use super::checks::{self, check_tips, plain, refuse};
+use super::hosts::{bundle_header, HostView, SubmoduleView};
 use crate::engines::git::{BundleHeader, Repo, DETACHED_HEAD};
 use crate::protocol::path_bytes::NameBytes;
 use crate::services::saved_work::SavedSubmodule;
-use crate::tools::moves::export::ChangedSubmodule;
+use crate::extras::moves::export::ChangedSubmodule;
 
 /// What an import's refs and reflogs say made them.
 pub(super) const WHY: &str = "jackin-restore --import";
@@ -106,7 +106,7 @@ pub(super) fn plan_submodule(
     let (bundle, head, head_branch) = match save {
         SubmoduleSave::Bundled(saved) => bundled_submodule(seen, &source_dir, saved, bundles, (dst, &shown), file)?,
         SubmoduleSave::Changed(changed) => {
-            let branch = changed.head_branch.clone().filter(|b| import_checks::branch(b));
+            let branch = changed.head_branch.clone().filter(|b| checks::branch(b));
             (None, changed.head.clone(), branch)
         }
     };
@@ -197,7 +197,7 @@ pub(super) fn make_submodule(mount: &Path, git_dir: &Path, sub: &SubmodulePlan, 
     };
     repo.import_bundle_pack(&mounts_dir.join(bundle), header)?;
     let tips = &header.refs;
-    for (refname, id) in tips.iter().filter(|(n, _)| import_checks::shared_ref(n)) {
+    for (refname, id) in tips.iter().filter(|(n, _)| checks::shared_ref(n)) {
         repo.set_ref(refname, id, WHY)?;
     }
     repo.write_stashes(&numbered(tips, "refs/stashes/stash-"), WHY)?;

@@ -7,14 +7,14 @@ use std::path::Path;
 use anyhow::Result;
 use serde::de::DeserializeOwned;
 
-use super::import_checks::{check_docker_names, check_free_space, refuse, Layout};
+use super::checks::{check_docker_names, check_free_space, refuse, Layout};
 use crate::base::exit::Exit;
-use crate::services::archive::{self, Verified};
+use crate::extras::moves::archive::{self, Verified};
 use crate::state::continuity::Continuity;
 use crate::state::model::{Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
-use crate::tools::moves::export::{ExportFile, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY};
+use crate::extras::moves::export::{ExportFile, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY};
 
 pub(super) fn is_kept_part(name: &str) -> bool {
     [EXPORT_ENTRY, MANIFEST_ENTRY, ISOLATION_ENTRY, CONTINUITY_ENTRY].contains(&name)
@@ -54,7 +54,7 @@ pub(super) fn observe<'a>(store: &Store, file: &'a Path) -> Result<Observed<'a>>
     if manifest.container_base != name.as_str() {
         return Err(refuse(file, format_args!("its manifest is of {}, not {name}", manifest.container_base)));
     }
-    let status = Status::parse(&manifest.status).filter(|s| super::export::exportable(Some(*s))).ok_or_else(|| {
+    let status = Status::parse(&manifest.status).filter(|s| crate::extras::moves::export::exportable(Some(*s))).ok_or_else(|| {
         refuse(file, format_args!("its manifest's status {:?} is not one an export writes", manifest.status))
     })?;
     let isolation: Isolation = part(file, &verified, ISOLATION_ENTRY)?.unwrap_or_default();

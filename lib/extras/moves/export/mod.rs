@@ -10,13 +10,15 @@
 //! the agent home stay out unless `--with-auth`; the recipe holds secrets' sources only. The
 //! session is not changed: it stays kept here.
 
+mod plan;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::export_plan::{plan, ExportStep, Seen};
+use plan::{plan, ExportStep, Seen};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
 use crate::engines::docker::Engine;
@@ -25,7 +27,7 @@ use crate::protocol::assessment::{Assessment, MountAssessment};
 use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Exported, MovedMount};
-use crate::services::archive::{self, Staging, Writer, FORMAT};
+use crate::extras::moves::archive::{self, Staging, Writer, FORMAT};
 use crate::services::assessor::{AssessOptions, Assessor};
 use crate::services::claim::SessionClaim;
 use crate::services::saved_work::{save_readable, slug, SavedMount};

@@ -1,0 +1,25 @@
+//! The extras: programs of their own over the core, each in a folder of its own (its command line,
+//! its work, how its binary runs it). None of the five tools uses an extra (tests/architecture.rs):
+//! their binaries link none of it, and an old flag of theirs that became an extra's verb runs the
+//! extra's program (face/moved.rs).
+//!
+//! - `moves`: `jackin-move export|import`, a kept session taken to another host as one archive.
+
+pub mod moves;
+
+/// Every program's command line, the five and the extras, for `--help`, the man pages and the
+/// completions.
+pub fn commands() -> Vec<clap::Command> {
+    use clap::CommandFactory;
+    let mut commands = crate::face::cli::commands();
+    commands.push(moves::cli::MoveArgs::command());
+    commands
+}
+
+/// As [`commands`], each as its man page shows it (the exit status in its own section).
+pub fn man_commands() -> Vec<clap::Command> {
+    use clap::CommandFactory;
+    let mut commands = crate::face::cli::man_commands();
+    commands.push(moves::cli::MoveArgs::command().after_help(None::<&str>));
+    commands
+}

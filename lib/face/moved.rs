@@ -1,0 +1,87 @@
+//! Flags whose verb moved to an extra (`jackin-keep --export` is `jackin-move export` now): for one
+//! release they stay, hidden, and run the extra's program in this process's place, after saying
+//! where the verb went. So the five tools link none of the extra's code (no tar, no archive), and
+//! a script written for the old flag keeps working until it is changed.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::base::exit::Exit;
+
+/// A verb that moved: the old flag (which took one value), the extra's program and its verb.
+#[derive(Debug, Clone, Copy)]
+pub struct Moved {
+    pub flag: &'static str,
+    pub program: &'static str,
+    pub verb: &'static str,
+}
+
+/// `jackin-keep --export FILE …`: `jackin-move export FILE …`.
+pub const EXPORT: Moved = Moved { flag: "--export", program: "jackin-move", verb: "export" };
+/// `jackin-restore --import FILE …`: `jackin-move import FILE …`.
+pub const IMPORT: Moved = Moved { flag: "--import", program: "jackin-move", verb: "import" };
+
+impl Moved {
+    /// The extra's command line for this run's `argv` (without the program's name): the verb, the
+    /// old flag's value, then every other argument as it was.
+    pub fn argv(&self, argv: &[OsString]) -> Result<Vec<OsString>> {
+        let mut rest = Vec::new();
+        let mut value = None;
+        let mut args = argv.iter();
+        let joined = format!("{}=", self.flag);
+        while let Some(arg) = args.next() {
+            match arg.to_str() {
+                Some(a) if a == self.flag => value = args.next().cloned(),
+                Some(a) if a.starts_with(&joined) => value = Some(OsString::from(&a[joined.len()..])),
+                _ => rest.push(arg.clone()),
+            }
+        }
+        let value = value.ok_or_else(|| Exit::Usage.err(format!("{} needs a value", self.flag)))?;
+        Ok([OsString::from(self.verb), value].into_iter().chain(rest).collect())
+    }
+
+    /// Says where the verb went, then becomes the extra's program with this run's arguments
+    /// (decoded, as the driver parsed them). Returns only when that program cannot be run.
+    pub fn run_instead(&self, tool: &str) -> Result<Exit> {
+        let argv = crate::engines::remote::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))?;
+        let args = self.argv(argv.get(1..).unwrap_or_default())?;
+        eprintln!(
+            "{tool}: note: {} moved to `{} {}`; running that (the old flag goes in a later release)",
+            self.flag, self.program, self.verb
+        );
+        let program = sibling(self.program);
+        let e = std::process::Command::new(&program).args(&args).exec();
+        Err(e).with_context(|| format!("cannot run {}", program.display()))
+            .map_err(|e| Exit::Unavailable.wrap(e))
+    }
+}
+
+/// The extra's program installed beside this one (as `make install` and cargo put them), else the
+/// one on PATH.
+fn sibling(program: &str) -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .map(|exe| exe.with_file_name(program))
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from(program))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_old_flags_value_becomes_the_verbs_first_argument() {
+        let to = |args: &[&str]| EXPORT.argv(&os(args)).unwrap();
+        assert_eq!(to(&["--export", "a.tar.gz", "C", "--format", "json"]), os(&["export", "a.tar.gz", "C", "--format", "json"]));
+        assert_eq!(to(&["C", "--export=a.tar.gz", "--dry-run"]), os(&["export", "a.tar.gz", "C", "--dry-run"]));
+        assert!(IMPORT.argv(&os(&["--import"])).is_err());
+    }
+}
