@@ -8,7 +8,7 @@ BIN_DIR ?= target/release
 CARGO ?= cargo
 INSTALL ?= install
 
-BINS := jackin-assess jackin-keep jackin-purge jackin-reconcile jackin-restore
+BINS := jackin-assess jackin-keep jackin-purge jackin-reconcile jackin-restore jackin-move
 bindir := $(PREFIX)/bin
 mandir := $(PREFIX)/share/man/man1
 bashdir := $(PREFIX)/share/bash-completion/completions

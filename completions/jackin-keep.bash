@@ -75,30 +75,8 @@ _jackin__keep() {
     esac
 }
 
-# Session names where INSTANCE goes: the container_base of each record a listing of the tools
-# prints. The listing only reads; it gets 3 seconds, and when it fails nothing is offered.
-_jackin_session_names() {
-    local record="$1"
-    shift
-    local listing=("$@")
-    if command -v timeout >/dev/null 2>&1; then
-        listing=(timeout 3 "${listing[@]}")
-    fi
-    "${listing[@]}" --format json --quiet 2>/dev/null </dev/null |
-        awk -v type="\"type\":\"$record\"" 'index($0, type) { n = split($0, part, "\"container_base\":\""); if (n > 1) { split(part[2], name, "\""); if (name[1] ~ /^jk-[0-9a-z-]+$/) print name[1] } }'
-}
-
-_jackin__keep_with_sessions() {
-    _jackin__keep "$@"
-    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-    case "$cur" in -*) return 0 ;; esac
-    case "$prev" in --policy|--answer|--export|--docker-host|--home|--config-dir|--format|--host|--hosts-timeout|=) return 0 ;; esac
-    [[ " ${COMP_WORDS[*]:0:COMP_CWORD} " == *" --export "* ]] || return 0
-    COMPREPLY+=($(compgen -W "$(_jackin_session_names candidate jackin-restore --list)" -- "$cur"))
-}
-
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -F _jackin__keep_with_sessions -o nosort -o bashdefault -o default jackin-keep
+    complete -F _jackin__keep -o nosort -o bashdefault -o default jackin-keep
 else
-    complete -F _jackin__keep_with_sessions -o bashdefault -o default jackin-keep
+    complete -F _jackin__keep -o bashdefault -o default jackin-keep
 fi

@@ -360,7 +360,7 @@ fn make_install_puts_everything_where_a_system_expects_it() {
     let bin_dir = format!("BIN_DIR={}", bin_dir().display());
     let out = make(&["install", &format!("PREFIX={}", prefix.display()), "DESTDIR=", &bin_dir]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let tools = ["jackin-assess", "jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore"];
+    let tools = ["jackin-assess", "jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore", "jackin-move"];
     let mut expected: Vec<String> = Vec::new();
     for tool in tools {
         expected.push(format!("bin/{tool}"));

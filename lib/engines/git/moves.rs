@@ -1,5 +1,5 @@
 //! What moving a kept session to another host needs of git beyond a quarantine's save and a
-//! recover (tools/moves/export.rs, tools/moves/import.rs): where a work tree's HEAD is, a repository's remote
+//! recover (extras/moves/export/, extras/moves/import/): where a work tree's HEAD is, a repository's remote
 //! URLs, and making a session's mount anew on the other host (its worktree or clone on the saved
 //! branch or detached commit, its refs, the commits only its reflogs reached put back in them,
 //! the git directories of its submodules that held commits only the session had).

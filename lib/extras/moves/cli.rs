@@ -22,6 +22,9 @@ jackin-restore then resumes. An archive is checked whole before anything is writ
 pub struct MoveArgs {
     #[command(subcommand)]
     pub verb: Verb,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -62,9 +65,6 @@ pub struct ExportArgs {
 
     #[command(flatten)]
     pub docker: DockerArgs,
-
-    #[command(flatten)]
-    pub common: CommonArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -81,17 +81,11 @@ pub struct ImportArgs {
     /// Check the archive and say what would be made; write nothing
     #[arg(long, alias = "plan")]
     pub dry_run: bool,
-
-    #[command(flatten)]
-    pub common: CommonArgs,
 }
 
 impl ToolArgs for MoveArgs {
     fn common(&self) -> &CommonArgs {
-        match &self.verb {
-            Verb::Export(args) => &args.common,
-            Verb::Import(args) => &args.common,
-        }
+        &self.common
     }
 
     fn dry_run(&self) -> bool {

@@ -9,7 +9,7 @@
 //!   submodules.rs a mount's submodules).
 //!
 //! Both save and read the saved-work format (services/saved_work) inside the archive
-//! (services/archive). cli.rs is the command line, run.rs runs a verb as the binary does.
+//! (extras/moves/archive). cli.rs is the command line, run.rs runs a verb as the binary does.
 
 mod archive;
 pub mod cli;

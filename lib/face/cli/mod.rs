@@ -90,42 +90,43 @@ pub(crate) enum Format {
     Text,
 }
 
-/// The flags every tool takes.
+/// The flags every tool takes; global, so that a tool with verbs (jackin-move) takes them before
+/// its verb or after it.
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
     /// The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]
-    #[arg(long, value_name = "DIR", env = "JACKIN_HOME_DIR", hide_env_values = true)]
+    #[arg(global = true, long, value_name = "DIR", env = "JACKIN_HOME_DIR", hide_env_values = true)]
     pub(crate) home: Option<PathBuf>,
 
     /// jackin's config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]
-    #[arg(long, value_name = "DIR", env = "JACKIN_CONFIG_DIR", hide_env_values = true)]
+    #[arg(global = true, long, value_name = "DIR", env = "JACKIN_CONFIG_DIR", hide_env_values = true)]
     pub(crate) config_dir: Option<PathBuf>,
 
     /// Output format
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Auto)]
+    #[arg(global = true, long, value_enum, value_name = "FORMAT", default_value_t = Format::Auto)]
     pub(crate) format: Format,
 
     /// Print no warnings or progress on stderr (errors are still printed)
-    #[arg(short, long, conflicts_with = "verbose")]
+    #[arg(global = true, short, long, conflicts_with = "verbose")]
     pub(crate) quiet: bool,
 
     /// Say more on stderr about what is being done
-    #[arg(short, long, action = clap::ArgAction::Count)]
+    #[arg(global = true, short, long, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
 
     /// Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each.
     /// A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its
     /// host; a run that changes something runs on the one host named instead of here
-    #[arg(long, value_name = "DEST")]
+    #[arg(global = true, long, value_name = "DEST")]
     pub(crate) host: Vec<String>,
 
     /// With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a
     /// comment) too
-    #[arg(long)]
+    #[arg(global = true, long)]
     pub(crate) all_hosts: bool,
 
     /// With --host or --all-hosts: how long each host may take to answer
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "30s")]
+    #[arg(global = true, long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "30s")]
     pub(crate) hosts_timeout: std::time::Duration,
 }
 

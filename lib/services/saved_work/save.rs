@@ -251,7 +251,7 @@ fn empty_save(mount: &MountAssessment) -> SavedMount {
 /// session holds (the at-risk tips against what survives a purge) as a bundle, its submodules'
 /// as bundles of their own, and the changed and untracked files as they are, with the staged
 /// versions the work tree no longer has. A purge's quarantine and an export
-/// (tools/moves/export.rs) save the same way.
+/// (extras/moves/export/) save the same way.
 pub(crate) fn save_readable(
     dest: &Path,
     dir_name: &str,

@@ -1,5 +1,5 @@
 //! The archive of a session moved to another host: what `jackin-keep --export` writes and
-//! `jackin-restore --import` reads (tools/moves/export.rs, tools/moves/import.rs).
+//! `jackin-move import` reads (extras/moves/export/, extras/moves/import/).
 //!
 //! One gzip-compressed tar. Its first entry is `format.json` (the format and the tool that wrote
 //! it), so a reader refuses an archive of a newer format before it reads anything else; its last

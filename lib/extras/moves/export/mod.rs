@@ -1,5 +1,5 @@
-//! `jackin-keep --export FILE INSTANCE`: a kept session written to one archive
-//! (services/archive.rs) that `jackin-restore --import` makes a kept session of on another host.
+//! `jackin-move export FILE INSTANCE`: a kept session written to one archive
+//! (extras/moves/archive/) that `jackin-move import` makes a kept session of on another host.
 //!
 //! It is a quarantine-shaped save (services/saved_work: per mount, a bundle of every
 //! commit only the session holds, its submodules' commits, the changed and untracked files as

@@ -1,4 +1,4 @@
-//! An import's look at its archive: read once and checked whole (services/archive.rs), its
+//! An import's look at its archive: read once and checked whole (extras/moves/archive/), its
 //! session's own files taken out of it, and what refuses it before anything is decided.
 
 use std::fs;
