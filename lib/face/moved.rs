@@ -46,7 +46,8 @@ impl Moved {
     /// Says where the verb went, then becomes the extra's program with this run's arguments
     /// (decoded, as the driver parsed them). Returns only when that program cannot be run.
     pub fn run_instead(&self, tool: &str) -> Result<Exit> {
-        let argv = crate::engines::remote::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))?;
+        let argv =
+            crate::engines::remote::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))?;
         let args = self.argv(argv.get(1..).unwrap_or_default())?;
         eprintln!(
             "{tool}: note: {} moved to `{} {}`; running that (the old flag goes in a later release)",
@@ -54,8 +55,7 @@ impl Moved {
         );
         let program = sibling(self.program);
         let e = std::process::Command::new(&program).args(&args).exec();
-        Err(e).with_context(|| format!("cannot run {}", program.display()))
-            .map_err(|e| Exit::Unavailable.wrap(e))
+        Err(e).with_context(|| format!("cannot run {}", program.display())).map_err(|e| Exit::Unavailable.wrap(e))
     }
 }
 
@@ -80,7 +80,10 @@ mod tests {
     #[test]
     fn the_old_flags_value_becomes_the_verbs_first_argument() {
         let to = |args: &[&str]| EXPORT.argv(&os(args)).unwrap();
-        assert_eq!(to(&["--export", "a.tar.gz", "C", "--format", "json"]), os(&["export", "a.tar.gz", "C", "--format", "json"]));
+        assert_eq!(
+            to(&["--export", "a.tar.gz", "C", "--format", "json"]),
+            os(&["export", "a.tar.gz", "C", "--format", "json"])
+        );
         assert_eq!(to(&["C", "--export=a.tar.gz", "--dry-run"]), os(&["export", "a.tar.gz", "C", "--dry-run"]));
         assert!(IMPORT.argv(&os(&["--import"])).is_err());
     }

@@ -39,7 +39,10 @@ fn every_page_has_examples_of_its_own_tool() {
             assert!(example.command.contains(tool.name()), "{}: {:?} does not run it", tool.name(), example.command);
         }
     }
-    assert!(Tool::PROGRAMS.iter().chain(&Tool::EXTRAS).all(|tool| RUN_ORDER.contains(tool)), "every page's examples run");
+    assert!(
+        Tool::PROGRAMS.iter().chain(&Tool::EXTRAS).all(|tool| RUN_ORDER.contains(tool)),
+        "every page's examples run"
+    );
 }
 
 #[test]

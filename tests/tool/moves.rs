@@ -320,7 +320,12 @@ fn the_old_export_and_import_flags_say_where_they_went_and_run_jackin_move() {
     assert!(stderr(&out).contains("--import moved to `jackin-move import`"), "{}", stderr(&out));
     // On the home it came from, the session is there already: refused as jackin-move refuses it.
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert_eq!(records_of::<ErrorRecord>(&out.stdout)[0].code, "import_failed", "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        records_of::<ErrorRecord>(&out.stdout)[0].code,
+        "import_failed",
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     // Neither tool's help names the verb that moved.
     for tool in ["jackin-keep", "jackin-restore"] {
         let help = k.home.detached(tool).arg("--help").output().unwrap();

@@ -14,8 +14,8 @@ use crate::state::select::{check_arg, Unresolved};
 mod purge;
 mod restore;
 pub use purge::PurgeArgs;
-pub use restore::{RestoreArgs, SortArg};
 pub(crate) use restore::repo_for_mount;
+pub use restore::{RestoreArgs, SortArg};
 
 /// A code a tool can end with, and what it adds to the code's meaning for this tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,22 +18,22 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use plan::{plan, ExportStep, Seen};
 use crate::base::exit::Exit;
 use crate::base::steps::Steps;
 use crate::engines::docker::Engine;
 use crate::engines::git::{self, Repo};
+use crate::extras::moves::archive::{self, Staging, Writer, FORMAT};
 use crate::protocol::assessment::{Assessment, MountAssessment};
 use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Exported, MovedMount};
-use crate::extras::moves::archive::{self, Staging, Writer, FORMAT};
 use crate::services::assessor::{AssessOptions, Assessor};
 use crate::services::claim::SessionClaim;
 use crate::services::saved_work::{save_readable, slug, SavedMount};
 use crate::state::model::{IsolationKind, IsolationRecord, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{is_home_credential, Store, AUTH_SLOTS};
+use plan::{plan, ExportStep, Seen};
 
 /// `export.json`, the archive's account of the session.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -16,16 +16,16 @@ use super::submodules::{make_submodule, WHY};
 use crate::base::steps::Steps;
 use crate::base::tool::Tool;
 use crate::engines::git::{BundleHeader, IndexChange, Repo};
+use crate::extras::moves::archive::{self, Staging};
+use crate::extras::moves::export::{ExportFile, MOUNTS_ENTRY};
 use crate::protocol::evidence::{history_entry, Because, Evidence, Imported as ImportedFrom};
 use crate::protocol::records::Imported;
-use crate::extras::moves::archive::{self, Staging};
 use crate::services::claim::SessionClaim;
 use crate::services::saved_work::put_back::{index_changes, put_files_back};
 use crate::state::model::{IndexRow, IsolationKind};
 use crate::state::names::InstanceName;
 use crate::state::recipe::LaunchRecipe;
 use crate::state::store::{ensure_private_dir, write_json_atomic, Store};
-use crate::extras::moves::export::{ExportFile, MOUNTS_ENTRY};
 
 /// Makes what the plan says, walking its steps, under the session's claim, held until the
 /// session is whole here: no purge, keep or resume takes it half-made, and a second import of it

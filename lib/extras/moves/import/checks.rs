@@ -17,17 +17,17 @@ use anyhow::Result;
 
 use crate::base::exit::Exit;
 use crate::engines::git::valid_ref_name;
-use crate::protocol::inert::inert_name;
-use crate::protocol::path_bytes::NameBytes;
 use crate::extras::moves::archive::{self, Verified};
 use crate::extras::moves::archive::{Part, PartKind};
+use crate::extras::moves::export::ExportedMount;
+use crate::extras::moves::export::{CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY};
+use crate::protocol::inert::inert_name;
+use crate::protocol::path_bytes::NameBytes;
 use crate::state::continuity::Continuity;
 use crate::state::model::Manifest;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 use crate::state::store::AUTH_SLOTS;
-use crate::extras::moves::export::ExportedMount;
-use crate::extras::moves::export::{CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY, MOUNTS_ENTRY};
 
 /// An import refused: nothing written (exit 3).
 pub(super) fn refuse(file: &Path, why: std::fmt::Arguments<'_>) -> anyhow::Error {

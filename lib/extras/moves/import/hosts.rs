@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::engines::git::{BundleHeader, Repo, DETACHED_HEAD};
-use crate::protocol::path_bytes::NameBytes;
 use crate::extras::moves::archive::Verified;
 use crate::extras::moves::export::{ExportedMount, MOUNTS_ENTRY};
+use crate::protocol::path_bytes::NameBytes;
 
 use super::checks::plain;
 

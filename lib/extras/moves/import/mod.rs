@@ -32,14 +32,14 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use apply::apply;
-use hosts::look;
-use observe::observe;
-use plan::{plan, Inputs, MountPlan};
 use crate::base::steps::Steps;
 use crate::protocol::records::{Imported, MovedMount};
 use crate::services::claim::SessionClaim;
 use crate::state::store::Store;
+use apply::apply;
+use hosts::look;
+use observe::observe;
+use plan::{plan, Inputs, MountPlan};
 
 /// Brings in the session the archive `file` holds (see the module's doc): observe, plan, then
 /// make it all; with `dry_run`, only says what it would make.

@@ -10,11 +10,11 @@ use serde::de::DeserializeOwned;
 use super::checks::{check_docker_names, check_free_space, refuse, Layout};
 use crate::base::exit::Exit;
 use crate::extras::moves::archive::{self, Verified};
+use crate::extras::moves::export::{ExportFile, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY};
 use crate::state::continuity::Continuity;
 use crate::state::model::{Isolation, Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
-use crate::extras::moves::export::{ExportFile, CONTINUITY_ENTRY, EXPORT_ENTRY, ISOLATION_ENTRY, MANIFEST_ENTRY};
 
 pub(super) fn is_kept_part(name: &str) -> bool {
     [EXPORT_ENTRY, MANIFEST_ENTRY, ISOLATION_ENTRY, CONTINUITY_ENTRY].contains(&name)
@@ -54,9 +54,10 @@ pub(super) fn observe<'a>(store: &Store, file: &'a Path) -> Result<Observed<'a>>
     if manifest.container_base != name.as_str() {
         return Err(refuse(file, format_args!("its manifest is of {}, not {name}", manifest.container_base)));
     }
-    let status = Status::parse(&manifest.status).filter(|s| crate::extras::moves::export::exportable(Some(*s))).ok_or_else(|| {
-        refuse(file, format_args!("its manifest's status {:?} is not one an export writes", manifest.status))
-    })?;
+    let status =
+        Status::parse(&manifest.status).filter(|s| crate::extras::moves::export::exportable(Some(*s))).ok_or_else(
+            || refuse(file, format_args!("its manifest's status {:?} is not one an export writes", manifest.status)),
+        )?;
     let isolation: Isolation = part(file, &verified, ISOLATION_ENTRY)?.unwrap_or_default();
     let continuity: Continuity = part(file, &verified, CONTINUITY_ENTRY)?.unwrap_or_default();
     check_docker_names(&name, &manifest, &continuity, file)?;

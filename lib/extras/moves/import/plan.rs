@@ -14,11 +14,11 @@ use super::checks::{self, check_saved, check_tips, refuse, Layout};
 use super::hosts::{bundle_header, HostView, MountView, RefThere};
 use super::submodules::{numbered, plan_submodule, SubmodulePlan, SubmoduleSave};
 use crate::engines::git::BundleHeader;
+use crate::extras::moves::export::ExportedMount;
 use crate::protocol::assessment::plural;
 use crate::state::model::IsolationKind;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
-use crate::extras::moves::export::ExportedMount;
 
 /// `--dry-run` (or `--plan`) and `--repo DST=PATH`.
 #[derive(Debug, Clone, Default)]

@@ -8,8 +8,8 @@ use super::*;
 use crate::base::exit::Exit;
 use crate::engines::git::BundleHeader;
 use crate::extras::moves::archive::{Part, PartKind};
-use crate::state::store::Roots;
 use crate::extras::moves::import::hosts::{HostView, MountView, RefThere, SubmoduleView};
+use crate::state::store::Roots;
 
 const BASE: &str = "1111111111111111111111111111111111111111";
 const HEAD: &str = "2222222222222222222222222222222222222222";

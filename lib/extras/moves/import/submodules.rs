@@ -12,9 +12,9 @@ use anyhow::Result;
 use super::checks::{self, check_tips, plain, refuse};
 use super::hosts::{bundle_header, HostView, SubmoduleView};
 use crate::engines::git::{BundleHeader, Repo, DETACHED_HEAD};
+use crate::extras::moves::export::ChangedSubmodule;
 use crate::protocol::path_bytes::NameBytes;
 use crate::services::saved_work::SavedSubmodule;
-use crate::extras::moves::export::ChangedSubmodule;
 
 /// What an import's refs and reflogs say made them.
 pub(super) const WHY: &str = "jackin-restore --import";
