@@ -9,6 +9,7 @@ use jackin::base::tool::Tool;
 use jackin::engines::docker::Engine;
 use jackin::face::cli::ReconcileArgs;
 use jackin::face::driver::{self, Ctx, OutputFormat};
+use jackin::face::moved::Feed;
 use jackin::protocol::records::RepairKind;
 use jackin::state::store::Store;
 use jackin::tools::reconcile::events::{self as event, EventOptions};
@@ -24,24 +25,43 @@ fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
     args.check()?;
     let store = ctx.store()?;
     let options = Options { dry_run: args.dry_run, tool: TOOL };
-    if args.watch {
-        return watch(&args, ctx, &store, &options);
-    }
+    // The hidden --on-event: this run's records fed to jackin-notify (a dry run runs no program).
+    let program = args.on_event.as_ref().filter(|_| !args.dry_run);
+    let mut feed = program.map(|program| Feed::start(TOOL.name(), program, args.event_timeout)).transpose()?;
+    let exit = if args.watch {
+        watch(&args, ctx, &store, &options, &mut feed)
+    } else {
+        once(&args, ctx, &store, &options, &mut feed)
+    };
+    feed.map(Feed::finish);
+    exit
+}
+
+fn once(
+    args: &ReconcileArgs,
+    ctx: &mut Ctx,
+    store: &Store,
+    options: &Options,
+    feed: &mut Option<Feed>,
+) -> Result<Exit> {
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let selection = if args.instances.is_empty() { Selection::All } else { Selection::Args(args.instances.clone()) };
-    let report = reconcile::reconcile(&engine, &store, &selection, &options)?;
-    let changed = emit(ctx, &store, &args.events(), report)?;
+    let report = reconcile::reconcile(&engine, store, &selection, options)?;
+    let changed = emit(ctx, store, &args.events(), report, feed)?;
     ctx.info(format_args!("{} engine API calls", engine.api_calls()));
     Ok(if args.exit_code && changed { Exit::Findings } else { Exit::Ok })
 }
 
-/// Prints a report's records, then the expiries it warns of, running the operator's program for
-/// each event; returns whether anything changed. Orphans are not news: with `--quiet` the text
-/// format leaves them out, so cron mails only changes.
-fn emit(ctx: &mut Ctx, store: &Store, events: &EventOptions, report: Report) -> Result<bool> {
+/// Prints a report's records, then the expiries it warns of (each change and expiry fed to the
+/// hidden --on-event's notifier too); returns whether anything changed. Orphans are not news: with
+/// `--quiet` the text format leaves them out, so cron mails only changes.
+fn emit(ctx: &mut Ctx, store: &Store, events: &EventOptions, report: Report, feed: &mut Option<Feed>) -> Result<bool> {
     let changed = report.changed();
-    event::changes(events, &report.changes, &mut |line| ctx.say(line));
-    let expiring = event::expiring(store, events, &mut |line| ctx.say(line))?;
+    let expiring = event::expiring(store, events)?;
+    if let Some(feed) = feed {
+        report.changes.iter().for_each(|change| feed.send(change));
+        expiring.iter().for_each(|item| feed.send(item));
+    }
     for repair in &report.repairs {
         if repair.kind == RepairKind::IndexRebuilt {
             // Said even with --quiet: the operator's index was replaced.
@@ -71,7 +91,13 @@ fn emit(ctx: &mut Ctx, store: &Store, events: &EventOptions, report: Report) -> 
 
 /// `--watch`: until SIGTERM (exit 0) or SIGINT (exit 130). Signals only set a flag; the watcher
 /// checks it between events, so a reconciliation in progress always finishes its writes.
-fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &Store, options: &Options) -> Result<Exit> {
+fn watch(
+    args: &ReconcileArgs,
+    ctx: &mut Ctx,
+    store: &Store,
+    options: &Options,
+    feed: &mut Option<Feed>,
+) -> Result<Exit> {
     if !args.instances.is_empty() {
         return Err(Exit::Usage.err("--watch reconciles every instance; name none"));
     }
@@ -89,7 +115,7 @@ fn watch(args: &ReconcileArgs, ctx: &mut Ctx, store: &Store, options: &Options) 
         store,
         options,
         &stop,
-        |report| emit(&mut ctx.borrow_mut(), store, &events, report).map(|_| ()),
+        |report| emit(&mut ctx.borrow_mut(), store, &events, report, feed).map(|_| ()),
         |notice| {
             let routine = notice.starts_with("watching") || notice.starts_with("event: ");
             if verbose || (!quiet && !routine) {

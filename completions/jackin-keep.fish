@@ -12,8 +12,8 @@ complete -c jackin-keep -l config-dir -d 'jackin\'s config directory (env JACKIN
 complete -c jackin-keep -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
-complete -c jackin-keep -l host -d 'Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each. A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its host; a run that changes something runs on the one host named instead of here' -r
-complete -c jackin-keep -l hosts-timeout -d 'With --host or --all-hosts: how long each host may take to answer' -r
+complete -c jackin-keep -l host -d 'Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)' -r
+complete -c jackin-keep -l hosts-timeout -d 'With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)' -r
 complete -c jackin-keep -l keep -d 'Keep the session whatever the policy and the verdict: "keep this for tomorrow"'
 complete -c jackin-keep -l discard-unfinished -d 'Allow cleaning up a session whose work cannot be read (it cannot be saved first)'
 complete -c jackin-keep -l stop -d 'Stop a still-running session\'s role container first (else it is live: exit 5)'
@@ -21,6 +21,6 @@ complete -c jackin-keep -l with-auth -d 'With the hidden --export (jackin-move e
 complete -c jackin-keep -l dry-run -d 'Decide and emit the decisions with "dry_run": true; change nothing'
 complete -c jackin-keep -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-keep -s v -l verbose -d 'Say more on stderr about what is being done'
-complete -c jackin-keep -l all-hosts -d 'With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a comment) too'
+complete -c jackin-keep -l all-hosts -d 'Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)'
 complete -c jackin-keep -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-keep -s V -l version -d 'Print version'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_jackin_move_global_optspecs
-    string join \n h/help V/version
+    string join \n home= config-dir= format= q/quiet v/verbose host= all-hosts hosts-timeout= h/help V/version
 end
 
 function __fish_jackin_move_needs_command
@@ -24,6 +24,16 @@ function __fish_jackin_move_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c jackin-move -n "__fish_jackin_move_needs_command" -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
+complete -c jackin-move -n "__fish_jackin_move_needs_command" -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F
+complete -c jackin-move -n "__fish_jackin_move_needs_command" -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
+json\t'JSON Lines records, one per line'
+text\t'One readable line or block per instance'"
+complete -c jackin-move -n "__fish_jackin_move_needs_command" -l host -d 'Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)' -r
+complete -c jackin-move -n "__fish_jackin_move_needs_command" -l hosts-timeout -d 'With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)' -r
+complete -c jackin-move -n "__fish_jackin_move_needs_command" -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
+complete -c jackin-move -n "__fish_jackin_move_needs_command" -s v -l verbose -d 'Say more on stderr about what is being done'
+complete -c jackin-move -n "__fish_jackin_move_needs_command" -l all-hosts -d 'Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)'
 complete -c jackin-move -n "__fish_jackin_move_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-move -n "__fish_jackin_move_needs_command" -s V -l version -d 'Print version'
 complete -c jackin-move -n "__fish_jackin_move_needs_command" -f -a "export" -d 'Write the kept session INSTANCE to one archive FILE: its manifest, isolation records and launch recipe, agent home and state, and per mount the commits only it holds, its base commit and remote URLs, and its changed and untracked files. Never the agents\' auth slots or a secret\'s value (without --with-auth). The session stays kept here; a live one is refused (exit 5)'
@@ -35,13 +45,13 @@ complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l confi
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
-complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l host -d 'Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each. A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its host; a run that changes something runs on the one host named instead of here' -r
-complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l hosts-timeout -d 'With --host or --all-hosts: how long each host may take to answer' -r
+complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l host -d 'Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)' -r
+complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l hosts-timeout -d 'With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)' -r
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l with-auth -d 'Carry the agents\' auth slots (claude/, codex/, …) and the agent home\'s credentials (.codex/auth.json, .config/gh, …) too; the record says so'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l dry-run -d 'Say what the archive would hold; write nothing'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -s v -l verbose -d 'Say more on stderr about what is being done'
-complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l all-hosts -d 'With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a comment) too'
+complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -l all-hosts -d 'Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l repo -d 'The host repository for the mount at DST (its container path), instead of the one found by its remote URL; repeat for each mount' -r
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
@@ -49,12 +59,12 @@ complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l confi
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
-complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l host -d 'Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each. A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its host; a run that changes something runs on the one host named instead of here' -r
-complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l hosts-timeout -d 'With --host or --all-hosts: how long each host may take to answer' -r
+complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l host -d 'Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)' -r
+complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l hosts-timeout -d 'With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)' -r
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l dry-run -d 'Check the archive and say what would be made; write nothing'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -s v -l verbose -d 'Say more on stderr about what is being done'
-complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l all-hosts -d 'With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a comment) too'
+complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -l all-hosts -d 'Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand help; and not __fish_seen_subcommand_from export import help" -f -a "export" -d 'Write the kept session INSTANCE to one archive FILE: its manifest, isolation records and launch recipe, agent home and state, and per mount the commits only it holds, its base commit and remote URLs, and its changed and untracked files. Never the agents\' auth slots or a secret\'s value (without --with-auth). The session stays kept here; a live one is refused (exit 5)'
 complete -c jackin-move -n "__fish_jackin_move_using_subcommand help; and not __fish_seen_subcommand_from export import help" -f -a "import" -d 'Bring in a session exported on another host: each mount\'s commits into the repository of this host\'s jackin config with the same remote URL (or --repo), its worktree or clone where jackin puts it, its files on top, and its manifest, records and recipe in this home, as a kept session that jackin-restore INSTANCE resumes. An archive that is truncated, altered or of a newer format, or an instance of the same name here, is refused with nothing written (exit 3)'

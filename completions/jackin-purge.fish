@@ -11,8 +11,8 @@ complete -c jackin-purge -l config-dir -d 'jackin\'s config directory (env JACKI
 complete -c jackin-purge -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
-complete -c jackin-purge -l host -d 'Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each. A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its host; a run that changes something runs on the one host named instead of here' -r
-complete -c jackin-purge -l hosts-timeout -d 'With --host or --all-hosts: how long each host may take to answer' -r
+complete -c jackin-purge -l host -d 'Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)' -r
+complete -c jackin-purge -l hosts-timeout -d 'With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)' -r
 complete -c jackin-purge -l terminal -d 'Purge every instance whose status is terminal (clean_exited, superseded, purged; failed_setup only when its work is verified clean)'
 complete -c jackin-purge -l discard-unfinished -d 'Allow deleting work at risk; it is saved to the quarantine first'
 complete -c jackin-purge -l no-quarantine -d 'Do not save work at risk before deleting it (only with --discard-unfinished): the one exception to "discarded work is saved first"; what is deleted cannot be got back'
@@ -23,7 +23,7 @@ complete -c jackin-purge -l kept -d 'With --slim: every kept session (restore_av
 complete -c jackin-purge -l dry-run -d 'Change nothing; emit the purged records that would be written, with "dry_run": true'
 complete -c jackin-purge -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-purge -s v -l verbose -d 'Say more on stderr about what is being done'
-complete -c jackin-purge -l all-hosts -d 'With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a comment) too'
+complete -c jackin-purge -l all-hosts -d 'Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)'
 complete -c jackin-purge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-purge -s V -l version -d 'Print version'
 

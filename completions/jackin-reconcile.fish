@@ -1,6 +1,6 @@
-complete -c jackin-reconcile -l on-event -d 'Run PROGRAM (itself, never a shell) for each status change this run makes and each expiry it warns of: the record as a JSON line on its stdin; JACKIN_EVENT (status_change, expiring), JACKIN_SESSION, and JACKIN_STATUS_FROM and JACKIN_STATUS, or JACKIN_EXPIRING, JACKIN_EXPIRES_AT and JACKIN_EXPIRES_IN_SECS, in its environment' -r -F
-complete -c jackin-reconcile -l event-timeout -d 'With --on-event: how long PROGRAM may run before it is killed (the next event still runs)' -r
-complete -c jackin-reconcile -l warn-before -d 'Warn once (an `expiring` record, and --on-event) of each quarantine, and each kept clean session under --retention, that jackin-purge will delete within DUR [default with --on-event: 24h]' -r
+complete -c jackin-reconcile -l on-event -d 'Moved to `jackin-reconcile | jackin-notify PROGRAM`, which this runs (hidden, for one release): PROGRAM run for each status change and each expiry warned of' -r -F
+complete -c jackin-reconcile -l event-timeout -d 'With the hidden --on-event (jackin-notify --event-timeout)' -r
+complete -c jackin-reconcile -l warn-before -d 'Warn once (an `expiring` record, for jackin-notify) of each quarantine, and each kept clean session under --retention, that jackin-purge will delete within DUR' -r
 complete -c jackin-reconcile -l retention -d 'The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): a kept clean session last updated longer ago is deleted by it' -r
 complete -c jackin-reconcile -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-reconcile -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
@@ -8,14 +8,14 @@ complete -c jackin-reconcile -l config-dir -d 'jackin\'s config directory (env J
 complete -c jackin-reconcile -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
-complete -c jackin-reconcile -l host -d 'Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each. A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its host; a run that changes something runs on the one host named instead of here' -r
-complete -c jackin-reconcile -l hosts-timeout -d 'With --host or --all-hosts: how long each host may take to answer' -r
+complete -c jackin-reconcile -l host -d 'Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)' -r
+complete -c jackin-reconcile -l hosts-timeout -d 'With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)' -r
 complete -c jackin-reconcile -l watch -d 'Keep running: reconcile again on the engine\'s die, destroy, start and oom events, until SIGTERM or SIGINT; reconnect with backoff when the engine restarts'
 complete -c jackin-reconcile -l exit-code -d 'Exit 1 when anything changed (or would have, with --dry-run)'
 complete -c jackin-reconcile -l dry-run -d 'Change nothing; emit the records a real run would emit, each with "dry_run": true'
 complete -c jackin-reconcile -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-reconcile -s v -l verbose -d 'Say more on stderr about what is being done'
-complete -c jackin-reconcile -l all-hosts -d 'With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a comment) too'
+complete -c jackin-reconcile -l all-hosts -d 'Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)'
 complete -c jackin-reconcile -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-reconcile -s V -l version -d 'Print version'
 

@@ -20,8 +20,8 @@ complete -c jackin-restore -l config-dir -d 'jackin\'s config directory (env JAC
 complete -c jackin-restore -l format -d 'Output format' -r -f -a "auto\t'Text when stdout is a terminal, JSON Lines otherwise'
 json\t'JSON Lines records, one per line'
 text\t'One readable line or block per instance'"
-complete -c jackin-restore -l host -d 'Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each. A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its host; a run that changes something runs on the one host named instead of here' -r
-complete -c jackin-restore -l hosts-timeout -d 'With --host or --all-hosts: how long each host may take to answer' -r
+complete -c jackin-restore -l host -d 'Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)' -r
+complete -c jackin-restore -l hosts-timeout -d 'With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)' -r
 complete -c jackin-restore -l list -d 'List resumable sessions, newest first, instead of opening the picker (the default without INSTANCE when no terminal can show the picker); change nothing'
 complete -c jackin-restore -l quarantined -d 'List the quarantines discards left, newest first: what each holds, until when, and whether it can be recovered now; change nothing'
 complete -c jackin-restore -l records -d 'List the records purged sessions left, newest first: how each was launched, how it ended, what its work became (its commits pushed, integrated or quarantined), the copy of its agent\'s conversation, and when the record expires; change nothing'
@@ -33,7 +33,7 @@ complete -c jackin-restore -s y -l yes -d 'Acknowledge the preserved-work summar
 complete -c jackin-restore -l exec -d 'Replace this process with the attach command once the session runs'
 complete -c jackin-restore -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-restore -s v -l verbose -d 'Say more on stderr about what is being done'
-complete -c jackin-restore -l all-hosts -d 'With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a comment) too'
+complete -c jackin-restore -l all-hosts -d 'Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)'
 complete -c jackin-restore -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c jackin-restore -s V -l version -d 'Print version'
 

@@ -12,6 +12,11 @@ pub enum Tool {
     Restore,
     /// `jackin-move`: a kept session exported to one file, or imported from one (extras/moves/).
     Move,
+    /// `jackin-hosts`: a tool run here and on other hosts over ssh, one view (extras/hosts/).
+    Hosts,
+    /// `jackin-notify`: the operator's program run for each event of reconcile's records
+    /// (extras/notify/).
+    Notify,
     /// `jackin-move import` (extras/moves/import/), for its crash points.
     Import,
 }
@@ -21,7 +26,7 @@ impl Tool {
     pub const PROGRAMS: [Tool; 5] = [Tool::Assess, Tool::Keep, Tool::Purge, Tool::Reconcile, Tool::Restore];
 
     /// The extras: programs of their own over the same core, which none of the five runs.
-    pub const EXTRAS: [Tool; 1] = [Tool::Move];
+    pub const EXTRAS: [Tool; 3] = [Tool::Move, Tool::Hosts, Tool::Notify];
 
     /// Whether `program` (a binary's file name) is one of the tools: the five or an extra.
     pub fn is_ours(program: &str) -> bool {
@@ -37,6 +42,8 @@ impl Tool {
             Tool::Reconcile => "jackin-reconcile",
             Tool::Restore => "jackin-restore",
             Tool::Move | Tool::Import => "jackin-move",
+            Tool::Hosts => "jackin-hosts",
+            Tool::Notify => "jackin-notify",
         }
     }
 
@@ -49,6 +56,8 @@ impl Tool {
             Tool::Reconcile => "JACKIN_RECONCILE_CRASH_AT",
             Tool::Restore => "JACKIN_RESTORE_CRASH_AT",
             Tool::Move => "JACKIN_MOVE_CRASH_AT",
+            Tool::Hosts => "JACKIN_HOSTS_CRASH_AT",
+            Tool::Notify => "JACKIN_NOTIFY_CRASH_AT",
             Tool::Import => "JACKIN_IMPORT_CRASH_AT",
         }
     }
@@ -62,6 +71,8 @@ impl Tool {
             Tool::Reconcile => "JACKIN_RECONCILE_PAUSE_AT",
             Tool::Restore => "JACKIN_RESTORE_PAUSE_AT",
             Tool::Move => "JACKIN_MOVE_PAUSE_AT",
+            Tool::Hosts => "JACKIN_HOSTS_PAUSE_AT",
+            Tool::Notify => "JACKIN_NOTIFY_PAUSE_AT",
             Tool::Import => "JACKIN_IMPORT_PAUSE_AT",
         }
     }

@@ -4,4 +4,3 @@
 pub mod docker;
 pub mod endpoint;
 pub mod git;
-pub(crate) mod remote;

@@ -3,9 +3,15 @@
 //! their binaries link none of it, and an old flag of theirs that became an extra's verb runs the
 //! extra's program (face/moved.rs).
 //!
+//! - `hosts`: `jackin-hosts --host DEST TOOL ARGS`, a view of several hosts over ssh, merged (and
+//!   a run that acts, on the one host named).
 //! - `moves`: `jackin-move export|import`, a kept session taken to another host as one archive.
+//! - `notify`: `jackin-notify PROGRAM`, the operator's program run for each event of
+//!   jackin-reconcile's records, read from a pipe.
 
+pub mod hosts;
 pub mod moves;
+pub mod notify;
 
 /// Every program's command line, the five and the extras, for `--help`, the man pages and the
 /// completions.
@@ -13,6 +19,8 @@ pub fn commands() -> Vec<clap::Command> {
     use clap::CommandFactory;
     let mut commands = crate::face::cli::commands();
     commands.push(moves::cli::MoveArgs::command());
+    commands.push(hosts::cli::HostsArgs::command());
+    commands.push(notify::cli::NotifyArgs::command());
     commands
 }
 
@@ -21,5 +29,7 @@ pub fn man_commands() -> Vec<clap::Command> {
     use clap::CommandFactory;
     let mut commands = crate::face::cli::man_commands();
     commands.push(moves::cli::MoveArgs::command().after_help(None::<&str>));
+    commands.push(hosts::cli::HostsArgs::command().after_help(None::<&str>));
+    commands.push(notify::cli::NotifyArgs::command().after_help(None::<&str>));
     commands
 }

@@ -8,8 +8,7 @@ use std::rc::Rc;
 use anyhow::Result;
 
 use crate::base::exit::{is_broken_pipe, Exit};
-use crate::face::cli::{CommonArgs, Format, Reach, ToolArgs};
-use crate::face::hosts;
+use crate::face::cli::{CommonArgs, Format, ToolArgs};
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::{self, InputRecord, Record};
 use crate::protocol::inert::inert_text;
@@ -21,14 +20,14 @@ use crate::state::store::{Roots, Store};
 /// Parses the tool's arguments, runs it and exits. `run` returns the exit code for a finished
 /// run; per-instance failures reported through [`Ctx::fail`] turn it into 6 (partial).
 pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit>) -> ! {
-    let argv = match crate::engines::remote::decoded_args(std::env::args_os().collect()) {
+    let argv = match crate::base::argv::decoded_args(std::env::args_os().collect()) {
         Ok(argv) => argv,
         Err(why) => {
             eprintln!("{tool}: error: {why}");
             std::process::exit(Exit::Usage.code())
         }
     };
-    let args = match A::try_parse_from(argv) {
+    let args = match A::try_parse_from(argv).and_then(A::resolved) {
         Ok(args) => args,
         Err(e) => {
             // An argument our own value parser refused reads as every other error of the tools.
@@ -59,8 +58,8 @@ pub fn main<A: ToolArgs>(tool: &'static str, run: fn(A, &mut Ctx) -> Result<Exit
     std::process::exit(exit.code())
 }
 
-/// The run, on this host and on the hosts of `--host` (face/hosts.rs): a view here first, then
-/// every host's rows; a run that acts on the one host named, instead of here.
+/// The run; with the hidden `--host` or `--all-hosts` of a tool, `jackin-hosts` runs it instead
+/// (face/moved.rs).
 fn run_here_and_there<A: ToolArgs>(
     tool: &'static str,
     args: A,
@@ -71,29 +70,7 @@ fn run_here_and_there<A: ToolArgs>(
     if common.host.is_empty() && !common.all_hosts {
         return run(args, ctx);
     }
-    let hosts = hosts::destinations(common, &ctx.roots()?.config_dir)?;
-    if hosts.is_empty() {
-        return run(args, ctx);
-    }
-    let timeout = args.common().hosts_timeout;
-    let (exit, answers) = match args.reach() {
-        Reach::Act => {
-            let (exit, answer) = hosts::act(tool, &hosts, timeout)?;
-            (Ok(exit), vec![answer])
-        }
-        Reach::View => {
-            let remotes = hosts::start(tool, &hosts, timeout)?;
-            let exit = run(args, ctx);
-            (exit, remotes.answers())
-        }
-    };
-    for answer in answers {
-        for row in &answer.rows {
-            ctx.line(&hosts::row_line(&answer.host, row, ctx.format == OutputFormat::Json))?;
-        }
-        ctx.emit(&answer.closing)?;
-    }
-    exit
+    crate::face::moved::hosts_instead(tool)
 }
 
 /// What a tool's run can use: its output, its diagnostics, its roots. Records and text go to

@@ -87,6 +87,8 @@ pub fn manual(tool: Tool) -> Manual {
         Tool::Reconcile => (&RECONCILE_EXAMPLES[..], Some(EVERY_SESSION)),
         Tool::Restore => (&RESTORE_EXAMPLES[..], Some(RESUMABLE)),
         Tool::Move | Tool::Import => (&MOVE_EXAMPLES[..], None),
+        Tool::Notify => (&NOTIFY_EXAMPLES[..], None),
+        Tool::Hosts => (&HOSTS_EXAMPLES[..], None),
     };
     Manual { examples, environment: environment(tool), files: files(tool), see_also: see_also(tool), sessions }
 }
@@ -189,6 +191,48 @@ const KEEP_EXAMPLES: [Example; 4] = [
         "jackin-assess \"$C\" | jackin-keep --keep --stop --format text",
         Exit::Ok,
         "operator keep",
+    ),
+];
+
+const HOSTS_EXAMPLES: [Example; 3] = [
+    example(
+        "With no host named, the view runs here alone, as the tool prints it",
+        "jackin-hosts jackin-assess --all --format text",
+        Exit::Ok,
+        "1 branch unpushed",
+    ),
+    example(
+        "A host that cannot be reached is a row of its own, never a failure of the view",
+        "jackin-hosts --host nosuchhost.invalid --hosts-timeout 5s jackin-assess --all --format json",
+        Exit::Ok,
+        "\"status\":\"unreachable\"",
+    ),
+    example(
+        "A run that acts reaches one host, never several at once",
+        "jackin-hosts --host a.invalid --host b.invalid jackin-purge --terminal",
+        Exit::Usage,
+        "name one --host",
+    ),
+];
+
+const NOTIFY_EXAMPLES: [Example; 3] = [
+    example(
+        "Each status change and each expiry reconcile reports runs the program; the records pass on",
+        "jackin-reconcile --warn-before 1h --format json | jackin-notify /bin/true",
+        Exit::Ok,
+        "",
+    ),
+    example(
+        "A program that is not there (or that another user could change) is refused before a line is read",
+        "jackin-notify /nonexistent/on-event </dev/null",
+        Exit::Usage,
+        "no such program",
+    ),
+    example(
+        "A line that is not a record ends the run: the lines before it were handled",
+        "printf 'not a record\\n' | jackin-notify /bin/true",
+        Exit::BadInput,
+        "not JSON",
     ),
 ];
 
@@ -355,8 +399,14 @@ const RESTORE_VARIABLES: [Variable; 5] = [
     variable("JACKIN_INTERRUPTED_SINCE", "--since of --interrupted, when it is not given (the boot unit sets it)."),
 ];
 
-/// The variables `tool` reads. assess and purge read nothing of jackin's config.
+/// The variables `tool` reads. assess and purge read nothing of jackin's config; jackin-notify
+/// reads nothing of jackin's at all.
 fn environment(tool: Tool) -> Vec<Variable> {
+    match tool {
+        Tool::Notify => return Vec::new(),
+        Tool::Hosts => return vec![HOME_VARIABLES[0], CONFIG_VARIABLE, HOME_VARIABLES[1]],
+        _ => {}
+    }
     let mut read = HOME_VARIABLES.to_vec();
     if tool != Tool::Assess && tool != Tool::Purge {
         read.insert(1, CONFIG_VARIABLE);
@@ -371,7 +421,7 @@ fn environment(tool: Tool) -> Vec<Variable> {
             "USER",
             "Who exported the session (user@host in the archive; LOGNAME when USER is not set).",
         )),
-        Tool::Assess | Tool::Purge | Tool::Reconcile => {}
+        Tool::Assess | Tool::Purge | Tool::Reconcile | Tool::Notify | Tool::Hosts => {}
     }
     read
 }
@@ -486,6 +536,21 @@ fn files(tool: Tool) -> Vec<File> {
             LOCK_HOLDERS,
             TTY,
         ],
+        Tool::Notify | Tool::Hosts | Tool::Move | Tool::Import => extra_files(tool),
+    }
+}
+
+/// The files an extra reads or writes.
+fn extra_files(tool: Tool) -> Vec<File> {
+    match tool {
+        Tool::Hosts => vec![
+            file(
+                "~/.config/jackin/jackin-tools-hosts",
+                "The hosts of --all-hosts, one ssh destination a line (# for a comment); refused when another user \
+                 could have written it.",
+            ),
+            file("~/.ssh/config", "ssh's own configuration, keys and known hosts: how each host is reached."),
+        ],
         Tool::Move | Tool::Import => vec![
             INDEX,
             MANIFEST,
@@ -498,6 +563,7 @@ fn files(tool: Tool) -> Vec<File> {
             DOCKER_CONTEXTS,
             LOCK_HOLDERS,
         ],
+        _ => Vec::new(),
     }
 }
 

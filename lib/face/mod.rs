@@ -3,7 +3,6 @@
 
 pub mod cli;
 pub mod driver;
-pub mod hosts;
 pub mod manual;
 pub mod moved;
 pub mod progress;

@@ -47,7 +47,7 @@ impl Moved {
     /// (decoded, as the driver parsed them). Returns only when that program cannot be run.
     pub fn run_instead(&self, tool: &str) -> Result<Exit> {
         let argv =
-            crate::engines::remote::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))?;
+            crate::base::argv::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))?;
         let args = self.argv(argv.get(1..).unwrap_or_default())?;
         eprintln!(
             "{tool}: note: {} moved to `{} {}`; running that (the old flag goes in a later release)",
@@ -56,6 +56,84 @@ impl Moved {
         let program = sibling(self.program);
         let e = std::process::Command::new(&program).args(&args).exec();
         Err(e).with_context(|| format!("cannot run {}", program.display())).map_err(|e| Exit::Unavailable.wrap(e))
+    }
+}
+
+/// A tool's hidden `--host DEST`, `--all-hosts` and `--hosts-timeout DUR`: `jackin-hosts` with
+/// those flags, then the tool and the rest of its arguments, runs in this process's place.
+pub fn hosts_instead(tool: &str) -> Result<Exit> {
+    let argv = crate::base::argv::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))?;
+    let (hosts, rest) = hosts_argv(argv.get(1..).unwrap_or_default());
+    eprintln!(
+        "{tool}: note: --host and --all-hosts moved to `jackin-hosts`: `jackin-hosts --host DEST {tool} ARGS`; running \
+         that (the old flags go in a later release)"
+    );
+    let program = sibling("jackin-hosts");
+    let e = std::process::Command::new(&program).args(hosts).arg(tool).args(rest).exec();
+    Err(e).with_context(|| format!("cannot run {}", program.display())).map_err(|e| Exit::Unavailable.wrap(e))
+}
+
+/// The flags of `jackin-hosts` in a tool's arguments, apart from the rest, each in its order.
+fn hosts_argv(argv: &[OsString]) -> (Vec<OsString>, Vec<OsString>) {
+    const WITH_VALUE: [&str; 2] = ["--host", "--hosts-timeout"];
+    let (mut hosts, mut rest) = (Vec::new(), Vec::new());
+    let mut args = argv.iter();
+    while let Some(arg) = args.next() {
+        let text = arg.to_str().unwrap_or_default();
+        if WITH_VALUE.contains(&text) {
+            hosts.push(arg.clone());
+            hosts.extend(args.next().cloned());
+        } else if text == "--all-hosts" || WITH_VALUE.iter().any(|flag| text.starts_with(&format!("{flag}="))) {
+            hosts.push(arg.clone());
+        } else {
+            rest.push(arg.clone());
+        }
+    }
+    (hosts, rest)
+}
+
+/// `jackin-reconcile --on-event PROGRAM`, moved to `jackin-reconcile | jackin-notify PROGRAM`: the
+/// run's records fed to a `jackin-notify` it starts, whose stdout is dropped (this run's stdout is
+/// its records). Not for a dry run, which runs no program.
+pub struct Feed {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+}
+
+impl Feed {
+    /// Says where the flag went and starts `jackin-notify PROGRAM --event-timeout TIMEOUT`.
+    pub fn start(tool: &str, program: &std::path::Path, timeout: std::time::Duration) -> Result<Feed> {
+        eprintln!(
+            "{tool}: note: --on-event moved to `jackin-notify`: `{tool} | jackin-notify PROGRAM`; running that (the old \
+             flag goes in a later release)"
+        );
+        let notify = sibling("jackin-notify");
+        let mut child = std::process::Command::new(&notify)
+            .arg(program)
+            .arg("--event-timeout")
+            .arg(humantime::format_duration(timeout).to_string())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot run {}", notify.display()))
+            .map_err(|e| Exit::Unavailable.wrap(e))?;
+        let stdin = child.stdin.take();
+        Ok(Feed { child, stdin })
+    }
+
+    /// Hands one record on; a notifier that is gone costs its events, never the run.
+    pub fn send<R: crate::protocol::envelope::Record>(&mut self, record: &R) {
+        use std::io::Write;
+        let (Some(stdin), Ok(line)) = (self.stdin.as_mut(), crate::protocol::envelope::to_line(record)) else { return };
+        if writeln!(stdin, "{line}").is_err() {
+            self.stdin = None;
+        }
+    }
+
+    /// Ends its input and waits until every event has run.
+    pub fn finish(mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
     }
 }
 
@@ -86,5 +164,13 @@ mod tests {
         );
         assert_eq!(to(&["C", "--export=a.tar.gz", "--dry-run"]), os(&["export", "a.tar.gz", "C", "--dry-run"]));
         assert!(IMPORT.argv(&os(&["--import"])).is_err());
+    }
+
+    #[test]
+    fn the_hosts_flags_go_to_jackin_hosts_and_the_rest_to_the_tool() {
+        let (hosts, rest) =
+            hosts_argv(&os(&["--all", "--host", "a", "--host=b", "--all-hosts", "--hosts-timeout", "5s", "-v"]));
+        assert_eq!(hosts, os(&["--host", "a", "--host=b", "--all-hosts", "--hosts-timeout", "5s"]));
+        assert_eq!(rest, os(&["--all", "-v"]));
     }
 }

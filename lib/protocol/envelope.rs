@@ -37,6 +37,17 @@ pub(crate) fn to_line<R: Record>(record: &R) -> Result<String> {
     Ok(serde_json::to_string(&Envelope { schema_version: SCHEMA_VERSION, kind: R::TYPE, data })?)
 }
 
+/// A record read from another host's tools, written again as one line with `host` set to the host
+/// it came from, whatever it claimed.
+pub fn from_host(record: &InputRecord, host: &str) -> String {
+    let mut data = record.data.clone();
+    if let Value::Object(fields) = &mut data {
+        fields.insert("host".into(), Value::String(host.to_owned()));
+    }
+    let envelope = Envelope { schema_version: SCHEMA_VERSION, kind: &record.kind, data };
+    serde_json::to_string(&envelope).expect("a JSON value writes")
+}
+
 /// The host a record says it was made on (`data.host`), if it says.
 pub fn made_on(record: &InputRecord) -> Option<&str> {
     record.data.get("host").and_then(Value::as_str)
@@ -60,6 +71,16 @@ impl InputRecord {
             .map_err(|e| Exit::BadInput.err(format_args!("line {}: bad {} record: {e}", self.line_no, self.kind)))
     }
 
+    /// The exact text read, for a record handed on byte for byte.
+    pub fn line(&self) -> &str {
+        &self.line
+    }
+
+    /// Which line of the input it was.
+    pub fn line_no(&self) -> usize {
+        self.line_no
+    }
+
     /// The instance a record is about, if it names one.
     pub fn container_base(&self) -> Option<&str> {
         self.data.get("container_base").and_then(Value::as_str)
@@ -72,8 +93,19 @@ pub(crate) const INPUT_LINE_LIMIT: usize = 64 << 20;
 
 /// Reads and checks every line before anything acts on one: a single bad line is exit 3 and the
 /// caller has changed nothing. Empty lines are skipped.
-pub(crate) fn read_all(mut input: impl BufRead) -> Result<Vec<InputRecord>> {
+pub(crate) fn read_all(input: impl BufRead) -> Result<Vec<InputRecord>> {
     let mut records = Vec::new();
+    read_each(input, &mut |record| {
+        records.push(record);
+        Ok(())
+    })?;
+    Ok(records)
+}
+
+/// Hands each record to `each` as soon as its line is read and checked, for a reader that follows
+/// a stream (`jackin-reconcile --watch | jackin-notify`); a bad line ends the read with exit 3,
+/// after the records before it. Empty lines are skipped.
+pub fn read_each(mut input: impl BufRead, each: &mut dyn FnMut(InputRecord) -> Result<()>) -> Result<()> {
     for line_no in 1.. {
         let mut bytes = Vec::new();
         let read = (&mut input).take(INPUT_LINE_LIMIT as u64 + 1).read_until(b'\n', &mut bytes);
@@ -91,9 +123,9 @@ pub(crate) fn read_all(mut input: impl BufRead) -> Result<Vec<InputRecord>> {
         if line.trim().is_empty() {
             continue;
         }
-        records.push(check_line(line, line_no)?);
+        each(check_line(line, line_no)?)?;
     }
-    Ok(records)
+    Ok(())
 }
 
 pub(crate) fn check_line(line: String, line_no: usize) -> Result<InputRecord> {

@@ -596,6 +596,8 @@ pub fn tool_path(tool: &str) -> &'static Path {
         "jackin-reconcile" => assert_cmd::cargo::cargo_bin!("jackin-reconcile"),
         "jackin-restore" => assert_cmd::cargo::cargo_bin!("jackin-restore"),
         "jackin-move" => assert_cmd::cargo::cargo_bin!("jackin-move"),
+        "jackin-notify" => assert_cmd::cargo::cargo_bin!("jackin-notify"),
+        "jackin-hosts" => assert_cmd::cargo::cargo_bin!("jackin-hosts"),
         other => panic!("{other} is not one of the tools"),
     }
 }

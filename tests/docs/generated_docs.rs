@@ -88,6 +88,9 @@ fn exit_status(tool: &str) -> String {
 }
 
 fn environment(manual: &Manual) -> String {
+    if manual.environment.is_empty() {
+        return String::new();
+    }
     let mut section = String::from(".SH ENVIRONMENT\n");
     for variable in &manual.environment {
         section.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(variable.name), roff(variable.about)));
@@ -96,6 +99,9 @@ fn environment(manual: &Manual) -> String {
 }
 
 fn files(manual: &Manual) -> String {
+    if manual.files.is_empty() {
+        return String::new();
+    }
     let mut section = format!(".SH FILES\n{}\n", roff(manual::FILES_INTRO));
     for file in &manual.files {
         section.push_str(&format!(".TP\n\\fI{}\\fR\n{}\n", roff(file.path), roff(file.about)));

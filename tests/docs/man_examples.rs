@@ -15,7 +15,8 @@ use crate::common::docker::engine_available;
 /// The order the tools' examples run in, on one home: reconcile before keep, while there is
 /// something for it to find (`$D`'s container was never there); purge's discard of `$D` before
 /// restore, whose `--recover` brings that work back.
-const RUN_ORDER: [Tool; 6] = [Tool::Assess, Tool::Reconcile, Tool::Keep, Tool::Move, Tool::Purge, Tool::Restore];
+const RUN_ORDER: [Tool; 8] =
+    [Tool::Assess, Tool::Hosts, Tool::Reconcile, Tool::Notify, Tool::Keep, Tool::Move, Tool::Purge, Tool::Restore];
 
 /// What is wrong with one example's run: `None` when it ended and printed as its page says.
 fn drift(example: &Example, code: Option<i32>, stdout: &str, stderr: &str) -> Option<String> {
@@ -101,7 +102,7 @@ fn literals_of_the_library() -> String {
 #[test]
 fn the_environment_the_pages_list_is_read_by_the_library() {
     let library = literals_of_the_library();
-    for tool in Tool::PROGRAMS {
+    for tool in Tool::PROGRAMS.into_iter().chain(Tool::EXTRAS) {
         for variable in manual::manual(tool).environment {
             // `env:NAME` stands for the variables a launch recipe names, which the recipe says.
             if variable.name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {

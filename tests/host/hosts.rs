@@ -1,4 +1,4 @@
-//! One view across hosts (`--host`): the tools run on other machines over real ssh (an sshd on
+//! One view across hosts (`jackin-hosts --host DEST TOOL ARGS`): the tools run on other machines over real ssh (an sshd on
 //! loopback per host, each with its own jackin home), their rows merged after this host's, each
 //! with its host; a host that is down, one without the tools and one whose tools speak another
 //! protocol are each one row with the reason, never a failure of the view. A run that acts runs
@@ -65,6 +65,14 @@ fn client_env(dir: &Path, hosts: &[&Host]) -> Vec<(String, String)> {
     vec![("PATH".into(), path), ("SSH_AUTH_SOCK".into(), agent.to_str().unwrap().to_owned())]
 }
 
+/// `jackin-hosts HOSTS_FLAGS TOOL --home … --config-dir … ARGS` for the home `local`.
+fn across(local: &Home, hosts_flags: &[&str], tool: &str, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(common::tool_path("jackin-hosts"));
+    cmd.args(hosts_flags).arg(tool).arg("--home").arg(&local.home).arg("--config-dir").arg(&local.config).args(args);
+    cmd.env_remove("JACKIN_HOME_DIR").env_remove("JACKIN_CONFIG_DIR");
+    cmd
+}
+
 fn records_of(stdout: &[u8]) -> Vec<(String, Value)> {
     envelopes(stdout).into_iter().map(|e| (e.kind.clone(), e.data)).collect()
 }
@@ -98,13 +106,9 @@ fn a_view_across_two_hosts_and_one_that_is_down() {
     let on_b = b.home.instance("hostc000", |_, _| Vec::new()).container;
     let env = client_env(&local.tmp.path().join("client"), &[&a, &b, &c]);
 
-    let out = local
-        .cmd("jackin-assess")
-        .args(["--all", "--format", "json", "--hosts-timeout", "20s"])
-        .args(["--host", &b.dest, "--host", &a.dest, "--host", &down, "--host", &c.dest])
-        .envs(env.clone())
-        .output()
-        .unwrap();
+    let hosts = ["--hosts-timeout", "20s", "--host", &b.dest, "--host", &a.dest, "--host", &down, "--host", &c.dest];
+    let out =
+        across(&local, &hosts, "jackin-assess", &["--all", "--format", "json"]).envs(env.clone()).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stderr(&out), a.server.log(&local.tmp.path().join("sshd-a")));
     let rows = records_of(&out.stdout);
     // This host's rows first, with this host's own name (every record says where it was made).
@@ -143,21 +147,21 @@ fn a_view_across_two_hosts_and_one_that_is_down() {
     assert_eq!(at, rows.len(), "{rows:?}");
 
     // The same view as text: each host's rows after its name. A host without the tool: one row.
+    // Through the tool's hidden --host, which says where it went and runs jackin-hosts.
     let out = local
         .cmd("jackin-restore")
         .args(["--list", "--format", "text", "--host", &a.dest, "--host", &c.dest])
         .envs(env.clone())
         .output()
         .unwrap();
+    assert!(stderr(&out).contains("moved to `jackin-hosts`"), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(text.contains(&format!("[{}] no_tools", c.dest)), "{text}\n{}", stderr(&out));
     assert!(text.contains(&format!("[{}] ok", a.dest)), "{text}");
 
     // Acting runs on the one host named, and nowhere else; two hosts for an act is a usage error.
     let before = (local.snapshot(), b.home.snapshot());
-    let out = local
-        .cmd("jackin-purge")
-        .args(["--format", "json", "--host", &a.dest, &on_a])
+    let out = across(&local, &["--host", &a.dest], "jackin-purge", &["--format", "json", &on_a])
         .envs(env.clone())
         .output()
         .unwrap();
@@ -168,7 +172,8 @@ fn a_view_across_two_hosts_and_one_that_is_down() {
     assert_eq!(purged, (Some(on_a.as_str()), Some(a.dest.as_str())));
     assert!(!a.home.data(&on_a).exists(), "purged on a");
     assert_eq!((local.snapshot(), b.home.snapshot()), before, "nothing here or on b changed");
-    let out = local.cmd("jackin-purge").args(["--host", &a.dest, "--host", &b.dest, &on_b]).envs(env).output().unwrap();
+    let out =
+        across(&local, &["--host", &a.dest, "--host", &b.dest], "jackin-purge", &[&on_b]).envs(env).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(b.home.data(&on_b).exists());
 }
@@ -211,9 +216,7 @@ fn a_row_from_another_host_changes_nothing_here() {
     let env = client_env(&local.tmp.path().join("client"), &[&a]);
     let before = local.snapshot();
 
-    let view = local
-        .cmd("jackin-assess")
-        .args([&d.container, "--format", "json", "--host", &a.dest])
+    let view = across(&local, &["--host", &a.dest], "jackin-assess", &[&d.container, "--format", "json"])
         .envs(env.clone())
         .output()
         .unwrap();
@@ -286,12 +289,8 @@ fn hostile_arguments_reach_the_other_host_intact() {
         }
         fs::write(a.home.index_path(), serde_json::to_string_pretty(&index).unwrap()).unwrap();
         let env = client_env(&local.tmp.path().join("client"), &[&a]);
-        let out = local
-            .cmd("jackin-restore")
-            .args(["--list", "--workspace", &workspace, "--role", &role, "--format", "json", "--host", &a.dest])
-            .envs(env)
-            .output()
-            .unwrap();
+        let args = ["--list", "--workspace", &workspace, "--role", &role, "--format", "json"];
+        let out = across(&local, &["--host", &a.dest], "jackin-restore", &args).envs(env).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
         let rows = records_of(&out.stdout);
         let listed: Vec<&str> = rows
@@ -341,10 +340,8 @@ fn a_host_that_prints_without_end_is_one_row_not_memory() {
     let a = host(&local.tmp.path().join("sshd-a"), &format!("{}:/usr/bin:/bin", fake.display()));
     let env = client_env(&local.tmp.path().join("client"), &[&a]);
     for (tool, args) in [("jackin-assess", &["--all"][..]), ("jackin-restore", &["--list"])] {
-        let mut cmd = std::process::Command::new(common::tools_dir().join(tool));
-        cmd.args(["--home", local.home.to_str().unwrap(), "--config-dir", local.config.to_str().unwrap()])
-            .args(args)
-            .args(["--format", "json", "--hosts-timeout", "30s", "--host", &a.dest])
+        let mut cmd = across(&local, &["--hosts-timeout", "30s", "--host", &a.dest], tool, args);
+        cmd.args(["--format", "json"])
             .envs(env.clone())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null());

@@ -1,12 +1,14 @@
-//! Events to act on: jackin-reconcile runs the operator's program once for each status change it
-//! makes and once for each deletion it warns of, before the deletion; never through a shell; a
-//! program that fails or hangs is said and the next event still runs.
+//! Events to act on: `jackin-reconcile | jackin-notify PROGRAM` runs the operator's program once for
+//! each status change reconcile makes and once for each deletion it warns of, before the deletion;
+//! never through a shell; a program that fails or hangs is said and the next event still runs. The
+//! hidden `--on-event` of reconcile does the same through jackin-notify.
 
 use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::time::{Duration, SystemTime};
 
 use common::docker::engine_available;
@@ -44,6 +46,16 @@ fn quarantine(home: &Home, container: &str, expires: SystemTime) -> PathBuf {
     dir
 }
 
+/// `jackin-reconcile --format json ARGS | jackin-notify PROGRAM NOTIFY_ARGS`: each one's output.
+fn piped(home: &Home, args: &[&str], program: &Path, notify_args: &[&str]) -> (Output, Output) {
+    let out = home.cmd("jackin-reconcile").args(["--format", "json"]).args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let notified =
+        home.cmd("jackin-notify").arg(program).args(notify_args).write_stdin(out.stdout.clone()).output().unwrap();
+    assert_eq!(notified.stdout, out.stdout, "every record passes through jackin-notify unchanged");
+    (out, notified)
+}
+
 fn log_lines(log: &Path) -> Vec<String> {
     fs::read_to_string(log).unwrap_or_default().lines().map(str::to_owned).collect()
 }
@@ -61,12 +73,7 @@ fn each_change_and_each_expiry_reaches_the_program_once() {
     let log = home.tmp.path().join("events.log");
     let hook = program(&bin, "on-event", &log, 0, 0);
 
-    let reconcile = |args: &[&str]| {
-        let out = home.cmd("jackin-reconcile").args(["--format", "json"]).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        out
-    };
-    let out = reconcile(&["--on-event", hook.to_str().unwrap()]);
+    let (out, _) = piped(&home, &["--warn-before", "24h"], &hook, &[]);
     let printed: Vec<(String, Value)> = envelopes(&out.stdout).into_iter().map(|e| (e.kind.clone(), e.data)).collect();
     let lines = log_lines(&log);
     // The change: once, its record on stdin byte for byte as printed.
@@ -74,8 +81,8 @@ fn each_change_and_each_expiry_reaches_the_program_once() {
     let change: Value = serde_json::from_str(&lines[1]).unwrap();
     assert_eq!(change["type"], "change");
     assert_eq!(printed.iter().find(|(k, _)| k == "change").unwrap().1, change["data"]);
-    // The quarantine due within the default 24 hours: an `expiring` record and one event; the one
-    // due in ten days: neither.
+    // The quarantine due within 24 hours: an `expiring` record and one event; the one due in ten
+    // days: neither.
     let expiring: Vec<&Value> = printed.iter().filter(|(k, _)| k == "expiring").map(|(_, d)| d).collect();
     assert_eq!(expiring.len(), 1, "{printed:?}");
     assert_eq!(expiring[0]["path"], soon.to_str().unwrap());
@@ -86,13 +93,17 @@ fn each_change_and_each_expiry_reaches_the_program_once() {
     assert_eq!(lines.len(), 4, "{lines:?}");
     assert!(later.exists());
 
-    // Again: nothing changed and nothing new is due: no event, no record.
-    let out = reconcile(&["--on-event", hook.to_str().unwrap()]);
+    // Again, through the hidden --on-event (whose window is 24 hours): nothing changed and nothing
+    // new is due: no event, no record.
+    let out =
+        home.cmd("jackin-reconcile").args(["--format", "json", "--on-event", hook.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--on-event moved to `jackin-notify`"), "{}", stderr(&out));
     assert!(envelopes(&out.stdout).iter().all(|e| e.kind != "change" && e.kind != "expiring"));
     assert_eq!(log_lines(&log).len(), 4, "each event reaches the program once");
     // What was warned of, remembered in a file that cannot be read: warned of again, the run goes on.
     fs::write(home.home.join("events/warned.json"), "not json").unwrap();
-    let out = reconcile(&["--warn-before", "24h"]);
+    let out = home.cmd("jackin-reconcile").args(["--format", "json", "--warn-before", "24h"]).output().unwrap();
     assert_eq!(envelopes(&out.stdout).iter().filter(|e| e.kind == "expiring").count(), 1);
 
     // The list says when each quarantine goes.
@@ -115,22 +126,45 @@ fn each_change_and_each_expiry_reaches_the_program_once() {
     let third = home.instance(&unique_id(), |_, _| Vec::new()).container;
     let slow_log = home.tmp.path().join("slow.log");
     let slow = program(&bin, "slow", &slow_log, 0, 30);
-    let out = home
-        .cmd("jackin-reconcile")
-        .args(["--format", "json", "--on-event", slow.to_str().unwrap(), "--event-timeout", "1s"])
-        .output()
-        .unwrap();
+    let (_, out) = piped(&home, &[], &slow, &["--event-timeout", "1s"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out).matches("killed after 1s").count(), 2, "{}", stderr(&out));
     let failing = program(&bin, "failing", &log, 3, 0);
     let fourth = home.instance(&unique_id(), |_, _| Vec::new()).container;
-    let out = home
-        .cmd("jackin-reconcile")
-        .args(["--format", "json", "--on-event", failing.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let (_, out) = piped(&home, &[], &failing, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("exit status: 3"), "{}", stderr(&out));
     assert!(log_lines(&log).iter().any(|l| l.starts_with(&format!("status_change|{fourth}|"))));
     let _ = (other, third);
+}
+
+/// A record is a claim: jackin-notify hands the program only words it checked (a session name,
+/// jackin's statuses), passes every line on, and says which it would not run the program for
+/// (exit 3); a line that is not a record ends the run with exit 3, the lines before it handled.
+#[test]
+fn jackin_notify_hands_the_program_only_checked_words() {
+    let home = Home::new();
+    let bin = home.tmp.path().join("bin");
+    let log = home.tmp.path().join("events.log");
+    let hook = program(&bin, "on-event", &log, 0, 0);
+    let change = |name: &str, to: &str| {
+        format!(
+            r#"{{"schema_version":1,"type":"change","data":{{"container_base":"{name}","instance_id":"k7p9m2xq","workspace_name":"my-app","workspace_label":"my-app","role_key":"agent-smith","agent_runtime":"claude","from":"active","to":"{to}","cause":"container_removed","evidence":{{"role":{{"name":"{name}","status":"gone"}},"observed_at":"2026-12-06T00:00:00Z"}}}}}}"#
+        )
+    };
+    let good = change("jk-k7p9m2xq-myapp-agentsmith", "crashed");
+    let forged = change("jk-k7p9m2xq-myapp-agentsmith", "$(touch /tmp/pwned)");
+    let input = format!("{good}\n{forged}\n");
+    let out = home.cmd("jackin-notify").arg(&hook).write_stdin(input.clone()).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), input, "every line passes on");
+    assert!(stderr(&out).contains("line 2: change record not passed to the program"), "{}", stderr(&out));
+    let lines = log_lines(&log);
+    assert_eq!(lines[0], "status_change|jk-k7p9m2xq-myapp-agentsmith|active|crashed||", "{lines:?}");
+    assert_eq!(lines.len(), 2, "the program ran once, for the checked record: {lines:?}");
+    // Not a record: the line before it handled, then exit 3.
+    let out = home.cmd("jackin-notify").arg(&hook).write_stdin(format!("{good}\nnot json\n")).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("line 2: not JSON"), "{}", stderr(&out));
+    assert_eq!(log_lines(&log).len(), 4);
 }

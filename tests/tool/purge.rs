@@ -822,7 +822,7 @@ fn every_crash_point_is_listed_passed_and_tested() {
         walks("tests/safety/reliability.rs", "restore::CRASH_POINTS"),
         "the reliability suite walks restore's points"
     );
-    assert!(walks("tests/tool/moves.rs", "moves::IMPORT_CRASH_POINTS"), "tests/tool/moves.rs walks import's points");
+    assert!(walks("tests/tool/moves.rs", "moves::import::CRASH_POINTS"), "tests/tool/moves.rs walks import's points");
 }
 
 #[test]

@@ -847,9 +847,6 @@ echo \"$JACKIN_EVENT $JACKIN_SESSION $JACKIN_STATUS\" >> '{}'\n",
     };
     assert!(wait_for(&exited, &mut log), "{log:?}");
     assert_eq!(home.manifest(&inst.container).status, "crashed");
-    // Handed to the operator's program once, before its record was printed.
-    let handed = fs::read_to_string(&events).unwrap_or_default();
-    assert_eq!(handed, format!("status_change {} crashed\n", inst.container), "{log:?}");
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
@@ -861,6 +858,10 @@ echo \"$JACKIN_EVENT $JACKIN_SESSION $JACKIN_STATUS\" >> '{}'\n",
     };
     std::mem::forget(stop_guard);
     assert_eq!(status.code(), Some(0), "{log:?}");
+    // Handed to the operator's program once (through jackin-notify, which the hidden --on-event
+    // starts and waits for before the watcher exits).
+    let handed = fs::read_to_string(&events).unwrap_or_default();
+    assert_eq!(handed, format!("status_change {} crashed\n", inst.container), "{log:?}");
 }
 
 struct KillOnDrop(u32);

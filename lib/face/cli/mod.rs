@@ -80,9 +80,10 @@ pub(crate) fn exit_status_help(tool: &str) -> String {
     out
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub(crate) enum Format {
     /// Text when stdout is a terminal, JSON Lines otherwise.
+    #[default]
     Auto,
     /// JSON Lines records, one per line.
     Json,
@@ -92,7 +93,7 @@ pub(crate) enum Format {
 
 /// The flags every tool takes; global, so that a tool with verbs (jackin-move) takes them before
 /// its verb or after it.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct CommonArgs {
     /// The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]
     #[arg(global = true, long, value_name = "DIR", env = "JACKIN_HOME_DIR", hide_env_values = true)]
@@ -114,19 +115,16 @@ pub struct CommonArgs {
     #[arg(global = true, short, long, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
 
-    /// Run this on another host too, over ssh (user@host, ssh://user@host:port); repeat for each.
-    /// A view (assess, --list, --dry-run, --plan) runs here and there, merged, each row with its
-    /// host; a run that changes something runs on the one host named instead of here
-    #[arg(global = true, long, value_name = "DEST")]
+    /// Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)
+    #[arg(global = true, long, value_name = "DEST", hide = true)]
     pub(crate) host: Vec<String>,
 
-    /// With --host: every host listed in <config-dir>/jackin-tools-hosts (one per line, # for a
-    /// comment) too
-    #[arg(global = true, long)]
+    /// Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)
+    #[arg(global = true, long, hide = true)]
     pub(crate) all_hosts: bool,
 
-    /// With --host or --all-hosts: how long each host may take to answer
-    #[arg(global = true, long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "30s")]
+    /// With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)
+    #[arg(global = true, long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "30s", hide = true)]
     pub(crate) hosts_timeout: std::time::Duration,
 }
 
@@ -147,7 +145,7 @@ impl DockerArgs {
     }
 }
 
-/// What a run with `--host` does, as the tool's flags say.
+/// What a run across hosts (jackin-hosts) does, as the tool's flags say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reach {
     /// Changes nothing: runs here and on every host, merged.
@@ -160,12 +158,19 @@ pub enum Reach {
 pub trait ToolArgs: Parser {
     fn common(&self) -> &CommonArgs;
 
+    /// The arguments once clap has parsed them, for what clap alone cannot read (jackin-hosts's
+    /// tool arguments, read by the tool's own parser).
+    fn resolved(self) -> Result<Self, clap::Error> {
+        Ok(self)
+    }
+
     /// Whether this run changes nothing (`--dry-run`, or restore's `--plan`).
     fn dry_run(&self) -> bool {
         false
     }
 
-    /// With `--host`: whether this run is a view (here and there, merged) or acts (there only).
+    /// Across hosts (jackin-hosts): whether this run is a view (here and there, merged) or acts
+    /// (there only).
     fn reach(&self) -> Reach {
         if self.dry_run() {
             Reach::View
@@ -428,20 +433,17 @@ pub struct ReconcileArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Run PROGRAM (itself, never a shell) for each status change this run makes and each expiry
-    /// it warns of: the record as a JSON line on its stdin; JACKIN_EVENT (status_change,
-    /// expiring), JACKIN_SESSION, and JACKIN_STATUS_FROM and JACKIN_STATUS, or JACKIN_EXPIRING,
-    /// JACKIN_EXPIRES_AT and JACKIN_EXPIRES_IN_SECS, in its environment
-    #[arg(long, value_name = "PROGRAM")]
+    /// Moved to `jackin-reconcile | jackin-notify PROGRAM`, which this runs (hidden, for one
+    /// release): PROGRAM run for each status change and each expiry warned of
+    #[arg(long, value_name = "PROGRAM", hide = true)]
     pub on_event: Option<PathBuf>,
 
-    /// With --on-event: how long PROGRAM may run before it is killed (the next event still runs)
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "10s")]
+    /// With the hidden --on-event (jackin-notify --event-timeout)
+    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "10s", hide = true)]
     pub event_timeout: std::time::Duration,
 
-    /// Warn once (an `expiring` record, and --on-event) of each quarantine, and each kept clean
-    /// session under --retention, that jackin-purge will delete within DUR [default with
-    /// --on-event: 24h]
+    /// Warn once (an `expiring` record, for jackin-notify) of each quarantine, and each kept clean
+    /// session under --retention, that jackin-purge will delete within DUR
     #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration)]
     pub warn_before: Option<std::time::Duration>,
 
@@ -458,8 +460,9 @@ pub struct ReconcileArgs {
 }
 
 impl ReconcileArgs {
-    /// The flags' values that the parser cannot check: `--on-event`'s program is there and no
-    /// other user could have written it (base/perms.rs). A usage error otherwise, before anything.
+    /// The flags' values that the parser cannot check: the hidden `--on-event`'s program is there
+    /// and no other user could have written it (base/perms.rs). A usage error otherwise, before
+    /// anything.
     pub fn check(&self) -> anyhow::Result<()> {
         match &self.on_event {
             Some(program) => crate::base::perms::trusted_program(program, "--on-event").map(drop),
@@ -471,8 +474,6 @@ impl ReconcileArgs {
     pub fn events(&self) -> crate::tools::reconcile::events::EventOptions {
         let default_window = self.on_event.as_ref().map(|_| std::time::Duration::from_secs(24 * 3600));
         crate::tools::reconcile::events::EventOptions {
-            program: self.on_event.clone(),
-            timeout: self.event_timeout,
             warn_before: self.warn_before.or(default_window),
             retention: self.retention,
             dry_run: self.dry_run,

@@ -44,7 +44,7 @@ impl Record for ErrorRecord {
     }
 }
 
-/// `host`: how one other host answered a view run with `--host` (face/hosts.rs), after its rows.
+/// `host`: how one other host answered a jackin-hosts view (extras/hosts/), after its rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostRow {
     pub(crate) host: String,

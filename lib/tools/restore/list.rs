@@ -1,6 +1,28 @@
 //! The sessions that can be resumed now, each as a `candidate` record in the words of the list.
 
-use super::*;
+use super::observe::RoleSource;
+use super::plan::plan;
+use super::plan::Plan;
+use super::plan::Tier;
+use super::prepare::as_reconciled;
+use super::prepare::resumable;
+use super::prepare::trust_sources;
+use super::prepare::Filters;
+use crate::engines::docker::Engine;
+use crate::protocol::assessment::Assessment;
+use crate::protocol::identity::Identity;
+use crate::protocol::records::Candidate;
+use crate::protocol::records::Change;
+use crate::services::assessor::AssessOptions;
+use crate::services::assessor::Assessor;
+use crate::state::continuity;
+use crate::state::continuity::Continuity;
+use crate::state::model::Manifest;
+use crate::state::model::Status;
+use crate::state::select::Catalog;
+use crate::state::store::Store;
+use anyhow::Result;
+use std::time::SystemTime;
 
 /// The order of the resume list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -4,9 +4,23 @@
 
 use std::collections::BTreeMap;
 
-use super::*;
+use crate::base::exit::Exit;
+use crate::engines::docker::ContainerDetails;
+use crate::engines::docker::Engine;
 use crate::engines::docker::ImageDefaults;
+use crate::engines::git;
+use crate::engines::git::Resumability;
 use crate::services::ownership::{judge_details, HomeRoots};
+use crate::state::model::IsolationKind;
+use crate::state::model::Manifest;
+use crate::state::names::InstanceName;
+use crate::state::recipe::ContainerSpec;
+use crate::state::recipe::LaunchRecipe;
+use crate::state::recipe::NetworkRecipe;
+use crate::state::recipe::RECIPE_FORMAT;
+use crate::state::store::Store;
+use anyhow::Result;
+use std::path::Path;
 
 /// One look at a session and at what its resume would use.
 #[derive(Debug, Default)]

@@ -3,8 +3,21 @@
 //! below play each branch without Docker. `run.rs` walks the steps as they are.
 
 use super::drift::{self, Drifted, Replacing};
+use super::observe::RoleSource;
 use super::observe::{role_image_there, Observation};
-use super::*;
+use crate::base::exit::Exit;
+use crate::engines::docker::ContainerDetails;
+use crate::engines::docker::Engine;
+use crate::state::model::Manifest;
+use crate::state::names::InstanceName;
+use crate::state::recipe;
+use crate::state::recipe::ContainerRecipe;
+use crate::state::recipe::ContainerSpec;
+use crate::state::recipe::LaunchRecipe;
+use crate::state::recipe::NetworkRecipe;
+use crate::state::recipe::RECIPE_FORMAT;
+use crate::state::store::Store;
+use anyhow::Result;
 
 /// The rung of the restore ladder (lifecycle.md, "Restore"): the cheapest that is faithful.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,12 +3,37 @@
 //! and started; then the plan; then what stops it (not resumable, not ready) before the operator
 //! is asked to acknowledge anything; then the acknowledgement; then the tier, and the statuses.
 
-use super::*;
+use super::observe::RoleSource;
+use super::plan::Tier;
+use super::prepare::planned;
+use super::prepare::prepare;
+use super::prepare::resumable;
+use super::prepare::resumed;
+use super::prepare::Prepared;
+use super::run::execute;
+use super::run::mark_resumed;
+use super::run::Waits;
+use crate::base::exit::Exit;
 use crate::base::tool::Tool;
+use crate::engines::docker::Engine;
+use crate::protocol::assessment::Assessment;
 use crate::protocol::codes::ErrorCode;
+use crate::protocol::envelope::Record;
 use crate::protocol::evidence::{history_entry, Because, Evidence, ResumeFailed};
+use crate::protocol::records::Change;
+use crate::protocol::records::Restored;
+use crate::services::assessor::AssessOptions;
+use crate::services::assessor::Assessor;
 use crate::services::claim::SessionClaim;
+use crate::state::continuity;
 use crate::state::model::IndexRow;
+use crate::state::model::Manifest;
+use crate::state::model::Status;
+use crate::state::names::InstanceName;
+use crate::state::store::Store;
+use anyhow::{Context, Result};
+use std::io::BufReader;
+use std::io::{BufRead, Write};
 
 /// How a resume runs.
 #[derive(Debug, Clone, Copy)]

@@ -4,12 +4,28 @@
 //! container it removes is one that no longer matched the launch recipe, once its replacement is
 //! made and checked (`Run::replace`), and what it made itself.
 
+use super::base_image;
 use super::drift;
+use super::plan::Plan;
 use super::plan::{Step, Tier, ToCreate};
-use super::*;
+use crate::base::exit::Exit;
 use crate::base::tool::Tool;
+use crate::engines::docker::Engine;
+use crate::engines::git;
 use crate::protocol::evidence::{history_entry, Because, Evidence, Resumed};
 use crate::services::ownership::{self, HomeRoots};
+use crate::state::continuity;
+use crate::state::model::Manifest;
+use crate::state::model::Status;
+use crate::state::names::InstanceName;
+use crate::state::recipe;
+use crate::state::recipe::ContainerRecipe;
+use crate::state::recipe::ContainerSpec;
+use crate::state::recipe::LaunchRecipe;
+use crate::state::store::Store;
+use anyhow::{Context, Result};
+use std::time::Duration;
+use std::time::Instant;
 
 /// What a resume did (the plan's steps, in the plan's words), and what it found different from
 /// the launch on the way (tier 3's base).

@@ -4,9 +4,25 @@
 //! plan, and a failure leaves what it resumes from as it was (resume.rs), so the next sweep can
 //! succeed. Sessions in use, kept on purpose or purged are never touched.
 
-use super::*;
+use super::prepare::as_reconciled;
+use super::prepare::Filters;
+use super::resume::Resume;
+use super::resume::ResumeOptions;
+use super::run::failure_exit;
+use crate::base::exit::Exit;
+use crate::engines::docker::Engine;
+use crate::protocol::identity::Identity;
+use crate::protocol::records::Change;
 use crate::protocol::records::{Interrupted, SweepOutcome};
+use crate::state::continuity;
+use crate::state::model::Manifest;
+use crate::state::model::Status;
+use crate::state::select::Catalog;
 use crate::state::select::Target;
+use crate::state::store::Store;
+use anyhow::Result;
+use std::time::Duration;
+use std::time::SystemTime;
 
 /// How a sweep runs.
 #[derive(Debug, Clone)]

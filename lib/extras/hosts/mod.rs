@@ -1,29 +1,76 @@
-//! `--host DEST`: the same tool run on other hosts over ssh (engines/remote.rs), for one view of
-//! several machines. A read-only view runs here and on every host at once; this host's rows come
+//! `jackin-hosts`: a tool run on other hosts over ssh (ssh.rs), for one view of several machines:
+//! `jackin-hosts --host DEST TOOL ARGS`. An extra of its own: the five tools never reach another
+//! host, and a view's rows never reach a tool that acts but through the operator. A read-only view runs here and on every host at once; this host's rows come
 //! first, then each host's in the order of their names, each with a `host` field (in text, after
 //! the host's name). Each host ends with one `host` record: how many rows it gave, or why it gave
 //! none (unreachable, no tools there, another protocol, no answer in time). A host that fails is
 //! that row, never a failure of the view. A run that acts (keep, purge, restore without
 //! `--list`/`--plan`/`--dry-run`) runs on the one host named, nowhere else: nothing crosses
-//! homes.
+//! homes. Here, the tool runs as its own program (beside this one), its output as it prints it.
+
+pub mod cli;
+mod ssh;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::io::Read;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use anyhow::Result;
-use serde_json::Value;
+use anyhow::{Context, Result};
 
 use crate::base::exit::Exit;
-use std::io::Read;
-
-use crate::engines::remote::{self, Budget, RemoteRun};
+use crate::face::cli::Reach;
+use crate::face::driver::{Ctx, OutputFormat};
 use crate::protocol::records::HostRow;
+use cli::HostsArgs;
+use ssh::{Budget, RemoteRun};
 
-/// Flags that belong to this host's run and are not handed on: where the hosts are, and this
-/// host's own home and config (the other host uses its own).
-const LOCAL_FLAGS: [&str; 6] = ["--host", "--all-hosts", "--hosts-timeout", "--home", "--config-dir", "--format"];
+/// Flags that belong to this host's run and are not handed on: this host's own home and config
+/// (the other host uses its own), and the format (the rows are read back as JSON).
+const LOCAL_FLAGS: [&str; 3] = ["--home", "--config-dir", "--format"];
+
+/// `jackin-hosts [--host DEST]… [--all-hosts] TOOL ARGS`: a view here, then every host's rows and
+/// its `host` record; a run that acts, on the one host named instead. Its exit code is the tool's
+/// here (a view) or there (a run that acts; 4 when that host could not be reached).
+pub fn run(args: &HostsArgs, ctx: &mut Ctx) -> Result<Exit> {
+    let tool = args.tool();
+    let hosts = destinations(&args.hosts, args.all_hosts, &ctx.roots()?.config_dir)?;
+    let forwarded = forwarded_args(args.tool_args().iter().cloned())?;
+    let (exit, answers) = match args.reach() {
+        Reach::Act => {
+            let (exit, answer) = act(tool, &hosts, &forwarded, args.hosts_timeout)?;
+            (exit, vec![answer])
+        }
+        Reach::View => {
+            let remotes = start(tool, &hosts, &forwarded, args.hosts_timeout);
+            (run_here(tool, args.tool_args())?, remotes.answers())
+        }
+    };
+    for answer in answers {
+        for row in &answer.rows {
+            ctx.line(&row_line(&answer.host, row, ctx.format == OutputFormat::Json))?;
+        }
+        ctx.emit(&answer.closing)?;
+    }
+    Ok(exit)
+}
+
+/// The tool here, as its own program installed beside this one: its output as it prints it.
+fn run_here(tool: &str, args: &[OsString]) -> Result<Exit> {
+    let program = std::env::current_exe()
+        .ok()
+        .map(|exe| exe.with_file_name(tool))
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| tool.into());
+    let status = std::process::Command::new(&program)
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot run {}", program.display()))
+        .map_err(|e| Exit::Unavailable.wrap(e))?;
+    // A tool killed by a signal: as a shell reports it, never a success.
+    Ok(status.code().map_or(Exit::Internal, Exit::from_code))
+}
 
 /// The arguments handed to the other hosts: this run's, less [`LOCAL_FLAGS`], with
 /// `--format json` (the rows are read back as records).
@@ -51,9 +98,9 @@ pub(crate) fn forwarded_args(args: impl Iterator<Item = OsString>) -> Result<Vec
 /// `<config-dir>/jackin-tools-hosts` (one destination a line; blank lines and `#` comments
 /// skipped). Empty: this host alone. The file chooses where the operator's ssh identity is used,
 /// so one that another user could have written is refused, as ssh refuses such a config.
-pub fn destinations(common: &crate::face::cli::CommonArgs, config_dir: &std::path::Path) -> Result<Vec<String>> {
-    let mut hosts = common.host.clone();
-    if common.all_hosts {
+fn destinations(named: &[String], all_hosts: bool, config_dir: &std::path::Path) -> Result<Vec<String>> {
+    let mut hosts = named.to_vec();
+    if all_hosts {
         let file = config_dir.join("jackin-tools-hosts");
         crate::base::perms::refuse_written_by_others(&file, "--all-hosts: the hosts file")?;
         let mut text = String::new();
@@ -72,47 +119,40 @@ pub fn destinations(common: &crate::face::cli::CommonArgs, config_dir: &std::pat
     Ok(hosts)
 }
 
-/// This run's arguments as the tool read them (decoded, when they came encoded from another host).
-fn this_runs_args() -> Result<Vec<OsString>> {
-    remote::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))
-}
-
 /// More than any list of hosts; what is past it is not read.
 const HOSTS_FILE_LIMIT: u64 = 1 << 20;
 
 /// The runs under way on the other hosts, each host once, in the order of their names.
-pub struct Remotes {
+struct Remotes {
     tool: &'static str,
     runs: Vec<(String, JoinHandle<RemoteRun>)>,
 }
 
-/// Starts `tool` on every host of `hosts` at once, with this run's arguments; all of them together
-/// may print at most [`remote::RUN_LIMIT`] bytes.
-pub fn start(tool: &'static str, hosts: &[String], timeout: Duration) -> Result<Remotes> {
-    let args = forwarded_args(this_runs_args()?.into_iter().skip(1))?;
-    let budget = Budget::new(remote::RUN_LIMIT);
+/// Starts `tool` on every host of `hosts` at once, with `args`; all of them together may print at
+/// most [`ssh::RUN_LIMIT`] bytes.
+fn start(tool: &'static str, hosts: &[String], args: &[String], timeout: Duration) -> Remotes {
+    let budget = Budget::new(ssh::RUN_LIMIT);
     let unique: BTreeSet<&String> = hosts.iter().collect();
     let runs = unique
         .into_iter()
         .map(|host| {
-            let (host, args, budget) = (host.clone(), args.clone(), budget.clone());
+            let (host, args, budget) = (host.clone(), args.to_vec(), budget.clone());
             let name = host.clone();
-            (name, std::thread::spawn(move || remote::run(&host, tool, &args, timeout, false, &budget)))
+            (name, std::thread::spawn(move || ssh::run(&host, tool, &args, timeout, false, &budget)))
         })
         .collect();
-    Ok(Remotes { tool, runs })
+    Remotes { tool, runs }
 }
 
 /// Acting on another host: the tool runs there alone, stdin handed on. Its exit code (4 when it
 /// could not be reached), and what it gave.
-pub fn act(tool: &'static str, hosts: &[String], timeout: Duration) -> Result<(Exit, Answer)> {
+fn act(tool: &'static str, hosts: &[String], args: &[String], timeout: Duration) -> Result<(Exit, Answer)> {
     let [host] = hosts else {
         return Err(Exit::Usage.err(format_args!(
-            "{tool} acts here on sessions of one host: name one --host for it (a view such as --dry-run takes several)"
+            "{tool} acts on the sessions of one host: name one --host for it (a view such as --dry-run takes several)"
         )));
     };
-    let args = forwarded_args(this_runs_args()?.into_iter().skip(1))?;
-    let run = remote::run(host, tool, &args, timeout, true, &Budget::new(remote::RUN_LIMIT));
+    let run = ssh::run(host, tool, args, timeout, true, &Budget::new(ssh::RUN_LIMIT));
     let exit = match &run {
         RemoteRun::Ran { exit, .. } => Exit::from_code(*exit),
         _ => Exit::Unavailable,
@@ -122,7 +162,7 @@ pub fn act(tool: &'static str, hosts: &[String], timeout: Duration) -> Result<(E
 
 /// What one host gave: its rows (checked lines of the record types this view makes), then the
 /// `host` record that closes them.
-pub struct Answer {
+struct Answer {
     pub host: String,
     pub rows: Vec<String>,
     pub closing: HostRow,
@@ -130,7 +170,7 @@ pub struct Answer {
 
 impl Remotes {
     /// Waits for every host: what each gave, in the order of their names.
-    pub fn answers(self) -> Vec<Answer> {
+    fn answers(self) -> Vec<Answer> {
         self.runs
             .into_iter()
             .map(|(host, run)| {
@@ -144,7 +184,7 @@ impl Remotes {
 /// The record types a view of `tool` makes: what it passes on from another host. Anything else
 /// another host prints (a `decision` in an assess view, a `host` row of its own) is left out and
 /// counted: a view's rows are for reading, never an order for a tool that acts.
-pub(crate) fn view_types(tool: &str) -> &'static [&'static str] {
+fn view_types(tool: &str) -> &'static [&'static str] {
     match tool {
         "jackin-assess" => &["assessment", "error"],
         "jackin-keep" => &["decision", "error"],
@@ -215,14 +255,10 @@ fn answer(tool: &str, host: &str, run: RemoteRun) -> Answer {
 
 /// One row of another host as a line: in JSON its record with `host` set to the host it came
 /// from (whatever it claimed); in text its text after the host's name.
-pub fn row_line(host: &str, line: &str, json: bool) -> String {
+fn row_line(host: &str, line: &str, json: bool) -> String {
     let Ok(record) = crate::protocol::envelope::check_line(line.to_owned(), 0) else { return String::new() };
     if json {
-        let mut data = record.data.clone();
-        if let Value::Object(fields) = &mut data {
-            fields.insert("host".into(), Value::String(host.to_owned()));
-        }
-        serde_json::json!({"schema_version": 1, "type": record.kind, "data": data}).to_string()
+        crate::protocol::envelope::from_host(&record, host)
     } else {
         let text = crate::protocol::text_of(&record).unwrap_or_else(|| record.line.clone());
         format!("[{host}] {}", text.replace('\n', "\n  "))
@@ -235,7 +271,7 @@ mod tests {
 
     #[test]
     fn this_hosts_flags_stay_here_and_the_rows_come_back_as_json() {
-        let args = ["--all", "--host", "a", "--home=/h", "--format", "text", "--host=b", "--config-dir", "/c", "-v"];
+        let args = ["--all", "--home=/h", "--format", "text", "--config-dir", "/c", "-v"];
         let forwarded = forwarded_args(args.iter().map(Into::into)).unwrap();
         assert_eq!(forwarded, ["--all", "-v", "--format", "json"]);
     }

@@ -3,8 +3,7 @@
 //!
 //! Two things come from elsewhere here and neither is trusted. The remote login shell parses the
 //! command line ssh hands it, and it may be any shell (sh, bash, zsh, fish, csh): so the command
-//! holds only characters no shell gives a meaning to, and arguments that need any other are sent
-//! encoded in one word (`--args-b64=…`, decoded by the tool's driver). And what the host prints
+//! line is base/argv.rs's, which no shell misreads. And what the host prints
 //! is read within bounds: a line longer than [`LINE_LIMIT`], or more than the run's
 //! [`Budget`] over all hosts, ends that host's answer (ssh is killed) instead of growing memory.
 
@@ -13,8 +12,6 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-use base64::prelude::{Engine as _, BASE64_URL_SAFE_NO_PAD};
 
 /// The longest line a view takes from another host (an assessment with `--diff` of a large file
 /// is the longest a tool prints).
@@ -25,9 +22,6 @@ pub(crate) const RUN_LIMIT: usize = 24 << 20;
 const LINE_OVERHEAD: usize = 64;
 /// What is kept of a host's stderr (its last words are the end of it).
 const STDERR_LIMIT: usize = 64 << 10;
-
-/// The word that carries encoded arguments; the tools' driver decodes it ([`decoded_args`]).
-const ARGS_WORD: &str = "--args-b64=";
 
 /// How a run on another host ended.
 #[derive(Debug)]
@@ -59,33 +53,6 @@ impl Budget {
     }
 }
 
-/// Whether every shell takes `word` as itself, unquoted: letters, digits and `_@+=:,./-`, and
-/// not a leading `=` (zsh expands `=cmd`).
-fn plain_word(word: &str) -> bool {
-    !word.is_empty()
-        && !word.starts_with('=')
-        && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"_@+=:,./-".contains(&b))
-}
-
-/// The remote command line for `program args…`: the words as they are when no shell can
-/// misread them, else the arguments in one encoded word.
-pub(crate) fn command_line(program: &str, args: &[String]) -> String {
-    if args.iter().all(|a| plain_word(a)) {
-        return std::iter::once(program).chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
-    }
-    format!("{program} {ARGS_WORD}{}", BASE64_URL_SAFE_NO_PAD.encode(args.join("\0")))
-}
-
-/// The arguments a tool was started with, after the program's name: decoded when they came as
-/// [`command_line`]'s one encoded word, else as they are.
-pub fn decoded_args(args: Vec<std::ffi::OsString>) -> Result<Vec<std::ffi::OsString>, String> {
-    let [program, word] = args.as_slice() else { return Ok(args) };
-    let Some(encoded) = word.to_str().and_then(|w| w.strip_prefix(ARGS_WORD)) else { return Ok(args) };
-    let bytes = BASE64_URL_SAFE_NO_PAD.decode(encoded).map_err(|e| format!("{ARGS_WORD}: not base64: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{ARGS_WORD}: not UTF-8"))?;
-    Ok(std::iter::once(program.clone()).chain(text.split('\0').map(Into::into)).collect())
-}
-
 /// Runs `program args…` on `destination` (anything `ssh` takes: `host`, `user@host`,
 /// `ssh://user@host:port`), with no terminal and no password prompt, for at most `timeout`.
 /// `stdin` is handed to the remote tool when given (acting on that host), else it reads nothing.
@@ -100,7 +67,7 @@ pub(crate) fn run(
     let connect = timeout.as_secs().clamp(1, 30).to_string();
     let mut ssh = Command::new("ssh");
     ssh.args(["-o", "BatchMode=yes", "-o", &format!("ConnectTimeout={connect}"), "-T", "--", destination])
-        .arg(command_line(program, args))
+        .arg(crate::base::argv::command_line(program, args))
         .stdin(if stdin { Stdio::inherit() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -172,52 +139,6 @@ fn read_lines(out: impl Read, budget: &Budget) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// What the remote login shell makes of the command line, for each shell on this machine:
-    /// the arguments arrive as they were, whatever they hold.
-    #[test]
-    fn arguments_survive_every_login_shell() {
-        let hostile = [
-            "plain",
-            "with space",
-            "it's",
-            "$(touch /tmp/x)",
-            "`x`",
-            "a\"b",
-            "'",
-            "",
-            "semi;colon",
-            "a\\",
-            "b\\",
-            "{a,b}",
-            "*",
-            "~root",
-            "(x)",
-            "%x",
-            "$status",
-            "a\nb",
-            "\u{1b}[31m",
-            "-n",
-            "--all",
-        ];
-        let args: Vec<String> = hostile.iter().map(|s| s.to_string()).collect();
-        let line = command_line("printf", &args);
-        assert!(line.bytes().all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./- ".contains(&b)), "{line}");
-        let back = decoded_args(line.split(' ').map(Into::into).collect()).unwrap();
-        assert_eq!(back[1..].iter().map(|a| a.to_str().unwrap()).collect::<Vec<_>>(), hostile);
-        // Plain words go as they are (an older tool on the other host reads them).
-        assert_eq!(
-            command_line("jackin-assess", &["--all".into(), "--format".into(), "json".into()]),
-            "jackin-assess --all --format json"
-        );
-        let words = line.split_once(' ').unwrap().1;
-        for shell in ["sh", "bash", "zsh", "fish", "dash"] {
-            let Ok(out) = Command::new(shell).arg("-c").arg(format!("printf '[%s]' {words}")).output() else {
-                continue;
-            };
-            assert_eq!(String::from_utf8_lossy(&out.stdout), format!("[{words}]"), "{shell}");
-        }
-    }
 
     #[test]
     fn a_line_or_a_run_past_its_bound_ends_the_answer() {
