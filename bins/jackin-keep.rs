@@ -10,11 +10,12 @@ use jackin::face::driver::{self, Ctx};
 use jackin::face::screens::{exit as dialog, Tty};
 use jackin::protocol::assessment::{Assessment, Verdict};
 use jackin::protocol::codes::ErrorCode;
-use jackin::protocol::envelope::{InputRecord, Record};
+use jackin::protocol::envelope::InputRecord;
 use jackin::services::seal::Sealer;
 use jackin::state::config::configured_policy;
 use jackin::state::store::Store;
 use jackin::tools::assess::{AssessOptions, Assessor};
+use jackin::tools::keep::input::Input;
 use jackin::tools::keep::{self, AnswerSource, Asked, Carried, ExitAction, Flags, Ruling, Session};
 
 fn main() {
@@ -38,24 +39,24 @@ fn run(args: KeepArgs, ctx: &mut Ctx) -> Result<Exit> {
     let connecting = std::thread::spawn(move || Engine::connect(&endpoint?));
     let input = ctx.read_stdin_records("pipe assessments into it: jackin-assess \"$C\" | jackin-keep")?;
     let store = ctx.store()?;
-    let mut assessments = match keep::input::assessments(&store, &input)? {
-        Ok(assessments) => assessments.into_iter(),
+    let inputs = match keep::input::read(&store, &input)? {
+        Ok(inputs) => inputs,
         Err(refusals) => return ctx.refuse_input(refusals),
     };
     let mut sealer = Sealer::read(&store);
     sealer.distrusted.iter().for_each(|why| ctx.warn(why));
     let connected = || connecting.join().unwrap_or_else(|_| Err(anyhow::anyhow!("connecting to Docker panicked")));
-    let engine = (assessments.len() > 0).then(connected).transpose()?;
+    let engine = inputs.iter().any(Input::is_assessment).then(connected).transpose()?;
     let flags = Flags { keep: args.keep, discard_unfinished: args.discard_unfinished };
     let mut tty: Option<Option<Tty>> = None;
 
     let mut steps = Vec::new();
-    for record in &input {
-        let (Some(engine), true) = (&engine, record.kind == Assessment::TYPE) else {
-            steps.push(Step::Pass(record));
+    for input in inputs {
+        let (Some(engine), Input::Assessment(assessment)) = (&engine, &input) else {
+            steps.extend(input.passed().map(Step::Pass));
             continue;
         };
-        let assessment = assessments.next().expect("one parsed assessment per assessment record");
+        let assessment = Assessment::clone(assessment);
         let container = assessment.identity.container_base.clone();
         let policy = match args.policy {
             Some(policy) => policy,

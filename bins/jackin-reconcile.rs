@@ -33,7 +33,9 @@ fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
     } else {
         once(&args, ctx, &store, &options, &mut feed)
     };
-    feed.map(Feed::finish);
+    if let Some(feed) = feed {
+        feed.finish();
+    }
     exit
 }
 

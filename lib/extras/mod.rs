@@ -13,6 +13,18 @@ pub mod hosts;
 pub mod moves;
 pub mod notify;
 
+/// Every program's man page beyond its command line: the five's from face/manual.rs, each extra's
+/// its own.
+pub fn manual(tool: crate::base::tool::Tool) -> crate::face::manual::Manual {
+    use crate::base::tool::Tool;
+    match tool {
+        Tool::Move | Tool::Import => moves::manual::manual(),
+        Tool::Hosts => hosts::manual::manual(),
+        Tool::Notify => notify::manual::manual(),
+        _ => crate::face::manual::manual(tool),
+    }
+}
+
 /// Every program's command line, the five and the extras, for `--help`, the man pages and the
 /// completions.
 pub fn commands() -> Vec<clap::Command> {

@@ -77,8 +77,8 @@ instance id (k7p9m2xq), or a unique prefix of 4+ characters of one.";
 pub const FILES_INTRO: &str = "~/.jackin is the jackin home (--home, JACKIN_HOME_DIR), ~/.config/jackin jackin's \
 config directory (--config-dir, JACKIN_CONFIG_DIR); <c> is a session's container name.";
 
-/// The man page's sections beyond the command line of `tool` (one of [`Tool::PROGRAMS`] or
-/// [`Tool::EXTRAS`]).
+/// The man page's sections beyond the command line of `tool`, one of [`Tool::PROGRAMS`] (an
+/// extra's page is its own: `extras::manual`).
 pub fn manual(tool: Tool) -> Manual {
     let (examples, sessions) = match tool {
         Tool::Assess => (&ASSESS_EXAMPLES[..], Some(EVERY_SESSION)),
@@ -86,9 +86,9 @@ pub fn manual(tool: Tool) -> Manual {
         Tool::Purge => (&PURGE_EXAMPLES[..], Some(EVERY_SESSION)),
         Tool::Reconcile => (&RECONCILE_EXAMPLES[..], Some(EVERY_SESSION)),
         Tool::Restore => (&RESTORE_EXAMPLES[..], Some(RESUMABLE)),
-        Tool::Move | Tool::Import => (&MOVE_EXAMPLES[..], None),
-        Tool::Notify => (&NOTIFY_EXAMPLES[..], None),
-        Tool::Hosts => (&HOSTS_EXAMPLES[..], None),
+        Tool::Move | Tool::Import | Tool::Hosts | Tool::Notify => {
+            panic!("{}: an extra's page is its own (extras::manual)", tool.name())
+        }
     };
     Manual { examples, environment: environment(tool), files: files(tool), see_also: see_also(tool), sessions }
 }
@@ -97,7 +97,7 @@ pub fn manual(tool: Tool) -> Manual {
 // tests/docs/man_examples.rs runs the tools' examples in the order assess, reconcile, keep,
 // purge, restore, on one home: each list is in the order it runs in.
 
-const fn example(about: &'static str, command: &'static str, exit: Exit, shows: &'static str) -> Example {
+pub(crate) const fn example(about: &'static str, command: &'static str, exit: Exit, shows: &'static str) -> Example {
     Example { about, command, exit, shows }
 }
 
@@ -194,69 +194,6 @@ const KEEP_EXAMPLES: [Example; 4] = [
     ),
 ];
 
-const HOSTS_EXAMPLES: [Example; 3] = [
-    example(
-        "With no host named, the view runs here alone, as the tool prints it",
-        "jackin-hosts jackin-assess --all --format text",
-        Exit::Ok,
-        "1 branch unpushed",
-    ),
-    example(
-        "A host that cannot be reached is a row of its own, never a failure of the view",
-        "jackin-hosts --host nosuchhost.invalid --hosts-timeout 5s jackin-assess --all --format json",
-        Exit::Ok,
-        "\"status\":\"unreachable\"",
-    ),
-    example(
-        "A run that acts reaches one host, never several at once",
-        "jackin-hosts --host a.invalid --host b.invalid jackin-purge --terminal",
-        Exit::Usage,
-        "name one --host",
-    ),
-];
-
-const NOTIFY_EXAMPLES: [Example; 3] = [
-    example(
-        "Each status change and each expiry reconcile reports runs the program; the records pass on",
-        "jackin-reconcile --warn-before 1h --format json | jackin-notify /bin/true",
-        Exit::Ok,
-        "",
-    ),
-    example(
-        "A program that is not there (or that another user could change) is refused before a line is read",
-        "jackin-notify /nonexistent/on-event </dev/null",
-        Exit::Usage,
-        "no such program",
-    ),
-    example(
-        "A line that is not a record ends the run: the lines before it were handled",
-        "printf 'not a record\\n' | jackin-notify /bin/true",
-        Exit::BadInput,
-        "not JSON",
-    ),
-];
-
-const MOVE_EXAMPLES: [Example; 3] = [
-    example(
-        "What an archive of the kept session would hold, written nowhere",
-        "jackin-move export --dry-run \"$C.tar.gz\" \"$C\" --format text",
-        Exit::Ok,
-        "would export",
-    ),
-    example(
-        "One archive of the kept session, for jackin-move import on another host",
-        "jackin-move export \"$C.tar.gz\" \"$C\" --format text",
-        Exit::Ok,
-        "exported to",
-    ),
-    example(
-        "On the host it came from, the session is there already: refused, nothing written",
-        "jackin-move import --dry-run \"$C.tar.gz\" --format text",
-        Exit::BadInput,
-        "already",
-    ),
-];
-
 const PURGE_EXAMPLES: [Example; 5] = [
     example(
         "A session holding work at risk is refused, nothing deleted",
@@ -342,11 +279,11 @@ const RESUMABLE: SessionListing =
 
 // --- environment ---------------------------------------------------------------------------
 
-const fn variable(name: &'static str, about: &'static str) -> Variable {
+pub(crate) const fn variable(name: &'static str, about: &'static str) -> Variable {
     Variable { name, about }
 }
 
-const HOME_VARIABLES: [Variable; 2] = [
+pub(crate) const HOME_VARIABLES: [Variable; 2] = [
     variable(
         "JACKIN_HOME_DIR",
         "The jackin home, when --home is not given. It must exist: the tools never create one.",
@@ -354,10 +291,10 @@ const HOME_VARIABLES: [Variable; 2] = [
     variable("HOME", "Where the defaults live: ~/.jackin, ~/.config/jackin, ~/.docker."),
 ];
 
-const CONFIG_VARIABLE: Variable =
+pub(crate) const CONFIG_VARIABLE: Variable =
     variable("JACKIN_CONFIG_DIR", "jackin's config directory, when --config-dir is not given.");
 
-const DOCKER_VARIABLES: [Variable; 5] = [
+pub(crate) const DOCKER_VARIABLES: [Variable; 5] = [
     variable(
         "DOCKER_HOST",
         "The Docker engine, when --docker-host is not given: unix://, tcp://, or ssh:// (through the ssh on \
@@ -399,14 +336,8 @@ const RESTORE_VARIABLES: [Variable; 5] = [
     variable("JACKIN_INTERRUPTED_SINCE", "--since of --interrupted, when it is not given (the boot unit sets it)."),
 ];
 
-/// The variables `tool` reads. assess and purge read nothing of jackin's config; jackin-notify
-/// reads nothing of jackin's at all.
+/// The variables `tool` reads. assess and purge read nothing of jackin's config.
 fn environment(tool: Tool) -> Vec<Variable> {
-    match tool {
-        Tool::Notify => return Vec::new(),
-        Tool::Hosts => return vec![HOME_VARIABLES[0], CONFIG_VARIABLE, HOME_VARIABLES[1]],
-        _ => {}
-    }
     let mut read = HOME_VARIABLES.to_vec();
     if tool != Tool::Assess && tool != Tool::Purge {
         read.insert(1, CONFIG_VARIABLE);
@@ -417,39 +348,35 @@ fn environment(tool: Tool) -> Vec<Variable> {
     match tool {
         Tool::Keep => read.extend(KEEP_VARIABLES),
         Tool::Restore => read.extend(RESTORE_VARIABLES),
-        Tool::Move | Tool::Import => read.push(variable(
-            "USER",
-            "Who exported the session (user@host in the archive; LOGNAME when USER is not set).",
-        )),
-        Tool::Assess | Tool::Purge | Tool::Reconcile | Tool::Notify | Tool::Hosts => {}
+        _ => {}
     }
     read
 }
 
 // --- files ---------------------------------------------------------------------------------
 
-const fn file(path: &'static str, about: &'static str) -> File {
+pub(crate) const fn file(path: &'static str, about: &'static str) -> File {
     File { path, about }
 }
 
-const INDEX: File = file(
+pub(crate) const INDEX: File = file(
     "~/.jackin/data/instances.json",
     "The index: one row per session (jackin's file; instances.json.lock beside it while it is written).",
 );
-const MANIFEST: File =
+pub(crate) const MANIFEST: File =
     file("~/.jackin/data/<c>/.jackin/instance.json", "A session's manifest: its identity, status and Docker names.");
-const ISOLATION: File =
+pub(crate) const ISOLATION: File =
     file("~/.jackin/data/<c>/.jackin/isolation.json", "Its isolated mounts and the host repository of each.");
-const MOUNTS: File = file(
+pub(crate) const MOUNTS: File = file(
     "~/.jackin/data/<c>/git/",
     "Its mounts' work: worktree/repo/<dst>/<c> (a worktree of the host repository) or clone/repo/<dst>/<c>.",
 );
-const CONTINUITY: File = file(
+pub(crate) const CONTINUITY: File = file(
     "~/.jackin/data/<c>/.jackin/continuity.json",
     "The tools' own file of a session: its launch recipe, the cause of a crash and its evidence, one history \
      entry per change.",
 );
-const NAME_LOCK: File = file(
+pub(crate) const NAME_LOCK: File = file(
     "~/.jackin/data/<c>.lock",
     "The session's name lock: jackin holds it while attached; keep, purge and restore hold it while they \
      change the session.",
@@ -459,15 +386,15 @@ const QUARANTINE: File = file(
     "~/.jackin/quarantine/<c>-<time>/",
     "Work at risk saved before a discard: a git bundle of the commits, the changed files, RECEIPT.txt.",
 );
-const CONFIG: File = file(
+pub(crate) const CONFIG: File = file(
     "~/.config/jackin/config.toml",
     "jackin's config; workspaces/<name>.toml of the same directory for one workspace.",
 );
-const DOCKER_CONTEXTS: File = file(
+pub(crate) const DOCKER_CONTEXTS: File = file(
     "~/.docker/config.json",
     "The docker CLI's current context; contexts/ beside it holds each context's engine and TLS files.",
 );
-const LOCK_HOLDERS: File = file("/proc/locks", "Who holds a lock, named when a session is busy (Linux).");
+pub(crate) const LOCK_HOLDERS: File = file("/proc/locks", "Who holds a lock, named when a session is busy (Linux).");
 const TTY: File = file("/dev/tty", "The terminal of the screens; never stdin, which carries records.");
 
 /// The files `tool` reads or writes.
@@ -536,33 +463,6 @@ fn files(tool: Tool) -> Vec<File> {
             LOCK_HOLDERS,
             TTY,
         ],
-        Tool::Notify | Tool::Hosts | Tool::Move | Tool::Import => extra_files(tool),
-    }
-}
-
-/// The files an extra reads or writes.
-fn extra_files(tool: Tool) -> Vec<File> {
-    match tool {
-        Tool::Hosts => vec![
-            file(
-                "~/.config/jackin/jackin-tools-hosts",
-                "The hosts of --all-hosts, one ssh destination a line (# for a comment); refused when another user \
-                 could have written it.",
-            ),
-            file("~/.ssh/config", "ssh's own configuration, keys and known hosts: how each host is reached."),
-        ],
-        Tool::Move | Tool::Import => vec![
-            INDEX,
-            MANIFEST,
-            ISOLATION,
-            MOUNTS,
-            CONTINUITY,
-            NAME_LOCK,
-            file("~/.jackin/imports/", "Where import unpacks an archive before it is moved into data/."),
-            CONFIG,
-            DOCKER_CONTEXTS,
-            LOCK_HOLDERS,
-        ],
         _ => Vec::new(),
     }
 }
@@ -570,7 +470,7 @@ fn extra_files(tool: Tool) -> Vec<File> {
 // --- see also ------------------------------------------------------------------------------
 
 /// The other tools, git and docker, and the documents of the sources.
-fn see_also(tool: Tool) -> Vec<Reference> {
+pub(crate) fn see_also(tool: Tool) -> Vec<Reference> {
     let mut references: Vec<Reference> = Tool::PROGRAMS
         .into_iter()
         .chain(Tool::EXTRAS)

@@ -84,17 +84,17 @@ pub(crate) fn write(
         return Ok(None);
     }
     let root = store.records_root();
-    let done = root.join(name.as_str());
+    let done = store.session_record_dir(name);
     if done.join("record.json").exists() {
         return Ok(Some(done));
     }
     fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
-    let partial = root.join(format!(".partial-{name}-{}", std::process::id()));
+    let partial = store.session_record_partial(name, std::process::id());
     if fs::symlink_metadata(&partial).is_ok() {
         fs::remove_dir_all(&partial).with_context(|| format!("cannot clear {}", partial.display()))?;
     }
     fs::create_dir(&partial).with_context(|| format!("cannot create {}", partial.display()))?;
-    let conversation = copy_conversation(&instance_dir.join("home"), &partial.join("conversation"), options)?;
+    let conversation = copy_conversation(&store.agent_home_dir(name), &partial.join("conversation"), options)?;
     // On disk before the record is renamed into place, and so before purge deletes the originals:
     // one sync of the filesystem rather than one per file (ten thousand fsyncs take seconds).
     let dir = fs::File::open(&partial).with_context(|| format!("cannot open {}", partial.display()))?;

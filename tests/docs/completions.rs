@@ -190,7 +190,7 @@ fn instance_completes_to_session_names_and_flags_still_complete() {
 #[test]
 fn zshs_spec_completes_instance_with_the_session_action_and_keeps_the_flags() {
     // keep reads its sessions from stdin: it takes no INSTANCE to complete.
-    for tool in Tool::PROGRAMS.into_iter().filter(|&tool| jackin::face::manual::manual(tool).sessions.is_some()) {
+    for tool in Tool::PROGRAMS.into_iter().filter(|&tool| jackin::extras::manual(tool).sessions.is_some()) {
         let name = tool.name();
         let script = std::fs::read_to_string(completion_file(&format!("_{name}"))).unwrap();
         let action = format!(":_{name}_sessions' \\");

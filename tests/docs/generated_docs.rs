@@ -19,7 +19,7 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
     }
     for mut cmd in jackin::extras::commands() {
         let name = cmd.get_name().to_owned();
-        let listing = manual::manual(tool(&name)).sessions;
+        let listing = jackin::extras::manual(tool(&name)).sessions;
         for (shell, file) in [
             (Shell::Bash, format!("{name}.bash")),
             (Shell::Zsh, format!("_{name}")),
@@ -47,7 +47,7 @@ pub(super) fn tool(name: &str) -> Tool {
 /// ENVIRONMENT and FILES before its VERSION, EXAMPLES and SEE ALSO after it.
 fn man_page(cmd: clap::Command) -> Vec<u8> {
     let name = cmd.get_name().to_owned();
-    let manual = manual::manual(tool(&name));
+    let manual = jackin::extras::manual(tool(&name));
     let repeated = repeated_positionals(&cmd);
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd).render(&mut page).unwrap();
@@ -163,7 +163,7 @@ fn man_pages_and_completions_are_current() {
 fn the_documents_the_pages_name_exist() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for tool in Tool::PROGRAMS.into_iter().chain(Tool::EXTRAS) {
-        for reference in manual::manual(tool).see_also {
+        for reference in jackin::extras::manual(tool).see_also {
             if let Reference::Document(path, _) = reference {
                 assert!(root.join(path).is_file(), "{}: SEE ALSO names {path}, which is not there", tool.name());
             }

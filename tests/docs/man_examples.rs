@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use jackin::base::tool::Tool;
-use jackin::face::manual::{self, Example};
+use jackin::face::manual::Example;
 
 use super::two_sessions::TwoSessions;
 use crate::common::docker::engine_available;
@@ -34,7 +34,7 @@ fn drift(example: &Example, code: Option<i32>, stdout: &str, stderr: &str) -> Op
 #[test]
 fn every_page_has_examples_of_its_own_tool() {
     for tool in Tool::PROGRAMS.into_iter().chain(Tool::EXTRAS) {
-        let examples = manual::manual(tool).examples;
+        let examples = jackin::extras::manual(tool).examples;
         assert!((3..=6).contains(&examples.len()), "{}: {} examples", tool.name(), examples.len());
         for example in examples {
             assert!(example.command.contains(tool.name()), "{}: {:?} does not run it", tool.name(), example.command);
@@ -56,7 +56,7 @@ fn the_man_pages_examples_run_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let mut drifted = Vec::new();
     for tool in RUN_ORDER {
-        for example in manual::manual(tool).examples {
+        for example in jackin::extras::manual(tool).examples {
             let out = sessions.run(example.command, dir.path());
             let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
             if let Some(why) = drift(example, out.status.code(), &stdout, &stderr) {
@@ -103,7 +103,7 @@ fn literals_of_the_library() -> String {
 fn the_environment_the_pages_list_is_read_by_the_library() {
     let library = literals_of_the_library();
     for tool in Tool::PROGRAMS.into_iter().chain(Tool::EXTRAS) {
-        for variable in manual::manual(tool).environment {
+        for variable in jackin::extras::manual(tool).environment {
             // `env:NAME` stands for the variables a launch recipe names, which the recipe says.
             if variable.name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
                 let literal = format!("\"{}\"", variable.name);

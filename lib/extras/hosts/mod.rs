@@ -9,6 +9,7 @@
 //! homes. Here, the tool runs as its own program (beside this one), its output as it prints it.
 
 pub mod cli;
+pub mod manual;
 mod ssh;
 
 use std::collections::BTreeSet;
@@ -35,7 +36,7 @@ const LOCAL_FLAGS: [&str; 3] = ["--home", "--config-dir", "--format"];
 /// here (a view) or there (a run that acts; 4 when that host could not be reached).
 pub fn run(args: &HostsArgs, ctx: &mut Ctx) -> Result<Exit> {
     let tool = args.tool();
-    let hosts = destinations(&args.hosts, args.all_hosts, &ctx.roots()?.config_dir)?;
+    let hosts = destinations(&args.hosts, args.all_hosts, &ctx.roots()?.hosts_file())?;
     let forwarded = forwarded_args(args.tool_args().iter().cloned())?;
     let (exit, answers) = match args.reach() {
         Reach::Act => {
@@ -98,13 +99,12 @@ pub(crate) fn forwarded_args(args: impl Iterator<Item = OsString>) -> Result<Vec
 /// `<config-dir>/jackin-tools-hosts` (one destination a line; blank lines and `#` comments
 /// skipped). Empty: this host alone. The file chooses where the operator's ssh identity is used,
 /// so one that another user could have written is refused, as ssh refuses such a config.
-fn destinations(named: &[String], all_hosts: bool, config_dir: &std::path::Path) -> Result<Vec<String>> {
+fn destinations(named: &[String], all_hosts: bool, file: &std::path::Path) -> Result<Vec<String>> {
     let mut hosts = named.to_vec();
     if all_hosts {
-        let file = config_dir.join("jackin-tools-hosts");
-        crate::base::perms::refuse_written_by_others(&file, "--all-hosts: the hosts file")?;
+        crate::base::perms::refuse_written_by_others(file, "--all-hosts: the hosts file")?;
         let mut text = String::new();
-        std::fs::File::open(&file)
+        std::fs::File::open(file)
             .and_then(|f| f.take(HOSTS_FILE_LIMIT + 1).read_to_string(&mut text))
             .map_err(|e| Exit::Usage.err(format_args!("--all-hosts: cannot read {}: {e}", file.display())))?;
         if text.len() as u64 > HOSTS_FILE_LIMIT {

@@ -15,4 +15,5 @@ mod archive;
 pub mod cli;
 pub mod export;
 pub mod import;
+pub mod manual;
 pub mod run;

@@ -9,6 +9,7 @@
 //! killed with whatever it started, said on stderr, and the next event still runs.
 
 pub mod cli;
+pub mod manual;
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;

@@ -55,6 +55,11 @@ impl Roots {
         };
         Ok(Roots { home: absolute(&home)?, config_dir: absolute(&config_dir)? })
     }
+
+    /// `<config-dir>/jackin-tools-hosts`: the hosts of `jackin-hosts --all-hosts`.
+    pub(crate) fn hosts_file(&self) -> PathBuf {
+        self.config_dir.join("jackin-tools-hosts")
+    }
 }
 
 /// A path argument made absolute against the working directory, lexically (`std::path::absolute`):
@@ -145,8 +150,29 @@ impl Store {
         }
     }
 
+    /// The paths of another home's layout (the one an exported session came from): only its
+    /// paths, never opened or checked.
+    pub(crate) fn layout_of(home: PathBuf) -> Store {
+        Store { roots: Roots { home, config_dir: PathBuf::new() } }
+    }
+
     pub(crate) fn data_dir(&self) -> PathBuf {
         self.roots.home.join("data")
+    }
+
+    /// `<home>/events/warned.json`: the expiries jackin-reconcile has warned of, and until when.
+    pub(crate) fn warned_path(&self) -> PathBuf {
+        self.roots.home.join("events").join("warned.json")
+    }
+
+    /// `data/<container>/home/`: the agent's home (its conversation, history, plugins).
+    pub(crate) fn agent_home_dir(&self, name: &InstanceName) -> PathBuf {
+        self.instance_dir(name).join("home")
+    }
+
+    /// `data/<container>/state/`: the capsule's state (the exit screen's answer among it).
+    pub(crate) fn state_dir(&self, name: &InstanceName) -> PathBuf {
+        self.instance_dir(name).join("state")
     }
 
     /// The key this home's tools seal their assessments and decisions with (services/seal.rs):
@@ -200,7 +226,7 @@ impl Store {
 
     /// `data/<container>/state/exit-action.json`: the in-container exit modal's choice.
     pub(crate) fn exit_action_path(&self, name: &InstanceName) -> PathBuf {
-        self.instance_dir(name).join("state").join("exit-action.json")
+        self.state_dir(name).join("exit-action.json")
     }
 
     /// `data/<container>/.jackin/continuity.json`: the tools' own record of a kept session.
@@ -233,6 +259,21 @@ impl Store {
         self.roots.home.join("records")
     }
 
+    /// `<home>/records/<container>/`: the record of the purged session `name`.
+    pub(crate) fn session_record_dir(&self, name: &InstanceName) -> PathBuf {
+        self.records_root().join(name.as_str())
+    }
+
+    /// `<home>/records/.partial-<container>-<pid>`: a record being written, renamed into place whole.
+    pub(crate) fn session_record_partial(&self, name: &InstanceName, pid: u32) -> PathBuf {
+        self.records_root().join(format!(".partial-{name}-{pid}"))
+    }
+
+    /// `data/<container>/<slot>/`: one of the agents' auth slots ([`AUTH_SLOTS`]).
+    pub(crate) fn auth_slot_dir(&self, name: &InstanceName, slot: &str) -> PathBuf {
+        self.instance_dir(name).join(slot)
+    }
+
     /// Where jackin puts an isolated mount of `name`: `data/<c>/git/worktree/repo/<dst>/<c>` (or
     /// `git/clone/…`), `<dst>` the mount's container path without its leading slash. `None` for a
     /// destination that is not a plain absolute path (it would leave the data directory).
@@ -244,7 +285,7 @@ impl Store {
         Some(self.instance_dir(name).join("git").join(isolation).join("repo").join(dst).join(name.as_str()))
     }
 
-    /// `<home>/imports/`: where `jackin-restore --import` unpacks an archive before it moves the
+    /// `<home>/imports/`: where `jackin-move import` unpacks an archive before it moves the
     /// session into `data/` (never under `data/`, where a directory holding a manifest is an
     /// instance).
     pub(crate) fn imports_dir(&self) -> PathBuf {

@@ -15,20 +15,46 @@ use crate::services::seal::Sealer;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 
-/// The assessments among `records`, in order; or every record refused, when any is.
-pub fn assessments(store: &Store, records: &[InputRecord]) -> Result<Result<Vec<Assessment>, Vec<Refusal>>> {
-    let mut assessments = Vec::new();
+/// One record of keep's input, as keep takes it.
+pub enum Input<'a> {
+    /// An assessment made here of the session of its name here: keep decides on it.
+    Assessment(Box<Assessment>),
+    /// Any other record: passed through as it came.
+    Pass(&'a InputRecord),
+}
+
+impl<'a> Input<'a> {
+    pub fn is_assessment(&self) -> bool {
+        matches!(self, Input::Assessment(_))
+    }
+
+    /// The record to pass through, when it is one.
+    pub fn passed(&self) -> Option<&'a InputRecord> {
+        match self {
+            Input::Pass(record) => Some(record),
+            Input::Assessment(_) => None,
+        }
+    }
+}
+
+/// `records` as keep takes them, in order; or every record refused, when any assessment is.
+pub fn read<'a>(store: &Store, records: &'a [InputRecord]) -> Result<Result<Vec<Input<'a>>, Vec<Refusal>>> {
+    let mut inputs = Vec::new();
     let mut refusals = Vec::new();
-    for record in records.iter().filter(|r| r.kind == Assessment::TYPE) {
+    for record in records {
+        if record.kind != Assessment::TYPE {
+            inputs.push(Input::Pass(record));
+            continue;
+        }
         let assessment = record.parse::<Assessment>()?;
         let checked = provenance::made_here(record)
             .and_then(|()| provenance::same_session(store, record, &assessment.identity).map(drop));
         match checked {
-            Ok(()) => assessments.push(assessment),
+            Ok(()) => inputs.push(Input::Assessment(Box::new(assessment))),
             Err(refusal) => refusals.push(refusal),
         }
     }
-    Ok(if refusals.is_empty() { Ok(assessments) } else { Err(refusals) })
+    Ok(if refusals.is_empty() { Ok(inputs) } else { Err(refusals) })
 }
 
 /// The assessment keep decides on: the one given when this home's seal holds, else a fresh one;

@@ -34,7 +34,7 @@ pub fn expiring(store: &Store, options: &EventOptions) -> Result<Vec<Expiring>> 
     let Some(window) = options.warn_before else { return Ok(Vec::new()) };
     let now = SystemTime::now();
     let due = due(store, options.retention)?;
-    let warned_path = store.roots.home.join("events").join("warned.json");
+    let warned_path = store.warned_path();
     // A file that cannot be read costs warnings said again, never the run.
     let warned: BTreeMap<String, String> =
         crate::state::store::read_json(&warned_path).ok().flatten().unwrap_or_default();

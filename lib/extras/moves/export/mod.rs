@@ -140,7 +140,7 @@ pub fn export(
 ) -> Result<Exported> {
     // Held for the run: no launch or resume takes the session while it is read.
     let (_claim, assessment, records) = observe(store, engine, name, options)?;
-    let auth = auth_found(&store.instance_dir(name));
+    let auth = auth_found(store, name);
     let plan = plan(&Seen {
         mounts: &assessment.mounts,
         auth: &auth,
@@ -237,7 +237,7 @@ impl Run<'_> {
         exported: &mut Exported,
         steps: &dyn Steps,
     ) -> Result<()> {
-        let instance_dir = self.store.instance_dir(self.name);
+        let (store, name) = (self.store, self.name);
         match step {
             ExportStep::SaveMount { index, mount_dst, .. } => {
                 steps.done(mount_dst);
@@ -264,15 +264,15 @@ impl Run<'_> {
             ExportStep::WriteAgentHome { credentials } => {
                 steps.done("the agent home");
                 let writer = self.writer()?;
-                writer.add_tree(Path::new("instance/home"), &instance_dir.join("home"), &|rel| {
+                writer.add_tree(Path::new("instance/home"), &store.agent_home_dir(name), &|rel| {
                     !credentials && is_home_credential(rel)
                 })?;
-                writer.add_tree(Path::new("instance/state"), &instance_dir.join("state"), &|_| false)?;
+                writer.add_tree(Path::new("instance/state"), &store.state_dir(name), &|_| false)?;
             }
             ExportStep::WriteAuthSlots { slots } => {
                 let writer = self.writer()?;
                 for slot in slots.iter().map(|s| s.trim_end_matches('/')) {
-                    writer.add_tree(&Path::new("instance").join(slot), &instance_dir.join(slot), &|_| false)?;
+                    writer.add_tree(&Path::new("instance").join(slot), &store.auth_slot_dir(name, slot), &|_| false)?;
                 }
             }
             ExportStep::WriteMountsWork => {
@@ -450,13 +450,13 @@ fn remotes_of(record: &IsolationRecord) -> Vec<Remote> {
 
 /// The auth slots of the instance directory and the credentials of its agent home that are
 /// there, as paths relative to the instance directory.
-fn auth_found(instance_dir: &Path) -> Vec<String> {
+fn auth_found(store: &Store, name: &InstanceName) -> Vec<String> {
     let mut found: Vec<String> = AUTH_SLOTS
         .iter()
-        .filter(|slot| fs::symlink_metadata(instance_dir.join(slot)).is_ok())
+        .filter(|slot| fs::symlink_metadata(store.auth_slot_dir(name, slot)).is_ok())
         .map(|s| format!("{s}/"))
         .collect();
-    let home = instance_dir.join("home");
+    let home = store.agent_home_dir(name);
     let mut walk = walkdir::WalkDir::new(&home).follow_links(false).into_iter();
     while let Some(Ok(entry)) = walk.next() {
         let Ok(rel) = entry.path().strip_prefix(&home) else { continue };

@@ -270,9 +270,10 @@ pub(super) fn moved_paths(
             pairs.push((PathBuf::from(src), plan.host.clone()));
         }
     }
-    pairs.push((home.join("data").join(name.as_str()), store.instance_dir(name)));
-    pairs.push((home.join("sockets").join(name.as_str()), store.socket_dir(name)));
-    pairs.push((home, store.roots.home.clone()));
+    let there = Store::layout_of(home);
+    pairs.push((there.instance_dir(name), store.instance_dir(name)));
+    pairs.push((there.socket_dir(name), store.socket_dir(name)));
+    pairs.push((there.roots.home, store.roots.home.clone()));
     pairs
 }
 
