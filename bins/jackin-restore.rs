@@ -19,7 +19,7 @@ use jackin::tools::restore::{self, Resume, ResumeOptions, RoleSource, Waits};
 
 fn main() {
     // https:// for tier 3's role source fetch, through libcurl (credentials: the URL, ~/.netrc, then
-    // git's credential helpers after a 401). Only this tool links curl (docs/performance.md).
+    // git's credential helpers after a 401). Only this tool links curl (docs/maintainers/performance.md).
     let mut http = curl::easy::Easy::new();
     let _ = http.netrc(curl::easy::NetRc::Optional);
     // SAFETY: registered once, before any libgit2 call of this process.

@@ -1,8 +1,10 @@
 //! A program the tools start and will not wait on for ever: its exit, or nothing once it was
-//! killed at the deadline.
+//! killed at the deadline. The wait is wait-timeout's (woken by the child's exit, not polled).
 
 use std::process::{Child, ExitStatus};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
 
 /// What is killed at the deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,20 +19,18 @@ pub(crate) enum Kill {
 
 /// Waits for `child` at most `timeout`; `None` when it was killed then.
 pub(crate) fn wait_at_most(child: &mut Child, timeout: Duration, kill: Kill) -> Option<ExitStatus> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                match kill {
-                    Kill::Child => drop(child.kill()),
-                    // SAFETY: kill(2) on the process group the child leads; no memory is involved.
-                    Kill::Group => drop(unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) }),
-                }
-                let _ = child.wait();
-                return None;
+    if let Ok(Some(status)) = child.wait_timeout(timeout) {
+        return Some(status);
+    }
+    match kill {
+        Kill::Child => drop(child.kill()),
+        // The process group the child leads, not yet reaped: its id is still its own.
+        Kill::Group => {
+            if let Some(pid) = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
             }
         }
     }
+    let _ = child.wait();
+    None
 }

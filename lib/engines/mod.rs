@@ -4,3 +4,4 @@
 pub mod docker;
 pub mod endpoint;
 pub mod git;
+pub(crate) mod ssh;

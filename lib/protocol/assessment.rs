@@ -96,7 +96,7 @@ pub(crate) struct MountDisk {
     /// Everything git ignores.
     pub(crate) ignored: u64,
     /// The part of `ignored` that `jackin-purge --slim` takes back: all but the ignored dotfiles
-    /// outside ignored directories (docs/decisions.md).
+    /// outside ignored directories (docs/maintainers/decisions.md).
     pub(crate) rebuildable: u64,
 }
 

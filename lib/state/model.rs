@@ -6,8 +6,12 @@ use serde_json::{Map, Value};
 
 use crate::state::names;
 
-/// The ten status strings jackin can read. Nothing else is ever written into jackin's files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The ten status strings jackin can read. Nothing else is ever written into jackin's files. Each
+/// word is its variant's name in snake case (strum writes and reads it).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, strum::EnumString, strum::IntoStaticStr, strum::Display, strum::EnumIter,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Status {
     Active,
     Running,
@@ -22,36 +26,13 @@ pub enum Status {
 }
 
 impl Status {
-    pub(crate) const ALL: [Status; 10] = [
-        Status::Active,
-        Status::Running,
-        Status::CleanExited,
-        Status::Crashed,
-        Status::PreservedDirty,
-        Status::PreservedUnpushed,
-        Status::RestoreAvailable,
-        Status::Superseded,
-        Status::Purged,
-        Status::FailedSetup,
-    ];
-
     pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Status::Active => "active",
-            Status::Running => "running",
-            Status::CleanExited => "clean_exited",
-            Status::Crashed => "crashed",
-            Status::PreservedDirty => "preserved_dirty",
-            Status::PreservedUnpushed => "preserved_unpushed",
-            Status::RestoreAvailable => "restore_available",
-            Status::Superseded => "superseded",
-            Status::Purged => "purged",
-            Status::FailedSetup => "failed_setup",
-        }
+        self.into()
     }
 
+    /// The status a word names; `None` for a word that is none of jackin's ten.
     pub fn parse(text: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|s| s.as_str() == text)
+        text.parse().ok()
     }
 
     /// Purgeable without asking (lifecycle.md); `failed_setup` only once its work is verified clean.
@@ -67,12 +48,6 @@ impl Status {
     /// Kept by an operator or a policy to be resumed.
     pub(crate) fn is_kept(self) -> bool {
         matches!(self, Status::RestoreAvailable | Status::PreservedDirty | Status::PreservedUnpushed)
-    }
-}
-
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -143,10 +118,16 @@ pub struct IndexRow {
 }
 
 impl IndexRow {
+    /// The status the row says, read once here: `None` for a word that is none of jackin's ten
+    /// (the word itself stays in `status`, written back as it was).
+    pub(crate) fn known_status(&self) -> Option<Status> {
+        Status::parse(&self.status)
+    }
+
     /// The row says `purged`: with no data directory beside it, jackin's tombstone of a session
     /// it removed (real-host.md, "Tombstones are jackin's"), or what a purge left after step 7.
     pub(crate) fn says_purged(&self) -> bool {
-        Status::parse(&self.status) == Some(Status::Purged)
+        self.known_status() == Some(Status::Purged)
     }
 
     pub(crate) fn from_manifest(m: &Manifest) -> Self {
@@ -197,6 +178,14 @@ pub struct Manifest {
     pub(crate) supported_agents: Vec<Value>,
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
+}
+
+impl Manifest {
+    /// The status the manifest says, read once here: `None` for a word that is none of jackin's
+    /// ten (the word itself stays in `status`, written back as it was).
+    pub(crate) fn known_status(&self) -> Option<Status> {
+        Status::parse(&self.status)
+    }
 }
 
 /// The Docker resources of an instance, as the launch recorded them.
@@ -353,10 +342,27 @@ mod tests {
 
     #[test]
     fn status_strings_round_trip() {
-        for s in Status::ALL {
+        use strum::IntoEnumIterator;
+        // jackin's ten words, as its own source spells them.
+        let words = [
+            "active",
+            "running",
+            "clean_exited",
+            "crashed",
+            "preserved_dirty",
+            "preserved_unpushed",
+            "restore_available",
+            "superseded",
+            "purged",
+            "failed_setup",
+        ];
+        assert_eq!(Status::iter().map(Status::as_str).collect::<Vec<_>>(), words);
+        for s in Status::iter() {
             assert_eq!(Status::parse(s.as_str()), Some(s));
+            assert_eq!(s.to_string(), s.as_str());
         }
         assert_eq!(Status::parse("killed_by_host"), None);
+        assert_eq!(Status::parse("Active"), None, "only jackin's spelling");
     }
 
     #[test]

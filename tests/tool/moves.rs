@@ -529,7 +529,7 @@ fn a_kept_session_moves_to_another_home_and_resumes_there_at_tier_2() {
     }
 }
 
-/// The figure of docs/performance.md ("Moving a session"): the archive's bytes against the
+/// The figure of docs/maintainers/performance.md ("Moving a session"): the archive's bytes against the
 /// session's bytes on disk, for a session with a build directory (rebuildable, never carried), a
 /// sparse disk image and a conversation. Run by hand:
 /// `cargo test --test tests tool::moves::figure -- --ignored --nocapture`.

@@ -4,8 +4,28 @@
 use bollard::query_parameters::RenameContainerOptions;
 use serde_json::Value;
 
-use super::*;
+use super::is_name_in_use;
+use super::is_not_found;
+use super::labels;
+use super::ContainerDetails;
+use super::Engine;
+use super::RunState;
 use crate::state::recipe;
+use crate::state::recipe::ContainerSpec;
+use crate::state::recipe::HealthTiming;
+use crate::state::recipe::MountSpec;
+use anyhow::Context;
+use anyhow::Result;
+use bollard::models::ContainerCreateBody;
+use bollard::models::EndpointSettings;
+use bollard::models::HealthConfig;
+use bollard::models::HostConfig;
+use bollard::models::Mount;
+use bollard::models::MountType;
+use bollard::models::NetworkingConfig;
+use bollard::query_parameters::CreateContainerOptionsBuilder;
+use bollard::query_parameters::InspectContainerOptions;
+use std::collections::HashMap;
 
 impl Engine {
     /// `None` when there is no such container.

@@ -10,21 +10,17 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use bollard::errors::Error as BollardError;
-use bollard::models::{
-    ContainerCreateBody, EndpointSettings, HealthConfig, HostConfig, Mount, MountType, NetworkCreateRequest,
-    NetworkingConfig, VolumeCreateRequest,
-};
+use bollard::models::{EndpointSettings, NetworkCreateRequest, VolumeCreateRequest};
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
-    ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
-    StartContainerOptions, StopContainerOptionsBuilder,
+    BuildImageOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder, StartContainerOptions, StopContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use crate::base::exit::Exit;
 use crate::engines::endpoint::Endpoint;
-use crate::state::recipe::{ContainerSpec, EngineDefaults, HealthTiming, MountSpec, NetworkRecipe};
+use crate::state::recipe::{ContainerSpec, EngineDefaults, NetworkRecipe};
 
 mod connect;
 mod containers;

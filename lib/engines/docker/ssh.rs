@@ -33,37 +33,38 @@ impl SshDestination {
     /// The parts of an `ssh://` engine address; an error names what does not parse. A path
     /// (`ssh://host/path`) is refused, as the docker CLI refuses it.
     pub(crate) fn parse(address: &str) -> Result<SshDestination, String> {
-        let rest = address.strip_prefix("ssh://").ok_or_else(|| format!("{address}: not an ssh:// address"))?;
-        if rest.contains('/') && !rest.ends_with('/') {
+        let url = url::Url::parse(address).map_err(|e| format!("{address}: {e}"))?;
+        if url.scheme() != "ssh" {
+            return Err(format!("{address}: not an ssh:// address"));
+        }
+        if !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some() {
             return Err(format!("{address}: an ssh engine address has no path"));
         }
-        let rest = rest.trim_end_matches('/');
-        let (user, host_port) = match rest.rsplit_once('@') {
-            Some((user, host)) => (Some(user.to_owned()), host),
-            None => (None, rest),
+        // The URL's user is percent-encoded (an `@` before the last one becomes %40): ssh takes it
+        // as written.
+        let decoded = |text: &str| percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned();
+        let user = Some(decoded(url.username())).filter(|u| !u.is_empty());
+        let host = match url.host() {
+            Some(url::Host::Ipv6(address)) => address.to_string(),
+            Some(host) => decoded(&host.to_string()),
+            None => String::new(),
         };
-        let (host, port) = super::transport::host_and_port(address, host_port)?;
+        let port = url.port();
         if host.is_empty()
             || host.starts_with('-')
             || user.as_deref().is_some_and(|u| u.is_empty() || u.starts_with('-'))
         {
             return Err(format!("{address}: no host to reach"));
         }
-        Ok(SshDestination { user, host: host.to_owned(), port })
+        Ok(SshDestination { user, host, port })
     }
 
-    /// The ssh arguments that run the engine's `dial-stdio` on the remote host.
-    pub(crate) fn ssh_args(&self) -> Vec<String> {
-        let mut args: Vec<String> = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-T"].map(String::from).into();
-        if let Some(user) = &self.user {
-            args.extend(["-l".to_owned(), user.clone()]);
-        }
-        if let Some(port) = self.port {
-            args.extend(["-p".to_owned(), port.to_string()]);
-        }
-        args.extend(["--".to_owned(), self.host.clone()]);
-        args.extend(["docker", "system", "dial-stdio"].map(String::from));
-        args
+    /// The ssh command (engines/ssh.rs) that runs the engine's `dial-stdio` on the remote host.
+    pub(crate) fn ssh_command(&self) -> std::process::Command {
+        let connect = std::time::Duration::from_secs(10);
+        let mut ssh = crate::engines::ssh::command(connect, self.user.as_deref(), self.port, &self.host);
+        ssh.args(["docker", "system", "dial-stdio"]);
+        ssh
     }
 }
 
@@ -126,10 +127,9 @@ impl tower_service::Service<http::Uri> for SshConnector {
     }
 
     fn call(&mut self, _: http::Uri) -> Self::Future {
-        let (args, kept) = (self.destination.ssh_args(), Arc::clone(&self.stderr));
+        let (ssh, kept) = (self.destination.ssh_command(), Arc::clone(&self.stderr));
         Box::pin(async move {
-            let mut child = tokio::process::Command::new("ssh")
-                .args(&args)
+            let mut child = tokio::process::Command::from(ssh)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -196,10 +196,10 @@ mod tests {
         for (address, expected) in cases {
             assert_eq!(SshDestination::parse(address), Ok(expected), "{address}");
         }
-        let args = SshDestination::parse("ssh://me@127.0.0.1:2222").unwrap().ssh_args();
-        let tail: Vec<&str> = args.iter().map(String::as_str).skip(5).collect();
-        assert_eq!(tail, ["-l", "me", "-p", "2222", "--", "127.0.0.1", "docker", "system", "dial-stdio"]);
-        assert!(args.contains(&"BatchMode=yes".to_owned()), "never waits on a prompt: {args:?}");
+        let ssh = SshDestination::parse("ssh://me@127.0.0.1:2222").unwrap().ssh_command();
+        let args: Vec<&str> = ssh.get_args().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(args[5..], ["-l", "me", "-p", "2222", "--", "127.0.0.1", "docker", "system", "dial-stdio"]);
+        assert!(args.contains(&"BatchMode=yes"), "never waits on a prompt: {args:?}");
     }
 
     #[test]

@@ -69,7 +69,11 @@ fn read_config(path: &Path) -> Result<Option<Vec<u8>>, git2::Error> {
         Ok(meta) if !(meta.is_file() || meta.is_dir()) => return Err(refused(path, format_args!("{WOULD_WAIT}"))),
         _ => {}
     }
-    let file = match fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(crate::base::os::NONBLOCK | crate::base::os::CLOEXEC)
+        .open(path)
+    {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(refused(path, format_args!("cannot be read ({e}); not read"))),

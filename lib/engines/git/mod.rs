@@ -90,7 +90,7 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
     let nothing_staged = index_matches_head(repo, &mut index);
     if nothing_staged {
         // The comparison of HEAD's tree with the index, which reads every tree object of HEAD,
-        // can only come back empty (docs/performance.md, real trees).
+        // can only come back empty (docs/maintainers/performance.md, real trees).
         options.show(git2::StatusShow::Workdir);
     }
     if nothing_staged && narrowing == Narrowing::ByStatData {

@@ -16,7 +16,7 @@ use crate::protocol::assessment::{Integrated, Integration};
 
 /// Commits of the surviving refs searched for the same patch, newest first, per repository:
 /// a squash or rebase merge is a recent commit, and an old one buried deeper than this is left
-/// at risk (docs/decisions.md, "Squash and rebase merges").
+/// at risk (docs/maintainers/decisions.md, "Squash and rebase merges").
 pub(crate) const CANDIDATE_LIMIT: usize = 2000;
 /// The longest first-parent run of at-risk commits whose prefixes are tried as one squash.
 pub(crate) const SQUASH_LIMIT: usize = 500;

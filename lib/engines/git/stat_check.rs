@@ -12,7 +12,7 @@
 //! `core.ignorecase`, more suspects than `MOST_SUSPECTS`), it answers why
 //! ([`Whole`]) and the whole work tree goes to libgit2.
 //! Stats are made relative to an open directory, one path component each, where libgit2 stats
-//! every file by its absolute path (docs/performance.md).
+//! every file by its absolute path (docs/maintainers/performance.md).
 
 use std::ffi::CString;
 use std::os::fd::{BorrowedFd, OwnedFd};

@@ -27,9 +27,8 @@ use rustix::io::Errno;
 
 use super::error::WOULD_WAIT;
 
-/// The longest path the system's calls take, with its NUL (PATH_MAX): libgit2 reaches every file
-/// by its whole path from `/`.
-const PATH_MAX: usize = libc::PATH_MAX as usize;
+// libgit2 reaches every file by its whole path from `/`: no longer than PATH_MAX.
+use crate::base::os::PATH_MAX;
 
 /// Where the walk starts.
 pub(super) enum Start<'a> {

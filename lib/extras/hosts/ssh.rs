@@ -8,7 +8,7 @@
 //! [`Budget`] over all hosts, ends that host's answer (ssh is killed) instead of growing memory.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,10 +64,8 @@ pub(crate) fn run(
     stdin: bool,
     budget: &Budget,
 ) -> RemoteRun {
-    let connect = timeout.as_secs().clamp(1, 30).to_string();
-    let mut ssh = Command::new("ssh");
-    ssh.args(["-o", "BatchMode=yes", "-o", &format!("ConnectTimeout={connect}"), "-T", "--", destination])
-        .arg(crate::base::argv::command_line(program, args))
+    let mut ssh = crate::engines::ssh::command(timeout, None, None, destination);
+    ssh.arg(crate::base::argv::command_line(program, args))
         .stdin(if stdin { Stdio::inherit() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -80,9 +78,11 @@ pub(crate) fn run(
     let reading = std::thread::spawn(move || {
         let read = read_lines(out, &budget);
         if read.is_err() {
-            // SAFETY: kill(2) of the ssh this run started and has not reaped (the wait below
-            // reaps it only once it ended, and it cannot end while its output is unread).
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            // The ssh this run started and has not reaped (the wait below reaps it only once it
+            // ended, and it cannot end while its output is unread): its pid is still its own.
+            if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
         }
         read
     });

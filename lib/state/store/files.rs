@@ -131,13 +131,12 @@ pub(crate) fn temp_writer(file: &str) -> Option<u32> {
 /// Whether the writer of a temp file may still be at work: a process with this pid exists (a
 /// signal 0 reaches it, or it is someone else's).
 pub(crate) fn writer_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
-    if pid <= 0 {
-        return false;
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return false };
+    // Signal 0 sends nothing; it only checks that the process exists.
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e == rustix::io::Errno::PERM,
     }
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 #[cfg(test)]

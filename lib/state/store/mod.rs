@@ -112,7 +112,10 @@ pub struct Store {
 /// blocking on a FIFO. The caller judges the file by the handle (`metadata`), not the path.
 fn open_agent_written(path: &Path) -> std::io::Result<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(crate::base::os::NOFOLLOW | crate::base::os::NONBLOCK | crate::base::os::CLOEXEC)
+        .open(path)
 }
 
 /// The text of a small regular file the agent can write (opened as [`open_agent_written`] opens
@@ -339,7 +342,9 @@ impl Store {
         }
         let file = match open_agent_written(&path) {
             Ok(file) => file,
-            Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+            Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(crate::base::os::ELOOP) => {
+                return Ok(None)
+            }
             Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
         };
         let meta = file.metadata().with_context(|| format!("reading {}", path.display()))?;
@@ -379,7 +384,7 @@ impl Store {
         let file = match open_agent_written(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return ExitActionFile::Absent,
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            Err(e) if e.raw_os_error() == Some(crate::base::os::ELOOP) => {
                 return ExitActionFile::Unreadable("a symbolic link".into())
             }
             Err(e) => return ExitActionFile::Unreadable(e.to_string()),

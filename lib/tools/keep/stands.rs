@@ -1,5 +1,5 @@
 //! Whether the assessment keep was handed still stands when it is about to stamp `clean_exited`
-//! (docs/decisions.md, "Nor is a session whose assessment is older than its work"): the role
+//! (docs/maintainers/decisions.md, "Nor is a session whose assessment is older than its work"): the role
 //! container stopped before it, the engine remembers removing it before it, or nothing it looked at
 //! changed since (services/recheck.rs); otherwise the session is assessed again.
 

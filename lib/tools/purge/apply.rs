@@ -187,7 +187,7 @@ fn stamp(store: &Store, name: &InstanceName, stamp: &Stamp, quarantine: Option<&
         };
         store.write_purge_mark(name, &mark).context("writing the purge mark")?;
     }
-    let current = store.read_manifest(name)?.and_then(|m| Status::parse(&m.status));
+    let current = store.read_manifest(name)?.and_then(|m| m.known_status());
     let status = current.filter(|s| s.is_terminal()).unwrap_or(Status::Purged);
     store.set_status(name, status, &now).context("stamping the terminal status")?;
     Ok(())
@@ -199,7 +199,7 @@ fn stamp_row(store: &Store, name: &InstanceName, now: &str) -> Result<()> {
         let Some(row) = index.instances.iter_mut().find(|r| r.container_base == name.as_str()) else {
             return Ok(((), false));
         };
-        if Status::parse(&row.status).is_some_and(|s| s.is_terminal()) {
+        if row.known_status().is_some_and(|s| s.is_terminal()) {
             return Ok(((), false));
         }
         row.status = Status::Purged.as_str().to_owned();

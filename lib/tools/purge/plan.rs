@@ -12,7 +12,7 @@ use crate::protocol::identity::Identity;
 use crate::protocol::path_bytes::NameBytes;
 use crate::protocol::records::{Purged, Removed};
 use crate::services::ownership::Resource;
-use crate::state::model::{DockerNames, IsolationRecord, MalformedRecord, Status};
+use crate::state::model::{DockerNames, IsolationRecord, MalformedRecord};
 use crate::state::store::{MarkedSession, PurgeMark};
 
 use super::observe::{Observation, Records};
@@ -200,8 +200,8 @@ pub(crate) fn plan(
 pub(crate) fn mark_holds(mark: &PurgeMark, seen: &Observation) -> bool {
     let (Some(session), Ok(Some(manifest))) = (&mark.session, &seen.manifest) else { return false };
     let as_found = manifest.status == session.status && manifest.updated_at == session.updated_at;
-    let as_stamped = manifest.updated_at == mark.started_at
-        && Status::parse(&manifest.status).is_some_and(|status| status.is_terminal());
+    let as_stamped =
+        manifest.updated_at == mark.started_at && manifest.known_status().is_some_and(|status| status.is_terminal());
     as_found || as_stamped
 }
 

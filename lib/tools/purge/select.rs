@@ -221,7 +221,7 @@ fn items_from_catalog_at(catalog: &Catalog, selection: Selection, now: std::time
     let mut groups: std::collections::BTreeMap<(Option<String>, String, String), usize> = Default::default();
     for target in targets {
         let Some(row) = &target.row else { continue };
-        let Some(status) = Status::parse(&row.status) else { continue };
+        let Some(status) = row.known_status() else { continue };
         if selection.terminal && (status.is_terminal() || status == Status::FailedSetup) {
             picked.push(Request { only_if_clean: status == Status::FailedSetup, ..Request::plain(target) });
             continue;
@@ -268,7 +268,7 @@ fn items_kept_at(
         .into_iter()
         .filter(|target| {
             let Some(row) = &target.row else { return false };
-            let kept = Status::parse(&row.status).is_some_and(Status::is_kept);
+            let kept = row.known_status().is_some_and(Status::is_kept);
             let updated = crate::base::time::parse_rfc3339(&row.updated_at);
             let due = match older_than {
                 None => true,

@@ -43,7 +43,7 @@ impl Purger<'_> {
         if self.role_running(name, &docker)? {
             return Err(super::live(&docker.role_container, ""));
         }
-        if !Status::parse(&manifest.status).is_some_and(Status::is_kept) {
+        if !manifest.known_status().is_some_and(Status::is_kept) {
             let error = anyhow::anyhow!(
                 "status {} is not kept (restore_available, preserved_dirty, preserved_unpushed): nothing slimmed",
                 manifest.status

@@ -190,7 +190,7 @@ fn inspect_exited(engine: &Engine, store: &Store, observation: &mut Observation)
     for i in 0..observation.instances.len() {
         let seen = &observation.instances[i];
         let Ok(Some(manifest)) = &seen.manifest else { continue };
-        let Some(status) = Status::parse(&manifest.status) else { continue };
+        let Some(status) = manifest.known_status() else { continue };
         let role_state = observation.container(&manifest.docker.role_container).map(|c| c.state.as_str());
         if seen.lock_held || !needs_inspection(status, role_state) {
             continue;

@@ -75,7 +75,7 @@ fn plan_instance(observation: &Observation, seen: &Seen, plan: &mut Plan) {
     if role_state == Some("running") {
         plan.recipes.push((seen.name.clone(), manifest.clone()));
     }
-    let Some(status) = Status::parse(&manifest.status) else { return };
+    let Some(status) = manifest.known_status() else { return };
     let change = |to: Status, cause: Cause, evidence: Evidence| StatusChange {
         name: seen.name.clone(),
         manifest: manifest.clone(),

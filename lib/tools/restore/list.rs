@@ -18,7 +18,6 @@ use crate::services::assessor::Assessor;
 use crate::state::continuity;
 use crate::state::continuity::Continuity;
 use crate::state::model::Manifest;
-use crate::state::model::Status;
 use crate::state::select::Catalog;
 use crate::state::store::Store;
 use anyhow::Result;
@@ -50,7 +49,7 @@ pub fn candidates(
         let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { continue };
         let mut kept = continuity::read(store, &target.name).unwrap_or_default();
         as_reconciled(&mut manifest, &mut kept, changes);
-        let status = Status::parse(&manifest.status);
+        let status = manifest.known_status();
         if !filters.admit(&manifest) || !resumable(status, true) {
             continue;
         }

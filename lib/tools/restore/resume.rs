@@ -28,7 +28,6 @@ use crate::services::claim::SessionClaim;
 use crate::state::continuity;
 use crate::state::model::IndexRow;
 use crate::state::model::Manifest;
-use crate::state::model::Status;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 use anyhow::{Context, Result};
@@ -85,7 +84,7 @@ pub fn resume(
     let refused = |code, why: String| Ok(Resume::Refused { code, why: anyhow::anyhow!(why), exit: Exit::Partial });
     let Prepared { manifest, kept, plan } =
         prepare(engine, store, name, changes, RoleSource::for_run(options.plan_only), options.as_is)?;
-    if !resumable(Status::parse(&manifest.status), plan.role.is_some()) {
+    if !resumable(manifest.known_status(), plan.role.is_some()) {
         return refused(
             ErrorCode::NotResumable,
             format!(
@@ -130,7 +129,7 @@ fn note_failed_attempt(
     tier: Tier,
     why: &anyhow::Error,
 ) -> Result<()> {
-    let status = Status::parse(&manifest.status).context("a resumable status")?;
+    let status = manifest.known_status().context("a resumable status")?;
     let evidence = Evidence::ResumeFailed(ResumeFailed { tier: tier.number(), failed: format!("{why:#}") });
     let now = crate::base::time::now_rfc3339();
     continuity::update(store, name, |c| {

@@ -78,7 +78,7 @@ fn found(
     }
     let mut kept = continuity::read(store, &target.name).unwrap_or_default();
     as_reconciled(&mut manifest, &mut kept, changes);
-    let crashed = match Status::parse(&manifest.status)? {
+    let crashed = match manifest.known_status()? {
         Status::Crashed => true,
         status if status.is_live() => {
             let held = crate::state::store::name_lock_held(&store.name_lock_path(&target.name)).unwrap_or(true);

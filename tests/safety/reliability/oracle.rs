@@ -17,7 +17,7 @@
 //! one batch), `JACKIN_ORACLE_ACTIONS=<name>;<name>` plays those actions in every history,
 //! `JACKIN_ORACLE_COUNT=<n>` sets how many histories run, `JACKIN_ORACLE_LOG=1` prints each
 //! history's actions and `JACKIN_ORACLE_KEEP=1` leaves each batch's directories in place
-//! (docs/reliability.md, "Replaying the work-loss oracle").
+//! (docs/maintainers/reliability.md, "Replaying the work-loss oracle").
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
@@ -42,13 +42,13 @@ use crate::common::{stderr, unique_id, Home, Rng};
 /// The session pushes its branch to origin, and upstream deletes that branch later (as a forge
 /// does after a merge) while the mount still has the remote-tracking ref. Off: a clone's stale
 /// remote-tracking ref counts as surviving, as the specification says (lifecycle.md; kept so in
-/// docs/decisions.md), so its commits are assessed clean and a purge deletes them.
+/// docs/maintainers/decisions.md), so its commits are assessed clean and a purge deletes them.
 const PUSHED_BRANCH_DELETED: bool = false;
 
 /// A symlink inside a directory that took a tracked file's place (`rm README.md; mkdir
 /// README.md; ln -s … README.md/link`). Every purge of such a session failed, "File exists"
 /// (exit 6, nothing deleted), until the save stopped copying such an entry twice (fixed on main;
-/// docs/reliability.md). On: generated and checked.
+/// docs/maintainers/reliability.md). On: generated and checked.
 const LINK_WHERE_A_FILE_WAS: bool = true;
 
 /// Histories per jackin home (one host repository, its origin, one assess, keep and purge run).
@@ -2285,7 +2285,7 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
 
         // Every commit the assessment called integrated: a commit on a surviving ref has its
         // patch (the one the assessment named, or another), whether or not a bundle saved it too.
-        // A claim can rest on another session's scratch branch (docs/decisions.md: that branch
+        // A claim can rest on another session's scratch branch (docs/maintainers/decisions.md: that branch
         // survives this purge), which the purge of that session later in the batch deletes; the
         // claim held when this purge acted, and the commit it names is in that one's quarantine.
         let mut claims: BTreeMap<&String, Result<(), String>> = BTreeMap::new();

@@ -159,7 +159,7 @@ impl Writer {
             let open = || {
                 fs::OpenOptions::new()
                     .read(true)
-                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                    .custom_flags(crate::base::os::NOFOLLOW | crate::base::os::NONBLOCK)
                     .open(src)
                     .with_context(|| format!("cannot read {}", src.display()))
             };

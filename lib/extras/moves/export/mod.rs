@@ -323,7 +323,7 @@ fn observe(
             manifest.docker.role_container
         )));
     }
-    if !exportable(Status::parse(&manifest.status)) {
+    if !exportable(manifest.known_status()) {
         anyhow::bail!("status {} is not a kept session: nothing exported", manifest.status);
     }
     // The manifest and the isolation records read once, for the export and its assessment alike.

@@ -184,8 +184,7 @@ pub(super) fn plain(path: &Path) -> bool {
     !path.as_os_str().is_empty() && path.components().all(|c| matches!(c, Component::Normal(_)))
 }
 
-/// The longest path the system's calls take, with its NUL (PATH_MAX).
-const PATH_MAX: usize = libc::PATH_MAX as usize;
+use crate::base::os::PATH_MAX;
 
 /// `rel` under `root` as a path the system's calls take; else what it would be.
 pub(super) fn within_path_max(root: &Path, rel: &Path) -> Result<(), String> {

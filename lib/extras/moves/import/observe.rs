@@ -55,9 +55,9 @@ pub(super) fn observe<'a>(store: &Store, file: &'a Path) -> Result<Observed<'a>>
         return Err(refuse(file, format_args!("its manifest is of {}, not {name}", manifest.container_base)));
     }
     let status =
-        Status::parse(&manifest.status).filter(|s| crate::extras::moves::export::exportable(Some(*s))).ok_or_else(
-            || refuse(file, format_args!("its manifest's status {:?} is not one an export writes", manifest.status)),
-        )?;
+        manifest.known_status().filter(|s| crate::extras::moves::export::exportable(Some(*s))).ok_or_else(|| {
+            refuse(file, format_args!("its manifest's status {:?} is not one an export writes", manifest.status))
+        })?;
     let isolation: Isolation = part(file, &verified, ISOLATION_ENTRY)?.unwrap_or_default();
     let continuity: Continuity = part(file, &verified, CONTINUITY_ENTRY)?.unwrap_or_default();
     check_docker_names(&name, &manifest, &continuity, file)?;
