@@ -26,6 +26,7 @@ use crate::protocol::records::{
     CommitFate, Conversation, CopiedFile, Launch, LaunchMount, SessionOutcome, SessionRecord, SkippedFile,
     StatusChange, Work, WorkMount,
 };
+use crate::state::model::StatusWord;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 
@@ -149,11 +150,16 @@ fn build(
         created_at,
         ended_at: rfc3339(now),
         duration_secs,
-        last_status: manifest.as_ref().map(|m| m.status.clone()).unwrap_or_default(),
+        last_status: StatusWord::of(manifest.as_ref().map_or("", |m| m.status.as_str())),
         statuses: continuity
             .history
             .iter()
-            .map(|h| StatusChange { at: h.at.clone(), from: h.from.clone(), to: h.to.clone(), cause: h.cause.clone() })
+            .map(|h| StatusChange {
+                at: h.at.clone(),
+                from: StatusWord::of(&h.from),
+                to: StatusWord::of(&h.to),
+                cause: h.cause.clone(),
+            })
             .collect(),
     };
     let work = work(&records, assessment, quarantine);

@@ -51,6 +51,59 @@ impl Status {
     }
 }
 
+/// A status word as a record carries it: one of jackin's ten, parsed once where it is read, or a
+/// word this version does not know (a newer jackin's), kept as it is and written back unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusWord {
+    Known(Status),
+    Other(String),
+}
+
+impl StatusWord {
+    pub fn of(word: &str) -> StatusWord {
+        Status::parse(word).map_or_else(|| StatusWord::Other(word.to_owned()), StatusWord::Known)
+    }
+
+    /// The status, when it is one of jackin's ten.
+    pub fn known(&self) -> Option<Status> {
+        match self {
+            StatusWord::Known(status) => Some(*status),
+            StatusWord::Other(_) => None,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            StatusWord::Known(status) => status.as_str(),
+            StatusWord::Other(word) => word,
+        }
+    }
+}
+
+impl PartialEq<Status> for StatusWord {
+    fn eq(&self, other: &Status) -> bool {
+        self.known() == Some(*other)
+    }
+}
+
+impl std::fmt::Display for StatusWord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for StatusWord {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusWord {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|word| StatusWord::of(&word))
+    }
+}
+
 /// `data/instances.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Index {
@@ -185,6 +238,11 @@ impl Manifest {
     /// ten (the word itself stays in `status`, written back as it was).
     pub(crate) fn known_status(&self) -> Option<Status> {
         Status::parse(&self.status)
+    }
+
+    /// The status word, parsed once, for a record to carry.
+    pub(crate) fn status_word(&self) -> StatusWord {
+        StatusWord::of(&self.status)
     }
 }
 
@@ -363,6 +421,12 @@ mod tests {
         }
         assert_eq!(Status::parse("killed_by_host"), None);
         assert_eq!(Status::parse("Active"), None, "only jackin's spelling");
+        // A word of a newer jackin is kept as it is, both ways.
+        let other: StatusWord = serde_json::from_str("\"hibernating\"").unwrap();
+        assert_eq!(other, StatusWord::Other("hibernating".into()));
+        assert_eq!(serde_json::to_string(&other).unwrap(), "\"hibernating\"");
+        let known: StatusWord = serde_json::from_str("\"crashed\"").unwrap();
+        assert!(known == Status::Crashed && serde_json::to_string(&known).unwrap() == "\"crashed\"");
     }
 
     #[test]

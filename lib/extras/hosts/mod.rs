@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use crate::base::exit::Exit;
 use crate::face::cli::Reach;
 use crate::face::driver::{Ctx, OutputFormat};
-use crate::protocol::records::HostRow;
+use crate::protocol::records::{HostRow, HostStatus};
 use cli::HostsArgs;
 use ssh::{Budget, RemoteRun};
 
@@ -198,9 +198,9 @@ fn view_types(tool: &str) -> &'static [&'static str] {
 }
 
 fn answer(tool: &str, host: &str, run: RemoteRun) -> Answer {
-    let row = |status: &str, reason: Option<String>, rows: usize, exit: Option<i32>| HostRow {
+    let row = |status: HostStatus, reason: Option<String>, rows: usize, exit: Option<i32>| HostRow {
         host: host.to_owned(),
-        status: status.to_owned(),
+        status,
         reason,
         rows,
         exit,
@@ -208,11 +208,11 @@ fn answer(tool: &str, host: &str, run: RemoteRun) -> Answer {
     };
     let mut rows = Vec::new();
     let closing = match run {
-        RemoteRun::Unreachable(why) => row("unreachable", Some(why), 0, None),
-        RemoteRun::NoTools(why) => row("no_tools", Some(why), 0, None),
-        RemoteRun::TooMuch(why) => row("too_much", Some(why), 0, None),
+        RemoteRun::Unreachable(why) => row(HostStatus::Unreachable, Some(why), 0, None),
+        RemoteRun::NoTools(why) => row(HostStatus::NoTools, Some(why), 0, None),
+        RemoteRun::TooMuch(why) => row(HostStatus::TooMuch, Some(why), 0, None),
         RemoteRun::TimedOut(after) => {
-            row("timed_out", Some(format!("no answer within {}", humantime::format_duration(after))), 0, None)
+            row(HostStatus::TimedOut, Some(format!("no answer within {}", humantime::format_duration(after))), 0, None)
         }
         RemoteRun::Ran { lines, exit, stderr } => {
             let mut left_out = BTreeSet::new();
@@ -234,11 +234,11 @@ fn answer(tool: &str, host: &str, run: RemoteRun) -> Answer {
             match bad {
                 Some(why) => {
                     rows.clear();
-                    row("protocol", Some(format!("its tools speak another protocol: {why:#}")), 0, Some(exit))
+                    row(HostStatus::Protocol, Some(format!("its tools speak another protocol: {why:#}")), 0, Some(exit))
                 }
                 None => {
                     let said = (exit != 0).then(|| stderr.lines().last().unwrap_or_default().to_owned());
-                    let mut closing = row("ok", said.filter(|s| !s.is_empty()), rows.len(), Some(exit));
+                    let mut closing = row(HostStatus::Ok, said.filter(|s| !s.is_empty()), rows.len(), Some(exit));
                     if count > 0 {
                         let kinds = left_out.into_iter().collect::<Vec<_>>().join(", ");
                         let note = format!("{count} record(s) left out: {kinds}, which this view does not make");

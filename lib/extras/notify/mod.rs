@@ -23,7 +23,7 @@ use crate::base::time::parse_rfc3339;
 use crate::face::driver::Ctx;
 use crate::protocol::envelope::{self, InputRecord};
 use crate::protocol::records::{Change, Expiring};
-use crate::state::model::Status;
+use crate::state::model::StatusWord;
 use crate::state::names::InstanceName;
 use cli::NotifyArgs;
 
@@ -64,9 +64,9 @@ pub fn run(args: &NotifyArgs, ctx: &mut Ctx) -> Result<Exit> {
 /// a dry run's change).
 pub fn event_of(record: &InputRecord) -> Result<Option<Variables>, String> {
     let session = |name: &str| InstanceName::parse(name).map(|n| n.as_str().to_owned()).map_err(|e| format!("{e:#}"));
-    let status = |word: &str| match Status::parse(word) {
-        Some(_) => Ok(word.to_owned()),
-        None => Err(format!("{word:?} is not one of jackin's statuses")),
+    let status = |word: &StatusWord| match word.known() {
+        Some(status) => Ok(status.to_string()),
+        None => Err(format!("{:?} is not one of jackin's statuses", word.as_str())),
     };
     match record.kind.as_str() {
         "change" => {

@@ -44,12 +44,30 @@ impl Record for ErrorRecord {
     }
 }
 
+/// How one other host answered a view: the `status` of its `host` record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::Display)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum HostStatus {
+    /// The tool ran there: its rows, and its exit code.
+    Ok,
+    /// ssh could not reach or log in to it.
+    Unreachable,
+    /// No such program on its `PATH`.
+    NoTools,
+    /// It printed a line that is not a record of this protocol.
+    Protocol,
+    /// No answer within the timeout.
+    TimedOut,
+    /// It printed more than a view takes.
+    TooMuch,
+}
+
 /// `host`: how one other host answered a jackin-hosts view (extras/hosts/), after its rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostRow {
     pub(crate) host: String,
-    /// `ok`, `unreachable`, `no_tools`, `protocol`, `timed_out` or `too_much`.
-    pub(crate) status: String,
+    pub(crate) status: HostStatus,
     pub(crate) reason: Option<String>,
     /// The rows it gave.
     pub(crate) rows: usize,
@@ -277,8 +295,8 @@ impl Record for PurgedReport<'_> {
 pub struct Change {
     #[serde(flatten)]
     pub(crate) identity: Identity,
-    pub(crate) from: String,
-    pub(crate) to: String,
+    pub(crate) from: crate::state::model::StatusWord,
+    pub(crate) to: crate::state::model::StatusWord,
     /// The finer truth behind the new status.
     pub(crate) cause: Cause,
     pub(crate) evidence: Evidence,

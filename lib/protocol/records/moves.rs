@@ -99,7 +99,7 @@ pub struct Imported {
     /// Where it was exported, as `user@host`.
     pub(crate) exported_by: String,
     /// Its status here: the one it was kept with.
-    pub(crate) status: String,
+    pub(crate) status: crate::state::model::StatusWord,
     pub(crate) mounts: Vec<MovedMount>,
     /// The auth slots it came with (an archive written with `--with-auth`).
     #[serde(default)]

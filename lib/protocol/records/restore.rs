@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 pub struct Candidate {
     #[serde(flatten)]
     pub(crate) identity: Identity,
-    pub(crate) status: String,
+    pub(crate) status: crate::state::model::StatusWord,
     pub(crate) cause: Option<String>,
     pub(crate) updated_at: String,
     pub(crate) verdict: Option<String>,

@@ -52,7 +52,7 @@ pub(crate) struct SessionOutcome {
     pub(crate) ended_at: String,
     pub(crate) duration_secs: Option<u64>,
     /// The status it had when the purge took it.
-    pub(crate) last_status: String,
+    pub(crate) last_status: crate::state::model::StatusWord,
     /// Every status change these tools recorded, oldest first: `at`, `from`, `to`, `cause`.
     pub(crate) statuses: Vec<StatusChange>,
 }
@@ -60,8 +60,8 @@ pub(crate) struct SessionOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct StatusChange {
     pub(crate) at: String,
-    pub(crate) from: String,
-    pub(crate) to: String,
+    pub(crate) from: crate::state::model::StatusWord,
+    pub(crate) to: crate::state::model::StatusWord,
     pub(crate) cause: String,
 }
 

@@ -37,7 +37,7 @@ pub struct Interrupted {
     #[serde(flatten)]
     pub(crate) identity: Identity,
     /// Its status as reconciliation left it (`crashed`).
-    pub(crate) status: String,
+    pub(crate) status: crate::state::model::StatusWord,
     /// `killed_by_host`, `container_exited`, `container_removed`.
     pub(crate) cause: Option<String>,
     /// When these tools found it interrupted (its history's entry to `crashed`), else when its

@@ -29,8 +29,8 @@ pub(crate) fn apply(
         match write_status(store, &change, options, now) {
             Ok(true) => report.changes.push(Change {
                 identity: Identity::from_manifest(&change.manifest),
-                from: change.from.to_string(),
-                to: change.to.to_string(),
+                from: crate::state::model::StatusWord::Known(change.from),
+                to: crate::state::model::StatusWord::Known(change.to),
                 cause: change.cause,
                 evidence: change.evidence,
                 dry_run: options.dry_run,

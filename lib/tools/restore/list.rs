@@ -17,7 +17,7 @@ use crate::services::assessor::AssessOptions;
 use crate::services::assessor::Assessor;
 use crate::state::continuity;
 use crate::state::continuity::Continuity;
-use crate::state::model::Manifest;
+use crate::state::model::{Manifest, Status};
 use crate::state::select::Catalog;
 use crate::state::store::Store;
 use anyhow::Result;
@@ -135,7 +135,7 @@ pub(crate) fn candidate(
     };
     Candidate {
         identity: Identity::from_manifest(manifest),
-        status: manifest.status.clone(),
+        status: manifest.status_word(),
         cause: continuity.cause.clone(),
         updated_at: manifest.updated_at.clone(),
         verdict: assessment.map(|a| a.verdict.as_str().to_owned()),
@@ -153,7 +153,7 @@ pub(crate) fn candidate(
 /// session (`restore_available`) will be deleted by it, in its record and at the end of its label.
 pub fn with_retention(candidates: &mut [Candidate], retention: std::time::Duration) {
     let now = std::time::SystemTime::now();
-    for candidate in candidates.iter_mut().filter(|c| c.status == "restore_available") {
+    for candidate in candidates.iter_mut().filter(|c| c.status == Status::RestoreAvailable) {
         let Some(updated) = crate::base::time::parse_rfc3339(&candidate.updated_at) else { continue };
         let due = crate::base::time::rfc3339(updated + retention);
         let Some(secs) = crate::base::time::seconds_until(&due, now) else { continue };

@@ -110,7 +110,7 @@ fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], 
     let name = &found.target.name;
     let mut record = Interrupted {
         identity: Identity::from_manifest(&found.manifest),
-        status: found.manifest.status.clone(),
+        status: found.manifest.status_word(),
         cause: found.cause.clone(),
         interrupted_at: found.interrupted_at.clone(),
         outcome: SweepOutcome::LeftAlone,
@@ -180,7 +180,7 @@ mod tests {
     fn record(outcome: SweepOutcome, exit: Exit) -> Interrupted {
         Interrupted {
             identity: Identity::of_name("jk-a1b2c3d4-app-agent", "a1b2c3d4"),
-            status: "crashed".into(),
+            status: crate::state::model::StatusWord::Known(crate::state::model::Status::Crashed),
             cause: Some("killed_by_host".into()),
             interrupted_at: "2026-12-05T03:00:00Z".into(),
             outcome,

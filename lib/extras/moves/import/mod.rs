@@ -69,7 +69,7 @@ pub fn import(store: &Store, file: &Path, options: &ImportOptions, steps: &dyn S
         identity: account.identity.clone(),
         file: file.to_string_lossy().into_owned(),
         exported_by: account.exported_by.clone(),
-        status: seen.manifest.status.clone(),
+        status: seen.manifest.status_word(),
         mounts: plan.mounts.iter().map(moved).collect(),
         auth: account.auth.clone(),
         steps: plan.steps.iter().map(|step| plan.describe(step)).collect(),
