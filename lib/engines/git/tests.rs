@@ -391,6 +391,33 @@ fn a_worktrees_registration_is_found_by_its_path_or_name_and_pruned_alone() {
     assert!(one.join("a").is_file());
 }
 
+/// The worktree's `.git` file is only a hint to its registration: one that names another
+/// worktree's registration, or a path that is no registration, or is a FIFO, is checked against
+/// the host's record and the right registration is still found by its path.
+#[test]
+fn a_worktrees_git_file_is_a_hint_checked_against_the_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    git(&host_dir, &["worktree", "add", "-q", "-b", "one", "../wt-one"]);
+    git(&host_dir, &["worktree", "add", "-q", "-b", "two", "../wt-two"]);
+    let host = Repo::open(&host_dir).unwrap();
+    let (one, two) = (tmp.path().join("wt-one"), tmp.path().join("wt-two"));
+    let registrations = host_dir.join(".git/worktrees");
+    // wt-two's file claims wt-one's registration: the hint fails its check, the scan finds wt-two.
+    fs::write(two.join(".git"), format!("gitdir: {}\n", registrations.join("wt-one").display())).unwrap();
+    assert_eq!(host.registration(&two, None).as_deref(), Some("wt-two"));
+    assert_eq!(host.registration(&one, None).as_deref(), Some("wt-one"), "the one it claimed is still its own");
+    for forged in ["gitdir: /etc\n", "gitdir: ../../..\n", "not a git file\n", ""] {
+        fs::write(two.join(".git"), forged).unwrap();
+        assert_eq!(host.registration(&two, None).as_deref(), Some("wt-two"), "{forged:?}");
+    }
+    fs::remove_file(two.join(".git")).unwrap();
+    let fifo = std::ffi::CString::new(two.join(".git").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo touches no memory of ours.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    assert_eq!(host.registration(&two, None).as_deref(), Some("wt-two"), "a FIFO is not read, nor waited on");
+}
+
 /// The clone's reflog-only entry (`REFLOG_ONLY`) of `unpushed`: its commits and integrated ones.
 fn reflog_entry(unpushed: &[UnpushedRef]) -> Option<(usize, Vec<String>)> {
     let entry = unpushed.iter().find(|u| u.name == REFLOG_ONLY)?;

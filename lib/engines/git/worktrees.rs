@@ -45,13 +45,35 @@ pub(crate) fn registration_dir(host_path: &Path, worktree_path: &Path, fallback_
 /// that path, or, when the directory is already gone, the one named `fallback_name`.
 pub(super) fn registration(host: &Repository, worktree_path: &Path, fallback_name: Option<&str>) -> Option<String> {
     let wanted = normalize(worktree_path);
+    let registered_here = |name: &str| host.find_worktree(name).is_ok_and(|wt| normalize(wt.path()) == wanted);
+    // The worktree's own `.git` file names its registration (`gitdir: <host>/.git/worktrees/<name>`).
+    // The agent can write that file, so it is only a hint, checked against the host's own record:
+    // one lookup per session instead of a look at every registration of the repository, which
+    // made a list of the sessions of one repository quadratic (issue 69).
+    if let Some(name) = named_by_git_file(worktree_path).filter(|name| registered_here(name)) {
+        return Some(name);
+    }
     let names = host.worktrees().ok()?;
     let names: Vec<String> = names.iter().flatten().flatten().map(str::to_owned).collect();
     names
         .iter()
-        .find(|n| host.find_worktree(n).is_ok_and(|wt| normalize(wt.path()) == wanted))
+        .find(|n| registered_here(n))
         .or_else(|| names.iter().find(|n| Some(n.as_str()) == fallback_name))
         .cloned()
+}
+
+/// The registration name a worktree's `.git` file gives: the last component of its `gitdir:`
+/// line, when that is a plain name under a `worktrees` directory.
+fn named_by_git_file(worktree_path: &Path) -> Option<String> {
+    let text = crate::state::store::read_agent_text(&worktree_path.join(".git"), 4096)?;
+    let gitdir = Path::new(text.lines().next()?.strip_prefix("gitdir:")?.trim());
+    let mut parts = gitdir.components().rev();
+    let (Some(std::path::Component::Normal(name)), Some(std::path::Component::Normal(parent))) =
+        (parts.next(), parts.next())
+    else {
+        return None;
+    };
+    (parent == "worktrees").then(|| name.to_str().map(str::to_owned)).flatten()
 }
 
 /// The path with its parent resolved (links, `..`) and no trailing slash; a path whose directory
