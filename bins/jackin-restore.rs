@@ -71,6 +71,7 @@ fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catal
         for candidate in &candidates {
             ctx.emit(candidate)?;
         }
+        ctx.info(jackin::engines::git::work_done());
         return Ok(Exit::Ok);
     };
     let Some(chosen) = picker::pick(&tty, &candidates)? else { return Ok(Exit::Ok) };

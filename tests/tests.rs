@@ -26,6 +26,7 @@ mod tool {
     mod recover;
     mod restore;
     mod restore_drift;
+    mod scale;
     mod slim;
 }
 

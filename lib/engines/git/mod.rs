@@ -19,6 +19,7 @@ mod branches;
 mod bundle;
 mod changed_since;
 mod config_files;
+mod counted;
 mod error;
 mod file_refs;
 mod history;
@@ -39,6 +40,7 @@ pub(crate) use bundle::{
     clone_bundle, host_bundle, worktree_bundle, write_bundle, BundleContents, BundleRefs, DETACHED_HEAD,
 };
 pub(crate) use changed_since::{changed_since, Since};
+pub use counted::work_done;
 pub(crate) use error::GitError;
 pub(crate) use file_refs::file_refs;
 pub(crate) use ignored::inside;

@@ -41,6 +41,7 @@ pub(crate) fn skip_object_hash_checks() {
 /// libgit2's `Repository::open`, after [`no_special_files`]: every open of a repository the agent
 /// can write goes through here.
 pub(super) fn open_checked(path: impl AsRef<Path>) -> Result<Repository, git2::Error> {
+    super::counted::OPENS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     no_special_files(path.as_ref())?;
     let repo = Repository::open(path)?;
     super::config_files::rule_files_checked(&repo)?;

@@ -45,7 +45,10 @@ pub(crate) fn registration_dir(host_path: &Path, worktree_path: &Path, fallback_
 /// that path, or, when the directory is already gone, the one named `fallback_name`.
 pub(super) fn registration(host: &Repository, worktree_path: &Path, fallback_name: Option<&str>) -> Option<String> {
     let wanted = normalize(worktree_path);
-    let registered_here = |name: &str| host.find_worktree(name).is_ok_and(|wt| normalize(wt.path()) == wanted);
+    let registered_here = |name: &str| {
+        super::counted::REGISTRATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        host.find_worktree(name).is_ok_and(|wt| normalize(wt.path()) == wanted)
+    };
     // The worktree's own `.git` file names its registration (`gitdir: <host>/.git/worktrees/<name>`).
     // The agent can write that file, so it is only a hint, checked against the host's own record:
     // one lookup per session instead of a look at every registration of the repository, which

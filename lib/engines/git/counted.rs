@@ -1,0 +1,17 @@
+//! How much git work a run did, counted as it is done: repositories opened and worktree
+//! registrations read. A view says it with `-v`, and a test compares the counts at two sizes to
+//! prove a view's work grows with the sessions, not with their square (issue 69).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub(super) static OPENS: AtomicU64 = AtomicU64::new(0);
+pub(super) static REGISTRATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// What this process has done so far, for `-v`: `N repository opens, M worktree registrations read`.
+pub fn work_done() -> String {
+    format!(
+        "{} repository opens, {} worktree registrations read",
+        OPENS.load(Ordering::Relaxed),
+        REGISTRATIONS.load(Ordering::Relaxed)
+    )
+}
