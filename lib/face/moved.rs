@@ -46,30 +46,39 @@ impl Moved {
     /// Says where the verb went, then becomes the extra's program with this run's arguments
     /// (decoded, as the driver parsed them). Returns only when that program cannot be run.
     pub fn run_instead(&self, tool: &str) -> Result<Exit> {
-        let argv =
-            crate::base::argv::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))?;
+        let argv = this_runs_args()?;
         let args = self.argv(argv.get(1..).unwrap_or_default())?;
         eprintln!(
             "{tool}: note: {} moved to `{} {}`; running that (the old flag goes in a later release)",
             self.flag, self.program, self.verb
         );
-        let program = sibling(self.program);
-        let e = std::process::Command::new(&program).args(&args).exec();
-        Err(e).with_context(|| format!("cannot run {}", program.display())).map_err(|e| Exit::Unavailable.wrap(e))
+        exec_instead(self.program, args)
     }
 }
 
 /// A tool's hidden `--host DEST`, `--all-hosts` and `--hosts-timeout DUR`: `jackin-hosts` with
 /// those flags, then the tool and the rest of its arguments, runs in this process's place.
 pub fn hosts_instead(tool: &str) -> Result<Exit> {
-    let argv = crate::base::argv::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))?;
+    let argv = this_runs_args()?;
     let (hosts, rest) = hosts_argv(argv.get(1..).unwrap_or_default());
     eprintln!(
         "{tool}: note: --host and --all-hosts moved to `jackin-hosts`: `jackin-hosts --host DEST {tool} ARGS`; running \
          that (the old flags go in a later release)"
     );
-    let program = sibling("jackin-hosts");
-    let e = std::process::Command::new(&program).args(hosts).arg(tool).args(rest).exec();
+    let args = hosts.into_iter().chain([OsString::from(tool)]).chain(rest);
+    exec_instead("jackin-hosts", args.collect())
+}
+
+/// This run's arguments as the driver parsed them (decoded, when they came encoded from another
+/// host: base/argv.rs).
+fn this_runs_args() -> Result<Vec<OsString>> {
+    crate::base::argv::decoded_args(std::env::args_os().collect()).map_err(|why| Exit::Usage.err(why))
+}
+
+/// Becomes `program args…` (the one installed beside this tool); returns only when it cannot.
+fn exec_instead(program: &str, args: Vec<OsString>) -> Result<Exit> {
+    let program = installed_beside(program);
+    let e = std::process::Command::new(&program).args(args).exec();
     Err(e).with_context(|| format!("cannot run {}", program.display())).map_err(|e| Exit::Unavailable.wrap(e))
 }
 
@@ -107,7 +116,7 @@ impl Feed {
             "{tool}: note: --on-event moved to `jackin-notify`: `{tool} | jackin-notify PROGRAM`; running that (the old \
              flag goes in a later release)"
         );
-        let notify = sibling("jackin-notify");
+        let notify = installed_beside("jackin-notify");
         let mut child = std::process::Command::new(&notify)
             .arg(program)
             .arg("--event-timeout")
@@ -137,9 +146,9 @@ impl Feed {
     }
 }
 
-/// The extra's program installed beside this one (as `make install` and cargo put them), else the
-/// one on PATH.
-fn sibling(program: &str) -> PathBuf {
+/// A program of the tools installed beside this one (as `make install` and cargo put them), else
+/// the one on PATH.
+pub(crate) fn installed_beside(program: &str) -> PathBuf {
     std::env::current_exe()
         .ok()
         .map(|exe| exe.with_file_name(program))

@@ -59,11 +59,7 @@ pub fn run(args: &HostsArgs, ctx: &mut Ctx) -> Result<Exit> {
 
 /// The tool here, as its own program installed beside this one: its output as it prints it.
 fn run_here(tool: &str, args: &[OsString]) -> Result<Exit> {
-    let program = std::env::current_exe()
-        .ok()
-        .map(|exe| exe.with_file_name(tool))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| tool.into());
+    let program = crate::face::moved::installed_beside(tool);
     let status = std::process::Command::new(&program)
         .args(args)
         .status()
