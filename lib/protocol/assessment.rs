@@ -38,7 +38,7 @@ impl Verdict {
 pub(crate) struct MountAssessment {
     pub(crate) mount_dst: String,
     /// `worktree`, `clone`, or whatever a malformed record said.
-    pub(crate) isolation: String,
+    pub(crate) isolation: crate::state::model::IsolationWord,
     pub(crate) path: String,
     pub(crate) verdict: Verdict,
     #[serde(default)]
@@ -142,7 +142,7 @@ impl MountAssessment {
     }
 
     /// A mount that cannot be observed, and why.
-    pub(crate) fn unknown(mount_dst: String, isolation: String, path: String, why: String) -> Self {
+    pub(crate) fn unknown(mount_dst: String, isolation: crate::state::model::IsolationWord, path: String, why: String) -> Self {
         MountAssessment {
             mount_dst,
             isolation,
@@ -172,7 +172,7 @@ pub struct Assessment {
     pub(crate) assessed_at: String,
     /// The instance's status when it was assessed.
     #[serde(default)]
-    pub(crate) status: Option<String>,
+    pub(crate) status: Option<crate::state::model::StatusWord>,
     /// Its bytes on disk, when they were asked for (`--disk`, the resume list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) disk: Option<Disk>,

@@ -149,6 +149,19 @@ pub enum Cause {
     KilledByHost,
 }
 
+/// The same word in a session's history (`state::continuity::CauseKind`).
+impl From<Cause> for crate::state::continuity::CauseKind {
+    fn from(cause: Cause) -> Self {
+        use crate::state::continuity::CauseKind;
+        match cause {
+            Cause::ContainerExited => CauseKind::ContainerExited,
+            Cause::ContainerRemoved => CauseKind::ContainerRemoved,
+            Cause::ContainerRunning => CauseKind::ContainerRunning,
+            Cause::KilledByHost => CauseKind::KilledByHost,
+        }
+    }
+}
+
 /// The word on the wire.
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -174,6 +187,10 @@ mod tests {
         assert_eq!(serde_json::to_string(&ErrorCode::AtRisk).unwrap(), r#""at_risk""#);
         assert_eq!(ResourceKind::IndexRow.to_string(), "index_row");
         assert_eq!(Cause::KilledByHost.to_string(), "killed_by_host");
+        // A cause reconcile found is spelled the same in a session's history.
+        for cause in [Cause::ContainerExited, Cause::ContainerRemoved, Cause::ContainerRunning, Cause::KilledByHost] {
+            assert_eq!(crate::state::continuity::CauseKind::from(cause).to_string(), cause.to_string());
+        }
         assert_eq!(serde_json::from_str::<ResourceKind>(r#""name_lock""#).unwrap(), ResourceKind::NameLock);
     }
 }

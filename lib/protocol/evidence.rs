@@ -11,8 +11,8 @@ use crate::base::tool::Tool;
 use crate::protocol::assessment::Verdict;
 use crate::protocol::codes::Cause;
 use crate::state::config::Policy;
-use crate::state::continuity::HistoryEntry;
-use crate::state::model::Status;
+use crate::state::continuity::{CauseKind, HistoryEntry};
+use crate::state::model::{Status, StatusWord};
 
 /// Why a status was decided. One type, shaped by what was seen; a shape this version does not
 /// know (in the tools' own file, written by another version) is kept as it was.
@@ -152,13 +152,13 @@ pub(crate) enum Because {
 
 impl Because {
     /// The word the history's `cause` holds.
-    fn word(self) -> String {
+    pub(crate) fn word(self) -> CauseKind {
         match self {
-            Because::Found(cause) => cause.to_string(),
-            Because::Kept => "kept".into(),
-            Because::Resumed => "resumed".into(),
-            Because::ResumeFailed => "resume_failed".into(),
-            Because::Imported => "imported".into(),
+            Because::Found(cause) => cause.into(),
+            Because::Kept => CauseKind::Kept,
+            Because::Resumed => CauseKind::Resumed,
+            Because::ResumeFailed => CauseKind::ResumeFailed,
+            Because::Imported => CauseKind::Imported,
         }
     }
 }
@@ -168,7 +168,7 @@ impl Because {
 pub(crate) fn history_entry(
     at: &str,
     tool: Tool,
-    from: &str,
+    from: &StatusWord,
     to: Status,
     because: Because,
     evidence: &Evidence,
@@ -176,9 +176,9 @@ pub(crate) fn history_entry(
     Ok(HistoryEntry {
         at: at.to_owned(),
         tool: tool.name().to_owned(),
-        from: from.to_owned(),
-        to: to.as_str().to_owned(),
-        cause: because.word(),
+        from: from.clone(),
+        to: to.into(),
+        cause: because.word().into(),
         evidence: serde_json::to_value(evidence)?,
     })
 }
@@ -222,7 +222,7 @@ mod tests {
         let entry = history_entry(
             "2026-12-04T12:00:00Z",
             Tool::Restore,
-            "crashed",
+            &"crashed".into(),
             Status::Active,
             Because::Resumed,
             &evidence,
@@ -234,7 +234,7 @@ mod tests {
         );
         assert_eq!(entry.evidence, serde_json::json!({"tier": 1}));
         let found = Because::Found(Cause::KilledByHost);
-        let entry = history_entry("t", Tool::Reconcile, "running", Status::Crashed, found, &evidence).unwrap();
+        let entry = history_entry("t", Tool::Reconcile, &"running".into(), Status::Crashed, found, &evidence).unwrap();
         assert_eq!((entry.tool.as_str(), entry.cause.as_str()), ("jackin-reconcile", "killed_by_host"));
     }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::engines::git;
 use crate::protocol::assessment::{summary, Assessment, MountAssessment, Verdict};
 use crate::protocol::identity::Identity;
-use crate::state::model::{IndexRow, Isolation, IsolationKind, IsolationRecord, MalformedRecord};
+use crate::state::model::{IndexRow, Isolation, IsolationKind, IsolationRecord, MalformedRecord, StatusWord};
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 use anyhow::Result;
@@ -52,7 +52,7 @@ impl Assessor {
         store: &Store,
         name: &InstanceName,
         identity: Identity,
-        status: Option<String>,
+        status: Option<StatusWord>,
     ) -> Assessment {
         let isolation = store.read_isolation(name);
         self.of_isolation(store, name, identity, status, isolation.as_ref().map_err(|e| format!("{e:#}")))
@@ -65,7 +65,7 @@ impl Assessor {
         store: &Store,
         name: &InstanceName,
         identity: Identity,
-        status: Option<String>,
+        status: Option<StatusWord>,
         isolation: std::result::Result<&Isolation, String>,
     ) -> Assessment {
         // Stamped before the first file is read: jackin-keep trusts an assessment of a session
@@ -104,7 +104,7 @@ impl Assessor {
             Err(bad) => {
                 return MountAssessment::unknown(
                     bad.mount_dst.unwrap_or_default(),
-                    bad.isolation.unwrap_or_else(|| "unknown".into()),
+                    bad.isolation.as_deref().unwrap_or("unknown").into(),
                     bad.path.unwrap_or_default(),
                     bad.reason,
                 )
@@ -112,7 +112,7 @@ impl Assessor {
         };
         let mut mount = MountAssessment::unknown(
             record.mount_dst.clone(),
-            record.isolation.as_str().to_owned(),
+            record.isolation.into(),
             record.worktree_path.clone(),
             String::new(),
         );

@@ -9,6 +9,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use crate::base::time::parse_rfc3339;
 use crate::engines::git::{self, Since};
 use crate::protocol::assessment::Assessment;
+use crate::state::model::IsolationKind;
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 
@@ -43,7 +44,7 @@ pub(crate) fn changed_since_assessed(store: &Store, name: &InstanceName, assessm
         let mut repos = vec![(Path::new(&mount.path), true)];
         // A clone's commits are safe when its host holds them: the host's refs count too (a
         // worktree's host refs are its own common directory's, walked with it).
-        if mount.isolation == "clone" {
+        if mount.isolation == IsolationKind::Clone {
             repos.extend(mount.original_src.as_deref().map(|host| (Path::new(host), false)));
         }
         for (path, with_work_tree) in repos {

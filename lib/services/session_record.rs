@@ -139,7 +139,7 @@ fn build(
             .map(|r| LaunchMount {
                 dst: r.mount_dst.clone(),
                 src: r.original_src.clone(),
-                isolation: r.isolation.as_str().to_owned(),
+                isolation: r.isolation.into(),
             })
             .collect(),
     };
@@ -150,14 +150,14 @@ fn build(
         created_at,
         ended_at: rfc3339(now),
         duration_secs,
-        last_status: StatusWord::of(manifest.as_ref().map_or("", |m| m.status.as_str())),
+        last_status: manifest.as_ref().map_or_else(|| StatusWord::of(""), |m| m.status.clone()),
         statuses: continuity
             .history
             .iter()
             .map(|h| StatusChange {
                 at: h.at.clone(),
-                from: StatusWord::of(&h.from),
-                to: StatusWord::of(&h.to),
+                from: h.from.clone(),
+                to: h.to.clone(),
                 cause: h.cause.clone(),
             })
             .collect(),

@@ -6,9 +6,30 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::state::model::{StatusWord, Word};
 use crate::state::names::InstanceName;
 use crate::state::recipe::LaunchRecipe;
 use crate::state::store::{read_json, write_json_atomic, ContinuityLock, Store};
+
+/// Why a session's status last changed, in the words its history and `cause` hold: what
+/// reconcile found (the four words of a change record's `cause`), or a tool's own act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr, strum::Display)]
+#[strum(serialize_all = "snake_case")]
+pub enum CauseKind {
+    ContainerExited,
+    ContainerRemoved,
+    ContainerRunning,
+    KilledByHost,
+    Kept,
+    Resumed,
+    ResumeFailed,
+    Imported,
+}
+
+impl crate::state::word::Vocabulary for CauseKind {}
+
+/// A cause as the file holds it; a newer tool's word is kept as it is.
+pub type CauseWord = Word<CauseKind>;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Continuity {
@@ -19,7 +40,7 @@ pub struct Continuity {
     pub(crate) kept: Option<Kept>,
     /// The cause behind the current status: `kept`, `killed_by_host`, `container_exited`, …
     #[serde(default)]
-    pub cause: Option<String>,
+    pub cause: Option<CauseWord>,
     /// What was seen when `cause` was decided.
     #[serde(default)]
     pub(crate) evidence: Option<Value>,
@@ -78,9 +99,9 @@ pub(crate) struct Slimmed {
 pub(crate) struct HistoryEntry {
     pub(crate) at: String,
     pub(crate) tool: String,
-    pub(crate) from: String,
-    pub(crate) to: String,
-    pub(crate) cause: String,
+    pub(crate) from: StatusWord,
+    pub(crate) to: StatusWord,
+    pub(crate) cause: CauseWord,
     #[serde(default)]
     pub(crate) evidence: Value,
 }

@@ -8,3 +8,4 @@ pub mod names;
 pub mod recipe;
 pub mod select;
 pub mod store;
+pub mod word;

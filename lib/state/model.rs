@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::state::names;
+pub use crate::state::word::Word;
 
 /// The ten status strings jackin can read. Nothing else is ever written into jackin's files. Each
 /// word is its variant's name in snake case (strum writes and reads it).
@@ -53,56 +54,13 @@ impl Status {
 
 /// A status word as a record carries it: one of jackin's ten, parsed once where it is read, or a
 /// word this version does not know (a newer jackin's), kept as it is and written back unchanged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StatusWord {
-    Known(Status),
-    Other(String),
-}
+pub type StatusWord = Word<Status>;
 
-impl StatusWord {
-    pub fn of(word: &str) -> StatusWord {
-        Status::parse(word).map_or_else(|| StatusWord::Other(word.to_owned()), StatusWord::Known)
-    }
+/// An isolation kind as a record carries it (`worktree`, `clone`, or a newer jackin's word).
+pub type IsolationWord = Word<IsolationKind>;
 
-    /// The status, when it is one of jackin's ten.
-    pub fn known(&self) -> Option<Status> {
-        match self {
-            StatusWord::Known(status) => Some(*status),
-            StatusWord::Other(_) => None,
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        match self {
-            StatusWord::Known(status) => status.as_str(),
-            StatusWord::Other(word) => word,
-        }
-    }
-}
-
-impl PartialEq<Status> for StatusWord {
-    fn eq(&self, other: &Status) -> bool {
-        self.known() == Some(*other)
-    }
-}
-
-impl std::fmt::Display for StatusWord {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for StatusWord {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for StatusWord {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(|word| StatusWord::of(&word))
-    }
-}
+impl crate::state::word::Vocabulary for Status {}
+impl crate::state::word::Vocabulary for IsolationKind {}
 
 /// `data/instances.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,7 +122,7 @@ pub struct IndexRow {
     pub(crate) workdir: String,
     pub(crate) role_key: String,
     pub(crate) agent_runtime: String,
-    pub status: String,
+    pub status: StatusWord,
     pub(crate) updated_at: String,
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
@@ -174,7 +132,7 @@ impl IndexRow {
     /// The status the row says, read once here: `None` for a word that is none of jackin's ten
     /// (the word itself stays in `status`, written back as it was).
     pub(crate) fn known_status(&self) -> Option<Status> {
-        Status::parse(&self.status)
+        self.status.known()
     }
 
     /// The row says `purged`: with no data directory beside it, jackin's tombstone of a session
@@ -217,7 +175,7 @@ pub struct Manifest {
     pub(crate) role_source_git: String,
     pub role_source_ref: Option<String>,
     pub(crate) image_tag: String,
-    pub status: String,
+    pub status: StatusWord,
     pub(crate) last_attach_outcome: Option<String>,
     pub docker: DockerNames,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -237,12 +195,12 @@ impl Manifest {
     /// The status the manifest says, read once here: `None` for a word that is none of jackin's
     /// ten (the word itself stays in `status`, written back as it was).
     pub(crate) fn known_status(&self) -> Option<Status> {
-        Status::parse(&self.status)
+        self.status.known()
     }
 
     /// The status word, parsed once, for a record to carry.
     pub(crate) fn status_word(&self) -> StatusWord {
-        StatusWord::of(&self.status)
+        self.status.clone()
     }
 }
 
@@ -310,19 +268,17 @@ impl Isolation {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::EnumString, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum IsolationKind {
+#[strum(serialize_all = "lowercase")]
+pub enum IsolationKind {
     Worktree,
     Clone,
 }
 
 impl IsolationKind {
     pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            IsolationKind::Worktree => "worktree",
-            IsolationKind::Clone => "clone",
-        }
+        self.into()
     }
 }
 

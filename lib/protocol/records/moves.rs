@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MovedMount {
     pub(crate) mount_dst: String,
-    pub(crate) isolation: String,
+    pub(crate) isolation: crate::state::model::IsolationWord,
     /// The host repository: the one it was made from (`exported`), the one it went into here
     /// (`imported`).
     pub(crate) repository: Option<String>,

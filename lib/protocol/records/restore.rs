@@ -12,7 +12,7 @@ pub struct Candidate {
     #[serde(flatten)]
     pub(crate) identity: Identity,
     pub(crate) status: crate::state::model::StatusWord,
-    pub(crate) cause: Option<String>,
+    pub(crate) cause: Option<crate::state::continuity::CauseWord>,
     pub(crate) updated_at: String,
     pub(crate) verdict: Option<String>,
     pub(crate) summary: String,
@@ -69,7 +69,7 @@ pub struct Quarantined {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuarantinedRepository {
     pub(crate) mount_dst: String,
-    pub(crate) isolation: String,
+    pub(crate) isolation: crate::state::model::IsolationWord,
     /// The host repository it was made from.
     pub(crate) repository: Option<String>,
     /// Commits in its bundle.

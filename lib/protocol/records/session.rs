@@ -42,7 +42,7 @@ pub(crate) struct Launch {
 pub(crate) struct LaunchMount {
     pub(crate) dst: String,
     pub(crate) src: String,
-    pub(crate) isolation: String,
+    pub(crate) isolation: crate::state::model::IsolationWord,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,7 +62,7 @@ pub(crate) struct StatusChange {
     pub(crate) at: String,
     pub(crate) from: crate::state::model::StatusWord,
     pub(crate) to: crate::state::model::StatusWord,
-    pub(crate) cause: String,
+    pub(crate) cause: crate::state::continuity::CauseWord,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -39,7 +39,7 @@ pub struct Interrupted {
     /// Its status as reconciliation left it (`crashed`).
     pub(crate) status: crate::state::model::StatusWord,
     /// `killed_by_host`, `container_exited`, `container_removed`.
-    pub(crate) cause: Option<String>,
+    pub(crate) cause: Option<crate::state::continuity::CauseWord>,
     /// When these tools found it interrupted (its history's entry to `crashed`), else when its
     /// status was last written.
     pub(crate) interrupted_at: String,
@@ -64,7 +64,7 @@ pub struct Interrupted {
 impl Record for Interrupted {
     const TYPE: &'static str = "interrupted";
     fn text(&self) -> String {
-        let cause = self.cause.as_deref().map_or(String::new(), |c| format!(" ({c})"));
+        let cause = self.cause.as_ref().map_or(String::new(), |c| format!(" ({c})"));
         let mut line = format!(
             "{} · interrupted {}{cause} · {}",
             self.identity.container_base,

@@ -89,7 +89,7 @@ pub(crate) struct Receipt {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct SavedMount {
     pub(crate) mount_dst: String,
-    pub(crate) isolation: String,
+    pub(crate) isolation: crate::state::model::IsolationWord,
     /// Where the work was: the worktree or clone directory.
     pub(crate) path: String,
     /// The host repository it was made from.

@@ -48,6 +48,6 @@ pub(crate) struct PurgeMark {
 /// `updated_at`, which every status change of jackin's and of these tools moves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct MarkedSession {
-    pub(crate) status: String,
+    pub(crate) status: crate::state::model::StatusWord,
     pub(crate) updated_at: String,
 }

@@ -504,7 +504,7 @@ impl Store {
     pub fn set_status(&self, name: &InstanceName, status: Status, now: &str) -> Result<Manifest> {
         let mut manifest =
             self.read_manifest(name)?.ok_or_else(|| Exit::Unavailable.err(format_args!("{name}: no manifest")))?;
-        manifest.status = status.as_str().to_owned();
+        manifest.status = status.into();
         manifest.updated_at = now.to_owned();
         self.write_manifest(name, &manifest)?;
         self.update_index(|index| {

@@ -202,7 +202,7 @@ fn stamp_row(store: &Store, name: &InstanceName, now: &str) -> Result<()> {
         if row.known_status().is_some_and(|s| s.is_terminal()) {
             return Ok(((), false));
         }
-        row.status = Status::Purged.as_str().to_owned();
+        row.status = Status::Purged.into();
         row.updated_at = now.to_owned();
         index.sort();
         Ok(((), true))

@@ -147,7 +147,7 @@ fn discard_proved(record: &InputRecord, decision: &Decision, store: &Store, seal
         decision.status.as_deref() == Some(status) && decision.stamped_at.as_deref() == Some(at)
     };
     let Some(m) = manifest else { return Ok(()) };
-    if as_keep_left(&m.status, &m.updated_at) {
+    if as_keep_left(m.status.as_str(), &m.updated_at) {
         return Ok(());
     }
     // A rerun after a purge that stamped the session: its mark found it as keep left it.
@@ -155,7 +155,7 @@ fn discard_proved(record: &InputRecord, decision: &Decision, store: &Store, seal
     let mark = store.read_purge_mark(&name);
     let marked = mark.as_ref().and_then(|mark| mark.session.as_ref().map(|found| (found, &mark.started_at)));
     match marked {
-        Some((found, stamped)) if as_keep_left(&found.status, &found.updated_at) && *stamped == m.updated_at => Ok(()),
+        Some((found, stamped)) if as_keep_left(found.status.as_str(), &found.updated_at) && *stamped == m.updated_at => Ok(()),
         _ => Err(unproven(format!(
             "the session changed since jackin-keep decided: its status is {} since {}, not {} since {}",
             m.status,

@@ -12,6 +12,7 @@ use crate::protocol::evidence::{history_entry, Because};
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{Change, Repair, RepairKind};
 use crate::state::continuity;
+use crate::state::continuity::CauseKind;
 use crate::state::model::{IndexRow, Manifest};
 use crate::state::names::InstanceName;
 use crate::state::store::{IndexRebuilt, Store};
@@ -72,7 +73,7 @@ pub(crate) fn index_repair(store: &Store, rebuilt: IndexRebuilt) -> Repair {
 /// decided on (another program got there first).
 fn write_status(store: &Store, change: &StatusChange, options: &Options, now: &str) -> Result<bool> {
     let current = store.read_manifest(&change.name)?.map(|m| m.status);
-    if current.as_deref() != Some(change.from.as_str()) {
+    if current.as_ref().and_then(|status| status.known()) != Some(change.from) {
         return Ok(false);
     }
     if options.dry_run {
@@ -80,10 +81,10 @@ fn write_status(store: &Store, change: &StatusChange, options: &Options, now: &s
     }
     continuity::update(store, &change.name, |c| {
         let evidence = serde_json::to_value(&change.evidence)?;
-        c.cause = Some(change.cause.to_string());
+        c.cause = Some(CauseKind::from(change.cause).into());
         c.evidence = Some(evidence.clone());
         let because = Because::Found(change.cause);
-        c.history.push(history_entry(now, options.tool, change.from.as_str(), change.to, because, &change.evidence)?);
+        c.history.push(history_entry(now, options.tool, &change.from.into(), change.to, because, &change.evidence)?);
         Ok(((), true))
     })?;
     store.set_status(&change.name, change.to, now)?;

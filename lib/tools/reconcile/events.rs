@@ -14,6 +14,7 @@ use anyhow::Result;
 use crate::base::time::{rfc3339, seconds_until};
 use crate::protocol::identity::Identity;
 use crate::protocol::records::Expiring;
+use crate::state::model::Status;
 use crate::state::store::Store;
 
 #[derive(Debug, Clone, Default)]
@@ -74,7 +75,7 @@ fn due(store: &Store, retention: Option<Duration>) -> Result<Vec<Expiring>> {
     }
     if let Some(retention) = retention {
         let index = store.read_index()?;
-        for row in index.instances.iter().filter(|r| r.status == "restore_available") {
+        for row in index.instances.iter().filter(|r| r.status == Status::RestoreAvailable) {
             let Some(updated) = crate::base::time::parse_rfc3339(&row.updated_at) else { continue };
             let Ok(name) = crate::state::names::InstanceName::parse(&row.container_base) else { continue };
             due.push(Expiring {

@@ -12,6 +12,7 @@ use crate::base::exit::Exit;
 use crate::base::time::now_rfc3339;
 use crate::engines::docker::{ContainerBrief, Engine, RunState};
 use crate::services::ownership::HomeRoots;
+use crate::state::continuity::CauseKind;
 use crate::state::model::{IndexRow, Manifest, Status};
 use crate::state::names::{instance_of, DockerKind, InstanceName};
 use crate::state::select::Catalog;
@@ -232,6 +233,6 @@ fn kept_after(store: &Store, name: &InstanceName, role: &RunState) -> Result<boo
     Ok(match (at(continuity.kept_at().as_deref()), at(role.started_at.as_deref())) {
         (Some(kept), Some(started)) => kept >= started,
         (Some(_), None) => true,
-        (None, _) => continuity.cause.as_deref() == Some("kept"),
+        (None, _) => continuity.cause.as_ref().is_some_and(|cause| *cause == CauseKind::Kept),
     })
 }

@@ -16,7 +16,7 @@ use crate::protocol::records::Change;
 use crate::services::assessor::AssessOptions;
 use crate::services::assessor::Assessor;
 use crate::state::continuity;
-use crate::state::continuity::Continuity;
+use crate::state::continuity::{CauseKind, CauseWord, Continuity};
 use crate::state::model::{Manifest, Status};
 use crate::state::select::Catalog;
 use crate::state::store::Store;
@@ -94,11 +94,11 @@ pub(crate) fn age(since: &str, now: SystemTime) -> String {
     }
 }
 
-fn cause_words(cause: Option<&str>) -> Option<&'static str> {
+fn cause_words(cause: Option<CauseKind>) -> Option<&'static str> {
     match cause? {
-        "killed_by_host" => Some("interrupted by host"),
-        "container_exited" => Some("exited"),
-        "container_removed" => Some("container removed"),
+        CauseKind::KilledByHost => Some("interrupted by host"),
+        CauseKind::ContainerExited => Some("exited"),
+        CauseKind::ContainerRemoved => Some("container removed"),
         _ => None,
     }
 }
@@ -113,7 +113,7 @@ pub(crate) fn candidate(
 ) -> Candidate {
     let short = crate::state::names::short_name(&manifest.instance_id);
     let age = age(&manifest.updated_at, now);
-    let when = match cause_words(continuity.cause.as_deref()) {
+    let when = match cause_words(continuity.cause.as_ref().and_then(CauseWord::known)) {
         Some(words) => format!("{words} {age}"),
         None => age,
     };

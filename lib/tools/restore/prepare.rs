@@ -92,8 +92,8 @@ pub(crate) fn trust_sources(store: &Store, manifest: &Manifest, kept: &mut Conti
 /// In a dry run reconcile writes nothing: decide on the statuses it would have written.
 pub(super) fn as_reconciled(manifest: &mut Manifest, kept: &mut Continuity, changes: &[Change]) {
     if let Some(change) = changes.iter().rev().find(|c| c.identity.container_base == manifest.container_base) {
-        manifest.status = change.to.to_string();
-        kept.cause = Some(change.cause.to_string());
+        manifest.status = change.to.clone();
+        kept.cause = Some(crate::state::continuity::CauseKind::from(change.cause).into());
     }
 }
 

@@ -40,7 +40,7 @@ pub struct SweepOptions {
 struct Found {
     target: Target,
     manifest: Manifest,
-    cause: Option<String>,
+    cause: Option<crate::state::continuity::CauseWord>,
     interrupted_at: String,
     within: bool,
 }
