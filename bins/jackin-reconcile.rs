@@ -10,6 +10,7 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::ReconcileArgs;
 use jackin::face::driver::{self, Ctx, OutputFormat};
 use jackin::face::moved::Feed;
+use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::records::RepairKind;
 use jackin::state::store::Store;
 use jackin::tools::reconcile::events::{self as event, EventOptions};
@@ -49,9 +50,10 @@ fn once(
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let selection = if args.instances.is_empty() { Selection::All } else { Selection::Args(args.instances.clone()) };
     let report = reconcile::reconcile(&engine, store, &selection, options)?;
+    let busy = report.failures.iter().any(|failure| failure.code == ErrorCode::Busy);
     let changed = emit(ctx, store, &args.events(), report, feed)?;
     ctx.info(format_args!("{} engine API calls", engine.api_calls()));
-    Ok(if args.exit_code && changed { Exit::Findings } else { Exit::Ok })
+    Ok(if busy { Exit::Busy } else if args.exit_code && changed { Exit::Findings } else { Exit::Ok })
 }
 
 /// Prints a report's records, then the expiries it warns of (each change and expiry fed to the
@@ -83,7 +85,10 @@ fn emit(ctx: &mut Ctx, store: &Store, events: &EventOptions, report: Report, fee
         ctx.info(format_args!("{name}: launch recipe captured"));
     }
     for failure in report.failures {
-        ctx.fail(failure.container_base.as_deref(), failure.code, &failure.error)?;
+        match (failure.code, failure.container_base.as_deref()) {
+            (ErrorCode::Busy, Some(name)) => ctx.refuse_busy(name, failure.code, &failure.error)?,
+            (code, name) => ctx.fail(name, code, &failure.error)?,
+        }
     }
     for item in &expiring {
         ctx.emit(item)?;

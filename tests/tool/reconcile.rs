@@ -1009,3 +1009,34 @@ fn jackins_tombstones_stay_and_are_nothing_to_act_on() {
     assert_eq!(row(&home), None);
     assert!(home.index_row(&alive.container).is_some(), "only that row");
 }
+
+/// An index lock held past the wait is "busy" (exit 5) and nothing of the session changes: not
+/// the manifest, not the row, not the tools' own file (before, the manifest said `crashed` and
+/// the row `active` until the next run, with exit 6).
+#[test]
+fn an_index_lock_held_past_the_wait_is_busy_with_nothing_changed() {
+    if !engine_available("an_index_lock_held_past_the_wait_is_busy_with_nothing_changed") {
+        return;
+    }
+    let mut home = Home::new();
+    let gone = home.instance("il7aaaaa", |_, _| Vec::new());
+    let lock = fs::File::create(home.home.join("data/instances.json.lock")).unwrap();
+    fs2::FileExt::lock_exclusive(&lock).unwrap();
+    let before = home.snapshot();
+    let out = home
+        .cmd("jackin-reconcile")
+        .args(["--format", "json", gone.container.as_str()])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert!(said.contains("index lock") && said.contains("held by another process"), "{said}");
+    assert_eq!(home.snapshot(), before, "nothing changed while the index was locked");
+    drop(lock);
+    let out = home.cmd("jackin-reconcile").args(["--format", "json", gone.container.as_str()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let changes = records_of::<Change>(&out.stdout);
+    let c = change_of(&changes, &gone.container).expect("the change, once the lock is free");
+    assert_eq!(transition(c), ("active", "crashed", "container_removed"));
+}

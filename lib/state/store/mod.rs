@@ -497,21 +497,35 @@ impl Store {
     }
 
     /// A status change: the manifest first, then its index row (state.md), so a crash between the
-    /// two leaves the authoritative file right and the row repairable. The row is made from the
-    /// manifest as it is on disk once the index lock is held, not from the one written here: when
-    /// two programs change the same session at once, the last row written then matches the last
-    /// manifest written, whichever order their writes interleave in.
+    /// two leaves the authoritative file right and the row repairable.
     pub fn set_status(&self, name: &InstanceName, status: Status, now: &str) -> Result<Manifest> {
+        self.set_status_after(name, status, now, || Ok(()))
+    }
+
+    /// [`Store::set_status`], with `first` (the tools' own record of why: the continuity file)
+    /// written before the manifest. The index lock is taken before anything is written: a lock
+    /// held past the wait is "busy" (exit 5) with nothing changed, never a manifest that says one
+    /// status and a row that says another. `first` must not take the index lock. The row is made
+    /// from the manifest as it is on disk once the lock is held, so that when jackin changes the
+    /// same session at once, the row matches the last manifest written.
+    pub fn set_status_after(
+        &self,
+        name: &InstanceName,
+        status: Status,
+        now: &str,
+        first: impl FnOnce() -> Result<()>,
+    ) -> Result<Manifest> {
+        let _lock = IndexLock::acquire(&self.index_lock_path(), LOCK_WAIT)?;
         let mut manifest =
             self.read_manifest(name)?.ok_or_else(|| Exit::Unavailable.err(format_args!("{name}: no manifest")))?;
+        first()?;
         manifest.status = status.into();
         manifest.updated_at = now.to_owned();
         self.write_manifest(name, &manifest)?;
-        self.update_index(|index| {
-            let current = self.read_manifest(name)?.unwrap_or_else(|| manifest.clone());
-            index.upsert(IndexRow::from_manifest(&current));
-            Ok(((), true))
-        })?;
+        let mut index = self.read_index()?;
+        let current = self.read_manifest(name)?.unwrap_or_else(|| manifest.clone());
+        index.upsert(IndexRow::from_manifest(&current));
+        write_json_atomic(&self.index_path(), &index).context("writing the index")?;
         Ok(manifest)
     }
 }

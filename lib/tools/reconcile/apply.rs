@@ -4,6 +4,8 @@
 
 use anyhow::Result;
 
+use crate::base::exit::Exit;
+
 use super::plan::{row_matches, Plan, StatusChange};
 use super::{Failure, Options, Report};
 use crate::engines::docker::Engine;
@@ -39,7 +41,8 @@ pub(crate) fn apply(
             Ok(false) => {}
             Err(e) => report.failures.push(Failure {
                 container_base: Some(change.name.to_string()),
-                code: ErrorCode::StatusWriteFailed,
+                // The index lock held past the wait: nothing was written, retry later (exit 5).
+                code: if Exit::of(&e) == Exit::Busy { ErrorCode::Busy } else { ErrorCode::StatusWriteFailed },
                 error: e,
             }),
         }
@@ -79,15 +82,17 @@ fn write_status(store: &Store, change: &StatusChange, options: &Options, now: &s
     if options.dry_run {
         return Ok(true);
     }
-    continuity::update(store, &change.name, |c| {
-        let evidence = serde_json::to_value(&change.evidence)?;
-        c.cause = Some(CauseKind::from(change.cause).into());
-        c.evidence = Some(evidence.clone());
-        let because = Because::Found(change.cause);
-        c.history.push(history_entry(now, options.tool, &change.from.into(), change.to, because, &change.evidence)?);
-        Ok(((), true))
-    })?;
-    store.set_status(&change.name, change.to, now)?;
+    let why = || {
+        continuity::update(store, &change.name, |c| {
+            let evidence = serde_json::to_value(&change.evidence)?;
+            c.cause = Some(CauseKind::from(change.cause).into());
+            c.evidence = Some(evidence.clone());
+            let because = Because::Found(change.cause);
+            c.history.push(history_entry(now, options.tool, &change.from.into(), change.to, because, &change.evidence)?);
+            Ok(((), true))
+        })
+    };
+    store.set_status_after(&change.name, change.to, now, why)?;
     Ok(true)
 }
 
