@@ -60,7 +60,8 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
     if args.expire_quarantine {
         expire(&args, ctx, &store, &mut tally)?;
     }
-    if ctx.format == driver::OutputFormat::Text && !ctx.quiet && (tally.purged > 0 || args.expire_quarantine) {
+    // Said only when something went (or would): a quiet day's cron run prints nothing.
+    if ctx.format == driver::OutputFormat::Text && !ctx.quiet && tally.purged + tally.expired > 0 {
         ctx.line(&purge::total_line(tally.purged, tally.expired, tally.freed, args.dry_run, slim))?;
     }
     Ok(if tally.busy > 0 { Exit::Busy } else { Exit::Ok })

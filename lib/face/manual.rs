@@ -214,10 +214,10 @@ const PURGE_EXAMPLES: [Example; 5] = [
         "",
     ),
     example(
-        "Delete the quarantines whose time is up (14 days after the discard, by default)",
+        "Delete the quarantines whose time is up (14 days after the discard, by default); nothing is printed when none is due",
         "jackin-purge --expire-quarantine --format text",
         Exit::Ok,
-        "purged 0",
+        "",
     ),
     example(
         "Delete a session and its work at risk, saved to the quarantine first",
