@@ -85,7 +85,7 @@ fn window(since: Option<Duration>) -> Result<Duration> {
         return Ok(since);
     }
     match std::env::var("JACKIN_INTERRUPTED_SINCE") {
-        Ok(text) if !text.is_empty() => humantime::parse_duration(&text).map_err(|e| {
+        Ok(text) if !text.is_empty() => crate::face::cli::duration(&text).map_err(|e| {
             Exit::Usage.err(format_args!("JACKIN_INTERRUPTED_SINCE={text:?} is not a duration (24h, 3d): {e}"))
         }),
         _ => Ok(Duration::from_secs(24 * 3600)),

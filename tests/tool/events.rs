@@ -168,3 +168,25 @@ fn jackin_notify_hands_the_program_only_checked_words() {
     assert!(stderr(&out).contains("line 2: not JSON"), "{}", stderr(&out));
     assert_eq!(log_lines(&log).len(), 4);
 }
+
+/// A warning is given once, whatever the windows of the runs in between: a run with a shorter
+/// `--warn-before` does not forget what a longer one warned of (before, it pruned the list, and
+/// the next run with the longer window warned again).
+#[test]
+fn a_shorter_window_in_between_neither_spends_nor_repeats_a_warning() {
+    if !engine_available("a_shorter_window_in_between_neither_spends_nor_repeats_a_warning") {
+        return;
+    }
+    let home = Home::new();
+    let container = format!("jk-{}-my-app-agent-smith", unique_id());
+    quarantine(&home, &container, SystemTime::now() + Duration::from_secs(20 * 3600));
+    let expiring = |window: &str| {
+        let out = home.cmd("jackin-reconcile").args(["--format", "json", "--warn-before", window]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        envelopes(&out.stdout).into_iter().filter(|e| e.kind == "expiring").count()
+    };
+    assert_eq!(expiring("24h"), 1, "warned once, 20 hours ahead");
+    assert_eq!(expiring("1h"), 0, "not due within an hour");
+    assert_eq!(expiring("24h"), 0, "already warned: not said again");
+    assert_eq!(expiring("2d"), 0, "nor under a longer window");
+}

@@ -36,7 +36,7 @@ pub struct HostsArgs {
     pub all_hosts: bool,
 
     /// How long each host may take to answer
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "30s")]
+    #[arg(long, value_name = "DUR", value_parser = crate::face::cli::duration, default_value = "30s")]
     pub hosts_timeout: Duration,
 
     /// The tool to run: jackin-assess, jackin-keep, jackin-purge, jackin-reconcile or jackin-restore

@@ -31,7 +31,7 @@ pub struct NotifyArgs {
     pub program: PathBuf,
 
     /// How long PROGRAM may run before it is killed (the next event still runs)
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "10s")]
+    #[arg(long, value_name = "DUR", value_parser = crate::face::cli::duration, default_value = "10s")]
     pub event_timeout: std::time::Duration,
 
     #[command(flatten)]

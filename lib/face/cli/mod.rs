@@ -124,7 +124,7 @@ pub struct CommonArgs {
     pub(crate) all_hosts: bool,
 
     /// With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)
-    #[arg(global = true, long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "30s", hide = true)]
+    #[arg(global = true, long, value_name = "DUR", value_parser = duration, default_value = "30s", hide = true)]
     pub(crate) hosts_timeout: std::time::Duration,
 }
 
@@ -439,17 +439,17 @@ pub struct ReconcileArgs {
     pub on_event: Option<PathBuf>,
 
     /// With the hidden --on-event (jackin-notify --event-timeout)
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, default_value = "10s", hide = true)]
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10s", hide = true)]
     pub event_timeout: std::time::Duration,
 
     /// Warn once (an `expiring` record, for jackin-notify) of each quarantine, and each kept clean
     /// session under --retention, that jackin-purge will delete within DUR
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = duration)]
     pub warn_before: Option<std::time::Duration>,
 
     /// The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): a kept clean session
     /// last updated longer ago is deleted by it
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, env = "JACKIN_KEPT_RETENTION")]
+    #[arg(long, value_name = "DUR", value_parser = duration, env = "JACKIN_KEPT_RETENTION")]
     pub retention: Option<std::time::Duration>,
 
     #[command(flatten)]
@@ -516,4 +516,24 @@ pub fn commands() -> Vec<clap::Command> {
         ReconcileArgs::command(),
         RestoreArgs::command(),
     ]
+}
+
+/// A duration flag's value: humantime's words (`30d`, `12h`, `90s`, `1w 2d`). A bare number is
+/// refused with the units these flags are counted in, not humantime's "30sec or 30ms".
+pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|e| match text.trim().parse::<u64>() {
+        Ok(n) => format!("a unit is needed: {n}d (days), {n}h (hours), {n}m (minutes) or {n}s (seconds)"),
+        Err(_) => format!("{e} (e.g. 30d, 12h, 90m, 45s)"),
+    })
+}
+
+#[cfg(test)]
+mod duration_tests {
+    #[test]
+    fn a_bare_number_asks_for_the_units_of_these_flags() {
+        assert_eq!(super::duration("2d"), Ok(std::time::Duration::from_secs(2 * 86_400)));
+        let bare = super::duration("30").unwrap_err();
+        assert!(bare.contains("30d (days)") && !bare.contains("ms"), "{bare}");
+        assert!(super::duration("soon").unwrap_err().contains("e.g. 30d"));
+    }
 }

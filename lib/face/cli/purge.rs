@@ -37,7 +37,7 @@ pub struct PurgeArgs {
     pub terminal: bool,
 
     /// Retention: purge kept instances last updated longer ago than DUR (e.g. 30d, 12h)
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, conflicts_with = "instances")]
+    #[arg(long, value_name = "DUR", value_parser = super::duration, conflicts_with = "instances")]
     pub older_than: Option<std::time::Duration>,
 
     /// Retention: keep the N newest kept instances per (workspace, role, agent), purge the rest
@@ -96,7 +96,7 @@ pub struct PurgeArgs {
 
     /// Retention: slim the kept sessions last updated longer ago than DUR (e.g. 7d) and not slimmed
     /// since; implies --slim
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration,
+    #[arg(long, value_name = "DUR", value_parser = super::duration,
           conflicts_with_all = ["instances", "kept", "terminal", "older_than", "keep_last", "discard_unfinished", "expire_quarantine", "stop"])]
     pub slim_older_than: Option<std::time::Duration>,
 

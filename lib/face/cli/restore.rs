@@ -81,7 +81,7 @@ pub struct RestoreArgs {
 
     /// The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): --list says when
     /// each kept clean session will be deleted by it ("expires in 3d 4h")
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, env = "JACKIN_KEPT_RETENTION")]
+    #[arg(long, value_name = "DUR", value_parser = super::duration, env = "JACKIN_KEPT_RETENTION")]
     pub retention: Option<std::time::Duration>,
 
     /// List the records purged sessions left, newest first: how each was launched, how it
@@ -128,7 +128,7 @@ pub struct RestoreArgs {
     /// With --interrupted: only sessions interrupted within this long before now (`24h`, `3d`;
     /// default: JACKIN_INTERRUPTED_SINCE, else 24h); older ones are listed as left alone, with how
     /// to resume them one at a time
-    #[arg(long, value_name = "DUR", value_parser = humantime::parse_duration, requires = "interrupted")]
+    #[arg(long, value_name = "DUR", value_parser = super::duration, requires = "interrupted")]
     pub since: Option<std::time::Duration>,
 
     /// With --interrupted: how many sessions are resumed at the same time [default: 4]

@@ -4,7 +4,8 @@
 //! (extras/notify/).
 //!
 //! An expiry is warned about once: `<home>/events/warned.json` remembers what was warned about
-//! and until when; a deadline that moves (a quarantine saved again) is a new warning.
+//! and until when, whatever the window of a later run, until it is deleted; a deadline that moves
+//! (a quarantine saved again) is a new warning.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
@@ -43,14 +44,18 @@ pub fn expiring(store: &Store, options: &EventOptions) -> Result<Vec<Expiring>> 
     let mut fresh = Vec::new();
     for item in due {
         let Some(secs) = seconds_until(&item.expires_at, now) else { continue };
-        if secs > window.as_secs() as i64 {
-            continue;
-        }
         let key = format!("{}:{}", item.kind, item.path);
-        if warned.get(&key) != Some(&item.expires_at) {
-            fresh.push(Expiring { expires_in_secs: secs, ..item.clone() });
+        let was_warned = warned.get(&key) == Some(&item.expires_at);
+        if secs <= window.as_secs() as i64 {
+            if !was_warned {
+                fresh.push(Expiring { expires_in_secs: secs, ..item.clone() });
+            }
+            still.insert(key, item.expires_at);
+        } else if was_warned {
+            // Warned by a run with a longer window: remembered until it is gone or its deadline
+            // moves, so that no run says it again.
+            still.insert(key, item.expires_at);
         }
-        still.insert(key, item.expires_at);
     }
     if !dry_run && (still != warned || !fresh.is_empty()) {
         std::fs::create_dir_all(warned_path.parent().expect("a file in a directory"))?;
