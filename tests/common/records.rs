@@ -483,6 +483,9 @@ pub struct Interrupted {
     #[serde(default)]
     pub next: Option<String>,
     pub exit: i32,
+    /// Present (true) only with `--plan`/`--dry-run`.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 impl Record for Interrupted {

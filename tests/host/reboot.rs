@@ -189,6 +189,7 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
     for inst in [&with_dind, &plain, &network_gone] {
         assert_eq!(outcome(&planned, inst).outcome, "would_resume", "{}", inst.container);
     }
+    assert!(planned.iter().all(|r| r.dry_run), "every record of --plan says it is a dry run: {planned:?}");
     assert_eq!(outcome(&planned, &image_gone).outcome, "not_resumed");
     assert_eq!(outcome(&planned, &in_use).outcome, "left_alone");
     let text = home
@@ -216,6 +217,7 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
     assert_eq!(out.status.code(), Some(6), "one could not come back: {stderr_text}");
     let records = records_of::<Interrupted>(&out.stdout);
     assert_eq!(records.len(), 5, "{records:?}");
+    assert!(records.iter().all(|r| !r.dry_run), "a real sweep is no dry run: {records:?}");
     for inst in [&with_dind, &plain, &network_gone] {
         let record = outcome(&records, inst);
         assert_eq!((record.outcome.as_str(), record.tier, record.exit), ("resumed", Some(1), 0), "{record:?}");

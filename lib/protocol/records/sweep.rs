@@ -59,6 +59,10 @@ pub struct Interrupted {
     pub(crate) next: Option<String>,
     /// The exit code a resume of this session alone would have ended with.
     pub exit: i32,
+    /// `--plan`/`--dry-run`: nothing was started or changed (written only when true, as
+    /// `restored` does).
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub(crate) dry_run: bool,
 }
 
 impl Record for Interrupted {

@@ -121,6 +121,7 @@ fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], 
         reason: None,
         next: None,
         exit: Exit::Ok.code(),
+        dry_run: options.resume.plan_only,
     };
     if !found.within {
         record.reason =
@@ -191,6 +192,7 @@ mod tests {
             reason: None,
             next: None,
             exit: exit.code(),
+            dry_run: false,
         }
     }
 
