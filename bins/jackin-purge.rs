@@ -7,7 +7,6 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::PurgeArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::face::progress::Progress;
-use jackin::protocol::codes::ResourceKind;
 use jackin::protocol::identity::Identity;
 use jackin::protocol::records::{Purged, PurgedReport, Removed};
 use jackin::services::seal::Sealer;
@@ -61,8 +60,8 @@ fn run(args: PurgeArgs, ctx: &mut Ctx) -> Result<Exit> {
         expire(&args, ctx, &store, &mut tally)?;
     }
     // Said only when something went (or would): a quiet day's cron run prints nothing.
-    if ctx.format == driver::OutputFormat::Text && !ctx.quiet && tally.purged + tally.expired > 0 {
-        ctx.line(&purge::total_line(tally.purged, tally.expired, tally.freed, args.dry_run, slim))?;
+    if ctx.format == driver::OutputFormat::Text && !ctx.quiet && tally.purged + tally.expired.len() > 0 {
+        ctx.line(&purge::total_line(tally.purged, &tally.expired, tally.freed, args.dry_run, slim))?;
     }
     Ok(if tally.busy > 0 { Exit::Busy } else { Exit::Ok })
 }
@@ -92,7 +91,7 @@ fn purge_items(
 #[derive(Default)]
 struct Tally {
     purged: usize,
-    expired: usize,
+    expired: Vec<jackin::protocol::codes::ResourceKind>,
     freed: u64,
     busy: usize,
 }
@@ -121,16 +120,16 @@ impl Tally {
     }
 }
 
-/// `--expire-quarantine`: each expired quarantine as a `purged` record of its own.
+/// `--expire-quarantine`: each expired quarantine or session record as a `purged` record.
 fn expire(args: &PurgeArgs, ctx: &mut Ctx, store: &Store, tally: &mut Tally) -> Result<()> {
     for expired in expire::expire(store, args.options().quarantine_days, args.dry_run)? {
-        tally.expired += 1;
+        tally.expired.push(expired.kind);
         let name = expired.dir.to_string_lossy().into_owned();
         let identity = expired.identity.unwrap_or_else(|| Identity::of_name(&name, ""));
         tally.freed += expired.bytes;
         ctx.emit(&PurgedReport(&Purged {
             identity,
-            removed: vec![Removed::new(ResourceKind::Quarantine, name)],
+            removed: vec![Removed::new(expired.kind, name)],
             freed_bytes: expired.bytes,
             quarantine: None,
             slimmed: false,

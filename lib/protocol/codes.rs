@@ -96,6 +96,8 @@ pub enum ResourceKind {
     TempFile,
     /// An expired quarantine directory (`--expire-quarantine`).
     Quarantine,
+    /// An expired session record's directory (`--expire-quarantine`).
+    SessionRecord,
     /// `--slim`: an ignored file or directory of a mount (a directory's name ends in `/`).
     Ignored,
 }

@@ -124,12 +124,24 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
     let text = String::from_utf8(shown.stdout).unwrap();
     assert!(text.contains("work at risk") && text.contains("quarantined") && text.contains("pushed"), "{text}");
     assert!(!text.contains('\u{1b}'), "no escape reaches the terminal: {text:?}");
-    let missing = home.cmd("jackin-restore").args(["--record", "jk-nothere0-x"]).output().unwrap();
-    assert_eq!(missing.status.code(), Some(3), "{}", stderr(&missing));
+    // A name that is no record's, or no quarantine's: 6, as a name that is no session's.
+    for args in [["--record", "jk-nothere0-x"], ["--recover", "jk-nothere0-x"]] {
+        let before = home.snapshot();
+        let missing = home.cmd("jackin-restore").args(args).output().unwrap();
+        assert_eq!(missing.status.code(), Some(6), "{args:?}: {}", stderr(&missing));
+        assert_eq!(home.snapshot(), before, "{args:?}: nothing changed");
+    }
 
-    // Kept for --record-days (0 here): the next expiry run deletes it, and only it.
+    // Kept for --record-days (0 here): the next expiry run deletes it, and only it, and says it
+    // was a session record (before, it was called a quarantine).
+    let text = home.cmd("jackin-purge").args(["--expire-quarantine", "--dry-run", "--format=text"]).output().unwrap();
+    let last = String::from_utf8_lossy(&text.stdout).lines().last().unwrap_or_default().to_owned();
+    assert!(last.starts_with("would purge 0 and 1 expired session record · "), "{last}");
     let out = home.purge(&["--expire-quarantine"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let expired: Vec<Purged> = envelopes(&out.stdout).iter().map(|e| e.data::<Purged>()).collect();
+    let kinds: Vec<&str> = expired.iter().flat_map(|p| p.removed.iter().map(|r| r.kind.as_str())).collect();
+    assert_eq!(kinds, ["session_record"], "{expired:?}");
     assert!(!dir.exists(), "the expired record is gone");
     assert!(Path::new(&quarantine).exists(), "the quarantine keeps its own 14 days");
 }

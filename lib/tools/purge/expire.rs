@@ -9,13 +9,16 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 
 use super::remove;
+use crate::protocol::codes::ResourceKind;
 use crate::protocol::identity::Identity;
 use crate::services::saved_work::read_receipt;
 use crate::state::store::Store;
 
-/// One quarantine that expired and was deleted.
+/// One quarantine or session record that expired and was deleted.
 #[derive(Debug, Clone)]
 pub struct Expired {
+    /// `Quarantine` or `SessionRecord`: what the `purged` record says was removed.
+    pub kind: ResourceKind,
     pub dir: PathBuf,
     pub identity: Option<Identity>,
     pub bytes: u64,
@@ -28,9 +31,11 @@ pub struct Expired {
 pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
     let now = SystemTime::now();
     let quarantine = |dir: &Path| read_receipt(dir).ok().flatten().map(|r| (r.expires_at, r.identity));
-    let mut expired = expire_under(&store.quarantine_root(), quarantine, days * 86_400, now, dry_run)?;
+    let root = (ResourceKind::Quarantine, store.quarantine_root());
+    let mut expired = expire_under(&root, quarantine, days * 86_400, now, dry_run)?;
     let record = |dir: &Path| crate::services::session_record::read(dir).map(|r| (r.expires_at, r.identity));
-    expired.extend(expire_under(&store.records_root(), record, 86_400, now, dry_run)?);
+    let root = (ResourceKind::SessionRecord, store.records_root());
+    expired.extend(expire_under(&root, record, 86_400, now, dry_run)?);
     Ok(expired)
 }
 
@@ -38,7 +43,7 @@ pub fn expire(store: &Store, days: u64, dry_run: bool) -> Result<Vec<Expired>> {
 /// `expires_at` that `expiry` reads in one, or for one it reads nothing in, `unfinished_secs`
 /// after it was last modified.
 fn expire_under(
-    root: &Path,
+    (kind, root): &(ResourceKind, PathBuf),
     expiry: impl Fn(&Path) -> Option<(String, Identity)>,
     unfinished_secs: u64,
     now: SystemTime,
@@ -64,7 +69,7 @@ fn expire_under(
         };
         if expires.is_some_and(|at| at <= now) {
             let bytes = if dry_run { crate::base::disk_usage::tree_bytes(&dir) } else { remove::remove_tree(&dir)? };
-            expired.push(Expired { dir, identity: found.map(|(_, identity)| identity), bytes });
+            expired.push(Expired { kind: *kind, dir, identity: found.map(|(_, identity)| identity), bytes });
         }
     }
     Ok(expired)

@@ -27,7 +27,7 @@ use anyhow::Result;
 
 use crate::base::exit::Exit;
 use crate::engines::docker::Engine;
-use crate::protocol::codes::ErrorCode;
+use crate::protocol::codes::{ErrorCode, ResourceKind};
 use crate::protocol::identity::Identity;
 use crate::protocol::records::{human_bytes, Purged};
 use crate::services::claim::SessionClaim;
@@ -302,21 +302,23 @@ fn outcome_of(name: &InstanceName, refusal: Refusal) -> Stop {
     }
 }
 
-/// The closing line of the text format: the sessions purged (or slimmed), the quarantines that
-/// expired when there were any, and the bytes freed.
-pub fn total_line(purged: usize, expired: usize, bytes: u64, dry_run: bool, slim: bool) -> String {
+/// The closing line of the text format: the sessions purged (or slimmed), the quarantines and
+/// session records that expired when there were any, and the bytes freed.
+pub fn total_line(purged: usize, expired: &[ResourceKind], bytes: u64, dry_run: bool, slim: bool) -> String {
     let verb = match (dry_run, slim) {
         (true, false) => "would purge",
         (false, false) => "purged",
         (true, true) => "would slim",
         (false, true) => "slimmed",
     };
-    let quarantines = match expired {
+    let count = |kind: ResourceKind, one: &str, many: &str| match expired.iter().filter(|k| **k == kind).count() {
         0 => String::new(),
-        1 => " and 1 expired quarantine".to_owned(),
-        n => format!(" and {n} expired quarantines"),
+        1 => format!(" and 1 expired {one}"),
+        n => format!(" and {n} expired {many}"),
     };
-    format!("{verb} {purged}{quarantines} · {} freed", human_bytes(bytes))
+    let quarantines = count(ResourceKind::Quarantine, "quarantine", "quarantines");
+    let records = count(ResourceKind::SessionRecord, "session record", "session records");
+    format!("{verb} {purged}{quarantines}{records} · {} freed", human_bytes(bytes))
 }
 
 #[cfg(test)]

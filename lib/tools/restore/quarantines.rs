@@ -73,6 +73,6 @@ pub(super) fn find(store: &Store, which: &str) -> Result<(PathBuf, Receipt)> {
     }
     matching.sort_by(|a, b| a.1.saved_at.cmp(&b.1.saved_at).then_with(|| a.0.cmp(&b.0)));
     matching.pop().ok_or_else(|| {
-        Exit::BadInput.err(format_args!("no quarantine of {which:?} (jackin-restore --quarantined lists them)"))
+        Exit::Partial.err(format_args!("no quarantine of {which:?} (jackin-restore --quarantined lists them)"))
     })
 }

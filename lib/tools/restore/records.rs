@@ -20,7 +20,8 @@ pub fn records(store: &Store, which: Option<&str>) -> Result<Vec<SessionRecord>>
     found.dedup_by(|a, b| a.identity.container_base == b.identity.container_base);
     match found.len() {
         1 => Ok(found),
-        0 => Err(Exit::BadInput.err(format_args!(
+        // A name that is no record's ends the run as any name that is no session's does (6).
+        0 => Err(Exit::Partial.err(format_args!(
             "no record of a purged session named {which:?} in {} (jackin-restore --records lists them)",
             store.records_root().display()
         ))),
