@@ -53,7 +53,13 @@ fn once(
     let busy = report.failures.iter().any(|failure| failure.code == ErrorCode::Busy);
     let changed = emit(ctx, store, &args.events(), report, feed)?;
     ctx.info(format_args!("{} engine API calls", engine.api_calls()));
-    Ok(if busy { Exit::Busy } else if args.exit_code && changed { Exit::Findings } else { Exit::Ok })
+    Ok(if busy {
+        Exit::Busy
+    } else if args.exit_code && changed {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
 }
 
 /// Prints a report's records, then the expiries it warns of (each change and expiry fed to the

@@ -43,6 +43,9 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
         return emit_all(ctx, &restore::recover(&store, which, args.into.as_deref(), args.dry_run)?);
     }
     jackin::engines::git::set_fetch_timeout(Duration::from_secs(args.fetch_timeout));
+    if args.instance.is_none() && !args.interrupted {
+        picker_tty(&args)?; // a usage error before the engine is reached
+    }
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let catalog = ctx.catalog(&store)?;
     if args.interrupted {
@@ -54,6 +57,16 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
     }
 }
 
+/// The terminal the picker draws on, when one can and no list was asked for. A flag of the
+/// picked session's resume without one would do nothing: refused before anything is read.
+fn picker_tty(args: &RestoreArgs) -> Result<Option<Tty>> {
+    let tty = Tty::open().filter(|tty| !looks_only(args) && tty.can_draw());
+    match args.of_a_picked_session().filter(|_| tty.is_none()) {
+        Some(flag) => Err(Exit::Usage.err(format_args!("{flag} resumes a session: name it, or pick it on a terminal"))),
+        None => Ok(tty),
+    }
+}
+
 /// Whether this run only looks: `--list`, `--plan`, `--dry-run` decide from what they observe and
 /// write nothing into the home (reconciliation only reported, no role source fetched).
 fn looks_only(args: &RestoreArgs) -> bool {
@@ -61,13 +74,14 @@ fn looks_only(args: &RestoreArgs) -> bool {
 }
 
 fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catalog: &Catalog) -> Result<Exit> {
+    // The picker on a terminal that can draw, unless a list was asked for; else the list.
+    let tty = picker_tty(args)?;
     let names = catalog.all().into_iter().map(|t| t.name).collect();
     let changes = reconcile_first(ctx, engine, store, names, looks_only(args))?;
     let source = RoleSource::for_run(looks_only(args));
     let mut candidates = restore::candidates(engine, store, &changes, &args.filters(), args.order(), source)?;
     args.retention.into_iter().for_each(|retention| restore::with_retention(&mut candidates, retention));
-    // The picker on a terminal that can draw, unless a list was asked for; else the list.
-    let Some(tty) = Tty::open().filter(|tty| !looks_only(args) && tty.can_draw()) else {
+    let Some(tty) = tty else {
         for candidate in &candidates {
             ctx.emit(candidate)?;
         }

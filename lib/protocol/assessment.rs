@@ -142,7 +142,12 @@ impl MountAssessment {
     }
 
     /// A mount that cannot be observed, and why.
-    pub(crate) fn unknown(mount_dst: String, isolation: crate::state::model::IsolationWord, path: String, why: String) -> Self {
+    pub(crate) fn unknown(
+        mount_dst: String,
+        isolation: crate::state::model::IsolationWord,
+        path: String,
+        why: String,
+    ) -> Self {
         MountAssessment {
             mount_dst,
             isolation,

@@ -154,12 +154,7 @@ fn build(
         statuses: continuity
             .history
             .iter()
-            .map(|h| StatusChange {
-                at: h.at.clone(),
-                from: h.from.clone(),
-                to: h.to.clone(),
-                cause: h.cause.clone(),
-            })
+            .map(|h| StatusChange { at: h.at.clone(), from: h.from.clone(), to: h.to.clone(), cause: h.cause.clone() })
             .collect(),
     };
     let work = work(&records, assessment, quarantine);

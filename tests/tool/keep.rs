@@ -1252,3 +1252,27 @@ fn keep_refuses_a_session_a_purge_is_at_work_on_and_changes_nothing() {
     assert_eq!(purged.status.code(), Some(0), "{}", stderr(&purged));
     assert!(!inst.dir.exists());
 }
+
+/// A session named on keep's command line is refused (exit 2, nothing read or changed) with the
+/// pipe that keeps it; before, `jackin-keep --keep --stop C` kept the piped sessions, or nothing,
+/// and exited 0.
+#[test]
+fn a_session_named_on_the_command_line_is_refused_with_the_pipe_that_keeps_it() {
+    let f = four("kpn");
+    let input = f.home.assess_lines(&[&f.dirty.container]);
+    let before = f.home.snapshot();
+    for stdin in [String::new(), input] {
+        let out = f
+            .home
+            .cmd("jackin-keep")
+            .args(["--keep", "--stop", &f.clean.container])
+            .write_stdin(stdin)
+            .output()
+            .unwrap();
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(said.contains(&format!("jackin-assess {} | jackin-keep --keep --stop", f.clean.container)), "{said}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(f.home.snapshot(), before);
+    }
+}

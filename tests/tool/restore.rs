@@ -1968,3 +1968,36 @@ fn a_session_kept_by_jackin_keep_gets_its_sidecar_back_from_the_recipe_keep_capt
     assert_eq!(wait_for_health(&sidecar), "healthy");
     assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &c]), "true");
 }
+
+/// A flag of a resume given without a session to resume is refused (exit 2), before the engine
+/// is reached and with nothing changed; before, each was ignored and the list printed (exit 0).
+/// Without a terminal there is no picker to give the session, and `--plan`/`--dry-run` list
+/// even on one.
+#[test]
+fn a_resume_flag_without_a_session_is_refused_not_ignored() {
+    let mut home = Home::new();
+    let kept = home.instance("rf7aaaaa", |_, _| Vec::new());
+    home.set_status(&kept.container, "restore_available", None);
+    let before = home.snapshot();
+    let cases: [(&[&str], &str); 6] = [
+        (&["--as-is"], "--as-is resumes a session"),
+        (&["--exec"], "--exec resumes a session"),
+        (&["--yes"], "--yes resumes a session"),
+        (&["--list", "--exec"], "--exec resumes a session"),
+        (&["--plan"], "--plan plans a resume"),
+        (&["--list", "--dry-run"], "--dry-run plans a resume"),
+    ];
+    for (args, says) in cases {
+        let out = home
+            .cmd("jackin-restore")
+            .args(args)
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(said.contains(says), "{args:?}: {said}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(home.snapshot(), before, "{args:?}: nothing changed");
+    }
+}

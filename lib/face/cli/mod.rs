@@ -225,6 +225,22 @@ impl ToolArgs for KeepArgs {
     fn reach(&self) -> Reach {
         Reach::Act
     }
+
+    /// A session named on the command line is refused with the pipe that keeps it: keep reads
+    /// which sessions from its stdin, and a name beside it would be ignored (the hidden
+    /// `--export` alone takes one).
+    fn resolved(self) -> Result<Self, clap::Error> {
+        match (&self.instance, &self.export) {
+            (Some(name), None) => Err(KeepArgs::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "jackin-keep takes no session name: it keeps the sessions whose assessments it \
+                     reads on stdin, e.g. jackin-assess {name} | jackin-keep --keep --stop"
+                ),
+            )),
+            _ => Ok(self),
+        }
+    }
 }
 tool_args!(ReconcileArgs, |args| args.dry_run);
 tool_args!(PurgeArgs, |args| args.dry_run);
@@ -380,7 +396,7 @@ pub struct KeepArgs {
     pub export: Option<PathBuf>,
 
     /// With the hidden --export: the session to export
-    #[arg(value_name = "INSTANCE", value_parser = instance, requires = "export", hide = true)]
+    #[arg(value_name = "INSTANCE", value_parser = instance, hide = true)]
     pub instance: Option<String>,
 
     /// With the hidden --export (jackin-move export --with-auth)

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, ValueEnum};
 
 use super::{exit_status_help, instance, CommonArgs, DockerArgs, Reach, ToolArgs};
 use crate::base::tool::Tool;
@@ -185,6 +185,12 @@ impl RestoreArgs {
         }
     }
 
+    /// A flag of the resume of the session the picker gives, when one was given: without a
+    /// terminal to pick on (or with --list) it would do nothing.
+    pub fn of_a_picked_session(&self) -> Option<&'static str> {
+        [(self.as_is, "--as-is"), (self.exec, "--exec"), (self.yes, "--yes")].into_iter().find(|(on, _)| *on).map(|(_, f)| f)
+    }
+
     /// The list's order, as `--sort` gives it.
     pub fn order(&self) -> Order {
         match self.sort {
@@ -201,6 +207,23 @@ impl ToolArgs for RestoreArgs {
 
     fn dry_run(&self) -> bool {
         self.plan || self.dry_run
+    }
+
+    /// `--plan` and `--dry-run` are of a resume or a recovery: without a session, the sweep or
+    /// --recover they would only list, so they are refused rather than ignored.
+    fn resolved(self) -> Result<Self, clap::Error> {
+        let target = self.instance.is_some() || self.interrupted || self.recover.is_some() || self.import.is_some();
+        match (self.plan, self.dry_run) {
+            (true, _) | (_, true) if !target => Err(RestoreArgs::command().error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                format!(
+                    "{} plans a resume: name the session (jackin-restore C {0}), or add --interrupted \
+                     or --recover Q; --list lists without it",
+                    if self.plan { "--plan" } else { "--dry-run" }
+                ),
+            )),
+            _ => Ok(self),
+        }
     }
 
     fn reach(&self) -> Reach {

@@ -155,7 +155,11 @@ fn discard_proved(record: &InputRecord, decision: &Decision, store: &Store, seal
     let mark = store.read_purge_mark(&name);
     let marked = mark.as_ref().and_then(|mark| mark.session.as_ref().map(|found| (found, &mark.started_at)));
     match marked {
-        Some((found, stamped)) if as_keep_left(found.status.as_str(), &found.updated_at) && *stamped == m.updated_at => Ok(()),
+        Some((found, stamped))
+            if as_keep_left(found.status.as_str(), &found.updated_at) && *stamped == m.updated_at =>
+        {
+            Ok(())
+        }
         _ => Err(unproven(format!(
             "the session changed since jackin-keep decided: its status is {} since {}, not {} since {}",
             m.status,

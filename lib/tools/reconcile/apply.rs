@@ -88,7 +88,14 @@ fn write_status(store: &Store, change: &StatusChange, options: &Options, now: &s
             c.cause = Some(CauseKind::from(change.cause).into());
             c.evidence = Some(evidence.clone());
             let because = Because::Found(change.cause);
-            c.history.push(history_entry(now, options.tool, &change.from.into(), change.to, because, &change.evidence)?);
+            c.history.push(history_entry(
+                now,
+                options.tool,
+                &change.from.into(),
+                change.to,
+                because,
+                &change.evidence,
+            )?);
             Ok(((), true))
         })
     };
