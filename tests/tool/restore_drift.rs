@@ -18,6 +18,10 @@ use common::docker::{
 use common::records::{envelopes, Restored};
 use common::{stderr, unique_id, Home, Instance};
 
+/// What a drift line adds when a container is replaced from its recipe.
+const REPLACED: &str = "; the old container, with what its writable layer held outside the mounts, is removed once \
+                        the new one is checked (--as-is starts it as it is)";
+
 const LABEL: &str = "jackin-tools.recipe";
 const SECRET: &str = "drift-secret-4e1d";
 
@@ -201,20 +205,21 @@ fn a_role_container_on_another_image_is_replaced_from_the_recipe_or_started_as_i
     let before = s.home.snapshot();
     let planned = s.resumed(&[&c, "--plan"]);
     assert_eq!(planned.tier, Some(2), "{planned:?}");
-    assert_eq!(
-        planned.drift,
-        [format!("{why}: replaced from the launch recipe at tier 2 (--as-is starts it as it is)")]
-    );
+    assert_eq!(planned.drift, [format!("{why}: replaced from the launch recipe at tier 2{REPLACED}")]);
     let replace = format!(
         "replace {c} with one made from the launch recipe, checked before the old one is removed, and start it"
     );
     assert!(planned.actions.contains(&replace), "{planned:?}");
     assert_eq!(identity(&c), Some(by_hand.clone()), "--plan changes nothing");
     assert!(s.home.snapshot() == before, "--plan writes nothing");
+    // The text says it too: why the container is replaced, and that the old one goes.
+    let text = s.home.cmd("jackin-restore").args([c.as_str(), "--plan", "--format=text"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("\n  drift: {why}: replaced from the launch recipe at tier 2{REPLACED}")), "{text}");
 
     let as_is = s.resumed(&[&c, "--yes", "--as-is"]);
     assert_eq!(as_is.tier, Some(1), "{as_is:?}");
-    assert_eq!(as_is.drift, [format!("{why}: started as it is (--as-is)")]);
+    assert_eq!(as_is.drift, [format!("{why}: started as it is, though it differs from its launch recipe (--as-is)")]);
     assert_eq!(identity(&c), Some((by_hand.0.clone(), "running".into())), "the very container, started");
     docker(&["stop", "-t", "0", &c, &s.sidecar()]);
 
@@ -252,7 +257,7 @@ fn a_sidecar_on_another_image_is_replaced_and_the_old_ones_volume_goes_with_it()
     assert_eq!(rec.tier, Some(2), "{rec:?}");
     let why = format!(
         "{sidecar}: its image is {} now, the launch recipe's is {}: replaced from the launch recipe at tier 2, \
-         without what its Docker-in-Docker kept (--as-is starts it as it is)",
+         without what its Docker-in-Docker kept{REPLACED}",
         image_id(TEST_DIND_IMAGE),
         image_id(TEST_REAL_DIND_IMAGE)
     );

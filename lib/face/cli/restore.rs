@@ -188,7 +188,10 @@ impl RestoreArgs {
     /// A flag of the resume of the session the picker gives, when one was given: without a
     /// terminal to pick on (or with --list) it would do nothing.
     pub fn of_a_picked_session(&self) -> Option<&'static str> {
-        [(self.as_is, "--as-is"), (self.exec, "--exec"), (self.yes, "--yes")].into_iter().find(|(on, _)| *on).map(|(_, f)| f)
+        [(self.as_is, "--as-is"), (self.exec, "--exec"), (self.yes, "--yes")]
+            .into_iter()
+            .find(|(on, _)| *on)
+            .map(|(_, f)| f)
     }
 
     /// The list's order, as `--sort` gives it.

@@ -5,6 +5,11 @@ use crate::engines::docker::{ImageDefaults, RunState};
 use crate::state::recipe::{ContainerRecipe, EnvBinding};
 use crate::tools::restore::observe::NoCommit;
 
+/// What a drift line says of a container replaced from the recipe, and of one `--as-is` starts.
+const REPLACED: &str = "; the old container, with what its writable layer held outside the mounts, is removed once \
+                        the new one is checked (--as-is starts it as it is)";
+const AS_IS: &str = "started as it is, though it differs from its launch recipe (--as-is)";
+
 const C: &str = "jk-a1b2c3d4-app";
 
 fn sidecar_name() -> String {
@@ -406,7 +411,7 @@ fn a_container_on_another_image_is_replaced_at_tier_2() {
         plan.drift,
         [format!(
             "{C}: its image is sha256:other now, the launch recipe's is sha256:role: replaced from the launch recipe \
-             at tier 2 (--as-is starts it as it is)"
+             at tier 2{REPLACED}"
         )]
     );
     assert_eq!(
@@ -439,7 +444,7 @@ fn as_is_starts_a_drifted_container_as_it_is_and_says_so() {
     assert_eq!(plan.steps.last(), Some(&Step::StartRole { name: C.into() }));
     assert_eq!(
         plan.drift,
-        [format!("{C}: its image is sha256:other now, the launch recipe's is sha256:role: started as it is (--as-is)")]
+        [format!("{C}: its image is sha256:other now, the launch recipe's is sha256:role: {AS_IS}")]
     );
 }
 
@@ -584,7 +589,7 @@ fn a_drifted_sidecar_is_replaced_and_the_role_container_started() {
     let plan = decide(&manifest(), Some(&r), observed, true);
     assert_eq!(plan.tier, Some(Tier::Restart));
     assert!(matches!(plan.steps[1], Step::StartSidecar { .. }), "{plan:?}");
-    assert!(plan.drift[0].ends_with("started as it is (--as-is)"), "{plan:?}");
+    assert!(plan.drift[0].ends_with(AS_IS), "{plan:?}");
 }
 
 /// A role container replaced after jackin's garbage collection took the network: the network is

@@ -58,8 +58,11 @@ impl Drifted {
         let lines = [(self.role, ""), (self.sidecar.unwrap_or_default(), ", without what its Docker-in-Docker kept")];
         for ((name, found), loses) in lines.into_iter().filter(|((_, found), _)| !found.is_empty()) {
             let then = match as_is {
-                true => "started as it is (--as-is)".to_owned(),
-                false => format!("replaced from the launch recipe at tier 2{loses} (--as-is starts it as it is)"),
+                true => "started as it is, though it differs from its launch recipe (--as-is)".to_owned(),
+                false => format!(
+                    "replaced from the launch recipe at tier 2{loses}; the old container, with what its writable \
+                     layer held outside the mounts, is removed once the new one is checked (--as-is starts it as it is)"
+                ),
             };
             drift.push(format!("{name}: {}: {then}", found.join("; ")));
         }
