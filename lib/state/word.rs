@@ -98,7 +98,7 @@ mod tests {
         assert_eq!((newer.known(), newer.as_str()), (None, "idle_kept"));
         assert_eq!(serde_json::to_string(&newer).unwrap(), r#""idle_kept""#, "written back as it was read");
         let clone: IsolationWord = "clone".into();
-        assert!(clone == IsolationKind::Clone && clone == "clone" && clone.to_string() == "clone");
+        assert!(clone == IsolationKind::Clone && clone == "clone" && format!("{clone}") == "clone");
         let odd: IsolationWord = "Clone".into();
         assert_eq!(odd.known(), None, "one spelling only");
     }
