@@ -55,6 +55,7 @@ mod host {
     mod schedules;
     mod state_format;
     mod wire;
+    mod wire_text;
 }
 
 /// What the documents promise, tried: the README, the operator's guide, the generated man pages

@@ -15,8 +15,8 @@ use serde::de::DeserializeOwned;
 use assessment::Assessment;
 use envelope::{InputRecord, Record};
 use records::{
-    Candidate, Change, Decision, ErrorRecord, Exported, HostRow, Imported, Orphan, Purged, Quarantined, Recovered,
-    Repair, Restored, SessionRecord,
+    Candidate, Change, Decision, ErrorRecord, Expiring, Exported, HostRow, Imported, Interrupted, Orphan, Purged,
+    Quarantined, Recovered, Repair, Restored, SessionRecord,
 };
 
 /// The text form of an input record of a type the tools write, if its data fits that type: a
@@ -37,6 +37,8 @@ pub(crate) fn text_of(record: &InputRecord) -> Option<String> {
         Quarantined::TYPE => render::<Quarantined>(data),
         Recovered::TYPE => render::<Recovered>(data),
         Repair::TYPE => render::<Repair>(data),
+        Expiring::TYPE => render::<Expiring>(data),
+        Interrupted::TYPE => render::<Interrupted>(data),
         Exported::TYPE => render::<Exported>(data),
         Imported::TYPE => render::<Imported>(data),
         ErrorRecord::TYPE => render::<ErrorRecord>(data),
@@ -44,4 +46,10 @@ pub(crate) fn text_of(record: &InputRecord) -> Option<String> {
         HostRow::TYPE => render::<HostRow>(data),
         _ => None,
     }
+}
+
+/// The text form of one JSON line of the wire, as [`text_of`] gives it: `None` for a line that is
+/// no record, or a record of a type the tools do not write.
+pub fn text_of_line(line: &str) -> Option<String> {
+    envelope::check_line(line.to_owned(), 0).ok().as_ref().and_then(text_of)
 }

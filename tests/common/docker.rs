@@ -53,6 +53,15 @@ pub fn build_real_images() {
 
 /// Whether a Docker engine answers. Without one a test skips with a printed reason; with
 /// `CI=true` a missing engine fails the test instead.
+/// The address of the engine the tests use: `DOCKER_HOST` when it is set (as rootless Docker
+/// sets it; scripts/test-docker-host runs the tests so), else the default socket.
+pub fn engine_host() -> String {
+    std::env::var("DOCKER_HOST")
+        .ok()
+        .filter(|host| !host.is_empty())
+        .unwrap_or_else(|| "unix:///var/run/docker.sock".to_owned())
+}
+
 pub fn engine_available(test: &str) -> bool {
     static AVAILABLE: OnceLock<Result<(), String>> = OnceLock::new();
     let available = AVAILABLE.get_or_init(|| {

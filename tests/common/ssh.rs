@@ -61,13 +61,19 @@ impl SshServer {
         let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap().trim().to_owned();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let config = dir.join("sshd_config");
+        // The sessions it runs reach the tests' engine, as a host set up for rootless Docker sets
+        // DOCKER_HOST in its login environment (scripts/test-docker-host).
+        let engine = match std::env::var("DOCKER_HOST") {
+            Ok(host) if !host.is_empty() && !extra_config.contains("SetEnv") => format!("SetEnv DOCKER_HOST={host}\n"),
+            _ => String::new(),
+        };
         fs::write(
             &config,
             format!(
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nPidFile {dir}/sshd.pid\n\
                  AuthorizedKeysFile {dir}/authorized_keys\nPubkeyAuthentication yes\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-                 PermitRootLogin prohibit-password\nStrictModes no\n{extra_config}",
+                 PermitRootLogin prohibit-password\nStrictModes no\n{engine}{extra_config}",
                 dir = dir.display()
             ),
         )

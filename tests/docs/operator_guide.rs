@@ -11,7 +11,8 @@
 //!   "Using the tools with jackin") are replaced by this run's unique ids; any other `jk-…` session
 //!   name fails the test. `~` is a throwaway HOME in which `~/.jackin` is the jackin home and
 //!   `~/src/my-app` the host repository (symlinks into the fixture); commands run from the
-//!   repository root, so `contrib/…` resolves.
+//!   repository root, so `contrib/…` resolves. `unix:///var/run/docker.sock` in a command is the
+//!   tests' engine (`DOCKER_HOST` when set: scripts/test-docker-host).
 //! - Events between blocks of the guide, keyed by the section heading: before the first block of
 //!   the section "After the laptop slept…", the kept-then-resumed session's container is killed,
 //!   as a host going away would.
@@ -142,9 +143,11 @@ impl GuideHome {
         }
     }
 
-    /// `text` with the placeholders replaced by this home's ids.
+    /// `text` with the placeholders replaced by this home's ids, and the default engine socket
+    /// by the tests' engine (another one when DOCKER_HOST gives it, as with rootless Docker).
     fn substituted(&self, text: &str) -> String {
-        text.replace(GUIDE_SESSION, &self.session_id)
+        text.replace("unix:///var/run/docker.sock", &common::docker::engine_host())
+            .replace(GUIDE_SESSION, &self.session_id)
             .replace(GUIDE_PREFIX, &self.session_id[..4])
             .replace(GUIDE_DISCARDED, &self.discarded_id)
             .replace(GUIDE_LAUNCHED, &self.launched_id)

@@ -507,7 +507,7 @@ fn a_kept_session_moves_to_another_home_and_resumes_there_at_tier_2() {
     // layers under the recorded image ID only (the tag is this engine's).
     let engine = common::have_dockerd("a_kept_session_moves_to_another_home")
         .then(|| OwnEngine::start_with_test_image(tempfile::tempdir().unwrap(), Vec::new()));
-    let host = engine.as_ref().map_or("unix:///var/run/docker.sock".to_owned(), OwnEngine::host);
+    let host = engine.as_ref().map_or_else(common::docker::engine_host, OwnEngine::host);
     let out = b
         .home
         .detached("jackin-restore")
@@ -838,7 +838,7 @@ fn an_imported_session_whose_image_is_gone_resumes_by_tier_3_from_its_role_sourc
     let label = docker(&["image", "inspect", "-f", "{{index .Config.Labels \"jackin.role_git_sha\"}}", &image]);
     assert_eq!(label, sha);
     let worktree = b.home.home.join("data").join(&c).join("git/worktree/repo/workspace/app").join(&c);
-    let host = "unix:///var/run/docker.sock";
+    let host = &common::docker::engine_host();
     assert_eq!(bind_source(host, &c, "/workspace/app").as_deref(), Some(worktree.to_str().unwrap()));
     let data = b.home.home.join("data").join(&c);
     assert_eq!(bind_source(host, &c, "/home/agent").as_deref(), Some(data.join("home").to_str().unwrap()));

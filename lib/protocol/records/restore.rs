@@ -87,9 +87,10 @@ impl Record for Quarantined {
         let files: usize = self.repositories.iter().map(|r| r.files).sum();
         let state = if self.recoverable { "recoverable" } else { "host repository gone: --recover needs --into DIR" };
         format!(
-            "{} · discarded {} · {} · {} · {} · until {} (expires {}) · {state}\n  {}",
+            "{} · discarded {} · {} · {} · {} · {} · until {} (expires {}) · {state}\n  {}",
             self.identity.container_base,
             self.saved_at,
+            crate::protocol::inert::inert_text(&self.summary),
             crate::protocol::assessment::plural(commits, "commit", "commits"),
             crate::protocol::assessment::plural(files, "file", "files"),
             human_bytes(self.bytes),

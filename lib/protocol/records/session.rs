@@ -140,6 +140,10 @@ impl Record for SessionRecord {
             self.launch.role,
             self.launch.agent
         ));
+        for change in &self.outcome.statuses {
+            let cause = change.cause.as_str().replace('_', " ");
+            text.push_str(&format!("\n  {} {} → {} ({cause})", change.at, change.from, change.to));
+        }
         for mount in &self.work.mounts {
             text.push_str(&format!("\n  {} · {}", inert_text(&mount.dst), mount.verdict.as_str()));
             for commit in &mount.commits {
@@ -166,6 +170,9 @@ impl Record for SessionRecord {
         ));
         if let Some(path) = &self.path {
             text.push_str(&format!(" in {}", inert_text(&format!("{path}/conversation"))));
+        }
+        for skipped in &conversation.skipped {
+            text.push_str(&format!("\n    left out {}: {}", inert_text(&skipped.path), inert_text(&skipped.reason)));
         }
         text
     }

@@ -165,6 +165,7 @@ pub fn with_retention(candidates: &mut [Candidate], retention: std::time::Durati
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::envelope::Record;
 
     #[test]
     fn ages_read_like_people_talk() {
@@ -173,5 +174,29 @@ mod tests {
         assert_eq!(age("2026-11-29T11:40:00Z", now), "20m ago");
         assert_eq!(age("2026-11-26T12:00:00Z", now), "3d ago");
         assert_eq!(age("nonsense", now), "some time ago");
+    }
+
+    /// A candidate's text is its label: it says what its record says of why (the summary of the
+    /// work, what stops the resume, and how the session was interrupted), as tests/host/wire_text.rs
+    /// checks for every other record type.
+    #[test]
+    fn a_candidates_label_says_why() {
+        let manifest = Manifest::sample("jk-k7p9m2xq-app-agentsmith", "crashed");
+        let continuity = Continuity { cause: Some(CauseKind::KilledByHost.into()), ..Continuity::default() };
+        let now = crate::base::time::parse_rfc3339("2026-11-29T12:00:00Z").unwrap();
+        let stopped = Plan { missing: vec!["no launch recipe: the session was lost".into()], ..Plan::default() };
+        let record = candidate(&manifest, &continuity, None, &stopped, now);
+        let text = record.text();
+        for said in [record.summary.as_str(), record.missing[0].as_str(), "interrupted by host"] {
+            assert!(text.contains(said), "{said:?} not in {text:?}");
+        }
+        let needs = Plan {
+            tier: Some(Tier::Recreate),
+            missing: vec!["SECRET_TOKEN: not set".into()],
+            missing_env: vec!["SECRET_TOKEN".into()],
+            ..Plan::default()
+        };
+        let text = candidate(&manifest, &continuity, None, &needs, now).text();
+        assert!(text.contains("needs SECRET_TOKEN"), "{text}");
     }
 }
