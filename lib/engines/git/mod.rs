@@ -4,6 +4,7 @@
 //! hold is the engine's own [`Repo`], [`GitError`] and plain data, never a libgit2 type.
 
 use std::collections::{HashMap, HashSet};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -159,7 +160,23 @@ fn index_matches_head(repo: &Repository, index: &mut git2::Index) -> bool {
     // would have to be computed fails to be written instead of being written.
     let Ok(nowhere) = git2::Odb::new().and_then(Repository::from_odb) else { return false };
     let Ok(index_tree) = index.write_tree_to(&nowhere) else { return false };
-    index_tree == head_tree && !index.iter().any(|entry| entry.flags_extended & INTENT_TO_ADD != 0)
+    index_tree == head_tree
+        && !index.iter().any(|entry| entry.flags_extended & INTENT_TO_ADD != 0)
+        && gitlinks_match_head(repo, index, head_tree)
+}
+
+/// Each submodule's commit in the index is the one HEAD's tree records. The cached tree ids are
+/// not proof of that: a `git rebase --autostash` that stops on "your local changes would be
+/// overwritten" re-applies a staged submodule commit without invalidating them, so the index
+/// says HEAD's tree while its entry names the new commit (git's own `write-tree` then writes
+/// HEAD's tree; `git status` compares the entries and says `M  sub`). A submodule is few
+/// entries: each is looked up in HEAD's tree.
+fn gitlinks_match_head(repo: &Repository, index: &git2::Index, head_tree: git2::Oid) -> bool {
+    let Ok(tree) = repo.find_tree(head_tree) else { return false };
+    index.iter().filter(|entry| entry.mode == 0o160000).all(|entry| {
+        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(&entry.path));
+        tree.get_path(path).is_ok_and(|there| there.id() == entry.id && there.filemode() == 0o160000)
+    })
 }
 
 /// The original and the current path of a rename in the index (`git mv`), as `git status`

@@ -791,3 +791,35 @@ fn a_fifo_the_configuration_names_or_a_nested_repository_holds_is_refused_at_onc
         assert!(error.message().contains("is not a regular file"), "{what}: {}", error.message());
     }
 }
+
+/// A submodule's new commit staged, then a `git rebase --autostash` that stops ("your local
+/// changes would be overwritten by rebase") and is left so, in a worktree: git re-applies the
+/// staged gitlink without invalidating the index's cached tree ids, which then say HEAD's tree.
+/// The staged change is still one (`git status`: `M  sub`). Before, the shortcut that trusts the
+/// cached tree saw nothing staged, the assessment listed nothing, and a recovery put HEAD's
+/// gitlink in the index (the work-loss oracle's seed 1796583009145578314, history 162).
+#[test]
+fn a_staged_submodule_commit_the_cached_tree_hides_is_still_staged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host_dir, _) = host(tmp.path());
+    let sub_origin = tmp.path().join("suborigin");
+    fs::create_dir_all(&sub_origin).unwrap();
+    git(&sub_origin, &["init", "-q"]);
+    commit(&sub_origin, "s", "s\n");
+    add_submodule(&host_dir, &sub_origin, "sub");
+    commit(&host_dir, "b", "2\n");
+    git(&host_dir, &["worktree", "add", "-q", "-b", "scratch", "../wt"]);
+    let wt = tmp.path().join("wt");
+    git(&wt, &["-c", "protocol.file.allow=always", "submodule", "update", "--init", "-q"]);
+    commit(&wt, "c", "3\n");
+    commit(&wt.join("sub"), "inner", "the agent's\n");
+    git(&wt, &["add", "-A"]);
+    let rebase = ["rebase", "-q", "--autostash", "--force-rebase", "HEAD~1"];
+    let stopped = Command::new("git").current_dir(&wt).args(rebase).output().unwrap();
+    assert!(!stopped.status.success(), "the rebase stops");
+    assert_eq!(git(&wt, &["status", "--short"]), "M  sub", "git sees the staged commit");
+    assert_eq!(git(&wt, &["write-tree"]), git(&wt, &["rev-parse", "HEAD^{tree}"]), "the cached tree hides it");
+    let state = work_state(&Repo::open(&wt).unwrap(), false).unwrap();
+    let files: Vec<String> = state.files.iter().map(|f| format!("{} {}", f.status, f.path)).collect();
+    assert_eq!(files, ["M  sub"]);
+}
