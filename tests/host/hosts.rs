@@ -359,3 +359,47 @@ fn a_host_that_prints_without_end_is_one_row_not_memory() {
         assert!(rows.len() < 2, "{tool}: no row of a host past its bounds is passed on: {}", rows.len());
     }
 }
+
+/// A view that names a session living on another host: that host answers it, this host does not
+/// run the tool for a name it does not know, and `--exit-code` reports the other host's work at
+/// risk (exit 1, no error anywhere). A name no host knows is one `unknown_instance` error of the
+/// view (exit 6). Before, this host's `unknown_instance` made every such view exit 6.
+#[test]
+fn a_view_of_a_session_on_another_host_reports_its_work() {
+    let test = "a_view_of_a_session_on_another_host_reports_its_work";
+    if !sshd_available(test) || !common::docker::engine_available(test) {
+        return;
+    }
+    let local = Home::new();
+    let tools = common::tools_dir().display().to_string();
+    let mut a = host(&local.tmp.path().join("sshd-a"), &format!("{tools}:/usr/bin:/bin"));
+    let there = at_risk(&mut a.home, "hnam0000").container;
+    let env = client_env(&local.tmp.path().join("client"), &[&a]);
+    let view = |args: &[&str]| {
+        let mut all = vec!["--exit-code", "--format", "json"];
+        all.extend(args);
+        across(&local, &["--host", &a.dest], "jackin-assess", &all).envs(env.clone()).output().unwrap()
+    };
+
+    let out = view(&[&there]);
+    assert_eq!(out.status.code(), Some(1), "work at risk on a: {}", stderr(&out));
+    let rows = records_of(&out.stdout);
+    let kinds: Vec<&str> = rows.iter().map(|(kind, _)| kind.as_str()).collect();
+    assert_eq!(kinds, ["assessment", "host"], "{rows:?}");
+    assert_eq!(
+        (rows[0].1["container_base"].as_str(), rows[0].1["verdict"].as_str()),
+        (Some(there.as_str()), Some("dirty"))
+    );
+    assert_eq!((rows[1].1["rows"].as_u64(), rows[1].1["exit"].as_i64()), (Some(1), Some(1)), "{rows:?}");
+
+    let nowhere = "jk-hnam9999-myapp-agentsmith";
+    let out = view(&[&there, nowhere]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let errors: Vec<Value> =
+        records_of(&out.stdout).into_iter().filter(|(k, _)| k == "error").map(|(_, d)| d).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        (errors[0]["container_base"].as_str(), errors[0]["code"].as_str()),
+        (Some(nowhere), Some("unknown_instance"))
+    );
+}

@@ -10,6 +10,7 @@
 
 pub mod cli;
 pub mod manual;
+mod named;
 mod ssh;
 
 use std::collections::BTreeSet;
@@ -38,6 +39,7 @@ pub fn run(args: &HostsArgs, ctx: &mut Ctx) -> Result<Exit> {
     let tool = args.tool();
     let hosts = destinations(&args.hosts, args.all_hosts, &ctx.roots()?.hosts_file())?;
     let forwarded = forwarded_args(args.tool_args().iter().cloned())?;
+    let mut nowhere = Vec::new();
     let (exit, answers) = match args.reach() {
         Reach::Act => {
             let (exit, answer) = act(tool, &hosts, &forwarded, args.hosts_timeout)?;
@@ -45,7 +47,19 @@ pub fn run(args: &HostsArgs, ctx: &mut Ctx) -> Result<Exit> {
         }
         Reach::View => {
             let remotes = start(tool, &hosts, &forwarded, args.hosts_timeout);
-            (run_here(tool, args.tool_args())?, remotes.answers())
+            // Named sessions: this host runs the ones it knows (named.rs).
+            let names = named::session_names(tool, args.tool_args());
+            let elsewhere = if names.is_empty() { Vec::new() } else { named::not_here(ctx, &names)? };
+            let here = match names.len() > elsewhere.len() || names.is_empty() {
+                true => run_here(tool, &named::without(args.tool_args(), &elsewhere))?,
+                false => Exit::Ok,
+            };
+            let mut answers = remotes.answers();
+            let exit = match names.is_empty() {
+                true => here,
+                false => named::settle(tool, &names, &elsewhere, here, &mut answers, &mut nowhere),
+            };
+            (exit, answers)
         }
     };
     for answer in answers {
@@ -53,6 +67,11 @@ pub fn run(args: &HostsArgs, ctx: &mut Ctx) -> Result<Exit> {
             ctx.line(&row_line(&answer.host, row, ctx.format == OutputFormat::Json))?;
         }
         ctx.emit(&answer.closing)?;
+    }
+    // A name no host knows: as a tool says of a name that is no session's (exit 6).
+    for name in &nowhere {
+        let why = anyhow::anyhow!("{name:?} is no session of this host or of the hosts asked");
+        ctx.fail(Some(name), crate::protocol::codes::ErrorCode::UnknownInstance, &why)?;
     }
     Ok(exit)
 }
