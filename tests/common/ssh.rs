@@ -63,10 +63,17 @@ impl SshServer {
         let config = dir.join("sshd_config");
         // The sessions it runs reach the tests' engine, as a host set up for rootless Docker sets
         // DOCKER_HOST in its login environment (scripts/test-docker-host).
-        let engine = match std::env::var("DOCKER_HOST") {
-            Ok(host) if !host.is_empty() && !extra_config.contains("SetEnv") => format!("SetEnv DOCKER_HOST={host}\n"),
-            _ => String::new(),
-        };
+        // sshd takes the first SetEnv line: the engine joins the one the caller gives, if any.
+        let mut extra_config = extra_config.to_owned();
+        let mut engine = String::new();
+        if let Ok(host) = std::env::var("DOCKER_HOST").map(|h| format!("DOCKER_HOST={h}")) {
+            if host != "DOCKER_HOST=" && !extra_config.contains("DOCKER_HOST=") {
+                match extra_config.find("SetEnv ") {
+                    Some(at) => extra_config.insert_str(at + "SetEnv ".len(), &format!("{host} ")),
+                    None => engine = format!("SetEnv {host}\n"),
+                }
+            }
+        }
         fs::write(
             &config,
             format!(
