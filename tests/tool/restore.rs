@@ -1981,7 +1981,12 @@ fn a_resume_flag_without_a_session_is_refused_not_ignored() {
     let kept = home.instance("rf7aaaaa", |_, _| Vec::new());
     home.set_status(&kept.container, "restore_available", None);
     let before = home.snapshot();
-    let cases: [(&[&str], &str); 6] = [
+    let named = kept.container.as_str();
+    let cases: [(&[&str], &str); 8] = [
+        // A filter picks among the sessions of a list or a sweep: beside a named one it would pick
+        // nothing.
+        (&[named, "--workspace", "other"], "cannot be used with"),
+        (&[named, "--role", "other", "--plan"], "cannot be used with"),
         (&["--as-is"], "--as-is resumes a session"),
         (&["--exec"], "--exec resumes a session"),
         (&["--yes"], "--yes resumes a session"),

@@ -55,19 +55,19 @@ pub struct RestoreArgs {
     pub list: bool,
 
     /// Only sessions of this workspace
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "instance")]
     pub workspace: Option<String>,
 
     /// Only sessions of this role
-    #[arg(long, value_name = "KEY")]
+    #[arg(long, value_name = "KEY", conflicts_with = "instance")]
     pub role: Option<String>,
 
     /// Only sessions of this agent runtime
-    #[arg(long, value_name = "SLUG")]
+    #[arg(long, value_name = "SLUG", conflicts_with = "instance")]
     pub agent: Option<String>,
 
     /// Only sessions with this working directory
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "instance")]
     pub workdir: Option<String>,
 
     /// The list's order: age (newest first) or size (most bytes on disk first)
