@@ -22,7 +22,7 @@ fn main() {
     driver::main::<ReconcileArgs>(TOOL.name(), run)
 }
 
-fn run(args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
+fn run(mut args: ReconcileArgs, ctx: &mut Ctx) -> Result<Exit> {
     args.check()?;
     let store = ctx.store()?;
     let options = Options { dry_run: args.dry_run, tool: TOOL };

@@ -1,7 +1,7 @@
 complete -c jackin-reconcile -l on-event -d 'Moved to `jackin-reconcile | jackin-notify PROGRAM`, which this runs (hidden, for one release): PROGRAM run for each status change and each expiry warned of' -r -F
 complete -c jackin-reconcile -l event-timeout -d 'With the hidden --on-event (jackin-notify --event-timeout)' -r
 complete -c jackin-reconcile -l warn-before -d 'Warn once (an `expiring` record, for jackin-notify) of each quarantine, and each kept clean session under --retention, that jackin-purge will delete within DUR' -r
-complete -c jackin-reconcile -l retention -d 'The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): a kept clean session last updated longer ago is deleted by it' -r
+complete -c jackin-reconcile -l retention -d 'With --warn-before: the --older-than of your retention purge (default: env JACKIN_KEPT_RETENTION), so that a kept clean session last updated longer ago is warned of' -r
 complete -c jackin-reconcile -l docker-host -d 'The Docker engine: unix:///PATH, tcp://HOST:PORT or ssh://USER@HOST [default: as the docker CLI: DOCKER_HOST, else DOCKER_CONTEXT, else the current context of $DOCKER_CONFIG/config.json, else unix:///var/run/docker.sock]' -r
 complete -c jackin-reconcile -l home -d 'The jackin home (env JACKIN_HOME_DIR) [default: ~/.jackin]' -r -F
 complete -c jackin-reconcile -l config-dir -d 'jackin\'s config directory (env JACKIN_CONFIG_DIR) [default: ~/.config/jackin]' -r -F

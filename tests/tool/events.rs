@@ -190,3 +190,26 @@ fn a_shorter_window_in_between_neither_spends_nor_repeats_a_warning() {
     assert_eq!(expiring("24h"), 0, "already warned: not said again");
     assert_eq!(expiring("2d"), 0, "nor under a longer window");
 }
+
+/// `--retention` only says which kept sessions the warnings of `--warn-before` cover: alone it
+/// would do nothing, so it is refused (exit 2, nothing read or changed; before, exit 0). Its
+/// environment variable is read only when warnings are asked for, so a bad value never stops
+/// the plain cron run, and is refused when it counts.
+#[test]
+fn retention_without_warnings_is_refused_and_its_variable_counts_only_with_them() {
+    let home = Home::new();
+    let before = home.snapshot();
+    let out = home.cmd("jackin-reconcile").args(["--retention", "30d"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("give --warn-before DUR too"), "{}", stderr(&out));
+    assert_eq!(home.snapshot(), before);
+    if !engine_available("retention_without_warnings_is_refused_and_its_variable_counts_only_with_them") {
+        return;
+    }
+    let plain = home.cmd("jackin-reconcile").env("JACKIN_KEPT_RETENTION", "30").output().unwrap();
+    assert_eq!(plain.status.code(), Some(0), "{}", stderr(&plain));
+    let warned =
+        home.cmd("jackin-reconcile").args(["--warn-before", "1d"]).env("JACKIN_KEPT_RETENTION", "30").output().unwrap();
+    assert_eq!(warned.status.code(), Some(2), "{}", stderr(&warned));
+    assert!(stderr(&warned).contains("JACKIN_KEPT_RETENTION=\"30\""), "{}", stderr(&warned));
+}

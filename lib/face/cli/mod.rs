@@ -463,9 +463,9 @@ pub struct ReconcileArgs {
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub warn_before: Option<std::time::Duration>,
 
-    /// The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): a kept clean session
-    /// last updated longer ago is deleted by it
-    #[arg(long, value_name = "DUR", value_parser = duration, env = "JACKIN_KEPT_RETENTION")]
+    /// With --warn-before: the --older-than of your retention purge (default: env
+    /// JACKIN_KEPT_RETENTION), so that a kept clean session last updated longer ago is warned of
+    #[arg(long, value_name = "DUR", value_parser = duration)]
     pub retention: Option<std::time::Duration>,
 
     #[command(flatten)]
@@ -479,7 +479,24 @@ impl ReconcileArgs {
     /// The flags' values that the parser cannot check: the hidden `--on-event`'s program is there
     /// and no other user could have written it (base/perms.rs). A usage error otherwise, before
     /// anything.
-    pub fn check(&self) -> anyhow::Result<()> {
+    /// `--retention` counts only for the expiries warned of: without `--warn-before` (or the
+    /// hidden `--on-event`, which warns within 24h) it would do nothing, so it is refused. Its
+    /// environment variable is read here, not by clap, which would count it as the flag given.
+    pub fn check(&mut self) -> anyhow::Result<()> {
+        if self.retention.is_some() && self.warn_before.is_none() && self.on_event.is_none() {
+            return Err(Exit::Usage.err(
+                "--retention says which kept sessions the warnings of --warn-before cover: give --warn-before DUR too",
+            ));
+        }
+        let warns = self.warn_before.is_some() || self.on_event.is_some();
+        if self.retention.is_none() && warns {
+            self.retention = match std::env::var("JACKIN_KEPT_RETENTION") {
+                Ok(text) if !text.is_empty() => Some(duration(&text).map_err(|why| {
+                    Exit::Usage.err(format_args!("JACKIN_KEPT_RETENTION={text:?} is not a duration: {why}"))
+                })?),
+                _ => None,
+            };
+        }
         match &self.on_event {
             Some(program) => crate::base::perms::trusted_program(program, "--on-event").map(drop),
             None => Ok(()),
