@@ -43,16 +43,15 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
         return emit_all(ctx, &restore::recover(&store, which, args.into.as_deref(), args.dry_run)?);
     }
     jackin::engines::git::set_fetch_timeout(Duration::from_secs(args.fetch_timeout));
-    if args.instance.is_none() && !args.interrupted {
-        picker_tty(&args)?; // a usage error before the engine is reached
-    }
+    // The picker's terminal is decided (a usage error raised) before the engine is reached.
+    let tty = if args.instance.is_none() && !args.interrupted { picker_tty(&args)? } else { None };
     let engine = Engine::connect(&args.docker.endpoint()?)?;
     let catalog = ctx.catalog(&store)?;
     if args.interrupted {
         return restoring::interrupted(&args, ctx, &engine, &store, &catalog);
     }
     match &args.instance {
-        None => list(&args, ctx, &engine, &store, &catalog),
+        None => list(&args, ctx, &engine, &store, &catalog, tty),
         Some(arg) => resume(&args, arg, ctx, &engine, &store, &catalog, None),
     }
 }
@@ -73,9 +72,15 @@ fn looks_only(args: &RestoreArgs) -> bool {
     args.list || args.plan || args.dry_run
 }
 
-fn list(args: &RestoreArgs, ctx: &mut Ctx, engine: &Engine, store: &Store, catalog: &Catalog) -> Result<Exit> {
-    // The picker on a terminal that can draw, unless a list was asked for; else the list.
-    let tty = picker_tty(args)?;
+/// The list, or on `tty` (a terminal that can draw, no list asked for) the picker.
+fn list(
+    args: &RestoreArgs,
+    ctx: &mut Ctx,
+    engine: &Engine,
+    store: &Store,
+    catalog: &Catalog,
+    tty: Option<Tty>,
+) -> Result<Exit> {
     let names = catalog.all().into_iter().map(|t| t.name).collect();
     let changes = reconcile_first(ctx, engine, store, names, looks_only(args))?;
     let source = RoleSource::for_run(looks_only(args));

@@ -53,13 +53,19 @@ pub fn build_real_images() {
 
 /// Whether a Docker engine answers. Without one a test skips with a printed reason; with
 /// `CI=true` a missing engine fails the test instead.
+/// The engine every tool reaches when nothing names another (the docker CLI's default).
+pub const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
+
 /// The address of the engine the tests use: `DOCKER_HOST` when it is set (as rootless Docker
 /// sets it; scripts/test-docker-host runs the tests so), else the default socket.
 pub fn engine_host() -> String {
-    std::env::var("DOCKER_HOST")
-        .ok()
-        .filter(|host| !host.is_empty())
-        .unwrap_or_else(|| "unix:///var/run/docker.sock".to_owned())
+    std::env::var("DOCKER_HOST").ok().filter(|host| !host.is_empty()).unwrap_or_else(|| DEFAULT_SOCKET.to_owned())
+}
+
+/// `DOCKER_HOST` as the tests were given it, for a command whose environment is cleared (a
+/// rootless host's login, user manager and cron carry it too); nothing when it is not set.
+pub fn engine_env() -> Option<(&'static str, std::ffi::OsString)> {
+    std::env::var_os("DOCKER_HOST").map(|host| ("DOCKER_HOST", host))
 }
 
 pub fn engine_available(test: &str) -> bool {

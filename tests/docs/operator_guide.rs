@@ -146,7 +146,7 @@ impl GuideHome {
     /// `text` with the placeholders replaced by this home's ids, and the default engine socket
     /// by the tests' engine (another one when DOCKER_HOST gives it, as with rootless Docker).
     fn substituted(&self, text: &str) -> String {
-        text.replace("unix:///var/run/docker.sock", &common::docker::engine_host())
+        text.replace(common::docker::DEFAULT_SOCKET, &common::docker::engine_host())
             .replace(GUIDE_SESSION, &self.session_id)
             .replace(GUIDE_PREFIX, &self.session_id[..4])
             .replace(GUIDE_DISCARDED, &self.discarded_id)

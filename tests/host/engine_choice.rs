@@ -7,7 +7,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use common::docker::{docker_quiet, engine_available, engine_host, OwnEngine, TEST_IMAGE};
+use common::docker::{docker_quiet, engine_available, engine_host, OwnEngine, DEFAULT_SOCKET, TEST_IMAGE};
 use common::records::{records_of, Change};
 use common::tls::Authority;
 use common::{stderr, Home};
@@ -35,7 +35,7 @@ fn exited_role(host: &str, name: &str, code: u8) {
 /// engine when it listens there (exit code 7 seen), else (scripts/test-docker-host hides it) a
 /// run that says it cannot reach `unix:///var/run/docker.sock`.
 fn no_context_is_the_default_socket(home: &Home, container: &str, config_dir: &str) {
-    if engine_host() == "unix:///var/run/docker.sock" {
+    if engine_host() == DEFAULT_SOCKET {
         assert_eq!(exit_code_seen(home, container, &[("DOCKER_CONFIG", config_dir)], &[]), 7, "no context");
         return;
     }
@@ -43,7 +43,7 @@ fn no_context_is_the_default_socket(home: &Home, container: &str, config_dir: &s
     cmd.args(["--format", "json", "--dry-run"]).env("DOCKER_CONFIG", config_dir).env_remove("DOCKER_HOST");
     let out = cmd.env_remove("DOCKER_CONTEXT").output().unwrap();
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
-    assert!(stderr(&out).contains("unix:///var/run/docker.sock"), "{}", stderr(&out));
+    assert!(stderr(&out).contains(DEFAULT_SOCKET), "{}", stderr(&out));
 }
 
 fn exit_code_seen(home: &Home, container: &str, env: &[(&str, &str)], args: &[&str]) -> i64 {
@@ -104,7 +104,7 @@ fn a_context_reaches_its_engine_and_not_the_default() {
     let assessment = home.assess_lines(&[&live.container]);
     // The `default` context is the default socket: the tests' engine, unless DOCKER_HOST moved it
     // (scripts/test-docker-host), when it answers nothing (exit 4).
-    let on_default = if engine_host() == "unix:///var/run/docker.sock" { 0 } else { 4 };
+    let on_default = if engine_host() == DEFAULT_SOCKET { 0 } else { 4 };
     for (context, code) in [("second", 5), ("default", on_default)] {
         let out = home
             .cmd("jackin-keep")

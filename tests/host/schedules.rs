@@ -134,7 +134,7 @@ fn the_installed_schedules_run_as_written() {
             // A user manager's environment: HOME and a minimal PATH, nothing of this shell's.
             cmd.env_clear().env("HOME", &operator).env("PATH", "/usr/bin:/bin");
             // With rootless Docker, the user manager's environment holds DOCKER_HOST too.
-            cmd.envs(std::env::var_os("DOCKER_HOST").map(|host| ("DOCKER_HOST", host)));
+            cmd.envs(common::docker::engine_env());
             let code = if command.contains("--watch") { run_until_stopped(cmd) } else { run(cmd) };
             assert!(codes.contains(&code), "{name}: `{command}` exited {code}, not one of {codes:?}");
         }
@@ -149,7 +149,7 @@ fn the_installed_schedules_run_as_written() {
             cmd.arg("-c").arg(&command);
             cmd.env_clear().env("HOME", &operator).env("PATH", &path);
             // With rootless Docker, the cron file sets DOCKER_HOST beside PATH.
-            cmd.envs(std::env::var_os("DOCKER_HOST").map(|host| ("DOCKER_HOST", host)));
+            cmd.envs(common::docker::engine_env());
             let code = run(cmd);
             assert_eq!(code, 0, "{name}: `{command}` with PATH={path}");
         }

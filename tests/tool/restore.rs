@@ -1398,7 +1398,7 @@ fn a_session_launched_with_jackins_environment_needs_only_its_credential() {
         let mut cmd = home.cmd("jackin-restore");
         cmd.env_clear().env("PATH", std::env::var("PATH").unwrap()).args(args).arg("--format=json");
         // The engine is the one thing of the environment it still needs (rootless: DOCKER_HOST).
-        cmd.envs(std::env::var_os("DOCKER_HOST").map(|host| ("DOCKER_HOST", host)));
+        cmd.envs(common::docker::engine_env());
         if let Some(value) = credential {
             cmd.env("ANTHROPIC_API_KEY", value);
         }
