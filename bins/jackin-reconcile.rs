@@ -52,7 +52,6 @@ fn once(
     let report = reconcile::reconcile(&engine, store, &selection, options)?;
     let busy = report.failures.iter().any(|failure| failure.code == ErrorCode::Busy);
     let changed = emit(ctx, store, &args.events(), report, feed)?;
-    ctx.info(format_args!("{} engine API calls", engine.api_calls()));
     Ok(if busy {
         Exit::Busy
     } else if args.exit_code && changed {

@@ -40,7 +40,7 @@ fn run(args: RestoreArgs, ctx: &mut Ctx) -> Result<Exit> {
         return jackin::face::moved::IMPORT.run_instead(Tool::Restore.name());
     }
     if let Some(which) = &args.recover {
-        return emit_all(ctx, &restore::recover(&store, which, args.into.as_deref(), args.dry_run)?);
+        return emit_all(ctx, &restore::recover(&store, which, args.into.as_deref(), args.plan || args.dry_run)?);
     }
     jackin::engines::git::set_fetch_timeout(Duration::from_secs(args.fetch_timeout));
     // The picker's terminal is decided (a usage error raised) before the engine is reached.
@@ -90,7 +90,6 @@ fn list(
         for candidate in &candidates {
             ctx.emit(candidate)?;
         }
-        ctx.info(jackin::engines::git::work_done());
         return Ok(Exit::Ok);
     };
     let Some(chosen) = picker::pick(&tty, &candidates)? else { return Ok(Exit::Ok) };

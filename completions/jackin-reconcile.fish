@@ -11,7 +11,7 @@ text\t'One readable line or block per instance'"
 complete -c jackin-reconcile -l host -d 'Moved to `jackin-hosts --host DEST TOOL ARGS`, which this runs (hidden, for one release)' -r
 complete -c jackin-reconcile -l hosts-timeout -d 'With the hidden --host or --all-hosts (jackin-hosts --hosts-timeout)' -r
 complete -c jackin-reconcile -l watch -d 'Keep running: reconcile again on the engine\'s die, destroy, start and oom events, until SIGTERM or SIGINT; reconnect with backoff when the engine restarts'
-complete -c jackin-reconcile -l exit-code -d 'Exit 1 when anything changed (or would have, with --dry-run)'
+complete -c jackin-reconcile -l exit-code -d 'Exit 1 when anything changed (or would have, with --dry-run); not with --watch, which ends only on a signal (exit 0 or 130)'
 complete -c jackin-reconcile -l dry-run -d 'Change nothing; emit the records a real run would emit, each with "dry_run": true'
 complete -c jackin-reconcile -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-reconcile -s v -l verbose -d 'Say more on stderr about what is being done'

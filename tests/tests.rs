@@ -17,6 +17,7 @@ mod tool {
     mod assess;
     mod dry_runs;
     mod events;
+    mod flag_walk;
     mod keep;
     mod lifecycle;
     mod moves;

@@ -70,7 +70,6 @@ pub fn interrupted(
     if ctx.format == OutputFormat::Text && !ctx.quiet {
         ctx.line(&total_line(&records, plan_only))?;
     }
-    ctx.info(crate::engines::git::work_done());
     Ok(restore::sweep_exit(&records))
 }
 

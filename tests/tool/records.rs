@@ -37,6 +37,8 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
     let projects = agent_home.join(".claude/projects/-workspace-app");
     fs::create_dir_all(&projects).unwrap();
     fs::write(projects.join("session.jsonl"), CONVERSATION).unwrap();
+    // Past --conversation-cap (one byte more than the conversation): named, not copied.
+    fs::write(projects.join("zz.jsonl"), "{}\n").unwrap();
     std::os::unix::fs::symlink("/etc/hostname", projects.join("leak.jsonl")).unwrap();
     let fifo = projects.join("pipe.jsonl");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
@@ -62,6 +64,8 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
             "--discard-unfinished",
             "--record-days",
             "0",
+            "--conversation-cap",
+            &(CONVERSATION.len() + 1).to_string(),
             "--conversation-path",
             ".claude/projects",
             "--conversation-path",
@@ -106,6 +110,7 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
         skipped.contains(&(".claude/projects/-workspace-app/huge.jsonl", "over the conversation cap")),
         "{skipped:?}"
     );
+    assert!(skipped.contains(&(".claude/projects/-workspace-app/zz.jsonl", "over the conversation cap")), "{skipped:?}");
     assert_eq!(record.conversation.bytes, CONVERSATION.len() as u64);
     let named = record.conversation.copied.len() + record.conversation.skipped.len();
     assert!(named <= 10_001, "a bounded record: {named} entries named");

@@ -23,8 +23,11 @@ fn work_of(home: &Home, args: &[&str]) -> (u64, u64) {
     let out = home.cmd("jackin-restore").args(args).args(["-v", "--format", "json"]).output().unwrap();
     let said = stderr(&out);
     let line = said.lines().find(|l| l.contains("repository opens")).unwrap_or_else(|| panic!("{args:?}: {said}"));
-    let numbers: Vec<u64> = line.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect();
-    (numbers[0], numbers[1])
+    let count = |label: &str| -> u64 {
+        let before = line.split(label).next().unwrap_or_else(|| panic!("{label}: {line}"));
+        before.rsplit(|c: char| !c.is_ascii_digit()).find(|w| !w.is_empty()).unwrap().parse().unwrap()
+    };
+    (count(" repository opens"), count(" worktree registrations read"))
 }
 
 #[test]

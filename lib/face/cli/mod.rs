@@ -11,8 +11,10 @@ use crate::base::tool::Tool;
 use crate::engines::endpoint::Endpoint;
 use crate::state::select::{check_arg, Unresolved};
 
+mod given;
 mod purge;
 mod restore;
+pub use given::Given;
 pub use purge::PurgeArgs;
 pub(crate) use restore::repo_for_mount;
 pub use restore::{RestoreArgs, SortArg};
@@ -164,6 +166,12 @@ pub trait ToolArgs: Parser {
         Ok(self)
     }
 
+    /// A flag the operator typed that this run's mode would not read is refused (given.rs);
+    /// a tool with modes says which reads what.
+    fn refuse_unread(&mut self, _given: &Given) -> Result<(), clap::Error> {
+        Ok(())
+    }
+
     /// Whether this run changes nothing (`--dry-run`, or restore's `--plan`).
     fn dry_run(&self) -> bool {
         false
@@ -241,9 +249,35 @@ impl ToolArgs for KeepArgs {
             _ => Ok(self),
         }
     }
+
+    /// `--answer` answers the ask dialog, and `--discard-unfinished` is of a clean: beside a
+    /// choice that asks nothing, or keeps, each would be ignored.
+    fn refuse_unread(&mut self, given: &Given) -> Result<(), clap::Error> {
+        use crate::state::config::Policy;
+        let decided = match (self.keep, self.policy) {
+            (true, _) => Some("--keep"),
+            (false, Some(Policy::Keep)) => Some("--policy keep"),
+            (false, Some(Policy::Clean)) => Some("--policy clean"),
+            _ => None,
+        };
+        let keeps = self.keep
+            || self.policy == Some(Policy::Keep)
+            || matches!(self.answer, Some(AnswerArg::Keep | AnswerArg::Return));
+        let refuse = |why: String| Err(KeepArgs::command().error(clap::error::ErrorKind::ArgumentConflict, why));
+        match decided {
+            Some(choice) if given.has("answer") => {
+                refuse(format!("--answer answers the ask dialog, and {choice} asks nothing: give one"))
+            }
+            _ if keeps && given.has("discard_unfinished") => refuse(
+                "--discard-unfinished is of a clean (--policy clean, --answer clean), and this run keeps or \
+                 returns: give one"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
+    }
 }
 tool_args!(ReconcileArgs, |args| args.dry_run);
-tool_args!(PurgeArgs, |args| args.dry_run);
 
 /// What would a purge of these sessions destroy that exists nowhere else?
 #[derive(Debug, Clone, Parser)]
@@ -441,8 +475,9 @@ pub struct ReconcileArgs {
     #[arg(long)]
     pub watch: bool,
 
-    /// Exit 1 when anything changed (or would have, with --dry-run)
-    #[arg(long)]
+    /// Exit 1 when anything changed (or would have, with --dry-run); not with --watch, which
+    /// ends only on a signal (exit 0 or 130)
+    #[arg(long, conflicts_with = "watch")]
     pub exit_code: bool,
 
     /// Change nothing; emit the records a real run would emit, each with "dry_run": true

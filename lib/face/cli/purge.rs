@@ -1,8 +1,8 @@
 //! jackin-purge's command line: the one program that deletes.
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
-use super::{exit_status_help, instance, CommonArgs, DockerArgs};
+use super::{exit_status_help, instance, CommonArgs, DockerArgs, Given, ToolArgs};
 use crate::base::exit::Exit;
 use crate::base::tool::Tool;
 use crate::services::session_record::RecordOptions;
@@ -109,6 +109,56 @@ pub struct PurgeArgs {
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,
+}
+
+/// What every purge (by name, by selection or of records on stdin) reads.
+const PURGE: [&str; 13] = [
+    "instances",
+    "terminal",
+    "older_than",
+    "keep_last",
+    "discard_unfinished",
+    "no_quarantine",
+    "quarantine_days",
+    "expire_quarantine",
+    "record_days",
+    "conversation_path",
+    "conversation_cap",
+    "stop",
+    "docker_host",
+];
+
+/// Where each of jackin-purge's flags counts, for the refusal of one given where it does not.
+fn counts_with(id: &str) -> &'static str {
+    match id {
+        "kept" | "slim" | "slim_older_than" => "with --slim",
+        "quarantine_days" => "in a purge that discards (it is recorded in the quarantine) and with --expire-quarantine",
+        _ => "in a purge: of sessions named, a selection (--terminal, --older-than, --keep-last) or records on stdin",
+    }
+}
+
+impl ToolArgs for PurgeArgs {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+
+    /// A slim deletes no session, and --expire-quarantine alone purges none: the flags of a
+    /// purge are refused beside them rather than ignored.
+    fn refuse_unread(&mut self, given: &Given) -> Result<(), clap::Error> {
+        let selects = !self.instances.is_empty() || self.terminal || self.older_than.is_some() || self.keep_last.is_some();
+        let (mode, reads): (&str, Vec<&str>) = if self.slims() {
+            ("beside --slim", vec!["slim", "kept", "slim_older_than", "instances", "dry_run", "docker_host"])
+        } else if self.expire_quarantine && !selects {
+            ("beside --expire-quarantine alone", vec!["expire_quarantine", "quarantine_days", "dry_run"])
+        } else {
+            ("here", [&PURGE[..], &["dry_run"]].concat())
+        };
+        given.only(PurgeArgs::command(), mode, &reads, counts_with)
+    }
 }
 
 impl PurgeArgs {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser, ValueEnum};
 
-use super::{exit_status_help, instance, CommonArgs, DockerArgs, Reach, ToolArgs};
+use super::{exit_status_help, instance, CommonArgs, DockerArgs, Given, Reach, ToolArgs};
 use crate::base::tool::Tool;
 use crate::tools::restore::{Filters, Order};
 
@@ -172,6 +172,30 @@ pub struct RestoreArgs {
 
     #[command(flatten)]
     pub(crate) common: CommonArgs,
+
+    /// The flags of a picked session's resume the operator typed (`--as-is`, `--yes`, ...):
+    /// without a terminal to pick on they would do nothing.
+    #[arg(skip)]
+    picked: Vec<&'static str>,
+}
+
+/// The list's filters: the list, the picker and --interrupted read them.
+const FILTERS: [&str; 4] = ["workspace", "role", "agent", "workdir"];
+/// What a resume reads, of a named session, the picked one or each --interrupted one.
+const RESUME: [&str; 5] = ["as_is", "yes", "health_timeout", "fetch_timeout", "docker_host"];
+
+/// Where each of jackin-restore's flags counts, for the refusal of one given where it does not.
+fn counts_with(id: &str) -> &'static str {
+    match id {
+        "list" | "sort" | "retention" => "in the list (jackin-restore --list)",
+        "workspace" | "role" | "agent" | "workdir" => "in the list, the picker or --interrupted",
+        "since" | "jobs" | "interrupted" => "with --interrupted",
+        "into" => "with --recover Q",
+        "plan" | "dry_run" => "with a session named (jackin-restore C --plan), --interrupted or --recover Q",
+        "exec" => "with a session named (jackin-restore C --exec) or picked",
+        "docker_host" => "where the engine is asked: the list, a resume, --interrupted",
+        _ => "in a resume: a session named (jackin-restore C), picked, or --interrupted",
+    }
 }
 
 impl RestoreArgs {
@@ -186,12 +210,34 @@ impl RestoreArgs {
     }
 
     /// A flag of the resume of the session the picker gives, when one was given: without a
-    /// terminal to pick on (or with --list) it would do nothing.
+    /// terminal to pick on it would do nothing.
     pub fn of_a_picked_session(&self) -> Option<&'static str> {
-        [(self.as_is, "--as-is"), (self.exec, "--exec"), (self.yes, "--yes")]
-            .into_iter()
-            .find(|(on, _)| *on)
-            .map(|(_, f)| f)
+        self.picked.first().copied()
+    }
+
+    /// The mode these flags choose, and the flags it reads (besides every tool's own).
+    fn mode(&self) -> (&'static str, Vec<&'static str>) {
+        let with = |flags: &[&'static str]| flags.to_vec();
+        if self.import.is_some() {
+            ("beside the hidden --import", with(&["import", "repo", "dry_run"]))
+        } else if self.recover.is_some() {
+            ("beside --recover", with(&["recover", "into", "plan", "dry_run"]))
+        } else if self.record.is_some() {
+            ("beside --record", with(&["record"]))
+        } else if self.records {
+            ("beside --records", with(&["records"]))
+        } else if self.quarantined {
+            ("beside --quarantined", with(&["quarantined"]))
+        } else if self.interrupted {
+            let only = ["interrupted", "since", "jobs", "plan", "dry_run"];
+            ("beside --interrupted", [&only[..], &FILTERS, &RESUME].concat())
+        } else if self.instance.is_some() {
+            ("with a session named", [&["instance", "plan", "dry_run", "exec"][..], &RESUME].concat())
+        } else if self.list {
+            ("beside --list", [&["list", "sort", "retention", "docker_host"][..], &FILTERS].concat())
+        } else {
+            ("in the list or the picker", [&["sort", "retention", "exec"][..], &FILTERS, &RESUME].concat())
+        }
     }
 
     /// The list's order, as `--sort` gives it.
@@ -227,6 +273,36 @@ impl ToolArgs for RestoreArgs {
             )),
             _ => Ok(self),
         }
+    }
+
+    /// Each flag is read by the mode it is given in, or refused; a plan resumes nothing, so the
+    /// flags of the resume itself are refused beside it.
+    fn refuse_unread(&mut self, given: &Given) -> Result<(), clap::Error> {
+        let (mode, reads) = self.mode();
+        given.only(RestoreArgs::command(), mode, &reads, counts_with)?;
+        let refuse = |why: String| Err(RestoreArgs::command().error(clap::error::ErrorKind::ArgumentConflict, why));
+        if self.plan && self.dry_run {
+            return refuse("--plan and --dry-run are one flag: give one".into());
+        }
+        if let Some(flag) = ["yes", "exec"].into_iter().find(|id| given.has(id)).filter(|_| self.dry_run()) {
+            let planned = if self.plan { "--plan" } else { "--dry-run" };
+            return refuse(format!("--{flag} is of the resume itself; {planned} resumes nothing: give one"));
+        }
+        if self.instance.is_none() && !self.interrupted && !self.list {
+            self.picked =
+                ["as_is", "yes", "exec", "health_timeout", "fetch_timeout"]
+                    .into_iter()
+                    .filter(|id| given.has(id))
+                    .map(|id| match id {
+                        "as_is" => "--as-is",
+                        "yes" => "--yes",
+                        "exec" => "--exec",
+                        "health_timeout" => "--health-timeout",
+                        _ => "--fetch-timeout",
+                    })
+                    .collect();
+        }
+        Ok(())
     }
 
     fn reach(&self) -> Reach {

@@ -54,6 +54,18 @@ fn listing(dir: &Path, receipt: &Receipt) -> Quarantined {
 pub(super) fn find(store: &Store, which: &str) -> Result<(PathBuf, Receipt)> {
     let as_dir = Path::new(which);
     if as_dir.join(RECEIPT).is_file() {
+        // A receipt names the repositories a recovery writes branches into: only this home's
+        // quarantines (made by its own purge) are taken on their word, never a directory
+        // elsewhere (another home's, or one the agent made to look like one).
+        let root = std::fs::canonicalize(store.quarantine_root()).ok();
+        let parent = std::fs::canonicalize(as_dir).ok().and_then(|dir| dir.parent().map(Path::to_path_buf));
+        if root.is_none() || parent != root {
+            return Err(Exit::BadInput.err(format_args!(
+                "{which} is not a quarantine of this home ({}): nothing recovered (jackin-restore --quarantined \
+                 lists them; give --home for another home's)",
+                store.quarantine_root().display()
+            )));
+        }
         let receipt =
             read_receipt(as_dir)?.ok_or_else(|| Exit::BadInput.err(format_args!("{which} has no receipt")))?;
         return Ok((crate::state::store::absolute(as_dir)?, receipt));
