@@ -1982,7 +1982,7 @@ fn a_resume_flag_without_a_session_is_refused_not_ignored() {
     home.set_status(&kept.container, "restore_available", None);
     let before = home.snapshot();
     let named = kept.container.as_str();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         // A filter picks among the sessions of a list or a sweep: beside a named one it would pick
         // nothing.
         (&[named, "--workspace", "other"], "cannot be used with"),
@@ -1990,7 +1990,9 @@ fn a_resume_flag_without_a_session_is_refused_not_ignored() {
         (&["--as-is"], "--as-is resumes a session"),
         (&["--exec"], "--exec resumes a session"),
         (&["--yes"], "--yes resumes a session"),
-        (&["--list", "--exec"], "--exec resumes a session"),
+        (&["--list", "--exec"], "--exec does nothing beside --list: it counts with a session named"),
+        (&["--health-timeout", "5"], "--health-timeout resumes a session"),
+        (&["--list", "--since", "1h"], "--since does nothing beside --list: it counts with --interrupted"),
         (&["--plan"], "--plan plans a resume"),
         (&["--list", "--dry-run"], "--dry-run plans a resume"),
     ];

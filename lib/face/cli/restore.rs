@@ -219,7 +219,7 @@ impl RestoreArgs {
     fn mode(&self) -> (&'static str, Vec<&'static str>) {
         let with = |flags: &[&'static str]| flags.to_vec();
         if self.import.is_some() {
-            ("beside the hidden --import", with(&["import", "repo", "dry_run"]))
+            ("beside the hidden --import", with(&["import", "repo", "plan", "dry_run"]))
         } else if self.recover.is_some() {
             ("beside --recover", with(&["recover", "into", "plan", "dry_run"]))
         } else if self.record.is_some() {
