@@ -29,7 +29,8 @@ endif
 install: build
 	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir) $(DESTDIR)$(bashdir) $(DESTDIR)$(zshdir) \
 		$(DESTDIR)$(fishdir) $(DESTDIR)$(sharedir)/hooks $(DESTDIR)$(sharedir)/git \
-		$(DESTDIR)$(sharedir)/cron $(DESTDIR)$(sharedir)/systemd $(DESTDIR)$(sharedir)/jackin
+		$(DESTDIR)$(sharedir)/cron $(DESTDIR)$(sharedir)/systemd $(DESTDIR)$(sharedir)/launchd \
+		$(DESTDIR)$(sharedir)/jackin
 	for b in $(BINS); do \
 		$(INSTALL) -m 755 $(BIN_DIR)/$$b $(DESTDIR)$(bindir)/$$b || exit 1; \
 		$(INSTALL) -m 644 man/$$b.1 $(DESTDIR)$(mandir)/$$b.1 || exit 1; \
@@ -53,6 +54,13 @@ install: build
 	for u in contrib/systemd/*; do \
 		sed 's|%h/\.cargo/bin/|$(bindir)/|g' $$u > $(DESTDIR)$(sharedir)/systemd/$${u##*/} || exit 1; \
 		chmod 644 $(DESTDIR)$(sharedir)/systemd/$${u##*/} || exit 1; \
+	done
+	# The launchd agents (macOS) as shipped start /usr/local/bin/jackin-…; installed copies start
+	# $(bindir)/jackin-…. They are installed on every system, as the systemd units are: a package
+	# built on Linux for a Mac has them too.
+	for a in contrib/launchd/*.plist; do \
+		sed 's|/usr/local/bin/jackin-|$(bindir)/jackin-|g' $$a > $(DESTDIR)$(sharedir)/launchd/$${a##*/} || exit 1; \
+		chmod 644 $(DESTDIR)$(sharedir)/launchd/$${a##*/} || exit 1; \
 	done
 
 uninstall:

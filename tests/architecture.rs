@@ -366,3 +366,57 @@ fn the_size_check_sees_a_long_function_and_leaves_tests_out() {
     assert_eq!(of("long_test"), None, "a test module's functions are not measured");
     assert_eq!(of(""), Some(93), "the file's code lines, the test module left out");
 }
+
+// --- what differs between systems ----------------------------------------------------------
+
+/// Marks of a call, a file or a build condition that only Linux has. `lib/base/os/` is the room
+/// where what differs between systems is kept (issue 68): outside it, product code names none.
+const LINUX_ONLY: [&str; 8] = ["/proc/", "syncfs", "target_os", "setfsuid", "mknodat", "inotify", "epoll", "prctl"];
+
+/// The Linux-only marks in the code lines of `text` (comments and `#[cfg(test)]` items left
+/// out), each with its line.
+fn linux_only_marks(text: &str) -> Vec<(usize, &'static str)> {
+    let parsed = syn::parse_file(text).unwrap();
+    let mut functions = Functions::default();
+    syn::visit::Visit::visit_file(&mut functions, &parsed);
+    let in_tests = |n: usize| functions.test_lines.iter().any(|(s, e)| (*s..=*e).contains(&n));
+    let mut marks = Vec::new();
+    for (at, line) in text.lines().enumerate() {
+        let code = line.trim();
+        if code.starts_with("//") || in_tests(at + 1) {
+            continue;
+        }
+        marks.extend(LINUX_ONLY.iter().filter(|mark| code.contains(*mark)).map(|mark| (at + 1, *mark)));
+    }
+    marks
+}
+
+#[test]
+fn no_linux_only_call_outside_the_os_room() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for dir in ["lib", "bins"] {
+        for file in sources(&root.join(dir)) {
+            let rel = file.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let name = file.file_name().unwrap().to_string_lossy();
+            let test_file = name == "tests.rs" || name.ends_with("_tests.rs") || rel.contains("/tests/");
+            if rel.starts_with("lib/base/os/") || test_file {
+                continue;
+            }
+            let text = fs::read_to_string(&file).unwrap();
+            found.extend(linux_only_marks(&text).into_iter().map(|(line, mark)| format!("{rel}:{line}: {mark}")));
+        }
+    }
+    assert!(found.is_empty(), "Linux-only calls outside lib/base/os/:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_os_check_sees_a_planted_linux_call_and_leaves_tests_and_comments_out() {
+    let planted = "fn f() {\n    let _ = std::fs::read(\"/proc/locks\");\n}\n";
+    assert_eq!(linux_only_marks(planted), [(2, "/proc/")]);
+    let excused = "// reads /proc/stat elsewhere\n#[cfg(test)]\nmod tests {\n    fn g() { rustix::fs::syncfs(); }\n}\n";
+    assert!(linux_only_marks(excused).is_empty());
+    // The room itself holds them: the check would see them there.
+    let room = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("lib/base/os/linux.rs")).unwrap();
+    assert!(linux_only_marks(&room).iter().any(|(_, mark)| *mark == "syncfs"));
+}

@@ -52,6 +52,7 @@ mod host {
     mod hosts;
     mod integrated;
     mod jackin_load;
+    mod launchd;
     mod reboot;
     mod schedules;
     mod state_format;

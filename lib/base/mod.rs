@@ -8,7 +8,7 @@ pub mod crash;
 pub(crate) mod disk_usage;
 pub mod exit;
 pub mod host;
-pub(crate) mod os;
+pub mod os;
 pub mod parallel;
 pub mod perms;
 pub mod steps;

@@ -394,7 +394,8 @@ pub(crate) const DOCKER_CONTEXTS: File = file(
     "~/.docker/config.json",
     "The docker CLI's current context; contexts/ beside it holds each context's engine and TLS files.",
 );
-pub(crate) const LOCK_HOLDERS: File = file("/proc/locks", "Who holds a lock, named when a session is busy (Linux).");
+pub(crate) const LOCK_HOLDERS: File =
+    file(crate::base::os::LINUX_LOCK_TABLE, "Who holds a lock, named when a session is busy (Linux).");
 const TTY: File = file("/dev/tty", "The terminal of the screens; never stdin, which carries records.");
 
 /// The files `tool` reads or writes.
@@ -445,7 +446,7 @@ fn files(tool: Tool) -> Vec<File> {
             AGENT_TOML,
             CONFIG,
             DOCKER_CONTEXTS,
-            file("/proc/stat", "When this host booted: one sign of a host-level kill (Linux)."),
+            file(crate::base::os::LINUX_BOOT_RECORD, "When this host booted: one sign of a host-level kill (Linux)."),
         ],
         Tool::Restore => vec![
             INDEX,

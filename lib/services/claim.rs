@@ -173,7 +173,7 @@ mod tests {
             assert_eq!(Exit::of(&err), Exit::Busy, "dry run {dry_run}");
             let message = err.to_string();
             assert!(message.contains("held by another process"), "{message}");
-            if std::path::Path::new("/proc/locks").exists() {
+            if crate::base::os::NAMES_LOCK_HOLDERS {
                 assert!(message.contains(&format!("(pid {})", std::process::id())), "{message}");
             }
         }

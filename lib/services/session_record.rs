@@ -96,10 +96,9 @@ pub(crate) fn write(
     }
     fs::create_dir(&partial).with_context(|| format!("cannot create {}", partial.display()))?;
     let conversation = copy_conversation(&store.agent_home_dir(name), &partial.join("conversation"), options)?;
-    // On disk before the record is renamed into place, and so before purge deletes the originals:
-    // one sync of the filesystem rather than one per file (ten thousand fsyncs take seconds).
-    let dir = fs::File::open(&partial).with_context(|| format!("cannot open {}", partial.display()))?;
-    rustix::fs::syncfs(&dir).with_context(|| format!("cannot sync {}", partial.display()))?;
+    // On disk before the record is renamed into place, and so before purge deletes the originals
+    // (on Linux one sync of the filesystem rather than one per file: base/os).
+    crate::base::os::sync_written(&partial).with_context(|| format!("cannot sync {}", partial.display()))?;
     let record = build(store, name, assessment, quarantine, conversation, options)?;
     crate::state::store::write_json_atomic(&partial.join("record.json"), &record)?;
     if fs::symlink_metadata(&done).is_ok() {

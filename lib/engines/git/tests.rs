@@ -684,8 +684,9 @@ pub(super) fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Sen
 /// A FIFO at `path`, its directories made.
 pub(super) fn fifo(path: &Path) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
-    rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
-        .unwrap();
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).unwrap();
+    // SAFETY: a NUL-terminated path; mkfifo only makes the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo {}", path.display());
 }
 
 /// A FIFO where libgit2 opens a file by name (the rules of `info/exclude`, the work tree's own

@@ -270,8 +270,9 @@ fn look(file: &File) -> std::io::Result<bool> {
     }
 }
 
-/// Who holds a lock, as far as the system says: on Linux the process that took the `flock(2)`
-/// (`/proc/locks`) and its program name; elsewhere, or when it cannot be read, nobody named.
+/// Who holds a lock, as far as the system says (`base::os::flock_holder`): on Linux the process
+/// that took the `flock(2)` and its program name; elsewhere, or when it cannot be read, nobody
+/// named.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct LockHolder {
     pub(crate) pid: Option<u32>,
@@ -283,9 +284,8 @@ impl LockHolder {
     /// The holder of the flock another open of `file` has.
     fn of(file: &File) -> LockHolder {
         let Ok(meta) = file.metadata() else { return LockHolder::default() };
-        let Ok(locks) = fs::read_to_string("/proc/locks") else { return LockHolder::default() };
-        match flock_holder(&locks, meta.dev(), meta.ino()) {
-            Some(pid) => LockHolder { pid: Some(pid), program: program_of(pid) },
+        match crate::base::os::flock_holder(meta.dev(), meta.ino()) {
+            Some((pid, program)) => LockHolder { pid: Some(pid), program },
             None => LockHolder::default(),
         }
     }
@@ -305,32 +305,6 @@ impl std::fmt::Display for LockHolder {
             _ => f.write_str("another process"),
         }
     }
-}
-
-/// The pid of the process whose exclusive `flock(2)` is on the inode `ino` of the device `dev`,
-/// from the text of `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 fe:00:770592 0 EOF`; a
-/// waiter's line has `->` after the number and is not a holder, and a `READ` line is a look).
-fn flock_holder(locks: &str, dev: u64, ino: u64) -> Option<u32> {
-    let wanted = format!("{:02x}:{:02x}:{ino}", rustix::fs::major(dev), rustix::fs::minor(dev));
-    locks.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        match fields.as_slice() {
-            [_, "FLOCK", _, "WRITE", pid, id, ..] if *id == wanted => pid.parse().ok().filter(|&pid: &u32| pid > 0),
-            _ => None,
-        }
-    })
-}
-
-/// The program a process runs, by the name it was started as: argv[0]'s file name when the
-/// kernel's `comm` (at most 15 bytes) is the start of it, else `comm` (a script started through
-/// its `#!` line has the interpreter as argv[0] and the script's name as `comm`).
-fn program_of(pid: u32) -> Option<String> {
-    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?.trim_end_matches('\n').to_owned();
-    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let argv0 = cmdline.split(|&b| b == 0).next().unwrap_or_default();
-    let argv0 = String::from_utf8_lossy(argv0.rsplit(|&b| b == b'/').next().unwrap_or_default()).into_owned();
-    let name = if !comm.is_empty() && argv0.starts_with(&comm) { argv0 } else { comm };
-    (!name.is_empty()).then(|| name.chars().take(64).collect())
 }
 
 /// Whether another process holds `data/<container>.lock` (the launcher's name claim). Taking
@@ -373,7 +347,7 @@ mod tests {
         assert!(held.created() && path.exists());
         match NameLock::try_take(&path).unwrap() {
             NameLockTry::Held(holder) => {
-                if std::path::Path::new("/proc/locks").exists() {
+                if crate::base::os::NAMES_LOCK_HOLDERS {
                     assert_eq!(holder.pid, Some(std::process::id()), "{holder}");
                     assert!(holder.program.is_some(), "{holder:?}");
                 }
@@ -409,28 +383,6 @@ mod tests {
         released.join().unwrap();
     }
 
-    #[test]
-    fn the_holder_of_a_flock_is_read_from_proc_locks() {
-        let locks = "1: FLOCK  ADVISORY  WRITE 29086 fe:00:770592 0 EOF\n\
-                     2: -> FLOCK  ADVISORY  WRITE 3000 fe:00:42 0 EOF\n\
-                     3: OFDLCK ADVISORY  READ -1 00:06:3 0 EOF\n\
-                     4: FLOCK  ADVISORY  READ 5000 fe:00:42 0 EOF\n\
-                     5: FLOCK  ADVISORY  WRITE 4242 fe:00:42 0 EOF\n";
-        let dev = rustix::fs::makedev(0xfe, 0);
-        assert_eq!(flock_holder(locks, dev, 42), Some(4242), "neither the waiter nor a look is the holder");
-        assert_eq!(flock_holder(locks, dev, 770592), Some(29086));
-        assert_eq!(flock_holder(locks, dev, 3), None);
-        assert_eq!(flock_holder(locks, rustix::fs::makedev(8, 1), 42), None, "another device");
-        let holder = LockHolder { pid: Some(7), program: Some("jackin-purge".into()) };
-        assert!(holder.is_tool());
-        assert_eq!(holder.to_string(), "jackin-purge (pid 7)");
-        assert_eq!(LockHolder::default().to_string(), "another process");
-        assert!(!LockHolder { pid: Some(7), program: Some("jackin".into()) }.is_tool());
-        assert!(!LockHolder { pid: Some(7), program: Some("jackin-0123abcd".into()) }.is_tool());
-    }
-
-    /// A path that loops back on itself cannot be opened: every look and every try says so,
-    /// never "free" or "busy"; nor can a lock in a directory that is not there be made.
     #[test]
     fn a_name_lock_that_cannot_be_opened_or_made_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
@@ -564,26 +516,8 @@ mod tests {
     }
 
     #[test]
-    fn a_holder_is_named_by_the_program_it_was_started_as() {
-        let own = program_of(std::process::id()).unwrap();
-        let exe = std::env::current_exe().unwrap();
-        assert_eq!(own, exe.file_name().unwrap().to_str().unwrap(), "argv[0], longer than comm's 15 bytes");
-        // Started under another name than its program's: comm names it.
-        let mut renamed = std::process::Command::new("sleep");
-        std::os::unix::process::CommandExt::arg0(&mut renamed, "fancy-name");
-        let mut child = renamed.arg("5").spawn().unwrap();
-        // Read once the child has run its program: before its exec, comm is still this thread's.
-        let comm = format!("/proc/{}/comm", child.id());
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while fs::read_to_string(&comm).unwrap_or_default().trim() != "sleep" && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let named = program_of(child.id());
-        child.kill().unwrap();
-        child.wait().unwrap();
-        assert_eq!(named.as_deref(), Some("sleep"));
+    fn a_holder_without_a_program_is_named_by_its_pid() {
         assert_eq!(LockHolder { pid: Some(7), program: None }.to_string(), "pid 7");
-        let dev = rustix::fs::makedev(0xfe, 0);
-        assert_eq!(flock_holder("1: FLOCK  ADVISORY  WRITE 0 fe:00:43 0 EOF\n", dev, 43), None, "no pid 0");
+        assert_eq!(LockHolder::default().to_string(), "another process");
     }
 }

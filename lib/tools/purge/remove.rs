@@ -122,7 +122,7 @@ fn remove_entry(
             Mode::empty(),
         ) {
             Ok(fd) => {
-                let device = rfs::fstat(&fd)?.st_dev;
+                let device = crate::base::os::device(rfs::fstat(&fd)?.st_dev);
                 if filesystem.is_some_and(|expected| expected != device) {
                     return Err(std::io::Error::other(format!(
                         "{} is a mount point of another filesystem: not entered",
@@ -144,7 +144,7 @@ fn remove_entry(
     let bytes = if kind == FileType::RegularFile {
         #[allow(clippy::unnecessary_cast)] // st_nlink is narrower than u64 on some targets
         rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
-            .map(|st| counted.count_removed(st.st_dev, st.st_ino, st.st_nlink as u64, st.st_size as u64))
+            .map(|st| counted.count_removed(crate::base::os::device(st.st_dev), st.st_ino, st.st_nlink as u64, st.st_size as u64))
             .unwrap_or(0)
     } else {
         0
@@ -258,7 +258,7 @@ mod tests {
         let parent = rfs::openat(CWD, &tree, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
         let name = CString::new("was-a-dir").unwrap();
         // Listed as a directory, found a link when opened.
-        let device = rfs::fstat(&parent).unwrap().st_dev;
+        let device = crate::base::os::device(rfs::fstat(&parent).unwrap().st_dev);
         assert_eq!(
             remove_entry(parent.as_fd(), &name, FileType::Directory, Some(device), &SizeWalk::on_device(device))
                 .unwrap(),
@@ -278,7 +278,7 @@ mod tests {
         fs::write(tree.join("was-a-dir"), "123").unwrap();
         let parent = rfs::openat(CWD, &tree, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
         let name = CString::new("was-a-dir").unwrap();
-        let device = rfs::fstat(&parent).unwrap().st_dev;
+        let device = crate::base::os::device(rfs::fstat(&parent).unwrap().st_dev);
         assert_eq!(
             remove_entry(parent.as_fd(), &name, FileType::Directory, Some(device), &SizeWalk::on_device(device))
                 .unwrap(),

@@ -25,18 +25,11 @@ impl Clock {
     pub(crate) fn read(engine: &Engine) -> Clock {
         let local = engine.endpoint().local_socket().is_some();
         Clock {
-            host_boot: if local { host_boot_time() } else { None },
+            host_boot: if local { crate::base::os::host_boot_time() } else { None },
             engine_started: engine.local_started_at(),
             engine: engine.engine_facts().ok(),
         }
     }
-}
-
-/// `btime` of `/proc/stat`: when this host booted (Linux).
-pub fn host_boot_time() -> Option<SystemTime> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let secs: u64 = stat.lines().find_map(|l| l.strip_prefix("btime "))?.trim().parse().ok()?;
-    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 /// What Docker showed of a session's containers when it ended.

@@ -23,7 +23,7 @@ use crate::protocol::records::{Change, Orphan, Repair};
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 
-pub use evidence::{host_boot_time, host_kill_sign, Ended};
+pub use evidence::{host_kill_sign, Ended};
 pub use watch::{watch, WATCHED_EVENTS};
 
 /// Which instances to reconcile.
