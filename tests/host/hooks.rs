@@ -393,6 +393,9 @@ fn make_install_puts_everything_where_a_system_expects_it() {
         "share/jackin/systemd/jackin-purge.timer",
         "share/jackin/systemd/jackin-reconcile.service",
         "share/jackin/systemd/jackin-reconcile.timer",
+        "share/jackin/launchd/io.jackin.tools.purge.plist",
+        "share/jackin/launchd/io.jackin.tools.reconcile.plist",
+        "share/jackin/launchd/io.jackin.tools.resume-interrupted.plist",
     ] {
         expected.push(file.to_owned());
     }
@@ -444,5 +447,11 @@ fn make_install_stages_into_destdir() {
     assert!(
         unit.contains("\nExecStart=/usr/local/bin/jackin-purge --terminal"),
         "the unit names the final path: {unit}"
+    );
+    let agent =
+        fs::read_to_string(stage.join("usr/local/share/jackin/launchd/io.jackin.tools.reconcile.plist")).unwrap();
+    assert!(
+        agent.contains("<string>/usr/local/bin/jackin-reconcile</string>"),
+        "the agent names the final path: {agent}"
     );
 }
