@@ -383,6 +383,8 @@ mod tests {
         released.join().unwrap();
     }
 
+    /// A path that loops back on itself cannot be opened: every look and every try says so,
+    /// never "free" or "busy"; nor can a lock in a directory that is not there be made.
     #[test]
     fn a_name_lock_that_cannot_be_opened_or_made_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
@@ -516,8 +518,13 @@ mod tests {
     }
 
     #[test]
-    fn a_holder_without_a_program_is_named_by_its_pid() {
+    fn a_holder_is_named_by_its_program_and_pid_and_only_ours_are_tools() {
         assert_eq!(LockHolder { pid: Some(7), program: None }.to_string(), "pid 7");
+        let holder = LockHolder { pid: Some(7), program: Some("jackin-purge".into()) };
+        assert!(holder.is_tool());
+        assert_eq!(holder.to_string(), "jackin-purge (pid 7)");
         assert_eq!(LockHolder::default().to_string(), "another process");
+        assert!(!LockHolder { pid: Some(7), program: Some("jackin".into()) }.is_tool());
+        assert!(!LockHolder { pid: Some(7), program: Some("jackin-0123abcd".into()) }.is_tool());
     }
 }
