@@ -6,7 +6,7 @@ complete -c jackin-restore -l sort -d 'The list\'s order: age (newest first) or 
 size\t'Most bytes on disk first'"
 complete -c jackin-restore -l retention -d 'The --older-than of your retention purge (env JACKIN_KEPT_RETENTION): --list says when each kept clean session will be deleted by it ("expires in 3d 4h")' -r
 complete -c jackin-restore -l record -d 'Show the record of one purged session: C is its container name or a unique prefix (4+ characters) of its instance id' -r
-complete -c jackin-restore -l recover -d 'Put a quarantine\'s work back: Q is its directory, or a session\'s container name, id or unique id prefix (its newest quarantine). The saved refs come back as branches under jackin/recovered/ (a submodule\'s in its git directory), the files and what was staged in a new worktree beside the host repository; nothing that exists is touched' -r
+complete -c jackin-restore -l recover -d 'Put a quarantine\'s work back: Q is its directory, or a session\'s container name, id or unique id prefix (its newest quarantine). The saved refs come back under refs/jackin/recovered/, not as branches, which jackin\'s exit check would count (a submodule\'s in its git directory), the files and what was staged in a new worktree beside the host repository; nothing that exists is touched' -r
 complete -c jackin-restore -l into -d 'With --recover, when the host repository is gone: recover into a new repository at DIR' -r -F
 complete -c jackin-restore -l import -d 'Moved to `jackin-move import FILE`, which this runs (hidden, for one release)' -r -F
 complete -c jackin-restore -l repo -d 'With the hidden --import (jackin-move import --repo)' -r

@@ -259,7 +259,7 @@ const RESTORE_EXAMPLES: [Example; 6] = [
         "recoverable",
     ),
     example(
-        "Discarded work back: its commits as branches, its files in a new worktree",
+        "Discarded work back: its commits under jackin/recovered/, its files in a new worktree",
         "jackin-restore --recover \"$D\" --format text",
         Exit::Ok,
         "jackin/recovered/",

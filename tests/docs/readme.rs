@@ -61,6 +61,8 @@ fn the_readmes_examples_run_as_written() {
     let (manifest, row) = sessions.home.status(&sessions.kept.container);
     assert!(row == manifest && ["preserved_dirty", "restore_available"].contains(&row.as_str()), "{row}");
     assert!(!sessions.discarded.dir.exists(), "D was purged");
-    let recovered = format!("jackin/recovered/{}", sessions.discarded.container);
-    assert!(branches(&sessions.host).contains(&recovered), "{:?}", branches(&sessions.host));
+    // Back as refs outside refs/heads/, which jackin's exit check does not count (issue 65).
+    let recovered = format!("refs/jackin/recovered/{}", sessions.discarded.container);
+    let refs = common::git(&sessions.host, &["for-each-ref", "--format=%(refname)", "refs/jackin/recovered/"]);
+    assert!(refs.lines().any(|r| r == recovered), "{refs}");
 }

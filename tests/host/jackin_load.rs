@@ -223,6 +223,37 @@ fn a_clean_exit_is_said_to_be_purged_by_jackin_and_its_tombstone_stays() {
     assert_eq!(git(&load.host, &["branch", "--list", "jackin/scratch/*"]), "");
 }
 
+/// jackin's exit check calls a session unpushed when any local branch of its repository is ahead
+/// with no upstream (the stand-in plays the rule as jackin has it). Work recovered from another
+/// session's quarantine into the same repository comes back outside refs/heads/, so the next
+/// clean exit of a session of that repository is torn down as before; before, the branch
+/// `jackin/recovered/D` kept it `preserved_unpushed` (issue 65).
+#[test]
+fn a_recovery_into_the_repository_does_not_make_jackin_keep_the_next_clean_session() {
+    if !engine_available("a_recovery_into_the_repository_does_not_make_jackin_keep_the_next_clean_session") {
+        return;
+    }
+    let mut load = Load::prepare("clean", &[]);
+    let host = load.host.clone();
+    let discarded = load.home.instance(&unique_id(), |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
+    common::commit_file(&discarded.mount_path(0), "src/half.rs", "pub fn half() {}\n", "half done");
+    let purged = load.home.cmd("jackin-purge").args(["--discard-unfinished", &discarded.container]).output().unwrap();
+    assert_eq!(purged.status.code(), Some(0), "{}", common::stderr(&purged));
+    let recovered = load.home.cmd("jackin-restore").args(["--recover", &discarded.container]).output().unwrap();
+    assert_eq!(recovered.status.code(), Some(0), "{}", common::stderr(&recovered));
+    assert_eq!(git(&host, &["for-each-ref", "--format=%(refname)", "refs/heads/jackin/recovered/"]), "");
+    load.spawn();
+    let watch = load.running_with_watch();
+    let (ended, load) = load.end(watch);
+    let c = &load.container;
+    assert_eq!(ended.code, Some(0), "{}", ended.stderr);
+    assert_eq!(load.home.index_row(c).map(|r| r.status).as_deref(), Some("purged"), "{}", ended.stderr);
+    assert!(!load.home.data(c).exists(), "torn down by jackin");
+    // The recovered work is still there, by its short name.
+    let short = format!("jackin/recovered/{}", discarded.container);
+    assert_eq!(git(&host, &["log", "--format=%s", "-1", &short]), "half done");
+}
+
 #[test]
 fn a_dirty_exit_kept_by_jackin_is_reported_with_its_resume_line_and_nothing_is_deleted() {
     if !engine_available("a_dirty_exit_kept_by_jackin_is_reported_with_its_resume_line_and_nothing_is_deleted") {

@@ -82,7 +82,7 @@ fn samples() -> Vec<String> {
             "recovered",
             json!({"quarantine": "/home/op/.jackin/quarantine/jk-k7p9m2xq-myapp-agentsmith-20261205T000000Z",
                    "mount_dst": "/workspace/app", "repository": "/src/app",
-                   "branch": "refs/heads/jackin/recovered/jk-k7p9m2xq-myapp-agentsmith",
+                   "branch": "refs/jackin/recovered/jk-k7p9m2xq-myapp-agentsmith",
                    "refs": [], "worktree": "/src/app-recovered-k7p9", "files": 1, "deleted": 0, "staged": 0,
                    "notes": ["the staged version of big.bin was not saved: larger than the quarantine allows"]}),
         ),

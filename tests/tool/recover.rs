@@ -121,16 +121,22 @@ fn a_discarded_worktree_session_comes_back_byte_for_byte() {
     let out = restore(&home, &["--recover", &inst.container]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recovered = &lines(&out)[0]["data"];
-    let branch = format!("refs/heads/jackin/recovered/{}", inst.container);
+    let branch = format!("refs/jackin/recovered/{}", inst.container);
     assert_eq!(recovered["branch"], branch.as_str());
     let worktree = PathBuf::from(recovered["worktree"].as_str().unwrap());
     assert_eq!(worktree, host.with_file_name(format!("app-recovered-{}", inst.container)));
     // Every commit with its id; the saved refs beside the branch.
     assert_eq!(git(&host, &["rev-parse", &branch]), commits[1]);
     let refs = refs_of(&host);
-    let saved = format!("refs/heads/jackin/recovered/{}-saved/heads/jackin/scratch/{}", inst.container, inst.container);
+    let saved = format!("refs/jackin/recovered/{}-saved/heads/jackin/scratch/{}", inst.container, inst.container);
     assert!(refs.contains(&(saved, commits[1].clone())), "{refs:?}");
     assert_eq!(git(&worktree, &["rev-list", "--reverse", "HEAD", "--not", "origin/main"]), commits.join("\n"));
+    // No branch of the host holds it (jackin's exit check counts every local branch, issue 65):
+    // the worktree's HEAD is detached at it, and its short name still finds it.
+    let branches = git(&host, &["for-each-ref", "--format=%(refname)", "refs/heads/"]);
+    assert!(!branches.contains("jackin/recover"), "{branches}");
+    assert!(git_fails(&worktree, &["symbolic-ref", "-q", "HEAD"]), "a detached HEAD");
+    assert_eq!(git(&host, &["rev-parse", &format!("jackin/recovered/{}", inst.container)]), commits[1]);
     // The files as they were: bytes, names, modes, links; the deleted file deleted.
     assert_eq!(work_tree(&worktree), before);
 
@@ -173,7 +179,7 @@ fn a_discarded_clone_session_comes_back_with_its_branches_tags_and_stash() {
     let out = restore(&home, &["--recover", &inst.id]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recovered = &lines(&out)[0]["data"];
-    let prefix = format!("refs/heads/jackin/recovered/{}-saved/", inst.container);
+    let prefix = format!("refs/jackin/recovered/{}-saved/", inst.container);
     let refs = refs_of(&host);
     for (saved, id) in [("heads/main", &on_main), ("heads/feature", &feature), ("stashes/stash-0", &stash)] {
         assert!(refs.contains(&(format!("{prefix}{saved}"), id.clone())), "{saved}: {refs:?}");
@@ -219,6 +225,11 @@ fn a_quarantine_whose_host_repository_is_gone_needs_into() {
 }
 
 /// git's output as bytes (names that are not UTF-8 stay as they are), which must succeed.
+/// Whether git fails with `args` in `dir` (a question whose answer is the exit code).
+fn git_fails(dir: &Path, args: &[&str]) -> bool {
+    !std::process::Command::new("git").args(args).current_dir(dir).output().unwrap().status.success()
+}
+
 fn git_bytes(dir: &Path, args: &[&str]) -> Vec<u8> {
     let out = std::process::Command::new("git").args(args).current_dir(dir).output().unwrap();
     assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
@@ -367,12 +378,12 @@ fn submodule_commits_come_back_into_the_hosts_submodule_git_directory() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let branch = format!("jackin/recovered/{}", inst.container);
-    let saved = format!("refs/heads/jackin/recovered/{}-saved/", inst.container);
+    let saved = format!("refs/jackin/recovered/{}-saved/", inst.container);
     assert_eq!(git(&modules, &["rev-parse", &branch]), detached, "{text}");
     assert_eq!(git(&modules, &["rev-parse", &format!("{saved}jackin/HEAD")]), detached);
     assert_eq!(git(&modules, &["rev-parse", &format!("{saved}heads/fix")]), on_branch);
     assert_eq!(git(&host.join("vendor/lib"), &["rev-parse", &branch]), detached, "the host's checkout sees them");
-    assert!(text.contains("submodule vendor/lib: branch"), "{text}");
+    assert!(text.contains("submodule vendor/lib: ref jackin/recovered/"), "{text}");
     // The submodule's files as the session left them, without the `.git` file that linked to
     // its git directory in the session's (gone with it); the bump staged as it was; git works.
     let worktree = host.with_file_name(format!("app-recovered-{}", inst.container));
@@ -387,7 +398,7 @@ fn submodule_commits_come_back_into_the_hosts_submodule_git_directory() {
     let modules_path = modules.to_str().unwrap();
     let update = ["submodule", "update", "-q", "--init", "--reference", modules_path, "vendor/lib"];
     git(&worktree, &[&["-c", "protocol.file.allow=always"][..], &update[..]].concat());
-    let refspec = "refs/heads/jackin/recovered/*:refs/heads/jackin/recovered/*";
+    let refspec = "refs/jackin/recovered/*:refs/jackin/recovered/*";
     git(&lib, &["fetch", "-q", modules.to_str().unwrap(), refspec]);
     git(&lib, &["checkout", "-q", &branch]);
     let mut copy = std::process::Command::new("cp");
@@ -406,7 +417,7 @@ fn submodule_commits_come_back_into_the_hosts_submodule_git_directory() {
 
     // The top repository's work undone, the submodule's left: the recover refuses.
     git(&host, &["worktree", "remove", "--force", worktree.to_str().unwrap()]);
-    for (name, _) in refs_of(&host).into_iter().filter(|(n, _)| n.starts_with("refs/heads/jackin/recovered/")) {
+    for (name, _) in refs_of(&host).into_iter().filter(|(n, _)| n.starts_with("refs/jackin/recovered/")) {
         git(&host, &["update-ref", "-d", &name]);
     }
     let snapshot = common::snapshot_of(home.tmp.path());
@@ -466,7 +477,7 @@ fn submodule_commits_without_a_host_git_directory_go_into_a_new_repository() {
     git(home.tmp.path(), &["clone", "-q", lib_origin.to_str().unwrap(), fresh.to_str().unwrap()]);
     let (origin, repo) = (lib_origin.to_str().unwrap(), repository.to_str().unwrap());
     git(&repository, &["fetch", "-q", origin, "refs/heads/*:refs/remotes/origin/*"]);
-    git(&fresh, &["fetch", "-q", repo, "refs/heads/jackin/recovered/*:refs/heads/jackin/recovered/*"]);
+    git(&fresh, &["fetch", "-q", repo, "refs/jackin/recovered/*:refs/jackin/recovered/*"]);
     assert_eq!(git(&fresh, &["rev-parse", &branch]), commit);
 
     let snapshot = common::snapshot_of(home.tmp.path());

@@ -226,6 +226,27 @@ impl Repo {
         Ok(())
     }
 
+    /// Adds the worktree `name` at `path` (which must not exist) with a detached HEAD at
+    /// `commit`, checked out. libgit2 adds a worktree on a branch only: one is made for the add
+    /// (`refs/heads/jackin/recovering/<name>`) and deleted once the worktree's HEAD is detached,
+    /// so no branch is left behind.
+    pub(crate) fn add_worktree_detached(&self, name: &str, path: &Path, commit: &str) -> Result<()> {
+        let oid = Oid::from_str(commit)?;
+        let temporary = format!("refs/heads/jackin/recovering/{name}");
+        let mut reference = self
+            .repo
+            .reference(&temporary, oid, false, "jackin-restore --recover: the worktree's checkout")
+            .map_err(|e| unavailable(e).context(format!("creating {temporary} in {}", self.path.display())))?;
+        let mut options = WorktreeAddOptions::new();
+        options.reference(Some(&reference));
+        let added = self.repo.worktree(name, path, Some(&options));
+        let detached = added.and_then(|_| git2::Repository::open(path)?.set_head_detached(oid));
+        let deleted = reference.delete();
+        detached.map_err(|e| unavailable(e).context(format!("adding the worktree {}", path.display())))?;
+        deleted.map_err(|e| unavailable(e).context(format!("deleting {temporary}")))?;
+        Ok(())
+    }
+
     /// Points this (new) repository's HEAD at the local branch `branch` (a full ref name), with
     /// nothing checked out: its commits may build on ones it does not have.
     pub(crate) fn point_head_at(&self, branch: &str) -> Result<()> {

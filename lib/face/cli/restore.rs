@@ -96,8 +96,9 @@ pub struct RestoreArgs {
     pub record: Option<String>,
 
     /// Put a quarantine's work back: Q is its directory, or a session's container name, id or
-    /// unique id prefix (its newest quarantine). The saved refs come back as branches under
-    /// jackin/recovered/ (a submodule's in its git directory), the files and what was staged in a
+    /// unique id prefix (its newest quarantine). The saved refs come back under
+    /// refs/jackin/recovered/, not as branches, which jackin's exit check would count (a
+    /// submodule's in its git directory), the files and what was staged in a
     /// new worktree beside the host repository; nothing that exists is touched
     #[arg(long, value_name = "Q", conflicts_with_all = ["instance", "list"])]
     pub recover: Option<String>,

@@ -172,10 +172,18 @@ fn is_zero(n: &usize) -> bool {
 impl RecoveredSubmodule {
     /// Where its commits went, and the command that shows them.
     fn text(&self) -> (String, String) {
-        let branch = self.branch.as_deref().map(|b| b.strip_prefix("refs/heads/").unwrap_or(b));
+        let full = self.branch.as_deref();
+        // Branches in a new repository (--into); refs outside refs/heads/ in a host's.
+        let named = full.or_else(|| self.refs.first().map(|r| r.as_ref.as_str())).unwrap_or("refs/heads/");
+        let root = match named.starts_with("refs/heads/") {
+            true => "refs/heads/jackin/recovered",
+            false => "refs/jackin/recovered",
+        };
+        let branch = full.map(|b| b.strip_prefix("refs/heads/").or_else(|| b.strip_prefix("refs/")).unwrap_or(b));
         let path = crate::protocol::inert::inert_name(&self.path);
         let into = if self.new_repository { "a new repository " } else { "" };
-        let on = branch.map_or(String::new(), |b| format!("branch {b}, "));
+        let what = if root.starts_with("refs/heads/") { "branch" } else { "ref" };
+        let on = branch.map_or(String::new(), |b| format!("{what} {b}, "));
         let line = format!("submodule {path}: {on}{} refs, into {into}{}", self.refs.len(), self.repository);
         let show = branch.or_else(|| self.refs.first().map(|r| r.as_ref.as_str())).unwrap_or("--all");
         let repo = &self.repository;
@@ -189,8 +197,7 @@ impl RecoveredSubmodule {
                 );
             }
             next.push_str(&format!(
-                "; into a checkout of it: git -C <checkout>/{path} fetch {repo} \
-                 'refs/heads/jackin/recovered/*:refs/heads/jackin/recovered/*'"
+                "; into a checkout of it: git -C <checkout>/{path} fetch {repo} '{root}/*:{root}/*'"
             ));
         }
         (line, next)
@@ -201,9 +208,14 @@ impl Record for Recovered {
     const TYPE: &'static str = "recovered";
     fn text(&self) -> String {
         let verb = if self.dry_run { "would recover" } else { "recovered" };
-        let branch = self.branch.strip_prefix("refs/heads/").unwrap_or(&self.branch);
+        // A branch in a new repository (--into); in a host repository a ref outside refs/heads/,
+        // which jackin's exit check does not count, checked out by its short name all the same.
+        let (what, branch) = match self.branch.strip_prefix("refs/heads/") {
+            Some(branch) => ("branch", branch),
+            None => ("ref", self.branch.strip_prefix("refs/").unwrap_or(&self.branch)),
+        };
         let mut out = format!(
-            "{} {} {verb} into {}: branch {branch} ({} refs), worktree {} ({} files written, {} deleted, {} staged)",
+            "{} {} {verb} into {}: {what} {branch} ({} refs), worktree {} ({} files written, {} deleted, {} staged)",
             self.identity.container_base,
             self.mount_dst,
             self.repository,

@@ -12,7 +12,7 @@ pub(super) fn receipt_text(receipt: &Receipt, dir: &Path) -> String {
         "jackin-purge saved the unfinished work of {} before deleting it.\n\
          Saved {}; kept until {} (then `jackin-purge --expire-quarantine` deletes it).\n\
          What was at risk: {}\n\n\
-         Put it all back with one command (branches jackin/recovered/..., a new worktree):\n  \
+         Put it all back with one command (refs jackin/recovered/..., a new worktree):\n  \
          jackin-restore --recover {d}\n\
          or by hand, as below.\n",
         receipt.identity.container_base, receipt.saved_at, receipt.expires_at, receipt.summary

@@ -5,9 +5,11 @@
 //!
 //! Per saved mount, into its host repository (or, with `--into DIR`, a new repository there):
 //! the bundle's pack is written into the object store; every saved ref comes back under
-//! `refs/heads/jackin/recovered/<c>-saved/<its name without refs/>` with its commit; the branch
-//! `jackin/recovered/<c>` is made at the commit the work tree was on; a new worktree
-//! `<host>-recovered-<c>` beside the host repository is checked out on it and gets the saved
+//! `refs/jackin/recovered/<c>-saved/<its name without refs/>` with its commit; the ref
+//! `refs/jackin/recovered/<c>` is made at the commit the work tree was on (not branches: jackin's
+//! exit check counts every local branch; `--into`'s new repository gets them as branches under
+//! `refs/heads/jackin/recovered/`); a new worktree `<host>-recovered-<c>` beside the host
+//! repository is checked out at that commit (a detached HEAD) and gets the saved
 //! files, as they were (bytes, names, modes, symlinks), and loses the files the session had
 //! deleted; its index gets what the session had staged (`git diff --cached` and `git diff` there
 //! show what they showed in the session). A clone's work comes back the same way, as a worktree
@@ -93,6 +95,11 @@ pub fn recover(store: &Store, which: &str, into: Option<&Path>, dry_run: bool) -
     Ok(recovered)
 }
 
+/// Where a recovery into a host repository puts the work's refs: not a branch (refs/heads/), so
+/// that jackin's exit check does not count it; `git checkout jackin/recovered/<c>` still finds it
+/// (git looks a short name up under refs/ first).
+pub(crate) const RECOVERED_ROOT: &str = "refs/jackin/recovered";
+
 /// A refusal: nothing is made (exit 3).
 fn refuse(message: std::fmt::Arguments<'_>) -> anyhow::Error {
     Exit::BadInput.err(message)
@@ -101,8 +108,13 @@ fn refuse(message: std::fmt::Arguments<'_>) -> anyhow::Error {
 fn target(dir: &Path, mount: &SavedMount, c: &str, suffix: &str, into: Option<&Path>) -> Result<Target> {
     let host = mount.original_src.as_deref().map(PathBuf::from);
     let host_repo = host.as_ref().and_then(|h| Repo::open(h).ok());
-    let branch = format!("refs/heads/jackin/recovered/{c}{suffix}");
-    let saved_prefix = format!("refs/heads/jackin/recovered/{c}{suffix}-saved/");
+    // In a host repository the work comes back outside refs/heads/: jackin's exit check calls a
+    // session unpushed when any local branch of its repository holds commits on no remote, so a
+    // recovered branch would keep every clean session of that repository (issue 65). A new
+    // repository (--into) is nobody's session's: there it is a branch, as one expects.
+    let root = if into.is_some() { "refs/heads/jackin/recovered" } else { RECOVERED_ROOT };
+    let branch = format!("{root}/{c}{suffix}");
+    let saved_prefix = format!("{root}/{c}{suffix}-saved/");
     let (repository, new_repository, worktree) = match (&host_repo, into) {
         (_, Some(dir)) => {
             let dir = if suffix.is_empty() { dir.to_path_buf() } else { dir.join(suffix.trim_start_matches('-')) };
@@ -348,7 +360,10 @@ fn apply(dir: &Path, receipt: &Receipt, target: Target, dry_run: bool) -> Result
         repo
     } else {
         let name = target.worktree.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        repo.add_worktree(&name, &target.worktree, &target.branch)?;
+        match target.on.as_deref() {
+            Some(commit) => repo.add_worktree_detached(&name, &target.worktree, commit)?,
+            None => repo.add_worktree(&name, &target.worktree, &target.branch)?,
+        }
         Repo::open(&target.worktree)?
     };
     for gitfile in put_files_back(dir, mount, &target.worktree)? {

@@ -2399,13 +2399,16 @@ fn batch(seed: u64, indices: &[usize]) -> BatchResult {
     t
 }
 
-/// The refs `refs/heads/jackin/recovered/<container>` and `<container>-…` of the repository (or
-/// git directory) at `dir`, and the commits they reach.
+/// The refs `refs/jackin/recovered/<container>` and `<container>-…` of the repository (or git
+/// directory) at `dir` (`refs/heads/jackin/recovered/…` in a new repository, `--into`), and the
+/// commits they reach.
 fn recovered_commits(dir: &Path, container: &str) -> BTreeSet<String> {
-    let prefix = format!("refs/heads/jackin/recovered/{container}");
+    let prefixes = [format!("refs/jackin/recovered/{container}"), format!("refs/heads/jackin/recovered/{container}")];
     let names: Vec<String> = refs(dir)
         .into_keys()
-        .filter(|r| r.strip_prefix(&prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('-')))
+        .filter(|r| {
+            prefixes.iter().any(|prefix| r.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('-')))
+        })
         .collect();
     if names.is_empty() {
         return BTreeSet::new();
