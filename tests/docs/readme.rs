@@ -12,7 +12,6 @@ use std::path::PathBuf;
 
 use super::markdown::{self, Kind};
 use super::two_sessions::TwoSessions;
-use common::branches;
 use common::docker::{docker_quiet, engine_available};
 
 #[test]
