@@ -273,3 +273,49 @@ fn after_a_host_kill_one_command_resumes_every_interrupted_session_that_can_come
         by_hand.as_secs_f64()
     );
 }
+
+/// jackin keeps a session it resumed and the operator detached from with its container left
+/// running (`preserved_unpushed`, as its finalizer writes it after a detach); the host then kills
+/// it. The sweep counts it as interrupted whatever status jackin left it in, and resumes it
+/// (before, it was neither resumed nor listed, while `--list` called it ready, issue 65). A kept
+/// session whose container was stopped before it was kept (keep --stop) is no interruption.
+#[test]
+fn a_session_jackin_kept_running_and_the_host_killed_is_resumed_by_the_sweep() {
+    let test = "a_session_jackin_kept_running_and_the_host_killed_is_resumed_by_the_sweep";
+    if !engine_available(test) || !common::have_dockerd(test) {
+        return;
+    }
+    let mut engine =
+        OwnEngine::start_with_test_image(tempfile::Builder::new().prefix("jk-reboot2-").tempdir().unwrap(), Vec::new());
+    let host = engine.host();
+    let mut home = Home::new();
+    let detached = home.instance("rb2aaaaa", |_, _| Vec::new());
+    let stopped_first = home.instance("rb2bbbbb", |_, _| Vec::new());
+    let on_engine = || SessionOptions { host: Some(&host), dind: false, ..Default::default() };
+    let launched = [launch(&home, &detached, on_engine()), launch(&home, &stopped_first, on_engine())];
+    let out = home.cmd("jackin-reconcile").env("DOCKER_HOST", &host).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // jackin's detach: kept with its container up. The other kept after its container stopped.
+    home.set_status(&detached.container, "preserved_unpushed", Some("2026-01-01T00:00:00Z"));
+    engine.docker(&["stop", "-t", "0", &stopped_first.container]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let kept_at = jackin::base::time::now_rfc3339();
+    home.set_status(&stopped_first.container, "preserved_unpushed", Some(&kept_at));
+
+    let pids = pids(&engine, &launched[0].1);
+    engine.kill_all(&pids);
+    engine.launch();
+
+    let out = sweep(&home, &host, "--plan");
+    let planned = records_of::<Interrupted>(&out.stdout);
+    assert_eq!(planned.len(), 1, "only the one the host stopped: {planned:?}\n{}", stderr(&out));
+    assert_eq!(planned[0].identity.container_base, detached.container);
+    assert_eq!((planned[0].outcome.as_str(), planned[0].status.as_str()), ("would_resume", "preserved_unpushed"));
+    let out = sweep(&home, &host, "--yes");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = records_of::<Interrupted>(&out.stdout);
+    assert_eq!((records[0].outcome.as_str(), records[0].tier), ("resumed", Some(1)), "{records:?}");
+    assert!(running(&engine, &detached.container), "it runs again");
+    assert!(!running(&engine, &stopped_first.container), "the one kept stopped is left as it was");
+    assert_eq!(home.status(&stopped_first.container).0, "preserved_unpushed");
+}

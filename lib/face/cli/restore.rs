@@ -117,8 +117,9 @@ pub struct RestoreArgs {
 
     /// Resume every session the host or engine interrupted (crashed: killed by the host, its
     /// container exited or removed while the session was in use) within --since, several at a
-    /// time, each by the cheapest faithful tier, one `interrupted` record each. Sessions in use,
-    /// kept on purpose or purged are not touched (one in use, or interrupted before --since, is
+    /// time, each by the cheapest faithful tier, one `interrupted` record each; a session jackin
+    /// kept with its container running (a detach) that the host then stopped counts too, whatever
+    /// its status. Sessions in use, kept on purpose or purged are not touched (one in use, or interrupted before --since, is
     /// listed as left alone); --workspace, --role, --agent and --workdir narrow it. Needs --yes
     /// (nobody is asked) or --plan. Exit 0 when every one was
     /// resumed or there was none, 6 when some were not (4 when each of those only could not be

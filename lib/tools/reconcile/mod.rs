@@ -9,7 +9,6 @@
 
 mod apply;
 pub mod events;
-mod evidence;
 mod observe;
 mod orphans;
 mod plan;
@@ -23,7 +22,7 @@ use crate::protocol::records::{Change, Orphan, Repair};
 use crate::state::names::InstanceName;
 use crate::state::store::Store;
 
-pub use evidence::{host_kill_sign, Ended};
+pub use crate::services::host_kill::{host_kill_sign, Ended};
 pub use watch::{watch, WATCHED_EVENTS};
 
 /// Which instances to reconcile.

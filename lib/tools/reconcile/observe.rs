@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
 
-use super::evidence::Clock;
+use crate::services::host_kill::Clock;
 use super::{Failure, Options, Selection};
 use crate::base::exit::Exit;
 use crate::base::time::now_rfc3339;

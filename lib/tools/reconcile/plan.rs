@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::evidence::{judge_exit, state_evidence};
+use crate::services::host_kill::{judge_exit, state_evidence};
 use super::observe::{needs_inspection, Exited, Inspected, Observation, Seen};
 use super::Failure;
 use crate::protocol::codes::Cause;
@@ -144,7 +144,7 @@ mod tests {
     use crate::engines::docker::{ContainerBrief, RunState};
     use crate::state::model::Index;
     use crate::state::select::Catalog;
-    use crate::tools::reconcile::evidence::Clock;
+    use crate::services::host_kill::Clock;
     use crate::tools::reconcile::observe::Exited;
 
     /// The index status, the role container's state (`None`: gone), and `(cause, new status)`.

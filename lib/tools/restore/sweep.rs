@@ -2,7 +2,8 @@
 //! session the host or the engine interrupted, resumed by the cheapest faithful tier, several at
 //! a time. Each is resumed as `jackin-restore NAME --yes` would: under its claim, from its own
 //! plan, and a failure leaves what it resumes from as it was (resume.rs), so the next sweep can
-//! succeed. Sessions in use, kept on purpose or purged are never touched.
+//! succeed. Sessions in use, kept on purpose or purged are never touched; a kept one whose
+//! container jackin left running and the host then stopped was in use, and is interrupted.
 
 use super::prepare::as_reconciled;
 use super::prepare::Filters;
@@ -55,8 +56,12 @@ pub fn interrupted(
     options: SweepOptions,
 ) -> Result<Vec<Interrupted>> {
     let now = SystemTime::now();
-    let found: Vec<Found> =
-        catalog.all().into_iter().filter_map(|t| found(engine, store, t, changes, now, &options)).collect();
+    let stopped = StoppedUnderKept::list(engine)?;
+    let found: Vec<Found> = catalog
+        .all()
+        .into_iter()
+        .filter_map(|t| found(engine, store, t, changes, now, &options, &stopped))
+        .collect();
     Ok(crate::base::parallel::map_with(options.jobs, &found, |f| sweep_one(engine, store, f, changes, &options)))
 }
 
@@ -71,6 +76,7 @@ fn found(
     changes: &[Change],
     now: SystemTime,
     options: &SweepOptions,
+    stopped: &StoppedUnderKept,
 ) -> Option<Found> {
     let mut manifest = store.read_manifest(&target.name).ok()??;
     if !options.filters.admit(&manifest) {
@@ -78,8 +84,13 @@ fn found(
     }
     let mut kept = continuity::read(store, &target.name).unwrap_or_default();
     as_reconciled(&mut manifest, &mut kept, changes);
+    let mut killed_at = None;
     let crashed = match manifest.known_status()? {
         Status::Crashed => true,
+        status if status.is_kept() => {
+            killed_at = Some(stopped.killed_after_kept(engine, &manifest)?);
+            true
+        }
         status if status.is_live() => {
             let held = crate::state::store::name_lock_held(&store.name_lock_path(&target.name)).unwrap_or(true);
             let stopped =
@@ -95,6 +106,7 @@ fn found(
     // writes no history), not a later failed attempt's.
     let found_now = changes.iter().any(|c| c.identity.container_base == manifest.container_base);
     let interrupted_at = match kept.history.iter().rev().find(|h| h.to == Status::Crashed.as_str() && h.from != h.to) {
+        _ if killed_at.is_some() => killed_at.unwrap_or_default(),
         _ if found_now => crate::base::time::rfc3339(now),
         Some(entry) => entry.at.clone(),
         None => manifest.updated_at.clone(),
@@ -104,6 +116,47 @@ fn found(
         || crate::base::time::parse_rfc3339(&interrupted_at)
             .is_none_or(|at| now.duration_since(at).map_or(true, |ago| ago <= options.since));
     Some(Found { target, manifest, cause: kept.cause, interrupted_at, within })
+}
+
+/// The stopped containers jackin manages, listed once per sweep: a kept session whose role
+/// container is among them may be one jackin left running (a detach keeps its status kept,
+/// `preserved_unpushed`, with the container up) and the host or the engine then stopped.
+struct StoppedUnderKept {
+    names: std::collections::HashSet<String>,
+    clock: std::sync::OnceLock<crate::services::host_kill::Clock>,
+}
+
+impl StoppedUnderKept {
+    fn list(engine: &Engine) -> Result<StoppedUnderKept> {
+        let names = engine.list_managed()?.into_iter().filter(|c| c.state != "running").map(|c| c.name).collect();
+        Ok(StoppedUnderKept { names, clock: std::sync::OnceLock::new() })
+    }
+
+    /// When the host or the engine stopped the kept session's role container, if it did after
+    /// the session was kept: its `FinishedAt`, when that is later than the kept status and the
+    /// host-kill evidence reconcile judges exits by says so. A container stopped before it was
+    /// kept (keep --stop), or by its own exit, is no interruption.
+    fn killed_after_kept(&self, engine: &Engine, manifest: &Manifest) -> Option<String> {
+        use crate::base::time::parse_rfc3339;
+        use crate::services::host_kill::{host_kill_sign, Clock, Ended};
+        if !self.names.contains(&manifest.docker.role_container) {
+            return None;
+        }
+        let role = engine.inspect(&manifest.docker.role_container).ok()??.state;
+        let finished = role.finished_at.clone()?;
+        if role.running || parse_rfc3339(&finished)? <= parse_rfc3339(&manifest.updated_at)? {
+            return None;
+        }
+        let sidecar = manifest.docker.dind_container.as_deref().and_then(|d| engine.inspect(d).ok().flatten());
+        let clock = self.clock.get_or_init(|| Clock::read(engine));
+        let ended = Ended {
+            role,
+            sidecar: sidecar.map(|s| s.state),
+            host_boot: clock.host_boot,
+            engine_started: clock.engine_started,
+        };
+        host_kill_sign(&ended).map(|_| finished)
+    }
 }
 
 fn sweep_one(engine: &Engine, store: &Store, found: &Found, changes: &[Change], options: &SweepOptions) -> Interrupted {

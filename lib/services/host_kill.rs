@@ -1,5 +1,7 @@
 //! Host-kill evidence: whether the host (the engine, its VM or the machine) went away under a
-//! session whose role container exited, and what was seen that says so.
+//! session whose role container exited, and what was seen that says so. Reconcile judges every
+//! exit with it; restore's sweep (`--interrupted`) with it finds the kept sessions the host
+//! stopped under a status jackin left them in (issue 65).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
