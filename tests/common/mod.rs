@@ -622,6 +622,16 @@ pub fn write_json(path: &Path, value: &Value) {
     fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
 }
 
+/// How a lock's holder is said: by program and pid where the system names it (Linux), else
+/// "another process" (the portable build, a Mac's: `jackin::base::os::NAMES_LOCK_HOLDERS`).
+pub fn holder_as_said(named: &str) -> String {
+    if jackin::base::os::NAMES_LOCK_HOLDERS {
+        named.to_owned()
+    } else {
+        "another process".to_owned()
+    }
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

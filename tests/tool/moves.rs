@@ -1070,9 +1070,14 @@ fn a_second_import_while_one_is_at_work_is_refused_as_busy_and_changes_nothing()
             assert_eq!(refusal.len(), 1, "{step} {dry:?}: the refusal alone: {}", String::from_utf8_lossy(&out.stdout));
             assert_eq!(refusal[0].code, "busy", "{step} {dry:?}: {:?}", refusal[0]);
             let says = stderr(&out);
-            assert!(refusal[0].message.contains(&format!("pid {}", paused.pid)), "{:?}", refusal[0]);
-            assert!(says.contains("jackin-move") && says.contains(&format!("pid {}", paused.pid)), "{step}: {says}");
-            assert!(says.contains("nothing was changed") && !says.contains("half-way"), "{step}: {says}");
+            let holder = common::holder_as_said(&format!("pid {}", paused.pid));
+            assert!(refusal[0].message.contains(&holder), "{:?}", refusal[0]);
+            let named = !jackin::base::os::NAMES_LOCK_HOLDERS || says.contains("jackin-move");
+            assert!(named && says.contains(&holder), "{step}: {says}");
+            // Unnamed (a Mac, the portable build), the holder is not known to be an import: the
+            // session is said to be live, which changes nothing either.
+            let nothing = !jackin::base::os::NAMES_LOCK_HOLDERS || says.contains("nothing was changed");
+            assert!(nothing && !says.contains("half-way"), "{step}: {says}");
             let after = (common::snapshot_of(&b.home.home), common::snapshot_of(&b.host));
             assert_eq!(after, during, "{step} {dry:?}: nothing changed");
         }
