@@ -690,6 +690,45 @@ fn a_running_session_is_tier_0_and_a_finished_one_is_refused() {
     let _ = Path::new("");
 }
 
+/// Where jackin is installed, the attach a resume prints (and `--exec` and the picker run) is
+/// jackin's own `jackin hardline C`: jackin's finalizer then settles the session when its agent
+/// exits, as jackin's exit does. The capsule reconnect alone left the row `active` after a clean
+/// exit, for the next reconcile to call a crash (issue 65). jackin is the tests' stand-in, which
+/// plays jackin's exit check and teardown.
+#[test]
+fn where_jackin_is_installed_the_printed_attach_is_jackins_and_a_clean_exit_is_settled() {
+    if !engine_available("where_jackin_is_installed_the_printed_attach_is_jackins") {
+        return;
+    }
+    let mut home = Home::new();
+    let inst = home.instance(&common::unique_id(), |_, _| Vec::new());
+    with_agent_toml(&home, &inst);
+    let _session = Session::launch(&inst.container, SessionOptions { dind: false, ..Default::default() });
+    store(&home)
+        .set_status(&InstanceName::parse(&inst.container).unwrap(), Status::RestoreAvailable, "2026-11-29T10:00:00Z")
+        .unwrap();
+    docker(&["stop", "-t", "0", &inst.container]);
+    let stand_ins = home.tmp.path().join("stand-ins");
+    common::install_jackin_stand_in(&stand_ins);
+    let path = format!("{}:{}", stand_ins.display(), std::env::var("PATH").unwrap());
+    let out = home.cmd("jackin-restore").args([&inst.container, "--yes", "--format=json"]).env("PATH", &path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let restored = envelopes(&out.stdout)[0].data::<Restored>();
+    assert_eq!(restored.attach, ["jackin", "hardline", inst.container.as_str()], "{restored:?}");
+    // The operator follows it, and the agent exits with nothing at risk: jackin tears it down.
+    let attached = std::process::Command::new(&restored.attach[0])
+        .args(&restored.attach[1..])
+        .env("PATH", &path)
+        .env("JACKIN_HOME_DIR", &home.home)
+        .env("JACKIN_STAND_IN_HARDLINE_EXIT", "clean")
+        .env("JACKIN_STAND_IN_SECONDS", "0")
+        .output()
+        .unwrap();
+    assert!(attached.status.success(), "{}", String::from_utf8_lossy(&attached.stderr));
+    assert_eq!(home.index_row(&inst.container).map(|r| r.status).as_deref(), Some("purged"));
+    assert!(!inst.dir.exists(), "settled as jackin's clean exit settles it");
+}
+
 #[test]
 fn without_a_recipe_tier_2_says_what_is_missing_and_exec_becomes_the_attach_command() {
     if !engine_available("no_recipe_and_exec") {

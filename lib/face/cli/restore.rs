@@ -156,7 +156,8 @@ pub struct RestoreArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
 
-    /// Replace this process with the attach command once the session runs
+    /// Replace this process with the attach command once the session runs (`jackin hardline C`
+    /// where jackin is installed, whose finalizer settles the session when it is left)
     #[arg(long)]
     pub exec: bool,
 

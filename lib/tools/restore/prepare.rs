@@ -120,15 +120,32 @@ pub fn resumed(manifest: &Manifest, plan: &Plan, ran: Ran) -> Restored {
 /// Where jackin's agent capsule lives in a role container.
 const CAPSULE: &str = "/jackin/runtime/jackin-capsule";
 
-/// The argv that reconnects an operator to the session: jackin's capsule reconnect, as the
-/// container's user (`docker attach` would reach PID 1, which is not the agent).
+/// The argv that reconnects an operator to the session. Where jackin is installed (a `jackin` on
+/// PATH), its own `jackin hardline C`: jackin's finalizer runs when that attach returns and
+/// settles the session as jackin's own exit does (its exit policy, its row and manifest), where
+/// the capsule reconnect alone would leave the row `active` after a clean exit, to be called a
+/// crash later (issue 65). Elsewhere jackin's capsule reconnect, as the container's user
+/// (`docker attach` would reach PID 1, which is not the agent).
 pub(crate) fn attach_argv(container: &str, user: Option<&str>) -> Vec<String> {
+    if jackin_installed() {
+        return vec!["jackin".into(), "hardline".into(), container.into()];
+    }
     let mut argv: Vec<String> = vec!["docker".into(), "exec".into(), "-it".into()];
     if let Some(user) = user.filter(|u| !u.is_empty()) {
         argv.extend(["--user".into(), user.into()]);
     }
     argv.extend([container.into(), CAPSULE.into()]);
     argv
+}
+
+/// Whether a `jackin` program is on PATH: the operator's launcher, whose attach the tools hand
+/// the session back to.
+fn jackin_installed() -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else { return false };
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .any(|dir| std::fs::metadata(dir.join("jackin")).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
 #[cfg(test)]
