@@ -545,3 +545,25 @@ impl Drop for Attached {
         let _ = self.child.wait();
     }
 }
+
+/// What jackin-keep does before it tears a running session down, through the library: the launch
+/// recipe captured from the engine into the tools' own file, then the kept status
+/// (`restore_available`). The caller removes what keep would remove.
+pub fn keep_with_recipe(home: &super::Home, container: &str) {
+    use jackin::state::model::Status;
+    use jackin::state::names::InstanceName;
+    use jackin::state::store::{Roots, Store};
+    let store = Store::open(Roots { home: home.home.clone(), config_dir: home.config.clone() }).unwrap();
+    let name = InstanceName::parse(container).unwrap();
+    let manifest = store.read_manifest(&name).unwrap().unwrap();
+    let engine =
+        jackin::engines::docker::Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
+    let recipe = jackin::services::capture::capture(&engine, &store, &name, &manifest, "test").unwrap().unwrap();
+    jackin::state::continuity::update(&store, &name, |c| {
+        c.recipe = Some(recipe);
+        c.cause = Some("kept".into());
+        Ok(((), true))
+    })
+    .unwrap();
+    store.set_status(&name, Status::RestoreAvailable, "2026-11-29T10:00:00Z").unwrap();
+}

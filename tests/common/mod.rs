@@ -603,6 +603,25 @@ pub fn tool_path(tool: &str) -> &'static Path {
 }
 
 /// The directory the tools were built into.
+/// The source tree: the Makefile, contrib/ and the docs.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `make install` into `prefix`, with the tools the tests built.
+pub fn make_install(prefix: &Path) {
+    let out = Command::new("make")
+        .arg("-s")
+        .arg("install")
+        .arg(format!("PREFIX={}", prefix.display()))
+        .arg("DESTDIR=")
+        .arg(format!("BIN_DIR={}", tools_dir().display()))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "make install: {}", stderr(&out));
+}
+
 pub fn tools_dir() -> &'static Path {
     tool_path("jackin-assess").parent().unwrap()
 }

@@ -40,10 +40,6 @@ const GUIDE_DISCARDED: &str = "q3vx8m1c";
 const GUIDE_LAUNCHED: &str = "h4wt6n2r";
 const CRASH_SECTION: &str = "## After the laptop slept";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn unique_id(seed: &str) -> String {
     format!("{}{}", &seed[..1], &common::unique_id()[..7])
 }
@@ -122,7 +118,7 @@ impl GuideHome {
         let path = format!(
             "{}:{}:{}:{}",
             tools.display(),
-            root().join("contrib/jackin").display(),
+            common::root().join("contrib/jackin").display(),
             stand_ins.display(),
             std::env::var("PATH").unwrap()
         );
@@ -185,7 +181,7 @@ impl GuideHome {
     fn output(&self, script: &str) -> Output {
         let mut cmd = Command::new("bash");
         cmd.arg("-e").arg("-o").arg("pipefail").arg("-c").arg(script);
-        cmd.current_dir(root()).stdin(Stdio::null());
+        cmd.current_dir(common::root()).stdin(Stdio::null());
         cmd.env("PATH", &self.path).env("HOME", &self.operator);
         cmd.env("JACKIN_HOME_DIR", &self.home.home).env("JACKIN_CONFIG_DIR", &self.home.config);
         // `$C` and `$D`, as README.md and the reference name a session: the two sessions.
@@ -210,10 +206,10 @@ impl GuideHome {
 
 /// The blocks of `file` to run; its developer blocks are checked here.
 fn runnable(file: &str) -> Vec<Block> {
-    let doc = fs::read_to_string(root().join(file)).unwrap();
+    let doc = fs::read_to_string(common::root().join(file)).unwrap();
     let blocks = markdown::blocks(file, &doc);
     for block in blocks.iter().filter(|b| b.kind == Kind::Developer) {
-        if let Err(why) = markdown::check_developer(block, &root()) {
+        if let Err(why) = markdown::check_developer(block, &common::root()) {
             panic!("{file}:{}: {why}", block.line);
         }
     }
@@ -255,7 +251,7 @@ fn every_command_of_the_operator_guide_runs_as_written() {
     for unit in ["jackin-reconcile.service", "jackin-reconcile.timer"] {
         assert_eq!(
             fs::read(g.operator.join(".config/systemd/user").join(unit)).unwrap(),
-            fs::read(root().join("contrib/systemd").join(unit)).unwrap()
+            fs::read(common::root().join("contrib/systemd").join(unit)).unwrap()
         );
     }
     assert!(fs::read_to_string(&g.systemctl_log).unwrap().contains("--user enable --now jackin-reconcile.timer"));

@@ -15,10 +15,6 @@ use std::process::{Command, Output, Stdio};
 use common::docker::{docker, engine_available, Session, SessionOptions};
 use common::{commit_file, git, stderr, tool_path, tools_dir, Home, Instance};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Where cargo put the tools for this test run (the debug binaries).
 fn bin_dir() -> PathBuf {
     tools_dir().to_path_buf()
@@ -29,7 +25,7 @@ fn bin_dir() -> PathBuf {
 
 /// The exit hook with no controlling terminal, the tools found through JACKIN_BIN_DIR.
 fn exit_hook(home: &Home, container: &str, args: &[&str]) -> Output {
-    let mut cmd = Command::new(root().join("contrib/hooks/jackin-exit-hook"));
+    let mut cmd = Command::new(common::root().join("contrib/hooks/jackin-exit-hook"));
     cmd.arg(container).args(args);
     cmd.env("JACKIN_HOME_DIR", &home.home).env("JACKIN_CONFIG_DIR", &home.config).env("JACKIN_BIN_DIR", bin_dir());
     // SAFETY: setsid is async-signal-safe; it detaches the child from any controlling terminal.
@@ -126,7 +122,7 @@ fn exit_hook_tells_the_caller_to_reconnect_on_return() {
     let mut launcher = Command::new("sh");
     launcher
         .args(["-c", &script])
-        .env("HOOK", root().join("contrib/hooks/jackin-exit-hook"))
+        .env("HOOK", common::root().join("contrib/hooks/jackin-exit-hook"))
         .env("C", &inst.container)
         .env("MARK", &mark)
         .env("JACKIN_HOME_DIR", &home.home)
@@ -182,7 +178,7 @@ fn guarded(id: &str, status: &str) -> Guarded {
     git(&inst.mount_path(0), &["checkout", "-q", "--detach"]);
     home.set_status(&inst.container, status, Some("2026-08-20T10:00:00Z"));
     let hook = host.join(".git/hooks/reference-transaction");
-    fs::copy(root().join("contrib/git/reference-transaction"), &hook).unwrap();
+    fs::copy(common::root().join("contrib/git/reference-transaction"), &hook).unwrap();
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
     let branch = format!("jackin/scratch/{}", inst.container);
     Guarded { home, host, inst, branch, tip }
@@ -323,7 +319,7 @@ fn scheduled_purge_units_use_existing_flags() {
     let help = String::from_utf8(help.stdout).unwrap();
     let mut commands = Vec::new();
     for unit in ["contrib/cron/jackin-purge", "contrib/systemd/jackin-purge.service"] {
-        let text = fs::read_to_string(root().join(unit)).unwrap();
+        let text = fs::read_to_string(common::root().join(unit)).unwrap();
         for line in text.lines().filter(|l| l.contains("bin/jackin-purge ") || l.contains(" jackin-purge --")) {
             let args: Vec<&str> =
                 line.split_whitespace().skip_while(|w| !w.ends_with("jackin-purge")).skip(1).collect();
@@ -344,7 +340,7 @@ fn scheduled_purge_units_use_existing_flags() {
     }
     // A quiet day is silent (cron mails whatever a job prints): nothing to purge, nothing said
     // (before, the daily line printed `purged 0 · 0 B freed` every day).
-    let reconcile = fs::read_to_string(root().join("contrib/cron/jackin-reconcile")).unwrap();
+    let reconcile = fs::read_to_string(common::root().join("contrib/cron/jackin-reconcile")).unwrap();
     let reconcile_line = reconcile.lines().find(|l| l.contains(" jackin-reconcile ")).expect("the cron line");
     let reconcile_args: Vec<String> =
         reconcile_line.split_whitespace().skip_while(|w| *w != "jackin-reconcile").skip(1).map(String::from).collect();
@@ -354,7 +350,7 @@ fn scheduled_purge_units_use_existing_flags() {
         assert_eq!(out.status.code(), Some(0), "{tool} {args:?}: {}", stderr(&out));
         assert_eq!((String::from_utf8_lossy(&out.stdout), stderr(&out)), ("".into(), String::new()), "{tool} {args:?}");
     }
-    let timer = fs::read_to_string(root().join("contrib/systemd/jackin-purge.timer")).unwrap();
+    let timer = fs::read_to_string(common::root().join("contrib/systemd/jackin-purge.timer")).unwrap();
     assert!(timer.contains("OnCalendar=daily"));
 }
 
@@ -362,7 +358,7 @@ fn scheduled_purge_units_use_existing_flags() {
 // Makefile
 
 fn make(args: &[&str]) -> Output {
-    Command::new("make").arg("-s").args(args).current_dir(root()).output().unwrap()
+    Command::new("make").arg("-s").args(args).current_dir(common::root()).output().unwrap()
 }
 
 #[test]
@@ -411,7 +407,7 @@ fn make_install_puts_everything_where_a_system_expects_it() {
     }
     assert_eq!(
         fs::read(prefix.join("share/man/man1/jackin-keep.1")).unwrap(),
-        fs::read(root().join("man/jackin-keep.1")).unwrap()
+        fs::read(common::root().join("man/jackin-keep.1")).unwrap()
     );
     // The installed units start the installed binaries.
     let unit = fs::read_to_string(prefix.join("share/jackin/systemd/jackin-reconcile.service")).unwrap();

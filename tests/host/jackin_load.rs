@@ -19,10 +19,6 @@ use common::docker::{build_real_images, docker, docker_quiet, engine_available, 
 use common::records::{envelopes, Decision};
 use common::{git, tools_dir, unique_id, Home};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The role container and network of a session the stand-in made, removed however the test ends.
 struct Made(String);
 
@@ -72,7 +68,7 @@ impl Load {
         common::install_jackin_stand_in(&stand_ins);
         let end = home.tmp.path().join("session-ends");
         let (out, err) = (home.tmp.path().join("wrapper.out"), home.tmp.path().join("wrapper.err"));
-        let mut cmd = Command::new(root().join("contrib/jackin/jackin-load"));
+        let mut cmd = Command::new(common::root().join("contrib/jackin/jackin-load"));
         cmd.arg("agent-smith").arg(&host);
         let path = format!("{}:{}", stand_ins.display(), std::env::var("PATH").unwrap());
         cmd.env("PATH", path)
@@ -390,7 +386,7 @@ fn jackins_own_failure_is_the_wrappers_exit_status_and_the_watch_is_stopped() {
     common::install_jackin_stand_in(&stand_ins);
     let not_a_repository = home.tmp.path().join("plain");
     fs::create_dir_all(&not_a_repository).unwrap();
-    let mut cmd = Command::new(root().join("contrib/jackin/jackin-load"));
+    let mut cmd = Command::new(common::root().join("contrib/jackin/jackin-load"));
     cmd.arg("agent-smith").arg(&not_a_repository);
     cmd.env("PATH", format!("{}:{}", stand_ins.display(), std::env::var("PATH").unwrap()))
         .env("JACKIN_BIN_DIR", tools_dir())

@@ -23,24 +23,6 @@ const TOOLS: [&str; 5] = ["jackin-assess", "jackin-keep", "jackin-purge", "jacki
 /// Where the agents as shipped start the tools (`make install` with the default PREFIX).
 const SHIPPED_BIN: &str = "/usr/local/bin";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `make install` into `prefix`, with the tools the tests built.
-fn install(prefix: &Path) {
-    let out = Command::new("make")
-        .arg("-s")
-        .arg("install")
-        .arg(format!("PREFIX={}", prefix.display()))
-        .arg("DESTDIR=")
-        .arg(format!("BIN_DIR={}", tools_dir().display()))
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "make install: {}", stderr(&out));
-}
-
 /// The `.plist` files of `dir`, in name order.
 fn agents(dir: &Path) -> Vec<PathBuf> {
     let mut agents: Vec<PathBuf> = fs::read_dir(dir)
@@ -157,7 +139,7 @@ fn plutil_lint(agents: &[PathBuf]) {
 
 #[test]
 fn the_launchd_agents_are_valid_plists_and_run_the_installed_tools() {
-    let shipped = agents(&root().join("contrib/launchd"));
+    let shipped = agents(&common::root().join("contrib/launchd"));
     let names: Vec<_> = shipped.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
     assert_eq!(
         names,
@@ -170,7 +152,7 @@ fn the_launchd_agents_are_valid_plists_and_run_the_installed_tools() {
 
     let tmp = tempfile::tempdir().unwrap();
     let prefix = tmp.path().join("usr");
-    install(&prefix);
+    common::make_install(&prefix);
     let installed = agents(&prefix.join("share/jackin/launchd"));
     assert_eq!(installed.len(), shipped.len(), "make install installs every agent");
     plutil_lint(&installed);
@@ -186,7 +168,7 @@ fn the_launchd_agents_are_valid_plists_and_run_the_installed_tools() {
 /// The resume agent's script, its tools and `sleep` replaced by stand-ins: jackin-reconcile
 /// exits 4 (engine unreachable) `unreachable` times, then 0.
 fn run_resume_script(unreachable: usize) -> (usize, usize, String) {
-    let agent = root().join("contrib/launchd/io.jackin.tools.resume-interrupted.plist");
+    let agent = common::root().join("contrib/launchd/io.jackin.tools.resume-interrupted.plist");
     let plist = plist::Value::from_file(&agent).unwrap();
     let args = plist.as_dictionary().unwrap().get("ProgramArguments").unwrap().as_array().unwrap();
     let script = args[2].as_string().unwrap();

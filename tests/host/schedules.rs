@@ -14,25 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::docker::engine_available;
-use common::{commit_file, stderr, tools_dir, Home};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `make install` into `prefix`, with the tools the tests built.
-fn install(prefix: &Path) {
-    let out = Command::new("make")
-        .arg("-s")
-        .arg("install")
-        .arg(format!("PREFIX={}", prefix.display()))
-        .arg("DESTDIR=")
-        .arg(format!("BIN_DIR={}", tools_dir().display()))
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "make install: {}", stderr(&out));
-}
+use common::{commit_file, stderr, Home};
 
 /// The command lines of a unit: its `ExecStart=`/`ExecStartPost=` lines, commented or not.
 fn unit_commands(unit: &str) -> Vec<String> {
@@ -70,7 +52,7 @@ fn cron_entries(cron: &str) -> (String, Vec<String>) {
 fn the_installed_schedules_run_as_written() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = tmp.path().join("usr");
-    install(&prefix);
+    common::make_install(&prefix);
     let units_dir = prefix.join("share/jackin/systemd");
     let cron_dir = prefix.join("share/jackin/cron");
     let units: Vec<(String, String)> = [

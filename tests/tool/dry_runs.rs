@@ -29,22 +29,9 @@ fn name(inst: &Instance) -> InstanceName {
 fn set_manifest(home: &Home, inst: &Instance, edit: impl FnOnce(&mut Value)) {
     home.edit_manifest(&inst.container, edit);
 }
-
-/// What jackin-keep does before it tears a running session down, through the library: the
-/// launch recipe into the tools' own file, then the kept status; then the container goes.
+/// A session kept as jackin-keep keeps one: its recipe captured, then its container removed.
 fn keep_with_recipe(home: &Home, inst: &Instance) {
-    let store = store(home);
-    let manifest = store.read_manifest(&name(inst)).unwrap().unwrap();
-    let engine =
-        jackin::engines::docker::Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
-    let recipe = jackin::services::capture::capture(&engine, &store, &name(inst), &manifest, "test").unwrap().unwrap();
-    jackin::state::continuity::update(&store, &name(inst), |c| {
-        c.recipe = Some(recipe);
-        c.cause = Some("kept".into());
-        Ok(((), true))
-    })
-    .unwrap();
-    store.set_status(&name(inst), Status::RestoreAvailable, "2026-11-29T10:00:00Z").unwrap();
+    common::docker::keep_with_recipe(home, &inst.container);
     docker(&["rm", "-f", &inst.container]);
 }
 

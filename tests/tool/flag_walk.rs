@@ -75,7 +75,8 @@ const NOT_READ: Why = Why::Reason(
     "this mode reads nothing of jackin's config directory; every tool takes --config-dir so that one \
      set of flags serves a whole pipe (docs/reference.md, \"Every tool\")",
 );
-const NOTHING_TO_WARN: Why = Why::Reason("this mode has nothing to warn of in the walk's home: --quiet drops warnings only");
+const NOTHING_TO_WARN: Why =
+    Why::Reason("this mode has nothing to warn of in the walk's home: --quiet drops warnings only");
 const RECORD: Why = Why::Witness(
     "tests/tool/records.rs",
     "a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_own",
@@ -313,21 +314,9 @@ fn store(home: &Home) -> Store {
 fn name(inst: &Instance) -> InstanceName {
     InstanceName::parse(&inst.container).unwrap()
 }
-
 /// A session kept as jackin-keep keeps one: its recipe captured, then its container removed.
 fn keep_with_recipe(home: &Home, inst: &Instance) {
-    let store = store(home);
-    let manifest = store.read_manifest(&name(inst)).unwrap().unwrap();
-    let engine =
-        jackin::engines::docker::Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
-    let recipe = jackin::services::capture::capture(&engine, &store, &name(inst), &manifest, "test").unwrap().unwrap();
-    jackin::state::continuity::update(&store, &name(inst), |c| {
-        c.recipe = Some(recipe);
-        c.cause = Some("kept".into());
-        Ok(((), true))
-    })
-    .unwrap();
-    store.set_status(&name(inst), Status::RestoreAvailable, "2026-11-29T10:00:00Z").unwrap();
+    common::docker::keep_with_recipe(home, &inst.container);
     docker(&["rm", "-f", &inst.container]);
 }
 
@@ -448,7 +437,8 @@ fn fixture() -> Fixture {
         mode("jackin-restore", "record", &["--record", &discarded.container], ""),
         mode("jackin-restore", "recover", &["--plan", "--recover", quarantine.to_str().unwrap()], ""),
     ];
-    let names = BTreeMap::from([("record", discarded.container.clone()), ("quarantine", quarantine.display().to_string())]);
+    let names =
+        BTreeMap::from([("record", discarded.container.clone()), ("quarantine", quarantine.display().to_string())]);
     Fixture {
         walk: Walk { home, other_home, other_config, names, runs: 0 },
         modes,
@@ -514,7 +504,14 @@ fn every_flag_of_every_tool_changes_the_run_or_is_refused_alone_and_beside_every
                 }
                 for (kept, lost, alone) in [(first, second, alone_first), (second, first, alone_second)] {
                     if said == *alone {
-                        ignored.push(format!("{} {} {} ({} ignored beside {})", mode.named(), first.spelled, second.spelled, lost.spelled, kept.spelled));
+                        ignored.push(format!(
+                            "{} {} {} ({} ignored beside {})",
+                            mode.named(),
+                            first.spelled,
+                            second.spelled,
+                            lost.spelled,
+                            kept.spelled
+                        ));
                     }
                 }
             }

@@ -110,7 +110,10 @@ fn a_purge_leaves_a_record_with_the_conversation_copied_and_it_expires_on_its_ow
         skipped.contains(&(".claude/projects/-workspace-app/huge.jsonl", "over the conversation cap")),
         "{skipped:?}"
     );
-    assert!(skipped.contains(&(".claude/projects/-workspace-app/zz.jsonl", "over the conversation cap")), "{skipped:?}");
+    assert!(
+        skipped.contains(&(".claude/projects/-workspace-app/zz.jsonl", "over the conversation cap")),
+        "{skipped:?}"
+    );
     assert_eq!(record.conversation.bytes, CONVERSATION.len() as u64);
     let named = record.conversation.copied.len() + record.conversation.skipped.len();
     assert!(named <= 10_001, "a bounded record: {named} entries named");

@@ -41,19 +41,7 @@ fn capture_and_keep(home: &Home, inst: &Instance, sidecar: bool) {
             m["docker"]["certs_volume"] = Value::from(format!("{}-dind-certs", inst.container));
         }
     });
-    let store = store(home);
-    let name = InstanceName::parse(&inst.container).unwrap();
-    let manifest = store.read_manifest(&name).unwrap().unwrap();
-    let engine =
-        jackin::engines::docker::Engine::connect(&jackin::engines::endpoint::Endpoint::resolve(None).unwrap()).unwrap();
-    let recipe = jackin::services::capture::capture(&engine, &store, &name, &manifest, "test").unwrap().unwrap();
-    jackin::state::continuity::update(&store, &name, |c| {
-        c.recipe = Some(recipe);
-        c.cause = Some("kept".into());
-        Ok(((), true))
-    })
-    .unwrap();
-    store.set_status(&name, Status::RestoreAvailable, "2026-11-29T10:00:00Z").unwrap();
+    common::docker::keep_with_recipe(home, &inst.container);
 }
 
 fn remove_docker_side(inst: &Instance) {
@@ -711,7 +699,12 @@ fn where_jackin_is_installed_the_printed_attach_is_jackins_and_a_clean_exit_is_s
     let stand_ins = home.tmp.path().join("stand-ins");
     common::install_jackin_stand_in(&stand_ins);
     let path = format!("{}:{}", stand_ins.display(), std::env::var("PATH").unwrap());
-    let out = home.cmd("jackin-restore").args([&inst.container, "--yes", "--format=json"]).env("PATH", &path).output().unwrap();
+    let out = home
+        .cmd("jackin-restore")
+        .args([&inst.container, "--yes", "--format=json"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let restored = envelopes(&out.stdout)[0].data::<Restored>();
     assert_eq!(restored.attach, ["jackin", "hardline", inst.container.as_str()], "{restored:?}");

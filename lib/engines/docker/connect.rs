@@ -2,7 +2,6 @@
 //! every other kind of engine (TLS only where the engine asks for it), and errors that name it.
 
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -106,7 +105,9 @@ impl Engine {
                     .with_timeout(CALL_TIMEOUT)
             }
         };
-        Ok(Engine { runtime, api, calls: AtomicU64::new(1), endpoint: endpoint.clone(), defaults: Default::default() })
+        // The version negotiation above was a request too.
+        super::count_call();
+        Ok(Engine { runtime, api, endpoint: endpoint.clone(), defaults: Default::default() })
     }
 
     /// When the engine started, if it runs on this host: dockerd creates its socket anew at every

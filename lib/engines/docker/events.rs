@@ -1,7 +1,6 @@
 //! The engine's container events, read one at a time with a deadline.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
@@ -33,7 +32,7 @@ impl Engine {
         let mut pairs = vec![("type", "container"), ("label", "jackin.managed=true")];
         pairs.extend(actions.iter().map(|a| ("event", *a)));
         let options = EventsOptionsBuilder::new().filters(&filters(&pairs)).build();
-        self.calls.fetch_add(1, Ordering::Relaxed);
+        super::count_call();
         EventSubscription { stream: Box::pin(self.api.events(Some(options))) }
     }
 
@@ -74,7 +73,7 @@ impl Engine {
         let pairs = [("type", "container"), ("container", name)];
         let (since, until) = (stamp(since), stamp(SystemTime::now()));
         let options = EventsOptionsBuilder::new().since(&since).until(&until).filters(&filters(&pairs)).build();
-        self.calls.fetch_add(1, Ordering::Relaxed);
+        super::count_call();
         let read = async {
             let mut stream = self.api.events(Some(options));
             let mut history = Vec::new();

@@ -34,16 +34,21 @@ pub(crate) use events::EventSubscription;
 /// Engine API requests this process made, over every connection: `-v` says it at the end of a run.
 static CALLS_IN_PROCESS: AtomicU64 = AtomicU64::new(0);
 
-/// Engine API requests this process has made so far, for `-v`.
+/// Engine API requests this process has made so far, each connection's version negotiation
+/// included, for `-v`.
 pub fn api_calls_in_process() -> u64 {
     CALLS_IN_PROCESS.load(Ordering::Relaxed)
+}
+
+/// One more request to the engine.
+fn count_call() {
+    CALLS_IN_PROCESS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// A connection to one resolved engine (unix, tcp with or without TLS, or ssh).
 pub struct Engine {
     runtime: tokio::runtime::Runtime,
     api: bollard::Docker,
-    calls: AtomicU64,
     endpoint: Endpoint,
     /// What the engine gives a container whose launch chose nothing, asked once.
     defaults: std::sync::OnceLock<EngineDefaults>,
@@ -151,14 +156,8 @@ impl Engine {
         format!("{what} on the Docker engine {}", self.endpoint)
     }
 
-    /// API requests this connection made so far, the version negotiation included.
-    pub fn api_calls(&self) -> u64 {
-        self.calls.load(Ordering::Relaxed)
-    }
-
     fn call<T>(&self, future: impl std::future::Future<Output = Result<T, BollardError>>) -> Result<T, BollardError> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        CALLS_IN_PROCESS.fetch_add(1, Ordering::Relaxed);
+        count_call();
         self.runtime.block_on(future)
     }
 
@@ -441,8 +440,7 @@ impl Engine {
             .forcerm(true)
             .labels(&image_labels.clone().into_iter().collect::<HashMap<_, _>>())
             .build();
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        CALLS_IN_PROCESS.fetch_add(1, Ordering::Relaxed);
+        count_call();
         let body = bollard::body_full(context_tar.into());
         self.runtime.block_on(async {
             let mut stream = self.api.build_image(options, None, Some(body));

@@ -9,7 +9,8 @@ use clap::parser::ValueSource;
 use clap::ArgMatches;
 
 /// The flags every mode of every tool reads (where the state is, how to say things).
-const EVERY_MODE: [&str; 8] = ["home", "config_dir", "format", "quiet", "verbose", "host", "all_hosts", "hosts_timeout"];
+const EVERY_MODE: [&str; 8] =
+    ["home", "config_dir", "format", "quiet", "verbose", "host", "all_hosts", "hosts_timeout"];
 
 /// The arguments given on the command line, by clap id; a value from the environment or a
 /// default is not one the operator typed.
@@ -42,9 +43,8 @@ impl Given {
     ) -> Result<(), clap::Error> {
         // An id of no argument is a group clap names after a flattened struct (`CommonArgs`).
         let is_arg = |id: &str| command.get_arguments().any(|arg| arg.get_id().as_str() == id);
-        let unread = self.0.iter().map(String::as_str).find(|id| {
-            !reads.contains(id) && !EVERY_MODE.contains(id) && is_arg(id)
-        });
+        let unread =
+            self.0.iter().map(String::as_str).find(|id| !reads.contains(id) && !EVERY_MODE.contains(id) && is_arg(id));
         match unread {
             None => Ok(()),
             Some(id) => {
@@ -61,9 +61,9 @@ pub(crate) fn spelled(command: &clap::Command, id: &str) -> String {
     let arg = command.get_arguments().find(|arg| arg.get_id().as_str() == id);
     match arg.and_then(|arg| arg.get_long()) {
         Some(long) => format!("--{long}"),
-        None => arg.and_then(|arg| arg.get_value_names()).and_then(|names| names.first()).map_or_else(
-            || id.to_owned(),
-            |name| name.to_string(),
-        ),
+        None => arg
+            .and_then(|arg| arg.get_value_names())
+            .and_then(|names| names.first())
+            .map_or_else(|| id.to_owned(), |name| name.to_string()),
     }
 }

@@ -149,7 +149,8 @@ impl ToolArgs for PurgeArgs {
     /// A slim deletes no session, and --expire-quarantine alone purges none: the flags of a
     /// purge are refused beside them rather than ignored.
     fn refuse_unread(&mut self, given: &Given) -> Result<(), clap::Error> {
-        let selects = !self.instances.is_empty() || self.terminal || self.older_than.is_some() || self.keep_last.is_some();
+        let selects =
+            !self.instances.is_empty() || self.terminal || self.older_than.is_some() || self.keep_last.is_some();
         let (mode, reads): (&str, Vec<&str>) = if self.slims() {
             ("beside --slim", vec!["slim", "kept", "slim_older_than", "instances", "dry_run", "docker_host"])
         } else if self.expire_quarantine && !selects {

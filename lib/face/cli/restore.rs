@@ -179,7 +179,7 @@ pub struct RestoreArgs {
     /// The flags of a picked session's resume the operator typed (`--as-is`, `--yes`, ...):
     /// without a terminal to pick on they would do nothing.
     #[arg(skip)]
-    picked: Vec<&'static str>,
+    picked: Vec<String>,
 }
 
 /// The list's filters: the list, the picker and --interrupted read them.
@@ -214,8 +214,8 @@ impl RestoreArgs {
 
     /// A flag of the resume of the session the picker gives, when one was given: without a
     /// terminal to pick on it would do nothing.
-    pub fn of_a_picked_session(&self) -> Option<&'static str> {
-        self.picked.first().copied()
+    pub fn of_a_picked_session(&self) -> Option<&str> {
+        self.picked.first().map(String::as_str)
     }
 
     /// The mode these flags choose, and the flags it reads (besides every tool's own).
@@ -292,18 +292,11 @@ impl ToolArgs for RestoreArgs {
             return refuse(format!("--{flag} is of the resume itself; {planned} resumes nothing: give one"));
         }
         if self.instance.is_none() && !self.interrupted && !self.list {
-            self.picked =
-                ["as_is", "yes", "exec", "health_timeout", "fetch_timeout"]
-                    .into_iter()
-                    .filter(|id| given.has(id))
-                    .map(|id| match id {
-                        "as_is" => "--as-is",
-                        "yes" => "--yes",
-                        "exec" => "--exec",
-                        "health_timeout" => "--health-timeout",
-                        _ => "--fetch-timeout",
-                    })
-                    .collect();
+            self.picked = ["as_is", "yes", "exec", "health_timeout", "fetch_timeout"]
+                .into_iter()
+                .filter(|id| given.has(id))
+                .map(|id| super::given::spelled(&RestoreArgs::command(), id))
+                .collect();
         }
         Ok(())
     }

@@ -144,7 +144,14 @@ fn remove_entry(
     let bytes = if kind == FileType::RegularFile {
         #[allow(clippy::unnecessary_cast)] // st_nlink is narrower than u64 on some targets
         rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
-            .map(|st| counted.count_removed(crate::base::os::device(st.st_dev), st.st_ino, st.st_nlink as u64, st.st_size as u64))
+            .map(|st| {
+                counted.count_removed(
+                    crate::base::os::device(st.st_dev),
+                    st.st_ino,
+                    st.st_nlink as u64,
+                    st.st_size as u64,
+                )
+            })
             .unwrap_or(0)
     } else {
         0

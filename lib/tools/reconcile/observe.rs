@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
 
-use crate::services::host_kill::Clock;
 use super::{Failure, Options, Selection};
 use crate::base::exit::Exit;
 use crate::base::time::now_rfc3339;
 use crate::engines::docker::{ContainerBrief, Engine, RunState};
+use crate::services::host_kill::Clock;
 use crate::services::ownership::HomeRoots;
 use crate::state::continuity::CauseKind;
 use crate::state::model::{IndexRow, Manifest, Status};

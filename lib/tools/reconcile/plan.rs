@@ -4,13 +4,13 @@
 
 use std::collections::BTreeSet;
 
-use crate::services::host_kill::{judge_exit, state_evidence};
 use super::observe::{needs_inspection, Exited, Inspected, Observation, Seen};
 use super::Failure;
 use crate::protocol::codes::Cause;
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::evidence::{ContainerSeen, Evidence, RoleSeen};
 use crate::protocol::records::RepairKind;
+use crate::services::host_kill::{judge_exit, state_evidence};
 use crate::state::model::{IndexRow, Manifest, Status};
 use crate::state::names::InstanceName;
 
@@ -142,9 +142,9 @@ mod tests {
 
     use super::*;
     use crate::engines::docker::{ContainerBrief, RunState};
+    use crate::services::host_kill::Clock;
     use crate::state::model::Index;
     use crate::state::select::Catalog;
-    use crate::services::host_kill::Clock;
     use crate::tools::reconcile::observe::Exited;
 
     /// The index status, the role container's state (`None`: gone), and `(cause, new status)`.

@@ -139,13 +139,16 @@ pub(crate) fn attach_argv(container: &str, user: Option<&str>) -> Vec<String> {
 }
 
 /// Whether a `jackin` program is on PATH: the operator's launcher, whose attach the tools hand
-/// the session back to.
+/// the session back to. Looked up once per process: a sweep plans many sessions.
 fn jackin_installed() -> bool {
     use std::os::unix::fs::PermissionsExt;
-    let Some(path) = std::env::var_os("PATH") else { return false };
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute())
-        .any(|dir| std::fs::metadata(dir.join("jackin")).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+    static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *INSTALLED.get_or_init(|| {
+        let Some(path) = std::env::var_os("PATH") else { return false };
+        std::env::split_paths(&path).filter(|dir| dir.is_absolute()).any(|dir| {
+            std::fs::metadata(dir.join("jackin")).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
 
 #[cfg(test)]

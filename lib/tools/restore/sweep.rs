@@ -18,6 +18,7 @@ use crate::protocol::records::{Interrupted, SweepOutcome};
 use crate::state::continuity;
 use crate::state::model::Manifest;
 use crate::state::model::Status;
+use crate::state::names::InstanceName;
 use crate::state::select::Catalog;
 use crate::state::select::Target;
 use crate::state::store::Store;
@@ -57,11 +58,8 @@ pub fn interrupted(
 ) -> Result<Vec<Interrupted>> {
     let now = SystemTime::now();
     let stopped = StoppedUnderKept::list(engine)?;
-    let found: Vec<Found> = catalog
-        .all()
-        .into_iter()
-        .filter_map(|t| found(engine, store, t, changes, now, &options, &stopped))
-        .collect();
+    let found: Vec<Found> =
+        catalog.all().into_iter().filter_map(|t| found(engine, store, t, changes, now, &options, &stopped)).collect();
     Ok(crate::base::parallel::map_with(options.jobs, &found, |f| sweep_one(engine, store, f, changes, &options)))
 }
 
@@ -88,7 +86,7 @@ fn found(
     let crashed = match manifest.known_status()? {
         Status::Crashed => true,
         status if status.is_kept() => {
-            killed_at = Some(stopped.killed_after_kept(engine, &manifest)?);
+            killed_at = Some(stopped.killed_after_kept(engine, store, &target.name, &manifest)?);
             true
         }
         status if status.is_live() => {
@@ -135,19 +133,29 @@ impl StoppedUnderKept {
     /// When the host or the engine stopped the kept session's role container, if it did after
     /// the session was kept: its `FinishedAt`, when that is later than the kept status and the
     /// host-kill evidence reconcile judges exits by says so. A container stopped before it was
-    /// kept (keep --stop), or by its own exit, is no interruption.
-    fn killed_after_kept(&self, engine: &Engine, manifest: &Manifest) -> Option<String> {
+    /// kept (keep --stop), or by its own exit, is no interruption; nor is a container of that
+    /// name the engine does not prove the session's (its labels and its binds into this home:
+    /// services/ownership.rs), which anyone with the engine can make.
+    fn killed_after_kept(
+        &self,
+        engine: &Engine,
+        store: &Store,
+        name: &InstanceName,
+        manifest: &Manifest,
+    ) -> Option<String> {
         use crate::base::time::parse_rfc3339;
         use crate::services::host_kill::{host_kill_sign, Clock, Ended};
+        use crate::services::ownership::{judge_details, own_role_container, HomeRoots};
         if !self.names.contains(&manifest.docker.role_container) {
             return None;
         }
-        let role = engine.inspect(&manifest.docker.role_container).ok()??.state;
+        let role = own_role_container(engine, store, name, &manifest.docker).ok()??.state;
         let finished = role.finished_at.clone()?;
         if role.running || parse_rfc3339(&finished)? <= parse_rfc3339(&manifest.updated_at)? {
             return None;
         }
         let sidecar = manifest.docker.dind_container.as_deref().and_then(|d| engine.inspect(d).ok().flatten());
+        let sidecar = sidecar.filter(|s| judge_details(&HomeRoots::of(store), name, &manifest.docker, s).is_ok());
         let clock = self.clock.get_or_init(|| Clock::read(engine));
         let ended = Ended {
             role,

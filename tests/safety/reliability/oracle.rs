@@ -2407,7 +2407,9 @@ fn recovered_commits(dir: &Path, container: &str) -> BTreeSet<String> {
     let names: Vec<String> = refs(dir)
         .into_keys()
         .filter(|r| {
-            prefixes.iter().any(|prefix| r.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('-')))
+            prefixes
+                .iter()
+                .any(|prefix| r.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('-')))
         })
         .collect();
     if names.is_empty() {
