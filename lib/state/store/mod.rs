@@ -100,7 +100,7 @@ pub(crate) fn is_home_credential(rel: &Path) -> bool {
 }
 
 /// How long an index update waits for another writer before giving up with "busy".
-const LOCK_WAIT: Duration = Duration::from_secs(10);
+const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone)]
 pub struct Store {
