@@ -9,10 +9,10 @@ use jackin::engines::docker::Engine;
 use jackin::face::cli::RestoreArgs;
 use jackin::face::driver::{self, Ctx};
 use jackin::face::restoring::{self, reconcile_first};
-use jackin::face::screens::{self, picker, Tty};
+use jackin::face::screens::{picker, Tty};
+use jackin::face::settle::{self, Left};
 use jackin::protocol::codes::ErrorCode;
 use jackin::protocol::envelope::Record;
-use jackin::state::names::InstanceName;
 use jackin::state::select::Catalog;
 use jackin::state::store::Store;
 use jackin::tools::restore::{self, Resume, ResumeOptions, RoleSource, Waits};
@@ -121,29 +121,25 @@ fn resume(
         Resume::Planned(planned, None) => ctx.emit(&planned).map(|()| Exit::Ok),
         Resume::Planned(planned, Some(why)) => {
             ctx.emit(&planned)?;
-            refuse(ctx, &name, ErrorCode::NotReady, why)
+            ctx.fail(Some(name.as_str()), ErrorCode::NotReady, &anyhow::anyhow!(why)).map(|()| Exit::Partial)
         }
         Resume::Refused { code, why, exit: Exit::Busy } => {
             ctx.refuse_busy(name.as_str(), code, &why).map(|()| Exit::Busy)
         }
         Resume::Refused { code, why, exit } => ctx.fail_as(exit, Some(name.as_str()), code, &why),
         Resume::Failed(e) => ctx.fail_as(restore::failure_exit(&e), Some(name.as_str()), ErrorCode::RestoreFailed, &e),
-        Resume::Resumed(resumed) => {
+        Resume::Resumed(resumed) if args.exec => {
             ctx.emit(&resumed)?;
-            if args.exec {
-                return Err(screens::exec_attach(&resumed.attach, attach_on));
+            match settle::attach(ctx, args, engine, store, &name, &resumed.attach, attach_on)? {
+                Left::Again => resume(args, arg, ctx, engine, store, catalog, attach_on),
+                Left::Settled(exit) => Ok(exit),
             }
-            Ok(Exit::Ok)
         }
+        Resume::Resumed(resumed) => ctx.emit(&resumed).map(|()| Exit::Ok),
     }
 }
 
 fn emit_all<R: Record>(ctx: &mut Ctx, records: &[R]) -> Result<Exit> {
     records.iter().try_for_each(|r| ctx.emit(r))?;
     Ok(Exit::Ok)
-}
-
-fn refuse(ctx: &mut Ctx, name: &InstanceName, code: ErrorCode, why: String) -> Result<Exit> {
-    ctx.fail(Some(name.as_str()), code, &anyhow::anyhow!(why))?;
-    Ok(Exit::Partial)
 }

@@ -30,7 +30,7 @@ complete -c jackin-restore -l as-is -d 'Start a stopped container as it is, even
 complete -c jackin-restore -l plan -d 'Say which tier and steps a resume would take; change nothing (same as --dry-run)'
 complete -c jackin-restore -l dry-run -d 'Change nothing; print the records that would be written'
 complete -c jackin-restore -s y -l yes -d 'Acknowledge the preserved-work summary without a terminal'
-complete -c jackin-restore -l exec -d 'Replace this process with the attach command once the session runs (`jackin hardline C` where jackin is installed, whose finalizer settles the session when it is left)'
+complete -c jackin-restore -l exec -d 'Attach once the session runs: `jackin hardline C` where jackin is installed (its finalizer settles the session when it is left), else jackin\'s capsule, after which the session is settled here as jackin\'s exit settles it (assess, keep\'s policy and dialog, purge)'
 complete -c jackin-restore -s q -l quiet -d 'Print no warnings or progress on stderr (errors are still printed)'
 complete -c jackin-restore -s v -l verbose -d 'Say more on stderr about what is being done'
 complete -c jackin-restore -l all-hosts -d 'Moved to `jackin-hosts --all-hosts TOOL ARGS` (hidden, for one release)'

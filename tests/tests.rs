@@ -15,6 +15,7 @@ mod architecture;
 /// leaves on disk.
 mod tool {
     mod assess;
+    mod attach;
     mod dry_runs;
     mod events;
     mod flag_walk;

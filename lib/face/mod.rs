@@ -8,3 +8,4 @@ pub mod moved;
 pub mod progress;
 pub mod restoring;
 pub mod screens;
+pub mod settle;

@@ -51,6 +51,36 @@ pub fn build_real_images() {
     });
 }
 
+/// A role image whose agent the test drives: built on [`TEST_ROLE_IMAGE`], with `/agent-init` to
+/// run as the container's main process (`--entrypoint /agent-init`), which ends the container
+/// with exit 0 on SIGTERM, and a capsule that says `agent ready` and reads one line: `exit` is the
+/// agent exiting (the container then exits 0, as jackin's does when its agent exits), anything
+/// else the operator's detach (the container runs on).
+pub const TEST_AGENT_IMAGE: &str = "jackin-test-role-agent:1";
+
+pub fn build_agent_image() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        build_real_images();
+        if docker_quiet(&["image", "inspect", TEST_AGENT_IMAGE]).is_some() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let capsule = "#!/bin/sh\necho 'agent ready'\nread -r line\nif [ \"$line\" = exit ]; then kill -TERM 1; fi\n";
+        let init = "#!/bin/sh\ntrap 'exit 0' TERM\nwhile :; do sleep 1 & wait $!; done\n";
+        use std::os::unix::fs::PermissionsExt;
+        for (file, text) in [("jackin-capsule", capsule), ("agent-init", init)] {
+            std::fs::write(dir.path().join(file), text).unwrap();
+            std::fs::set_permissions(dir.path().join(file), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let dockerfile = format!(
+            "FROM {TEST_ROLE_IMAGE}\nCOPY jackin-capsule /jackin/runtime/jackin-capsule\nCOPY agent-init /agent-init\n"
+        );
+        std::fs::write(dir.path().join("Dockerfile"), dockerfile).unwrap();
+        docker(&["build", "-q", "-t", TEST_AGENT_IMAGE, dir.path().to_str().unwrap()]);
+    });
+}
+
 /// Whether a Docker engine answers. Without one a test skips with a printed reason; with
 /// `CI=true` a missing engine fails the test instead.
 /// The engine every tool reaches when nothing names another (the docker CLI's default).

@@ -156,8 +156,9 @@ pub struct RestoreArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
 
-    /// Replace this process with the attach command once the session runs (`jackin hardline C`
-    /// where jackin is installed, whose finalizer settles the session when it is left)
+    /// Attach once the session runs: `jackin hardline C` where jackin is installed (its finalizer
+    /// settles the session when it is left), else jackin's capsule, after which the session is
+    /// settled here as jackin's exit settles it (assess, keep's policy and dialog, purge)
     #[arg(long)]
     pub exec: bool,
 
