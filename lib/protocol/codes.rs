@@ -149,6 +149,9 @@ pub enum Cause {
     ContainerRunning,
     /// The host (the engine, its VM or the machine) went away under the session.
     KilledByHost,
+    /// Nobody used the session for its idle window: jackin-idle kept it (extras/idle/), not a
+    /// cause reconcile finds.
+    IdleKept,
 }
 
 /// The same word in a session's history (`state::continuity::CauseKind`).
@@ -160,6 +163,7 @@ impl From<Cause> for crate::state::continuity::CauseKind {
             Cause::ContainerRemoved => CauseKind::ContainerRemoved,
             Cause::ContainerRunning => CauseKind::ContainerRunning,
             Cause::KilledByHost => CauseKind::KilledByHost,
+            Cause::IdleKept => CauseKind::IdleKept,
         }
     }
 }

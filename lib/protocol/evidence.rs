@@ -31,6 +31,8 @@ pub enum Evidence {
     ResumeFailed(ResumeFailed),
     /// jackin-restore --import made it a session of this home.
     Imported(Imported),
+    /// jackin-idle kept it: what showed nobody used it.
+    Idle(Box<Idle>),
     Other(serde_json::Value),
 }
 
@@ -105,6 +107,30 @@ pub struct Kept {
     pub recipe: Option<RecipeHeld>,
 }
 
+/// Why jackin-idle kept a session: nobody attached, and the last sign of use of each kind older
+/// than the window (extras/idle/). Times are RFC 3339; a kind never seen is `null`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Idle {
+    /// The window: no sign of use for this long.
+    pub idle_for_secs: u64,
+    /// Where the window came from: `--idle-for`, or the workspace's policy.
+    pub policy: String,
+    /// The role container's last start.
+    pub started_at: Option<String>,
+    /// The last check that found the session's CPU use (role container and sidecar) over the
+    /// threshold, or the first check that watched it.
+    pub cpu_quiet_since: Option<String>,
+    /// The newest change time (ctime: the kernel's, not the agent's to set) under the session's
+    /// work trees and agent home.
+    pub last_file_change: Option<String>,
+    /// The last check that saw a client attached (a `docker exec`, jackin's name lock held).
+    pub last_attached: Option<String>,
+    pub verdict: Verdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe: Option<RecipeHeld>,
+}
+
 /// Which launch recipe a kept session holds (lifecycle.md, "The launch recipe").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -148,6 +174,7 @@ pub(crate) enum Because {
     Resumed,
     ResumeFailed,
     Imported,
+    IdleKept,
 }
 
 impl Because {
@@ -159,6 +186,7 @@ impl Because {
             Because::Resumed => CauseKind::Resumed,
             Because::ResumeFailed => CauseKind::ResumeFailed,
             Because::Imported => CauseKind::Imported,
+            Because::IdleKept => CauseKind::IdleKept,
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod capture;
 pub(crate) mod claim;
 pub(crate) mod disk;
 pub(crate) mod home_claims;
+pub(crate) mod keeping;
 pub mod host_kill;
 pub(crate) mod ownership;
 pub mod provenance;

@@ -24,6 +24,8 @@ pub enum CauseKind {
     Resumed,
     ResumeFailed,
     Imported,
+    /// jackin-idle kept the session: nobody used it for its idle window.
+    IdleKept,
 }
 
 impl crate::state::word::Vocabulary for CauseKind {}

@@ -28,6 +28,26 @@ use bollard::query_parameters::InspectContainerOptions;
 use std::collections::HashMap;
 
 impl Engine {
+    /// The CPU time a running container has used since it started, in nanoseconds (the engine's
+    /// `cpu_stats.cpu_usage.total_usage`, one sample, not streamed); `None` when there is no such
+    /// container or it is not running. A restart starts the count again.
+    pub fn cpu_time_ns(&self, name: &str) -> Result<Option<u64>> {
+        use futures_util::StreamExt;
+        let options = bollard::query_parameters::StatsOptionsBuilder::new().stream(false).one_shot(true).build();
+        super::count_call();
+        let mut stream = self.api.stats(name, Some(options));
+        let sample = match self.runtime.block_on(stream.next()) {
+            Some(Ok(sample)) => sample,
+            Some(Err(e)) if is_not_found(&e) => return Ok(None),
+            Some(Err(e)) => {
+                return Err(anyhow::Error::new(e).context(self.doing(format!("reading the CPU time of {name}"))))
+            }
+            None => return Ok(None),
+        };
+        // A stopped container answers with empty stats: no CPU time of a run.
+        Ok(sample.cpu_stats.and_then(|cpu| cpu.cpu_usage).and_then(|usage| usage.total_usage).filter(|&ns| ns > 0))
+    }
+
     /// `None` when there is no such container.
     pub fn inspect(&self, name: &str) -> Result<Option<ContainerDetails>> {
         let response = match self.call(self.api.inspect_container(name, None::<InspectContainerOptions>)) {

@@ -2,24 +2,23 @@
 //! the two outcomes that change anything — keep (free Docker, keep everything resuming needs) and
 //! clean (stamp `clean_exited` for jackin-purge, or keep a `preserved_*` status while work is at risk). The table itself is [`decide`], a pure function.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use crate::base::tool::Tool;
-use anyhow::{Context, Result};
-use serde_json::Value;
+use anyhow::Result;
 
 use crate::base::exit::Exit;
 use crate::engines::docker::{Engine, RunState};
 use crate::protocol::assessment::{Assessment, Verdict};
 use crate::protocol::codes::ErrorCode;
 use crate::protocol::envelope::Record;
-use crate::protocol::evidence::{history_entry, Because, Evidence, Kept as KeptEvidence, RecipeHeld};
+use crate::protocol::evidence::{Because, Evidence, Kept as KeptEvidence};
 use crate::protocol::records::{Decision, Outcome};
 use crate::services::claim::SessionClaim;
+use crate::services::keeping::{self, kept_status, Keeper};
 use crate::services::seal::Sealer;
 use crate::state::config::Policy;
-use crate::state::continuity::{self, Kept};
-use crate::state::model::{Isolation, Manifest, Status};
+use crate::state::model::{Manifest, Status};
 use crate::state::names::InstanceName;
 use crate::state::store::{ExitActionFile, ExitChoice, Store};
 
@@ -31,9 +30,6 @@ use stands::reassess_before_clean_exited;
 use stands::stopped_before_assessed;
 
 pub const TOOL: &str = Tool::Keep.name();
-
-/// How long a running role container gets to stop when `--stop` is given.
-const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// Who answered the ask dialog's question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,16 +138,6 @@ pub fn decide(policy: Policy, verdict: Verdict, flags: Flags, asked: Asked) -> R
     }
 }
 
-/// jackin's status for a kept session. An unreadable one is `preserved_dirty`: jackin has no
-/// word for "cannot verify", and "dirty" is the one that keeps it from being taken as clean.
-pub(crate) fn kept_status(verdict: Verdict) -> Status {
-    match verdict {
-        Verdict::Clean => Status::RestoreAvailable,
-        Verdict::Unpushed => Status::PreservedUnpushed,
-        Verdict::Dirty | Verdict::Unknown => Status::PreservedDirty,
-    }
-}
-
 /// jackin's status for a session cleaned up. jackin's own prune deletes `clean_exited` rows with
 /// a plain recursive delete, so work at risk keeps its `preserved_*` status until jackin-purge
 /// has quarantined it and stamps the terminal status itself.
@@ -159,35 +145,6 @@ pub(crate) fn cleaned_status(verdict: Verdict) -> Status {
     match verdict {
         Verdict::Clean => Status::CleanExited,
         at_risk => kept_status(at_risk),
-    }
-}
-
-/// The isolation records' `cleanup_status` for a kept session; `None` leaves them as they are.
-/// `cleanup_status` says whether a mount holds work to preserve, and a clean mount holds none:
-/// a kept clean session's records stay `active` (its status, `restore_available`, says it is kept).
-pub(crate) fn kept_cleanup_status(verdict: Verdict) -> Option<Status> {
-    match verdict {
-        Verdict::Clean => None,
-        other => Some(kept_status(other)),
-    }
-}
-
-/// Each isolation record's `cleanup_status` after a keep follows its own mount's verdict: a clean
-/// worktree beside a dirty one holds nothing to preserve. A record the assessment does not
-/// describe (the file changed since) takes the instance's worst verdict.
-fn mark_kept_records(isolation: &mut Isolation, assessment: &Assessment) {
-    let worst = kept_cleanup_status(assessment.verdict);
-    for (i, record) in isolation.mounts().into_iter().enumerate() {
-        let own = record.ok().and_then(|r| {
-            assessment
-                .mounts
-                .iter()
-                .find(|m| m.mount_dst == r.mount_dst && m.path == r.worktree_path)
-                .map(|m| m.verdict)
-        });
-        if let Some(status) = own.map_or(worst, kept_cleanup_status) {
-            isolation.set_cleanup_status_of(i, status.as_str());
-        }
     }
 }
 
@@ -396,101 +353,37 @@ pub fn apply(store: &Store, engine: &Engine, session: &mut Session, ruling: &Rul
 
 fn stop_if_live(engine: &Engine, session: &Session) -> Result<()> {
     if session.live() {
-        engine.stop(&session.manifest.docker.role_container, STOP_GRACE)?;
+        engine.stop(&session.manifest.docker.role_container, keeping::STOP_GRACE)?;
     }
     Ok(())
 }
 
 /// Keep: the launch recipe first (nothing is torn down before it is safe on disk), then Docker
-/// is freed, then the status, then the isolation records.
+/// is freed, then the status, then the isolation records (services/keeping.rs).
 fn keep(store: &Store, engine: &Engine, session: &mut Session, ruling: &Ruling) -> Result<Vec<String>> {
-    let mut warnings = Vec::new();
-    let name = &session.name.clone();
-    let verdict = session.assessment.verdict;
-    let status = kept_status(verdict);
-    stop_if_live(engine, session)?;
-    crash_point("stopped");
-    let recipe = crate::services::capture::capture(engine, store, name, &session.manifest, TOOL)
-        .context("capturing the launch recipe")?;
-    if recipe.is_none() {
-        warnings.push(
-            "the role container is gone: no launch recipe captured now (restore uses one captured earlier, if any)"
-                .into(),
-        );
-    }
-    let now = crate::base::time::now_rfc3339();
-    continuity::update(store, name, |c| {
-        if recipe.is_some() {
-            c.recipe = recipe;
-        }
-        // The history says which recipe the session keeps: a resume recreates it from that one.
-        let held = c.recipe.as_ref().map(|r| RecipeHeld {
-            captured_at: r.captured_at.clone(),
-            captured_by: r.captured_by.clone(),
-            sidecar: r.sidecar.is_some(),
-        });
-        let reason = ruling.reason.clone();
-        let evidence = Evidence::Kept(KeptEvidence { reason, policy: session.policy, verdict, recipe: held });
-        let entry = history_entry(&now, Tool::Keep, &session.manifest.status, status, Because::Kept, &evidence)?;
-        c.kept = Some(Kept {
-            at: now.clone(),
-            by: continuity::operator(),
-            reason: ruling.reason.clone(),
-            policy: session.policy.as_str().to_owned(),
-            verdict: verdict.as_str().to_owned(),
-            assessment: assessment_without_diffs(&session.assessment)?,
-        });
-        c.cause = Some(entry.cause.clone());
-        c.evidence = Some(entry.evidence.clone());
-        c.history.push(entry);
-        Ok(((), true))
-    })
-    .context("recording the keep")?;
-    crash_point("recorded");
-    crate::services::teardown::tear_down(engine, store, name, &session.manifest.docker)?;
-    crash_point("torn_down");
-    session.manifest = store.set_status(name, status, &now)?;
-    crash_point("stamped");
-    if verdict == Verdict::Unknown {
-        warnings.push("its work cannot be verified: kept as preserved_dirty".into());
-    }
-    if kept_cleanup_status(verdict).is_some() {
-        match store.read_isolation(name) {
-            Ok(mut isolation) if !isolation.records.is_empty() => {
-                mark_kept_records(&mut isolation, &session.assessment);
-                store.write_isolation(name, &isolation)?;
-            }
-            Ok(_) => {}
-            Err(e) => warnings.push(format!("isolation records left as they are: {e:#}")),
-        }
-    }
-    crash_point("isolation");
-    store.clear_exit_action(name)?;
-    Ok(warnings)
-}
-
-/// A test-only failure point of keep (base/crash.rs).
-fn crash_point(step: &str) {
-    crate::base::crash::point(Tool::Keep, CRASH_POINTS, step);
+    let (policy, verdict, reason) = (session.policy, session.assessment.verdict, ruling.reason.clone());
+    let evidence = |recipe| Evidence::Kept(KeptEvidence { reason: reason.clone(), policy, verdict, recipe });
+    let keeper = Keeper {
+        tool: Tool::Keep,
+        crash_points: CRASH_POINTS,
+        reason: ruling.reason.clone(),
+        policy: policy.as_str().to_owned(),
+        because: Because::Kept,
+        evidence: &evidence,
+    };
+    let live = session.live();
+    keeping::keep(store, engine, &session.name, &mut session.manifest, &session.assessment, live, &keeper)
 }
 
 /// Keep's crash points, in the order a run passes them.
-pub const CRASH_POINTS: &[&str] = &["stopped", "recorded", "torn_down", "stamped", "isolation"];
-
-/// The assessment as kept: diffs are the work tree's own content and stay there.
-fn assessment_without_diffs(assessment: &Assessment) -> Result<Value> {
-    let mut a = assessment.clone();
-    for mount in &mut a.mounts {
-        for file in &mut mount.files {
-            file.diff = None;
-        }
-    }
-    Ok(serde_json::to_value(a)?)
-}
+pub use crate::services::keeping::CRASH_POINTS;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::services::keeping::{kept_cleanup_status, mark_kept_records};
+    use crate::state::model::Isolation;
+    use std::time::Duration;
     use crate::state::store::parse_exit_choice;
     use Outcome as O;
     use Verdict as V;

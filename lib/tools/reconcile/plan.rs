@@ -231,6 +231,7 @@ mod tests {
             Cause::ContainerRemoved => "container_removed",
             Cause::ContainerRunning => "container_running",
             Cause::KilledByHost => "killed_by_host",
+            Cause::IdleKept => "idle_kept",
         };
         assert_eq!(cause.to_string(), word);
         word
