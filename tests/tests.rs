@@ -19,6 +19,7 @@ mod tool {
     mod dry_runs;
     mod events;
     mod flag_walk;
+    mod idle;
     mod keep;
     mod lifecycle;
     mod moves;

@@ -17,6 +17,8 @@ pub enum Tool {
     /// `jackin-notify`: the operator's program run for each event of reconcile's records
     /// (extras/notify/).
     Notify,
+    /// `jackin-idle`: running sessions nobody uses, found and kept (extras/idle/).
+    Idle,
     /// `jackin-move import` (extras/moves/import/), for its crash points.
     Import,
 }
@@ -26,7 +28,7 @@ impl Tool {
     pub const PROGRAMS: [Tool; 5] = [Tool::Assess, Tool::Keep, Tool::Purge, Tool::Reconcile, Tool::Restore];
 
     /// The extras: programs of their own over the same core, which none of the five runs.
-    pub const EXTRAS: [Tool; 3] = [Tool::Move, Tool::Hosts, Tool::Notify];
+    pub const EXTRAS: [Tool; 4] = [Tool::Move, Tool::Hosts, Tool::Notify, Tool::Idle];
 
     /// Whether `program` (a binary's file name) is one of the tools: the five or an extra.
     pub fn is_ours(program: &str) -> bool {
@@ -44,6 +46,7 @@ impl Tool {
             Tool::Move | Tool::Import => "jackin-move",
             Tool::Hosts => "jackin-hosts",
             Tool::Notify => "jackin-notify",
+            Tool::Idle => "jackin-idle",
         }
     }
 
@@ -58,6 +61,7 @@ impl Tool {
             Tool::Move => "JACKIN_MOVE_CRASH_AT",
             Tool::Hosts => "JACKIN_HOSTS_CRASH_AT",
             Tool::Notify => "JACKIN_NOTIFY_CRASH_AT",
+            Tool::Idle => "JACKIN_IDLE_CRASH_AT",
             Tool::Import => "JACKIN_IMPORT_CRASH_AT",
         }
     }
@@ -73,6 +77,7 @@ impl Tool {
             Tool::Move => "JACKIN_MOVE_PAUSE_AT",
             Tool::Hosts => "JACKIN_HOSTS_PAUSE_AT",
             Tool::Notify => "JACKIN_NOTIFY_PAUSE_AT",
+            Tool::Idle => "JACKIN_IDLE_PAUSE_AT",
             Tool::Import => "JACKIN_IMPORT_PAUSE_AT",
         }
     }

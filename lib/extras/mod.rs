@@ -8,8 +8,10 @@
 //! - `moves`: `jackin-move export|import`, a kept session taken to another host as one archive.
 //! - `notify`: `jackin-notify PROGRAM`, the operator's program run for each event of
 //!   jackin-reconcile's records, read from a pipe.
+//! - `idle`: `jackin-idle [--yes]`, running sessions nobody uses found, and kept to resume later.
 
 pub mod hosts;
+pub mod idle;
 pub mod moves;
 pub mod notify;
 
@@ -21,6 +23,7 @@ pub fn manual(tool: crate::base::tool::Tool) -> crate::face::manual::Manual {
         Tool::Move | Tool::Import => moves::manual::manual(),
         Tool::Hosts => hosts::manual::manual(),
         Tool::Notify => notify::manual::manual(),
+        Tool::Idle => idle::manual::manual(),
         _ => crate::face::manual::manual(tool),
     }
 }
@@ -33,6 +36,7 @@ pub fn commands() -> Vec<clap::Command> {
     commands.push(moves::cli::MoveArgs::command());
     commands.push(hosts::cli::HostsArgs::command());
     commands.push(notify::cli::NotifyArgs::command());
+    commands.push(idle::cli::IdleArgs::command());
     commands
 }
 
@@ -43,5 +47,6 @@ pub fn man_commands() -> Vec<clap::Command> {
     commands.push(moves::cli::MoveArgs::command().after_help(None::<&str>));
     commands.push(hosts::cli::HostsArgs::command().after_help(None::<&str>));
     commands.push(notify::cli::NotifyArgs::command().after_help(None::<&str>));
+    commands.push(idle::cli::IdleArgs::command().after_help(None::<&str>));
     commands
 }

@@ -86,7 +86,7 @@ pub fn manual(tool: Tool) -> Manual {
         Tool::Purge => (&PURGE_EXAMPLES[..], Some(EVERY_SESSION)),
         Tool::Reconcile => (&RECONCILE_EXAMPLES[..], Some(EVERY_SESSION)),
         Tool::Restore => (&RESTORE_EXAMPLES[..], Some(RESUMABLE)),
-        Tool::Move | Tool::Import | Tool::Hosts | Tool::Notify => {
+        Tool::Move | Tool::Import | Tool::Hosts | Tool::Notify | Tool::Idle => {
             panic!("{}: an extra's page is its own (extras::manual)", tool.name())
         }
     };

@@ -52,6 +52,9 @@ pub struct Continuity {
     /// The last `jackin-purge --slim` of the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) slimmed: Option<Slimmed>,
+    /// What jackin-idle's last check saw of the running session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) idle_watch: Option<IdleWatch>,
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
 }
@@ -66,6 +69,7 @@ impl Default for Continuity {
             evidence: None,
             history: Vec::new(),
             slimmed: None,
+            idle_watch: None,
             extra: Map::new(),
         }
     }
@@ -88,6 +92,21 @@ pub(crate) struct Kept {
     pub(crate) policy: String,
     pub(crate) verdict: String,
     pub(crate) assessment: Value,
+}
+
+/// What jackin-idle's last check of a running session saw (extras/idle/): the CPU time its
+/// containers had used then, for the next check to tell how busy they were in between, and the
+/// last sign of use of each kind that needs watching over time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct IdleWatch {
+    pub(crate) checked_at: String,
+    /// The role container's start the count belongs to: another start counts from zero again.
+    pub(crate) started_at: Option<String>,
+    /// CPU time of the role container and its sidecar, in nanoseconds.
+    pub(crate) cpu_ns: u64,
+    /// Since when every check found the CPU use under the threshold.
+    pub(crate) cpu_quiet_since: String,
+    pub(crate) last_attached: Option<String>,
 }
 
 /// When a session was last slimmed, and what that took back.

@@ -55,8 +55,9 @@ pub fn build_real_images() {
 /// run as the container's main process (`--entrypoint /agent-init`), which ends the container
 /// with exit 0 on SIGTERM, and a capsule that says `agent ready` and reads one line: `exit` is the
 /// agent exiting (the container then exits 0, as jackin's does when its agent exits), anything
-/// else the operator's detach (the container runs on).
-pub const TEST_AGENT_IMAGE: &str = "jackin-test-role-agent:1";
+/// else the operator's detach (the container runs on). `/agent-busy` is a main process that keeps
+/// a good part of a core busy (`--entrypoint /agent-busy`): an agent at work.
+pub const TEST_AGENT_IMAGE: &str = "jackin-test-role-agent:2";
 
 pub fn build_agent_image() {
     static BUILT: OnceLock<()> = OnceLock::new();
@@ -69,12 +70,13 @@ pub fn build_agent_image() {
         let capsule = "#!/bin/sh\necho 'agent ready'\nread -r line\nif [ \"$line\" = exit ]; then kill -TERM 1; fi\n";
         let init = "#!/bin/sh\ntrap 'exit 0' TERM\nwhile :; do sleep 1 & wait $!; done\n";
         use std::os::unix::fs::PermissionsExt;
-        for (file, text) in [("jackin-capsule", capsule), ("agent-init", init)] {
+        let busy = "#!/bin/sh\ntrap 'exit 0' TERM\nwhile :; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; sleep 0.05; done\n";
+        for (file, text) in [("jackin-capsule", capsule), ("agent-init", init), ("agent-busy", busy)] {
             std::fs::write(dir.path().join(file), text).unwrap();
             std::fs::set_permissions(dir.path().join(file), std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         let dockerfile = format!(
-            "FROM {TEST_ROLE_IMAGE}\nCOPY jackin-capsule /jackin/runtime/jackin-capsule\nCOPY agent-init /agent-init\n"
+            "FROM {TEST_ROLE_IMAGE}\nCOPY jackin-capsule /jackin/runtime/jackin-capsule\nCOPY agent-init /agent-init\nCOPY agent-busy /agent-busy\n"
         );
         std::fs::write(dir.path().join("Dockerfile"), dockerfile).unwrap();
         docker(&["build", "-q", "-t", TEST_AGENT_IMAGE, dir.path().to_str().unwrap()]);

@@ -598,6 +598,7 @@ pub fn tool_path(tool: &str) -> &'static Path {
         "jackin-move" => assert_cmd::cargo::cargo_bin!("jackin-move"),
         "jackin-notify" => assert_cmd::cargo::cargo_bin!("jackin-notify"),
         "jackin-hosts" => assert_cmd::cargo::cargo_bin!("jackin-hosts"),
+        "jackin-idle" => assert_cmd::cargo::cargo_bin!("jackin-idle"),
         other => panic!("{other} is not one of the tools"),
     }
 }

@@ -10,6 +10,7 @@ use crate::protocol::path_bytes::NameBytes;
 use crate::state::config::Policy;
 use serde::{Deserialize, Serialize};
 
+mod idle;
 mod moves;
 mod restore;
 mod session;
@@ -17,6 +18,7 @@ mod sweep;
 
 pub(crate) use crate::protocol::assessment::human_bytes;
 
+pub use idle::*;
 pub use moves::*;
 pub use restore::*;
 pub use session::*;

@@ -383,8 +383,8 @@ mod tests {
     use super::*;
     use crate::services::keeping::{kept_cleanup_status, mark_kept_records};
     use crate::state::model::Isolation;
-    use std::time::Duration;
     use crate::state::store::parse_exit_choice;
+    use std::time::Duration;
     use Outcome as O;
     use Verdict as V;
 

@@ -113,7 +113,12 @@ pub(crate) fn candidate(
 ) -> Candidate {
     let short = crate::state::names::short_name(&manifest.instance_id);
     let age = age(&manifest.updated_at, now);
-    let when = match cause_words(continuity.cause.as_ref().and_then(CauseWord::known)) {
+    let cause = continuity.cause.as_ref().and_then(CauseWord::known);
+    let when = match cause_words(cause) {
+        // jackin-idle kept it: since when nobody has used it, said as a moment.
+        _ if cause == Some(CauseKind::IdleKept) => {
+            format!("kept idle since {} ({age})", continuity.kept_at().unwrap_or_else(|| manifest.updated_at.clone()))
+        }
         Some(words) => format!("{words} {age}"),
         None => age,
     };
