@@ -8,7 +8,8 @@ BIN_DIR ?= target/release
 CARGO ?= cargo
 INSTALL ?= install
 
-BINS := jackin-assess jackin-keep jackin-purge jackin-reconcile jackin-restore jackin-move
+BINS := jackin-assess jackin-keep jackin-purge jackin-reconcile jackin-restore jackin-move jackin-hosts \
+	jackin-notify jackin-idle
 bindir := $(PREFIX)/bin
 mandir := $(PREFIX)/share/man/man1
 bashdir := $(PREFIX)/share/bash-completion/completions

@@ -15,8 +15,17 @@ use crate::common::docker::engine_available;
 /// The order the tools' examples run in, on one home: reconcile before keep, while there is
 /// something for it to find (`$D`'s container was never there); purge's discard of `$D` before
 /// restore, whose `--recover` brings that work back.
-const RUN_ORDER: [Tool; 9] =
-    [Tool::Assess, Tool::Idle, Tool::Hosts, Tool::Reconcile, Tool::Notify, Tool::Keep, Tool::Move, Tool::Purge, Tool::Restore];
+const RUN_ORDER: [Tool; 9] = [
+    Tool::Assess,
+    Tool::Idle,
+    Tool::Hosts,
+    Tool::Reconcile,
+    Tool::Notify,
+    Tool::Keep,
+    Tool::Move,
+    Tool::Purge,
+    Tool::Restore,
+];
 
 /// What is wrong with one example's run: `None` when it ended and printed as its page says.
 fn drift(example: &Example, code: Option<i32>, stdout: &str, stderr: &str) -> Option<String> {

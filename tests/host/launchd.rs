@@ -19,7 +19,8 @@ use std::process::{Command, Stdio};
 use common::{stderr, tools_dir};
 
 /// The tools a schedule may start.
-const TOOLS: [&str; 5] = ["jackin-assess", "jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore"];
+const TOOLS: [&str; 6] =
+    ["jackin-assess", "jackin-keep", "jackin-purge", "jackin-reconcile", "jackin-restore", "jackin-idle"];
 /// Where the agents as shipped start the tools (`make install` with the default PREFIX).
 const SHIPPED_BIN: &str = "/usr/local/bin";
 
@@ -143,7 +144,12 @@ fn the_launchd_agents_are_valid_plists_and_run_the_installed_tools() {
     let names: Vec<_> = shipped.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["io.jackin.tools.purge.plist", "io.jackin.tools.reconcile.plist", "io.jackin.tools.resume-interrupted.plist"]
+        [
+            "io.jackin.tools.idle.plist",
+            "io.jackin.tools.purge.plist",
+            "io.jackin.tools.reconcile.plist",
+            "io.jackin.tools.resume-interrupted.plist"
+        ]
     );
     plutil_lint(&shipped);
     for agent in &shipped {

@@ -56,6 +56,7 @@ fn the_installed_schedules_run_as_written() {
     let units_dir = prefix.join("share/jackin/systemd");
     let cron_dir = prefix.join("share/jackin/cron");
     let units: Vec<(String, String)> = [
+        "jackin-idle.service",
         "jackin-purge.service",
         "jackin-reconcile.service",
         "jackin-reconcile-watch.service",
@@ -73,7 +74,7 @@ fn the_installed_schedules_run_as_written() {
             assert!(Path::new(program).starts_with(&bin), "{name}: {program} is not an installed tool");
         }
     }
-    let crons: Vec<(String, String)> = ["jackin-purge", "jackin-reconcile"]
+    let crons: Vec<(String, String)> = ["jackin-idle", "jackin-purge", "jackin-reconcile"]
         .iter()
         .map(|c| (c.to_string(), fs::read_to_string(cron_dir.join(c)).unwrap()))
         .collect();
