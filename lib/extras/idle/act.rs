@@ -119,7 +119,7 @@ fn second_look(engine: &Engine, store: &Store, seen: &Seen) -> Result<Option<Str
         }
     }
     std::thread::sleep(SECOND_LOOK.saturating_sub(seen.sampled.elapsed()));
-    let used = watch::cpu_time(engine, &manifest)?.saturating_sub(seen.cpu_ns);
+    let used = watch::cpu_times(engine, &[&manifest])?[0].saturating_sub(seen.cpu_ns);
     let over = seen.sampled.elapsed();
     if watch::busy(used, over) {
         let share = used as f64 / over.as_nanos() as f64 * 100.0;

@@ -11,6 +11,8 @@ pub mod manual;
 pub mod policy;
 pub mod watch;
 
+use std::time::Instant;
+
 use anyhow::Result;
 
 use crate::base::exit::Exit;
@@ -42,11 +44,21 @@ pub fn run(args: &IdleArgs, ctx: &mut Ctx) -> Result<Exit> {
                 .map(|length| Window { length, policy: format!("workspace {}", workspace.unwrap_or("")) })
         }
     };
+    let mut running = Vec::new();
     for target in catalog.all() {
-        let name = target.name;
-        let seen = match watch::observe(&engine, &store, &name, window, args.dry_run) {
-            Ok(Some(seen)) => seen,
-            Ok(None) => continue,
+        match watch::running(&engine, &store, &target.name) {
+            Ok(Some(session)) => running.push(session),
+            Ok(None) => {}
+            Err(e) => ctx.fail(Some(target.name.as_str()), ErrorCode::InspectFailed, &e)?,
+        }
+    }
+    let manifests: Vec<&Manifest> = running.iter().map(|r| &r.manifest).collect();
+    let cpu = watch::cpu_times(&engine, &manifests).map_err(|e| Exit::Unavailable.wrap(e))?;
+    let sampled = Instant::now();
+    for (session, cpu_ns) in running.into_iter().zip(cpu) {
+        let name = session.name.clone();
+        let seen = match watch::observe(&store, session, (cpu_ns, sampled), window, args.dry_run) {
+            Ok(seen) => seen,
             Err(e) => {
                 ctx.fail(Some(name.as_str()), ErrorCode::InspectFailed, &e)?;
                 continue;

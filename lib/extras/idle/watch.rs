@@ -129,14 +129,23 @@ impl Seen {
     }
 }
 
-/// The session's CPU time now: its role container's and its sidecar's.
-pub fn cpu_time(engine: &Engine, manifest: &Manifest) -> Result<u64> {
-    let role = engine.cpu_time_ns(&manifest.docker.role_container)?.unwrap_or(0);
-    let sidecar = match &manifest.docker.dind_container {
-        Some(sidecar) => engine.cpu_time_ns(sidecar)?.unwrap_or(0),
-        None => 0,
-    };
-    Ok(role + sidecar)
+/// The CPU time of each session now, its role container's and its sidecar's, asked of the
+/// engine all at once.
+pub fn cpu_times(engine: &Engine, manifests: &[&Manifest]) -> Result<Vec<u64>> {
+    let mut names: Vec<&str> = Vec::new();
+    for manifest in manifests {
+        names.push(&manifest.docker.role_container);
+        names.extend(manifest.docker.dind_container.as_deref());
+    }
+    let mut times = engine.cpu_times(&names)?.into_iter();
+    let mut totals = Vec::with_capacity(manifests.len());
+    for manifest in manifests {
+        let sidecar = manifest.docker.dind_container.is_some();
+        let role = times.next().flatten().unwrap_or(0);
+        let sidecar = if sidecar { times.next().flatten().unwrap_or(0) } else { 0 };
+        totals.push(role + sidecar);
+    }
+    Ok(totals)
 }
 
 /// Whether `used` nanoseconds of CPU time over `over` is more than [`BUSY_SHARE`] of a core.
@@ -144,16 +153,18 @@ pub fn busy(used: u64, over: Duration) -> bool {
     over.as_nanos() > 0 && used as f64 / over.as_nanos() as f64 > BUSY_SHARE
 }
 
-/// Looks at one session: `None` when it is not a running session of this home (its status is not
-/// live, or its role container is not running or not its own). Records what the CPU watch needs
-/// in the tools' own file unless `dry_run`.
-pub fn observe(
-    engine: &Engine,
-    store: &Store,
-    name: &InstanceName,
-    window: impl FnOnce(&Manifest) -> Option<Window>,
-    dry_run: bool,
-) -> Result<Option<Seen>> {
+/// A running session of this home: its status live, its role container its own and running.
+#[derive(Debug, Clone)]
+pub struct Running {
+    pub name: InstanceName,
+    pub manifest: Manifest,
+    started_at: Option<String>,
+    clients: u32,
+}
+
+/// `name` when it is a running session of this home, else `None` (its status is not live, or its
+/// role container is not running or not its own).
+pub fn running(engine: &Engine, store: &Store, name: &InstanceName) -> Result<Option<Running>> {
     let Some(manifest) = store.read_manifest(name)? else { return Ok(None) };
     if !manifest.status.known().is_some_and(|s| s.is_live()) {
         return Ok(None);
@@ -164,13 +175,22 @@ pub fn observe(
     if !role.state.running {
         return Ok(None);
     }
-    let checked_at = SystemTime::now();
-    let cpu_ns = cpu_time(engine, &manifest)?;
-    let sampled = Instant::now();
-    let started = role.state.started_at.clone();
-    let clients = role.state.attached;
-    let lock_held_by = SessionClaim::held_by(store, name)?;
-    let previous = continuity::read(store, name)?.idle_watch.filter(|w| w.started_at == started && w.cpu_ns <= cpu_ns);
+    Ok(Some(Running { name: name.clone(), manifest, started_at: role.state.started_at, clients: role.state.attached }))
+}
+
+/// One check of a running session, given its CPU time read at `sampled`. Records what the CPU
+/// watch needs in the tools' own file unless `dry_run`.
+pub fn observe(
+    store: &Store,
+    running: Running,
+    (cpu_ns, sampled): (u64, Instant),
+    window: impl FnOnce(&Manifest) -> Option<Window>,
+    dry_run: bool,
+) -> Result<Seen> {
+    let Running { name, manifest, started_at: started, clients } = running;
+    let checked_at = SystemTime::now() - sampled.elapsed();
+    let lock_held_by = SessionClaim::held_by(store, &name)?;
+    let previous = continuity::read(store, &name)?.idle_watch.filter(|w| w.started_at == started && w.cpu_ns <= cpu_ns);
     let cpu_quiet_since = match &previous {
         Some(w) => {
             let since = parse_rfc3339(&w.checked_at).and_then(|at| checked_at.duration_since(at).ok());
@@ -188,10 +208,10 @@ pub fn observe(
     } else {
         previous.as_ref().and_then(|w| w.last_attached.as_deref()).and_then(parse_rfc3339)
     };
-    let last_file_change = newest_change(&watched_paths(store, name));
+    let last_file_change = newest_change(&watched_paths(store, &name));
     let seen = Seen {
-        name: name.clone(),
         window: window(&manifest),
+        name,
         manifest,
         clients,
         lock_held_by,
@@ -212,12 +232,12 @@ pub fn observe(
             cpu_quiet_since: rfc3339(cpu_quiet_since),
             last_attached: last_attached.map(rfc3339),
         };
-        continuity::update(store, name, |c| {
+        continuity::update(store, &seen.name, |c| {
             c.idle_watch = Some(watch);
             Ok(((), true))
         })?;
     }
-    Ok(Some(seen))
+    Ok(seen)
 }
 
 /// The session's work trees (its isolation records' paths inside its own data directory: a

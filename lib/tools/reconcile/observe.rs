@@ -233,6 +233,8 @@ fn kept_after(store: &Store, name: &InstanceName, role: &RunState) -> Result<boo
     Ok(match (at(continuity.kept_at().as_deref()), at(role.started_at.as_deref())) {
         (Some(kept), Some(started)) => kept >= started,
         (Some(_), None) => true,
-        (None, _) => continuity.cause.as_ref().is_some_and(|cause| *cause == CauseKind::Kept),
+        (None, _) => {
+            continuity.cause.as_ref().is_some_and(|cause| *cause == CauseKind::Kept || *cause == CauseKind::IdleKept)
+        }
     })
 }
