@@ -94,9 +94,9 @@ mod tests {
     fn a_known_word_is_parsed_and_another_is_kept_verbatim() {
         let kept: CauseWord = serde_json::from_str(r#""killed_by_host""#).unwrap();
         assert_eq!(kept, CauseWord::Known(CauseKind::KilledByHost));
-        let newer: CauseWord = serde_json::from_str(r#""idle_kept""#).unwrap();
-        assert_eq!((newer.known(), newer.as_str()), (None, "idle_kept"));
-        assert_eq!(serde_json::to_string(&newer).unwrap(), r#""idle_kept""#, "written back as it was read");
+        let newer: CauseWord = serde_json::from_str(r#""paused_by_schedule""#).unwrap();
+        assert_eq!((newer.known(), newer.as_str()), (None, "paused_by_schedule"));
+        assert_eq!(serde_json::to_string(&newer).unwrap(), r#""paused_by_schedule""#, "written back as it was read");
         let clone: IsolationWord = "clone".into();
         assert!(clone == IsolationKind::Clone && clone == "clone" && format!("{clone}") == "clone");
         let odd: IsolationWord = "Clone".into();
