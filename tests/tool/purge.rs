@@ -795,9 +795,16 @@ fn every_crash_point_is_listed_passed_and_tested() {
             ("Tool::Restore", Tool::Restore),
             ("Tool::Import", Tool::Import),
         ];
+        // The keep sequence (services/keeping.rs) passes its points for whichever tool keeps:
+        // jackin-keep's, and jackin-idle's after its own `checked` (checked below).
+        let shared_keep = entry.path().ends_with("lib/services/keeping.rs");
         let tool = tools
             .into_iter()
-            .find(|(name, _)| source.contains(name) || entry.path().starts_with(root.join("lib/tools/purge")))
+            .find(|(name, tool)| {
+                source.contains(name)
+                    || entry.path().starts_with(root.join("lib/tools/purge"))
+                    || (shared_keep && *tool == Tool::Keep)
+            })
             .map(|(_, tool)| tool)
             .unwrap_or_else(|| panic!("{}: crash points of no tool", entry.path().display()));
         called.iter_mut().find(|(t, _)| *t == tool).unwrap().1.extend(points);
@@ -823,6 +830,9 @@ fn every_crash_point_is_listed_passed_and_tested() {
         "the reliability suite walks restore's points"
     );
     assert!(walks("tests/tool/moves.rs", "moves::import::CRASH_POINTS"), "tests/tool/moves.rs walks import's points");
+    let idle = jackin::extras::idle::act::CRASH_POINTS;
+    assert_eq!((idle[0], &idle[1..]), ("checked", listed(Tool::Keep)), "jackin-idle: checked, then the keep's points");
+    assert!(walks("tests/tool/idle.rs", "Tool::Idle, \"checked\""), "tests/tool/idle.rs pauses jackin-idle at checked");
 }
 
 #[test]
