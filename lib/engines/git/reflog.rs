@@ -58,8 +58,7 @@ pub(crate) struct ReflogOnly {
 
 impl ReflogOnly {
     pub(super) fn find(repo: &Repository, reflogs: &[PathBuf], counted: &[Oid]) -> Result<ReflogOnly, git2::Error> {
-        let odb = repo.odb()?;
-        let counted: HashSet<Oid> = counted.iter().copied().filter(|id| odb.exists(*id)).collect();
+        let counted: HashSet<Oid> = counted.iter().copied().collect();
         let mut logged = HashSet::new();
         for file in reflogs {
             // A reflog line is `<old> <new> <ident> <time> <zone>\t<message>`, read as bytes:
@@ -83,11 +82,15 @@ impl ReflogOnly {
         if logged.is_empty() {
             return Ok(ReflogOnly::default());
         }
+        // Only now are the counted commits looked up (one object lookup each, a stat of a loose
+        // object): most sessions' reflogs name nothing the counted refs do not, and a fleet of one
+        // repository counts a tip for every session. A counted id of no object here hides nothing.
+        let odb = repo.odb()?;
         let mut walk = repo.revwalk()?;
         for id in &logged {
             walk.push(*id)?;
         }
-        for id in &counted {
+        for id in counted.iter().filter(|id| odb.exists(**id)) {
             walk.hide(*id)?;
         }
         let commits: Vec<Oid> = walk.collect::<Result<_, _>>()?;
