@@ -432,17 +432,12 @@ fn surviving_worktree_refs(worktree: &Repository, host: &HostRefs, scratch_ref: 
 
 /// The commits that survive the purge of `worktree`: every host ref but its scratch branch, the
 /// host's HEAD, and the HEADs of the host's other worktrees.
-/// The same set as [`surviving_worktree_refs`], read without copying a name: every session of a
-/// repository shared by a fleet reads every other session's tip, so this is done once per session
-/// over as many refs as there are sessions.
+/// [`surviving_worktree_refs`]' commits, no name copied: each session of a fleet reads them all.
 fn surviving_worktree_purge(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<Oid> {
-    let own_registration = worktree.path().file_name();
-    let mut surviving: HashSet<Oid> = HashSet::new();
-    surviving.extend(host.tips.iter().filter(|(name, _)| name != scratch_ref).map(|(_, id)| *id));
-    surviving.extend(host.detached_head);
-    surviving.extend(
-        host.worktree_heads.iter().filter(|(dir, _)| Some(dir.as_os_str()) != own_registration).map(|(_, id)| *id),
-    );
+    let own = worktree.path().file_name();
+    let others = host.worktree_heads.iter().filter(|(dir, _)| Some(dir.as_os_str()) != own).map(|(_, id)| *id);
+    let refs = host.tips.iter().filter(|(name, _)| name != scratch_ref).map(|(_, id)| *id);
+    let surviving: HashSet<Oid> = refs.chain(host.detached_head).chain(others).collect();
     surviving.into_iter().collect()
 }
 
