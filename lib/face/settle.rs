@@ -34,15 +34,9 @@ use crate::state::store::Store;
 
 /// What became of the session, said on stderr (not under `--quiet`): the operator has just left
 /// it and looks at the terminal.
-trait Tell {
-    fn tell(&self, message: std::fmt::Arguments);
-}
-
-impl Tell for Ctx {
-    fn tell(&self, message: std::fmt::Arguments) {
-        if !self.quiet {
-            self.say(message);
-        }
+fn tell(ctx: &Ctx, message: std::fmt::Arguments) {
+    if !ctx.quiet {
+        ctx.say(message);
     }
 }
 
@@ -89,17 +83,17 @@ pub fn attach(
             Ok(Left::Settled(Exit::Partial))
         }
         Some(state) if state.running => {
-            ctx.tell(format_args!("{name}: left running (detached); jackin-restore {name} --exec attaches again"));
+            tell(ctx, format_args!("{name}: left running (detached); jackin-restore {name} --exec attaches again"));
             Ok(Left::Settled(Exit::Ok))
         }
         Some(state) if state.exit_code == Some(0) => settle(ctx, args, store, name),
         Some(state) => {
             let code = state.exit_code.map_or("unknown".to_owned(), |c| c.to_string());
-            ctx.tell(format_args!("{name}: the agent ended with exit {code}; jackin-reconcile records it as crashed"));
+            tell(ctx, format_args!("{name}: the agent ended with exit {code}; jackin-reconcile records it as crashed"));
             Ok(Left::Settled(Exit::Ok))
         }
         None => {
-            ctx.tell(format_args!("{name}: its container is gone; jackin-reconcile records it"));
+            tell(ctx, format_args!("{name}: its container is gone; jackin-reconcile records it"));
             Ok(Left::Settled(Exit::Ok))
         }
     }
@@ -145,7 +139,7 @@ fn settle(ctx: &Ctx, args: &RestoreArgs, store: &Store, name: &InstanceName) -> 
         .filter(|record| record.kind == "decision")
         .any(|record| record.parse::<Decision>().is_ok_and(|d| d.outcome == Outcome::Return));
     if back && assess_status.success() && kept.status.success() {
-        ctx.tell(format_args!("{name}: back to the agent"));
+        tell(ctx, format_args!("{name}: back to the agent"));
         return Ok(Left::Again);
     }
     let format = match ctx.format {

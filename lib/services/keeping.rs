@@ -84,9 +84,16 @@ pub(crate) struct Keeper<'a> {
     pub(crate) evidence: &'a dyn Fn(Option<RecipeHeld>) -> Evidence,
 }
 
+/// What a keep did: the warnings worth saying on stderr, and the launch recipe the kept session
+/// holds (the one captured now, or an earlier one).
+pub(crate) struct KeptSession {
+    pub(crate) warnings: Vec<String>,
+    pub(crate) recipe: Option<RecipeHeld>,
+}
+
 /// Keeps the session: stops its role container if it runs, captures the launch recipe, records
 /// the keep, removes its containers and network, and writes jackin's status (`manifest` is the
-/// one left) and the isolation records. Returns warnings worth saying on stderr.
+/// one left) and the isolation records.
 pub(crate) fn keep(
     store: &Store,
     engine: &Engine,
@@ -95,7 +102,7 @@ pub(crate) fn keep(
     assessment: &Assessment,
     live: bool,
     keeper: &Keeper,
-) -> Result<Vec<String>> {
+) -> Result<KeptSession> {
     let crash_point = |step| crate::base::crash::point(keeper.tool, keeper.crash_points, step);
     let mut warnings = Vec::new();
     let verdict = assessment.verdict;
@@ -113,7 +120,7 @@ pub(crate) fn keep(
         );
     }
     let now = crate::base::time::now_rfc3339();
-    continuity::update(store, name, |c| {
+    let held = continuity::update(store, name, |c| {
         if recipe.is_some() {
             c.recipe = recipe;
         }
@@ -123,7 +130,7 @@ pub(crate) fn keep(
             captured_by: r.captured_by.clone(),
             sidecar: r.sidecar.is_some(),
         });
-        let evidence = (keeper.evidence)(held);
+        let evidence = (keeper.evidence)(held.clone());
         let entry = history_entry(&now, keeper.tool, &manifest.status, status, keeper.because, &evidence)?;
         c.kept = Some(Kept {
             at: now.clone(),
@@ -136,7 +143,7 @@ pub(crate) fn keep(
         c.cause = Some(entry.cause.clone());
         c.evidence = Some(entry.evidence.clone());
         c.history.push(entry);
-        Ok(((), true))
+        Ok((held, true))
     })
     .context("recording the keep")?;
     crash_point("recorded");
@@ -159,7 +166,7 @@ pub(crate) fn keep(
     }
     crash_point("isolation");
     store.clear_exit_action(name)?;
-    Ok(warnings)
+    Ok(KeptSession { warnings, recipe: held })
 }
 
 /// The crash points of a keep, in the order it passes them.

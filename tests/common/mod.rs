@@ -148,6 +148,15 @@ impl Home {
         repo
     }
 
+    /// The session's `sockets/<c>/agent.toml` as jackin writes it (workdir `/workspace`); its path.
+    pub fn write_agent_toml(&self, container: &str) -> PathBuf {
+        let dir = self.home.join("sockets").join(container);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace\"\nagents = [\"claude\"]\n")
+            .unwrap();
+        dir.join("agent.toml")
+    }
+
     pub fn data(&self, container: &str) -> PathBuf {
         self.home.join("data").join(container)
     }

@@ -21,10 +21,7 @@ fn kept_agent_session(home: &mut Home, id: &str) -> (Instance, Session, std::pat
     docker::build_agent_image();
     let host = home.host_repo("app");
     let inst = home.instance(id, |h, c| vec![h.worktree_record(c, &host, "/workspace/app")]);
-    let sockets = home.home.join("sockets").join(&inst.container);
-    fs::create_dir_all(&sockets).unwrap();
-    fs::write(sockets.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace\"\nagents = [\"claude\"]\n")
-        .unwrap();
+    home.write_agent_toml(&inst.container);
     let options = SessionOptions {
         dind: false,
         image: Some(TEST_AGENT_IMAGE),

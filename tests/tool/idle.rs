@@ -21,10 +21,7 @@ use serde_json::Value;
 fn running(home: &mut Home, host: &Path, entrypoint: &'static str, dind: bool) -> (Instance, Session) {
     docker::build_agent_image();
     let inst = home.instance(&common::unique_id(), |h, c| vec![h.worktree_record(c, host, "/workspace/app")]);
-    let sockets = home.home.join("sockets").join(&inst.container);
-    fs::create_dir_all(&sockets).unwrap();
-    fs::write(sockets.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace\"\nagents = [\"claude\"]\n")
-        .unwrap();
+    home.write_agent_toml(&inst.container);
     let options = SessionOptions {
         dind,
         image: Some(TEST_AGENT_IMAGE),

@@ -52,11 +52,7 @@ fn remove_docker_side(inst: &Instance) {
 }
 
 fn with_agent_toml(home: &Home, inst: &Instance) -> std::path::PathBuf {
-    let dir = home.home.join("sockets").join(&inst.container);
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("agent.toml"), "role = \"agent-smith\"\nworkdir = \"/workspace\"\nagents = [\"claude\"]\n")
-        .unwrap();
-    dir.join("agent.toml")
+    home.write_agent_toml(&inst.container)
 }
 
 fn restore(home: &Home, args: &[&str]) -> std::process::Output {

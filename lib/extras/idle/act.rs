@@ -78,19 +78,13 @@ pub fn keep_idle(engine: &Engine, store: &Store, seen: &Seen, dry_run: bool) -> 
             Change { identity: seen.identity(), from, to, cause: Cause::IdleKept, evidence: evidence(None), dry_run };
         return Ok(Acted::Kept(Box::new(change)));
     }
-    keeping::keep(store, engine, &seen.name, &mut manifest, &assessment, true, &keeper)?;
-    let recipe =
-        crate::state::continuity::read(store, &seen.name)?.recipe.map(|r| crate::protocol::evidence::RecipeHeld {
-            captured_at: r.captured_at,
-            captured_by: r.captured_by,
-            sidecar: r.sidecar.is_some(),
-        });
+    let kept = keeping::keep(store, engine, &seen.name, &mut manifest, &assessment, true, &keeper)?;
     Ok(Acted::Kept(Box::new(Change {
         identity: seen.identity(),
         from,
         to: manifest.status.clone(),
         cause: Cause::IdleKept,
-        evidence: evidence(recipe),
+        evidence: evidence(kept.recipe),
         dry_run: false,
     })))
 }

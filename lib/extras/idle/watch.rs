@@ -263,8 +263,10 @@ pub fn newest_change(paths: &[PathBuf]) -> Option<SystemTime> {
 
 fn newest_under(root: &Path) -> Option<SystemTime> {
     use std::os::unix::fs::MetadataExt;
+    // The root too: a link where the agent home or a work tree should be is not walked through.
     walkdir::WalkDir::new(root)
         .follow_links(false)
+        .follow_root_links(false)
         .into_iter()
         .filter_map(|entry| entry.ok()?.metadata().ok())
         .filter_map(|meta| {

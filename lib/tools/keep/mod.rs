@@ -373,6 +373,7 @@ fn keep(store: &Store, engine: &Engine, session: &mut Session, ruling: &Ruling) 
     };
     let live = session.live();
     keeping::keep(store, engine, &session.name, &mut session.manifest, &session.assessment, live, &keeper)
+        .map(|kept| kept.warnings)
 }
 
 /// Keep's crash points, in the order a run passes them.
