@@ -16,8 +16,7 @@ use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    clone_reflog_only, error, registration, surviving_worktree_purge, worktree_reflogs, GitError, HostRefs, ReflogOnly,
-    Repo, REFLOG_ONLY,
+    clone_reflog_only, error, registration, worktree_reflogs, GitError, Graph, HostRefs, ReflogOnly, Repo, REFLOG_ONLY,
 };
 use crate::protocol::assessment::UnpushedRef;
 
@@ -77,13 +76,14 @@ pub(crate) fn worktree_bundle(
     let scratch_ref = format!("refs/heads/{scratch_branch}");
     let refs = unpushed_tips(&worktree.repo, unpushed)?;
     let host = HostRefs::read(host_path)?;
-    let hidden = surviving_worktree_purge(&worktree.repo, &host, &scratch_ref);
+    let hidden = host.surviving_purge_of(&worktree.repo, &scratch_ref);
     // The reflog-only commits are looked for among the newest state of the worktree, not the
     // assessment's: a commit moved away from since is saved too.
     let mut counted = hidden.clone();
     counted.extend(refs.iter().map(|(_, id)| *id));
     counted.extend(worktree.repo.head().ok().and_then(|h| h.target()));
-    let logged = ReflogOnly::find(&worktree.repo, &worktree_reflogs(&worktree.repo, &scratch_ref), &counted)?;
+    let reflogs = worktree_reflogs(&worktree.repo, &scratch_ref);
+    let logged = ReflogOnly::find(&worktree.repo, &host.memo.graph, &reflogs, &counted)?;
     Ok(BundleRefs { refs, hidden, from_reflog: Vec::new() }.with_reflog(logged))
 }
 
@@ -112,7 +112,7 @@ pub(crate) fn clone_bundle(
     if let Some(Ok(host)) = host_path.map(HostRefs::read) {
         hidden.extend(host.tips.iter().map(|(_, id)| *id));
     }
-    let logged = clone_reflog_only(repo, &hidden)?;
+    let logged = clone_reflog_only(repo, &Graph::default(), &hidden)?;
     Ok(BundleRefs { refs, hidden, from_reflog: Vec::new() }.with_reflog(logged))
 }
 

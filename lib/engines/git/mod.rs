@@ -5,13 +5,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
 
 use git2::{Oid, Repository, Status, StatusOptions};
 
 use crate::protocol::assessment::{FileChange, UnpushedRef};
 use crate::protocol::path_bytes::NameBytes;
+use graph::Graph;
+use host_refs::canonical;
+pub(crate) use host_refs::{HostCache, HostRefs};
 use patches::Surviving;
 pub(crate) use reflog::REFLOG_ONLY;
 use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
@@ -23,7 +25,9 @@ mod config_files;
 mod counted;
 mod error;
 mod file_refs;
+mod graph;
 mod history;
+mod host_refs;
 mod ignored;
 mod moves;
 mod patches;
@@ -275,96 +279,6 @@ impl Repo {
     }
 }
 
-/// What a host repository's refs say, read once per run and shared by every mount made from it:
-/// a hundred worktrees of one repository need its refs read once, not a hundred times.
-#[derive(Debug, Clone)]
-pub(crate) struct HostRefs {
-    /// The host's git directory, canonical, to check that a worktree belongs to it.
-    gitdir: PathBuf,
-    /// Every ref that peels to a commit, by full name.
-    tips: Vec<(String, Oid)>,
-    /// The host's own HEAD when detached.
-    detached_head: Option<Oid>,
-    /// Detached HEADs of the host's worktrees, by registration directory name.
-    worktree_heads: Vec<(std::ffi::OsString, Oid)>,
-}
-
-impl HostRefs {
-    fn read(path: &Path) -> Result<HostRefs, git2::Error> {
-        let host = repo::open_checked(path)?;
-        let mut tips = Vec::new();
-        for reference in host.references()? {
-            // A ref whose name libgit2 refuses (the agent can write any file under `refs/`)
-            // survives the purge all the same; it only does not count as surviving.
-            let Ok(reference) = reference else { continue };
-            let Ok(name) = reference.name().map(str::to_owned) else { continue };
-            if let Ok(commit) = reference.peel_to_commit() {
-                tips.push((name, commit.id()));
-            }
-        }
-        let detached_head =
-            if host.head_detached().unwrap_or(false) { host.head().ok().and_then(|h| h.target()) } else { None };
-        Ok(HostRefs {
-            gitdir: canonical(host.path()),
-            tips,
-            detached_head,
-            worktree_heads: worktree_detached_heads(&host),
-        })
-    }
-
-    /// Every ref and HEAD of the host, by name (`HEAD`, `worktrees/<name>/HEAD` for the HEADs).
-    fn named_tips(&self) -> Vec<(String, Oid)> {
-        self.tips
-            .iter()
-            .cloned()
-            .chain(self.detached_head.map(|id| ("HEAD".to_owned(), id)))
-            .chain(
-                self.worktree_heads.iter().map(|(dir, id)| (format!("worktrees/{}/HEAD", dir.to_string_lossy()), *id)),
-            )
-            .collect()
-    }
-
-    fn all_tips(&self) -> impl Iterator<Item = Oid> + '_ {
-        self.tips
-            .iter()
-            .map(|(_, id)| *id)
-            .chain(self.detached_head)
-            .chain(self.worktree_heads.iter().map(|(_, id)| *id))
-    }
-}
-
-/// Host refs per host path, for one run.
-#[derive(Debug, Default)]
-pub(crate) struct HostCache {
-    hosts: Mutex<HashMap<PathBuf, Arc<Result<HostRefs, String>>>>,
-}
-
-impl HostCache {
-    pub(crate) fn get(&self, path: &Path) -> Arc<Result<HostRefs, String>> {
-        let mut hosts = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
-        hosts
-            .entry(path.to_path_buf())
-            .or_insert_with(|| Arc::new(HostRefs::read(path).map_err(|e| e.message().to_owned())))
-            .clone()
-    }
-}
-
-/// A detached HEAD of a worktree survives the purge of another one. Read straight from each
-/// registration's HEAD file: opening every sibling worktree would cost a repository open each.
-fn worktree_detached_heads(host: &Repository) -> Vec<(std::ffi::OsString, Oid)> {
-    let Ok(entries) = std::fs::read_dir(host.path().join("worktrees")) else { return Vec::new() };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let head = std::fs::read_to_string(entry.path().join("HEAD")).ok()?;
-            let head = head.trim();
-            let id = Oid::from_str(head).ok().filter(|_| head.len() == 40)?;
-            Some((entry.file_name(), id))
-        })
-        .filter(|(_, id)| host.find_commit(*id).is_ok())
-        .collect()
-}
-
 /// Whether `worktree` is a registered worktree of the host repository `host` describes.
 pub(crate) fn belongs_to(worktree: &Repo, host: &HostRefs) -> bool {
     canonical(worktree.repo.commondir()) == host.gitdir
@@ -382,8 +296,8 @@ pub(crate) fn worktree_unpushed(
     let worktree = &worktree.repo;
     let scratch_ref = format!("refs/heads/{scratch_branch}");
     let mut at_risk_tips = Vec::new();
-    if let Some((_, tip)) = host.tips.iter().find(|(name, _)| *name == scratch_ref) {
-        at_risk_tips.push((scratch_ref.clone(), *tip, upstream_of(worktree, &scratch_ref)));
+    if let Some(tip) = host.tip(&scratch_ref) {
+        at_risk_tips.push((scratch_ref.clone(), tip, upstream_of(worktree, &scratch_ref)));
     }
     if worktree.head_detached()? {
         if let Some(tip) = worktree.head()?.target() {
@@ -394,11 +308,12 @@ pub(crate) fn worktree_unpushed(
     for own in file_refs::file_refs(worktree, worktree.path(), true) {
         at_risk_tips.push((own.name, own.id, None));
     }
-    let surviving = surviving_worktree_purge(worktree, host, &scratch_ref);
-    let named = || Surviving::new(worktree, surviving_worktree_refs(worktree, host, &scratch_ref));
+    let surviving = host.surviving_purge_of(worktree, &scratch_ref);
+    let named = || host.surviving_named(worktree, &scratch_ref);
+    let graph = &host.memo.graph;
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in &at_risk_tips {
-        let at_risk = only_reachable_from(worktree, *tip, &surviving)?;
+        let at_risk = graph.only_reachable_from(worktree, &[*tip], &surviving)?;
         if at_risk.is_empty() {
             continue;
         }
@@ -407,42 +322,9 @@ pub(crate) fn worktree_unpushed(
         unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
     let counted: Vec<Oid> = surviving.iter().copied().chain(at_risk_tips.iter().map(|(_, tip, _)| *tip)).collect();
-    let logged = ReflogOnly::find(worktree, &worktree_reflogs(worktree, &scratch_ref), &counted)?;
+    let logged = ReflogOnly::find(worktree, graph, &worktree_reflogs(worktree, &scratch_ref), &counted)?;
     unpushed.extend(logged.unpushed(worktree, &[named()])?);
     Ok(unpushed)
-}
-
-/// The refs behind [`surviving_worktree_purge`], by name, to say where a patch was found: the
-/// host's refs but the scratch branch, `HEAD` when detached, `worktrees/<name>/HEAD`.
-fn surviving_worktree_refs(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<(String, Oid)> {
-    let own_registration = worktree.path().file_name().map(|n| n.to_os_string());
-    host.tips
-        .iter()
-        .filter(|(name, _)| *name != scratch_ref)
-        .cloned()
-        .chain(host.detached_head.map(|id| ("HEAD".to_owned(), id)))
-        .chain(
-            host.worktree_heads
-                .iter()
-                .filter(|(dir, _)| Some(dir) != own_registration.as_ref())
-                .map(|(dir, id)| (format!("worktrees/{}/HEAD", dir.to_string_lossy()), *id)),
-        )
-        .collect()
-}
-
-/// The commits that survive the purge of `worktree`: every host ref but its scratch branch, the
-/// host's HEAD, and the HEADs of the host's other worktrees.
-/// [`surviving_worktree_refs`]' commits, no name copied: each session of a fleet reads them all.
-fn surviving_worktree_purge(worktree: &Repository, host: &HostRefs, scratch_ref: &str) -> Vec<Oid> {
-    let own = worktree.path().file_name();
-    let others = host.worktree_heads.iter().filter(|(dir, _)| Some(dir.as_os_str()) != own).map(|(_, id)| *id);
-    let refs = host.tips.iter().filter(|(name, _)| name != scratch_ref).map(|(_, id)| *id);
-    let surviving: HashSet<Oid> = refs.chain(host.detached_head).chain(others).collect();
-    surviving.into_iter().collect()
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// A clone's refs are its own; a purge deletes the whole directory. At risk: what any ref but a
@@ -492,10 +374,12 @@ pub(crate) fn clone_unpushed(
     let open_host = || host.and_then(|(path, _)| repo::open_checked(path).ok());
     let mut host_repo: Option<Option<Repository>> = None;
     let mut in_host: HashMap<Oid, bool> = HashMap::new();
+    // A clone's commits are its own: read for this clone alone.
+    let graph = Graph::default();
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in tips {
         let mut at_risk = Vec::new();
-        for id in only_reachable_from(clone, tip, &surviving)? {
+        for id in graph.only_reachable_from(clone, &[tip], &surviving)? {
             let repo = host_repo.get_or_insert_with(open_host);
             let kept_by_host = match repo {
                 Some(repo) => *in_host.entry(id).or_insert_with(|| reachable_in(repo, id, &host_tips)),
@@ -515,7 +399,7 @@ pub(crate) fn clone_unpushed(
         unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
     // The same rule for what only the clone's reflogs hold.
-    let mut logged = clone_reflog_only(clone, &surviving)?;
+    let mut logged = clone_reflog_only(clone, &graph, &surviving)?;
     if !logged.commits.is_empty() {
         if let Some(repo) = host_repo.get_or_insert_with(open_host) {
             logged.commits.retain(|id| !*in_host.entry(*id).or_insert_with(|| reachable_in(repo, *id, &host_tips)));
@@ -537,7 +421,7 @@ fn clone_surviving<'r>(
 ) -> Vec<Surviving<'r>> {
     let mut places = vec![Surviving::new(clone, remote_tracking.to_vec())];
     if let (Some(Some(repo)), Some((_, refs))) = (host_repo, host) {
-        places.push(Surviving::new(repo, refs.named_tips()));
+        places.push(refs.surviving_in(repo));
     }
     places
 }
@@ -554,19 +438,6 @@ fn stash_count(repo: &Repository) -> usize {
         return 0;
     }
     repo.reflog("refs/stash").map(|log| log.len().max(1)).unwrap_or(1)
-}
-
-/// The commits `tip` reaches that none of `hidden` reaches.
-fn only_reachable_from(repo: &Repository, tip: Oid, hidden: &[Oid]) -> Result<Vec<Oid>, git2::Error> {
-    if hidden.contains(&tip) {
-        return Ok(Vec::new());
-    }
-    let mut walk = repo.revwalk()?;
-    walk.push(tip)?;
-    for id in hidden {
-        walk.hide(*id)?;
-    }
-    walk.collect()
 }
 
 /// `origin/feature-x` for a branch with an upstream; `None` otherwise.

@@ -8,10 +8,12 @@
 //! nothing at risk never pays for it.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
-use git2::{Commit, Diff, DiffFormat, DiffLineType, DiffOptions, Oid, Repository, Revwalk, Sort, Tree};
+use git2::{Commit, Diff, DiffFormat, DiffLineType, DiffOptions, Oid, Repository, Tree};
 use sha2::{Digest, Sha256};
 
+use super::graph::Graph;
 use crate::protocol::assessment::{Integrated, Integration};
 
 /// Commits of the surviving refs searched for the same patch, newest first, per repository:
@@ -22,25 +24,103 @@ pub(crate) const CANDIDATE_LIMIT: usize = 2000;
 pub(crate) const SQUASH_LIMIT: usize = 500;
 
 /// Where surviving commits live: a repository and its surviving refs by full name, most telling
-/// first (remote-tracking branches, local branches, tags, then `origin/HEAD` and HEADs).
+/// first (remote-tracking branches, local branches, tags, then `origin/HEAD` and HEADs), less
+/// those named in `skip` (a host's table of refs is shared by its worktrees; each skips its own).
 pub(crate) struct Surviving<'r> {
     pub(crate) repo: &'r Repository,
-    pub(crate) tips: Vec<(String, Oid)>,
+    tips: Arc<[(String, Oid)]>,
+    skip: Vec<String>,
+    /// What this run read of `repo`'s objects: shared by every session whose work is there.
+    memo: Arc<Memo>,
 }
 
 impl<'r> Surviving<'r> {
-    pub(crate) fn new(repo: &'r Repository, mut tips: Vec<(String, Oid)>) -> Self {
-        tips.sort_by(|(a, _), (b, _)| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
-        tips.dedup();
-        Surviving { repo, tips }
+    pub(crate) fn new(repo: &'r Repository, tips: Vec<(String, Oid)>) -> Self {
+        Surviving { repo, tips: ranked(tips).into(), skip: Vec::new(), memo: Arc::default() }
+    }
+
+    /// Refs already [`ranked`], read once for many sessions, and what this run read of their objects.
+    pub(crate) fn shared(repo: &'r Repository, tips: Arc<[(String, Oid)]>, skip: Vec<String>, memo: Arc<Memo>) -> Self {
+        Surviving { repo, tips, skip, memo }
+    }
+
+    fn tips(&self) -> impl Iterator<Item = &(String, Oid)> {
+        self.tips.iter().filter(|(name, _)| !self.skip.contains(name))
     }
 
     /// The first ref, in the order above, that reaches `id`.
     fn ref_reaching(&self, id: Oid) -> Option<&str> {
-        self.tips
-            .iter()
+        self.tips()
             .find(|(_, tip)| *tip == id || self.repo.graph_descendant_of(*tip, id).unwrap_or(false))
             .map(|(name, _)| name.as_str())
+    }
+}
+
+/// Refs in the order a patch's place is told ([`Surviving`]), each (name, commit) once.
+pub(crate) fn ranked(mut tips: Vec<(String, Oid)>) -> Vec<(String, Oid)> {
+    tips.sort_by(|(a, _), (b, _)| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+    tips.dedup();
+    tips
+}
+
+/// What one run learned about the commits of one object store, shared by the sessions whose work
+/// is there: the graph, and each candidate's changes, growth and patch key (a function of the
+/// objects alone), so that a fleet's sessions, which look through the same commits for their
+/// patches, read and diff each commit once (issue 69).
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    pub(crate) graph: Graph,
+    facts: Mutex<HashMap<Oid, Facts>>,
+}
+
+/// A candidate commit's changes from its parent, and what was worked out from them so far.
+#[derive(Debug, Clone)]
+struct Facts {
+    changes: Arc<Changes>,
+    growth: Option<Option<Arc<[i64]>>>,
+    key: Option<PatchKey>,
+}
+
+impl Memo {
+    fn facts(&self) -> std::sync::MutexGuard<'_, HashMap<Oid, Facts>> {
+        self.facts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn changes(
+        &self,
+        trees: &mut Trees,
+        repo: &Repository,
+        parent: Option<Oid>,
+        id: Oid,
+    ) -> Result<Arc<Changes>, git2::Error> {
+        if let Some(facts) = self.facts().get(&id) {
+            return Ok(facts.changes.clone());
+        }
+        let changes = Arc::new(changes(trees, repo, parent, id)?);
+        self.facts().entry(id).or_insert(Facts { changes: changes.clone(), growth: None, key: None });
+        Ok(changes)
+    }
+
+    fn growth(&self, repo: &Repository, id: Oid, changes: &Changes) -> Option<Arc<[i64]>> {
+        if let Some(Some(growth)) = self.facts().get(&id).map(|f| f.growth.clone()) {
+            return growth;
+        }
+        let growth: Option<Arc<[i64]>> = growth(repo, &changes.sides).map(Into::into);
+        if let Some(facts) = self.facts().get_mut(&id) {
+            facts.growth = Some(growth.clone());
+        }
+        growth
+    }
+
+    fn key(&self, repo: &Repository, parent: Option<Oid>, id: Oid, paths: &[Vec<u8>]) -> Result<PatchKey, git2::Error> {
+        if let Some(Some(key)) = self.facts().get(&id).map(|f| f.key) {
+            return Ok(key);
+        }
+        let key = patch_key(&diff(repo, parent, id, paths)?)?;
+        if let Some(facts) = self.facts().get_mut(&id) {
+            facts.key = Some(key);
+        }
+        Ok(key)
     }
 }
 
@@ -100,7 +180,7 @@ impl Offer {
 
 /// A whitespace-sensitive patch-id: equal for two diffs only when they are the same bytes, line
 /// numbers aside.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct PatchKey([u8; 32]);
 
 /// Of `at_risk` (the commits only `tip` reaches in `repo`), those whose patch one of `surviving`
@@ -202,9 +282,7 @@ fn found_in(
     let mut found: HashMap<usize, (Oid, usize)> = HashMap::new();
     let mut seen = HashSet::new();
     for (source_index, source) in surviving.iter().enumerate() {
-        let Some(walk) = walk_of(source, boundary, tip)? else { continue };
-        for candidate in walk.take(CANDIDATE_LIMIT) {
-            let candidate = candidate?;
+        for candidate in candidates(source, boundary, tip)? {
             // The walk hides the tip, so no at-risk commit is walked where the tip is, and a
             // commit a surviving ref of the host reaches is not at risk: a second guard, so that
             // no commit is ever taken for its own copy.
@@ -220,7 +298,7 @@ fn found_in(
                 continue;
             }
             let parent = commit.parent_id(0).ok();
-            let changes = changes(trees, source.repo, parent, candidate)?;
+            let changes = source.memo.changes(trees, source.repo, parent, candidate)?;
             let Some(wanting) = by_paths.get(&changes.paths) else { continue };
             let mut candidate_key = None;
             let mut candidate_growth = None;
@@ -232,7 +310,8 @@ fn found_in(
                 // The same blobs before and after at every path: the same diff, without one.
                 let same = offer.changes.sides == changes.sides || {
                     // Another growth at some path: another patch, without a diff either.
-                    let grown = candidate_growth.get_or_insert_with(|| growth(source.repo, &changes.sides));
+                    let grown =
+                        candidate_growth.get_or_insert_with(|| source.memo.growth(source.repo, candidate, &changes));
                     if let (Some(offered), Some(grown)) = (offer.growth(repo), grown.as_deref()) {
                         if offered != grown {
                             continue;
@@ -240,7 +319,7 @@ fn found_in(
                     }
                     let offered = offer.key(repo)?;
                     if candidate_key.is_none() {
-                        candidate_key = Some(patch_key(&diff(source.repo, parent, candidate, &changes.paths)?)?);
+                        candidate_key = Some(source.memo.key(source.repo, parent, candidate, &changes.paths)?);
                     }
                     Some(offered) == candidate_key
                 };
@@ -254,28 +333,19 @@ fn found_in(
     Ok(found)
 }
 
-/// The commits of a surviving repository to compare, newest first: what its refs reach, less
-/// what the tip and the boundary reach. `None` when it holds none of its refs' commits.
-fn walk_of<'r>(source: &Surviving<'r>, boundary: &HashSet<Oid>, tip: Oid) -> Result<Option<Revwalk<'r>>, git2::Error> {
-    let odb = source.repo.odb()?;
-    let mut walk = source.repo.revwalk()?;
-    walk.set_sorting(Sort::TIME)?;
-    let mut pushed = false;
-    for (_, id) in &source.tips {
-        if odb.exists(*id) {
-            walk.push(*id)?;
-            pushed = true;
-        }
-    }
-    if !pushed {
-        return Ok(None);
-    }
-    for id in boundary.iter().chain(std::iter::once(&tip)) {
-        if odb.exists(*id) {
-            walk.hide(*id)?;
-        }
-    }
-    Ok(Some(walk))
+/// The commits of a surviving repository to compare, newest first, at most [`CANDIDATE_LIMIT`]:
+/// what its refs reach, less what the tip and the boundary reach. None when it holds none of its
+/// refs' commits.
+fn candidates(source: &Surviving<'_>, boundary: &HashSet<Oid>, tip: Oid) -> Result<Vec<Oid>, git2::Error> {
+    let graph = &source.memo.graph;
+    let mut tips: Vec<Oid> = source.tips().map(|(_, id)| *id).collect();
+    tips.sort();
+    tips.dedup();
+    tips.retain(|id| graph.is_commit(source.repo, *id));
+    let hidden: Vec<Oid> = boundary.iter().copied().chain(std::iter::once(tip)).collect();
+    let mut found = graph.only_reachable_from(source.repo, &tips, &hidden)?;
+    found.truncate(CANDIDATE_LIMIT);
+    Ok(found)
 }
 
 /// The integrated commits found, newest first: own patches first, then what the longest squash
@@ -339,7 +409,9 @@ fn diff<'r>(repo: &'r Repository, from: Option<Oid>, to: Oid, paths: &[Vec<u8>])
     let old = from.map(tree_of).transpose()?;
     let new = tree_of(to)?;
     let mut options = DiffOptions::new();
-    options.disable_pathspec_match(true);
+    // Every file as text, whatever a `.gitattributes` says: the key is then the objects' alone
+    // (shared by the sessions of a fleet), and no attribute file the agent writes changes it.
+    options.disable_pathspec_match(true).force_text(true);
     for path in paths {
         options.pathspec(path.as_slice());
     }
@@ -405,6 +477,7 @@ type Side = Option<(Oid, i32)>;
 
 /// What a diff touches, from the trees alone: its paths, sorted (two diffs with other paths
 /// cannot be the same patch), and each path's file before and after.
+#[derive(Debug)]
 struct Changes {
     paths: Vec<Vec<u8>>,
     sides: Vec<(Side, Side)>,

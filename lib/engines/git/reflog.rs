@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
+use super::graph::Graph;
 use super::patches::{self, Surviving};
 use crate::protocol::assessment::UnpushedRef;
 
@@ -57,7 +58,12 @@ pub(crate) struct ReflogOnly {
 }
 
 impl ReflogOnly {
-    pub(super) fn find(repo: &Repository, reflogs: &[PathBuf], counted: &[Oid]) -> Result<ReflogOnly, git2::Error> {
+    pub(super) fn find(
+        repo: &Repository,
+        graph: &Graph,
+        reflogs: &[PathBuf],
+        counted: &[Oid],
+    ) -> Result<ReflogOnly, git2::Error> {
         let counted: HashSet<Oid> = counted.iter().copied().collect();
         let mut logged = HashSet::new();
         for file in reflogs {
@@ -82,18 +88,11 @@ impl ReflogOnly {
         if logged.is_empty() {
             return Ok(ReflogOnly::default());
         }
-        // Only now are the counted commits looked up (one object lookup each, a stat of a loose
-        // object): most sessions' reflogs name nothing the counted refs do not, and a fleet of one
-        // repository counts a tip for every session. A counted id of no object here hides nothing.
-        let odb = repo.odb()?;
-        let mut walk = repo.revwalk()?;
-        for id in &logged {
-            walk.push(*id)?;
-        }
-        for id in counted.iter().filter(|id| odb.exists(**id)) {
-            walk.hide(*id)?;
-        }
-        let commits: Vec<Oid> = walk.collect::<Result<_, _>>()?;
+        // Only now are the counted commits walked: most sessions' reflogs name nothing the
+        // counted refs do not, and a fleet of one repository counts a tip for every session. A
+        // counted id of no commit here hides nothing.
+        let counted: Vec<Oid> = counted.into_iter().collect();
+        let commits = graph.only_reachable_from(repo, &logged, &counted)?;
         let in_set: HashSet<Oid> = commits.iter().copied().collect();
         let mut parents = HashSet::new();
         for id in &commits {
@@ -124,7 +123,11 @@ impl ReflogOnly {
 
 /// The commits only a clone's reflogs reach ([`clone_reflogs`]): none of `surviving` reaches
 /// them, nor a local branch, a tag, HEAD or a stash entry (counted at risk by their own names).
-pub(crate) fn clone_reflog_only(clone: &Repository, surviving: &[Oid]) -> Result<ReflogOnly, git2::Error> {
+pub(crate) fn clone_reflog_only(
+    clone: &Repository,
+    graph: &Graph,
+    surviving: &[Oid],
+) -> Result<ReflogOnly, git2::Error> {
     let mut counted = surviving.to_vec();
     for reference in clone.references()? {
         if let Ok(commit) = reference?.peel_to_commit() {
@@ -137,5 +140,5 @@ pub(crate) fn clone_reflog_only(clone: &Repository, surviving: &[Oid]) -> Result
     if let Some(log) = clone.find_reference("refs/stash").ok().and_then(|_| clone.reflog("refs/stash").ok()) {
         counted.extend(log.iter().map(|entry| entry.id_new()));
     }
-    ReflogOnly::find(clone, &clone_reflogs(clone), &counted)
+    ReflogOnly::find(clone, graph, &clone_reflogs(clone), &counted)
 }

@@ -61,7 +61,7 @@ fn only_a_worktree_whose_head_names_a_whole_commit_id_survives_as_a_detached_hea
         fs::write(registrations.join(name).join("HEAD"), format!("{head}\n")).unwrap();
     }
     let repo = Repository::open(&host_dir).unwrap();
-    assert_eq!(worktree_detached_heads(&repo), vec![(std::ffi::OsString::from("detached"), first)]);
+    assert_eq!(host_refs::worktree_detached_heads(&repo), vec![(std::ffi::OsString::from("detached"), first)]);
     let refs = HostRefs::read(&host_dir).unwrap();
     let mut named = refs.named_tips();
     named.sort();
@@ -457,7 +457,7 @@ fn reflog_only_commits_have_one_tip_and_the_merged_one_is_integrated() {
     git(&mount, &["reset", "-q", "--hard", "HEAD~2"]);
     let clone = Repo::open(&mount).unwrap();
     let surviving = [Oid::from_str(&git(&mount, &["rev-parse", "origin/main"])).unwrap()];
-    let only = clone_reflog_only(&clone.repo, &surviving).unwrap();
+    let only = clone_reflog_only(&clone.repo, &Graph::default(), &surviving).unwrap();
     assert_eq!(only.tips, [newer]);
     assert_eq!(only.commits.len(), 2);
     // The host takes the first as its own commit of the same patch, under another message so
@@ -566,7 +566,8 @@ fn a_commit_reset_away_in_a_worktree_is_at_risk_and_one_of_the_hosts_own_is_not(
     let unpushed = worktree_unpushed(&Repo::open(&wt).unwrap(), &refs, "scratch").unwrap();
     assert_eq!(reflog_entry(&unpushed), Some((2, vec![])), "{unpushed:?}");
     let worktree = Repository::open(&wt).unwrap();
-    let logged = ReflogOnly::find(&worktree, &worktree_reflogs(&worktree, "refs/heads/scratch"), &[first]).unwrap();
+    let reflogs = worktree_reflogs(&worktree, "refs/heads/scratch");
+    let logged = ReflogOnly::find(&worktree, &Graph::default(), &reflogs, &[first]).unwrap();
     let mut commits = logged.commits;
     commits.sort();
     let mut expected = [reset, detached];
