@@ -120,7 +120,7 @@ impl Graph {
         }
         // Newest first; a tie in the order walked.
         let mut only: Vec<(i64, Oid)> = walked.into_iter().filter(|(_, id)| !marks[id].hidden).collect();
-        only.sort_by(|a, b| b.0.cmp(&a.0));
+        only.sort_by_key(|(time, _)| std::cmp::Reverse(*time));
         Ok(only.into_iter().map(|(_, id)| id).collect())
     }
 
