@@ -119,9 +119,11 @@ impl Catalog {
     /// a manifest but no row. jackin's tombstones are not instances to act on.
     pub fn all(&self) -> Vec<Target> {
         let mut targets: Vec<Target> = Vec::new();
+        // A name's first row only, found in a set: a search of the list per row was quadratic.
+        let mut seen = std::collections::HashSet::new();
         for row in &self.index.instances {
             if let Ok(name) = InstanceName::parse(&row.container_base) {
-                if !self.is_tombstone(&name) && !targets.iter().any(|t| t.name == name) {
+                if !self.is_tombstone(&name) && seen.insert(name.clone()) {
                     targets.push(Target { name, row: Some(row.clone()) });
                 }
             }

@@ -2,11 +2,15 @@
 //! A home of N worktree sessions of one host repository; `jackin-restore --list -v` and
 //! `--interrupted --plan -v` say how many repositories they opened and worktree registrations they
 //! read (lib/engines/git/counted.rs). Per session, both stay the same from 10 sessions to 40.
+//! And where every session holds a commit of its own, the commits `jackin-assess --all -v` reads
+//! for its walks and the diffs it makes to compare patches stay the same per session too: each
+//! session's walk hides every other session's tip, and each looks through the others' commits
+//! for its own patch, so without one reading of the repository per run both grow with the square.
 
 use crate::common;
 
 use common::docker::engine_available;
-use common::{stderr, Home};
+use common::{commit_file, stderr, Home};
 
 /// A home of `n` worktree sessions of one repository.
 fn sessions_of_one_repository(n: usize) -> Home {
@@ -18,16 +22,54 @@ fn sessions_of_one_repository(n: usize) -> Home {
     home
 }
 
-/// The counts `-v` gives for the view `args`: (repository opens, registrations read).
-fn work_of(home: &Home, args: &[&str]) -> (u64, u64) {
-    let out = home.cmd("jackin-restore").args(args).args(["-v", "--format", "json"]).output().unwrap();
+/// The line `-v` ends a run of `tool args` with.
+fn cost_of(home: &Home, tool: &str, args: &[&str]) -> String {
+    let out = home.cmd(tool).args(args).args(["-v", "--format", "json"]).output().unwrap();
     let said = stderr(&out);
     let line = said.lines().find(|l| l.contains("repository opens")).unwrap_or_else(|| panic!("{args:?}: {said}"));
-    let count = |label: &str| -> u64 {
-        let before = line.split(label).next().unwrap_or_else(|| panic!("{label}: {line}"));
-        before.rsplit(|c: char| !c.is_ascii_digit()).find(|w| !w.is_empty()).unwrap().parse().unwrap()
-    };
-    (count(" repository opens"), count(" worktree registrations read"))
+    line.to_owned()
+}
+
+/// The number before `label` in a cost line.
+fn count(line: &str, label: &str) -> u64 {
+    let before = line.split(label).next().unwrap_or_else(|| panic!("{label}: {line}"));
+    before.rsplit(|c: char| !c.is_ascii_digit()).find(|w| !w.is_empty()).unwrap().parse().unwrap()
+}
+
+/// The counts `-v` gives for the view `args`: (repository opens, registrations read).
+fn work_of(home: &Home, args: &[&str]) -> (u64, u64) {
+    let line = cost_of(home, "jackin-restore", args);
+    (count(&line, " repository opens"), count(&line, " worktree registrations read"))
+}
+
+/// A home of `n` worktree sessions of one repository, each with a commit of its own: the same
+/// file, grown by the same bytes (so that no size tells two patches apart and each is diffed).
+fn sessions_with_work_of_their_own(n: usize) -> Home {
+    let mut home = Home::new();
+    let host = home.host_repo("app");
+    for i in 0..n {
+        let inst = home.instance(&format!("sw{i:06}"), |h, c| vec![h.worktree_record(c, &host, "/workspace/my-app")]);
+        commit_file(&inst.mount_path(0), "notes.txt", &format!("work of session {i:06}\n"), "work");
+    }
+    home
+}
+
+#[test]
+fn the_commits_read_and_diffs_made_per_session_do_not_grow_with_a_fleet_holding_work() {
+    let (small, large) = (10, 40);
+    let (few, many) = (sessions_with_work_of_their_own(small), sessions_with_work_of_their_own(large));
+    let (line_few, line_many) =
+        (cost_of(&few, "jackin-assess", &["--all"]), cost_of(&many, "jackin-assess", &["--all"]));
+    for label in [" commits read", " diffs"] {
+        let (at_few, at_many) = (count(&line_few, label), count(&line_many, label));
+        assert!(at_few >= small as u64, "{label}: each session's work is looked at: {line_few}");
+        // Per session, at most a tenth more at four times the sessions (a walk or a comparison
+        // per pair of sessions would be four times as much).
+        assert!(
+            at_many as f64 / large as f64 <= at_few as f64 / small as f64 * 1.1,
+            "{label}: {at_few} at {small} sessions, {at_many} at {large}"
+        );
+    }
 }
 
 #[test]

@@ -47,6 +47,7 @@ impl Graph {
         }
         // Through libgit2's commit parse, so that a shallow repository's grafts apply as in a walk.
         let commit = repo.find_commit(id)?;
+        super::counted::one_more(&super::counted::COMMITS);
         let node = Node { time: commit.time().seconds(), parents: commit.parent_ids().collect() };
         self.nodes.lock().unwrap_or_else(|e| e.into_inner()).insert(id, node.clone());
         Ok(node)

@@ -405,6 +405,7 @@ fn recorded(
 /// Only `paths`, the ones [`changes`] found, as exact paths: libgit2 then reads only the
 /// subtrees that lead to them.
 fn diff<'r>(repo: &'r Repository, from: Option<Oid>, to: Oid, paths: &[Vec<u8>]) -> Result<Diff<'r>, git2::Error> {
+    super::counted::one_more(&super::counted::DIFFS);
     let tree_of = |id: Oid| -> Result<Tree<'_>, git2::Error> { repo.find_commit(id).and_then(|c: Commit| c.tree()) };
     let old = from.map(tree_of).transpose()?;
     let new = tree_of(to)?;

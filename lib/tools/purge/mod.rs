@@ -20,6 +20,7 @@ pub use select::{items_from_args, items_from_catalog, items_from_records, items_
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
+use crate::services::assessor::{AssessOptions, Assessor};
 use crate::services::session_record::RecordOptions;
 use std::time::Duration;
 
@@ -118,12 +119,25 @@ pub struct Purger<'a> {
     snapshot: OnceLock<Result<orphans::EngineSnapshot>>,
     /// The record each purge of a data directory leaves (services/session_record.rs).
     records: RecordOptions,
+    /// A dry run's one assessor: nothing changes between its sessions, so each host repository
+    /// is read once for the run, not once per session (issue 69).
+    pub(crate) dry_assessor: Assessor,
 }
 
 impl<'a> Purger<'a> {
     pub fn new(store: &'a Store, engine: &'a Engine, catalog: &'a Catalog, options: PurgeOptions) -> Self {
         let records = RecordOptions::default();
-        Purger { store, engine, options, git: Mutex::new(()), catalog, snapshot: OnceLock::new(), records }
+        let dry_assessor = Assessor::new(AssessOptions::default());
+        Purger {
+            store,
+            engine,
+            options,
+            git: Mutex::new(()),
+            catalog,
+            snapshot: OnceLock::new(),
+            records,
+            dry_assessor,
+        }
     }
 
     /// How the session records of this run are written: their retention, the conversation's

@@ -138,7 +138,16 @@ impl Purger<'_> {
         seen.mark = store.read_purge_mark(&seen.name);
         // Assessed even when a mark is there: whether the mark still holds is the plan's to
         // decide, and a session changed since it was written must be judged on what it holds now.
-        let assessor = Assessor::new(AssessOptions::default());
+        // A purge that deletes reads each session's host repositories anew, under their locks
+        // and after the deletions before it: a commit another session's branch held may be this
+        // one's alone now. A dry run deletes nothing, and shares one reading for the run.
+        let fresh;
+        let assessor = if self.options.dry_run {
+            &self.dry_assessor
+        } else {
+            fresh = Assessor::new(AssessOptions::default());
+            &fresh
+        };
         let assessment = match (&seen.manifest, &seen.row) {
             // Only a discard gets here (plan::liveness): the work is judged under the row's or the
             // name's identity, so that what is at risk is saved before anything goes.

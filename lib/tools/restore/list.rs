@@ -23,6 +23,9 @@ use crate::state::store::Store;
 use anyhow::Result;
 use std::time::SystemTime;
 
+/// A session the list shows: its manifest and continuity as reconciled, its plan, its work.
+type Listed = (Manifest, Continuity, Plan, Option<Assessment>);
+
 /// The order of the resume list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Order {
@@ -44,14 +47,17 @@ pub fn candidates(
     role_source: RoleSource,
 ) -> Result<Vec<Candidate>> {
     let assessor = Assessor::new(AssessOptions { with_diff: false, with_disk: true });
-    let mut listed = Vec::new();
-    for target in Catalog::load(store)?.all() {
-        let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { continue };
+    // Each session planned and assessed (a walk of its files) on all cores: the plan asks the
+    // engine and opens the session's repositories, one session at a time it was most of a
+    // fleet's list (issue 69).
+    let targets = Catalog::load(store)?.all();
+    let planned = crate::base::parallel::map(&targets, |target| -> Result<Option<Listed>> {
+        let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { return Ok(None) };
         let mut kept = continuity::read(store, &target.name).unwrap_or_default();
         as_reconciled(&mut manifest, &mut kept, changes);
         let status = manifest.known_status();
         if !filters.admit(&manifest) || !resumable(status, true) {
-            continue;
+            return Ok(None);
         }
         let distrusted = trust_sources(store, &manifest, &mut kept)?;
         let mut plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref(), role_source, false)?;
@@ -60,19 +66,19 @@ pub fn candidates(
             plan.missing.push(holder);
         }
         if !resumable(status, plan.role.is_some()) {
-            continue;
+            return Ok(None);
         }
-        listed.push((target, manifest, kept, plan));
-    }
-    // The assessments, each with a walk of the session's files, on all cores.
-    let assessments = crate::base::parallel::map(&listed, |(target, ..)| {
-        assessor.instance(store, &target.name, target.row.as_ref()).ok()
+        let assessment = assessor.instance(store, &target.name, target.row.as_ref()).ok();
+        Ok(Some((manifest, kept, plan, assessment)))
     });
+    let mut listed = Vec::new();
+    for one in planned {
+        listed.extend(one?);
+    }
     let now = SystemTime::now();
     let mut candidates: Vec<Candidate> = listed
         .iter()
-        .zip(&assessments)
-        .map(|((_, manifest, kept, plan), assessment)| candidate(manifest, kept, assessment.as_ref(), plan, now))
+        .map(|(manifest, kept, plan, assessment)| candidate(manifest, kept, assessment.as_ref(), plan, now))
         .collect();
     candidates.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
     if order == Order::Largest {
