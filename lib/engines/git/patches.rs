@@ -293,11 +293,12 @@ fn found_in(
             if !seen.insert(candidate) {
                 continue;
             }
-            let commit = source.repo.find_commit(candidate)?;
-            if commit.parent_count() > 1 {
+            // From the run's graph: a fleet's sessions look through the same candidates.
+            let parents = source.memo.graph.parents(source.repo, candidate)?;
+            if parents.len() > 1 {
                 continue;
             }
-            let parent = commit.parent_id(0).ok();
+            let parent = parents.first().copied();
             let changes = source.memo.changes(trees, source.repo, parent, candidate)?;
             let Some(wanting) = by_paths.get(&changes.paths) else { continue };
             let mut candidate_key = None;
