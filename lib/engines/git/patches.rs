@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use git2::{Commit, Diff, DiffFormat, DiffLineType, DiffOptions, Oid, Repository, Tree};
 use sha2::{Digest, Sha256};
 
-use super::graph::Graph;
+use super::graph::{Graph, OidMap};
 use crate::protocol::assessment::{Integrated, Integration};
 
 /// Commits of the surviving refs searched for the same patch, newest first, per repository:
@@ -70,7 +70,7 @@ pub(crate) fn ranked(mut tips: Vec<(String, Oid)>) -> Vec<(String, Oid)> {
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
     pub(crate) graph: Graph,
-    facts: Mutex<HashMap<Oid, Facts>>,
+    facts: Mutex<OidMap<Facts>>,
 }
 
 /// A candidate commit's changes from its parent, and what was worked out from them so far.
@@ -82,7 +82,7 @@ struct Facts {
 }
 
 impl Memo {
-    fn facts(&self) -> std::sync::MutexGuard<'_, HashMap<Oid, Facts>> {
+    fn facts(&self) -> std::sync::MutexGuard<'_, OidMap<Facts>> {
         self.facts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
