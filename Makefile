@@ -21,10 +21,19 @@ sharedir := $(PREFIX)/share/jackin
 
 all: build
 
+# jackin-assess asks no engine and fetches nothing: built without the feature `tls` (no OpenSSL
+# to load), it starts as fast as git. The other tools keep TLS (tier 3's fetch, an engine over TLS).
+ifeq ($(BIN_DIR),target/release)
+ASSESS_BIN := target/lean/release/jackin-assess
+else
+ASSESS_BIN := $(BIN_DIR)/jackin-assess
+endif
+
 # Only the default BIN_DIR is built here; any other BIN_DIR must already hold the binaries.
 build:
 ifeq ($(BIN_DIR),target/release)
 	$(CARGO) build --release --locked --bins
+	$(CARGO) build --release --locked --no-default-features --bin jackin-assess --target-dir target/lean
 endif
 
 install: build
@@ -33,7 +42,8 @@ install: build
 		$(DESTDIR)$(sharedir)/cron $(DESTDIR)$(sharedir)/systemd $(DESTDIR)$(sharedir)/launchd \
 		$(DESTDIR)$(sharedir)/jackin
 	for b in $(BINS); do \
-		$(INSTALL) -m 755 $(BIN_DIR)/$$b $(DESTDIR)$(bindir)/$$b || exit 1; \
+		src=$(BIN_DIR)/$$b; [ $$b != jackin-assess ] || src=$(ASSESS_BIN); \
+		$(INSTALL) -m 755 $$src $(DESTDIR)$(bindir)/$$b || exit 1; \
 		$(INSTALL) -m 644 man/$$b.1 $(DESTDIR)$(mandir)/$$b.1 || exit 1; \
 		$(INSTALL) -m 644 completions/$$b.bash $(DESTDIR)$(bashdir)/$$b || exit 1; \
 		$(INSTALL) -m 644 completions/_$$b $(DESTDIR)$(zshdir)/_$$b || exit 1; \

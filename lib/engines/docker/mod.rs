@@ -26,6 +26,10 @@ mod connect;
 mod containers;
 mod events;
 mod ssh;
+#[cfg(feature = "tls")]
+mod tls;
+#[cfg(not(feature = "tls"))]
+#[path = "no_tls.rs"]
 mod tls;
 mod transport;
 
