@@ -63,10 +63,11 @@ fn the_commits_read_and_diffs_made_per_session_do_not_grow_with_a_fleet_holding_
     for label in [" commits read", " diffs"] {
         let (at_few, at_many) = (count(&line_few, label), count(&line_many, label));
         assert!(at_few >= small as u64, "{label}: each session's work is looked at: {line_few}");
-        // Per session, at most a tenth more at four times the sessions (a walk or a comparison
-        // per pair of sessions would be four times as much).
+        // Per session, at most twice as much at four times the sessions (a walk or a comparison
+        // per pair of sessions is four times as much; two threads may diff one candidate at once,
+        // and each diff counts).
         assert!(
-            at_many as f64 / large as f64 <= at_few as f64 / small as f64 * 1.1,
+            at_many as f64 / large as f64 <= at_few as f64 / small as f64 * 2.0,
             "{label}: {at_few} at {small} sessions, {at_many} at {large}"
         );
     }

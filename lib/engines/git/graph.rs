@@ -80,9 +80,11 @@ impl Graph {
         }
         // Through libgit2's commit parse, so that a shallow repository's grafts apply as in a walk.
         let commit = repo.find_commit(id)?;
-        super::counted::one_more(&super::counted::COMMITS);
         let node = Node { time: commit.time().seconds(), parents: Parents::of(commit.parent_ids().collect()) };
-        self.nodes.write().unwrap_or_else(|e| e.into_inner()).insert(id, node.clone());
+        // Counted once a commit, when it enters the table: two threads may read one at once.
+        if self.nodes.write().unwrap_or_else(|e| e.into_inner()).insert(id, node.clone()).is_none() {
+            super::counted::one_more(&super::counted::COMMITS);
+        }
         Ok(node)
     }
 
