@@ -16,7 +16,8 @@ use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    clone_reflog_only, error, registration, worktree_reflogs, GitError, Graph, HostRefs, ReflogOnly, Repo, REFLOG_ONLY,
+    clone_reflog_only, error, graph::Graph, registration, worktree_reflogs, GitError, HostRefs, ReflogOnly, Repo,
+    REFLOG_ONLY,
 };
 use crate::protocol::assessment::UnpushedRef;
 

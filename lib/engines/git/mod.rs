@@ -11,12 +11,12 @@ use git2::{Oid, Repository, Status, StatusOptions};
 
 use crate::protocol::assessment::{FileChange, UnpushedRef};
 use crate::protocol::path_bytes::NameBytes;
-use graph::Graph;
 use host_refs::canonical;
 pub(crate) use host_refs::{HostCache, HostRefs};
-use patches::Surviving;
+use patches::{Memo, Surviving};
 pub(crate) use reflog::REFLOG_ONLY;
 use reflog::{clone_reflog_only, worktree_reflogs, ReflogOnly};
+use std::sync::Arc;
 
 mod branches;
 mod bundle;
@@ -374,8 +374,10 @@ pub(crate) fn clone_unpushed(
     let open_host = || host.and_then(|(path, _)| repo::open_checked(path).ok());
     let mut host_repo: Option<Option<Repository>> = None;
     let mut in_host: HashMap<Oid, bool> = HashMap::new();
-    // A clone's commits are its own: read for this clone alone.
-    let graph = Graph::default();
+    // A clone's commits are its own: read for this clone alone, once for its walks and its
+    // patch search together.
+    let memo: Arc<Memo> = Arc::default();
+    let graph = &memo.graph;
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in tips {
         let mut at_risk = Vec::new();
@@ -394,17 +396,17 @@ pub(crate) fn clone_unpushed(
         }
         // The clone's remote-tracking refs, then the host's refs in the host repository: the host
         // may have fetched a squash merge the clone never saw.
-        let places = clone_surviving(clone, &remote_tracking, host_repo.as_ref(), host);
+        let places = clone_surviving(clone, &remote_tracking, &memo, host_repo.as_ref(), host);
         let integrated = patches::integrated(clone, tip, &at_risk, &places)?;
         unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
     // The same rule for what only the clone's reflogs hold.
-    let mut logged = clone_reflog_only(clone, &graph, &surviving)?;
+    let mut logged = clone_reflog_only(clone, graph, &surviving)?;
     if !logged.commits.is_empty() {
         if let Some(repo) = host_repo.get_or_insert_with(open_host) {
             logged.commits.retain(|id| !*in_host.entry(*id).or_insert_with(|| reachable_in(repo, *id, &host_tips)));
         }
-        let places = clone_surviving(clone, &remote_tracking, host_repo.as_ref(), host);
+        let places = clone_surviving(clone, &remote_tracking, &memo, host_repo.as_ref(), host);
         unpushed.extend(logged.unpushed(clone, &places)?);
     }
     Ok((unpushed, stash_count(clone)))
@@ -416,10 +418,12 @@ pub(crate) fn clone_unpushed(
 fn clone_surviving<'r>(
     clone: &'r Repository,
     remote_tracking: &[(String, Oid)],
+    memo: &Arc<Memo>,
     host_repo: Option<&'r Option<Repository>>,
     host: Option<(&Path, &HostRefs)>,
 ) -> Vec<Surviving<'r>> {
-    let mut places = vec![Surviving::new(clone, remote_tracking.to_vec())];
+    let tips = patches::ranked(remote_tracking.to_vec()).into();
+    let mut places = vec![Surviving::shared(clone, tips, Vec::new(), memo.clone())];
     if let (Some(Some(repo)), Some((_, refs))) = (host_repo, host) {
         places.push(refs.surviving_in(repo));
     }

@@ -35,6 +35,8 @@ pub(crate) struct Surviving<'r> {
 }
 
 impl<'r> Surviving<'r> {
+    /// Refs of their own, with nothing read yet: the patch tests' shape.
+    #[cfg(test)]
     pub(crate) fn new(repo: &'r Repository, tips: Vec<(String, Oid)>) -> Self {
         Surviving { repo, tips: ranked(tips).into(), skip: Vec::new(), memo: Arc::default() }
     }

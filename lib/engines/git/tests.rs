@@ -6,6 +6,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
+use super::graph::Graph;
 use super::*;
 
 fn git(dir: &Path, args: &[&str]) -> String {
