@@ -74,17 +74,22 @@ impl Assessor {
         // have its last writes unseen and trusted. To the microsecond: what is held against it
         // (a container's end, the ctimes of the work) is told apart within the second.
         let assessed_at = crate::base::time::now_rfc3339_micros();
-        let (in_place, mut mounts) = match isolation {
+        let (in_place, assessed): (bool, Vec<(MountAssessment, Option<Vec<git::Ignored>>)>) = match isolation {
             Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
             Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| self.mount(m)).collect()),
             Err(e) => {
                 let path = store.isolation_path(name).to_string_lossy().into_owned();
                 let why = format!("isolation records unreadable: {e}");
-                (false, vec![MountAssessment::unknown(String::new(), "unknown".into(), path, why)])
+                (false, vec![(MountAssessment::unknown(String::new(), "unknown".into(), path, why), None)])
             }
         };
+        let (mut mounts, ignored): (Vec<_>, Vec<_>) = assessed.into_iter().unzip();
         let verdict = mounts.iter().map(|m| m.verdict).max().unwrap_or(Verdict::Clean);
-        let disk = if self.options.with_disk { crate::services::disk::measure(store, name, &mut mounts) } else { None };
+        let disk = if self.options.with_disk {
+            crate::services::disk::measure(store, name, &mut mounts, &ignored)
+        } else {
+            None
+        };
         Assessment {
             identity,
             verdict,
@@ -98,16 +103,19 @@ impl Assessor {
         }
     }
 
-    pub(crate) fn mount(&self, record: Result<IsolationRecord, MalformedRecord>) -> MountAssessment {
+    /// The mount's assessment, and the ignored entries its status found (`None` when it could
+    /// not be read): what the disk measurement counts as ignored, without a status of its own.
+    fn mount(&self, record: Result<IsolationRecord, MalformedRecord>) -> (MountAssessment, Option<Vec<git::Ignored>>) {
         let record = match record {
             Ok(record) => record,
             Err(bad) => {
-                return MountAssessment::unknown(
+                let mount = MountAssessment::unknown(
                     bad.mount_dst.unwrap_or_default(),
                     bad.isolation.as_deref().unwrap_or("unknown").into(),
                     bad.path.unwrap_or_default(),
                     bad.reason,
-                )
+                );
+                return (mount, None);
             }
         };
         let mut mount = MountAssessment::unknown(
@@ -117,8 +125,10 @@ impl Assessor {
             String::new(),
         );
         mount.original_src = Some(record.original_src.clone());
+        let mut ignored = None;
         match self.observe(&record, &mut mount) {
-            Ok(()) => {
+            Ok(entries) => {
+                ignored = Some(entries);
                 mount.error = None;
                 mount.verdict = if !mount.files.is_empty() {
                     Verdict::Dirty
@@ -140,10 +150,11 @@ impl Assessor {
                 mount.error = Some(why);
             }
         }
-        mount
+        (mount, ignored)
     }
 
-    fn observe(&self, record: &IsolationRecord, mount: &mut MountAssessment) -> Result<(), String> {
+    /// Fills `mount`; the ignored entries its status found.
+    fn observe(&self, record: &IsolationRecord, mount: &mut MountAssessment) -> Result<Vec<git::Ignored>, String> {
         let path = Path::new(&record.worktree_path);
         if !path.exists() {
             return Err(format!("{} is gone", describe(record.isolation, path)));
@@ -155,6 +166,7 @@ impl Assessor {
         }
         let host_path = Path::new(&record.original_src);
         let git_error = |e: git::GitError| format!("git: {}", e.message());
+        let ignored;
         match record.isolation {
             IsolationKind::Worktree => {
                 if !host_path.exists() {
@@ -172,6 +184,7 @@ impl Assessor {
                 mount.unpushed = git::worktree_unpushed(&repo, host, &record.scratch_branch).map_err(git_error)?;
                 mount.files = state.files;
                 mount.ignored = state.ignored;
+                ignored = state.ignored_entries;
             }
             IsolationKind::Clone => {
                 // A vanished host only removes a place the commits might also be: more is at
@@ -182,12 +195,13 @@ impl Assessor {
                 let (unpushed, stashes) = git::clone_unpushed(&repo, host).map_err(git_error)?;
                 mount.files = state.files;
                 mount.ignored = state.ignored;
+                ignored = state.ignored_entries;
                 mount.unpushed = unpushed;
                 mount.stashes = stashes;
             }
         }
         mount.submodules = git::submodules_at_risk(&repo).map_err(git_error)?;
-        Ok(())
+        Ok(ignored)
     }
 }
 

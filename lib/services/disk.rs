@@ -12,16 +12,22 @@ use crate::state::names::InstanceName;
 use crate::state::store::Store;
 
 /// Measures the instance and each of its `mounts` (filling their `disk`); `None` when its data
-/// directory cannot be read.
-pub(crate) fn measure(store: &Store, name: &InstanceName, mounts: &mut [MountAssessment]) -> Option<Disk> {
+/// directory cannot be read. `ignored` holds, beside each mount, the ignored entries its
+/// assessment's status found (`None` when it found none to give: the mount's status is made here).
+pub(crate) fn measure(
+    store: &Store,
+    name: &InstanceName,
+    mounts: &mut [MountAssessment],
+    ignored: &[Option<Vec<git::Ignored>>],
+) -> Option<Disk> {
     let data_root = store.data_dir().canonicalize().ok()?;
     let instance_dir = store.instance_dir(name).canonicalize().ok()?;
     let walk = SizeWalk::on_filesystem_of(&data_root).ok()?;
     let mut disk = Disk::default();
     let mut roots: Vec<PathBuf> = Vec::new();
-    for mount in mounts.iter_mut() {
+    for (at, mount) in mounts.iter_mut().enumerate() {
         let Some(root) = mount_root(&data_root, &mount.path) else { continue };
-        let measured = measure_mount(&walk, &root);
+        let measured = measure_mount(&walk, &root, ignored.get(at).and_then(Option::as_deref));
         disk.work += measured.work;
         disk.ignored += measured.ignored;
         disk.rebuildable += measured.rebuildable;
@@ -41,9 +47,10 @@ fn mount_root(data_root: &Path, path: &str) -> Option<PathBuf> {
     Some(Path::new(path).canonicalize().ok()?).filter(|root| root.starts_with(data_root))
 }
 
-fn measure_mount(walk: &SizeWalk, root: &Path) -> MountDisk {
+fn measure_mount(walk: &SizeWalk, root: &Path, assessed: Option<&[git::Ignored]>) -> MountDisk {
     // A mount git cannot read has no ignored part: all of it is work.
-    let entries = git::Repo::open(root).ok().and_then(|repo| repo.ignored().ok()).unwrap_or_default();
+    let read = || git::Repo::open(root).ok().and_then(|repo| repo.ignored().ok()).unwrap_or_default();
+    let entries = assessed.map_or_else(read, <[git::Ignored]>::to_vec);
     let ignored: Vec<(PathBuf, bool)> =
         entries.iter().filter_map(|e| Some((git::inside(root, e)?, e.rebuildable()))).collect();
     let skip: HashSet<&Path> = ignored.iter().map(|(path, _)| path.as_path()).collect();

@@ -1,7 +1,8 @@
 //! The views' work grows with the sessions, not with their square (issue 69): counted, not timed.
 //! A home of N worktree sessions of one host repository; `jackin-restore --list -v` and
 //! `--interrupted --plan -v` say how many repositories they opened and worktree registrations they
-//! read (lib/engines/git/counted.rs). Per session, both stay the same from 10 sessions to 40.
+//! read (lib/engines/git/counted.rs). Per session, both stay the same from 10 sessions to 40, and
+//! the list's calls to the engine stay the same in all (one listing of its containers).
 //! And where every session holds a commit of its own, the commits `jackin-assess --all -v` reads
 //! for its walks and the diffs it makes to compare patches stay the same per session too: each
 //! session's walk hides every other session's tip, and each looks through the others' commits
@@ -96,4 +97,10 @@ fn the_lists_work_per_session_does_not_grow_with_the_sessions_of_one_repository(
             "{view:?}: repositories opened {opens_few} at {small} sessions, {opens_many} at {large}"
         );
     }
+    // The list asks the engine for its containers once, not for each session's: these sessions'
+    // containers are gone, and a gone one needs no call of its own.
+    let calls = |home: &Home| count(&cost_of(home, "jackin-restore", &["--list"]), " engine API calls");
+    let (calls_few, calls_many) = (calls(&few), calls(&many));
+    assert!(calls_few > 0, "the list asks the engine: {calls_few}");
+    assert_eq!(calls_many, calls_few, "engine calls of the list at {small} and at {large} sessions");
 }

@@ -73,6 +73,16 @@ pub struct ContainerBrief {
     pub(crate) volumes: Vec<String>,
 }
 
+/// The containers the engine held when it was asked, by name ([`Engine::container_names`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ContainerNames(std::collections::HashSet<String>);
+
+impl ContainerNames {
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+}
+
 /// What `docker inspect` says of a container: its state, and the shape that recreates it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContainerDetails {
@@ -174,6 +184,12 @@ impl Engine {
     /// or a volume.
     pub(crate) fn list_all(&self) -> Result<Vec<ContainerBrief>> {
         self.list(&[], "listing containers")
+    }
+
+    /// The names of every container of the engine, in any state, from one call: a view of many
+    /// sessions inspects only the containers that are there (a gone one needs no call to say so).
+    pub(crate) fn container_names(&self) -> Result<ContainerNames> {
+        Ok(ContainerNames(self.list_all()?.into_iter().map(|c| c.name).collect()))
     }
 
     /// The containers, in any state, attached to this network or mounting this volume.

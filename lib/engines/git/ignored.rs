@@ -57,7 +57,14 @@ pub(super) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
         return Ok(Vec::new());
     }
     let statuses = repo.statuses(Some(&mut options))?;
-    let tracked = tracked_paths(&index);
+    Ok(from_statuses(&statuses, &index))
+}
+
+/// The ignored entries of a status that included them (`include_ignored`, not recursing into
+/// ignored directories): the one reading of them, for [`ignored`] and for an assessment's status,
+/// whose ignored entries a disk measurement then reads without a status of its own.
+pub(super) fn from_statuses(statuses: &git2::Statuses<'_>, index: &git2::Index) -> Vec<Ignored> {
+    let mut tracked: Option<Vec<Vec<u8>>> = None;
     let mut entries = Vec::new();
     for entry in statuses.iter().filter(|e| e.status().is_ignored()) {
         // The name's own bytes: one that is not UTF-8 is still the file it names.
@@ -68,12 +75,12 @@ pub(super) fn ignored(repo: &Repository) -> Result<Vec<Ignored>, git2::Error> {
         // then lists the wholly ignored entries under it instead (and not the ignored files
         // beside the tracked one, which git clean -dX would remove: they are kept), and this
         // keeps that promise checked.
-        if is_dir && holds_tracked(&tracked, relative) {
+        if is_dir && holds_tracked(tracked.get_or_insert_with(|| tracked_paths(index)), relative) {
             continue;
         }
         entries.push(Ignored { path: PathBuf::from(OsStr::from_bytes(relative)), is_dir });
     }
-    Ok(entries)
+    entries
 }
 
 /// The index's paths, sorted.

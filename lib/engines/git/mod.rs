@@ -48,7 +48,7 @@ pub(crate) use changed_since::{changed_since, Since};
 pub use counted::work_done;
 pub(crate) use error::GitError;
 pub(crate) use file_refs::file_refs;
-pub(crate) use ignored::inside;
+pub(crate) use ignored::{inside, Ignored};
 pub(crate) use moves::valid_ref_name;
 pub(crate) use recover::{read_bundle, read_bundle_header, BundleHeader, IndexChange};
 pub(crate) use repo::{skip_object_hash_checks, Repo};
@@ -68,6 +68,9 @@ pub(crate) struct WorkState {
     pub(crate) files: Vec<FileChange>,
     /// Ignored entries (an ignored directory counts once): not at risk, only reported.
     pub(crate) ignored: usize,
+    /// The same entries, as `jackin-purge --slim` and the disk measurement take them
+    /// ([`ignored::from_statuses`]).
+    pub(crate) ignored_entries: Vec<Ignored>,
 }
 
 pub(crate) fn work_state(repo: &Repo, with_diff: bool) -> Result<WorkState, GitError> {
@@ -108,7 +111,7 @@ fn status(repo: &Repository, with_diff: bool, narrowing: Narrowing) -> Result<Wo
         walk_guard::check(repo, walk_guard::Start::Root(&index))?;
     }
     let statuses = repo.statuses(Some(&mut options))?;
-    let mut state = WorkState::default();
+    let mut state = WorkState { ignored_entries: ignored::from_statuses(&statuses, &index), ..WorkState::default() };
     for entry in statuses.iter() {
         let status = entry.status();
         if status.is_ignored() {

@@ -532,17 +532,24 @@ fn the_ignored_entries_are_never_a_directory_that_holds_a_tracked_file() {
         file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
     }
     assert_eq!(ignored_names(&dir), expected, "tracked files newer than the index");
+    // A change staged: the assessment's status compares the index with HEAD too, unnarrowed.
+    fs::write(dir.join("staged.txt"), "s").unwrap();
+    git(&dir, &["add", "staged.txt"]);
+    assert_eq!(ignored_names(&dir), expected, "a change staged");
 }
 
+/// The ignored entries of the work tree at `dir`, sorted; the same from the assessment's own
+/// status, which the disk measurement reads instead of a status of its own.
 fn ignored_names(dir: &Path) -> Vec<(String, bool)> {
-    let mut found: Vec<(String, bool)> = Repo::open(dir)
-        .unwrap()
-        .ignored()
-        .unwrap()
-        .into_iter()
-        .map(|e| (e.path.to_string_lossy().into_owned(), e.is_dir))
-        .collect();
-    found.sort();
+    let repo = Repo::open(dir).unwrap();
+    let names = |entries: Vec<Ignored>| {
+        let mut found: Vec<(String, bool)> =
+            entries.into_iter().map(|e| (e.path.to_string_lossy().into_owned(), e.is_dir)).collect();
+        found.sort();
+        found
+    };
+    let found = names(repo.ignored().unwrap());
+    assert_eq!(names(work_state(&repo, false).unwrap().ignored_entries), found, "the assessment's status");
     found
 }
 

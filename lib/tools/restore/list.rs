@@ -50,6 +50,9 @@ pub fn candidates(
     // Each session planned and assessed (a walk of its files) on all cores: the plan asks the
     // engine and opens the session's repositories, one session at a time it was most of a
     // fleet's list (issue 69).
+    // One listing of the engine's containers: most listed sessions' containers are gone, and
+    // each of those was a call of its own.
+    let present = engine.container_names()?;
     let targets = Catalog::load(store)?.all();
     let planned = crate::base::parallel::map(&targets, |target| -> Result<Option<Listed>> {
         let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { return Ok(None) };
@@ -60,7 +63,8 @@ pub fn candidates(
             return Ok(None);
         }
         let distrusted = trust_sources(store, &manifest, &mut kept)?;
-        let mut plan = plan(engine, store, &target.name, &manifest, kept.recipe.as_ref(), role_source, false)?;
+        let mut plan =
+            plan(engine, Some(&present), store, &target.name, &manifest, kept.recipe.as_ref(), role_source, false)?;
         plan.drift.extend(distrusted);
         if let Some(holder) = crate::services::claim::SessionClaim::held_by(store, &target.name)? {
             plan.missing.push(holder);

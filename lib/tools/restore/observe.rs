@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::base::exit::Exit;
 use crate::engines::docker::ContainerDetails;
+use crate::engines::docker::ContainerNames;
 use crate::engines::docker::Engine;
 use crate::engines::docker::ImageDefaults;
 use crate::engines::git;
@@ -76,9 +77,12 @@ impl Observation {
 
 /// Reads what a plan for `name` needs. What the engine is asked depends only on which
 /// containers are there: a running or stopped role container needs no image, a gone one needs
-/// the recorded images and, when both are gone, the role commit.
+/// the recorded images and, when both are gone, the role commit. With `present` (a view of many
+/// sessions: the list), a container the engine's one listing did not hold is gone without asking
+/// for it; a resume asks for each anew.
 pub(crate) fn observe(
     engine: &Engine,
+    present: Option<&ContainerNames>,
     store: &Store,
     name: &InstanceName,
     manifest: &Manifest,
@@ -90,9 +94,13 @@ pub(crate) fn observe(
     if recipe.is_some_and(|r| r.format > RECIPE_FORMAT) {
         return Ok(seen);
     }
-    seen.role = engine.inspect(&manifest.docker.role_container)?;
+    let inspect = |name: &str| match present {
+        Some(present) if !present.has(name) => Ok(None),
+        _ => engine.inspect(name),
+    };
+    seen.role = inspect(&manifest.docker.role_container)?;
     seen.sidecar = match &manifest.docker.dind_container {
-        Some(sidecar) => engine.inspect(sidecar)?,
+        Some(sidecar) => inspect(sidecar)?,
         None => None,
     };
     let roots = HomeRoots::of(store);

@@ -69,7 +69,7 @@ pub fn prepare(
     let mut kept = continuity::read(store, name)?;
     as_reconciled(&mut manifest, &mut kept, changes);
     let distrusted = trust_sources(store, &manifest, &mut kept)?;
-    let mut plan = plan(engine, store, name, &manifest, kept.recipe.as_ref(), role_source, as_is)?;
+    let mut plan = plan(engine, None, store, name, &manifest, kept.recipe.as_ref(), role_source, as_is)?;
     plan.drift.extend(distrusted);
     Ok(Prepared { manifest, kept, plan })
 }
