@@ -26,6 +26,9 @@ pub struct Assessor {
     hosts: git::HostCache,
 }
 
+/// A mount's assessment, and the ignored entries its status found ([`Assessor::mount`]).
+type Assessed = (MountAssessment, Option<Vec<git::Ignored>>);
+
 impl Assessor {
     pub fn new(options: AssessOptions) -> Self {
         // A corruption check git itself leaves to `git fsck`, at a tenth of a status's cost.
@@ -74,7 +77,7 @@ impl Assessor {
         // have its last writes unseen and trusted. To the microsecond: what is held against it
         // (a container's end, the ctimes of the work) is told apart within the second.
         let assessed_at = crate::base::time::now_rfc3339_micros();
-        let (in_place, assessed): (bool, Vec<(MountAssessment, Option<Vec<git::Ignored>>)>) = match isolation {
+        let (in_place, assessed): (bool, Vec<Assessed>) = match isolation {
             Ok(isolation) if isolation.records.is_empty() => (true, Vec::new()),
             Ok(isolation) => (false, isolation.mounts().into_iter().map(|m| self.mount(m)).collect()),
             Err(e) => {

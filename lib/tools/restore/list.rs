@@ -1,5 +1,6 @@
 //! The sessions that can be resumed now, each as a `candidate` record in the words of the list.
 
+use super::observe::Asking;
 use super::observe::RoleSource;
 use super::plan::plan;
 use super::plan::Plan;
@@ -63,8 +64,15 @@ pub fn candidates(
             return Ok(None);
         }
         let distrusted = trust_sources(store, &manifest, &mut kept)?;
-        let mut plan =
-            plan(engine, Some(&present), store, &target.name, &manifest, kept.recipe.as_ref(), role_source, false)?;
+        let mut plan = plan(
+            Asking::listed(engine, &present),
+            store,
+            &target.name,
+            &manifest,
+            kept.recipe.as_ref(),
+            role_source,
+            false,
+        )?;
         plan.drift.extend(distrusted);
         if let Some(holder) = crate::services::claim::SessionClaim::held_by(store, &target.name)? {
             plan.missing.push(holder);

@@ -75,14 +75,30 @@ impl Observation {
     }
 }
 
+/// The engine as a plan asks it: for each container by itself (a resume), or through one listing
+/// of them all made for a view of many sessions (the list), where a container the listing did not
+/// hold is gone without a call of its own.
+#[derive(Clone, Copy)]
+pub(crate) struct Asking<'a> {
+    pub(crate) engine: &'a Engine,
+    pub(crate) present: Option<&'a ContainerNames>,
+}
+
+impl<'a> Asking<'a> {
+    pub(crate) fn each(engine: &'a Engine) -> Self {
+        Asking { engine, present: None }
+    }
+
+    pub(crate) fn listed(engine: &'a Engine, present: &'a ContainerNames) -> Self {
+        Asking { engine, present: Some(present) }
+    }
+}
+
 /// Reads what a plan for `name` needs. What the engine is asked depends only on which
 /// containers are there: a running or stopped role container needs no image, a gone one needs
-/// the recorded images and, when both are gone, the role commit. With `present` (a view of many
-/// sessions: the list), a container the engine's one listing did not hold is gone without asking
-/// for it; a resume asks for each anew.
+/// the recorded images and, when both are gone, the role commit.
 pub(crate) fn observe(
-    engine: &Engine,
-    present: Option<&ContainerNames>,
+    asking: Asking<'_>,
     store: &Store,
     name: &InstanceName,
     manifest: &Manifest,
@@ -94,7 +110,8 @@ pub(crate) fn observe(
     if recipe.is_some_and(|r| r.format > RECIPE_FORMAT) {
         return Ok(seen);
     }
-    let inspect = |name: &str| match present {
+    let engine = asking.engine;
+    let inspect = |name: &str| match asking.present {
         Some(present) if !present.has(name) => Ok(None),
         _ => engine.inspect(name),
     };

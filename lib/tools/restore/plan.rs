@@ -7,8 +7,6 @@ use super::observe::RoleSource;
 use super::observe::{role_image_there, Observation};
 use crate::base::exit::Exit;
 use crate::engines::docker::ContainerDetails;
-use crate::engines::docker::ContainerNames;
-use crate::engines::docker::Engine;
 use crate::state::model::Manifest;
 use crate::state::names::InstanceName;
 use crate::state::recipe;
@@ -201,8 +199,7 @@ impl Plan {
 
 /// Observes the session and decides. With [`RoleSource::Cached`] it only reads.
 pub(crate) fn plan(
-    engine: &Engine,
-    present: Option<&ContainerNames>,
+    asking: super::observe::Asking<'_>,
     store: &Store,
     name: &InstanceName,
     manifest: &Manifest,
@@ -210,7 +207,7 @@ pub(crate) fn plan(
     role_source: RoleSource,
     as_is: bool,
 ) -> Result<Plan> {
-    let seen = super::observe::observe(engine, present, store, name, manifest, recipe, role_source)?;
+    let seen = super::observe::observe(asking, store, name, manifest, recipe, role_source)?;
     Ok(decide(manifest, recipe, seen, as_is))
 }
 

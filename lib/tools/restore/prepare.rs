@@ -5,6 +5,7 @@
 
 use anyhow::Result;
 
+use super::observe::Asking;
 use super::observe::RoleSource;
 use super::plan::{plan, Plan, Tier};
 use super::run::Ran;
@@ -69,7 +70,7 @@ pub fn prepare(
     let mut kept = continuity::read(store, name)?;
     as_reconciled(&mut manifest, &mut kept, changes);
     let distrusted = trust_sources(store, &manifest, &mut kept)?;
-    let mut plan = plan(engine, None, store, name, &manifest, kept.recipe.as_ref(), role_source, as_is)?;
+    let mut plan = plan(Asking::each(engine), store, name, &manifest, kept.recipe.as_ref(), role_source, as_is)?;
     plan.drift.extend(distrusted);
     Ok(Prepared { manifest, kept, plan })
 }
