@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use git2::Oid;
+use git2::{Oid, Repository};
+
+use super::open_repos::OpenRepos;
 
 /// Whether a mount can be resumed as it is now (real-host.md, "Resume").
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,21 +20,27 @@ pub(crate) enum Resumability {
 /// A worktree mount stops a resume only when its path is gone or no longer registered in its
 /// host repository. An agent that switched branches (`git switch -c feature`) or detached HEAD
 /// has not lost anything: that is drift.
-pub(crate) fn worktree_resumability(worktree_path: &Path, host_path: &Path, scratch_branch: &str) -> Resumability {
+pub(crate) fn worktree_resumability(
+    worktree_path: &Path,
+    host_path: &Path,
+    scratch_branch: &str,
+    hosts: Option<&OpenRepos>,
+) -> Resumability {
     if !worktree_path.exists() {
         return Resumability::Diverged(format!("worktree {} is gone", worktree_path.display()));
     }
-    let host = match super::repo::open_checked(host_path) {
-        Ok(host) => host,
-        Err(e) => {
-            return Resumability::Diverged(format!(
-                "host repository {} cannot be read: {}",
-                host_path.display(),
-                e.message()
-            ))
-        }
+    let with_host = |host: &Repository| resumability_in(host, worktree_path, host_path, scratch_branch);
+    let looked = match hosts {
+        Some(hosts) => hosts.with(host_path, with_host),
+        None => super::repo::open_checked(host_path).map(|host| with_host(&host)),
     };
-    if super::registration(&host, worktree_path, None).is_none() {
+    looked.unwrap_or_else(|e| {
+        Resumability::Diverged(format!("host repository {} cannot be read: {}", host_path.display(), e.message()))
+    })
+}
+
+fn resumability_in(host: &Repository, worktree_path: &Path, host_path: &Path, scratch_branch: &str) -> Resumability {
+    if super::registration(host, worktree_path, None).is_none() {
         return Resumability::Diverged(format!(
             "worktree {} is no longer registered in {}",
             worktree_path.display(),

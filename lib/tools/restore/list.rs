@@ -54,6 +54,7 @@ pub fn candidates(
     // One listing of the engine's containers: most listed sessions' containers are gone, and
     // each of those was a call of its own.
     let present = engine.container_names()?;
+    let hosts = crate::engines::git::OpenRepos::default();
     let targets = Catalog::load(store)?.all();
     let planned = crate::base::parallel::map(&targets, |target| -> Result<Option<Listed>> {
         let Ok(Some(mut manifest)) = store.read_manifest(&target.name) else { return Ok(None) };
@@ -65,7 +66,7 @@ pub fn candidates(
         }
         let distrusted = trust_sources(store, &manifest, &mut kept)?;
         let mut plan = plan(
-            Asking::listed(engine, &present),
+            Asking::listed(engine, &present, &hosts),
             store,
             &target.name,
             &manifest,

@@ -82,15 +82,17 @@ impl Observation {
 pub(crate) struct Asking<'a> {
     pub(crate) engine: &'a Engine,
     pub(crate) present: Option<&'a ContainerNames>,
+    /// The host repositories the view opened once, lent to each session's look.
+    pub(crate) hosts: Option<&'a git::OpenRepos>,
 }
 
 impl<'a> Asking<'a> {
     pub(crate) fn each(engine: &'a Engine) -> Self {
-        Asking { engine, present: None }
+        Asking { engine, present: None, hosts: None }
     }
 
-    pub(crate) fn listed(engine: &'a Engine, present: &'a ContainerNames) -> Self {
-        Asking { engine, present: Some(present) }
+    pub(crate) fn listed(engine: &'a Engine, present: &'a ContainerNames, hosts: &'a git::OpenRepos) -> Self {
+        Asking { engine, present: Some(present), hosts: Some(hosts) }
     }
 }
 
@@ -105,7 +107,7 @@ pub(crate) fn observe(
     recipe: Option<&LaunchRecipe>,
     role_source: RoleSource,
 ) -> Result<Observation> {
-    let (stops, drift) = divergences(store, name);
+    let (stops, drift) = divergences(store, name, asking.hosts);
     let mut seen = Observation { stops, drift, ..Observation::default() };
     if recipe.is_some_and(|r| r.format > RECIPE_FORMAT) {
         return Ok(seen);
@@ -242,7 +244,11 @@ impl RoleSource {
 
 /// What stops a resume (the preserved state is gone or unregistered), and what only drifted
 /// (a worktree on another branch or a detached HEAD): (stops, drift).
-pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, Vec<String>) {
+pub(crate) fn divergences(
+    store: &Store,
+    name: &InstanceName,
+    hosts: Option<&git::OpenRepos>,
+) -> (Vec<String>, Vec<String>) {
     let isolation = match store.read_isolation(name) {
         Ok(isolation) => isolation,
         Err(e) => return (vec![format!("isolation records unreadable: {e:#}")], Vec::new()),
@@ -252,7 +258,8 @@ pub(crate) fn divergences(store: &Store, name: &InstanceName) -> (Vec<String>, V
         let state = match mount {
             Err(bad) => Resumability::Diverged(bad.reason),
             Ok(r) if r.isolation == IsolationKind::Worktree => {
-                git::worktree_resumability(Path::new(&r.worktree_path), Path::new(&r.original_src), &r.scratch_branch)
+                let (worktree, host) = (Path::new(&r.worktree_path), Path::new(&r.original_src));
+                git::worktree_resumability(worktree, host, &r.scratch_branch, hosts)
             }
             Ok(r) => git::clone_resumability(Path::new(&r.worktree_path)),
         };
