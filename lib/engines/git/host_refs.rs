@@ -6,10 +6,11 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use git2::{Oid, Repository};
 
+use super::owners::{Owners, SCRATCH_PREFIX};
 use super::patches::{ranked, Memo, Surviving};
 use super::repo;
 
@@ -29,6 +30,9 @@ pub(crate) struct HostRefs {
     ranked: Arc<[(String, Oid)]>,
     /// The commits and patches this run read from the host's objects, shared by its worktrees.
     pub(super) memo: Arc<Memo>,
+    /// Which sessions' tips alone reach each commit, worked out at the first session that asks;
+    /// `None` when that walk failed (each session then walks on its own).
+    owners: Arc<OnceLock<Option<Owners>>>,
 }
 
 impl HostRefs {
@@ -57,6 +61,7 @@ impl HostRefs {
             named_by: HashMap::new(),
             ranked: Arc::new([]),
             memo: Arc::default(),
+            owners: Arc::default(),
         };
         for id in refs.all_tips().collect::<Vec<_>>() {
             *refs.named_by.entry(id).or_default() += 1;
@@ -107,6 +112,33 @@ impl HostRefs {
             .collect()
     }
 
+    /// Whether `id` survives the purge of a session whose tips are `own`: a tip of the host
+    /// names it that is not one of them ([`HostRefs::surviving_purge_of`], one commit at a time).
+    pub(super) fn survives_purge(&self, own: &[(String, Oid)], id: Oid) -> bool {
+        self.named_by.get(&id).is_some_and(|count| *count > own.iter().filter(|(_, o)| *o == id).count())
+    }
+
+    /// The table of which session tips alone reach which commits ([`Owners`]), read through
+    /// `repo`'s objects the first time; `None` when it cannot be made.
+    pub(super) fn owners(&self, repo: &Repository) -> Option<&Owners> {
+        self.owners
+            .get_or_init(|| {
+                let is_session_tip = |name: &str| name.starts_with(SCRATCH_PREFIX);
+                let mut session: Vec<Oid> =
+                    self.tips.iter().filter(|(n, _)| is_session_tip(n)).map(|(_, id)| *id).collect();
+                session.extend(self.worktree_heads.iter().map(|(_, id)| *id));
+                let mut kept: Vec<Oid> =
+                    self.tips.iter().filter(|(n, _)| !is_session_tip(n)).map(|(_, id)| *id).collect();
+                kept.extend(self.detached_head);
+                for ids in [&mut session, &mut kept] {
+                    ids.sort();
+                    ids.dedup();
+                }
+                Owners::read(&self.memo.graph, repo, &session, &kept).ok()
+            })
+            .as_ref()
+    }
+
     /// The same refs by name, to say where a patch was found, in the objects of `worktree`.
     pub(super) fn surviving_named<'r>(&self, worktree: &'r Repository, scratch_ref: &str) -> Surviving<'r> {
         let skip = self.own_tips(worktree, scratch_ref).into_iter().map(|(name, _)| name).collect();
@@ -120,12 +152,18 @@ impl HostRefs {
     }
 
     /// The tips a purge of `worktree` deletes: its scratch branch and its registration's HEAD.
-    fn own_tips(&self, worktree: &Repository, scratch_ref: &str) -> Vec<(String, Oid)> {
+    pub(super) fn own_tips(&self, worktree: &Repository, scratch_ref: &str) -> Vec<(String, Oid)> {
         let dir = worktree.path().file_name().unwrap_or_default();
         let scratch = self.tip(scratch_ref).map(|id| (scratch_ref.to_owned(), id));
         let head = self.worktree_head(dir).map(|id| (worktree_head_name(dir), id));
         scratch.into_iter().chain(head).collect()
     }
+}
+
+/// Whether a tip `own_tips` names is one the table of [`Owners`] labels: a scratch branch, or a
+/// worktree's HEAD (a scratch branch named otherwise in a manifest is walked on its own).
+pub(super) fn is_session_tip(name: &str) -> bool {
+    name.starts_with(SCRATCH_PREFIX) || (name.starts_with("worktrees/") && name.ends_with("/HEAD"))
 }
 
 fn worktree_head_name(dir: &OsStr) -> String {

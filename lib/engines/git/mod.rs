@@ -31,6 +31,7 @@ mod host_refs;
 mod ignored;
 mod moves;
 mod open_repos;
+mod owners;
 mod patches;
 mod recover;
 mod reflog;
@@ -313,12 +314,21 @@ pub(crate) fn worktree_unpushed(
     for own in file_refs::file_refs(worktree, worktree.path(), true) {
         at_risk_tips.push((own.name, own.id, None));
     }
-    let surviving = host.surviving_purge_of(worktree, &scratch_ref);
+    // What survives the purge, listed only for a walk of this session's own (see `Owners`).
+    let surviving = std::cell::OnceCell::new();
+    let surviving = || surviving.get_or_init(|| host.surviving_purge_of(worktree, &scratch_ref)).as_slice();
     let named = || host.surviving_named(worktree, &scratch_ref);
     let graph = &host.memo.graph;
+    let own = host.own_tips(worktree, &scratch_ref);
+    // The session's tips whose every name is the session's: what only they reach is at risk.
+    let owned: Vec<Oid> = own.iter().map(|(_, id)| *id).filter(|id| !host.survives_purge(&own, *id)).collect();
+    let owners = own.iter().all(|(name, _)| host_refs::is_session_tip(name)).then(|| host.owners(worktree)).flatten();
     let mut unpushed = Vec::new();
     for (name, tip, upstream) in &at_risk_tips {
-        let at_risk = graph.only_reachable_from(worktree, &[*tip], &surviving)?;
+        let at_risk = match owners {
+            Some(owners) if own.iter().any(|(_, id)| id == tip) => owners.only_reachable_from(*tip, &owned),
+            _ => graph.only_reachable_from(worktree, &[*tip], surviving())?,
+        };
         if at_risk.is_empty() {
             continue;
         }
@@ -326,8 +336,10 @@ pub(crate) fn worktree_unpushed(
         let (name, upstream) = (name.clone(), upstream.clone());
         unpushed.push(UnpushedRef { name, commits: at_risk.len() - integrated.len(), upstream, integrated });
     }
-    let counted: Vec<Oid> = surviving.iter().copied().chain(at_risk_tips.iter().map(|(_, tip, _)| *tip)).collect();
-    let logged = ReflogOnly::find(worktree, graph, &worktree_reflogs(worktree, &scratch_ref), &counted)?;
+    let is_counted = |id: Oid| host.survives_purge(&own, id) || at_risk_tips.iter().any(|(_, tip, _)| *tip == id);
+    let counted = || surviving().iter().copied().chain(at_risk_tips.iter().map(|(_, tip, _)| *tip)).collect();
+    let reflogs = worktree_reflogs(worktree, &scratch_ref);
+    let logged = ReflogOnly::find_with(worktree, graph, &reflogs, &is_counted, &counted)?;
     unpushed.extend(logged.unpushed(worktree, &[named()])?);
     Ok(unpushed)
 }

@@ -64,7 +64,20 @@ impl ReflogOnly {
         reflogs: &[PathBuf],
         counted: &[Oid],
     ) -> Result<ReflogOnly, git2::Error> {
-        let counted: HashSet<Oid> = counted.iter().copied().collect();
+        let set: HashSet<Oid> = counted.iter().copied().collect();
+        ReflogOnly::find_with(repo, graph, reflogs, &|id| set.contains(&id), &|| counted.to_vec())
+    }
+
+    /// [`ReflogOnly::find`] with the counted commits told one at a time (`is_counted`), and
+    /// listed (`counted`) only when a reflog names a commit none of them is: a fleet's session
+    /// would otherwise list a tip for every other session, every time.
+    pub(super) fn find_with(
+        repo: &Repository,
+        graph: &Graph,
+        reflogs: &[PathBuf],
+        is_counted: &dyn Fn(Oid) -> bool,
+        counted: &dyn Fn() -> Vec<Oid>,
+    ) -> Result<ReflogOnly, git2::Error> {
         let mut logged = HashSet::new();
         for file in reflogs {
             // A reflog line is `<old> <new> <ident> <time> <zone>\t<message>`, read as bytes:
@@ -83,7 +96,7 @@ impl ReflogOnly {
         let logged: Vec<Oid> = logged
             .into_iter()
             .filter_map(|id| repo.find_object(id, None).and_then(|o| o.peel_to_commit()).ok().map(|c| c.id()))
-            .filter(|id| !counted.contains(id))
+            .filter(|id| !is_counted(*id))
             .collect();
         if logged.is_empty() {
             return Ok(ReflogOnly::default());
@@ -91,8 +104,7 @@ impl ReflogOnly {
         // Only now are the counted commits walked: most sessions' reflogs name nothing the
         // counted refs do not, and a fleet of one repository counts a tip for every session. A
         // counted id of no commit here hides nothing.
-        let counted: Vec<Oid> = counted.into_iter().collect();
-        let commits = graph.only_reachable_from(repo, &logged, &counted)?;
+        let commits = graph.only_reachable_from(repo, &logged, &counted())?;
         let in_set: HashSet<Oid> = commits.iter().copied().collect();
         let mut parents = HashSet::new();
         for id in &commits {

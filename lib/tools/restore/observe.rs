@@ -94,6 +94,14 @@ impl<'a> Asking<'a> {
     pub(crate) fn listed(engine: &'a Engine, present: &'a ContainerNames, hosts: &'a git::OpenRepos) -> Self {
         Asking { engine, present: Some(present), hosts: Some(hosts) }
     }
+
+    /// The container `name`, `None` when it is gone (without a call when the listing said so).
+    fn inspect(&self, name: &str) -> Result<Option<ContainerDetails>> {
+        match self.present {
+            Some(present) if !present.has(name) => Ok(None),
+            _ => self.engine.inspect(name),
+        }
+    }
 }
 
 /// Reads what a plan for `name` needs. What the engine is asked depends only on which
@@ -113,13 +121,9 @@ pub(crate) fn observe(
         return Ok(seen);
     }
     let engine = asking.engine;
-    let inspect = |name: &str| match asking.present {
-        Some(present) if !present.has(name) => Ok(None),
-        _ => engine.inspect(name),
-    };
-    seen.role = inspect(&manifest.docker.role_container)?;
+    seen.role = asking.inspect(&manifest.docker.role_container)?;
     seen.sidecar = match &manifest.docker.dind_container {
-        Some(sidecar) => inspect(sidecar)?,
+        Some(sidecar) => asking.inspect(sidecar)?,
         None => None,
     };
     let roots = HomeRoots::of(store);
