@@ -39,13 +39,22 @@ impl HostRefs {
     pub(super) fn read(path: &Path) -> Result<HostRefs, git2::Error> {
         let host = repo::open_checked(path)?;
         let mut tips = Vec::new();
+        // The commit each object a ref names peels to, looked up once: a fleet's scratch branches
+        // name a few commits many times over.
+        let mut peeled: HashMap<Oid, Option<Oid>> = HashMap::new();
         for reference in host.references()? {
             // A ref whose name libgit2 refuses (the agent can write any file under `refs/`)
             // survives the purge all the same; it only does not count as surviving.
             let Ok(reference) = reference else { continue };
             let Ok(name) = reference.name().map(str::to_owned) else { continue };
-            if let Ok(commit) = reference.peel_to_commit() {
-                tips.push((name, commit.id()));
+            let commit = match reference.target() {
+                Some(id) => *peeled.entry(id).or_insert_with(|| {
+                    host.find_object(id, None).and_then(|o| o.peel_to_commit()).ok().map(|c| c.id())
+                }),
+                None => reference.peel_to_commit().ok().map(|c| c.id()),
+            };
+            if let Some(commit) = commit {
+                tips.push((name, commit));
             }
         }
         tips.sort();

@@ -93,8 +93,11 @@ impl ReflogOnly {
                 }
             }
         }
+        // A counted id is a commit already: told apart before any lookup (a fleet's reflogs
+        // name the same base commit and their own tips, which are all counted).
         let logged: Vec<Oid> = logged
             .into_iter()
+            .filter(|id| !is_counted(*id))
             .filter_map(|id| repo.find_object(id, None).and_then(|o| o.peel_to_commit()).ok().map(|c| c.id()))
             .filter(|id| !is_counted(*id))
             .collect();
