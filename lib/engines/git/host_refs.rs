@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use git2::{Oid, Repository};
@@ -30,10 +31,17 @@ pub(crate) struct HostRefs {
     ranked: Arc<[(String, Oid)]>,
     /// The commits and patches this run read from the host's objects, shared by its worktrees.
     pub(super) memo: Arc<Memo>,
-    /// Which sessions' tips alone reach each commit, worked out at the first session that asks;
+    /// Which sessions' tips alone reach each commit, worked out once enough sessions asked;
     /// `None` when that walk failed (each session then walks on its own).
     owners: Arc<OnceLock<Option<Owners>>>,
+    /// How many sessions of this run asked for [`HostRefs::owners`].
+    asked: Arc<AtomicUsize>,
 }
+
+/// The sessions of a run that walk on their own before the table of [`Owners`] is made: the
+/// table walks every session's work and the kept refs down to where they meet, which a run of one
+/// session (the exit hook's `jackin-assess C`) does not need; a fleet's view pays it once.
+const WALKS_BEFORE_TABLE: usize = 16;
 
 impl HostRefs {
     pub(super) fn read(path: &Path) -> Result<HostRefs, git2::Error> {
@@ -71,6 +79,7 @@ impl HostRefs {
             ranked: Arc::new([]),
             memo: Arc::default(),
             owners: Arc::default(),
+            asked: Arc::default(),
         };
         for id in refs.all_tips().collect::<Vec<_>>() {
             *refs.named_by.entry(id).or_default() += 1;
@@ -128,8 +137,14 @@ impl HostRefs {
     }
 
     /// The table of which session tips alone reach which commits ([`Owners`]), read through
-    /// `repo`'s objects the first time; `None` when it cannot be made.
+    /// `repo`'s objects the first time; `None` for the first [`WALKS_BEFORE_TABLE`] sessions that
+    /// ask, and when it cannot be made. Either way a session's at-risk commits are the same (the
+    /// table's generated histories check it), but under a clock skewed past git's slop, where the
+    /// table may count more at risk than a session's own walk.
     pub(super) fn owners(&self, repo: &Repository) -> Option<&Owners> {
+        if self.asked.fetch_add(1, Ordering::Relaxed) < WALKS_BEFORE_TABLE {
+            return None;
+        }
         self.owners
             .get_or_init(|| {
                 let is_session_tip = |name: &str| name.starts_with(SCRATCH_PREFIX);
