@@ -208,19 +208,12 @@ impl Graph {
 
 #[cfg(test)]
 mod tests {
+    use super::super::generated::seeded;
     use super::*;
     use std::path::Path;
-    use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid", "-c", "init.defaultBranch=main"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        super::super::generated::git(dir, args, None)
     }
 
     /// git's own `rev-list` over the same tips, as the set the walk must give.
@@ -242,17 +235,7 @@ mod tests {
     /// history as a run shares it. The seed is printed; `GRAPH_SEED` replays one.
     #[test]
     fn the_walk_gives_what_git_rev_list_gives_over_generated_histories() {
-        let seed: u64 = std::env::var("GRAPH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-        });
-        eprintln!("graph walk seed: {seed} (GRAPH_SEED={seed} replays it)");
-        let mut state = seed | 1;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let (seed, mut next) = seeded("GRAPH_SEED", "graph walk");
         for history in 0..4 {
             // The first two histories keep every clock forward, the second all in one second (a
             // rebase, a script): there the walk is exactly git's.
@@ -279,16 +262,8 @@ mod tests {
                         }
                     }
                 }
-                let out = Command::new("git")
-                    .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
-                    .args(&args)
-                    .env("GIT_COMMITTER_DATE", &date)
-                    .env("GIT_AUTHOR_DATE", &date)
-                    .current_dir(dir)
-                    .output()
-                    .unwrap();
-                assert!(out.status.success());
-                commits.push(String::from_utf8(out.stdout).unwrap().trim().to_owned());
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                commits.push(super::super::generated::git(dir, &args, Some(&date)));
             }
             let repo = Repository::open(dir).unwrap();
             let graph = Graph::default();

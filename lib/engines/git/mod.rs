@@ -25,6 +25,8 @@ mod config_files;
 mod counted;
 mod error;
 mod file_refs;
+#[cfg(test)]
+mod generated;
 mod graph;
 mod history;
 mod host_refs;

@@ -123,20 +123,8 @@ fn merge(held: Option<Label>, from_child: Label) -> Label {
 
 #[cfg(test)]
 mod tests {
+    use super::super::generated::{git, seeded};
     use super::*;
-    use std::path::Path;
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str], date: Option<&str>) -> String {
-        let mut command = Command::new("git");
-        command.args(["-c", "user.name=T", "-c", "user.email=t@example.invalid", "-c", "init.defaultBranch=main"]);
-        if let Some(date) = date {
-            command.env("GIT_COMMITTER_DATE", date).env("GIT_AUTHOR_DATE", date);
-        }
-        let out = command.args(args).current_dir(dir).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
 
     /// Generated histories, with sessions of one or two tips (some tips shared by two sessions,
     /// some by a kept ref) and kept refs: for every session and each of its tips, the table
@@ -145,17 +133,7 @@ mod tests {
     /// The seed is printed; `OWNERS_SEED` replays one.
     #[test]
     fn the_table_gives_what_a_walk_per_session_gives_over_generated_histories() {
-        let seed: u64 = std::env::var("OWNERS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-        });
-        eprintln!("owners seed: {seed} (OWNERS_SEED={seed} replays it)");
-        let mut state = seed | 1;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let (seed, mut next) = seeded("OWNERS_SEED", "owners");
         for history in 0..4 {
             let skewed = history == 3;
             let tmp = tempfile::tempdir().unwrap();
