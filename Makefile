@@ -21,19 +21,21 @@ sharedir := $(PREFIX)/share/jackin
 
 all: build
 
-# jackin-assess asks no engine and fetches nothing: built without the feature `tls` (no OpenSSL
-# to load), it starts as fast as git. The other tools keep TLS (tier 3's fetch, an engine over TLS).
+# Only jackin-restore fetches (tier 3's role source over https and ssh, the cargo feature
+# `fetch`, which links OpenSSL). The other tools are built without it, in a target directory of
+# their own: no libssl or libcrypto to load, so each starts as fast as git. An engine over TLS is
+# reached by every build (rustls, linked statically).
 ifeq ($(BIN_DIR),target/release)
-ASSESS_BIN := target/lean/release/jackin-assess
+LEAN_DIR := target/lean/release
 else
-ASSESS_BIN := $(BIN_DIR)/jackin-assess
+LEAN_DIR := $(BIN_DIR)
 endif
 
 # Only the default BIN_DIR is built here; any other BIN_DIR must already hold the binaries.
 build:
 ifeq ($(BIN_DIR),target/release)
-	$(CARGO) build --release --locked --bins
-	$(CARGO) build --release --locked --no-default-features --bin jackin-assess --target-dir target/lean
+	$(CARGO) build --release --locked --bin jackin-restore
+	$(CARGO) build --release --locked --no-default-features --bins --target-dir target/lean
 endif
 
 install: build
@@ -42,7 +44,7 @@ install: build
 		$(DESTDIR)$(sharedir)/cron $(DESTDIR)$(sharedir)/systemd $(DESTDIR)$(sharedir)/launchd \
 		$(DESTDIR)$(sharedir)/jackin
 	for b in $(BINS); do \
-		src=$(BIN_DIR)/$$b; [ $$b != jackin-assess ] || src=$(ASSESS_BIN); \
+		src=$(LEAN_DIR)/$$b; [ $$b != jackin-restore ] || src=$(BIN_DIR)/$$b; \
 		$(INSTALL) -m 755 $$src $(DESTDIR)$(bindir)/$$b || exit 1; \
 		$(INSTALL) -m 644 man/$$b.1 $(DESTDIR)$(mandir)/$$b.1 || exit 1; \
 		$(INSTALL) -m 644 completions/$$b.bash $(DESTDIR)$(bashdir)/$$b || exit 1; \

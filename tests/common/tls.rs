@@ -10,6 +10,7 @@ use openssl::ec::{EcGroup, EcKey};
 use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::pkey::{PKey, Private};
+use openssl::rsa::Rsa;
 use openssl::x509::extension::{BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName};
 use openssl::x509::{X509NameBuilder, X509};
 
@@ -54,8 +55,7 @@ impl Authority {
     }
 
     /// Signs a certificate for the engine on 127.0.0.1 (`server`) or for a client.
-    fn issue(&self, server: bool) -> (X509, PKey<Private>) {
-        let key = new_key();
+    fn issue(&self, server: bool, key: PKey<Private>) -> X509 {
         let mut cert = builder(if server { "127.0.0.1" } else { "client" }, &key);
         cert.set_issuer_name(self.cert.subject_name()).unwrap();
         cert.append_extension(BasicConstraints::new().build().unwrap()).unwrap();
@@ -68,12 +68,13 @@ impl Authority {
             cert.append_extension(ExtendedKeyUsage::new().client_auth().build().unwrap()).unwrap();
         }
         cert.sign(&self.key, MessageDigest::sha256()).unwrap();
-        (cert.build(), key)
+        cert.build()
     }
 
     /// `ca.pem`, `server-cert.pem` and `server-key.pem` for `dockerd --tlsverify`.
     pub fn write_server(&self, dir: &Path) {
-        let (cert, key) = self.issue(true);
+        let key = new_key();
+        let cert = self.issue(true, key.clone());
         fs::create_dir_all(dir).unwrap();
         fs::write(dir.join("ca.pem"), self.cert.to_pem().unwrap()).unwrap();
         fs::write(dir.join("server-cert.pem"), cert.to_pem().unwrap()).unwrap();
@@ -82,11 +83,14 @@ impl Authority {
 
     /// A client's `ca.pem`, `cert.pem` and `key.pem`, as `DOCKER_CERT_PATH` holds them; `ca` is the
     /// authority the client trusts (another one makes a client that cannot verify the engine).
+    /// The client's key is RSA in PKCS#1 (`BEGIN RSA PRIVATE KEY`), as docker-machine and
+    /// OpenSSL 1's `genrsa` (the docker docs' recipe) write it; the engine's is EC in PKCS#8.
     pub fn write_client(&self, dir: &Path, ca: &Authority) {
-        let (cert, key) = self.issue(false);
+        let key = PKey::from_rsa(Rsa::generate(2048).unwrap()).unwrap();
+        let cert = self.issue(false, key.clone());
         fs::create_dir_all(dir).unwrap();
         fs::write(dir.join("ca.pem"), ca.cert.to_pem().unwrap()).unwrap();
         fs::write(dir.join("cert.pem"), cert.to_pem().unwrap()).unwrap();
-        fs::write(dir.join("key.pem"), key.private_key_to_pem_pkcs8().unwrap()).unwrap();
+        fs::write(dir.join("key.pem"), key.rsa().unwrap().private_key_to_pem().unwrap()).unwrap();
     }
 }

@@ -26,10 +26,6 @@ mod connect;
 mod containers;
 mod events;
 mod ssh;
-#[cfg(feature = "tls")]
-mod tls;
-#[cfg(not(feature = "tls"))]
-#[path = "no_tls.rs"]
 mod tls;
 mod transport;
 

@@ -9,7 +9,6 @@ use hyper_util::rt::TokioExecutor;
 
 /// `[::1]:22`, `host:22` or a bare host, as a host and its port if given; an error names
 /// `address` and what does not parse.
-#[cfg_attr(not(feature = "tls"), allow(dead_code))] // the TLS transport's, and the tests'
 pub(super) fn host_and_port<'a>(address: &str, text: &'a str) -> Result<(&'a str, Option<u16>), String> {
     let (host, port) = match text.strip_prefix('[') {
         Some(bracketed) => {

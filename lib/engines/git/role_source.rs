@@ -172,24 +172,24 @@ fn is_http_401(e: &git2::Error) -> bool {
 /// alias of the repository around that directory: one the agent can write, when the operator
 /// runs the tools from inside the host repository. So the helper is started from `/`, outside
 /// every repository, and only the operator's own configuration names what runs.
-#[cfg(feature = "tls")]
+#[cfg(feature = "fetch")]
 fn helper_credentials(url: &str) -> Option<(String, String)> {
     let config = git2::Config::open_default().ok()?;
     let _outside = OutsideRepositories::enter();
     git2::CredentialHelper::new(url).config(&config).execute()
 }
 
-/// A build without `tls` fetches nothing over https: no helper is asked.
-#[cfg(not(feature = "tls"))]
+/// A build without `fetch` fetches nothing over https: no helper is asked.
+#[cfg(not(feature = "fetch"))]
 fn helper_credentials(_url: &str) -> Option<(String, String)> {
     None
 }
 
 /// This process's working directory set to `/` until dropped, then set back.
-#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+#[cfg_attr(not(feature = "fetch"), allow(dead_code))]
 struct OutsideRepositories(Option<std::path::PathBuf>);
 
-#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+#[cfg_attr(not(feature = "fetch"), allow(dead_code))]
 impl OutsideRepositories {
     fn enter() -> Self {
         let was = std::env::current_dir().ok();
