@@ -24,7 +24,7 @@ all: build
 # Only jackin-restore fetches (tier 3's role source over https and ssh, the cargo feature
 # `fetch`, which links OpenSSL). The other tools are built without it, in a target directory of
 # their own: no libssl or libcrypto to load, so each starts as fast as git. An engine over TLS is
-# reached by every build (rustls, linked statically).
+# reached by every build (through the docker CLI, lib/engines/docker/tls.rs).
 ifeq ($(BIN_DIR),target/release)
 LEAN_DIR := target/lean/release
 else

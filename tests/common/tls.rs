@@ -84,7 +84,8 @@ impl Authority {
     /// A client's `ca.pem`, `cert.pem` and `key.pem`, as `DOCKER_CERT_PATH` holds them; `ca` is the
     /// authority the client trusts (another one makes a client that cannot verify the engine).
     /// The client's key is RSA in PKCS#1 (`BEGIN RSA PRIVATE KEY`), as docker-machine and
-    /// OpenSSL 1's `genrsa` (the docker docs' recipe) write it; the engine's is EC in PKCS#8.
+    /// OpenSSL 1's `genrsa` (the docker docs' recipe) write it; the engine's is EC in PKCS#8: both
+    /// shapes a real host's files have.
     pub fn write_client(&self, dir: &Path, ca: &Authority) {
         let key = PKey::from_rsa(Rsa::generate(2048).unwrap()).unwrap();
         let cert = self.issue(false, key.clone());

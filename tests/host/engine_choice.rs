@@ -4,6 +4,7 @@
 
 use crate::common;
 
+use std::fs;
 use std::path::Path;
 use std::process::Command;
 
@@ -263,6 +264,20 @@ fn a_tls_engine_is_reached_with_the_clis_tls_settings_and_a_wrong_ca_is_refused(
         assert!(stderr.contains(&tcp) && stderr.contains("certificate"), "{tool}: {stderr}");
         assert_eq!(home.snapshot(), before, "{tool}: nothing changed");
     }
+    // The TLS engine is reached through the docker CLI (`docker system dial-stdio`): without it on
+    // PATH, or without one of its three files, exit 4 saying which, and nothing changed.
+    let out = home.cmd("jackin-reconcile").envs(env(&by_env(&client))).env("PATH", "/nonexistent").output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot run docker system dial-stdio"), "{}", stderr(&out));
+    let keyless = certs.path().join("keyless");
+    fs::create_dir(&keyless).unwrap();
+    for name in ["ca.pem", "cert.pem"] {
+        fs::copy(certs.path().join("client").join(name), keyless.join(name)).unwrap();
+    }
+    let out = home.cmd("jackin-reconcile").envs(env(&by_env(&keyless.display().to_string()))).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("key.pem"), "{}", stderr(&out));
+    assert_eq!(home.snapshot(), before, "nothing changed");
     drop(engine);
 }
 

@@ -43,7 +43,7 @@ fn ping_api_version(socket: &Path) -> std::io::Result<Option<bollard::ClientVers
 }
 
 /// A client for an engine whose API version must be negotiated. Only a tcp engine with TLS files
-/// sets up TLS (rustls, tls.rs): the local socket never pays for it.
+/// runs the docker CLI for TLS (tls.rs): the local socket never pays for it.
 fn client_for(endpoint: &Endpoint) -> Result<bollard::Docker, BollardError> {
     let host = endpoint.host.as_str();
     let timeout = CALL_TIMEOUT.as_secs();

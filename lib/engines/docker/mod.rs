@@ -24,6 +24,7 @@ use crate::state::recipe::{ContainerSpec, EngineDefaults, NetworkRecipe};
 
 mod connect;
 mod containers;
+mod dial_stdio;
 mod events;
 mod ssh;
 mod tls;

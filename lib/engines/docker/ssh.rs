@@ -4,22 +4,8 @@
 //! `ssh://user@host:2222` (it hands `user@host:2222` to ssh as the host name), so the tools carry
 //! their own: the ssh command line is the docker CLI's, plus `BatchMode=yes`, because a cron job
 //! or a git hook has nobody to type a password or accept a host key. Keys come from ssh-agent or
-//! `~/.ssh/config`, host keys from `known_hosts`, as for `docker -H ssh://…`.
-
-use std::future::Future;
-use std::io;
-use std::pin::Pin;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-
-use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
-use tokio::process::{Child, ChildStdin, ChildStdout};
-
-/// How much of ssh's own messages is kept for an error message.
-const STDERR_KEPT: usize = 4096;
+//! `~/.ssh/config`, host keys from `known_hosts`, as for `docker -H ssh://…`. The connection itself
+//! is a program's stdin and stdout (dial_stdio.rs), as for a TLS engine.
 
 /// Where `ssh://[user@]host[:port]` points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,113 +54,16 @@ impl SshDestination {
     }
 }
 
-/// One connection: the ssh process, its stdout read and its stdin written.
-struct SshStream {
-    // Killed when the connection is dropped.
-    _child: Child,
-    stdout: ChildStdout,
-    stdin: Option<ChildStdin>,
-}
-
-impl AsyncRead for SshStream {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stdout).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for SshStream {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self.stdin.as_mut() {
-            Some(stdin) => Pin::new(stdin).poll_write(cx, buf),
-            None => Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())),
-        }
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.stdin.as_mut() {
-            Some(stdin) => Pin::new(stdin).poll_flush(cx),
-            None => Poll::Ready(Ok(())),
-        }
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // Closing stdin is the end of the request stream, as for a socket's write half.
-        self.stdin = None;
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl Connection for SshStream {
-    fn connected(&self) -> Connected {
-        Connected::new()
-    }
-}
-
-/// Makes a connection by starting ssh; what ssh printed last is kept for the error message.
-#[derive(Clone)]
-struct SshConnector {
-    destination: SshDestination,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl tower_service::Service<http::Uri> for SshConnector {
-    type Response = TokioIo<SshStream>;
-    type Error = io::Error;
-    type Future = Pin<Box<dyn Future<Output = io::Result<Self::Response>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, _: http::Uri) -> Self::Future {
-        let (ssh, kept) = (self.destination.ssh_command(), Arc::clone(&self.stderr));
-        Box::pin(async move {
-            let mut child = tokio::process::Command::from(ssh)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .kill_on_drop(true)
-                .spawn()
-                .map_err(|e| io::Error::new(e.kind(), format!("cannot run ssh: {e}")))?;
-            let (stdout, stdin) = (child.stdout.take(), child.stdin.take());
-            if let Some(mut stderr) = child.stderr.take() {
-                tokio::spawn(async move {
-                    let mut text = Vec::new();
-                    let _ = (&mut stderr).take(STDERR_KEPT as u64).read_to_end(&mut text).await;
-                    let text = String::from_utf8_lossy(&text).trim().to_owned();
-                    if !text.is_empty() {
-                        *kept.lock().unwrap_or_else(|e| e.into_inner()) = text;
-                    }
-                });
-            }
-            let stdout = stdout.ok_or_else(|| io::Error::other("ssh has no stdout"))?;
-            Ok(TokioIo::new(SshStream { _child: child, stdout, stdin }))
-        })
-    }
-}
-
 /// A bollard client whose every connection is an ssh process to `address` (`ssh://…`).
 pub(super) fn client(address: &str, timeout_secs: u64) -> Result<bollard::Docker, bollard::errors::Error> {
     let destination = SshDestination::parse(address).map_err(super::transport::invalid)?;
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let connector = SshConnector { destination: destination.clone(), stderr: Arc::clone(&stderr) };
-    // ssh's reason ("Permission denied (publickey)", "Host key verification failed") says more
-    // than hyper's "connection closed before message completed".
-    let explain = move |e: hyper_util::client::legacy::Error| {
-        let said = stderr.lock().map(|s| s.clone()).unwrap_or_default();
-        match said.is_empty() {
-            true => bollard::errors::Error::from(e),
-            false => bollard::errors::Error::IOError {
-                err: io::Error::other(format!("ssh: {}", crate::protocol::inert::inert_text(&said))),
-            },
-        }
-    };
     // The address bollard writes into each request's URI (its Host header); ssh ignores it.
     let base = match destination.port {
         Some(port) => format!("ssh://{}:{port}", destination.host),
         None => format!("ssh://{}", destination.host),
     };
-    super::transport::client_over(connector, base, timeout_secs, explain)
+    let dial = std::sync::Arc::new(move || destination.ssh_command());
+    super::dial_stdio::client(dial, "ssh", base, timeout_secs)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! What the tools' own transports (ssh.rs, tls.rs) share: the `host[:port]` of an engine address,
-//! and a bollard client whose connections a connector of ours makes, over the same hyper client
-//! bollard uses for its own transports.
+//! What the tools' own transports (dial_stdio.rs, for ssh.rs and tls.rs) share: the
+//! `host[:port]` of an engine address, and a bollard client whose connections a connector of ours
+//! makes, over the same hyper client bollard uses for its own transports.
 
 use std::io;
 
