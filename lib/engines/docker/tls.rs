@@ -36,13 +36,28 @@ fn dial_command(address: &str, dir: &Path) -> std::process::Command {
     docker
 }
 
+/// A regular file this process can open for reading. Opened without waiting: a FIFO in its place
+/// would hang the CLI that reads it, and this tool with it. A link is followed, as the CLI
+/// follows it (certificates are often links into a store of their own).
+fn readable_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(crate::base::os::NONBLOCK | crate::base::os::CLOEXEC)
+        .open(path)?;
+    match file.metadata()?.is_file() {
+        true => Ok(()),
+        false => Err(std::io::Error::other("not a regular file")),
+    }
+}
+
 /// A bollard client for the TLS engine at `address`, with the CLI's three files in `dir`. A file
 /// that cannot be read is said here, before any connection.
 pub(super) fn client(address: &str, dir: &Path, timeout_secs: u64) -> Result<bollard::Docker, bollard::errors::Error> {
     let invalid = super::transport::invalid;
     let (host, port) = host_and_port(address).map_err(invalid)?;
     for name in TLS_FILES {
-        if let Err(e) = std::fs::File::open(dir.join(name)) {
+        if let Err(e) = readable_file(&dir.join(name)) {
             return Err(invalid(format!("the TLS files in {}: {name}: {e}", dir.display())));
         }
     }
@@ -62,6 +77,22 @@ mod tests {
         assert_eq!(host_and_port("tcp://[::1]:9999/"), Ok(("::1".into(), 9999)));
         assert!(host_and_port("tcp://:2376").is_err());
         assert!(host_and_port("tcp://host:tls").is_err());
+    }
+
+    #[test]
+    fn a_tls_file_is_a_regular_file_and_a_fifo_in_its_place_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("ca.pem");
+        std::fs::write(&file, "pem").unwrap();
+        assert!(readable_file(&file).is_ok());
+        std::os::unix::fs::symlink(&file, dir.path().join("linked.pem")).unwrap();
+        assert!(readable_file(&dir.path().join("linked.pem")).is_ok(), "a link is followed, as the CLI does");
+        assert!(readable_file(dir.path()).is_err(), "a directory");
+        assert!(readable_file(&dir.path().join("missing.pem")).is_err());
+        let fifo = dir.path().join("key.pem");
+        crate::engines::git::tests::fifo(&fifo);
+        let refused = crate::engines::git::tests::returns_promptly(move || readable_file(&fifo).is_err());
+        assert_eq!(refused, Some(true), "a FIFO, without waiting for a writer");
     }
 
     #[test]

@@ -510,4 +510,4 @@ pub(crate) fn oneline_log(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -682,7 +682,7 @@ fn a_submodule_is_bundled_only_when_it_holds_a_commit_at_risk() {
 
 /// Runs `work` on a thread of its own and says whether it ended within 10 s: an open of a FIFO
 /// waits for a writer for ever, and the suite must fail rather than hang.
-pub(super) fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+pub(crate) fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
     let (send, receive) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = send.send(work());
@@ -691,7 +691,7 @@ pub(super) fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Sen
 }
 
 /// A FIFO at `path`, its directories made.
-pub(super) fn fifo(path: &Path) {
+pub(crate) fn fifo(path: &Path) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).unwrap();
     // SAFETY: a NUL-terminated path; mkfifo only makes the node.
