@@ -12,5 +12,7 @@ pub mod os;
 pub mod parallel;
 pub mod perms;
 pub mod steps;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod time;
 pub mod tool;

@@ -90,8 +90,8 @@ mod tests {
         assert!(readable_file(dir.path()).is_err(), "a directory");
         assert!(readable_file(&dir.path().join("missing.pem")).is_err());
         let fifo = dir.path().join("key.pem");
-        crate::engines::git::tests::fifo(&fifo);
-        let refused = crate::engines::git::tests::returns_promptly(move || readable_file(&fifo).is_err());
+        crate::base::testing::fifo(&fifo);
+        let refused = crate::base::testing::returns_promptly(move || readable_file(&fifo).is_err());
         assert_eq!(refused, Some(true), "a FIFO, without waiting for a writer");
     }
 

@@ -94,7 +94,7 @@ mod tests {
         write(b"refs/heads/sym", "ref: refs/heads/fine\n".into());
         write(b"refs/heads/gone", format!("{}\n", "1".repeat(40)));
         std::os::unix::fs::symlink(git_dir.join("refs/heads/fine"), git_dir.join("CHERRY_PICK_HEAD")).unwrap();
-        crate::engines::git::tests::fifo(&git_dir.join("BISECT_HEAD"));
+        crate::base::testing::fifo(&git_dir.join("BISECT_HEAD"));
 
         let names = |every: bool| -> Vec<(String, String)> {
             let mut found: Vec<(String, String)> =

@@ -510,4 +510,4 @@ pub(crate) fn oneline_log(
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

@@ -8,6 +8,7 @@ use std::process::Command;
 
 use super::graph::Graph;
 use super::*;
+use crate::base::testing::{fifo, returns_promptly};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -413,9 +414,7 @@ fn a_worktrees_git_file_is_a_hint_checked_against_the_host() {
         assert_eq!(host.registration(&two, None).as_deref(), Some("wt-two"), "{forged:?}");
     }
     fs::remove_file(two.join(".git")).unwrap();
-    let fifo = std::ffi::CString::new(two.join(".git").as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo touches no memory of ours.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    fifo(&two.join(".git"));
     assert_eq!(host.registration(&two, None).as_deref(), Some("wt-two"), "a FIFO is not read, nor waited on");
 }
 
@@ -678,24 +677,6 @@ fn a_submodule_is_bundled_only_when_it_holds_a_commit_at_risk() {
     write_bundle(&submodule.repo, refs, &file).unwrap();
     let heads = git(&mount, &["bundle", "list-heads", file.to_str().unwrap()]);
     assert!(heads.contains(&fix.to_string()), "{heads}");
-}
-
-/// Runs `work` on a thread of its own and says whether it ended within 10 s: an open of a FIFO
-/// waits for a writer for ever, and the suite must fail rather than hang.
-pub(crate) fn returns_promptly<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    let (send, receive) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = send.send(work());
-    });
-    receive.recv_timeout(std::time::Duration::from_secs(10)).ok()
-}
-
-/// A FIFO at `path`, its directories made.
-pub(crate) fn fifo(path: &Path) {
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).unwrap();
-    // SAFETY: a NUL-terminated path; mkfifo only makes the node.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo {}", path.display());
 }
 
 /// A FIFO where libgit2 opens a file by name (the rules of `info/exclude`, the work tree's own

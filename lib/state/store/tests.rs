@@ -69,8 +69,7 @@ fn an_exit_action_is_judged_by_the_file_opened_never_through_a_link() {
     store.clear_exit_action(&name).unwrap();
     assert!(elsewhere.exists(), "the link is removed, not what it names");
 
-    let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    crate::base::testing::fifo(&path);
     let (reader, fifo_name) = (store.clone(), name.clone());
     let read = returns_promptly("the read of an exit action that is a FIFO", move || {
         reader.read_exit_action(&fifo_name, |_| true)
@@ -91,9 +90,7 @@ fn an_exit_action_is_judged_by_the_file_opened_never_through_a_link() {
 /// a read that waits for a FIFO's writer, or a try that waits for a lock's holder, would
 /// otherwise hang the whole suite (and a CI run with it) rather than fail it.
 pub(super) fn returns_promptly<T: Send + 'static>(what: &str, call: impl FnOnce() -> T + Send + 'static) -> T {
-    let (sent, returned) = std::sync::mpsc::channel();
-    std::thread::spawn(move || sent.send(call()));
-    returned.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("{what} waits instead of returning"))
+    crate::base::testing::returns_promptly(call).unwrap_or_else(|| panic!("{what} waits instead of returning"))
 }
 
 fn store_in(dir: &Path) -> Store {
@@ -224,8 +221,7 @@ fn agent_toml_is_read_up_to_its_limit_and_never_from_a_fifo() {
     assert_eq!(store.read_agent_toml(&name).unwrap(), None, "one byte over is as good as none");
     let path = store.agent_toml_path(&name);
     fs::remove_file(&path).unwrap();
-    let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    crate::base::testing::fifo(&path);
     let (reader, fifo_name) = (store.clone(), name.clone());
     let read = returns_promptly("the read of an agent.toml that is a FIFO", move || {
         reader.read_agent_toml(&fifo_name).unwrap()

@@ -463,7 +463,7 @@ fn the_work_tree_s_descriptors_are_not_inherited_by_a_program_started_meanwhile(
 fn a_fifo_in_a_directorys_place_is_refused_without_waiting() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
-    crate::engines::git::tests::fifo(&root.join("pipe"));
+    crate::base::testing::fifo(&root.join("pipe"));
     let (sender, receiver) = std::sync::mpsc::channel();
     let pipe = root.join("pipe");
     std::thread::spawn(move || {

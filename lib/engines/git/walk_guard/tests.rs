@@ -11,8 +11,8 @@ use std::process::Command;
 use rustix::fs::{self as rfs, Mode, OFlags};
 
 use super::{check, Start, PATH_MAX};
+use crate::base::testing::{fifo, returns_promptly};
 use crate::engines::git::stat_check::{read_index, suspects, Whole};
-use crate::engines::git::tests::{fifo, returns_promptly};
 use crate::engines::git::{ignored::ignored, status, GitError, Narrowing};
 
 fn git(dir: &Path, args: &[&str]) {
