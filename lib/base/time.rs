@@ -10,7 +10,13 @@ pub fn now_rfc3339() -> String {
 /// assessment's start, which a role container's end and the ctimes of the work are held
 /// against), where a second's grain would make everything in that second count as after it.
 pub fn now_rfc3339_micros() -> String {
-    humantime::format_rfc3339_micros(SystemTime::now()).to_string()
+    rfc3339_micros(SystemTime::now())
+}
+
+/// `at` to the microsecond: for a time a later one is subtracted from (the idle watch's samples,
+/// whose CPU share over a short interval a second's grain would understate).
+pub(crate) fn rfc3339_micros(at: SystemTime) -> String {
+    humantime::format_rfc3339_micros(at).to_string()
 }
 
 /// Seconds from `now` until `at` (negative once past); `None` when `at` cannot be read.
@@ -66,5 +72,13 @@ mod tests {
     fn round_trips_jackin_times() {
         let at = parse_rfc3339("2026-08-20T09:14:03Z").unwrap();
         assert_eq!(rfc3339(at), "2026-08-20T09:14:03Z");
+    }
+
+    #[test]
+    fn a_microsecond_time_keeps_its_fraction_through_a_round_trip() {
+        let at = parse_rfc3339("2026-08-20T09:14:03Z").unwrap() + std::time::Duration::from_micros(987_654);
+        let text = rfc3339_micros(at);
+        assert_eq!(text, "2026-08-20T09:14:03.987654Z");
+        assert_eq!(parse_rfc3339(&text), Some(at), "an interval from it is not stretched to the second");
     }
 }

@@ -56,8 +56,11 @@ pub fn build_real_images() {
 /// with exit 0 on SIGTERM, and a capsule that says `agent ready` and reads one line: `exit` is the
 /// agent exiting (the container then exits 0, as jackin's does when its agent exits), anything
 /// else the operator's detach (the container runs on). `/agent-busy` is a main process that keeps
-/// a good part of a core busy (`--entrypoint /agent-busy`): an agent at work.
-pub const TEST_AGENT_IMAGE: &str = "jackin-test-role-agent:2";
+/// a good part of a core busy (`--entrypoint /agent-busy`): an agent at work. Its count of 20,000
+/// takes busybox's sh about 40 ms against the 50 ms sleep, some 40% of a core: far over the idle
+/// check's 5% even on a loaded machine (a count of 2,000 was 7% unloaded, and under CI's load
+/// fell below the threshold).
+pub const TEST_AGENT_IMAGE: &str = "jackin-test-role-agent:3";
 
 pub fn build_agent_image() {
     static BUILT: OnceLock<()> = OnceLock::new();
@@ -70,7 +73,7 @@ pub fn build_agent_image() {
         let capsule = "#!/bin/sh\necho 'agent ready'\nread -r line\nif [ \"$line\" = exit ]; then kill -TERM 1; fi\n";
         let init = "#!/bin/sh\ntrap 'exit 0' TERM\nwhile :; do sleep 1 & wait $!; done\n";
         use std::os::unix::fs::PermissionsExt;
-        let busy = "#!/bin/sh\ntrap 'exit 0' TERM\nwhile :; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; sleep 0.05; done\n";
+        let busy = "#!/bin/sh\ntrap 'exit 0' TERM\nwhile :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; done\n";
         for (file, text) in [("jackin-capsule", capsule), ("agent-init", init), ("agent-busy", busy)] {
             std::fs::write(dir.path().join(file), text).unwrap();
             std::fs::set_permissions(dir.path().join(file), std::fs::Permissions::from_mode(0o755)).unwrap();

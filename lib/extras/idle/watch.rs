@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Result;
 
-use crate::base::time::{parse_rfc3339, rfc3339};
+use crate::base::time::{ctime, parse_rfc3339, rfc3339, rfc3339_micros};
 use crate::engines::docker::Engine;
 use crate::protocol::identity::Identity;
 use crate::services::claim::SessionClaim;
@@ -226,11 +226,11 @@ pub fn observe(
     };
     if !dry_run {
         let watch = IdleWatch {
-            checked_at: rfc3339(checked_at),
+            checked_at: rfc3339_micros(checked_at),
             started_at: started,
             cpu_ns,
-            cpu_quiet_since: rfc3339(cpu_quiet_since),
-            last_attached: last_attached.map(rfc3339),
+            cpu_quiet_since: rfc3339_micros(cpu_quiet_since),
+            last_attached: last_attached.map(rfc3339_micros),
         };
         continuity::update(store, &seen.name, |c| {
             c.idle_watch = Some(watch);
@@ -262,17 +262,12 @@ pub fn newest_change(paths: &[PathBuf]) -> Option<SystemTime> {
 }
 
 fn newest_under(root: &Path) -> Option<SystemTime> {
-    use std::os::unix::fs::MetadataExt;
     // The root too: a link where the agent home or a work tree should be is not walked through.
     walkdir::WalkDir::new(root)
         .follow_links(false)
         .follow_root_links(false)
         .into_iter()
-        .filter_map(|entry| entry.ok()?.metadata().ok())
-        .filter_map(|meta| {
-            let (secs, nanos) = (u64::try_from(meta.ctime()).ok()?, u32::try_from(meta.ctime_nsec()).ok()?);
-            Some(SystemTime::UNIX_EPOCH + Duration::new(secs, nanos))
-        })
+        .filter_map(|entry| Some(ctime(&entry.ok()?.metadata().ok()?)))
         .max()
 }
 
