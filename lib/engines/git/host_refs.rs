@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use git2::{Oid, Repository};
 
 use super::owners::{Owners, SCRATCH_PREFIX};
-use super::patches::{ranked, Memo, Surviving};
+use super::patches::{ranked, Memo, Ranked, Surviving};
 use super::repo;
 
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub(crate) struct HostRefs {
     /// How many of the tips above (refs, HEAD, worktree HEADs) name each commit.
     named_by: HashMap<Oid, usize>,
     /// Every tip by name in the order a patch's place is told ([`ranked`]), made once.
-    ranked: Arc<[(String, Oid)]>,
+    ranked: Ranked,
     /// The commits and patches this run read from the host's objects, shared by its worktrees.
     pub(super) memo: Arc<Memo>,
     /// Which sessions' tips alone reach each commit, worked out once enough sessions asked;
@@ -76,7 +76,7 @@ impl HostRefs {
             detached_head,
             worktree_heads,
             named_by: HashMap::new(),
-            ranked: Arc::new([]),
+            ranked: Ranked::default(),
             memo: Arc::default(),
             owners: Arc::default(),
             asked: Arc::default(),
@@ -84,7 +84,7 @@ impl HostRefs {
         for id in refs.all_tips().collect::<Vec<_>>() {
             *refs.named_by.entry(id).or_default() += 1;
         }
-        refs.ranked = ranked(refs.named_tips()).into();
+        refs.ranked = ranked(refs.named_tips());
         Ok(refs)
     }
 
@@ -165,8 +165,7 @@ impl HostRefs {
 
     /// The same refs by name, to say where a patch was found, in the objects of `worktree`.
     pub(super) fn surviving_named<'r>(&self, worktree: &'r Repository, scratch_ref: &str) -> Surviving<'r> {
-        let skip = self.own_tips(worktree, scratch_ref).into_iter().map(|(name, _)| name).collect();
-        Surviving::shared(worktree, self.ranked.clone(), skip, self.memo.clone())
+        Surviving::shared(worktree, self.ranked.clone(), self.own_tips(worktree, scratch_ref), self.memo.clone())
     }
 
     /// Every ref and HEAD of the host by name, in the host repository `host` (a clone's commits

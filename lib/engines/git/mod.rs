@@ -441,7 +441,7 @@ fn clone_surviving<'r>(
     host_repo: Option<&'r Option<Repository>>,
     host: Option<(&Path, &HostRefs)>,
 ) -> Vec<Surviving<'r>> {
-    let tips = patches::ranked(remote_tracking.to_vec()).into();
+    let tips = patches::ranked(remote_tracking.to_vec());
     let mut places = vec![Surviving::shared(clone, tips, Vec::new(), memo.clone())];
     if let (Some(Some(repo)), Some((_, refs))) = (host_repo, host) {
         places.push(refs.surviving_in(repo));

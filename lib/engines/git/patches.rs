@@ -29,8 +29,9 @@ pub(crate) const SQUASH_LIMIT: usize = 500;
 /// those named in `skip` (a host's table of refs is shared by its worktrees; each skips its own).
 pub(crate) struct Surviving<'r> {
     pub(crate) repo: &'r Repository,
-    tips: Arc<[(String, Oid)]>,
-    skip: Vec<String>,
+    tips: Ranked,
+    /// The refs of the session looked for, by name and commit: not surviving.
+    skip: Vec<(String, Oid)>,
     /// What this run read of `repo`'s objects: shared by every session whose work is there.
     memo: Arc<Memo>,
 }
@@ -39,16 +40,24 @@ impl<'r> Surviving<'r> {
     /// Refs of their own, with nothing read yet: the patch tests' shape.
     #[cfg(test)]
     pub(crate) fn new(repo: &'r Repository, tips: Vec<(String, Oid)>) -> Self {
-        Surviving { repo, tips: ranked(tips).into(), skip: Vec::new(), memo: Arc::default() }
+        Surviving { repo, tips: ranked(tips), skip: Vec::new(), memo: Arc::default() }
     }
 
     /// Refs already [`ranked`], read once for many sessions, and what this run read of their objects.
-    pub(crate) fn shared(repo: &'r Repository, tips: Arc<[(String, Oid)]>, skip: Vec<String>, memo: Arc<Memo>) -> Self {
+    pub(crate) fn shared(repo: &'r Repository, tips: Ranked, skip: Vec<(String, Oid)>, memo: Arc<Memo>) -> Self {
         Surviving { repo, tips, skip, memo }
     }
 
     fn tips(&self) -> impl Iterator<Item = &(String, Oid)> {
-        self.tips.iter().filter(|(name, _)| !self.skip.contains(name))
+        self.tips.named.iter().filter(|(name, _)| !self.skip.iter().any(|(skipped, _)| skipped == name))
+    }
+
+    /// Each commit a ref not skipped names, once, in id order: from the table's counts, without a
+    /// look at every name (a fleet's host has a scratch branch per session, and each session of
+    /// it holding work asks).
+    fn distinct_tips(&self) -> Vec<Oid> {
+        let skipped = |id: &Oid| self.skip.iter().filter(|(_, own)| own == id).count();
+        self.tips.counted.iter().filter(|(id, names)| *names > skipped(id)).map(|(id, _)| *id).collect()
     }
 
     /// The first ref, in the order above, that reaches `id`.
@@ -59,11 +68,28 @@ impl<'r> Surviving<'r> {
     }
 }
 
-/// Refs in the order a patch's place is told ([`Surviving`]), each (name, commit) once.
-pub(crate) fn ranked(mut tips: Vec<(String, Oid)>) -> Vec<(String, Oid)> {
+/// Refs in the order a patch's place is told ([`Surviving`]), each (name, commit) once, and how
+/// many of them name each commit; made once per table of refs and shared by its sessions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ranked {
+    named: Arc<[(String, Oid)]>,
+    /// Each commit named, in id order, with the number of names.
+    counted: Arc<[(Oid, usize)]>,
+}
+
+pub(crate) fn ranked(mut tips: Vec<(String, Oid)>) -> Ranked {
     tips.sort_by(|(a, _), (b, _)| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
     tips.dedup();
-    tips
+    let mut ids: Vec<Oid> = tips.iter().map(|(_, id)| *id).collect();
+    ids.sort();
+    let mut counted: Vec<(Oid, usize)> = Vec::new();
+    for id in ids {
+        match counted.last_mut() {
+            Some((last, names)) if *last == id => *names += 1,
+            _ => counted.push((id, 1)),
+        }
+    }
+    Ranked { named: tips.into(), counted: counted.into() }
 }
 
 /// What one run learned about the commits of one object store, shared by the sessions whose work
@@ -342,9 +368,7 @@ fn found_in(
 /// refs' commits.
 fn candidates(source: &Surviving<'_>, boundary: &HashSet<Oid>, tip: Oid) -> Result<Vec<Oid>, git2::Error> {
     let graph = &source.memo.graph;
-    let mut tips: Vec<Oid> = source.tips().map(|(_, id)| *id).collect();
-    tips.sort();
-    tips.dedup();
+    let mut tips = source.distinct_tips();
     tips.retain(|id| graph.is_commit(source.repo, *id));
     let hidden: Vec<Oid> = boundary.iter().copied().chain(std::iter::once(tip)).collect();
     let mut found = graph.only_reachable_from(source.repo, &tips, &hidden)?;
