@@ -93,6 +93,11 @@ impl Graph {
         Ok(self.node(repo, id)?.parents.list())
     }
 
+    /// The committer's time of the commit `id`, in seconds.
+    pub(crate) fn time(&self, repo: &Repository, id: Oid) -> Result<i64, git2::Error> {
+        Ok(self.node(repo, id)?.time)
+    }
+
     /// Whether `id` names a commit here.
     pub(crate) fn is_commit(&self, repo: &Repository, id: Oid) -> bool {
         self.node(repo, id).is_ok()

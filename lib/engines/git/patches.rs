@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 use super::graph::{Graph, OidMap};
 use crate::protocol::assessment::{Integrated, Integration};
 use changes::{changes, growth, Changes, Trees};
+use walks::Candidate;
 
 /// Commits of the surviving refs searched for the same patch, newest first, per repository:
 /// a squash or rebase merge is a recent commit, and an old one buried deeper than this is left
@@ -72,6 +73,8 @@ impl<'r> Surviving<'r> {
 /// many of them name each commit; made once per table of refs and shared by its sessions.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Ranked {
+    /// Which table this is, for the walks made from it ([`walks`]); unique in a process.
+    id: u64,
     named: Arc<[(String, Oid)]>,
     /// Each commit named, in id order, with the number of names.
     counted: Arc<[(Oid, usize)]>,
@@ -89,7 +92,9 @@ pub(crate) fn ranked(mut tips: Vec<(String, Oid)>) -> Ranked {
             _ => counted.push((id, 1)),
         }
     }
-    Ranked { named: tips.into(), counted: counted.into() }
+    static TABLES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = TABLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ranked { id, named: tips.into(), counted: counted.into() }
 }
 
 /// What one run learned about the commits of one object store, shared by the sessions whose work
@@ -100,6 +105,8 @@ pub(crate) fn ranked(mut tips: Vec<(String, Oid)>) -> Ranked {
 pub(crate) struct Memo {
     pub(crate) graph: Graph,
     facts: Mutex<OidMap<Facts>>,
+    /// The candidates' walks, one per table of refs and boundary.
+    walks: walks::Walks,
 }
 
 /// A candidate commit's changes from its parent, and what was worked out from them so far.
@@ -310,25 +317,17 @@ fn found_in(
 ) -> Result<HashMap<usize, (Oid, usize)>, git2::Error> {
     let mut found: HashMap<usize, (Oid, usize)> = HashMap::new();
     let mut seen = HashSet::new();
+    let wanted: HashSet<u64> = by_paths.keys().map(|paths| walks::paths_key(paths)).collect();
+    let mut boundary: Vec<Oid> = boundary.iter().copied().collect();
+    boundary.sort();
     for (source_index, source) in surviving.iter().enumerate() {
-        for candidate in candidates(source, boundary, tip)? {
-            // The walk hides the tip, so no at-risk commit is walked where the tip is, and a
-            // commit a surviving ref of the host reaches is not at risk: a second guard, so that
-            // no commit is ever taken for its own copy.
-            if at_risk_set.contains(&candidate) {
-                continue;
-            }
+        for Candidate { id: candidate, parent, changes } in
+            walks::candidates(source, &boundary, tip, at_risk_set, &|key| wanted.contains(&key), trees)?
+        {
             // A commit both the clone and the host hold is compared once.
             if !seen.insert(candidate) {
                 continue;
             }
-            // From the run's graph: a fleet's sessions look through the same candidates.
-            let parents = source.memo.graph.parents(source.repo, candidate)?;
-            if parents.len() > 1 {
-                continue;
-            }
-            let parent = parents.first().copied();
-            let changes = source.memo.changes(trees, source.repo, parent, candidate)?;
             let Some(wanting) = by_paths.get(&changes.paths) else { continue };
             let mut candidate_key = None;
             let mut candidate_growth = None;
@@ -360,19 +359,6 @@ fn found_in(
         }
     }
 
-    Ok(found)
-}
-
-/// The commits of a surviving repository to compare, newest first, at most [`CANDIDATE_LIMIT`]:
-/// what its refs reach, less what the tip and the boundary reach. None when it holds none of its
-/// refs' commits.
-fn candidates(source: &Surviving<'_>, boundary: &HashSet<Oid>, tip: Oid) -> Result<Vec<Oid>, git2::Error> {
-    let graph = &source.memo.graph;
-    let mut tips = source.distinct_tips();
-    tips.retain(|id| graph.is_commit(source.repo, *id));
-    let hidden: Vec<Oid> = boundary.iter().copied().chain(std::iter::once(tip)).collect();
-    let mut found = graph.only_reachable_from(source.repo, &tips, &hidden)?;
-    found.truncate(CANDIDATE_LIMIT);
     Ok(found)
 }
 
@@ -472,3 +458,4 @@ fn patch_key(diff: &Diff<'_>) -> Result<PatchKey, git2::Error> {
 mod changes;
 #[cfg(test)]
 mod tests;
+mod walks;
