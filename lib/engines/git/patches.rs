@@ -8,7 +8,7 @@
 //! nothing at risk never pays for it.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use git2::{Commit, Diff, DiffFormat, DiffLineType, DiffOptions, Oid, Repository, Tree};
 use sha2::{Digest, Sha256};
@@ -16,7 +16,6 @@ use sha2::{Digest, Sha256};
 use super::graph::{Graph, OidMap};
 use crate::protocol::assessment::{Integrated, Integration};
 use changes::{changes, growth, Changes, Trees};
-use walks::Candidate;
 
 /// Commits of the surviving refs searched for the same patch, newest first, per repository:
 /// a squash or rebase merge is a recent commit, and an old one buried deeper than this is left
@@ -104,59 +103,56 @@ pub(crate) fn ranked(mut tips: Vec<(String, Oid)>) -> Ranked {
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
     pub(crate) graph: Graph,
-    facts: Mutex<OidMap<Facts>>,
+    facts: Mutex<OidMap<Arc<Facts>>>,
     /// The candidates' walks, one per table of refs and boundary.
     walks: walks::Walks,
 }
 
-/// A candidate commit's changes from its parent, and what was worked out from them so far.
-#[derive(Debug, Clone)]
-struct Facts {
-    changes: Arc<Changes>,
-    growth: Option<Option<Arc<[i64]>>>,
-    key: Option<PatchKey>,
+/// A candidate commit's changes from its parent, and what was worked out from them so far:
+/// shared by every session of the run that looks at it, and read without a lock once made (a
+/// fleet's sessions that touch one file each compare the others' commits).
+#[derive(Debug)]
+pub(super) struct Facts {
+    id: Oid,
+    parent: Option<Oid>,
+    changes: Changes,
+    /// [`walks::paths_key`] of the changed paths.
+    paths_key: u64,
+    growth: OnceLock<Option<Vec<i64>>>,
+    key: OnceLock<PatchKey>,
+}
+
+impl Facts {
+    fn growth(&self, repo: &Repository) -> Option<&[i64]> {
+        self.growth.get_or_init(|| growth(repo, &self.changes.sides)).as_deref()
+    }
+
+    fn key(&self, repo: &Repository) -> Result<PatchKey, git2::Error> {
+        if let Some(key) = self.key.get() {
+            return Ok(*key);
+        }
+        let key = patch_key(&diff(repo, self.parent, self.id, &self.changes.paths)?)?;
+        Ok(*self.key.get_or_init(|| key))
+    }
 }
 
 impl Memo {
-    fn facts(&self) -> std::sync::MutexGuard<'_, OidMap<Facts>> {
-        self.facts.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn changes(
+    /// The facts of the commit `id` (whose parent is `parent`), its changes read the first time.
+    fn facts(
         &self,
         trees: &mut Trees,
         repo: &Repository,
         parent: Option<Oid>,
         id: Oid,
-    ) -> Result<Arc<Changes>, git2::Error> {
-        if let Some(facts) = self.facts().get(&id) {
-            return Ok(facts.changes.clone());
+    ) -> Result<Arc<Facts>, git2::Error> {
+        let table = || self.facts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(facts) = table().get(&id) {
+            return Ok(facts.clone());
         }
-        let changes = Arc::new(changes(trees, repo, parent, id)?);
-        self.facts().entry(id).or_insert(Facts { changes: changes.clone(), growth: None, key: None });
-        Ok(changes)
-    }
-
-    fn growth(&self, repo: &Repository, id: Oid, changes: &Changes) -> Option<Arc<[i64]>> {
-        if let Some(Some(growth)) = self.facts().get(&id).map(|f| f.growth.clone()) {
-            return growth;
-        }
-        let growth: Option<Arc<[i64]>> = growth(repo, &changes.sides).map(Into::into);
-        if let Some(facts) = self.facts().get_mut(&id) {
-            facts.growth = Some(growth.clone());
-        }
-        growth
-    }
-
-    fn key(&self, repo: &Repository, parent: Option<Oid>, id: Oid, paths: &[Vec<u8>]) -> Result<PatchKey, git2::Error> {
-        if let Some(Some(key)) = self.facts().get(&id).map(|f| f.key) {
-            return Ok(key);
-        }
-        let key = patch_key(&diff(repo, parent, id, paths)?)?;
-        if let Some(facts) = self.facts().get_mut(&id) {
-            facts.key = Some(key);
-        }
-        Ok(key)
+        let changes = changes(trees, repo, parent, id)?;
+        let paths_key = walks::paths_key(&changes.paths);
+        let facts = Facts { id, parent, changes, paths_key, growth: OnceLock::new(), key: OnceLock::new() };
+        Ok(table().entry(id).or_insert(Arc::new(facts)).clone())
     }
 }
 
@@ -317,43 +313,40 @@ fn found_in(
 ) -> Result<HashMap<usize, (Oid, usize)>, git2::Error> {
     let mut found: HashMap<usize, (Oid, usize)> = HashMap::new();
     let mut seen = HashSet::new();
-    let wanted: HashSet<u64> = by_paths.keys().map(|paths| walks::paths_key(paths)).collect();
+    // The offers by the key of their paths: a candidate is looked up by the key its facts hold.
+    let mut by_key: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (paths, wanting) in by_paths {
+        by_key.entry(walks::paths_key(paths)).or_default().extend(wanting);
+    }
     let mut boundary: Vec<Oid> = boundary.iter().copied().collect();
     boundary.sort();
     for (source_index, source) in surviving.iter().enumerate() {
-        for Candidate { id: candidate, parent, changes } in
-            walks::candidates(source, &boundary, tip, at_risk_set, &|key| wanted.contains(&key), trees)?
+        for candidate in
+            walks::candidates(source, &boundary, tip, at_risk_set, &|key| by_key.contains_key(&key), trees)?
         {
             // A commit both the clone and the host hold is compared once.
-            if !seen.insert(candidate) {
+            if !seen.insert(candidate.id) {
                 continue;
             }
-            let Some(wanting) = by_paths.get(&changes.paths) else { continue };
-            let mut candidate_key = None;
-            let mut candidate_growth = None;
+            let Some(wanting) = by_key.get(&candidate.paths_key) else { continue };
+            let changes = &candidate.changes;
             for offer_index in wanting {
-                if found.contains_key(offer_index) {
+                let offer = &mut offers[*offer_index];
+                if found.contains_key(offer_index) || offer.changes.paths != changes.paths {
                     continue;
                 }
-                let offer = &mut offers[*offer_index];
                 // The same blobs before and after at every path: the same diff, without one.
                 let same = offer.changes.sides == changes.sides || {
                     // Another growth at some path: another patch, without a diff either.
-                    let grown =
-                        candidate_growth.get_or_insert_with(|| source.memo.growth(source.repo, candidate, &changes));
-                    if let (Some(offered), Some(grown)) = (offer.growth(repo), grown.as_deref()) {
+                    if let (Some(offered), Some(grown)) = (offer.growth(repo), candidate.growth(source.repo)) {
                         if offered != grown {
                             continue;
                         }
                     }
-                    let offered = offer.key(repo)?;
-                    if candidate_key.is_none() {
-                        candidate_key = Some(source.memo.key(source.repo, parent, candidate, &changes.paths)?);
-                    }
-                    Some(offered) == candidate_key
+                    offer.key(repo)? == candidate.key(source.repo)?
                 };
                 if same {
-                    found.insert(*offer_index, (candidate, source_index));
+                    found.insert(*offer_index, (candidate.id, source_index));
                 }
             }
         }

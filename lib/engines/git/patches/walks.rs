@@ -20,15 +20,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use git2::{Oid, Repository};
 
-use super::changes::{Changes, Trees};
-use super::{Memo, Surviving, CANDIDATE_LIMIT};
+use super::changes::Trees;
+use super::{Facts, Memo, Surviving, CANDIDATE_LIMIT};
 
-/// A candidate that is not a merge, its parent (`None`: a root commit) and what it changes.
-pub(super) struct Candidate {
-    pub(super) id: Oid,
-    pub(super) parent: Option<Oid>,
-    pub(super) changes: Arc<Changes>,
-}
+/// A candidate that is not a merge: its facts, shared by the run's sessions.
+pub(super) type Candidate = Arc<Facts>;
 
 /// A key of a set of paths, to pass over a candidate with other paths than every offer's without
 /// comparing the paths themselves (equal keys are then compared in full).
@@ -54,7 +50,7 @@ pub(super) struct Walk {
 #[derive(Debug)]
 enum Looked {
     Merge,
-    Patch { parent: Option<Oid>, changes: Arc<Changes>, key: u64 },
+    Patch(Arc<Facts>),
 }
 
 impl Walk {
@@ -75,9 +71,7 @@ fn look(memo: &Memo, repo: &Repository, trees: &mut Trees, id: Oid) -> Result<Lo
     if parents.len() > 1 {
         return Ok(Looked::Merge);
     }
-    let parent = parents.first().copied();
-    let changes = memo.changes(trees, repo, parent, id)?;
-    Ok(Looked::Patch { parent, key: paths_key(&changes.paths), changes })
+    Ok(Looked::Patch(memo.facts(trees, repo, parents.first().copied(), id)?))
 }
 
 /// The candidates of `source` for the at-risk commits `at_risk` of `tip` (`boundary`: the
@@ -109,10 +103,10 @@ fn from_shared_walk(
     let looked = walk.looked(&source.memo, source.repo, CANDIDATE_LIMIT + at_risk.len())?;
     let listed = walk.order.iter().zip(looked.iter()).filter(|(id, _)| !at_risk.contains(id));
     let mut found = Vec::new();
-    for (id, looked) in listed.take(CANDIDATE_LIMIT) {
-        if let Looked::Patch { parent, changes, key } = looked {
-            if wanted(*key) {
-                found.push(Candidate { id: *id, parent: *parent, changes: changes.clone() });
+    for (_, looked) in listed.take(CANDIDATE_LIMIT) {
+        if let Looked::Patch(facts) = looked {
+            if wanted(facts.paths_key) {
+                found.push(facts.clone());
             }
         }
     }
@@ -139,9 +133,9 @@ fn from_own_walk(
         if at_risk.contains(&id) {
             continue;
         }
-        if let Looked::Patch { parent, changes, key } = look(memo, repo, trees, id)? {
-            if wanted(key) {
-                found.push(Candidate { id, parent, changes });
+        if let Looked::Patch(facts) = look(memo, repo, trees, id)? {
+            if wanted(facts.paths_key) {
+                found.push(facts);
             }
         }
     }
