@@ -6,7 +6,8 @@
 //! And where every session holds a commit of its own, the commits `jackin-assess --all -v` reads
 //! for its walks and the diffs it makes to compare patches stay the same per session too: each
 //! session's walk hides every other session's tip, and each looks through the others' commits
-//! for its own patch, so without one reading of the repository per run both grow with the square.
+//! for its own patch, so without one reading of the repository per run both grow with the square;
+//! and the walks for the commits its patches are looked for among are one a run, not one a session.
 
 use crate::common;
 
@@ -72,6 +73,11 @@ fn the_commits_read_and_diffs_made_per_session_do_not_grow_with_a_fleet_holding_
             "{label}: {at_few} at {small} sessions, {at_many} at {large}"
         );
     }
+    // The sessions build on one commit: one walk for the patch search serves them all, where
+    // each used to walk through all the others' work.
+    let (walks_few, walks_many) = (count(&line_few, " candidate walks"), count(&line_many, " candidate walks"));
+    assert!(walks_few >= 1, "the patch search walks: {line_few}");
+    assert_eq!(walks_many, walks_few, "candidate walks at {small} and at {large} sessions");
 }
 
 #[test]

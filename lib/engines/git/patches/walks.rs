@@ -34,7 +34,10 @@ pub(super) fn paths_key(paths: &[Vec<u8>]) -> u64 {
 
 /// The walks a run made, by table of refs and boundary.
 #[derive(Debug, Default)]
-pub(super) struct Walks(Mutex<HashMap<WalkKey, Arc<Walk>>>);
+pub(super) struct Walks(Mutex<HashMap<WalkKey, WalkSlot>>);
+
+/// Where a walk is kept once made (`None` until then, or after the walk failed).
+type WalkSlot = Arc<Mutex<Option<Arc<Walk>>>>;
 
 /// A table of refs ([`super::Ranked`]'s id) and a boundary, sorted.
 type WalkKey = (u64, Vec<Oid>);
@@ -142,21 +145,24 @@ fn from_own_walk(
     Ok(found)
 }
 
-/// The walk of every commit `source`'s table names with `boundary` hidden, made once per run.
+/// The walk of every commit `source`'s table names with `boundary` hidden, made once per run: a
+/// second session with that boundary waits for the first's walk rather than making its own.
 fn shared(source: &Surviving<'_>, boundary: &[Oid]) -> Result<Arc<Walk>, git2::Error> {
     let key = (source.tips.id, boundary.to_vec());
-    let walks = &source.memo.walks;
-    if let Some(walk) = walks.0.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    let slot = source.memo.walks.0.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(walk) = &*slot {
         return Ok(walk.clone());
     }
     let tips = source.tips.counted.iter().map(|(id, _)| *id).collect();
     let walk = Arc::new(Walk { order: walked(&source.memo, source.repo, tips, boundary)?, looked: Mutex::default() });
-    // Two threads may have walked at once: the first one's is kept, the same commits either way.
-    Ok(walks.0.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(walk).clone())
+    *slot = Some(walk.clone());
+    Ok(walk)
 }
 
 /// What `tips` (those that are commits here) reach and `hidden` does not, newest first, a tie by id.
 fn walked(memo: &Memo, repo: &Repository, mut tips: Vec<Oid>, hidden: &[Oid]) -> Result<Vec<Oid>, git2::Error> {
+    super::super::counted::one_more(&super::super::counted::CANDIDATE_WALKS);
     let graph = &memo.graph;
     tips.retain(|id| graph.is_commit(repo, *id));
     let found = graph.only_reachable_from(repo, &tips, hidden)?;
