@@ -320,10 +320,10 @@ fn found_in(
     }
     let mut boundary: Vec<Oid> = boundary.iter().copied().collect();
     boundary.sort();
+    let wanted = |key| by_key.contains_key(&key);
+    let sought = walks::Sought { boundary: &boundary, tip, at_risk: at_risk_set, wanted: &wanted };
     for (source_index, source) in surviving.iter().enumerate() {
-        for candidate in
-            walks::candidates(source, &boundary, tip, at_risk_set, &|key| by_key.contains_key(&key), trees)?
-        {
+        for candidate in walks::candidates(source, &sought, trees)? {
             // A commit both the clone and the host hold is compared once.
             if !seen.insert(candidate.id) {
                 continue;

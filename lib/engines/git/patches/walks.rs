@@ -77,70 +77,65 @@ fn look(memo: &Memo, repo: &Repository, trees: &mut Trees, id: Oid) -> Result<Lo
     Ok(Looked::Patch(memo.facts(trees, repo, parents.first().copied(), id)?))
 }
 
-/// The candidates of `source` for the at-risk commits `at_risk` of `tip` (`boundary`: the
-/// commits they build on, sorted), newest first, at most [`CANDIDATE_LIMIT`] counted; of them,
-/// those that are not merges and whose paths' key is `wanted`.
+/// What a session looks for: the candidates for its at-risk commits `at_risk` of `tip`
+/// (`boundary`: the commits they build on, sorted), and of them those whose paths' key is `wanted`.
+pub(super) struct Sought<'a> {
+    pub(super) boundary: &'a [Oid],
+    pub(super) tip: Oid,
+    pub(super) at_risk: &'a HashSet<Oid>,
+    pub(super) wanted: &'a dyn Fn(u64) -> bool,
+}
+
+impl Sought<'_> {
+    /// `looked` when it is a commit of a patch (not a merge) whose paths are wanted.
+    fn take(&self, looked: &Looked) -> Option<Candidate> {
+        match looked {
+            Looked::Patch(facts) if (self.wanted)(facts.paths_key) => Some(facts.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The candidates of `source` for `sought`, newest first, at most [`CANDIDATE_LIMIT`] counted;
+/// of them, those that are not merges and whose paths are wanted.
 pub(super) fn candidates(
     source: &Surviving<'_>,
-    boundary: &[Oid],
-    tip: Oid,
-    at_risk: &HashSet<Oid>,
-    wanted: &dyn Fn(u64) -> bool,
+    sought: &Sought<'_>,
     trees: &mut Trees,
 ) -> Result<Vec<Candidate>, git2::Error> {
-    if source.skip.iter().all(|(_, id)| *id == tip || at_risk.contains(id)) {
-        from_shared_walk(source, boundary, at_risk, wanted)
+    if source.skip.iter().all(|(_, id)| *id == sought.tip || sought.at_risk.contains(id)) {
+        from_shared_walk(source, sought)
     } else {
-        from_own_walk(source, boundary, tip, at_risk, wanted, trees)
+        from_own_walk(source, sought, trees)
     }
 }
 
 /// [`candidates`] from the walk of the table with the boundary hidden, less the at-risk commits.
-fn from_shared_walk(
-    source: &Surviving<'_>,
-    boundary: &[Oid],
-    at_risk: &HashSet<Oid>,
-    wanted: &dyn Fn(u64) -> bool,
-) -> Result<Vec<Candidate>, git2::Error> {
-    let walk = shared(source, boundary)?;
-    let looked = walk.looked(&source.memo, source.repo, CANDIDATE_LIMIT + at_risk.len())?;
-    let listed = walk.order.iter().zip(looked.iter()).filter(|(id, _)| !at_risk.contains(id));
-    let mut found = Vec::new();
-    for (_, looked) in listed.take(CANDIDATE_LIMIT) {
-        if let Looked::Patch(facts) = looked {
-            if wanted(facts.paths_key) {
-                found.push(facts.clone());
-            }
-        }
-    }
-    Ok(found)
+fn from_shared_walk(source: &Surviving<'_>, sought: &Sought<'_>) -> Result<Vec<Candidate>, git2::Error> {
+    let walk = shared(source, sought.boundary)?;
+    let looked = walk.looked(&source.memo, source.repo, CANDIDATE_LIMIT + sought.at_risk.len())?;
+    let listed = walk.order.iter().zip(looked.iter()).filter(|(id, _)| !sought.at_risk.contains(id));
+    Ok(listed.take(CANDIDATE_LIMIT).filter_map(|(_, looked)| sought.take(looked)).collect())
 }
 
 /// [`candidates`] from a walk of the session's own: the surviving tips with the boundary and the
 /// tip hidden.
 fn from_own_walk(
     source: &Surviving<'_>,
-    boundary: &[Oid],
-    tip: Oid,
-    at_risk: &HashSet<Oid>,
-    wanted: &dyn Fn(u64) -> bool,
+    sought: &Sought<'_>,
     trees: &mut Trees,
 ) -> Result<Vec<Candidate>, git2::Error> {
     let (memo, repo) = (&*source.memo, source.repo);
-    let hidden: Vec<Oid> = boundary.iter().copied().chain(std::iter::once(tip)).collect();
+    let hidden: Vec<Oid> = sought.boundary.iter().copied().chain(std::iter::once(sought.tip)).collect();
     let mut found = Vec::new();
     for id in walked(memo, repo, source.distinct_tips(), &hidden)?.into_iter().take(CANDIDATE_LIMIT) {
         // The walk hides the tip, so no at-risk commit is walked where the tip is, and a commit a
         // surviving ref of the host reaches is not at risk: a second guard, so that no commit is
         // ever taken for its own copy.
-        if at_risk.contains(&id) {
+        if sought.at_risk.contains(&id) {
             continue;
         }
-        if let Looked::Patch(facts) = look(memo, repo, trees, id)? {
-            if wanted(facts.paths_key) {
-                found.push(facts);
-            }
-        }
+        found.extend(sought.take(&look(memo, repo, trees, id)?));
     }
     Ok(found)
 }
@@ -239,9 +234,9 @@ mod tests {
                 boundary.dedup();
                 let source = Surviving::shared(&repo, table.clone(), vec![(name.clone(), *tip)], memo.clone());
                 let ids = |found: Vec<Candidate>| found.into_iter().map(|c| c.id).collect::<Vec<_>>();
-                let shared = ids(from_shared_walk(&source, &boundary, &at_risk, &|_| true).unwrap());
-                let own =
-                    ids(from_own_walk(&source, &boundary, *tip, &at_risk, &|_| true, &mut Trees::default()).unwrap());
+                let sought = Sought { boundary: &boundary, tip: *tip, at_risk: &at_risk, wanted: &|_| true };
+                let shared = ids(from_shared_walk(&source, &sought).unwrap());
+                let own = ids(from_own_walk(&source, &sought, &mut Trees::default()).unwrap());
                 assert_eq!(shared, own, "seed {seed}: {name} at {tip}, refs {named:?}");
                 compared += own.len();
             }
